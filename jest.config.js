@@ -1,0 +1,17 @@
+// Jest runs TypeScript through @swc/jest as native ESM (NODE_OPTIONS=--experimental-vm-modules, set by the npm scripts).
+// Type-checking is a separate step (`npm run typecheck`), as TOOLCHAIN.md recommends.
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
+      module: { type: 'es6' },
+    }],
+  },
+  testMatch: ['<rootDir>/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/.ci/'],
+  transformIgnorePatterns: ['/node_modules/'],
+  testTimeout: 30000,
+  maxWorkers: 2,
+};
