@@ -1,0 +1,29 @@
+/** @module @gatehouse/config/commands: the CLI commands and the flag sets they share (ARCHITECTURE §5-6). */
+
+/** One process per command in split mode; `all` runs every service and the gateway in one process. */
+export type CommandName = 'all' | 'gateway' | 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz' | 'notifications';
+
+export const COMMANDS: readonly CommandName[] = Object.freeze([
+  'all', 'gateway', 'authn', 'mfa', 'admin', 'orgs', 'authz', 'notifications',
+] as const);
+
+/** Every command. */
+export const ALL: readonly CommandName[] = COMMANDS;
+/** Commands that own data: every command except `gateway` (the gateway only routes). */
+export const DATA: readonly CommandName[] = COMMANDS.filter((c) => c !== 'gateway');
+/** Commands that sign or verify tokens: not `gateway`, not `notifications`. */
+export const TOKENS: readonly CommandName[] = COMMANDS.filter((c) => c !== 'gateway' && c !== 'notifications');
+/** Split-mode routing: only the gateway is told where the services listen. */
+export const GATEWAY: readonly CommandName[] = ['gateway'];
+
+/** One line per command for `--help`. */
+export const COMMAND_SUMMARY: Readonly<Record<CommandName, string>> = Object.freeze({
+  all: 'every service and the gateway in one process',
+  gateway: 'REST /v1, GraphQL and gRPC entry point in split mode; routes to the services',
+  authn: 'sign-up, login, sessions, tokens, verification, social login',
+  mfa: 'multi-factor authentication: TOTP, email/SMS OTP, passkeys',
+  admin: 'super-admin surface: users, webhooks, templates, audit log, clients',
+  orgs: 'organizations, domains, SSO connections, SCIM',
+  authz: 'the embedded relationship-based authorization engine',
+  notifications: 'the delivery worker: email, SMS and webhooks',
+});

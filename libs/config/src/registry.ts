@@ -1,0 +1,270 @@
+/** @module @gatehouse/config/registry: the one flag registry (STYLE §5); every startup flag of service-spec §1 and behaviour.md §1. */
+
+import { ALL, DATA, GATEWAY, TOKENS } from './commands.ts';
+import type { CommandName } from './commands.ts';
+import {
+  address, addressList, baseUrl, bool, cidrList, httpUrl, httpUrlList, jwtType, list, nonNegativeInt,
+  oneOf, originList, pem, port, positiveInt, str,
+} from './parsers.ts';
+import type { Parser } from './parsers.ts';
+
+/**
+ * One flag. `flag` is the long name plus a value placeholder (`--http-port <port>`); boolean flags
+ * are written bare (`--enable-signup`) and accept `--flag`, `--flag=true|false`, `--flag true|false`.
+ */
+export interface FlagSpec<T> {
+  readonly flag: string;
+  readonly parser: Parser<T>;
+  /** Parsed default. Absent: the value is `undefined` unless a derived default applies (see load.ts). */
+  readonly default?: T;
+  /** Help line; names the unit of numbers and any derived default. */
+  readonly help: string;
+  /** Redacted in logs and in help; never has a default. */
+  readonly secret?: boolean;
+  /** Missing or empty is fatal for every command that has the flag. */
+  readonly required?: boolean;
+}
+
+/** A registry entry: a flag plus the help group it is listed under and the commands that accept it. */
+export type PlacedFlag<S> = S & { readonly group: string; readonly commands: readonly CommandName[] };
+
+type ParserValue<P> = P extends Parser<infer T> ? T : never;
+type Checked<E> = { readonly [K in keyof E]: E[K] extends { parser: infer P } ? FlagSpec<ParserValue<P>> : never };
+
+/** Tags a group of flags with its help heading and the commands that accept it. */
+function section<const E extends Record<string, FlagSpec<unknown>>>(
+  group: string,
+  commands: readonly CommandName[],
+  entries: E & Checked<E>,
+): { readonly [K in keyof E]: PlacedFlag<E[K]> } {
+  const out: Record<string, unknown> = {};
+  // a flag may narrow its section's commands (e.g. --encryption-key: data services only)
+  for (const [key, spec] of Object.entries(entries)) out[key] = { ...spec, group, commands: (spec as { commands?: readonly CommandName[] }).commands ?? commands };
+  return out as { readonly [K in keyof E]: PlacedFlag<E[K]> };
+}
+
+type ProviderFlags<P extends string> =
+  & { readonly [K in `${P}ClientId` | `${P}ClientSecret`]: FlagSpec<string> }
+  & { readonly [K in `${P}Scopes`]: FlagSpec<readonly string[]> & { readonly default: readonly string[] } };
+
+/** The three flags of one social login provider (spec §1 "Social providers", defaults behaviour.md §1.3). */
+function provider<const P extends string>(id: P, label: string, scopes: string): ProviderFlags<P> {
+  return {
+    [`${id}ClientId`]: {
+      flag: `--${id}-client-id <id>`, parser: str,
+      help: `${label} OAuth client id; ${label} login is on when this and --${id}-client-secret are both set`,
+    },
+    [`${id}ClientSecret`]: {
+      flag: `--${id}-client-secret <secret>`, parser: str, secret: true, help: `${label} OAuth client secret`,
+    },
+    [`${id}Scopes`]: {
+      flag: `--${id}-scopes <list>`, parser: list, default: list.parse(scopes, ''),
+      help: `${label} scopes requested at login, comma list`,
+    },
+  } as ProviderFlags<P>;
+}
+
+/** Social providers in the order `enabledSocialProviders` lists them. */
+export const SOCIAL_PROVIDERS = [
+  'google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox',
+] as const;
+export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];
+
+export const DATABASE_TYPES = ['sqlite', 'postgres', 'mysql', 'mariadb', 'mongodb'] as const;
+export type DatabaseType = (typeof DATABASE_TYPES)[number];
+export const FGA_STORES = ['sqlite', 'postgres', 'mysql', 'memory'] as const;
+export type FgaStore = (typeof FGA_STORES)[number];
+
+/**
+ * The registry. Keys are the camelCase of the kebab flag and are the keys of `Config`.
+ * Order is help order.
+ */
+export const registry = {
+  ...section('Core', ALL, {
+    env: {
+      flag: '--env <name>', parser: str, default: 'production',
+      help: 'deployment environment; only "development" changes behaviour: --url becomes optional',
+    },
+    httpPort: { flag: '--http-port <port>', parser: port, default: 8080, help: 'HTTP listener port: REST /v1, GraphQL, health probes (0 = any free port)' },
+    grpcPort: { flag: '--grpc-port <port>', parser: port, default: 9091, help: 'native gRPC listener port (0 = any free port)' },
+    host: { flag: '--host <address>', parser: str, default: '0.0.0.0', help: 'interface the HTTP and gRPC listeners bind to' },
+    metricsPort: { flag: '--metrics-port <port>', parser: port, default: 8081, help: 'Prometheus GET /metrics listener port, the only place /metrics is served (0 = any free port)' },
+    metricsHost: { flag: '--metrics-host <address>', parser: str, default: '127.0.0.1', help: 'interface of the metrics listener; loopback by default, keep it private' },
+    logLevel: { flag: '--log-level <level>', parser: oneOf(['debug', 'info', 'warn', 'error'], true), default: 'info', help: 'log level: debug, info, warn or error' },
+    url: {
+      flag: '--url <url>', parser: baseUrl,
+      help: 'public base URL (iss, emailed links, passkey RP, SSO/SCIM URLs), e.g. https://auth.example.com; required unless --env=development, where it defaults to http://localhost:<http-port>',
+    },
+  }),
+  ...section('Events', DATA, {
+    natsUrl: {
+      flag: '--nats-url <url>', parser: str, secret: true,
+      help: 'NATS server URL, e.g. nats://127.0.0.1:4222; when set, events travel over NATS JetStream, otherwise over the in-process bus (all-in-one only)',
+    },
+    natsStream: {
+      flag: '--nats-stream <name>', parser: str, default: 'GATEHOUSE',
+      help: 'JetStream stream name (subjects are its lower-cased name + ".>"); give each Gatehouse deployment sharing one NATS its own',
+    },
+  }),
+  ...section('Database', DATA, {
+    databaseType: { flag: '--database-type <type>', parser: oneOf(['sqlite', 'postgres', 'mysql', 'mariadb', 'mongodb'], true), help: 'main database: sqlite, postgres, mysql, mariadb or mongodb; required' },
+    databaseUrl: { flag: '--database-url <url>', parser: str, secret: true, help: 'connection URL (a file path for sqlite); or give --database-host with --database-name' },
+    databaseName: { flag: '--database-name <name>', parser: str, help: 'database name, with --database-host' },
+    databaseUsername: { flag: '--database-username <user>', parser: str, help: 'database user, with --database-host' },
+    databasePassword: { flag: '--database-password <password>', parser: str, secret: true, help: 'database password, with --database-host' },
+    databaseHost: { flag: '--database-host <host>', parser: str, help: 'database host, used when --database-url is not set' },
+    databasePort: { flag: '--database-port <port>', parser: port, help: 'database port, with --database-host (driver default when unset)' },
+    databaseCert: { flag: '--database-cert <pem>', parser: pem, help: 'TLS client certificate for the database, PEM' },
+    databaseCaCert: { flag: '--database-ca-cert <pem>', parser: pem, help: 'CA certificate that signs the database server certificate, PEM' },
+    databaseCertKey: { flag: '--database-cert-key <pem>', parser: pem, secret: true, help: 'private key of --database-cert, PEM' },
+    couchbaseBucket: { flag: '--couchbase-bucket <name>', parser: str, help: 'Couchbase bucket (accepted for compatibility; couchbase is not a supported --database-type)' },
+    couchbaseScope: { flag: '--couchbase-scope <name>', parser: str, help: 'Couchbase scope (accepted for compatibility)' },
+    couchbaseRamQuota: { flag: '--couchbase-ram-quota <mb>', parser: nonNegativeInt, help: 'Couchbase bucket RAM quota in MB (accepted for compatibility)' },
+    awsRegion: { flag: '--aws-region <region>', parser: str, help: 'AWS region for DynamoDB (accepted for compatibility; dynamodb is not a supported --database-type)' },
+    awsAccessKeyId: { flag: '--aws-access-key-id <id>', parser: str, help: 'AWS access key id (accepted for compatibility)' },
+    awsSecretAccessKey: { flag: '--aws-secret-access-key <secret>', parser: str, secret: true, help: 'AWS secret access key (accepted for compatibility)' },
+  }),
+  ...section('Session memory store', ALL, {
+    redisUrl: {
+      flag: '--redis-url <url>', parser: str, secret: true,
+      help: 'Redis URL; when set the rate limiter is shared through Redis; sessions, challenges and lockout counters stay in the main database',
+    },
+  }),
+  ...section('App', ALL, {
+    clientId: { flag: '--client-id <id>', parser: str, required: true, help: 'client id of this instance; required' },
+    clientSecret: { flag: '--client-secret <secret>', parser: str, required: true, secret: true, help: 'client secret of this instance; required' },
+    adminSecret: { flag: '--admin-secret <secret>', parser: str, required: true, secret: true, help: 'super-admin secret; required, no default; use 32+ random characters' },
+    allowedOrigins: { flag: '--allowed-origins <list>', parser: originList, default: ['*'], help: 'origins allowed for CORS and redirects, comma list of scheme://host[:port] (host may start with *.); * allows any origin' },
+    defaultAuthorizeResponseType: { flag: '--default-authorize-response-type <type>', parser: oneOf(['code', 'token', 'id_token']), default: 'token', help: '/authorize response_type when the request has none: code, token or id_token' },
+    defaultAuthorizeResponseMode: { flag: '--default-authorize-response-mode <mode>', parser: oneOf(['query', 'fragment', 'form_post', 'web_message']), default: 'query', help: '/authorize response_mode when the request has none: query, fragment, form_post or web_message' },
+    redirectUris: { flag: '--redirect-uris <list>', parser: httpUrlList, default: [], help: 'redirect URIs accepted by exact match, comma list of absolute http(s) URLs (origins in --allowed-origins are accepted too)' },
+    encryptionKey: { flag: '--encryption-key <key>', parser: str, secret: true, commands: DATA, help: 'key for OTP HMACs, TOTP seeds, upstream secrets and client-secret MACs; use 32+ random characters' },
+    accessTokenExpiresIn: { flag: '--access-token-expires-in <seconds>', parser: positiveInt, default: 1800, help: 'access and ID token lifetime in seconds' },
+    refreshTokenExpiresIn: { flag: '--refresh-token-expires-in <seconds>', parser: positiveInt, default: 2592000, help: 'refresh token lifetime in seconds (30 days)' },
+    sessionExpiresIn: { flag: '--session-expires-in <seconds>', parser: positiveInt, default: 86400, help: 'browser session lifetime in seconds (1 day)' },
+    rateLimitRps: { flag: '--rate-limit-rps <n>', parser: nonNegativeInt, default: 30, help: 'per-IP token bucket refill in requests per second; 0 disables rate limiting' },
+    rateLimitBurst: { flag: '--rate-limit-burst <n>', parser: nonNegativeInt, default: 20, help: 'per-IP token bucket size in requests; 0 disables rate limiting' },
+  }),
+  ...section('Organization and UI', ALL, {
+    organizationName: { flag: '--organization-name <name>', parser: str, default: 'Gatehouse', help: 'organization name: TOTP issuer, passkey RP name, email templates' },
+    organizationLogo: { flag: '--organization-logo <url>', parser: str, default: '', help: 'organization logo URL for the UI and email templates' },
+    enableLoginPage: { flag: '--enable-login-page', parser: bool, default: true, help: 'serve the hosted login page under /app' },
+    enablePlayground: { flag: '--enable-playground', parser: bool, default: true, help: 'serve the GraphQL playground (super-admin credentials required)' },
+    enableGraphqlIntrospection: { flag: '--enable-graphql-introspection', parser: bool, default: true, help: 'allow schema introspection on /graphql' },
+    enableOrgDiscovery: { flag: '--enable-org-discovery', parser: bool, default: false, help: 'mount GET /api/v1/org-discovery?email= and set meta.is_org_discovery_enabled' },
+    graphqlMaxDepth: { flag: '--graphql-max-depth <n>', parser: positiveInt, default: 15, help: 'GraphQL query depth limit (levels); deeper queries are rejected before execution' },
+    graphqlMaxComplexity: { flag: '--graphql-max-complexity <n>', parser: positiveInt, default: 300, help: 'GraphQL query complexity limit (fields counted); larger queries are rejected before execution' },
+    graphqlMaxAliases: { flag: '--graphql-max-aliases <n>', parser: positiveInt, default: 30, help: 'GraphQL alias count limit per query' },
+  }),
+  ...section('Auth behaviour', ALL, {
+    roles: { flag: '--roles <list>', parser: list, default: ['user'], help: 'roles a user may hold, comma list' },
+    defaultRoles: { flag: '--default-roles <list>', parser: list, default: ['user'], help: 'roles given at sign-up, comma list; must be a subset of --roles' },
+    protectedRoles: { flag: '--protected-roles <list>', parser: list, default: [], help: 'roles that sign-up can never request, comma list' },
+    enableStrongPassword: { flag: '--enable-strong-password', parser: bool, default: true, help: 'require strong passwords' },
+    enableBasicAuthentication: { flag: '--enable-basic-authentication', parser: bool, default: true, help: 'allow email + password sign-up and login' },
+    enableEmailVerification: { flag: '--enable-email-verification', parser: bool, default: false, help: 'require email verification; needs SMTP' },
+    enableMagicLinkLogin: { flag: '--enable-magic-link-login', parser: bool, default: false, help: 'allow magic link login; needs SMTP' },
+    enableSignup: { flag: '--enable-signup', parser: bool, default: true, help: 'allow self sign-up' },
+    enableMobileBasicAuthentication: { flag: '--enable-mobile-basic-authentication', parser: bool, default: true, help: 'allow phone number + password sign-up and login' },
+    enablePhoneVerification: { flag: '--enable-phone-verification', parser: bool, default: false, help: 'require phone verification; needs SMS (Twilio)' },
+    enforceMfa: { flag: '--enforce-mfa', parser: bool, default: false, help: 'every user must complete MFA; needs at least one usable MFA method' },
+  }),
+  ...section('MFA opt-outs', ALL, {
+    disableMfa: { flag: '--disable-mfa', parser: bool, default: false, help: 'turn all MFA off (wins over --enforce-mfa)' },
+    disableTotpLogin: { flag: '--disable-totp-login', parser: bool, default: false, help: 'turn TOTP (authenticator app) MFA off' },
+    disableEmailOtp: { flag: '--disable-email-otp', parser: bool, default: false, help: 'turn email OTP MFA off (it is usable only with SMTP configured)' },
+    disableSmsOtp: { flag: '--disable-sms-otp', parser: bool, default: false, help: 'turn SMS OTP MFA off (it is usable only with SMS configured)' },
+    disableWebauthnMfa: { flag: '--disable-webauthn-mfa', parser: bool, default: false, help: 'turn passkey-as-MFA off' },
+  }),
+  ...section('Cookies', ALL, {
+    appCookieSecure: { flag: '--app-cookie-secure', parser: bool, default: true, help: 'Secure attribute on user cookies; keep true outside local http development' },
+    adminCookieSecure: { flag: '--admin-cookie-secure', parser: bool, default: true, help: 'Secure attribute on the admin cookie' },
+    appCookieSameSite: { flag: '--app-cookie-same-site <mode>', parser: oneOf(['none', 'lax', 'strict']), default: 'none', help: 'SameSite of user cookies: none, lax or strict (none needs --app-cookie-secure)' },
+  }),
+  ...section('JWT', TOKENS, {
+    jwtType: { flag: '--jwt-type <alg>', parser: jwtType, help: 'signing algorithm, required: HS256/384/512 (with --jwt-secret), RS256/384/512 or ES256/384/512 (with a key pair)' },
+    jwtSecret: { flag: '--jwt-secret <secret>', parser: str, secret: true, help: 'HMAC signing secret for HS*; use 32+ random bytes' },
+    jwtPrivateKey: { flag: '--jwt-private-key <pem>', parser: pem, secret: true, help: 'PEM private key for RS* (RSA, 2048+ bits) or ES* (EC on the matching curve); literal \\n sequences are accepted' },
+    jwtPublicKey: { flag: '--jwt-public-key <pem>', parser: pem, help: 'PEM public key matching --jwt-private-key' },
+    jwtRoleClaim: { flag: '--jwt-role-claim <claim>', parser: str, default: 'role', help: 'ID-token claim that carries the granted roles' },
+    customAccessTokenScript: { flag: '--custom-access-token-script <js>', parser: str, help: 'JavaScript function expression (user, tokenPayload) => claims that adds claims to access tokens' },
+    jwtSecondaryType: { flag: '--jwt-secondary-type <alg>', parser: jwtType, help: 'algorithm of the previous signing key, kept for verification during key rotation' },
+    jwtSecondarySecret: { flag: '--jwt-secondary-secret <secret>', parser: str, secret: true, help: 'previous HMAC secret (verification only)' },
+    jwtSecondaryPublicKey: { flag: '--jwt-secondary-public-key <pem>', parser: pem, help: 'previous PEM public key (verification only; published in JWKS)' },
+  }),
+  ...section('SMTP', ALL, {
+    smtpHost: { flag: '--smtp-host <host>', parser: str, help: 'SMTP server host; email counts as configured with --smtp-port and --smtp-sender-email' },
+    smtpPort: { flag: '--smtp-port <port>', parser: port, help: 'SMTP server port' },
+    smtpUsername: { flag: '--smtp-username <user>', parser: str, help: 'SMTP login user name' },
+    smtpPassword: { flag: '--smtp-password <password>', parser: str, secret: true, help: 'SMTP login password' },
+    smtpSenderEmail: { flag: '--smtp-sender-email <email>', parser: str, help: 'From address of outgoing email' },
+    smtpSenderName: { flag: '--smtp-sender-name <name>', parser: str, help: 'From name of outgoing email; defaults to --organization-name' },
+    smtpLocalName: { flag: '--smtp-local-name <name>', parser: str, help: 'host name sent in SMTP HELO/EHLO' },
+    skipTlsVerification: { flag: '--skip-tls-verification', parser: bool, default: false, help: 'do not verify the SMTP server certificate (testing only)' },
+  }),
+  ...section('SMS provider', ALL, {
+    twilioAccountSid: { flag: '--twilio-account-sid <sid>', parser: str, help: 'Twilio account SID; SMS counts as configured when all four --twilio-* flags are set' },
+    twilioApiKey: { flag: '--twilio-api-key <key>', parser: str, help: 'Twilio API key SID' },
+    twilioApiSecret: { flag: '--twilio-api-secret <secret>', parser: str, secret: true, help: 'Twilio API key secret' },
+    twilioSender: { flag: '--twilio-sender <number>', parser: str, help: 'sending phone number (E.164) or messaging service SID' },
+  }),
+  ...section('Social providers', ALL, {
+    ...provider('google', 'Google', 'openid,profile,email'),
+    ...provider('github', 'GitHub', 'read:user,user:email'),
+    ...provider('facebook', 'Facebook', 'public_profile,email'),
+    ...provider('microsoft', 'Microsoft', 'openid,profile,email'),
+    microsoftTenantId: { flag: '--microsoft-tenant-id <tenant>', parser: str, default: 'common', help: 'Microsoft Entra tenant: common, organizations, consumers or a tenant id' },
+    ...provider('apple', 'Apple', 'email,name'),
+    ...provider('linkedin', 'LinkedIn', 'openid,profile,email'),
+    ...provider('discord', 'Discord', 'identify,email'),
+    ...provider('twitter', 'Twitter', 'tweet.read,users.read'),
+    ...provider('twitch', 'Twitch', 'openid,user:read:email'),
+    ...provider('roblox', 'Roblox', 'openid,profile'),
+  }),
+  ...section('Other', ALL, {
+    resetPasswordUrl: { flag: '--reset-password-url <url>', parser: httpUrl, help: 'page that receives password reset links; defaults to <url>/app/reset-password' },
+  }),
+  ...section('Hardening', ALL, {
+    disableAdminHeaderAuth: { flag: '--disable-admin-header-auth', parser: bool, default: false, help: 'refuse the admin-secret header; only the secure admin cookie authenticates admins' },
+    trustedProxies: { flag: '--trusted-proxies <cidrs>', parser: cidrList, default: [], help: 'reverse proxy networks whose X-Forwarded-For is trusted, comma list of CIDRs; none by default' },
+    allowPrivateWebhookTargets: { flag: '--allow-private-webhook-targets', parser: bool, default: false, help: 'allow webhook and test_endpoint targets in private or special ranges (logs a warning)' },
+    enableHsts: { flag: '--enable-hsts', parser: bool, default: false, help: 'send Strict-Transport-Security: max-age=31536000; includeSubDomains' },
+  }),
+  ...section('Authorization engine', DATA, {
+    fgaStore: { flag: '--fga-store <store>', parser: oneOf(['sqlite', 'postgres', 'mysql', 'memory'], true), help: 'engine store: sqlite, postgres, mysql or memory; default: reuse the main database when it is SQL, off for mongodb' },
+    fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite); required with a SQL --fga-store' },
+  }),
+  ...section('Split mode (gateway)', GATEWAY, {
+    authnAddress: { flag: '--authn-address <host:port>', parser: address, help: 'gRPC address of the authn service' },
+    mfaAddress: { flag: '--mfa-address <host:port>', parser: address, help: 'gRPC address of the mfa service' },
+    adminAddress: { flag: '--admin-address <host:port>', parser: address, help: 'gRPC address of the admin service' },
+    orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },
+    authzAddress: { flag: '--authz-address <list>', parser: addressList, help: 'gRPC addresses of the authz replicas, comma list of host:port' },
+    authnGraphqlUrl: { flag: '--authn-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the authn service' },
+    mfaGraphqlUrl: { flag: '--mfa-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the mfa service' },
+    adminGraphqlUrl: { flag: '--admin-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the admin service' },
+    orgsGraphqlUrl: { flag: '--orgs-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the orgs service' },
+    authzGraphqlUrl: { flag: '--authz-graphql-url <list>', parser: httpUrlList, help: 'GraphQL subgraph URLs of the authz replicas, comma list' },
+  }),
+};
+
+export type Registry = typeof registry;
+export type FlagKey = keyof Registry;
+
+/** The value type of a registry entry: with a default or `required`, never undefined. */
+type ValueOf<S> = S extends { parser: Parser<infer T> }
+  ? S extends { default: unknown } | { required: true } ? T : T | undefined
+  : never;
+
+/** Every flag's parsed value, keyed by the camelCase flag name. */
+export type FlagValues = { readonly [K in FlagKey]: ValueOf<Registry[K]> };
+
+/** The registry as a plain list, for help, docs and Helm values. */
+export function registryEntries(): Array<[FlagKey, PlacedFlag<FlagSpec<unknown>>]> {
+  return Object.entries(registry) as Array<[FlagKey, PlacedFlag<FlagSpec<unknown>>]>;
+}
+
+/** `--http-port <port>` → `--http-port`. */
+export function flagName(spec: { readonly flag: string }): string {
+  return spec.flag.split(' ')[0] as string;
+}
