@@ -1,0 +1,18 @@
+/**
+ * @module @gatehouse/db
+ * MikroORM per driver, per-service migrations, the transactional outbox and its relay, and the
+ * legacy unique-index cleanup (ARCHITECTURE §4-§5, spec §9).
+ */
+export type { ClassMigration, Database, DatabaseOptions, DatabaseType, FunctionMigration, MigrationContext, MigrationDefinition, Outbox, ServiceSchema } from './types.ts';
+export { DATABASE_TYPES } from './types.ts';
+export type { Column, ColumnType, Ddl, IndexOptions } from './ddl.ts';
+export { createDdl, quoteIdentifier } from './ddl.ts';
+export { openDatabase } from './open.ts';
+export { buildOrmOptions, DRIVER_PACKAGES } from './orm-options.ts';
+export type { OutboxRelay, OutboxRelayOptions } from './relay.ts';
+export { startOutboxRelay } from './relay.ts';
+export { dropLegacyUniqueIndexes } from './legacy.ts';
+export type { ScratchDatabase } from './scratch.ts';
+export { createScratchDatabase } from './scratch.ts';
+export { databaseOptionsOf } from './from-config.ts';
+export { sqliteDataVersion } from './sqlite-shared.ts';

@@ -1,0 +1,81 @@
+/**
+ * @module @gatehouse/db/open
+ * `openDatabase`: connect with the right MikroORM driver, run the service's migrations (its own
+ * outbox table first), and hand back the Database handle.
+ */
+import { MikroORM } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/core';
+import type { Logger } from '@gatehouse/observability';
+import { AppError } from '@gatehouse/errors';
+import { buildOrmOptions } from './orm-options.ts';
+import { runMigrations, execOn } from './migrate.ts';
+import { createOutbox, outboxEntity, outboxMigration } from './outbox.ts';
+import type { Database, DatabaseOptions, Outbox, ServiceSchema } from './types.ts';
+
+const SERVICE_NAME = /^[a-z][a-z0-9_]{0,40}$/;
+
+/**
+ * Connects, applies `schema.migrations` not yet recorded in `<service>_migrations` (after the
+ * built-in `<service>_outbox` migration) and returns the handle. On MongoDB there are no SQL
+ * migrations: indexes declared on the entities are ensured instead, and the outbox is unavailable.
+ * @throws AppError `invalid_argument` for bad options or service name; `unavailable` when the
+ *   database cannot be reached; `internal` when a migration fails.
+ */
+export async function openDatabase(options: DatabaseOptions, schema: ServiceSchema, deps: { logger: Logger }): Promise<Database> {
+  if (!SERVICE_NAME.test(schema.service)) {
+    throw new AppError('invalid_argument', `invalid service name for table prefixes: ${schema.service}`);
+  }
+  const logger = deps.logger.child({ component: 'db', service: schema.service });
+  const base = await buildOrmOptions(options);
+  const isMongo = options.type === 'mongodb';
+  const outboxSchema = outboxEntity(schema.service);
+  const entities = isMongo ? schema.entities : [...schema.entities, outboxSchema];
+  let orm: MikroORM;
+  try {
+    orm = (await MikroORM.init({ ...base, entities, discovery: { warnWhenNoEntities: false } })) as unknown as MikroORM;
+  } catch (cause) {
+    throw new AppError('invalid_argument', `invalid ${options.type} configuration or entity metadata for ${schema.service}`, { cause });
+  }
+  try {
+    await orm.connect();
+    const check = await orm.checkConnection();
+    if (!check.ok) throw new AppError('unavailable', `cannot connect to ${options.type}: ${check.reason}`, { cause: check.error });
+  } catch (err) {
+    await orm.close(true).catch(() => undefined);
+    if (err instanceof AppError) throw err;
+    throw new AppError('unavailable', `cannot connect to ${options.type}`, { cause: err });
+  }
+
+  let outbox: Outbox;
+  if (isMongo) {
+    await orm.schema.ensureIndexes();
+    outbox = {
+      table: `${schema.service}_outbox`,
+      enqueue() {
+        throw new AppError('unimplemented', 'the transactional outbox needs a SQL database');
+      },
+    };
+  } else {
+    try {
+      await runMigrations(orm.em.fork(), options.type as 'sqlite', schema.service, [outboxMigration(schema.service), ...schema.migrations], logger);
+    } catch (err) {
+      await orm.close(true).catch(() => undefined);
+      throw err;
+    }
+    outbox = createOutbox(schema.service, outboxSchema);
+  }
+
+  return {
+    type: options.type,
+    service: schema.service,
+    orm,
+    outbox,
+    fork: () => orm.em.fork() as EntityManager,
+    transactional: <T>(fn: (em: EntityManager) => Promise<T>) => orm.em.fork().transactional((em) => fn(em as EntityManager)),
+    async execute<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]> {
+      if (isMongo) throw new AppError('unimplemented', 'raw SQL is not available on MongoDB');
+      return (await execOn(orm.em.fork())(sql, params)) as T[];
+    },
+    close: () => orm.close(),
+  };
+}

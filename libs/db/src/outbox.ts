@@ -1,0 +1,65 @@
+/**
+ * @module @gatehouse/db/outbox
+ * The transactional outbox (ARCHITECTURE §4): `<service>_outbox` rows written in the caller's
+ * transaction, and the relay that publishes them through the Bus in `seq` order.
+ */
+import { defineEntity, p } from '@mikro-orm/core';
+import type { EntityManager, EntitySchema } from '@mikro-orm/core';
+import type { Envelope } from '@gatehouse/bus';
+import type { MigrationDefinition, Outbox } from './types.ts';
+
+/** The outbox entity for one service (table `<service>_outbox`). */
+export function outboxEntity(service: string): EntitySchema<any, any> {
+  return defineEntity({
+    name: 'GatehouseOutbox',
+    tableName: `${service}_outbox`,
+    properties: {
+      seq: p.bigint('number').primary().autoincrement(),
+      id: p.uuid(),
+      name: p.string().length(255),
+      source: p.string().length(64),
+      occurredAt: p.bigint('number').fieldName('occurred_at'),
+      data: p.text(),
+      publishedAt: p.bigint('number').fieldName('published_at').nullable(),
+    },
+  }) as unknown as EntitySchema<any, any>;
+}
+
+/** The migration that creates `<service>_outbox`; prepended to every service's own list. */
+export function outboxMigration(service: string): MigrationDefinition {
+  const table = `${service}_outbox`;
+  return {
+    name: `0000_${service}_outbox`,
+    async up({ ddl }) {
+      await ddl.createTable(table, [
+        { name: 'seq', type: 'serial' },
+        { name: 'id', type: 'uuid' },
+        { name: 'name', type: 'string' },
+        { name: 'source', type: 'string', length: 64 },
+        { name: 'occurred_at', type: 'bigint' },
+        { name: 'data', type: 'text' },
+        { name: 'published_at', type: 'bigint', nullable: true },
+      ]);
+      await ddl.createIndex(table, `${table}_pending_idx`, ['published_at', 'seq']);
+    },
+  };
+}
+
+/** The outbox of one service: `enqueue` persists through the caller's EntityManager. */
+export function createOutbox(service: string, entity: EntitySchema<any, any>): Outbox {
+  return {
+    table: `${service}_outbox`,
+    enqueue(em: EntityManager, envelope: Envelope): void {
+      em.persist(
+        em.create(entity, {
+          id: envelope.id,
+          name: envelope.name,
+          source: envelope.source,
+          occurredAt: envelope.occurredAt,
+          data: JSON.stringify(envelope.data ?? null),
+          publishedAt: null,
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/** @module @gatehouse/db/relay.test — the outbox relay: order, retry without loss, two relays, polling. */
+import { randomUUID } from 'node:crypto';
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { createLogger } from '@gatehouse/observability';
+import { createInProcessBus, newEnvelope } from '@gatehouse/bus';
+import type { Bus, Envelope } from '@gatehouse/bus';
+import { createScratchDatabase, openDatabase, startOutboxRelay } from './index.ts';
+import type { Database, ScratchDatabase } from './index.ts';
+import { testSchema } from './test-schema.ts';
+
+const logger = createLogger('silent');
+
+/** A bus that records publishes and fails while `down` is set. */
+function recordingBus(): Bus & { published: Envelope[]; down: boolean } {
+  const b = {
+    published: [] as Envelope[],
+    down: false,
+    async publish(e: Envelope) {
+      if (b.down) throw new Error('bus down');
+      b.published.push(e);
+    },
+    consume: () => Promise.reject(new Error('unused')),
+    close: async () => {},
+  };
+  return b;
+}
+
+describe('startOutboxRelay (sqlite)', () => {
+  let scratch: ScratchDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('sqlite');
+    db = await openDatabase(scratch.options, testSchema, { logger });
+  });
+  afterAll(async () => {
+    await db.close();
+    await scratch.drop();
+  });
+
+  const enqueue = async (n: number): Promise<Envelope[]> => {
+    const envs = Array.from({ length: n }, (_, i) => newEnvelope('note.created', 'dbtest', { i }));
+    await db.transactional(async (em) => {
+      for (const e of envs) db.outbox.enqueue(em, e);
+    });
+    return envs;
+  };
+
+  it('publishes pending rows in seq order across batches and marks them published', async () => {
+    const bus = recordingBus();
+    const envs = await enqueue(7);
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000, batchSize: 3 });
+    expect(await relay.flush()).toBe(7);
+    expect(bus.published).toEqual(envs);
+    expect(await relay.flush()).toBe(0);
+    await relay.stop();
+    const pending = await db.execute('select seq from dbtest_outbox where published_at is null');
+    expect(pending).toEqual([]);
+  });
+
+  it('on publish failure keeps the row and everything after it, and retries in order', async () => {
+    const bus = recordingBus();
+    const envs = await enqueue(3);
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000 });
+    bus.down = true;
+    expect(await relay.flush()).toBe(0);
+    expect(await db.execute('select seq from dbtest_outbox where published_at is null')).toHaveLength(3);
+    bus.down = false;
+    expect(await relay.flush()).toBe(3);
+    expect(bus.published).toEqual(envs);
+    await relay.stop();
+  });
+
+  it('polls on its own every intervalMs and delivers through the in-process bus', async () => {
+    const bus = createInProcessBus({ logger });
+    const got: string[] = [];
+    await bus.consume({ durable: 'poll', names: ['note.created'], maxAttempts: 1, backoffMs: [], handler: async (e) => void got.push(e.id) });
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 20 });
+    const [e] = await enqueue(1);
+    const end = Date.now() + 5000;
+    while (got.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    await relay.stop();
+    await bus.close();
+    expect(got).toEqual([e!.id]);
+  });
+
+  it('two relays at once publish every row at least once and leave none pending', async () => {
+    const bus = recordingBus();
+    const envs = await enqueue(20);
+    const a = startOutboxRelay({ db, bus, logger, intervalMs: 60_000, batchSize: 5 });
+    const b = startOutboxRelay({ db, bus, logger, intervalMs: 60_000, batchSize: 5 });
+    await Promise.all([a.flush(), b.flush()]);
+    await Promise.all([a.stop(), b.stop()]);
+    expect(new Set(bus.published.map((e) => e.id))).toEqual(new Set(envs.map((e) => e.id)));
+    expect(await db.execute('select seq from dbtest_outbox where published_at is null')).toEqual([]);
+  });
+
+  it('a row from a transaction that rolled back is never published', async () => {
+    const bus = recordingBus();
+    const id = randomUUID();
+    await expect(
+      db.transactional(async (em) => {
+        db.outbox.enqueue(em, { id, name: 'note.created', source: 'dbtest', occurredAt: 1, data: {} });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000 });
+    await relay.flush();
+    await relay.stop();
+    expect(bus.published.map((e) => e.id)).not.toContain(id);
+  });
+});
