@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AppError } from '@gatehouse/errors';
+import { createLogger } from '@gatehouse/observability';
+import { createCallContext } from './context.ts';
+import { createGrpcClient, createInProcessClient, startGrpcServer, type ServiceClient } from './grpc.ts';
+import { serviceDescriptor } from './proto.ts';
+import type { HandlerMap } from './context.ts';
+
+const desc = serviceDescriptor('authn');
+const seen: Array<{ req: unknown; ip: string; auth: string | undefined; protocol: string }> = [];
+const handlers: HandlerMap = {
+  async Login(req, ctx) {
+    seen.push({ req, ip: ctx.clientIp, auth: ctx.headers.authorization, protocol: ctx.protocol });
+    if (req.password === 'wrong') throw new AppError('unauthenticated', 'invalid credentials');
+    if (req.password === 'slow') throw new AppError('resource_exhausted', 'too many failed attempts, please try again later', { headers: { 'Retry-After': '60' } });
+    if (req.password === 'bug') throw new TypeError('secret internals');
+    ctx.setCookies.push('cookie_session=abc; Path=/; HttpOnly', 'cookie_session_domain=abc; Path=/; HttpOnly');
+    return { message: 'Logged in successfully', user: { id: 'u1', roles: ['user'], app_data: { plan: 'pro', n: [1, 2] } }, expires_in: 1800 };
+  },
+};
+
+let server: Awaited<ReturnType<typeof startGrpcServer>>;
+let grpcClient: ServiceClient;
+const inProcess = createInProcessClient(desc, handlers);
+
+beforeAll(async () => {
+  server = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [{ desc, handlers }], logger: createLogger('silent'), internalToken: 'tok' });
+  grpcClient = createGrpcClient(desc, { address: `127.0.0.1:${server.port}`, internalToken: 'tok' });
+});
+afterAll(async () => { grpcClient.close(); await server.close(); });
+
+describe('in-process and gRPC transports answer identically', () => {
+  it('returns the same full-shaped response and cookies over both transports', async () => {
+    const ctxA = createCallContext({ headers: { authorization: 'Bearer x' }, clientIp: '203.0.113.9', protocol: 'rest' });
+    const ctxB = createCallContext({ headers: { authorization: 'Bearer x' }, clientIp: '203.0.113.9', protocol: 'rest' });
+    const a = await inProcess.call('Login', { email: 'a@example.com', password: 'pw', extra: 'ignored' }, ctxA);
+    const b = await grpcClient.call('Login', { email: 'a@example.com', password: 'pw', extra: 'ignored' }, ctxB);
+    expect(b).toEqual(a);
+    expect(a.access_token).toBeNull();
+    expect(a.authenticator_recovery_codes).toBeNull();
+    expect((a.user as Record<string, unknown>).app_data).toEqual({ plan: 'pro', n: [1, 2] });
+    expect(ctxB.setCookies).toEqual(ctxA.setCookies);
+    expect(ctxB.setCookies).toHaveLength(2);
+    // the service saw the forwarded credentials and the client IP the gateway resolved
+    expect(seen.at(-1)).toMatchObject({ ip: '203.0.113.9', auth: 'Bearer x', protocol: 'rest' });
+    expect(seen.at(-1)!.req).toEqual(seen.at(-2)!.req);
+  });
+
+  it.each([
+    ['wrong', 'unauthenticated', 'invalid credentials'],
+    ['slow', 'resource_exhausted', 'too many failed attempts, please try again later'],
+    ['bug', 'internal', 'internal error'],
+  ])('password %s: error code and message survive the gRPC hop', async (password, code, message) => {
+    const viaGrpc = await grpcClient.call('Login', { password }, createCallContext()).catch((e: unknown) => e);
+    expect(viaGrpc).toBeInstanceOf(AppError);
+    expect((viaGrpc as AppError).code).toBe(code);
+    expect((viaGrpc as AppError).message).toBe(message);
+    if (code === 'resource_exhausted') expect((viaGrpc as AppError).headers).toEqual({ 'Retry-After': '60' });
+  });
+
+  it('refuses a wrongly typed field before the handler runs, on both transports', async () => {
+    const before = seen.length;
+    for (const client of [inProcess, grpcClient]) {
+      const err = await client.call('Login', { email: 42 }, createCallContext()).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'invalid_argument', message: 'invalid value for field "email": expected string' });
+    }
+    expect(seen.length).toBe(before);
+  });
+
+  it('an RPC without a handler is unimplemented', async () => {
+    const err = await grpcClient.call('Signup', {}, createCallContext()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'unimplemented' });
+  });
+
+  it('an untrusted caller cannot forge the client IP', async () => {
+    const untrusted = createGrpcClient(desc, { address: `127.0.0.1:${server.port}` });
+    await untrusted.call('Login', { password: 'pw' }, createCallContext({ clientIp: '198.51.100.1' }));
+    untrusted.close();
+    expect(seen.at(-1)!.ip).toBe('127.0.0.1');
+    expect(seen.at(-1)!.protocol).toBe('grpc');
+  });
+});

@@ -1,0 +1,243 @@
+/**
+ * @module @gatehouse/rpc/grpc
+ * gRPC server and client factories over the proto codecs, plus the in-process client used by
+ * all-in-one mode. Every transport carries the same things: the caller's credentials and client IP
+ * as metadata, `Set-Cookie` values back as trailing metadata, and AppError codes as gRPC statuses
+ * (the code also travels in `x-gatehouse-error-code`, so codes without a gRPC twin survive the hop).
+ */
+import * as grpc from '@grpc/grpc-js';
+import { AppError, codeFromGrpcStatus, isErrorCode, toAppError } from '@gatehouse/errors';
+import type { Logger } from '@gatehouse/observability';
+import type { CallContext, HandlerMap, Protocol } from './context.ts';
+import type { MethodCodec, ServiceDescriptor } from './proto.ts';
+
+/** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
+export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin'] as const;
+const CLIENT_IP_KEY = 'x-gatehouse-client-ip';
+const PROTOCOL_KEY = 'x-gatehouse-protocol';
+const INTERNAL_KEY = 'x-gatehouse-internal';
+const ERROR_CODE_KEY = 'x-gatehouse-error-code';
+const ERROR_HEADERS_KEY = 'x-gatehouse-error-headers';
+
+/** A uniform client over any transport. */
+export interface ServiceClient {
+  /**
+   * Calls one RPC. `req` is normalised against the proto; the response comes back full-shaped.
+   * Cookies the service sets are appended to `ctx.setCookies`.
+   * @throws AppError with the service's code; `unimplemented` for an unknown RPC
+   */
+  call(rpc: string, req: unknown, ctx: CallContext): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+function methodOf(desc: ServiceDescriptor, rpc: string): MethodCodec {
+  const m = desc.methods.get(rpc);
+  if (!m) throw new AppError('unimplemented', `unknown method ${desc.service}.${rpc}`);
+  return m;
+}
+
+/** All-in-one transport: calls the handler directly, through the same codec as gRPC. */
+export function createInProcessClient(desc: ServiceDescriptor, handlers: HandlerMap): ServiceClient {
+  return {
+    async call(rpc, req, ctx) {
+      const method = methodOf(desc, rpc);
+      const handler = handlers[rpc];
+      if (!handler) throw new AppError('unimplemented', `${desc.service}.${rpc} is not implemented yet`);
+      const res = await handler(method.normalizeRequest(req), ctx);
+      return method.normalizeResponse(res);
+    },
+    close() {},
+  };
+}
+
+export interface GrpcClientOptions {
+  /** `host:port`, or several comma-separated replicas (round-robin) */
+  address: string;
+  /** shared secret proving the caller is the gateway, so the service trusts the forwarded client IP */
+  internalToken?: string;
+}
+
+/** Split-mode transport: a grpc-js client to the owning service (round-robin over replicas). */
+export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOptions): ServiceClient {
+  const addresses = options.address.split(',').map((a) => a.trim()).filter(Boolean);
+  const target = addresses.length > 1 ? `ipv4:${addresses.join(',')}` : addresses[0]!;
+  const client = new grpc.Client(target, grpc.credentials.createInsecure(), {
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    'grpc.keepalive_time_ms': 30000,
+  });
+  return {
+    async call(rpc, req, ctx) {
+      const method = methodOf(desc, rpc);
+      const normalized = method.normalizeRequest(req);
+      const md = new grpc.Metadata();
+      for (const key of FORWARDED_HEADERS) {
+        const v = ctx.headers[key];
+        if (v) md.set(key, v);
+      }
+      md.set(CLIENT_IP_KEY, ctx.clientIp);
+      md.set(PROTOCOL_KEY, ctx.protocol);
+      if (options.internalToken) md.set(INTERNAL_KEY, options.internalToken);
+      return new Promise((resolve, reject) => {
+        // grpc-js calls the callback before it emits 'status' (which carries the trailers with
+        // Set-Cookie), so settle only once both have arrived.
+        let outcome: { err: grpc.ServiceError | null; value: Buffer | undefined } | undefined;
+        let trailers: grpc.Metadata | undefined;
+        const settle = (): void => {
+          if (!outcome || !trailers) return;
+          for (const c of trailers.get('set-cookie')) ctx.setCookies.push(String(c));
+          if (outcome.err) return reject(fromServiceError(outcome.err));
+          try {
+            resolve(method.decodeResponse(outcome.value as Buffer));
+          } catch (e) {
+            reject(toAppError(e));
+          }
+        };
+        const call = client.makeUnaryRequest(
+          method.path,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          method.encodeRequest(normalized),
+          md,
+          ctx.deadlineMs ? { deadline: new Date(ctx.deadlineMs) } : {},
+          (err, value) => { outcome = { err, value }; settle(); },
+        );
+        call.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; settle(); });
+      });
+    },
+    close() { client.close(); },
+  };
+}
+
+function fromServiceError(err: grpc.ServiceError): AppError {
+  const code = err.metadata?.get(ERROR_CODE_KEY)[0];
+  const headersRaw = err.metadata?.get(ERROR_HEADERS_KEY)[0];
+  const headers = headersRaw ? (JSON.parse(String(headersRaw)) as Record<string, string>) : undefined;
+  if (err.code === grpc.status.UNAVAILABLE && !code) return new AppError('unavailable', 'service unavailable', { cause: err });
+  if (err.code === grpc.status.DEADLINE_EXCEEDED && !code) return new AppError('deadline_exceeded', 'deadline exceeded', { cause: err });
+  const resolved = isErrorCode(String(code ?? '')) ? (String(code) as ReturnType<typeof codeFromGrpcStatus>) : codeFromGrpcStatus(err.code);
+  return new AppError(resolved, err.details || 'internal error', headers ? { headers } : {});
+}
+
+export interface ServedService {
+  desc: ServiceDescriptor;
+  handlers: HandlerMap;
+}
+
+export interface GrpcServerOptions {
+  host: string;
+  port: number;
+  services: ServedService[];
+  logger: Logger;
+  /**
+   * Per-client-IP admission (behaviour.md §10: the rate limit applies on native gRPC too).
+   * Resolves false to refuse with RESOURCE_EXHAUSTED.
+   */
+  admit?: (clientIp: string) => Promise<boolean>;
+  /** when set, `x-gatehouse-internal` equal to it lets the caller forward client IP and protocol */
+  internalToken?: string;
+  /** `grpc` for the public port; services behind the gateway keep what the gateway forwarded */
+  defaultProtocol?: Protocol;
+}
+
+function peerIp(peer: string): string {
+  // `ipv4:1.2.3.4:5678`, `ipv6:[::1]:5678`, or `1.2.3.4:5678`
+  const stripped = peer.replace(/^ipv[46]:/, '');
+  const m = /^\[(.*)\]:\d+$/.exec(stripped) ?? /^(.*):\d+$/.exec(stripped);
+  const ip = m ? m[1]! : stripped;
+  return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+}
+
+/** Builds the grpc-js service definition for one descriptor with raw (Buffer) framing. */
+export function rawServiceDefinition(desc: ServiceDescriptor): grpc.ServiceDefinition {
+  const def: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
+  for (const m of desc.methods.values()) {
+    def[m.name] = {
+      path: m.path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (b: Buffer) => b,
+      responseDeserialize: (b: Buffer) => b,
+    };
+  }
+  return def as grpc.ServiceDefinition;
+}
+
+function errorToGrpc(err: AppError): Partial<grpc.StatusObject> {
+  const md = new grpc.Metadata();
+  md.set(ERROR_CODE_KEY, err.code);
+  if (err.headers) md.set(ERROR_HEADERS_KEY, JSON.stringify(err.headers));
+  return { code: err.grpcStatus, details: err.message, metadata: md };
+}
+
+/** Builds the unary handler implementations of one service for a grpc-js server. */
+export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerOptions, 'host' | 'port' | 'services'>): grpc.UntypedServiceImplementation {
+  const impl: grpc.UntypedServiceImplementation = {};
+  for (const method of served.desc.methods.values()) {
+    impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+      void (async () => {
+        const md = call.metadata;
+        const trusted = Boolean(opts.internalToken) && md.get(INTERNAL_KEY)[0] === opts.internalToken;
+        const headers: Record<string, string> = {};
+        for (const key of FORWARDED_HEADERS) {
+          const v = md.get(key)[0];
+          if (v !== undefined) headers[key] = String(v);
+        }
+        const clientIp = trusted && md.get(CLIENT_IP_KEY)[0] ? String(md.get(CLIENT_IP_KEY)[0]) : peerIp(call.getPeer());
+        const protocol = (trusted && md.get(PROTOCOL_KEY)[0] ? String(md.get(PROTOCOL_KEY)[0]) : opts.defaultProtocol ?? 'grpc') as Protocol;
+        const deadline = call.getDeadline();
+        const ctx: CallContext = {
+          headers,
+          clientIp,
+          protocol,
+          setCookies: [],
+          ...(deadline instanceof Date ? { deadlineMs: deadline.getTime() } : typeof deadline === 'number' && Number.isFinite(deadline) ? { deadlineMs: deadline } : {}),
+        };
+        const trailer = new grpc.Metadata();
+        try {
+          if (opts.admit && !trusted && !(await opts.admit(clientIp))) {
+            throw new AppError('resource_exhausted', 'too many requests, please try again later', { headers: { 'Retry-After': '1' } });
+          }
+          const handler = served.handlers[method.name];
+          if (!handler) throw new AppError('unimplemented', `${served.desc.service}.${method.name} is not implemented yet`);
+          const req = method.decodeRequest(call.request);
+          const res = await handler(req, ctx);
+          for (const c of ctx.setCookies) trailer.add('set-cookie', c);
+          callback(null, method.encodeResponse(res as Record<string, unknown>), trailer);
+        } catch (e) {
+          const err = toAppError(e);
+          if (err.code === 'internal') opts.logger.error({ err: e, rpc: method.name }, 'rpc failed');
+          else opts.logger.debug({ code: err.code, rpc: method.name }, 'rpc refused');
+          const status = errorToGrpc(err);
+          for (const c of ctx.setCookies) status.metadata!.add('set-cookie', c);
+          callback(status, null);
+        }
+      })();
+    };
+  }
+  return impl;
+}
+
+/** Starts a grpc-js server for the given services. Resolves with the bound port. */
+export async function startGrpcServer(opts: GrpcServerOptions): Promise<{ port: number; close(): Promise<void>; server: grpc.Server }> {
+  // Connections are recycled every 5 minutes so clients re-resolve DNS and spread load onto
+  // replicas an autoscaler added (grpc-js resolves a name again only when a connection closes).
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': 4 * 1024 * 1024,
+    'grpc.max_connection_age_ms': 300_000,
+    'grpc.max_connection_age_grace_ms': 30_000,
+  });
+  for (const served of opts.services) server.addService(rawServiceDefinition(served.desc), grpcImplementation(served, opts));
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+  });
+  return {
+    port,
+    server,
+    close: () => new Promise<void>((resolve) => {
+      const t = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
+      server.tryShutdown(() => { clearTimeout(t); resolve(); });
+    }),
+  };
+}

@@ -1,0 +1,358 @@
+/**
+ * @module @gatehouse/rpc/proto
+ * Loads `proto/gatehouse/<service>/v1/*.proto` (keepCase: the spec's snake_case names) and gives each
+ * RPC a codec. The codec is what makes every surface answer identically (behaviour.md §0.1):
+ * requests are checked against the proto types and stripped of unknown fields, absent optional fields
+ * become `null`, and responses are filled to their full shape (every field present; unset optionals
+ * `null`, lists `[]`, booleans `false`) whether they crossed gRPC or stayed in process.
+ */
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import protobuf from 'protobufjs';
+import { AppError } from '@gatehouse/errors';
+
+/** Root of the repository's `proto/` directory. */
+export const PROTO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../proto');
+
+export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
+
+const PROTO_FILES: Record<ServiceName, string | null> = {
+  authn: 'gatehouse/authn/v1/authn.proto',
+  authz: 'gatehouse/authz/v1/authz.proto',
+  mfa: null,
+  admin: null,
+  orgs: null,
+};
+
+const SERVICE_NAMES: Record<ServiceName, string> = {
+  authn: 'gatehouse.authn.v1.AuthnService',
+  authz: 'gatehouse.authz.v1.AuthzService',
+  mfa: 'gatehouse.mfa.v1.MfaService',
+  admin: 'gatehouse.admin.v1.AdminService',
+  orgs: 'gatehouse.orgs.v1.OrgsService',
+};
+
+/** Per-RPC codec: JSON-ish objects in the spec's wire shape on both sides. */
+export interface MethodCodec {
+  readonly name: string;
+  /** `/gatehouse.authn.v1.AuthnService/Signup` */
+  readonly path: string;
+  readonly requestType: protobuf.Type;
+  readonly responseType: protobuf.Type;
+  /**
+   * Checks a caller's JSON request against the proto type and returns the normalised request.
+   * @throws AppError `invalid_argument` naming the first field whose JSON type is wrong
+   */
+  normalizeRequest(input: unknown): Record<string, unknown>;
+  /** Fills a response to its full shape (behaviour.md §0.1 response nulls). */
+  normalizeResponse(output: unknown): Record<string, unknown>;
+  encodeRequest(req: Record<string, unknown>): Buffer;
+  decodeRequest(buf: Buffer): Record<string, unknown>;
+  encodeResponse(res: Record<string, unknown>): Buffer;
+  decodeResponse(buf: Buffer): Record<string, unknown>;
+}
+
+export interface ServiceDescriptor {
+  readonly service: ServiceName;
+  /** fully-qualified proto service name */
+  readonly fullName: string;
+  readonly methods: ReadonlyMap<string, MethodCodec>;
+}
+
+let root: protobuf.Root | undefined;
+
+function loadRoot(): protobuf.Root {
+  if (root) return root;
+  const r = new protobuf.Root();
+  r.resolvePath = (_origin, target) => (target.startsWith('google/') || path.isAbsolute(target) ? target : path.join(PROTO_ROOT, target));
+  const files = Object.values(PROTO_FILES).filter((f): f is string => f !== null);
+  r.loadSync(files.map((f) => path.join(PROTO_ROOT, f)), { keepCase: true });
+  r.resolveAll();
+  root = r;
+  return r;
+}
+
+const descriptors = new Map<ServiceName, ServiceDescriptor>();
+
+/**
+ * Returns the descriptor of one service's proto.
+ * @throws Error when the service has no proto yet (a programming error, not a caller error)
+ */
+export function serviceDescriptor(service: ServiceName): ServiceDescriptor {
+  const cached = descriptors.get(service);
+  if (cached) return cached;
+  if (!PROTO_FILES[service]) throw new Error(`service ${service} has no proto`);
+  const fullName = SERVICE_NAMES[service];
+  const svc = loadRoot().lookupService(fullName);
+  const methods = new Map<string, MethodCodec>();
+  for (const method of svc.methodsArray) {
+    method.resolve();
+    methods.set(method.name, createCodec(`/${fullName}/${method.name}`, method.name, method.resolvedRequestType!, method.resolvedResponseType!));
+  }
+  const desc: ServiceDescriptor = { service, fullName, methods };
+  descriptors.set(service, desc);
+  return desc;
+}
+
+/** Every service that has a proto. */
+export function servicesWithProto(): ServiceName[] {
+  return (Object.keys(PROTO_FILES) as ServiceName[]).filter((s) => PROTO_FILES[s] !== null);
+}
+
+const STRUCT = 'google.protobuf.Struct';
+/** Repeated fields that are `null` rather than `[]` when empty (behaviour.md §2.1: recovery codes are null when not issued). */
+const NULLABLE_LISTS = new Set(['authenticator_recovery_codes']);
+const INT_TYPES = new Set(['int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32', 'sfixed64']);
+
+/** How one field is shaped, worked out once per message type (the hot path reads only this). */
+interface FieldPlan {
+  readonly name: string;
+  readonly repeated: boolean;
+  /** proto3 `optional` (a synthetic oneof `_<name>`) or a message: absent means `null` */
+  readonly optional: boolean;
+  /** a list that is `null` rather than `[]` when empty */
+  readonly nullableList: boolean;
+  readonly kind: 'struct' | 'message' | 'enum' | 'int' | 'float' | 'bool' | 'string' | 'other';
+  readonly message: protobuf.Type | undefined;
+  readonly enumValues: Readonly<Record<string, number>> | undefined;
+  /** the value of an absent non-optional, non-repeated field */
+  readonly absent: unknown;
+  /** for error messages: `string`, `integer`, `list of object`, ... */
+  readonly expected: string;
+}
+
+const plans = new WeakMap<protobuf.Type, readonly FieldPlan[]>();
+
+/** The field plans of a message type, built on first use (resolving `fullName` walks parents: keep it off the hot path). */
+function planOf(type: protobuf.Type): readonly FieldPlan[] {
+  const cached = plans.get(type);
+  if (cached) return cached;
+  const plan = type.fieldsArray.map((field): FieldPlan => {
+    field.resolve();
+    const rt = field.resolvedType;
+    const kind: FieldPlan['kind'] =
+      rt instanceof protobuf.Type ? (rt.fullName.replace(/^\./, '') === STRUCT ? 'struct' : 'message')
+        : rt instanceof protobuf.Enum ? 'enum'
+          : INT_TYPES.has(field.type) ? 'int'
+            : field.type === 'double' || field.type === 'float' ? 'float'
+              : field.type === 'bool' ? 'bool'
+                : field.type === 'string' ? 'string'
+                  : 'other';
+    const base = kind === 'struct' || kind === 'message' ? 'object' : kind === 'int' ? 'integer' : kind === 'bool' ? 'boolean' : field.type;
+    return {
+      name: field.name,
+      repeated: field.repeated,
+      optional: Boolean(field.partOf && field.partOf.name.startsWith('_')) || rt instanceof protobuf.Type,
+      nullableList: field.repeated && NULLABLE_LISTS.has(field.name),
+      kind,
+      message: rt instanceof protobuf.Type ? rt : undefined,
+      enumValues: rt instanceof protobuf.Enum ? rt.values : undefined,
+      absent: kind === 'int' || kind === 'float' ? 0 : kind === 'bool' ? false : kind === 'string' ? ''
+        : kind === 'enum' ? (Object.keys((rt as protobuf.Enum).values)[0] ?? null) : null,
+      expected: field.repeated ? `list of ${base}` : base,
+    };
+  });
+  plans.set(type, plan);
+  return plan;
+}
+
+/** The value of an absent field in a full-shaped object. */
+function absentValue(f: FieldPlan): unknown {
+  if (f.repeated) return f.nullableList ? null : [];
+  return f.optional ? null : f.absent;
+}
+
+function badField(pathName: string, f: FieldPlan): AppError {
+  return new AppError('invalid_argument', `invalid value for field "${pathName}": expected ${f.expected}`);
+}
+
+/** Checks one scalar JSON value against a proto scalar type and returns the normalised value. */
+function checkScalar(f: FieldPlan, value: unknown, pathName: string): unknown {
+  switch (f.kind) {
+    case 'int':
+    case 'float':
+      // behaviour.md §0.1: a number, or a string of digits for compatibility
+      if (typeof value === 'number' && Number.isFinite(value)) {
+        if (f.kind === 'int' && !Number.isInteger(value)) throw badField(pathName, f);
+        return value;
+      }
+      if (typeof value === 'string' && /^-?\d{1,16}$/.test(value.trim())) return Number(value.trim());
+      throw badField(pathName, f);
+    case 'bool':
+      if (typeof value === 'boolean') return value;
+      throw badField(pathName, f);
+    case 'string':
+      if (typeof value === 'string') return value;
+      throw badField(pathName, f);
+    case 'enum':
+      if (typeof value === 'string' && value in f.enumValues!) return value;
+      throw badField(pathName, f);
+    case 'struct':
+    case 'message':
+    case 'other':
+      return value;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON request → normalised request (unknown fields dropped, absent optionals null). */
+function normalizeIn(type: protobuf.Type, input: unknown, prefix: string): Record<string, unknown> {
+  if (!isPlainObject(input)) throw new AppError('invalid_argument', prefix ? `invalid value for field "${prefix}": expected object` : 'invalid JSON body');
+  const out: Record<string, unknown> = {};
+  for (const f of planOf(type)) {
+    const value = input[f.name];
+    if (value === undefined || value === null) {
+      out[f.name] = f.repeated ? [] : f.optional ? null : f.absent;
+      continue;
+    }
+    const pathName = prefix ? `${prefix}.${f.name}` : f.name;
+    if (f.repeated) {
+      if (!Array.isArray(value)) throw badField(pathName, f);
+      const list = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) list[i] = normalizeValueIn(f, value[i], pathName, i);
+      out[f.name] = list;
+    } else {
+      out[f.name] = normalizeValueIn(f, value, pathName, -1);
+    }
+  }
+  return out;
+}
+
+function normalizeValueIn(f: FieldPlan, value: unknown, pathName: string, index: number): unknown {
+  // the element path is only built when it is needed: for an error, or for a nested message's fields
+  const at = (): string => (index < 0 ? pathName : `${pathName}[${index}]`);
+  if (f.kind === 'struct') {
+    if (!isPlainObject(value)) throw badField(at(), f);
+    return value;
+  }
+  if (f.kind === 'message') return normalizeIn(f.message!, value, at());
+  if (f.kind === 'string') {
+    if (typeof value === 'string') return value;
+    throw badField(at(), f);
+  }
+  return checkScalar(f, value, at());
+}
+
+/** Domain object → full response shape. Lenient: it shapes what the handler produced. */
+function normalizeOut(type: protobuf.Type, output: unknown): Record<string, unknown> {
+  const src = isPlainObject(output) ? output : {};
+  const out: Record<string, unknown> = {};
+  for (const f of planOf(type)) {
+    const value = src[f.name];
+    if (value === undefined || value === null || (f.nullableList && Array.isArray(value) && value.length === 0)) {
+      out[f.name] = absentValue(f);
+    } else if (f.repeated) {
+      out[f.name] = !Array.isArray(value) ? [] : f.kind === 'message' ? value.map((v) => normalizeOut(f.message!, v)) : value.slice();
+    } else {
+      out[f.name] = f.kind === 'message' ? normalizeOut(f.message!, value) : value;
+    }
+  }
+  return out;
+}
+
+// --- google.protobuf.Struct <-> plain JSON --------------------------------------------------------
+
+function toProtoValue(v: unknown): Record<string, unknown> {
+  if (v === null || v === undefined) return { nullValue: 0 };
+  if (typeof v === 'number') return { numberValue: v };
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'boolean') return { boolValue: v };
+  if (Array.isArray(v)) return { listValue: { values: v.map(toProtoValue) } };
+  if (typeof v === 'object') return { structValue: toStruct(v as Record<string, unknown>) };
+  return { stringValue: String(v) };
+}
+
+function toStruct(obj: Record<string, unknown>): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) fields[k] = toProtoValue(v);
+  return { fields };
+}
+
+function fromProtoValue(v: Record<string, unknown>): unknown {
+  if ('structValue' in v && v.structValue) return fromStruct(v.structValue as Record<string, unknown>);
+  if ('listValue' in v && v.listValue) return ((v.listValue as { values?: Record<string, unknown>[] }).values ?? []).map(fromProtoValue);
+  if ('stringValue' in v) return v.stringValue;
+  if ('numberValue' in v) return v.numberValue;
+  if ('boolValue' in v) return v.boolValue;
+  return null;
+}
+
+function fromStruct(s: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries((s.fields as Record<string, Record<string, unknown>>) ?? {})) out[k] = fromProtoValue(v);
+  return out;
+}
+
+/** Normalised object → protobufjs plain object (Struct fields converted, nulls dropped). */
+function toWire(type: protobuf.Type, obj: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of planOf(type)) {
+    const value = obj[f.name];
+    if (value === undefined || value === null) continue;
+    const conv = (v: unknown): unknown =>
+      f.kind === 'struct' ? toStruct(v as Record<string, unknown>)
+        : f.kind === 'message' ? toWire(f.message!, v as Record<string, unknown>)
+          : v;
+    out[f.name] = f.repeated ? (value as unknown[]).map(conv) : conv(value);
+  }
+  return out;
+}
+
+/** protobufjs decoded object → normalised object. */
+function fromWire(type: protobuf.Type, obj: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of planOf(type)) {
+    const value = obj[f.name];
+    if (value === undefined || value === null || (f.nullableList && Array.isArray(value) && value.length === 0)) {
+      out[f.name] = absentValue(f);
+      continue;
+    }
+    const conv = (v: unknown): unknown =>
+      f.kind === 'struct' ? fromStruct(v as Record<string, unknown>)
+        : f.kind === 'message' ? fromWire(f.message!, v as Record<string, unknown>)
+          : v;
+    out[f.name] = f.repeated ? (value as unknown[]).map(conv) : conv(value);
+  }
+  return out;
+}
+
+const TO_OBJECT: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: false, arrays: false, oneofs: false };
+
+/**
+ * Shaping for a whole message: a top-level google.protobuf.Struct (e.g. GetOpenidConfiguration's
+ * response) is a plain JSON object on the wire side, converted to and from `{fields}` only for protobuf.
+ */
+function shapes(type: protobuf.Type): {
+  out(v: unknown): Record<string, unknown>;
+  toWire(v: Record<string, unknown>): Record<string, unknown>;
+  fromWire(v: Record<string, unknown>): Record<string, unknown>;
+} {
+  if (type.fullName.replace(/^\./, '') === STRUCT) {
+    return {
+      out: (v) => (isPlainObject(v) ? v : {}),
+      toWire: (v) => toStruct(v),
+      fromWire: (v) => fromStruct(v),
+    };
+  }
+  return { out: (v) => normalizeOut(type, v), toWire: (v) => toWire(type, v), fromWire: (v) => fromWire(type, v) };
+}
+
+function createCodec(pathName: string, name: string, requestType: protobuf.Type, responseType: protobuf.Type): MethodCodec {
+  const reqShape = shapes(requestType);
+  const resShape = shapes(responseType);
+  return {
+    name,
+    path: pathName,
+    requestType,
+    responseType,
+    normalizeRequest: (input) => normalizeIn(requestType, input ?? {}, ''),
+    normalizeResponse: (output) => resShape.out(output),
+    encodeRequest: (req) => Buffer.from(requestType.encode(requestType.fromObject(reqShape.toWire(req))).finish()),
+    decodeRequest: (buf) => reqShape.fromWire(requestType.toObject(requestType.decode(buf), TO_OBJECT)),
+    encodeResponse: (res) => Buffer.from(responseType.encode(responseType.fromObject(resShape.toWire(resShape.out(res)))).finish()),
+    decodeResponse: (buf) => resShape.fromWire(responseType.toObject(responseType.decode(buf), TO_OBJECT)),
+  };
+}

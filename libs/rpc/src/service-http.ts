@@ -1,0 +1,89 @@
+/**
+ * @module @gatehouse/rpc/service-http
+ * A service's own HTTP listener in split mode: `POST /graphql` (its federation subgraph) and
+ * `GET /healthz`. Subgraphs are internal (graphql.md §5.3): a request must carry the gateway's
+ * `x-gatehouse-internal` token, otherwise anyone could read any User through `_entities`.
+ */
+import http from 'node:http';
+import express from 'express';
+import type { GraphQLSchema } from 'graphql';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import type { Logger } from '@gatehouse/observability';
+import { timingSafeEqual } from 'node:crypto';
+import { FORWARDED_HEADERS } from './grpc.ts';
+import type { SubgraphContext } from './graphql.ts';
+import type { Protocol } from './context.ts';
+
+export interface ServiceHttpOptions {
+  host: string;
+  port: number;
+  schema?: GraphQLSchema;
+  internalToken: string;
+  logger: Logger;
+  /** readiness probe; `/healthz` answers 503 while it resolves false */
+  health?: () => Promise<boolean>;
+}
+
+function sameToken(a: string | undefined, b: string): boolean {
+  if (!a) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Starts the listener; resolves with the bound port. */
+export async function startServiceHttp(opts: ServiceHttpOptions): Promise<{ port: number; close(): Promise<void> }> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/healthz', async (_req, res) => {
+    const ok = opts.health ? await opts.health().catch(() => false) : true;
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable' });
+  });
+  let apollo: ApolloServer<SubgraphContext> | undefined;
+  if (opts.schema) {
+    apollo = new ApolloServer<SubgraphContext>({ schema: opts.schema, introspection: false, csrfPrevention: false, includeStacktraceInErrorResponses: false, plugins: [ApolloServerPluginInlineTraceDisabled()] });
+    await apollo.start();
+    app.use('/graphql', express.json({ limit: '1mb' }), (req, res, next) => {
+      if (!sameToken(req.header('x-gatehouse-internal'), opts.internalToken)) {
+        res.status(401).json({ code: 'unauthenticated', message: 'unauthorized' });
+        return;
+      }
+      next();
+    }, expressMiddleware(apollo, {
+      context: async ({ req, res }): Promise<SubgraphContext> => {
+        const headers: Record<string, string | undefined> = {};
+        for (const key of FORWARDED_HEADERS) headers[key] = req.header(key);
+        const setCookies: string[] = [];
+        const ctx: SubgraphContext = {
+          callContext: {
+            headers,
+            clientIp: req.header('x-gatehouse-client-ip') ?? req.socket.remoteAddress ?? '',
+            protocol: (req.header('x-gatehouse-protocol') ?? 'graphql') as Protocol,
+            setCookies,
+          },
+        };
+        const origWriteHead = res.writeHead.bind(res);
+        res.writeHead = ((...args: Parameters<typeof res.writeHead>) => {
+          if (setCookies.length > 0) res.setHeader('Set-Cookie', setCookies);
+          return origWriteHead(...args);
+        }) as typeof res.writeHead;
+        return ctx;
+      },
+    }));
+  }
+  const server = http.createServer(app);
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve((server.address() as { port: number }).port));
+  });
+  return {
+    port,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await apollo?.stop();
+    },
+  };
+}
