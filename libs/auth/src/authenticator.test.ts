@@ -1,0 +1,99 @@
+import { describe, it, expect, beforeEach } from '@jest/globals';
+import { createJwtSigner, sha256Hex } from '@gatehouse/crypto';
+import { createCallContext } from '@gatehouse/rpc';
+import { createAuthenticator, type AuthenticatorOptions } from './authenticator.ts';
+import { createMemorySessionStore, type SessionRecord } from './session-store.ts';
+
+const ISS = 'https://auth.example.com';
+let now = 2_000_000;
+const clock = () => now;
+const jwt = createJwtSigner({ type: 'HS256', secret: 'test-secret-test-secret-test-secret' });
+const ctx = (headers: Record<string, string>) => createCallContext({ headers });
+
+describe('createAuthenticator (behaviour.md §2.3)', () => {
+  let sessions: ReturnType<typeof createMemorySessionStore>;
+  let session: SessionRecord;
+  let token: string;
+  let opts: AuthenticatorOptions;
+  const make = (over: Partial<AuthenticatorOptions> = {}) => createAuthenticator({ ...opts, ...over });
+  const sign = (claims: Record<string, unknown>, exp = 600) =>
+    jwt.sign({ iss: ISS, sub: 'u1', nonce: session.id, token_type: 'access_token', roles: ['user'], scope: ['openid'], login_method: 'basic_auth', ...claims }, { expiresInSeconds: exp, nowSeconds: now });
+
+  beforeEach(async () => {
+    now = 2_000_000;
+    sessions = createMemorySessionStore({ clock });
+    session = { id: 's1', userId: 'u1', handleHash: sha256Hex('handle-1'), loginMethod: 'basic_auth', roles: ['user', 'admin'], scope: ['openid', 'email'], authTime: now, expiresAt: now + 3600, createdAt: now };
+    await sessions.create(session);
+    token = await sign({});
+    opts = { jwt, sessions, issuer: ISS, adminSecret: 'the-admin-secret', disableAdminHeaderAuth: false, clientId: 'cid', clock };
+  });
+
+  it('accepts a valid bearer token with any scheme case and returns the token roles', async () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+      const caller = await make().requireUser(ctx({ authorization: `${scheme} ${token}` }));
+      expect(caller).toMatchObject({ kind: 'user', userId: 'u1', sessionId: 's1', roles: ['user'], scope: ['openid'], loginMethod: 'basic_auth', via: 'bearer' });
+    }
+  });
+
+  it('refuses a malformed authorization header, with no cookie fallback', async () => {
+    const a = make();
+    for (const h of [`Basic ${token}`, token, `Bearer ${token} extra`, 'Bearer', `Token ${token}`]) {
+      await expect(a.requireUser(ctx({ authorization: h, cookie: 'cookie_session=handle-1' }))).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
+    }
+  });
+
+  it('refuses an invalid bearer token even when a valid cookie is present', async () => {
+    await expect(make().requireUser(ctx({ authorization: `Bearer ${token}x`, cookie: 'cookie_session=handle-1' }))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('refuses wrong iss, wrong token_type, expired tokens and tokens of a deleted session', async () => {
+    const a = make();
+    const bad = [await sign({ iss: 'https://evil.example' }), await sign({ token_type: 'id_token' }), await sign({ nonce: undefined })];
+    for (const t of bad) await expect(a.requireUser(ctx({ authorization: `Bearer ${t}` }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    now += 601;
+    await expect(a.requireUser(ctx({ authorization: `Bearer ${token}` }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    now -= 601;
+    await sessions.delete('s1');
+    await expect(a.requireUser(ctx({ authorization: `Bearer ${token}` }))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('refuses a token whose session belongs to another user, and inactive users', async () => {
+    const t = await sign({ sub: 'u2' });
+    await expect(make().requireUser(ctx({ authorization: `Bearer ${t}` }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    const inactive = make({ users: { isActive: async () => false } });
+    await expect(inactive.requireUser(ctx({ authorization: `Bearer ${token}` }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(inactive.requireUser(ctx({ cookie: 'cookie_session=handle-1' }))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('resolves cookie_session, then cookie_session_domain, with the session roles', async () => {
+    const a = make();
+    expect(await a.requireUser(ctx({ cookie: 'cookie_session=handle-1' }))).toMatchObject({ via: 'cookie', sessionId: 's1', roles: ['user', 'admin'], scope: ['openid', 'email'] });
+    expect(await a.requireUser(ctx({ cookie: 'cookie_session_domain=handle-1' }))).toMatchObject({ via: 'cookie', sessionId: 's1' });
+    expect(await a.requireUser(ctx({ cookie: 'cookie_session=stale; cookie_session_domain=handle-1' }))).toMatchObject({ sessionId: 's1' });
+    await expect(a.requireUser(ctx({ cookie: 'cookie_session=nope' }))).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
+    await expect(a.requireUser(ctx({}))).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
+    now += 3600;
+    await expect(a.requireUser(ctx({ cookie: 'cookie_session=handle-1' }))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('accepts the admin secret header in constant time unless disabled', async () => {
+    expect(await make().requireAdmin(ctx({ 'x-service-admin-secret': 'the-admin-secret' }))).toEqual({ kind: 'admin', via: 'header' });
+    await expect(make().requireAdmin(ctx({ 'x-service-admin-secret': 'the-admin-secreT' }))).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
+    await expect(make({ disableAdminHeaderAuth: true }).requireAdmin(ctx({ 'x-service-admin-secret': 'the-admin-secret' }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(make().requireAdmin(ctx({ authorization: `Bearer ${token}` }))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('accepts the service-admin cookie through the admin session hook', async () => {
+    const a = make({ disableAdminHeaderAuth: true, adminSessions: { isValid: async (h) => h === 'adm' } });
+    expect(await a.requireAdmin(ctx({ cookie: 'service-admin=adm' }))).toEqual({ kind: 'admin', via: 'cookie' });
+    await expect(a.requireAdmin(ctx({ cookie: 'service-admin=other' }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(make().requireAdmin(ctx({ cookie: 'service-admin=adm' }))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('resolveCaller prefers a super-admin credential, then a user credential', async () => {
+    const a = make();
+    expect(await a.resolveCaller(ctx({ 'x-service-admin-secret': 'the-admin-secret', authorization: `Bearer ${token}` }))).toEqual({ kind: 'admin', via: 'header' });
+    expect(await a.resolveCaller(ctx({ authorization: `Bearer ${token}` }))).toMatchObject({ kind: 'user', userId: 'u1' });
+    await expect(a.resolveCaller(ctx({}))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+});

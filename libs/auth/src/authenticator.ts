@@ -1,0 +1,157 @@
+/**
+ * @module @gatehouse/auth/authenticator
+ * Credential resolution shared by every service (behaviour.md §2.3): bearer access token, then
+ * `cookie_session`, then `cookie_session_domain`; admin via the `service-admin` cookie, then the
+ * `x-service-admin-secret` header. Every failure is 401 `unauthenticated` `unauthorized`.
+ */
+import { AppError } from '@gatehouse/errors';
+import { sha256Hex, timingSafeEqualString, type JwtSigner, type JWTPayload } from '@gatehouse/crypto';
+import type { CallContext } from '@gatehouse/rpc';
+import { COOKIE_ADMIN, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, parseCookies } from './cookies.ts';
+import type { SessionRecord, SessionStore } from './session-store.ts';
+
+export interface UserCaller {
+  kind: 'user';
+  userId: string;
+  sessionId: string;
+  /** granted roles of the token or session */
+  roles: string[];
+  scope: string[];
+  loginMethod: string;
+  via: 'bearer' | 'cookie';
+  /** the live session the credential is bound to */
+  session: SessionRecord;
+  /** the verified access-token claims (bearer only) */
+  claims?: JWTPayload;
+}
+
+export interface AdminCaller {
+  kind: 'admin';
+  via: 'cookie' | 'header';
+}
+
+export interface AuthenticatorOptions {
+  jwt: Pick<JwtSigner, 'verify'>;
+  sessions: Pick<SessionStore, 'get' | 'findByHandleHash'>;
+  /** `--url`; access tokens must carry it as `iss` */
+  issuer: string;
+  /** `--admin-secret` */
+  adminSecret: string;
+  /** `--disable-admin-header-auth` */
+  disableAdminHeaderAuth: boolean;
+  /** `--client-id` (first-party audience; recorded, not enforced: OAuth clients' tokens have their own `aud`) */
+  clientId: string;
+  /** the admin service's session check, for the `service-admin` cookie (absent: the cookie is ignored) */
+  adminSessions?: { isValid(handle: string): Promise<boolean> };
+  /** optional liveness check of the user (revoked or deleted users fail, behaviour.md §2.1) */
+  users?: { isActive(userId: string): Promise<boolean> };
+  /** Unix seconds */
+  clock?: () => number;
+}
+
+export interface Authenticator {
+  /** @throws AppError `unauthenticated` `unauthorized` */
+  requireUser(ctx: CallContext): Promise<UserCaller>;
+  /** @throws AppError `unauthenticated` `unauthorized` */
+  requireAdmin(ctx: CallContext): Promise<AdminCaller>;
+  /** Super-admin credential if valid, else a user credential. @throws AppError `unauthenticated` `unauthorized` */
+  resolveCaller(ctx: CallContext): Promise<UserCaller | AdminCaller>;
+  /** The caller's session from its session cookies only (no bearer), or null. */
+  sessionFromCookies(ctx: CallContext): Promise<SessionRecord | null>;
+}
+
+const unauthorized = (reason: string, cause?: unknown): AppError =>
+  new AppError('unauthenticated', 'unauthorized', { reason, ...(cause === undefined ? {} : { cause }) });
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/**
+ * Builds the authenticator. Access-token validation (behaviour.md §2.1): signature with the primary
+ * or secondary key, `exp`, `iss` = `--url`, `token_type` = `access_token`, the session named by
+ * `nonce` exists, belongs to `sub` and is unexpired, and (when `users` is given) the user is active.
+ */
+export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
+  const clock = o.clock ?? (() => Math.floor(Date.now() / 1000));
+
+  const userActive = async (userId: string): Promise<boolean> => (o.users ? o.users.isActive(userId) : true);
+
+  async function fromBearer(header: string): Promise<UserCaller> {
+    const parts = header.trim().split(/\s+/);
+    if (parts.length !== 2 || parts[0]!.toLowerCase() !== 'bearer' || !parts[1]) throw unauthorized('bearer_malformed');
+    let claims: JWTPayload;
+    try {
+      claims = await o.jwt.verify(parts[1], { nowSeconds: clock() });
+    } catch (err) {
+      throw unauthorized('bearer_invalid', err);
+    }
+    if (claims.iss !== o.issuer || claims.token_type !== 'access_token') throw unauthorized('bearer_claims');
+    if (typeof claims.sub !== 'string' || typeof claims.nonce !== 'string') throw unauthorized('bearer_claims');
+    const session = await o.sessions.get(claims.nonce);
+    if (!session || session.userId !== claims.sub || session.expiresAt <= clock()) throw unauthorized('session_gone');
+    if (!(await userActive(session.userId))) throw unauthorized('user_inactive');
+    return {
+      kind: 'user',
+      userId: claims.sub,
+      sessionId: session.id,
+      roles: strings(claims.roles),
+      scope: strings(claims.scope),
+      loginMethod: typeof claims.login_method === 'string' ? claims.login_method : session.loginMethod,
+      via: 'bearer',
+      session,
+      claims,
+    };
+  }
+
+  async function sessionFromCookies(ctx: CallContext): Promise<SessionRecord | null> {
+    const cookies = parseCookies(ctx.headers.cookie);
+    for (const name of [COOKIE_SESSION, COOKIE_SESSION_DOMAIN]) {
+      const handle = cookies[name];
+      if (!handle) continue;
+      const session = await o.sessions.findByHandleHash(sha256Hex(handle));
+      if (session && session.expiresAt > clock()) return session;
+    }
+    return null;
+  }
+
+  async function requireUser(ctx: CallContext): Promise<UserCaller> {
+    const header = ctx.headers.authorization;
+    // If the header is present it alone decides: no cookie fallback (behaviour.md §2.3).
+    if (header !== undefined && header !== '') return fromBearer(header);
+    const session = await sessionFromCookies(ctx);
+    if (!session) throw unauthorized('no_credentials');
+    if (!(await userActive(session.userId))) throw unauthorized('user_inactive');
+    return {
+      kind: 'user',
+      userId: session.userId,
+      sessionId: session.id,
+      roles: [...session.roles],
+      scope: [...session.scope],
+      loginMethod: session.loginMethod,
+      via: 'cookie',
+      session,
+    };
+  }
+
+  async function adminOrNull(ctx: CallContext): Promise<AdminCaller | null> {
+    const handle = parseCookies(ctx.headers.cookie)[COOKIE_ADMIN];
+    if (handle && o.adminSessions && (await o.adminSessions.isValid(handle))) return { kind: 'admin', via: 'cookie' };
+    const secret = ctx.headers['x-service-admin-secret'];
+    if (!o.disableAdminHeaderAuth && secret && o.adminSecret && timingSafeEqualString(secret, o.adminSecret)) {
+      return { kind: 'admin', via: 'header' };
+    }
+    return null;
+  }
+
+  return {
+    requireUser,
+    sessionFromCookies,
+    async requireAdmin(ctx) {
+      const admin = await adminOrNull(ctx);
+      if (!admin) throw unauthorized('not_admin');
+      return admin;
+    },
+    async resolveCaller(ctx) {
+      return (await adminOrNull(ctx)) ?? requireUser(ctx);
+    },
+  };
+}

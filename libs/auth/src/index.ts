@@ -1,0 +1,18 @@
+/**
+ * @module @gatehouse/auth
+ * Credential resolution shared by every service: cookies, bearer JWT, admin secret/session (ARCHITECTURE §2, behaviour.md §2.3).
+ */
+export {
+  COOKIE_ADMIN, COOKIE_MFA, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, TWO_LEVEL_PUBLIC_SUFFIXES,
+  adminCookie, clearAdminCookie, clearMfaCookie, clearSessionCookies, mfaCookie, parseCookies,
+  registrableDomain, serializeCookie, sessionCookies,
+  type AppCookieOptions, type SameSite, type SetCookieOptions,
+} from './cookies.ts';
+export { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
+export {
+  createCachedActivityCheck, createCachedSessionStore,
+  type CacheOptions, type CachedActivityCheck, type SessionCacheOptions,
+} from './session-cache.ts';
+export { createRedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
+export { createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type UserCaller } from './authenticator.ts';
+export { createPlatformAuth, jwtOptionsOf } from './from-config.ts';

@@ -1,0 +1,108 @@
+/**
+ * @module @gatehouse/auth/redis-session-store
+ * SessionStore on Redis (`--redis-url`). Keys expire with the session (EXPIREAT); a per-user set
+ * indexes the user's sessions so deleteAllForUser costs O(sessions of that user).
+ */
+import { Redis } from 'ioredis';
+import { AppError } from '@gatehouse/errors';
+import type { SessionRecord, SessionStore } from './session-store.ts';
+
+export interface RedisSessionStoreOptions {
+  url: string;
+  /** prefix of every key, for example `gatehouse:` */
+  keyPrefix: string;
+  /** Unix seconds (tests) */
+  clock?: () => number;
+}
+
+/**
+ * Keys: `<p>session:<id>` (JSON record), `<p>session_handle:<sha256>` (id), `<p>user_sessions:<userId>`
+ * (set of ids; its expiry is pushed to the latest session's).
+ */
+export function createRedisSessionStore(options: RedisSessionStoreOptions): SessionStore & { close(): Promise<void> } {
+  const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
+  const p = options.keyPrefix;
+  const kSession = (id: string) => `${p}session:${id}`;
+  const kHandle = (h: string) => `${p}session_handle:${h}`;
+  const kUser = (u: string) => `${p}user_sessions:${u}`;
+
+  const parse = (raw: string | null): SessionRecord | null => {
+    if (!raw) return null;
+    const s = JSON.parse(raw) as SessionRecord;
+    return s.expiresAt > clock() ? s : null;
+  };
+
+  const write = async (s: SessionRecord): Promise<void> => {
+    const ttl = s.expiresAt - clock();
+    if (ttl <= 0) return;
+    const userKey = kUser(s.userId);
+    const userTtl = await redis.ttl(userKey);
+    const m = redis.multi()
+      .set(kSession(s.id), JSON.stringify(s), 'EX', ttl)
+      .set(kHandle(s.handleHash), s.id, 'EX', ttl)
+      .sadd(userKey, s.id);
+    if (userTtl < ttl) m.expire(userKey, ttl);
+    await m.exec();
+  };
+
+  const remove = async (s: SessionRecord): Promise<void> => {
+    await redis.multi().del(kSession(s.id), kHandle(s.handleHash)).srem(kUser(s.userId), s.id).exec();
+  };
+
+  const store: SessionStore & { close(): Promise<void> } = {
+    create: write,
+    async get(id) {
+      return parse(await redis.get(kSession(id)));
+    },
+    async findByHandleHash(hash) {
+      const id = await redis.get(kHandle(hash));
+      if (!id) return null;
+      const s = parse(await redis.get(kSession(id)));
+      return s && s.handleHash === hash ? s : null;
+    },
+    async delete(id) {
+      const raw = await redis.get(kSession(id));
+      if (!raw) return;
+      await remove(JSON.parse(raw) as SessionRecord);
+    },
+    async deleteAllForUser(userId, exceptId) {
+      const ids = await redis.smembers(kUser(userId));
+      let n = 0;
+      for (const id of ids) {
+        if (id === exceptId) continue;
+        const raw = await redis.get(kSession(id));
+        if (raw) {
+          await remove(JSON.parse(raw) as SessionRecord);
+          n++;
+        } else {
+          await redis.srem(kUser(userId), id);
+        }
+      }
+      return n;
+    },
+    async update(s) {
+      const raw = await redis.get(kSession(s.id));
+      if (!raw) return;
+      const old = JSON.parse(raw) as SessionRecord;
+      if (old.handleHash !== s.handleHash) await redis.del(kHandle(old.handleHash));
+      await write(s);
+    },
+    async close() {
+      await redis.quit();
+    },
+  };
+  // Redis failures become 503 `unavailable` (behaviour.md §0.2), never a raw driver error.
+  for (const name of ['create', 'get', 'findByHandleHash', 'delete', 'deleteAllForUser', 'update'] as const) {
+    const fn = store[name] as (...args: unknown[]) => Promise<unknown>;
+    (store as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        throw new AppError('unavailable', 'session store unavailable', { cause: err, reason: 'redis_error' });
+      }
+    };
+  }
+  return store;
+}

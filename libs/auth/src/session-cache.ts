@@ -1,0 +1,222 @@
+/**
+ * @module @gatehouse/auth/session-cache
+ * Write-through in-process caches for the two reads behind every bearer/cookie credential check
+ * (the session, behaviour.md §2.1, and the user's activity, §2.1/§3.5). Only correct where every
+ * write to the underlying tables goes through this process's wrapped objects: see the README.
+ */
+import type { SessionRecord, SessionStore } from './session-store.ts';
+
+/** Bounds of a cache. */
+export interface CacheOptions {
+  /** most entries kept (least recently used dropped first); default 10 000 */
+  maxEntries?: number;
+  /** an entry older than this is re-read, as defence in depth only; default 30 s */
+  ttlMs?: number;
+  /** monotonic milliseconds for the TTL; default `performance.now` */
+  nowMs?: () => number;
+  /**
+   * A value that changes whenever someone else wrote the underlying database (SQLite
+   * `PRAGMA data_version`, see `sqliteDataVersion` in @gatehouse/db); read before every cached
+   * answer, and when it changed the whole cache is dropped. Guards a second process on the file.
+   */
+  externalVersion?: () => number;
+}
+
+/** Unix seconds, for session expiry (same clock as the wrapped store). */
+export interface SessionCacheOptions extends CacheOptions {
+  clock?: () => number;
+}
+
+const copy = (s: SessionRecord): SessionRecord => ({ ...s, roles: [...s.roles], scope: [...s.scope] });
+
+/** A bounded LRU map with a TTL and an invalidation generation for in-flight fills. */
+class Lru<V> {
+  readonly #max: number;
+  readonly #ttl: number;
+  readonly #now: () => number;
+  readonly #map = new Map<string, { v: V; at: number }>();
+  /** bumped by every invalidation: a fill that started before it must not store its (maybe stale) read */
+  gen = 0;
+  readonly #external: (() => number) | undefined;
+  #seen: number;
+  constructor(o: CacheOptions) {
+    this.#max = Math.max(1, o.maxEntries ?? 10_000);
+    this.#ttl = o.ttlMs ?? 30_000;
+    this.#now = o.nowMs ?? (() => performance.now());
+    this.#external = o.externalVersion;
+    this.#seen = this.#external ? this.#external() : 0;
+  }
+  /** False (and everything dropped) when the external version moved since the last call. */
+  unchangedOutside(): boolean {
+    if (!this.#external) return true;
+    const v = this.#external();
+    if (v === this.#seen) return true;
+    this.#seen = v;
+    this.gen++;
+    this.#map.clear();
+    return false;
+  }
+  /** The fresh value (marked most recently used), or undefined when absent or older than the TTL. */
+  get(k: string): V | undefined {
+    const e = this.#map.get(k);
+    if (!e || this.#now() - e.at >= this.#ttl) return undefined;
+    this.#map.delete(k);
+    this.#map.set(k, e);
+    return e.v;
+  }
+  /** Stores `v`; returns the least recently used value it pushed out, if any. */
+  set(k: string, v: V): V | undefined {
+    this.#map.delete(k);
+    this.#map.set(k, { v, at: this.#now() });
+    if (this.#map.size <= this.#max) return undefined;
+    const [oldest, e] = this.#map.entries().next().value as [string, { v: V }];
+    this.#map.delete(oldest);
+    return e.v;
+  }
+  peek(k: string): V | undefined {
+    return this.#map.get(k)?.v;
+  }
+  delete(k: string): void {
+    this.#map.delete(k);
+  }
+  clear(): void {
+    this.#map.clear();
+  }
+  get size(): number {
+    return this.#map.size;
+  }
+}
+
+/**
+ * Wraps a SessionStore with a write-through cache of live sessions by id and by handle hash.
+ * Only positive reads are cached. `delete`, `deleteAllForUser` and `update` evict before their
+ * promise resolves, so the next request after a logout/rotation/password change reads the store
+ * (behaviour.md §2.1 "valid only while its session exists", §2.2). Reads that were in flight
+ * during an eviction are not stored. Expired cached sessions read as absent, like the store.
+ * @returns the wrapped store plus `clear()` and `size()` (cached sessions)
+ */
+export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOptions = {}): SessionStore & { clear(): void; size(): number } {
+  const clock = o.clock ?? (() => Math.floor(Date.now() / 1000));
+  const byId = new Lru<SessionRecord>(o);
+  const idByHandle = new Map<string, string>();
+  const idsByUser = new Map<string, Set<string>>();
+
+  const unindex = (s: SessionRecord): void => {
+    if (idByHandle.get(s.handleHash) === s.id) idByHandle.delete(s.handleHash);
+    const ids = idsByUser.get(s.userId);
+    ids?.delete(s.id);
+    if (ids?.size === 0) idsByUser.delete(s.userId);
+  };
+  const evict = (id: string): void => {
+    const s = byId.peek(id);
+    byId.delete(id);
+    if (s) unindex(s);
+  };
+  const put = (s: SessionRecord): void => {
+    evict(s.id);
+    const dropped = byId.set(s.id, copy(s));
+    if (dropped) unindex(dropped);
+    idByHandle.set(s.handleHash, s.id);
+    let ids = idsByUser.get(s.userId);
+    if (!ids) idsByUser.set(s.userId, (ids = new Set()));
+    ids.add(s.id);
+  };
+  const hit = (id: string | undefined): SessionRecord | null => {
+    if (!byId.unchangedOutside()) {
+      idByHandle.clear();
+      idsByUser.clear();
+      return null;
+    }
+    if (id === undefined) return null;
+    const s = byId.get(id);
+    if (!s || s.expiresAt <= clock()) {
+      evict(id);
+      return null;
+    }
+    return copy(s);
+  };
+  const fill = async (read: () => Promise<SessionRecord | null>): Promise<SessionRecord | null> => {
+    const gen = byId.gen;
+    const s = await read();
+    if (s && gen === byId.gen) put(s);
+    return s;
+  };
+
+  return {
+    create: (s) => inner.create(s),
+    async get(id) {
+      return hit(id) ?? fill(() => inner.get(id));
+    },
+    async findByHandleHash(hash) {
+      const cached = hit(idByHandle.get(hash));
+      if (cached && cached.handleHash === hash) return cached;
+      return fill(() => inner.findByHandleHash(hash));
+    },
+    async delete(id) {
+      try {
+        await inner.delete(id);
+      } finally {
+        byId.gen++;
+        evict(id);
+      }
+    },
+    async deleteAllForUser(userId, exceptId) {
+      try {
+        return await inner.deleteAllForUser(userId, exceptId);
+      } finally {
+        byId.gen++;
+        for (const id of [...(idsByUser.get(userId) ?? [])]) if (id !== exceptId) evict(id);
+      }
+    },
+    async update(s) {
+      try {
+        await inner.update(s);
+      } finally {
+        byId.gen++;
+        evict(s.id);
+      }
+    },
+    clear() {
+      byId.gen++;
+      byId.clear();
+      idByHandle.clear();
+      idsByUser.clear();
+    },
+    size: () => byId.size,
+  };
+}
+
+/** The `users` hook of `createAuthenticator`, cached, with its eviction. */
+export interface CachedActivityCheck {
+  isActive(userId: string): Promise<boolean>;
+  /** Drops the user's cached answer; call after every committed write that may change it. */
+  invalidate(userId: string): void;
+  clear(): void;
+}
+
+/**
+ * Caches `isActive` per user (both answers). Correct only while `invalidate` is called after every
+ * write that revokes, deactivates, reactivates or deletes a user (behaviour.md §2.1: such a user's
+ * credentials fail at once); answers read while an invalidation happened are not stored.
+ */
+export function createCachedActivityCheck(inner: { isActive(userId: string): Promise<boolean> }, o: CacheOptions = {}): CachedActivityCheck {
+  const cache = new Lru<boolean>(o);
+  return {
+    async isActive(userId) {
+      const cached = cache.unchangedOutside() ? cache.get(userId) : undefined;
+      if (cached !== undefined) return cached;
+      const gen = cache.gen;
+      const active = await inner.isActive(userId);
+      if (gen === cache.gen) cache.set(userId, active);
+      return active;
+    },
+    invalidate(userId) {
+      cache.gen++;
+      cache.delete(userId);
+    },
+    clear() {
+      cache.gen++;
+      cache.clear();
+    },
+  };
+}

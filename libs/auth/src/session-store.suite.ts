@@ -1,0 +1,89 @@
+/**
+ * @module @gatehouse/auth/session-store.suite
+ * Conformance suite every SessionStore implementation must pass (memory, Redis, authn's database store).
+ */
+import { describe, it, expect, beforeEach } from '@jest/globals';
+import type { SessionRecord, SessionStore } from './session-store.ts';
+
+export interface SessionStoreHarness {
+  store: SessionStore;
+  /** moves the store's clock forward */
+  advance(seconds: number): void;
+  now(): number;
+}
+
+/** Registers the conformance tests; `make` is called before each test and must give an empty store. */
+export function runSessionStoreSuite(name: string, make: () => Promise<SessionStoreHarness>): void {
+  describe(`SessionStore conformance: ${name}`, () => {
+    let h: SessionStoreHarness;
+    let n = 0;
+    // user ids are UUIDs: database stores type the column
+    const U1 = '11111111-1111-4111-8111-111111111111';
+    const U2 = '22222222-2222-4222-8222-222222222222';
+    const rec = (over: Partial<SessionRecord> = {}): SessionRecord => {
+      n++;
+      const now = h.now();
+      return {
+        id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+        userId: U1, handleHash: `h${n}`.padEnd(64, '0'), loginMethod: 'basic_auth',
+        roles: ['user'], scope: ['openid'], authTime: now, expiresAt: now + 100, refreshTokenId: null, createdAt: now,
+        ...over,
+      };
+    };
+    beforeEach(async () => {
+      h = await make();
+    });
+
+    it('creates, gets and finds by handle hash', async () => {
+      const s = rec({ roles: ['user', 'admin'], scope: ['openid', 'offline_access'], refreshTokenId: 'rt1' });
+      await h.store.create(s);
+      expect(await h.store.get(s.id)).toEqual(s);
+      expect(await h.store.findByHandleHash(s.handleHash)).toEqual(s);
+      expect(await h.store.get('00000000-0000-4000-8000-ffffffffffff')).toBeNull();
+      expect(await h.store.findByHandleHash('f'.repeat(64))).toBeNull();
+    });
+
+    it('reads an expired session as absent', async () => {
+      const s = rec({ expiresAt: h.now() + 10 });
+      await h.store.create(s);
+      h.advance(11);
+      expect(await h.store.get(s.id)).toBeNull();
+      expect(await h.store.findByHandleHash(s.handleHash)).toBeNull();
+    });
+
+    it('deletes one session', async () => {
+      const a = rec();
+      const b = rec();
+      await h.store.create(a);
+      await h.store.create(b);
+      await h.store.delete(a.id);
+      expect(await h.store.get(a.id)).toBeNull();
+      expect(await h.store.findByHandleHash(a.handleHash)).toBeNull();
+      expect(await h.store.get(b.id)).not.toBeNull();
+      await h.store.delete(a.id);
+    });
+
+    it('deletes all sessions of a user, optionally keeping one', async () => {
+      const a = rec();
+      const b = rec();
+      const c = rec();
+      const other = rec({ userId: U2 });
+      for (const s of [a, b, c, other]) await h.store.create(s);
+      expect(await h.store.deleteAllForUser(U1, b.id)).toBe(2);
+      expect(await h.store.get(a.id)).toBeNull();
+      expect(await h.store.get(b.id)).not.toBeNull();
+      expect(await h.store.get(other.id)).not.toBeNull();
+      expect(await h.store.deleteAllForUser(U1)).toBe(1);
+      expect(await h.store.get(b.id)).toBeNull();
+      expect(await h.store.deleteAllForUser('33333333-3333-4333-8333-333333333333')).toBe(0);
+    });
+
+    it('updates a session in place', async () => {
+      const s = rec();
+      await h.store.create(s);
+      const updated = { ...s, refreshTokenId: 'rt2', roles: ['user'], expiresAt: s.expiresAt + 50 };
+      await h.store.update(updated);
+      expect(await h.store.get(s.id)).toEqual(updated);
+    });
+  });
+}

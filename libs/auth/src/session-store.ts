@@ -1,0 +1,77 @@
+/**
+ * @module @gatehouse/auth/session-store
+ * The browser/token session record (behaviour.md §2.1) and the store every service reads to decide
+ * whether an access token's session is still alive. authn writes it; the others only read.
+ */
+
+/** One session. Times are Unix seconds. */
+export interface SessionRecord {
+  /** session id; the access token's `nonce` */
+  id: string;
+  userId: string;
+  /** sha256 hex of the 256-bit opaque cookie handle; the handle itself is never stored */
+  handleHash: string;
+  /** `basic_auth`, `mobile_basic_auth`, `magic_link_login`, ... */
+  loginMethod: string;
+  roles: string[];
+  scope: string[];
+  authTime: number;
+  expiresAt: number;
+  /** `jti` of the session's current refresh token, when one was issued */
+  refreshTokenId?: string | null;
+  createdAt: number;
+}
+
+export interface SessionStore {
+  create(s: SessionRecord): Promise<void>;
+  /** The session, or null when absent or expired. */
+  get(id: string): Promise<SessionRecord | null>;
+  /** The session whose handle hashes to `hash`, or null when absent or expired. */
+  findByHandleHash(hash: string): Promise<SessionRecord | null>;
+  delete(id: string): Promise<void>;
+  /** Deletes every session of the user except `exceptId`; returns how many were deleted. */
+  deleteAllForUser(userId: string, exceptId?: string): Promise<number>;
+  /** Replaces a session record (same id). */
+  update(s: SessionRecord): Promise<void>;
+}
+
+const copy = (s: SessionRecord): SessionRecord => ({ ...s, roles: [...s.roles], scope: [...s.scope] });
+
+/**
+ * In-memory store for unit tests and single-process use.
+ * @param clock Unix seconds; expired sessions read as absent
+ */
+export function createMemorySessionStore(options: { clock?: () => number } = {}): SessionStore & { size(): number } {
+  const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
+  const byId = new Map<string, SessionRecord>();
+  const live = (s: SessionRecord | undefined): SessionRecord | null => (s && s.expiresAt > clock() ? copy(s) : null);
+  return {
+    async create(s) {
+      byId.set(s.id, copy(s));
+    },
+    async get(id) {
+      return live(byId.get(id));
+    },
+    async findByHandleHash(hash) {
+      for (const s of byId.values()) if (s.handleHash === hash) return live(s);
+      return null;
+    },
+    async delete(id) {
+      byId.delete(id);
+    },
+    async deleteAllForUser(userId, exceptId) {
+      let n = 0;
+      for (const s of [...byId.values()]) {
+        if (s.userId === userId && s.id !== exceptId) {
+          byId.delete(s.id);
+          n++;
+        }
+      }
+      return n;
+    },
+    async update(s) {
+      if (byId.has(s.id)) byId.set(s.id, copy(s));
+    },
+    size: () => byId.size,
+  };
+}
