@@ -1,0 +1,51 @@
+/**
+ * @module @gatehouse/authn/domain/deps
+ * What the authn service is built from, and the per-service context its flows share.
+ */
+import type { Authenticator, SessionStore } from '@gatehouse/auth';
+import type { JwtSigner } from '@gatehouse/crypto';
+import type { Logger } from '@gatehouse/observability';
+import type { LoginLockout, UserRepository } from '../storage/storage.ts';
+import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
+import type { AuthnOptions } from './options.ts';
+import type { RequiredRelation } from './validation.ts';
+
+/** The authorization engine hook for `required_relations` (behaviour.md §7.4). */
+export interface PermissionChecker {
+  /** true when `subject` (`user:<id>`) holds every relation (AND) */
+  checkAll(subject: string, relations: RequiredRelation[]): Promise<boolean>;
+}
+
+export interface AuthnDeps {
+  options: AuthnOptions;
+  /** users + the unit of work; events go through `users.transaction(tx => tx.events.emit(...))` */
+  users: UserRepository;
+  sessions: SessionStore;
+  lockout: LoginLockout;
+  jwt: JwtSigner;
+  authenticator: Authenticator;
+  /**
+   * The authenticator's user-activity check (behaviour.md §2.1), cached in all-in-one on SQLite;
+   * absent: flows read the user and test `isRevoked`
+   */
+  activity?: { isActive(userId: string): Promise<boolean> };
+  /** absent: a non-empty `required_relations` fails with `failed_precondition` */
+  permissions?: PermissionChecker;
+  /** Unix seconds */
+  clock?: () => number;
+  logger: Logger;
+}
+
+/** Deps plus what is derived once at start. */
+export interface AuthnContext extends AuthnDeps {
+  now(): number;
+  customClaims: CustomClaims | null;
+}
+
+/**
+ * @throws AppError `invalid_argument` when the custom access token script does not compile
+ */
+export function createAuthnContext(deps: AuthnDeps): AuthnContext {
+  const clock = deps.clock ?? (() => Math.floor(Date.now() / 1000));
+  return { ...deps, now: clock, customClaims: compileCustomClaims(deps.options.customAccessTokenScript, deps.logger) };
+}

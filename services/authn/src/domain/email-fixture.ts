@@ -1,0 +1,25 @@
+/**
+ * @module @gatehouse/authn/domain/email-fixture
+ * Test helpers for the email flows (used by *.test.ts only): the authn fixture with SMTP,
+ * verification and magic links on, and readers for the `email.send` jobs it queued.
+ */
+import { makeAuthn } from '../fixture.ts';
+import type { AuthnOptions } from './options.ts';
+import type { EmailJob } from './email-job.ts';
+
+export const SMTP: Partial<AuthnOptions> = { smtpHost: 'smtp.example.com', smtpPort: 587, smtpSenderEmail: 'noreply@example.com' };
+
+export function makeEmailAuthn(over: Partial<AuthnOptions> = {}) {
+  const a = makeAuthn({ ...SMTP, enableEmailVerification: true, enableMagicLinkLogin: true, ...over });
+  /** every queued email job, in commit order */
+  const mails = (): EmailJob[] => a.storage.published.filter((e) => e.name === 'email.send').map((e) => e.data as EmailJob);
+  /** the token of the newest mail (to `to`, when given) */
+  const lastToken = (to?: string): string => {
+    const job = mails().filter((m) => to === undefined || m.to === to).at(-1);
+    if (!job) throw new Error('no mail queued');
+    const token = new URL(job.variables.verification_url).searchParams.get('token');
+    if (!token) throw new Error(`no token in ${job.variables.verification_url}`);
+    return token;
+  };
+  return { ...a, mails, lastToken };
+}

@@ -1,0 +1,71 @@
+/**
+ * @module @gatehouse/authn/domain/magic-link
+ * `magic_link_login` (behaviour.md §3.4): mails a `magic_link_login` link to `/verify_email`,
+ * creating the account on first use when signup is enabled. The answer never reveals whether the
+ * address has an account.
+ */
+import { randomUUID } from 'node:crypto';
+import { AppError } from '@gatehouse/errors';
+import type { UserRecord } from '../storage/storage.ts';
+import type { AuthnContext } from './deps.ts';
+import { checkRedirectUri } from './redirect.ts';
+import { selfServiceRoles } from './roles.ts';
+import { isRevoked, toWireUser } from './user.ts';
+import { asObject, MAX_URL_CHARS, normaliseEmail, optString, optStringList } from './validation.ts';
+import { issueLink, verifyEmailLink } from './verification.ts';
+
+export const MAGIC_LINK_SENT =
+  "If an account exists for this email, a magic link has been sent. Please check your inbox. If you don't receive it within a few minutes, double-check the email address for typos.";
+
+/** A new passwordless account with an unverified email (behaviour.md §3.1 self-service roles). */
+function newMagicLinkUser(email: string, roles: string[], now: number): UserRecord {
+  return {
+    id: randomUUID(), email, emailVerifiedAt: null, passwordHash: null, signupMethods: 'magic_link_login',
+    givenName: null, familyName: null, middleName: null, nickname: null, gender: null, birthdate: null, picture: null,
+    phoneNumber: null, phoneNumberVerifiedAt: null, roles, createdAt: now, updatedAt: now, revokedTimestamp: null,
+    deactivatedAt: null, isMultiFactorAuthEnabled: null, hasSkippedMfaSetupAt: null, mfaLockedAt: null, appData: null,
+  };
+}
+
+/**
+ * `POST /v1/magic_link_login` `{email*, roles, scope, state, redirect_uri}` → `{message}`.
+ * Unknown address + signup enabled: the user is created (`user.created`, `user.signup`, method
+ * `magic_link_login`). Revoked user, or unknown address with signup disabled: nothing is sent.
+ * At most one mail per address per 60 s. The user, events and `email.send` job commit together.
+ * @throws AppError `failed_precondition` `magic link login is disabled for this instance`;
+ *   `invalid_argument` `invalid email address` / `invalid roles` / `invalid redirect URI`
+ */
+export async function magicLinkLogin(c: AuthnContext, raw: unknown): Promise<{ message: string }> {
+  const o = c.options;
+  const req = asObject(raw);
+  const rawEmail = optString(req, 'email', 320);
+  const rolesReq = optStringList(req, 'roles');
+  const scope = optStringList(req, 'scope');
+  const state = optString(req, 'state', MAX_URL_CHARS);
+  const redirectReq = optString(req, 'redirect_uri', MAX_URL_CHARS);
+  if (!o.enableMagicLinkLogin) throw new AppError('failed_precondition', 'magic link login is disabled for this instance');
+  const email = normaliseEmail(rawEmail ?? '');
+  // validated for every address, so a refusal never depends on whether the account exists
+  const roles = selfServiceRoles(o, rolesReq);
+  const redirect = checkRedirectUri(o, redirectReq);
+  const now = c.now();
+
+  await c.users.transaction(async (tx) => {
+    await tx.users.lockIdentifier('email', email);
+    let user = await tx.users.findByEmail(email);
+    if (!user) {
+      if (!o.enableSignup) return;
+      user = newMagicLinkUser(email, roles, now);
+      await tx.users.create(user);
+      const wire = toWireUser(user);
+      tx.events.emit('user.created', { user: wire, signup_method: 'magic_link_login' });
+      tx.events.emit('user.signup', { user: wire, signup_method: 'magic_link_login' });
+    }
+    if (isRevoked(user)) return;
+    await issueLink(c, tx, {
+      purpose: 'magic_link_login', user, redirectUri: redirect, state: state ?? null, scope: scope ?? null, roles: rolesReq ?? null,
+      linkOf: (token, r) => verifyEmailLink(o.url, token, r),
+    });
+  });
+  return { message: MAGIC_LINK_SENT };
+}

@@ -1,0 +1,89 @@
+/**
+ * @module @gatehouse/authn/domain/options
+ * The flags authn reads (camelCase names of the kebab-case flags, behaviour.md §1) and what
+ * follows from them (MFA availability §4.1, cookie settings §2.4).
+ */
+import type { AppCookieOptions, SameSite } from '@gatehouse/auth';
+
+/** Social providers with `--<provider>-client-id` / `--<provider>-client-secret` (spec §1). */
+export const PROVIDERS = ['google', 'facebook', 'github', 'linkedin', 'apple', 'discord', 'twitter', 'microsoft', 'twitch', 'roblox'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+type ProviderFlags = Partial<Record<`${Provider}ClientId` | `${Provider}ClientSecret`, string>>;
+
+/** The subset of flags authn needs. Durations are seconds. */
+export interface AuthnOptions extends ProviderFlags {
+  /** `--url`, without a trailing slash: `iss`, links, discovery */
+  url: string;
+  clientId: string;
+  /** `--jwt-role-claim` (default `role`): the ID-token claim carrying the granted roles */
+  jwtRoleClaim: string;
+  /** `--custom-access-token-script`: `function(user, tokenPayload) { return {...} }` */
+  customAccessTokenScript?: string;
+  roles: string[];
+  defaultRoles: string[];
+  protectedRoles: string[];
+  enableStrongPassword: boolean;
+  enableBasicAuthentication: boolean;
+  enableMobileBasicAuthentication: boolean;
+  enableSignup: boolean;
+  enableEmailVerification: boolean;
+  enablePhoneVerification: boolean;
+  enableMagicLinkLogin: boolean;
+  enableOrgDiscovery: boolean;
+  accessTokenExpiresIn: number;
+  refreshTokenExpiresIn: number;
+  sessionExpiresIn: number;
+  appCookieSecure: boolean;
+  appCookieSameSite: SameSite;
+  organizationName: string;
+  /** build version, reported by Meta */
+  version: string;
+  /** `--redirect-uris` and `--allowed-origins` (behaviour.md §3.1 redirect rule) */
+  redirectUris: string[];
+  allowedOrigins: string[];
+  disableMfa: boolean;
+  disableTotpLogin: boolean;
+  disableEmailOtp: boolean;
+  disableSmsOtp: boolean;
+  disableWebauthnMfa: boolean;
+  enforceMfa: boolean;
+  smtpHost?: string;
+  smtpPort?: number;
+  smtpSenderEmail?: string;
+  /** `--reset-password-url`: where forgot_password links point when the request names no redirect_uri */
+  resetPasswordUrl?: string;
+  twilioAccountSid?: string;
+  twilioApiKey?: string;
+  twilioApiSecret?: string;
+  twilioSender?: string;
+}
+
+/** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
+export const isEmailServiceEnabled = (o: AuthnOptions): boolean => Boolean(o.smtpHost && o.smtpPort && o.smtpSenderEmail);
+/** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3). */
+export const isSmsServiceEnabled = (o: AuthnOptions): boolean =>
+  Boolean(o.twilioAccountSid && o.twilioApiKey && o.twilioApiSecret && o.twilioSender);
+
+/** Usable MFA methods (behaviour.md §4.1). */
+export function usableMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean } {
+  return {
+    totp: !o.disableTotpLogin,
+    webauthn: !o.disableWebauthnMfa,
+    emailOtp: !o.disableEmailOtp && isEmailServiceEnabled(o),
+    smsOtp: !o.disableSmsOtp && isSmsServiceEnabled(o),
+  };
+}
+
+/** MFA available: not `--disable-mfa` and at least one usable method (behaviour.md §4.1). */
+export function isMfaAvailable(o: AuthnOptions): boolean {
+  const m = usableMfaMethods(o);
+  return !o.disableMfa && (m.totp || m.webauthn || m.emailOtp || m.smsOtp);
+}
+
+/** Enforced: `--enforce-mfa` and MFA available (behaviour.md §4.1). */
+export const isMfaEnforced = (o: AuthnOptions): boolean => o.enforceMfa && isMfaAvailable(o);
+
+export const isProviderEnabled = (o: AuthnOptions, p: Provider): boolean => Boolean(o[`${p}ClientId`] && o[`${p}ClientSecret`]);
+
+export const cookieOptions = (o: AuthnOptions): AppCookieOptions => ({ url: o.url, secure: o.appCookieSecure, sameSite: o.appCookieSameSite });

@@ -1,0 +1,46 @@
+/**
+ * @module @gatehouse/authn/domain/resend
+ * `resend_verify_email` (behaviour.md §3.4): re-sends a pending link with a fresh token, at most
+ * once per 60 s per address and purpose; the previous link stops working. One answer always.
+ */
+import { AppError } from '@gatehouse/errors';
+import type { VerificationPurpose } from '../storage/storage.ts';
+import type { AuthnContext } from './deps.ts';
+import { isRevoked } from './user.ts';
+import { asObject, MAX_URL_CHARS, normaliseEmail, optString } from './validation.ts';
+import { issueLink, linkFor, userOf } from './verification.ts';
+
+export const RESEND_MESSAGE =
+  "If a verification is pending for this email, a new link has been sent. Please check your inbox. If you don't receive it within a few minutes, double-check the email address for typos.";
+
+const RESENDABLE: readonly VerificationPurpose[] = ['basic_auth_signup', 'forgot_password', 'update_email'];
+
+/**
+ * `POST /v1/resend_verify_email` `{email*, identifier*, state}` → `{message}`. A new link goes out
+ * only when an unexpired, unconsumed request of that purpose exists for the address and its user is
+ * still active; it keeps the request's redirect, scope and roles (and takes a new `state` if given).
+ * @throws AppError `invalid_argument` `invalid identifier` / `invalid email address`
+ */
+export async function resendVerifyEmail(c: AuthnContext, raw: unknown): Promise<{ message: string }> {
+  const o = c.options;
+  const req = asObject(raw);
+  const rawEmail = optString(req, 'email', 320);
+  const identifier = optString(req, 'identifier', 64);
+  const state = optString(req, 'state', MAX_URL_CHARS);
+  if (!RESENDABLE.includes(identifier?.trim() as VerificationPurpose)) throw new AppError('invalid_argument', 'invalid identifier');
+  const purpose = identifier!.trim() as VerificationPurpose;
+  const email = normaliseEmail(rawEmail ?? '');
+  const now = c.now();
+
+  await c.users.transaction(async (tx) => {
+    const pending = await tx.verifications.findPending(email, purpose);
+    if (!pending || pending.expiresAt <= now) return;
+    const user = await userOf(tx, pending);
+    if (!user || isRevoked(user) || user.email !== email) return;
+    await issueLink(c, tx, {
+      purpose, user, email, redirectUri: pending.redirectUri, state: state || pending.state, scope: pending.scope, roles: pending.roles,
+      linkOf: (token, r) => linkFor(o.url, token, r),
+    });
+  });
+  return { message: RESEND_MESSAGE };
+}

@@ -1,0 +1,118 @@
+/**
+ * @module @gatehouse/authn/domain/tokens
+ * Access, ID and refresh tokens (behaviour.md §2.1; OIDC Core 1.0 §2 for the ID token).
+ */
+import { randomUUID } from 'node:crypto';
+import { atHash } from '@gatehouse/crypto';
+import type { SessionRecord } from '@gatehouse/auth';
+import type { UserRecord } from '../storage/storage.ts';
+import type { AuthnContext } from './deps.ts';
+import { toWireUser } from './user.ts';
+
+export interface IssuedTokens {
+  accessToken: string;
+  idToken: string;
+  /** only when the scope contains `offline_access` */
+  refreshToken: string | null;
+  /** the refresh token's `jti`, to record as the session's current refresh token */
+  refreshTokenId: string | null;
+  /** seconds the access token lives (≥ 1) */
+  expiresIn: number;
+}
+
+/** RFC 8176 `amr` values by login method. */
+export function amrFor(loginMethod: string): string[] {
+  switch (loginMethod) {
+    case 'basic_auth':
+    case 'mobile_basic_auth':
+      return ['pwd'];
+    case 'magic_link_login':
+    case 'mobile_otp':
+      return ['otp'];
+    case 'webauthn':
+      return ['hwk'];
+    default:
+      return ['fed'];
+  }
+}
+
+/** The user's non-null OIDC profile claims (OIDC Core §5.1). */
+function profileClaims(u: UserRecord): Record<string, unknown> {
+  const claims: Record<string, unknown> = {
+    email: u.email,
+    email_verified: u.email === null ? null : u.emailVerifiedAt !== null,
+    given_name: u.givenName,
+    family_name: u.familyName,
+    middle_name: u.middleName,
+    nickname: u.nickname,
+    preferred_username: u.email,
+    gender: u.gender,
+    birthdate: u.birthdate,
+    picture: u.picture,
+    phone_number: u.phoneNumber,
+    phone_number_verified: u.phoneNumber === null ? null : u.phoneNumberVerifiedAt !== null,
+    updated_at: u.updatedAt,
+  };
+  return Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== null));
+}
+
+/**
+ * Signs the token set for `session`. The access token's `nonce` is the session id, which is what
+ * makes it valid only while the session exists.
+ */
+export async function issueTokens(
+  c: AuthnContext,
+  user: UserRecord,
+  session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime'>,
+): Promise<IssuedTokens> {
+  const o = c.options;
+  const now = c.now();
+  const common = {
+    iss: o.url,
+    aud: o.clientId,
+    sub: user.id,
+    nonce: session.id,
+    roles: session.roles,
+    allowed_roles: [...user.roles],
+    login_method: session.loginMethod,
+  };
+  const accessPayload = { ...common, token_type: 'access_token', scope: session.scope };
+  const custom = c.customClaims ? c.customClaims(toWireUser(user), accessPayload) : {};
+  const accessToken = await c.jwt.sign({ ...custom, ...accessPayload }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now });
+  const idClaims: Record<string, unknown> = {
+    ...custom,
+    ...profileClaims(user),
+    iss: o.url,
+    aud: o.clientId,
+    sub: user.id,
+    nonce: session.id,
+    auth_time: session.authTime,
+    token_type: 'id_token',
+    amr: amrFor(session.loginMethod),
+    acr: '0',
+    at_hash: atHash(accessToken, c.jwt.alg),
+    allowed_roles: [...user.roles],
+    login_method: session.loginMethod,
+  };
+  idClaims[o.jwtRoleClaim] = session.roles;
+  const idToken = await c.jwt.sign(idClaims, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now });
+  let refreshToken: string | null = null;
+  let refreshTokenId: string | null = null;
+  if (session.scope.includes('offline_access')) {
+    refreshTokenId = randomUUID();
+    refreshToken = await c.jwt.sign(
+      {
+        ...common,
+        token_type: 'refresh_token',
+        auth_time: session.authTime,
+        scope: session.scope,
+        client_id: o.clientId,
+        // the rotation lineage starts with the session; /oauth/token keeps it across rotations
+        family_id: session.id,
+        jti: refreshTokenId,
+      },
+      { expiresInSeconds: o.refreshTokenExpiresIn, nowSeconds: now },
+    );
+  }
+  return { accessToken, idToken, refreshToken, refreshTokenId, expiresIn: Math.max(1, o.accessTokenExpiresIn) };
+}

@@ -1,0 +1,83 @@
+/**
+ * @module @gatehouse/authn/domain/user
+ * The wire User (behaviour.md §5.3, graphql.md §3.1): every field present, lists `[]`, unset `null`.
+ */
+import type { UserRecord } from '../storage/storage.ts';
+
+export interface WireUser {
+  id: string;
+  email: string | null;
+  email_verified: boolean;
+  signup_methods: string;
+  given_name: string | null;
+  family_name: string | null;
+  middle_name: string | null;
+  nickname: string | null;
+  preferred_username: string | null;
+  gender: string | null;
+  birthdate: string | null;
+  phone_number: string | null;
+  phone_number_verified: boolean;
+  picture: string | null;
+  roles: string[];
+  created_at: number;
+  updated_at: number;
+  revoked_timestamp: number | null;
+  is_multi_factor_auth_enabled: boolean | null;
+  has_skipped_mfa_setup_at: number | null;
+  mfa_locked_at: number | null;
+  /** verified factors; owned by the mfa service, `[]` until it is wired */
+  enrolled_mfa_methods: string[];
+  app_data: Record<string, unknown> | null;
+}
+
+/** Maps a stored user to the wire User. The password hash never leaves. */
+export function toWireUser(u: UserRecord): WireUser {
+  return {
+    id: u.id,
+    email: u.email,
+    email_verified: u.emailVerifiedAt !== null,
+    signup_methods: u.signupMethods,
+    given_name: u.givenName,
+    family_name: u.familyName,
+    middle_name: u.middleName,
+    nickname: u.nickname,
+    preferred_username: u.email,
+    gender: u.gender,
+    birthdate: u.birthdate,
+    phone_number: u.phoneNumber,
+    phone_number_verified: u.phoneNumberVerifiedAt !== null,
+    picture: u.picture,
+    roles: [...u.roles],
+    created_at: u.createdAt,
+    updated_at: u.updatedAt,
+    revoked_timestamp: u.revokedTimestamp,
+    is_multi_factor_auth_enabled: u.isMultiFactorAuthEnabled,
+    has_skipped_mfa_setup_at: u.hasSkippedMfaSetupAt,
+    mfa_locked_at: u.mfaLockedAt,
+    enrolled_mfa_methods: [],
+    app_data: u.appData,
+  };
+}
+
+/** True when the user may not authenticate: admin-revoked or self-deactivated (behaviour.md §3.1). */
+export const isRevoked = (u: UserRecord): boolean => u.revokedTimestamp !== null || u.deactivatedAt !== null;
+
+/** Adds a signup method to the comma list once. */
+export function addSignupMethod(list: string, method: string): string {
+  const parts = list.split(',').map((s) => s.trim()).filter(Boolean);
+  return parts.includes(method) ? parts.join(',') : [...parts, method].join(',');
+}
+
+/**
+ * The `users.isActive` hook for `createAuthenticator` / `createPlatformAuth`: a bearer or cookie
+ * credential of a revoked, deactivated or deleted user fails (behaviour.md §2.1).
+ */
+export function createUserActivityCheck(users: { findById(id: string): Promise<UserRecord | null> }): { isActive(userId: string): Promise<boolean> } {
+  return {
+    async isActive(userId) {
+      const u = await users.findById(userId);
+      return u !== null && !isRevoked(u);
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * @module @gatehouse/authn/domain/validation
+ * Request field parsing and the shared input rules of behaviour.md §3.1. Every refusal is
+ * AppError `invalid_argument` with a message naming the field; nothing here throws anything else.
+ */
+import { AppError } from '@gatehouse/errors';
+
+const bad = (message: string): AppError => new AppError('invalid_argument', message);
+
+/** Default maximum length of free-text fields (names, gender, birthdate, state, ...). */
+export const MAX_FIELD_CHARS = 256;
+/** `picture` and `redirect_uri` may be URLs: allow more. */
+export const MAX_URL_CHARS = 2048;
+
+/** The request as an object; `null`/`undefined` mean `{}` (behaviour.md §0.1). */
+export function asObject(req: unknown): Record<string, unknown> {
+  if (req === null || req === undefined) return {};
+  if (typeof req !== 'object' || Array.isArray(req)) throw bad('request body must be a JSON object');
+  return req as Record<string, unknown>;
+}
+
+/** An optional string field; `null` and absent are `undefined`. */
+export function optString(req: Record<string, unknown>, field: string, max = MAX_FIELD_CHARS): string | undefined {
+  const v = req[field];
+  if (v === null || v === undefined) return undefined;
+  if (typeof v !== 'string') throw bad(`${field} must be a string`);
+  if (v.length > max) throw bad(`${field} must be at most ${max} characters`);
+  return v;
+}
+
+/** An optional list of strings (`roles`, `scope`); absent, null and `[]` are `undefined`. */
+export function optStringList(req: Record<string, unknown>, field: string, maxItems = 100): string[] | undefined {
+  const v = req[field];
+  if (v === null || v === undefined) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x.length > MAX_FIELD_CHARS)) {
+    throw bad(`${field} must be a list of strings`);
+  }
+  if (v.length > maxItems) throw bad(`${field} must have at most ${maxItems} entries`);
+  const list = [...new Set((v as string[]).map((x) => x.trim()).filter(Boolean))];
+  return list.length > 0 ? list : undefined;
+}
+
+/** An optional boolean. */
+export function optBool(req: Record<string, unknown>, field: string): boolean | undefined {
+  const v = req[field];
+  if (v === null || v === undefined) return undefined;
+  if (typeof v !== 'boolean') throw bad(`${field} must be a boolean`);
+  return v;
+}
+
+/** `app_data`: a JSON object of at most 16 KiB serialised (behaviour.md §3.1). */
+export function optAppData(req: Record<string, unknown>): Record<string, unknown> | undefined {
+  const v = req.app_data;
+  if (v === null || v === undefined) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw bad('malformed app_data');
+  let json: string;
+  try {
+    json = JSON.stringify(v);
+  } catch {
+    throw bad('malformed app_data');
+  }
+  if (Buffer.byteLength(json, 'utf8') > 16 * 1024) throw bad('app_data too large');
+  return JSON.parse(json) as Record<string, unknown>;
+}
+
+/**
+ * RFC 5322 addr-spec, practical form: a dot-atom local part (≤ 64 chars) and a domain of at least
+ * two DNS labels. Quoted local parts, comments and IP-literal domains are refused: no mailbox
+ * provider issues them and they are a common injection vector.
+ */
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
+const EMAIL_RE = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`);
+
+/** Trims, lower-cases and validates an email (≤ 320 chars). @throws `invalid email address` */
+export function normaliseEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  const at = email.lastIndexOf('@');
+  if (email.length > 320 || at < 1 || at > 64 || !EMAIL_RE.test(email)) throw bad('invalid email address');
+  return email;
+}
+
+const PHONE_RE = /^\+?[0-9]{10,15}$/;
+
+/** Trims and validates a phone number `^\+?[0-9]{10,15}$`. @throws `invalid phone number` */
+export function normalisePhone(raw: string): string {
+  const phone = raw.trim();
+  if (!PHONE_RE.test(phone)) throw bad('invalid phone number');
+  return phone;
+}
+
+export const PASSWORD_LENGTH_MESSAGE = 'password must be between 8 and 128 characters';
+export const STRONG_PASSWORD_MESSAGE =
+  'password is not valid. It needs to be at least 8 characters long and contain at least one number, one uppercase letter, one lowercase letter and one special character';
+
+/**
+ * The password policy (behaviour.md §3.1): 8–128 characters (Unicode code points), and with
+ * `--enable-strong-password` an ASCII upper, an ASCII lower, a digit and one other character.
+ */
+export function checkPasswordPolicy(password: string, strong: boolean): void {
+  const length = [...password].length;
+  if (length < 8 || length > 128) throw bad(PASSWORD_LENGTH_MESSAGE);
+  if (!strong) return;
+  const ok = /[A-Z]/.test(password) && /[a-z]/.test(password) && /[0-9]/.test(password) && /[^A-Za-z0-9]/.test(password);
+  if (!ok) throw bad(STRONG_PASSWORD_MESSAGE);
+}
+
+/** One `required_relations` entry (behaviour.md §7.4). */
+export interface RequiredRelation {
+  relation: string;
+  object: string;
+}
+
+/** `required_relations`: 0–100 `{relation, object}`, neither blank. */
+export function parseRequiredRelations(req: Record<string, unknown>): RequiredRelation[] {
+  const v = req.required_relations;
+  if (v === null || v === undefined) return [];
+  if (!Array.isArray(v)) throw bad('required_relations must be a list');
+  if (v.length > 100) throw bad('required_relations must have at most 100 entries');
+  return v.map((e) => {
+    const entry = e as Record<string, unknown> | null;
+    const relation = entry && typeof entry === 'object' ? entry.relation : undefined;
+    const object = entry && typeof entry === 'object' ? entry.object : undefined;
+    if (typeof relation !== 'string' || typeof object !== 'string' || !relation.trim() || !object.trim()) {
+      throw bad('each required relation needs relation and object');
+    }
+    return { relation: relation.trim(), object: object.trim() };
+  });
+}

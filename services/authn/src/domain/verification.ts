@@ -1,0 +1,111 @@
+/**
+ * @module @gatehouse/authn/domain/verification
+ * Emailed verification links (behaviour.md §2.1): an opaque 256-bit token, only its SHA-256
+ * stored, 30 min, single use; a new one supersedes the previous one of the same purpose for the
+ * address; at most one link mail per address and purpose per 60 s (§10, silent).
+ */
+import { randomUUID } from 'node:crypto';
+import { AppError } from '@gatehouse/errors';
+import { randomToken, sha256Hex } from '@gatehouse/crypto';
+import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/storage.ts';
+import type { AuthnContext } from './deps.ts';
+import { queueLinkEmail } from './email-job.ts';
+import { toWireUser } from './user.ts';
+
+/** Link lifetime in seconds (behaviour.md §2.1). */
+export const LINK_TTL_SECONDS = 30 * 60;
+/** `invite_member` links live 72 h (behaviour.md §2.1). */
+export const INVITE_TTL_SECONDS = 72 * 3600;
+/** At most one link mail per address and purpose in this many seconds (behaviour.md §10). */
+export const LINK_MAIL_INTERVAL_SECONDS = 60;
+
+export interface LinkRequest {
+  purpose: VerificationPurpose;
+  /** the user the link is for (its email is the recipient unless `email` is given) */
+  user: UserRecord;
+  /** recipient; defaults to `user.email` */
+  email?: string;
+  redirectUri: string | null;
+  state?: string | null;
+  scope?: string[] | null;
+  roles?: string[] | null;
+  /** builds the mailed URL from the token */
+  linkOf(token: string, request: VerificationRequestRecord): string;
+}
+
+/**
+ * Issues a link inside `tx`: stores the hashed token (superseding the previous one) and queues the
+ * `email.send` job in the same transaction. Returns null, and does nothing, when a link of this
+ * purpose went to the address less than 60 s ago (behaviour.md §10: silent).
+ */
+export async function issueLink(c: AuthnContext, tx: AuthnTx, req: LinkRequest): Promise<{ token: string; request: VerificationRequestRecord } | null> {
+  const email = req.email ?? req.user.email;
+  if (!email) throw new Error('issueLink: the user has no email address');
+  const now = c.now();
+  const last = await tx.verifications.lastIssuedAt(email, req.purpose);
+  if (last !== null && now - last < LINK_MAIL_INTERVAL_SECONDS) {
+    c.logger.debug({ purpose: req.purpose }, 'link mail suppressed: one per address and purpose per 60 s');
+    return null;
+  }
+  const token = randomToken(32);
+  const request: VerificationRequestRecord = {
+    id: randomUUID(),
+    identifier: req.purpose,
+    email,
+    tokenHash: sha256Hex(token),
+    expiresAt: now + (req.purpose === 'invite_member' ? INVITE_TTL_SECONDS : LINK_TTL_SECONDS),
+    redirectUri: req.redirectUri,
+    state: req.state ?? null,
+    scope: req.scope && req.scope.length > 0 ? req.scope : null,
+    roles: req.roles && req.roles.length > 0 ? req.roles : null,
+    userId: req.user.id,
+    consumedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await tx.verifications.issue(request);
+  queueLinkEmail(tx.events, req.purpose, email, toWireUser(req.user), req.linkOf(token, request));
+  return { token, request };
+}
+
+/** `<url>/verify_email?token=…&redirect_uri=…[&state=…&scope=…&roles=…]` (behaviour.md §3.2, §3.4). */
+export function verifyEmailLink(url: string, token: string, r: Pick<VerificationRequestRecord, 'redirectUri' | 'state' | 'scope' | 'roles'>): string {
+  const q = new URLSearchParams({ token, redirect_uri: r.redirectUri ?? `${url}/app` });
+  if (r.state) q.set('state', r.state);
+  if (r.scope && r.scope.length > 0) q.set('scope', r.scope.join(' '));
+  if (r.roles && r.roles.length > 0) q.set('roles', r.roles.join(','));
+  return `${url}/verify_email?${q.toString()}`;
+}
+
+/** `<redirect>?token=…` (or `&token=…` when the redirect already has a query; behaviour.md §3.4). */
+export function resetPasswordLink(redirect: string, token: string): string {
+  const u = new URL(redirect);
+  u.searchParams.set('token', token);
+  return u.toString();
+}
+
+/** The mailed URL for a request of `purpose` (used when a link is re-sent). */
+export function linkFor(url: string, token: string, r: VerificationRequestRecord): string {
+  if (r.identifier === 'forgot_password') return resetPasswordLink(r.redirectUri ?? `${url}/app/reset-password`, token);
+  if (r.identifier === 'invite_member') {
+    return `${url}/app/setup-password?${new URLSearchParams({ token, redirect_uri: r.redirectUri ?? `${url}/app` }).toString()}`;
+  }
+  return verifyEmailLink(url, token, r);
+}
+
+/**
+ * Finds a redeemable request: known token, one of `purposes`, unconsumed, unexpired.
+ * @throws AppError `invalid_argument` `message` otherwise
+ */
+export async function findRedeemable(c: AuthnContext, tx: AuthnTx, token: string | undefined, purposes: readonly VerificationPurpose[], message: string): Promise<VerificationRequestRecord> {
+  const invalid = new AppError('invalid_argument', message);
+  if (!token || token.trim() === '') throw invalid;
+  const r = await tx.verifications.findByTokenHash(sha256Hex(token.trim()));
+  if (!r || !purposes.includes(r.identifier) || r.consumedAt !== null || r.expiresAt <= c.now()) throw invalid;
+  return r;
+}
+
+/** The user a request belongs to: by id, else by address. */
+export async function userOf(tx: AuthnTx, r: VerificationRequestRecord): Promise<UserRecord | null> {
+  return r.userId ? tx.users.findById(r.userId) : tx.users.findByEmail(r.email);
+}

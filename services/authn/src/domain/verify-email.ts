@@ -1,0 +1,125 @@
+/**
+ * @module @gatehouse/authn/domain/verify-email
+ * `verify_email` and its link target `GET /verify_email` (behaviour.md §3.4): redeem a
+ * `basic_auth_signup`, `magic_link_login`, `update_email` or `invite_member` token, mark the address
+ * verified, and log the user in. The MFA gate (§4.1) is not wired in this release: tokens are issued.
+ */
+import { AppError, toAppError } from '@gatehouse/errors';
+import type { CallContext } from '@gatehouse/rpc';
+import type { UserRecord, VerificationPurpose } from '../storage/storage.ts';
+import type { AuthResponse } from './auth-response.ts';
+import type { AuthnContext } from './deps.ts';
+import { openSessionAndRespond } from './issue.ts';
+import { MFA_LOCKED_MESSAGE } from './login.ts';
+import { checkRedirectUri } from './redirect.ts';
+import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
+import { addSignupMethod, isRevoked, toWireUser } from './user.ts';
+import { asObject, MAX_URL_CHARS, optString } from './validation.ts';
+import { findRedeemable, userOf } from './verification.ts';
+
+export const EMAIL_VERIFIED = 'Email verified successfully.';
+export const INVALID_VERIFICATION_TOKEN = 'invalid verification token';
+export const USER_REVOKED = 'user access has been revoked';
+const PURPOSES: readonly VerificationPurpose[] = ['basic_auth_signup', 'magic_link_login', 'update_email', 'invite_member'];
+const MAX_TOKEN_CHARS = 512;
+
+/** Roles and scope a link may carry in its query (space or comma separated). */
+interface LinkGrant {
+  roles?: string[];
+  scope?: string[];
+}
+
+/**
+ * Redeems `token`: checks it, applies the verification (and, for `update_email`, the new address;
+ * for a magic link, the requested roles and the `magic_link_login` signup method), consumes it,
+ * then issues tokens and session cookies and emits `user.login`.
+ * @throws AppError `invalid_argument` `invalid verification token`; `failed_precondition`
+ *   `user access has been revoked` or the MFA-lock message; `invalid_argument` `invalid roles`
+ */
+async function redeem(c: AuthnContext, ctx: CallContext, token: string | undefined, fromLink: LinkGrant): Promise<AuthResponse> {
+  const o = c.options;
+  const now = c.now();
+  const { user, request, roles } = await c.users.transaction(async (tx) => {
+    const r = await findRedeemable(c, tx, token, PURPOSES, INVALID_VERIFICATION_TOKEN);
+    const u = await userOf(tx, r);
+    if (!u) throw new AppError('invalid_argument', INVALID_VERIFICATION_TOKEN);
+    if (isRevoked(u)) throw new AppError('failed_precondition', USER_REVOKED);
+    // update_email: the link is for the address the user changed to; a later change makes it stale
+    if (u.email !== r.email) throw new AppError('invalid_argument', INVALID_VERIFICATION_TOKEN);
+    if (!(await tx.verifications.consume(r.id, now))) throw new AppError('invalid_argument', INVALID_VERIFICATION_TOKEN);
+    const next: UserRecord = { ...u, emailVerifiedAt: u.emailVerifiedAt ?? now, updatedAt: now };
+    if (r.identifier === 'magic_link_login') {
+      // behaviour.md §3.4: requested non-protected roles are added to an existing user
+      const extra = (r.roles ?? []).filter((role) => o.roles.includes(role) && !o.protectedRoles.includes(role) && !next.roles.includes(role));
+      next.roles = [...next.roles, ...extra];
+      next.signupMethods = addSignupMethod(next.signupMethods, 'magic_link_login');
+    }
+    // refused roles roll the whole redemption back: the token stays usable
+    const granted = grantedRoles(o, next.roles, r.roles ?? fromLink.roles);
+    await tx.users.update(next);
+    return { user: next, request: r, roles: granted };
+  });
+  // login step 7, then tokens (the §4.1 gate is not part of this release)
+  if (user.mfaLockedAt !== null) throw new AppError('failed_precondition', MFA_LOCKED_MESSAGE);
+  const loginMethod = request.identifier === 'magic_link_login' ? 'magic_link_login' : 'basic_auth';
+  const scope = request.scope ?? fromLink.scope ?? [...DEFAULT_SCOPE];
+  const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod, roles, scope, authTime: now }, EMAIL_VERIFIED);
+  await c.users.transaction(async (tx) => {
+    tx.events.emit('user.login', { user: toWireUser(user), login_method: loginMethod });
+  });
+  return response;
+}
+
+/** `POST /v1/verify_email` `{token, state}` → AuthResponse `Email verified successfully.` with tokens and cookies. */
+export async function verifyEmail(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<AuthResponse> {
+  const req = asObject(raw);
+  const token = optString(req, 'token', MAX_TOKEN_CHARS);
+  optString(req, 'state', MAX_URL_CHARS);
+  return redeem(c, ctx, token, {});
+}
+
+const splitList = (v: string | undefined): string[] | undefined => {
+  const list = (v ?? '').split(/[\s,]+/).filter(Boolean);
+  return list.length > 0 ? [...new Set(list)] : undefined;
+};
+
+/**
+ * The link target `GET /verify_email?token&redirect_uri&state&roles&scope` (behaviour.md §3.4):
+ * `{redirect_url}` for a 302. Success: `redirect_uri` (validated per §3.1, default `<url>/app`)
+ * with `access_token`, `token_type=bearer`, `expires_in`, `id_token`, `state` (only when given) and
+ * `refresh_token` (only with `offline_access`) in the query; session cookies go to `ctx.setCookies`.
+ * Failure: the same target with `error` (the error code) and `error_description` (its message);
+ * an unusable `redirect_uri` falls back to `<url>/app`. Never throws for a refusal.
+ */
+export async function verifyEmailLinkTarget(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<{ redirect_url: string }> {
+  const o = c.options;
+  let target = `${o.url}/app`;
+  let state: string | undefined;
+  const q = new URLSearchParams();
+  try {
+    const req = asObject(raw);
+    const token = optString(req, 'token', MAX_TOKEN_CHARS);
+    state = optString(req, 'state', MAX_URL_CHARS) || undefined;
+    target = checkRedirectUri(o, optString(req, 'redirect_uri', MAX_URL_CHARS));
+    const grant: LinkGrant = {};
+    const roles = splitList(optString(req, 'roles', MAX_URL_CHARS));
+    const scope = splitList(optString(req, 'scope', MAX_URL_CHARS));
+    if (roles) grant.roles = roles;
+    if (scope) grant.scope = scope;
+    const res = await redeem(c, ctx, token, grant);
+    q.set('access_token', res.access_token ?? '');
+    q.set('token_type', 'bearer');
+    q.set('expires_in', String(res.expires_in ?? 0));
+    q.set('id_token', res.id_token ?? '');
+    if (res.refresh_token) q.set('refresh_token', res.refresh_token);
+  } catch (err) {
+    const e = toAppError(err);
+    if (e.code === 'internal' || e.code === 'unavailable') c.logger.error({ err }, 'verify_email link failed');
+    q.set('error', e.code);
+    q.set('error_description', e.message);
+  }
+  if (state !== undefined) q.set('state', state);
+  const u = new URL(target);
+  for (const [k, v] of q) u.searchParams.set(k, v);
+  return { redirect_url: u.toString() };
+}

@@ -1,0 +1,48 @@
+/**
+ * @module authn/graphql/resolvers
+ * Binds the authn subgraph's root fields to the same handlers the gRPC server uses
+ * (ARCHITECTURE §3), and the deprecated operations to their fixed errors (graphql.md §1.3).
+ */
+import type { GraphQLSchema } from 'graphql';
+import { alwaysFails, bindResolvers, buildSubgraph, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
+import { authnTypeDefs } from './schema.ts';
+
+const p = (rpc: string) => ({ rpc, arg: 'params' });
+const none = (rpc: string) => ({ rpc, arg: null });
+
+/** Builds the authn subgraph schema over `handlers` (proto method name → handler). */
+export function createAuthnSubgraph(handlers: HandlerMap): GraphQLSchema {
+  const resolvers = bindResolvers(serviceDescriptor('authn'), handlers, {
+    Query: {
+      meta: none('Meta'),
+      session: p('Session'),
+      profile: none('Profile'),
+      validate_jwt_token: p('ValidateJwtToken'),
+      validate_session: p('ValidateSession'),
+      _users: p('Users'),
+      _user: p('User'),
+      _verification_requests: p('VerificationRequests'),
+    },
+    Mutation: {
+      signup: p('Signup'),
+      login: p('Login'),
+      magic_link_login: p('MagicLinkLogin'),
+      logout: none('Logout'),
+      update_profile: p('UpdateProfile'),
+      verify_email: p('VerifyEmail'),
+      resend_verify_email: p('ResendVerifyEmail'),
+      forgot_password: p('ForgotPassword'),
+      reset_password: p('ResetPassword'),
+      revoke: p('Revoke'),
+      deactivate_account: none('DeactivateAccount'),
+      _delete_user: p('DeleteUser'),
+      _update_user: p('UpdateUser'),
+      _revoke_access: { rpc: 'RevokeAccess', arg: 'param' },
+      _enable_access: { rpc: 'EnableAccess', arg: 'param' },
+      _invite_members: p('InviteMembers'),
+    },
+  });
+  resolvers.Mutation!.mobile_signup = alwaysFails('unimplemented', 'deprecated, use signup with mobile phone_number');
+  resolvers.Mutation!.mobile_login = alwaysFails('unimplemented', 'deprecated, use login with mobile phone_number');
+  return buildSubgraph(authnTypeDefs, resolvers);
+}

@@ -1,0 +1,7 @@
+import { createMemoryAuthnStorage } from './memory.ts';
+import { runAuthnStorageSuite } from './storage.suite.ts';
+
+runAuthnStorageSuite('memory', async () => {
+  const s = createMemoryAuthnStorage();
+  return { users: s.users, lockout: s.lockout, publishedEvents: async () => s.published };
+});

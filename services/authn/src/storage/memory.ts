@@ -1,0 +1,144 @@
+/**
+ * @module @gatehouse/authn/storage/memory
+ * In-memory storage for unit tests; passes storage.suite.ts. Transactions are serialised and roll
+ * back by restoring a snapshot; events reach `published` only after commit.
+ */
+import type { AuthnTx, LoginLockout, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './storage.ts';
+
+export interface PublishedEvent {
+  name: string;
+  data: unknown;
+}
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+export interface MemoryAuthnStorage {
+  users: UserRepository;
+  lockout: LoginLockout;
+  /** committed events in commit order */
+  published: PublishedEvent[];
+  /** committed verification requests (copies), in creation order */
+  verificationRequests(): VerificationRequestRecord[];
+}
+
+export function createMemoryAuthnStorage(): MemoryAuthnStorage {
+  let users = new Map<string, UserRecord>();
+  let verifications = new Map<string, VerificationRequestRecord>();
+  const published: PublishedEvent[] = [];
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const find = (pred: (u: UserRecord) => boolean): UserRecord | null => {
+    for (const u of users.values()) if (pred(u)) return clone(u);
+    return null;
+  };
+  const reader = {
+    async findById(id: string) {
+      const u = users.get(id);
+      return u ? clone(u) : null;
+    },
+    async findByEmail(email: string) {
+      return find((u) => u.email === email);
+    },
+    async findByPhone(phone: string) {
+      return find((u) => u.phoneNumber === phone);
+    },
+  };
+
+  const repo: UserRepository = {
+    ...reader,
+    transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {
+      const run = async (): Promise<T> => {
+        const snapshot = new Map([...users].map(([k, v]) => [k, clone(v)]));
+        const vSnapshot = new Map([...verifications].map(([k, v]) => [k, clone(v)]));
+        const pending: PublishedEvent[] = [];
+        const tx: AuthnTx = {
+          users: {
+            ...reader,
+            // transactions are already serialised by `queue`
+            async lockIdentifier() {},
+            async create(u) {
+              if (users.has(u.id)) throw new Error(`duplicate user id ${u.id}`);
+              users.set(u.id, clone(u));
+            },
+            async update(u) {
+              if (!users.has(u.id)) throw new Error(`unknown user id ${u.id}`);
+              users.set(u.id, clone(u));
+            },
+          },
+          verifications: verificationStore(),
+          events: { emit: (name, data) => void pending.push({ name, data: clone(data) }) },
+        };
+        try {
+          const out = await fn(tx);
+          published.push(...pending);
+          return out;
+        } catch (err) {
+          users = snapshot;
+          verifications = vSnapshot;
+          throw err;
+        }
+      };
+      const result = queue.then(run, run);
+      queue = result.catch(() => undefined);
+      return result;
+    },
+  };
+
+  function verificationStore(): VerificationStore {
+    return {
+      async issue(r) {
+        if (verifications.has(r.id)) throw new Error(`duplicate verification request id ${r.id}`);
+        for (const v of verifications.values()) {
+          if (v.email === r.email && v.identifier === r.identifier && v.consumedAt === null) {
+            v.consumedAt = r.createdAt;
+            v.updatedAt = r.createdAt;
+          }
+        }
+        verifications.set(r.id, clone(r));
+      },
+      async findByTokenHash(hash) {
+        for (const v of verifications.values()) if (v.tokenHash === hash) return clone(v);
+        return null;
+      },
+      async findPending(email, identifier) {
+        let found: VerificationRequestRecord | null = null;
+        for (const v of verifications.values()) {
+          if (v.email === email && v.identifier === identifier && v.consumedAt === null && (!found || v.createdAt >= found.createdAt)) found = v;
+        }
+        return found ? clone(found) : null;
+      },
+      async lastIssuedAt(email, identifier) {
+        let at: number | null = null;
+        for (const v of verifications.values()) {
+          if (v.email === email && v.identifier === identifier && (at === null || v.createdAt > at)) at = v.createdAt;
+        }
+        return at;
+      },
+      async consume(id, at) {
+        const v = verifications.get(id);
+        if (!v || v.consumedAt !== null) return false;
+        v.consumedAt = at;
+        v.updatedAt = at;
+        return true;
+      },
+    };
+  }
+
+  const failures = new Map<string, number[]>();
+  const lockout: LoginLockout = {
+    async recordFailure(key, at, pruneBefore) {
+      const list = (failures.get(key) ?? []).filter((t) => pruneBefore === undefined || t >= pruneBefore);
+      list.push(at);
+      list.sort((a, b) => a - b);
+      failures.set(key, list);
+    },
+    async failuresSince(key, since) {
+      return (failures.get(key) ?? []).filter((t) => t >= since);
+    },
+    async clear(key) {
+      failures.delete(key);
+    },
+  };
+
+  return { users: repo, lockout, published, verificationRequests: () => [...verifications.values()].map(clone) };
+}

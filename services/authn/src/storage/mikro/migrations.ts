@@ -1,0 +1,96 @@
+/**
+ * @module @gatehouse/authn/storage/mikro/migrations
+ * authn's migrations (libs/db contract: `{ name, up(ctx) }`, applied once, never edited).
+ * Email and phone are indexed but not unique: uniqueness is the application's (spec §2, §9).
+ */
+import type { MigrationDefinition } from '@gatehouse/db';
+
+export const authnMigrations: MigrationDefinition[] = [
+  {
+    name: '0001_authn_users',
+    async up({ ddl }) {
+      await ddl.createTable('authn_users', [
+        { name: 'id', type: 'uuid', primary: true },
+        { name: 'email', type: 'string', length: 320, nullable: true },
+        { name: 'email_verified_at', type: 'bigint', nullable: true },
+        { name: 'password_hash', type: 'text', nullable: true },
+        { name: 'signup_methods', type: 'string' },
+        { name: 'given_name', type: 'string', length: 256, nullable: true },
+        { name: 'family_name', type: 'string', length: 256, nullable: true },
+        { name: 'middle_name', type: 'string', length: 256, nullable: true },
+        { name: 'nickname', type: 'string', length: 256, nullable: true },
+        { name: 'gender', type: 'string', length: 256, nullable: true },
+        { name: 'birthdate', type: 'string', length: 256, nullable: true },
+        { name: 'picture', type: 'text', nullable: true },
+        { name: 'phone_number', type: 'string', length: 64, nullable: true },
+        { name: 'phone_number_verified_at', type: 'bigint', nullable: true },
+        { name: 'roles', type: 'text' },
+        { name: 'created_at', type: 'bigint' },
+        { name: 'updated_at', type: 'bigint' },
+        { name: 'revoked_timestamp', type: 'bigint', nullable: true },
+        { name: 'deactivated_at', type: 'bigint', nullable: true },
+        { name: 'is_multi_factor_auth_enabled', type: 'boolean', nullable: true },
+        { name: 'has_skipped_mfa_setup_at', type: 'bigint', nullable: true },
+        { name: 'mfa_locked_at', type: 'bigint', nullable: true },
+        { name: 'app_data', type: 'text', nullable: true },
+      ]);
+      await ddl.createIndex('authn_users', 'authn_users_email_idx', ['email']);
+      await ddl.createIndex('authn_users', 'authn_users_phone_number_idx', ['phone_number']);
+      await ddl.createIndex('authn_users', 'authn_users_created_at_idx', ['created_at', 'id']);
+    },
+  },
+  {
+    name: '0002_authn_sessions',
+    async up({ ddl }) {
+      await ddl.createTable('authn_sessions', [
+        { name: 'id', type: 'uuid', primary: true },
+        { name: 'user_id', type: 'uuid' },
+        { name: 'handle_hash', type: 'string', length: 64 },
+        { name: 'login_method', type: 'string', length: 64 },
+        { name: 'roles', type: 'text' },
+        { name: 'scope', type: 'text' },
+        { name: 'auth_time', type: 'bigint' },
+        { name: 'expires_at', type: 'bigint' },
+        { name: 'refresh_token_id', type: 'string', length: 64, nullable: true },
+        { name: 'created_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_sessions', 'authn_sessions_handle_hash_idx', ['handle_hash']);
+      await ddl.createIndex('authn_sessions', 'authn_sessions_user_id_idx', ['user_id']);
+      await ddl.createIndex('authn_sessions', 'authn_sessions_expires_at_idx', ['expires_at']);
+    },
+  },
+  {
+    name: '0003_authn_login_failures',
+    async up({ ddl }) {
+      await ddl.createTable('authn_login_failures', [
+        { name: 'seq', type: 'serial' },
+        { name: 'lockout_key', type: 'string', length: 64 },
+        { name: 'failed_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_login_failures', 'authn_login_failures_key_idx', ['lockout_key', 'failed_at']);
+    },
+  },
+  {
+    name: '0004_authn_verification_requests',
+    async up({ ddl }) {
+      await ddl.createTable('authn_verification_requests', [
+        { name: 'id', type: 'uuid', primary: true },
+        { name: 'identifier', type: 'string', length: 32 },
+        { name: 'email', type: 'string', length: 320 },
+        { name: 'token_hash', type: 'string', length: 64 },
+        { name: 'expires_at', type: 'bigint' },
+        { name: 'redirect_uri', type: 'text', nullable: true },
+        { name: 'state', type: 'text', nullable: true },
+        { name: 'scope', type: 'text', nullable: true },
+        { name: 'roles', type: 'text', nullable: true },
+        { name: 'user_id', type: 'uuid', nullable: true },
+        { name: 'consumed_at', type: 'bigint', nullable: true },
+        { name: 'created_at', type: 'bigint' },
+        { name: 'updated_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_verification_requests', 'authn_verification_requests_token_hash_idx', ['token_hash'], { unique: true });
+      await ddl.createIndex('authn_verification_requests', 'authn_verification_requests_email_idx', ['email', 'identifier', 'created_at']);
+      await ddl.createIndex('authn_verification_requests', 'authn_verification_requests_created_at_idx', ['created_at', 'id']);
+    },
+  },
+];

@@ -1,0 +1,57 @@
+/**
+ * @module @gatehouse/authn/storage/mikro/sessions
+ * SessionStore on the `authn_sessions` table (used when `--redis-url` is unset, behaviour.md §1.3).
+ * Expired rows read as absent; a user's expired rows are pruned when they open a new session.
+ */
+import type { EntityManager } from '@mikro-orm/core';
+import type { Database } from '@gatehouse/db';
+import type { SessionRecord, SessionStore } from '@gatehouse/auth';
+import { SessionEntity } from './entities.ts';
+
+type Row = Record<string, unknown>;
+
+const toRecord = (r: Row): SessionRecord => ({
+  id: String(r.id),
+  userId: String(r.userId),
+  handleHash: String(r.handleHash),
+  loginMethod: String(r.loginMethod),
+  roles: JSON.parse(String(r.roles)) as string[],
+  scope: JSON.parse(String(r.scope)) as string[],
+  authTime: Number(r.authTime),
+  expiresAt: Number(r.expiresAt),
+  refreshTokenId: (r.refreshTokenId as string | null) ?? null,
+  createdAt: Number(r.createdAt),
+});
+
+const toRow = (s: SessionRecord): Row => ({ ...s, refreshTokenId: s.refreshTokenId ?? null, roles: JSON.stringify(s.roles), scope: JSON.stringify(s.scope) });
+
+export function createMikroSessionStore(db: Database, options: { clock?: () => number } = {}): SessionStore {
+  const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
+  const em = (): EntityManager => db.fork();
+  const live = async (where: Row): Promise<SessionRecord | null> => {
+    const row = await em().findOne(SessionEntity as never, { ...where, expiresAt: { $gt: clock() } } as never, { disableIdentityMap: true } as never);
+    return row ? toRecord(row as Row) : null;
+  };
+  return {
+    async create(s) {
+      await db.transactional(async (tx) => {
+        await tx.nativeDelete(SessionEntity as never, { userId: s.userId, expiresAt: { $lte: clock() } } as never);
+        tx.persist(tx.create(SessionEntity as never, toRow(s) as never));
+      });
+    },
+    get: (id) => live({ id }),
+    findByHandleHash: (handleHash) => live({ handleHash }),
+    async delete(id) {
+      await em().nativeDelete(SessionEntity as never, { id } as never);
+    },
+    async deleteAllForUser(userId, exceptId) {
+      const where: Row = exceptId === undefined ? { userId } : { userId, id: { $ne: exceptId } };
+      const all = await em().nativeDelete(SessionEntity as never, where as never);
+      return all;
+    },
+    async update(s) {
+      const { id, ...rest } = toRow(s);
+      await em().nativeUpdate(SessionEntity as never, { id } as never, rest as never);
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * @module @gatehouse/authn/storage/mikro/users
+ * UserRepository on MikroORM: reads on a fresh fork, writes and outbox rows in one
+ * `db.transactional` (ARCHITECTURE §4).
+ */
+import { DeadlockException, LockWaitTimeoutException, type EntityManager } from '@mikro-orm/core';
+import type { Database } from '@gatehouse/db';
+import { newEnvelope } from '@gatehouse/bus';
+import { AppError } from '@gatehouse/errors';
+import type { AuthnTx, UserReader, UserRecord, UserRepository } from '../storage.ts';
+import { UserEntity } from './entities.ts';
+import { createMikroVerificationStore } from './verifications.ts';
+
+type Row = Record<string, unknown>;
+
+const MAX_ATTEMPTS = 3;
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export function toRecord(r: Row): UserRecord {
+  return {
+    id: String(r.id),
+    email: (r.email as string | null) ?? null,
+    emailVerifiedAt: num(r.emailVerifiedAt),
+    passwordHash: (r.passwordHash as string | null) ?? null,
+    signupMethods: String(r.signupMethods),
+    givenName: (r.givenName as string | null) ?? null,
+    familyName: (r.familyName as string | null) ?? null,
+    middleName: (r.middleName as string | null) ?? null,
+    nickname: (r.nickname as string | null) ?? null,
+    gender: (r.gender as string | null) ?? null,
+    birthdate: (r.birthdate as string | null) ?? null,
+    picture: (r.picture as string | null) ?? null,
+    phoneNumber: (r.phoneNumber as string | null) ?? null,
+    phoneNumberVerifiedAt: num(r.phoneNumberVerifiedAt),
+    roles: JSON.parse(String(r.roles ?? '[]')) as string[],
+    createdAt: Number(r.createdAt),
+    updatedAt: Number(r.updatedAt),
+    revokedTimestamp: num(r.revokedTimestamp),
+    deactivatedAt: num(r.deactivatedAt),
+    isMultiFactorAuthEnabled: r.isMultiFactorAuthEnabled === null || r.isMultiFactorAuthEnabled === undefined ? null : Boolean(r.isMultiFactorAuthEnabled),
+    hasSkippedMfaSetupAt: num(r.hasSkippedMfaSetupAt),
+    mfaLockedAt: num(r.mfaLockedAt),
+    appData: r.appData === null || r.appData === undefined ? null : (JSON.parse(String(r.appData)) as Record<string, unknown>),
+  };
+}
+
+export function toRow(u: UserRecord): Row {
+  return { ...u, roles: JSON.stringify(u.roles), appData: u.appData === null ? null : JSON.stringify(u.appData) };
+}
+
+function reader(em: () => EntityManager): UserReader {
+  const one = async (where: Row): Promise<UserRecord | null> => {
+    const row = await em().findOne(UserEntity as never, where as never, { disableIdentityMap: true } as never);
+    return row ? toRecord(row as Row) : null;
+  };
+  return {
+    findById: (id) => one({ id }),
+    findByEmail: (email) => one({ email }),
+    findByPhone: (phoneNumber) => one({ phoneNumber }),
+  };
+}
+
+/**
+ * @param clock Unix seconds for the envelopes' `occurredAt`
+ */
+export function createMikroUserRepository(db: Database, options: { clock?: () => number } = {}): UserRepository {
+  const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
+  const repo: UserRepository = {
+    ...reader(() => db.fork()),
+    async transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {
+      // InnoDB resolves two inserts into one locked gap with a deadlock: the loser reruns and then
+      // sees the winner's row (behaviour.md §0.2 `aborted` only if it keeps losing)
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once(fn);
+        } catch (err) {
+          if (!(err instanceof DeadlockException || err instanceof LockWaitTimeoutException)) throw err;
+          if (attempt >= MAX_ATTEMPTS) throw new AppError('aborted', 'concurrent update, please retry', { cause: err });
+        }
+      }
+    },
+  };
+
+  function once<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {
+      return db.transactional(async (em) => {
+        const tx: AuthnTx = {
+          users: {
+            // inside the transaction: the identity map lets reads see this transaction's writes (auto-flush)
+            async findById(id) {
+              const row = await em.findOne(UserEntity as never, { id } as never);
+              return row ? toRecord(row as Row) : null;
+            },
+            async findByEmail(email) {
+              const row = await em.findOne(UserEntity as never, { email } as never);
+              return row ? toRecord(row as Row) : null;
+            },
+            async findByPhone(phoneNumber) {
+              const row = await em.findOne(UserEntity as never, { phoneNumber } as never);
+              return row ? toRecord(row as Row) : null;
+            },
+            async lockIdentifier(kind, value) {
+              const sqlEm = em as unknown as { execute(sql: string, params: unknown[]): Promise<unknown> };
+              if (db.type === 'postgres') {
+                await sqlEm.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`authn:${kind}:${value}`]);
+              } else if (db.type === 'mysql' || db.type === 'mariadb') {
+                // a locking read takes a next-key/gap lock on the index even when no row matches
+                await sqlEm.execute(`select id from authn_users where ${kind === 'email' ? 'email' : 'phone_number'} = ? for update`, [value]);
+              }
+              // sqlite: libs/db runs one transaction at a time
+            },
+            async create(u) {
+              em.persist(em.create(UserEntity as never, toRow(u) as never));
+              await em.flush();
+            },
+            async update(u) {
+              const row = await em.findOne(UserEntity as never, { id: u.id } as never);
+              if (!row) throw new Error(`unknown user id ${u.id}`);
+              em.assign(row as never, toRow(u) as never);
+              await em.flush();
+            },
+          },
+          verifications: createMikroVerificationStore(em),
+          events: {
+            emit(name, data) {
+              db.outbox.enqueue(em, { ...newEnvelope(name, 'authn', data), occurredAt: clock() });
+            },
+          },
+        };
+        return fn(tx);
+      });
+  }
+
+  return repo;
+}

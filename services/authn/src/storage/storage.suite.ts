@@ -1,0 +1,194 @@
+/**
+ * @module @gatehouse/authn/storage/storage.suite
+ * Conformance suite every authn storage implementation must pass (memory, SQLite, PostgreSQL, MariaDB).
+ */
+import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import type { LoginLockout, UserRecord, UserRepository, VerificationRequestRecord } from './storage.ts';
+
+export interface AuthnStorageHarness {
+  users: UserRepository;
+  lockout: LoginLockout;
+  /** names of committed events, in commit order */
+  publishedEvents(): Promise<Array<{ name: string; data: unknown }>>;
+  close?(): Promise<void>;
+}
+
+/** A complete user record with every field set, for round-trip checks. */
+export function sampleUser(over: Partial<UserRecord> = {}): UserRecord {
+  return {
+    id: randomUUID(), email: `u-${randomUUID().slice(0, 8)}@example.com`, emailVerifiedAt: 1700000000,
+    passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', signupMethods: 'basic_auth',
+    givenName: 'Ada', familyName: 'Lovelace', middleName: 'King', nickname: 'ada', gender: 'female',
+    birthdate: '1815-12-10', picture: 'https://example.com/a.png', phoneNumber: null, phoneNumberVerifiedAt: null,
+    roles: ['user', 'editor'], createdAt: 1700000000, updatedAt: 1700000001, revokedTimestamp: null, deactivatedAt: null,
+    isMultiFactorAuthEnabled: null, hasSkippedMfaSetupAt: null, mfaLockedAt: null,
+    appData: { plan: 'pro', nested: { n: 1, list: [1, 'two'] } },
+    ...over,
+  };
+}
+
+/** A complete verification request, for round-trip checks. */
+export function sampleVerification(over: Partial<VerificationRequestRecord> = {}): VerificationRequestRecord {
+  const id = randomUUID();
+  return {
+    id, identifier: 'magic_link_login', email: 'ada@example.com', tokenHash: id.replace(/-/g, '').padEnd(64, 'a'),
+    expiresAt: 1700001800, redirectUri: 'https://app.example.com/cb', state: 's-1', scope: ['openid', 'offline_access'],
+    roles: ['user'], userId: randomUUID(), consumedAt: null, createdAt: 1700000000, updatedAt: 1700000000,
+    ...over,
+  };
+}
+
+export function runAuthnStorageSuite(name: string, make: () => Promise<AuthnStorageHarness>): void {
+  describe(`authn storage conformance: ${name}`, () => {
+    let h: AuthnStorageHarness;
+    beforeEach(async () => {
+      h = await make();
+    });
+    afterEach(async () => {
+      await h.close?.();
+    });
+
+    it('creates and reads a user by id, email and phone with every field intact', async () => {
+      const u = sampleUser({ phoneNumber: '+4915112345678', phoneNumberVerifiedAt: 1700000002, isMultiFactorAuthEnabled: false, mfaLockedAt: 5, hasSkippedMfaSetupAt: 6, revokedTimestamp: 7, deactivatedAt: 7 });
+      await h.users.transaction(async (tx) => tx.users.create(u));
+      expect(await h.users.findById(u.id)).toEqual(u);
+      expect(await h.users.findByEmail(u.email!)).toEqual(u);
+      expect(await h.users.findByPhone('+4915112345678')).toEqual(u);
+      expect(await h.users.findById(randomUUID())).toBeNull();
+      expect(await h.users.findByEmail('nobody@example.com')).toBeNull();
+      expect(await h.users.findByPhone('+10000000000')).toBeNull();
+    });
+
+    it('stores nulls and empty lists as such', async () => {
+      const u = sampleUser({ email: null, emailVerifiedAt: null, passwordHash: null, givenName: null, familyName: null, middleName: null, nickname: null, gender: null, birthdate: null, picture: null, phoneNumber: '+12025550123', roles: [], appData: null });
+      await h.users.transaction(async (tx) => tx.users.create(u));
+      expect(await h.users.findById(u.id)).toEqual(u);
+    });
+
+    it('updates a user in place', async () => {
+      const u = sampleUser();
+      await h.users.transaction(async (tx) => tx.users.create(u));
+      const changed = { ...u, email: 'new@example.com', roles: ['user'], appData: { a: 1 }, updatedAt: u.updatedAt + 10, revokedTimestamp: 99 };
+      await h.users.transaction(async (tx) => tx.users.update(changed));
+      expect(await h.users.findById(u.id)).toEqual(changed);
+      expect(await h.users.findByEmail(u.email!)).toBeNull();
+    });
+
+    it('sees its own writes inside a transaction', async () => {
+      const u = sampleUser();
+      await h.users.transaction(async (tx) => {
+        await tx.users.create(u);
+        expect(await tx.users.findByEmail(u.email!)).toMatchObject({ id: u.id });
+      });
+    });
+
+    it('commits events with the state change, in order, once', async () => {
+      const u = sampleUser();
+      await h.users.transaction(async (tx) => {
+        await tx.users.create(u);
+        tx.events.emit('user.created', { user_id: u.id });
+        tx.events.emit('user.signup', { user_id: u.id });
+      });
+      expect(await h.publishedEvents()).toEqual([
+        { name: 'user.created', data: { user_id: u.id } },
+        { name: 'user.signup', data: { user_id: u.id } },
+      ]);
+    });
+
+    it('rolls back writes and events when the transaction throws', async () => {
+      const u = sampleUser();
+      await expect(h.users.transaction(async (tx) => {
+        await tx.users.create(u);
+        tx.events.emit('user.created', { user_id: u.id });
+        throw new Error('boom');
+      })).rejects.toThrow('boom');
+      expect(await h.users.findById(u.id)).toBeNull();
+      expect(await h.publishedEvents()).toEqual([]);
+    });
+
+    it('lets only one of many concurrent claims of the same email through lockIdentifier', async () => {
+      const email = `race-${randomUUID().slice(0, 8)}@example.com`;
+      const attempt = () => h.users.transaction(async (tx) => {
+        await tx.users.lockIdentifier('email', email);
+        if (await tx.users.findByEmail(email)) return 'taken';
+        await tx.users.create(sampleUser({ email }));
+        tx.events.emit('user.created', { email });
+        return 'created';
+      });
+      const results = await Promise.all(Array.from({ length: 6 }, attempt));
+      expect(results.filter((r) => r === 'created')).toHaveLength(1);
+      expect(results.filter((r) => r === 'taken')).toHaveLength(5);
+      expect((await h.publishedEvents()).map((e) => e.name)).toEqual(['user.created']);
+    });
+
+    it('stores verification requests with every field and finds them by token hash', async () => {
+      const v = sampleVerification();
+      const bare = sampleVerification({ identifier: 'basic_auth_signup', email: 'bob@example.com', redirectUri: null, state: null, scope: null, roles: null, userId: null });
+      await h.users.transaction(async (tx) => {
+        await tx.verifications.issue(v);
+        await tx.verifications.issue(bare);
+      });
+      const read = await h.users.transaction((tx) => Promise.all([
+        tx.verifications.findByTokenHash(v.tokenHash), tx.verifications.findByTokenHash(bare.tokenHash), tx.verifications.findByTokenHash('0'.repeat(64)),
+      ]));
+      expect(read).toEqual([v, bare, null]);
+    });
+
+    it('supersedes the unconsumed request of the same address and purpose only', async () => {
+      const first = sampleVerification({ identifier: 'forgot_password', createdAt: 100, updatedAt: 100 });
+      const otherPurpose = sampleVerification({ identifier: 'basic_auth_signup', createdAt: 100, updatedAt: 100 });
+      const otherEmail = sampleVerification({ identifier: 'forgot_password', email: 'eve@example.com', createdAt: 100, updatedAt: 100 });
+      const second = sampleVerification({ identifier: 'forgot_password', createdAt: 160, updatedAt: 160 });
+      await h.users.transaction(async (tx) => {
+        for (const v of [first, otherPurpose, otherEmail]) await tx.verifications.issue(v);
+      });
+      await h.users.transaction(async (tx) => {
+        expect(await tx.verifications.findPending('ada@example.com', 'forgot_password')).toEqual(first);
+        await tx.verifications.issue(second);
+      });
+      await h.users.transaction(async (tx) => {
+        expect(await tx.verifications.findByTokenHash(first.tokenHash)).toMatchObject({ consumedAt: 160, updatedAt: 160 });
+        expect(await tx.verifications.findPending('ada@example.com', 'forgot_password')).toEqual(second);
+        expect(await tx.verifications.findPending('ada@example.com', 'basic_auth_signup')).toEqual(otherPurpose);
+        expect(await tx.verifications.findPending('eve@example.com', 'forgot_password')).toEqual(otherEmail);
+        expect(await tx.verifications.findPending('ada@example.com', 'update_email')).toBeNull();
+        expect(await tx.verifications.lastIssuedAt('ada@example.com', 'forgot_password')).toBe(160);
+        expect(await tx.verifications.lastIssuedAt('nobody@example.com', 'forgot_password')).toBeNull();
+      });
+    });
+
+    it('consumes a request once, even under concurrent redemptions', async () => {
+      const v = sampleVerification();
+      await h.users.transaction((tx) => tx.verifications.issue(v));
+      const results = await Promise.all(Array.from({ length: 5 }, () => h.users.transaction((tx) => tx.verifications.consume(v.id, 500))));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      await h.users.transaction(async (tx) => {
+        expect(await tx.verifications.findByTokenHash(v.tokenHash)).toMatchObject({ consumedAt: 500 });
+        expect(await tx.verifications.findPending(v.email, v.identifier)).toBeNull();
+        expect(await tx.verifications.consume(v.id, 600)).toBe(false);
+      });
+    });
+
+    it('rolls back an issued request with the transaction', async () => {
+      const v = sampleVerification();
+      await expect(h.users.transaction(async (tx) => {
+        await tx.verifications.issue(v);
+        throw new Error('boom');
+      })).rejects.toThrow('boom');
+      expect(await h.users.transaction((tx) => tx.verifications.findByTokenHash(v.tokenHash))).toBeNull();
+    });
+
+    it('counts login failures in a window, prunes and clears them', async () => {
+      await h.lockout.recordFailure('k1', 100);
+      await h.lockout.recordFailure('k1', 200);
+      await h.lockout.recordFailure('k1', 300, 150);
+      await h.lockout.recordFailure('k2', 300);
+      expect(await h.lockout.failuresSince('k1', 0)).toEqual([200, 300]);
+      expect(await h.lockout.failuresSince('k1', 250)).toEqual([300]);
+      await h.lockout.clear('k1');
+      expect(await h.lockout.failuresSince('k1', 0)).toEqual([]);
+      expect(await h.lockout.failuresSince('k2', 0)).toEqual([300]);
+    });
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * @module @gatehouse/authn/storage
+ * What the authn domain needs from storage: users, the login lockout counters and a unit of work
+ * that writes a state change and its events (outbox) in one transaction (ARCHITECTURE §4).
+ */
+
+/** A stored user (behaviour.md §5.3). Times are Unix seconds; unset values are null. */
+export interface UserRecord {
+  /** lower-case UUIDv4 */
+  id: string;
+  /** trimmed and lower-cased, or null for a phone-only user */
+  email: string | null;
+  emailVerifiedAt: number | null;
+  /** argon2id PHC string (or a legacy bcrypt hash), or null when the account has no password */
+  passwordHash: string | null;
+  /** comma list: `basic_auth`, `mobile_basic_auth`, `magic_link_login`, ... */
+  signupMethods: string;
+  givenName: string | null;
+  familyName: string | null;
+  middleName: string | null;
+  nickname: string | null;
+  gender: string | null;
+  birthdate: string | null;
+  picture: string | null;
+  /** trimmed */
+  phoneNumber: string | null;
+  phoneNumberVerifiedAt: number | null;
+  roles: string[];
+  createdAt: number;
+  updatedAt: number;
+  /** set by admin revoke_access and by deactivate_account (behaviour.md §3.5) */
+  revokedTimestamp: number | null;
+  /** set by deactivate_account only; enable_access clears it with revokedTimestamp */
+  deactivatedAt: number | null;
+  /** null = follow the server (behaviour.md §4.1) */
+  isMultiFactorAuthEnabled: boolean | null;
+  hasSkippedMfaSetupAt: number | null;
+  mfaLockedAt: number | null;
+  appData: Record<string, unknown> | null;
+}
+
+/** User reads and writes. Emails are looked up already normalised (trimmed, lower-cased). */
+export interface UserReader {
+  findById(id: string): Promise<UserRecord | null>;
+  findByEmail(email: string): Promise<UserRecord | null>;
+  findByPhone(phoneNumber: string): Promise<UserRecord | null>;
+}
+
+export interface UserWriter {
+  /**
+   * Serialises, until commit, the transactions that claim the same email or phone, so the domain's
+   * uniqueness check (spec §2: enforced by the application) cannot race. Call it before the check.
+   */
+  lockIdentifier(kind: 'email' | 'phone', value: string): Promise<void>;
+  create(user: UserRecord): Promise<void>;
+  /** Replaces the stored record with the same id. */
+  update(user: UserRecord): Promise<void>;
+}
+
+/** Events written with the state change (outbox): emitted once, after commit, never lost. */
+export interface EventSink {
+  /** `name` is a dotted event name (behaviour.md §8); `data` is JSON-serialisable */
+  emit(name: string, data: unknown): void;
+}
+
+/** Purposes of an emailed verification link (behaviour.md §5.3 `identifier`). */
+export const VERIFICATION_PURPOSES = ['basic_auth_signup', 'magic_link_login', 'update_email', 'forgot_password', 'invite_member'] as const;
+export type VerificationPurpose = (typeof VERIFICATION_PURPOSES)[number];
+
+/**
+ * A verification request (behaviour.md §2.1, §5.3): one emailed link. Only the SHA-256 of the
+ * opaque token is stored; the token itself exists only in the link. Times are Unix seconds.
+ */
+export interface VerificationRequestRecord {
+  /** lower-case UUIDv4 */
+  id: string;
+  identifier: VerificationPurpose;
+  /** normalised address the link was sent to (for `update_email`: the new address) */
+  email: string;
+  /** lower-case hex SHA-256 of the token */
+  tokenHash: string;
+  expiresAt: number;
+  redirectUri: string | null;
+  /** magic links: the request's `state`, `scope` and `roles` */
+  state: string | null;
+  scope: string[] | null;
+  roles: string[] | null;
+  userId: string | null;
+  /** set once when redeemed, or when a newer request of the same purpose superseded it */
+  consumedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Verification requests, inside a transaction. */
+export interface VerificationStore {
+  /**
+   * Stores `r` and marks every unconsumed request with the same `email` and `identifier` consumed
+   * at `r.createdAt` (behaviour.md §2.1: a new token invalidates the previous one).
+   */
+  issue(r: VerificationRequestRecord): Promise<void>;
+  findByTokenHash(tokenHash: string): Promise<VerificationRequestRecord | null>;
+  /** the unconsumed request for the address and purpose (the newest if several), expired or not */
+  findPending(email: string, identifier: VerificationPurpose): Promise<VerificationRequestRecord | null>;
+  /** `createdAt` of the newest request for the address and purpose, consumed or not; null when none */
+  lastIssuedAt(email: string, identifier: VerificationPurpose): Promise<number | null>;
+  /** marks `id` consumed at `at` when it is still unconsumed; true only for the call that did it (single use) */
+  consume(id: string, at: number): Promise<boolean>;
+}
+
+/** What a transaction sees. Uniqueness of email and phone is checked by the domain inside it. */
+export interface AuthnTx {
+  users: UserReader & UserWriter;
+  verifications: VerificationStore;
+  events: EventSink;
+}
+
+export interface UserRepository extends UserReader {
+  /**
+   * Runs `fn` in one transaction: every write and event commits together, or nothing does when
+   * `fn` throws (the error is rethrown).
+   */
+  transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T>;
+}
+
+/** Failed password logins per normalised identifier (behaviour.md §3.3 step 3, §10). */
+export interface LoginLockout {
+  /** records one failure at `atSeconds`; may prune failures older than `pruneBeforeSeconds` */
+  recordFailure(key: string, atSeconds: number, pruneBeforeSeconds?: number): Promise<void>;
+  /** failure times (Unix s, ascending) at or after `sinceSeconds` */
+  failuresSince(key: string, sinceSeconds: number): Promise<number[]>;
+  clear(key: string): Promise<void>;
+}
