@@ -1,0 +1,274 @@
+/**
+ * @module authz/bench/gateway-bench
+ * `npm run bench:authz` (second half): check_permissions and list_permissions through a running
+ * all-in-one Gatehouse holding the 200,000-tuple GitHub-like dataset (github-dataset.ts), once per
+ * engine store (`--fga-store=memory` and the default SQLite main database), next to a bare node:http
+ * server answering a fixed JSON body under the same load generator (autocannon 8). Also a bounded
+ * gRPC load loop (@grpc/grpc-js, N calls in flight for a fixed time). Prints one line per figure, the
+ * ratios, and the issue's targets: a 100-check call costs ≤ 3× a 1-check call; REST check_permissions
+ * throughput ≥ 0.5× the bare-HTTP baseline. Not a test: figures depend on the machine and its load.
+ * Options: --duration=<s> (5), --warmup=<s> (1), --connections=<n> (32), --stores=memory,sqlite.
+ */
+import os from 'node:os';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startDeployment, type Deployment } from '@gatehouse/testing';
+import { createCallContext, createGrpcClient, serviceDescriptor, type ServiceClient } from '@gatehouse/rpc';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_DATASET, generateGithubDataset, prng, type BenchTuple, type Dataset } from './github-dataset.ts';
+
+type Store = 'memory' | 'sqlite';
+interface Options { durationS: number; warmupS: number; connections: number; stores: Store[] }
+
+function parseArgs(argv: readonly string[]): Options {
+  const o: Options = { durationS: 5, warmupS: 1, connections: 32, stores: ['memory', 'sqlite'] };
+  for (const arg of argv) {
+    const [k, v = ''] = arg.split('=');
+    const n = Number(v);
+    if (k === '--stores') o.stores = v.split(',').filter((s): s is Store => s === 'memory' || s === 'sqlite');
+    else if (k === '--duration' && n > 0 && n <= 10) o.durationS = n;
+    else if (k === '--warmup' && n >= 0 && n <= 10) o.warmupS = n;
+    else if (k === '--connections' && Number.isInteger(n) && n > 0) o.connections = n;
+    else throw new Error(`bad option ${arg} (--duration and --warmup: 0-10 s)`);
+  }
+  return o;
+}
+
+/** The `p`-th percentile (0-100) of an ascending array, nearest-rank; NaN when empty. */
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** CPU seconds (user + system) process `pid` has used, from /proc (Linux); NaN when unreadable. */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface Watched { label: string; pid: number }
+
+/** Figures of one measured run; latencies in ms (2xx only), `non2xx` counts failed calls. */
+interface Figures { name: string; rps: number; p50: number; p99: number; requests: number; non2xx: number; cpu: string }
+
+interface Target { name: string; url: string; headers: Record<string, string>; bodies: string[]; connections: number; method?: 'GET' | 'POST' }
+
+interface Autocannon extends PromiseLike<{ duration: number; non2xx: number; errors: number; statusCodeStats: Record<string, { count: number }> }> {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Autocannon;
+
+/** One autocannon run over `bodies` (each connection cycles through them); records 2xx latencies when `record`. */
+async function cannon(t: Target, durationS: number, record: boolean): Promise<Omit<Figures, 'cpu'>> {
+  const latencies: number[] = [];
+  const inst = autocannon({
+    url: t.url, method: t.method ?? 'POST', headers: t.headers, connections: t.connections, duration: durationS, timeout: 30,
+    ...(t.method === 'GET' ? {} : { requests: t.bodies.map((body) => ({ method: 'POST', body })) }),
+  });
+  if (record) inst.on('response', (_c, status, _b, took) => { if (status >= 200 && status < 300) latencies.push(took); });
+  const r = await inst;
+  const sorted = Float64Array.from(latencies).sort();
+  const requests = Object.values(r.statusCodeStats).reduce((n, x) => n + x.count, 0);
+  return { name: t.name, rps: requests / r.duration, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests, non2xx: r.non2xx + r.errors };
+}
+
+/** Warm-up (discarded), then a measured run, with the CPU the watched processes used during it. */
+async function loadFigures(t: Target, o: Options, watched: readonly Watched[]): Promise<Figures> {
+  if (o.warmupS > 0) await cannon(t, o.warmupS, false);
+  const before = watched.map((w) => processCpuSeconds(w.pid));
+  const t0 = performance.now();
+  const f = await cannon(t, o.durationS, true);
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = watched.map((w, i) => `${w.label} ${(((processCpuSeconds(w.pid) - before[i]!) / wall) * 100).toFixed(0)}% cpu`).join(', ');
+  return { ...f, cpu };
+}
+
+function printFigures(f: Figures): void {
+  const extra = [f.non2xx ? `${f.non2xx} failed` : '', f.cpu].filter(Boolean).join('; ');
+  line(f.name, `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${ms(f.p50)}  p99 ${ms(f.p99)}  (n=${f.requests}${extra ? `; ${extra}` : ''})`);
+}
+
+const line = (label: string, value: string): void => console.log(`${label.padEnd(62)} ${value}`);
+const ms = (x: number): string => `${x.toFixed(2)} ms`;
+
+async function post(url: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: any }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: res.status, json: await res.json() };
+}
+
+/** Loads the model and every tuple through the public gRPC port as super-admin, `concurrency` calls of 100 at a time. */
+async function load(client: ServiceClient, adminSecret: string, data: Dataset, extra: BenchTuple[]): Promise<number> {
+  const ctx = () => createCallContext({ headers: { 'x-service-admin-secret': adminSecret } });
+  await client.call('WriteModel', { dsl: data.model }, ctx());
+  const tuples = [...data.tuples, ...extra];
+  const t0 = performance.now();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next; i < tuples.length; i = next) {
+      next += 100;
+      await client.call('WriteTuples', { tuples: tuples.slice(i, i + 100) }, ctx());
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return (performance.now() - t0) / 1000;
+}
+
+/** Check bodies: half on repositories of the bench user's organizations (mostly allowed), half anywhere. */
+function checkBodies(data: Dataset, userOrgs: string[], count: number, perCall: number): string[] {
+  const rnd = prng(11);
+  const pick = (n: number): number => Math.floor(rnd() * n);
+  const { orgs, reposPerOrg } = data.options;
+  return Array.from({ length: count }, () => JSON.stringify({
+    checks: Array.from({ length: perCall }, () => {
+      const org = rnd() < 0.5 ? userOrgs[pick(userOrgs.length)]!.slice('organization:'.length) : `o${pick(orgs)}`;
+      return { relation: rnd() < 0.8 ? 'can_read' : 'writer', object: `repository:${org}-r${pick(reposPerOrg)}` };
+    }),
+  }));
+}
+
+/** A bounded gRPC load loop: `inFlight` concurrent CheckPermissions calls for `durationS` seconds. */
+async function grpcLoad(client: ServiceClient, token: string, bodies: string[], inFlight: number, durationS: number, name: string): Promise<Figures> {
+  const reqs = bodies.map((b) => JSON.parse(b) as Record<string, unknown>);
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + durationS * 1000;
+  const t0 = performance.now();
+  const worker = async (w: number): Promise<void> => {
+    for (let i = w; performance.now() < end; i += inFlight) {
+      const start = performance.now();
+      try {
+        await client.call('CheckPermissions', reqs[i % reqs.length], createCallContext({ headers: { authorization: `Bearer ${token}` } }));
+        latencies.push(performance.now() - start);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, (_, w) => worker(w)));
+  const wall = (performance.now() - t0) / 1000;
+  const sorted = Float64Array.from(latencies).sort();
+  return { name, rps: (latencies.length + errors) / wall, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu: '' };
+}
+
+interface StoreResult { rest1: Figures; rest100: Figures; grpc1: Figures; grpc100: Figures; answer1: string }
+
+async function benchStore(store: Store, o: Options, data: Dataset): Promise<StoreResult> {
+  const t0 = performance.now();
+  const d: Deployment = await startDeployment('all', { flags: ['--rate-limit-rps=0', ...(store === 'memory' ? ['--fga-store=memory'] : [])], readyTimeoutMs: 60_000 });
+  const grpc = createGrpcClient(serviceDescriptor('authz'), { address: d.grpcAddress });
+  try {
+    line(`[${store}] deployment ready`, `${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const signup = await post(`${d.url}/v1/signup`, { email: `bench-${store}@example.com`, password: 'Bench-Passw0rd-2026!', confirm_password: 'Bench-Passw0rd-2026!' }, { origin: d.url });
+    if (signup.status !== 200) throw new Error(`signup answered ${signup.status}: ${JSON.stringify(signup.json)}`);
+    const token = signup.json.access_token as string;
+    const subject = `user:${signup.json.user.id as string}`;
+    // the bench user takes the dataset power user's place: member of 8 organizations, reader of 1,600 repositories
+    const mine = data.tuples.filter((t) => t.user === data.powerUser).map((t) => ({ ...t, user: subject }));
+    const loadS = await load(grpc, d.adminSecret, data, mine);
+    line(`[${store}] load ${data.tuples.length + mine.length} tuples (gRPC, 100/call, 8 in flight)`, `${loadS.toFixed(1)} s (${((data.tuples.length + mine.length) / loadS).toFixed(0)} tuples/s)`);
+
+    const headers = { 'content-type': 'application/json', origin: d.url, authorization: `Bearer ${token}` };
+    const orgs = mine.map((t) => t.object);
+    const one = checkBodies(data, orgs, 256, 1);
+    const hundred = checkBodies(data, orgs, 32, 100);
+    const probe = await post(`${d.url}/v1/check_permissions`, JSON.parse(hundred[0]!), headers);
+    if (probe.status !== 200 || probe.json.results.length !== 100) throw new Error(`check_permissions answered ${probe.status}: ${JSON.stringify(probe.json).slice(0, 300)}`);
+    line(`[${store}] probe: 100 checks answered`, `${probe.json.results.filter((r: { allowed: boolean }) => r.allowed).length} allowed`);
+    const answer1 = JSON.stringify((await post(`${d.url}/v1/check_permissions`, JSON.parse(one[0]!), headers)).json);
+
+    const watched = d.processes.map((p) => ({ label: 'gatehouse all', pid: p.child.pid! }));
+    const url = `${d.url}/v1/check_permissions`;
+    const rest1 = await loadFigures({ name: `[${store}] REST check_permissions 1 check`, url, headers, bodies: one, connections: o.connections }, o, watched);
+    printFigures(rest1);
+    // the same 1-check calls as super-admin naming the subject: no user-token verification on the path
+    const asAdmin = one.map((b) => JSON.stringify({ ...JSON.parse(b), user: subject }));
+    const adminHeaders = { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret };
+    printFigures(await loadFigures({ name: `[${store}] REST check_permissions 1 check, super-admin caller`, url, headers: adminHeaders, bodies: asAdmin, connections: o.connections }, o, watched));
+    // the same bearer on an endpoint without the engine: what credential resolution alone costs
+    printFigures(await loadFigures({ name: `[${store}] REST GET /v1/profile, same bearer (no engine)`, url: `${d.url}/v1/profile`, method: 'GET', headers, bodies: [], connections: o.connections }, o, watched));
+    const rest100 = await loadFigures({ name: `[${store}] REST check_permissions 100 checks`, url, headers, bodies: hundred, connections: o.connections }, o, watched);
+    printFigures(rest100);
+    await grpcLoad(grpc, token, one, o.connections, o.warmupS, 'warm-up');
+    const grpc1 = await grpcLoad(grpc, token, one, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 1 check`);
+    printFigures(grpc1);
+    const grpc100 = await grpcLoad(grpc, token, hundred, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 100 checks`);
+    printFigures(grpc100);
+
+    const times: number[] = [];
+    let result: any;
+    for (const body of [{ relation: 'can_read', object_type: 'repository' }, {}]) {
+      times.length = 0;
+      const until = performance.now() + Math.min(3, o.durationS) * 1000;
+      while (performance.now() < until) {
+        const start = performance.now();
+        result = await post(`${d.url}/v1/list_permissions`, body, headers);
+        times.push(performance.now() - start);
+        if (result.status !== 200) throw new Error(`list_permissions answered ${result.status}: ${JSON.stringify(result.json)}`);
+      }
+      const s = Float64Array.from(times).sort();
+      line(`[${store}] REST list_permissions ${JSON.stringify(body)}`, `${result.json.permissions.length} entries, truncated=${result.json.truncated}, sequential n=${times.length}: p50 ${ms(percentile(s, 50))}, p99 ${ms(percentile(s, 99))}`);
+    }
+    return { rest1, rest100, grpc1, grpc100, answer1 };
+  } catch (err) {
+    console.error(d.output().slice(-3000));
+    throw err;
+  } finally {
+    grpc.close();
+    await d.stop();
+  }
+}
+
+/** The baseline: test/bench/bare-server.ts (a bare node:http server in its own process) answering `body`. */
+async function benchBare(body: string, o: Options): Promise<Figures> {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../test/bench/bare-server.ts');
+  const child = spawn(process.execPath, [script, body], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /listening (\d+)/.exec(out);
+        if (m) resolve(`http://127.0.0.1:${m[1]}/`);
+      });
+      child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+    });
+    const f = await loadFigures({ name: `bare node:http (${body.length} B JSON)`, url, headers: { 'content-type': 'application/json' }, bodies: ['{"checks":[{"relation":"can_read","object":"repository:o1-r1"}]}'], connections: o.connections }, o, [{ label: 'bare server', pid: child.pid! }]);
+    printFigures(f);
+    return f;
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const cpus = os.cpus();
+  console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure; all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token)`);
+  const data = generateGithubDataset(DEFAULT_DATASET);
+  const results = new Map<Store, StoreResult>();
+  for (const store of o.stores) results.set(store, await benchStore(store, o, data));
+  const first = [...results.values()][0];
+  if (!first) throw new Error('no store ran: --stores takes memory, sqlite or memory,sqlite');
+  const bare = await benchBare(first.answer1, o);
+  for (const [store, r] of results) {
+    const ratioBare = r.rest1.rps / bare.rps;
+    const cost = r.rest1.rps / r.rest100.rps;
+    const costGrpc = r.grpc1.rps / r.grpc100.rps;
+    line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratioBare.toFixed(2)} (target >= 0.5: ${ratioBare >= 0.5 ? 'met' : 'NOT met'})`);
+    line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / r.rest1.p50).toFixed(2)}x`);
+    line(`[${store}] cost ratio 100-check/1-check call (gRPC, 1/req/s)`, `${costGrpc.toFixed(2)}x; p50 ratio ${(r.grpc100.p50 / r.grpc1.p50).toFixed(2)}x`);
+  }
+}
+
+main().then(() => process.exit(0), (err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,245 @@
+/** @module check: synchronous graph resolution of Check against the in-memory tuple index (OpenFGA Check semantics). */
+import type { Bucket, ObjectNode, TupleIndex } from './tuple-index.ts';
+import { EMPTY_BUCKET } from './tuple-index.ts';
+import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
+import type { UserRef } from './object-ref.ts';
+import { typeOf } from './object-ref.ts';
+
+/** Resolution depth limit (behaviour.md §7.3; OpenFGA's resolve node limit): the 25th nested hop fails the call. */
+export const MAX_RESOLUTION_DEPTH = 25;
+
+/**
+ * Node resolutions one resolver may perform (memo hits excluded) before it gives up with `resolution too complex`.
+ * Resolution is synchronous, so this bounds how long one call can hold the event loop (about 100 ms).
+ */
+export const MAX_RESOLUTION_STEPS = 250_000;
+
+/** Thrown inside resolution when the depth limit is exceeded; the engine maps it to `resolution too complex`. */
+export class ResolutionTooComplex extends Error {
+  constructor() {
+    super('resolution too complex');
+    this.name = 'ResolutionTooComplex';
+  }
+}
+
+/** Per-resolver state of one visited object: its index nodes, its type's relations and memoised results. */
+interface Visited {
+  object: string;
+  node: ObjectNode | undefined;
+  ctxNode: ObjectNode | undefined;
+  rels: Map<string, RelationDef> | undefined;
+  memo: Map<string, boolean>;
+  /** results that assumed an ancestor on the path is false (a cycle); valid while that ancestor's frame is open */
+  prov?: Map<string, Provisional>;
+}
+
+interface Provisional {
+  value: boolean;
+  lowDepth: number;
+  frame: number;
+}
+
+/**
+ * Resolves checks for one subject against one index snapshot (plus optional contextual tuples).
+ * Results are memoised per object and relation, so a batch of checks for one subject shares work.
+ * A cycle on the current path evaluates to false; results that depended on a cut cycle are not memoised.
+ * Everything is synchronous: no Promise per hop.
+ */
+export class Resolver {
+  private readonly ts: TypeSystem;
+  private readonly base: TupleIndex;
+  private readonly ctx: TupleIndex | null;
+  private readonly subject: UserRef;
+  private readonly subjectObject: string;
+  private readonly subjectTypeKey: string;
+  private readonly wildcardKey: string;
+  private readonly objects = new Map<string, Visited>();
+  private readonly pathObjects: string[] = [];
+  private readonly pathRelations: string[] = [];
+  private readonly pathFrames: number[] = [];
+  private frames = 0;
+  /** shallowest path depth a cycle cut reached in the current subtree (Tarjan's lowlink) */
+  private low = Infinity;
+  private steps = 0;
+  private readonly maxSteps: number;
+
+  constructor(ts: TypeSystem, base: TupleIndex, ctx: TupleIndex | null, subject: UserRef, maxSteps = MAX_RESOLUTION_STEPS) {
+    this.maxSteps = maxSteps;
+    this.ts = ts;
+    this.base = base;
+    this.ctx = ctx;
+    this.subject = subject;
+    this.subjectObject = `${subject.type}:${subject.id}`;
+    this.subjectTypeKey = subject.kind === 'userset' ? `${subject.type}#${subject.relation}` : subject.type;
+    this.wildcardKey = subject.kind === 'object' ? `${subject.type}:*` : '';
+  }
+
+  /**
+   * Is the subject related to `object` by `relation`?
+   * @throws ResolutionTooComplex at {@link MAX_RESOLUTION_DEPTH} nested hops
+   */
+  check(object: string, relation: string, depth = 0): boolean {
+    let v = this.objects.get(object);
+    if (!v) {
+      const node = this.base.node(object);
+      const ctxNode = this.ctx?.node(object);
+      const type = node ? node.type : ctxNode ? ctxNode.type : typeOf(object);
+      v = { object, node, ctxNode, rels: this.ts.types.get(type), memo: new Map() };
+      this.objects.set(object, v);
+    }
+    return this.resolve(v, relation, depth);
+  }
+
+  /** One `object#relation` node; computed usersets re-enter here with the same visited object. */
+  private resolve(v: Visited, relation: string, depth: number): boolean {
+    if (this.subject.kind === 'userset' && relation === this.subject.relation && v.object === this.subjectObject) return true;
+    const known = v.memo.get(relation);
+    if (known !== undefined) return known;
+    const def = v.rels?.get(relation);
+    if (def === undefined || !def.terminals.has(this.subjectTypeKey)) {
+      v.memo.set(relation, false);
+      return false;
+    }
+    // A result computed under a cycle cut stays valid while the ancestor it assumed false is still open.
+    const p = v.prov?.get(relation);
+    if (p !== undefined && p.lowDepth < depth && this.pathFrames[p.lowDepth] === p.frame) {
+      if (p.lowDepth < this.low) this.low = p.lowDepth;
+      return p.value;
+    }
+    for (let i = 0; i < depth; i++) {
+      if (this.pathRelations[i] === relation && this.pathObjects[i] === v.object) {
+        if (i < this.low) this.low = i;
+        return false;
+      }
+    }
+    if (depth >= MAX_RESOLUTION_DEPTH || ++this.steps > this.maxSteps) throw new ResolutionTooComplex();
+    const outerLow = this.low;
+    this.low = Infinity;
+    const frame = ++this.frames;
+    this.pathObjects[depth] = v.object;
+    this.pathRelations[depth] = relation;
+    this.pathFrames[depth] = frame;
+    let result: boolean;
+    try {
+      result = this.evaluate(def.rewrite, v, def, depth);
+    } catch (err) {
+      this.low = Math.min(outerLow, this.low);
+      throw err;
+    }
+    const myLow = this.low;
+    if (myLow >= depth) v.memo.set(relation, result);
+    else (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number });
+    this.low = Math.min(outerLow, myLow);
+    return result;
+  }
+
+  private evaluate(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
+    switch (r.k) {
+      case 'this':
+        return this.direct(v.node?.rels.get(def.name) ?? EMPTY_BUCKET, v.ctxNode?.rels.get(def.name), def, depth);
+      case 'computed':
+        return this.resolve(v, r.relation, depth + 1);
+      case 'ttu':
+        return this.tupleToUserset(v.node?.rels.get(r.tupleset), v.ctxNode?.rels.get(r.tupleset), r.computed, depth);
+      case 'union': {
+        if (this.knownTrue(r.children, v)) return true;
+        let error: ResolutionTooComplex | null = null;
+        for (const child of r.children) {
+          try {
+            if (this.evaluate(child, v, def, depth)) return true;
+          } catch (err) {
+            if (!(err instanceof ResolutionTooComplex)) throw err;
+            error = err;
+          }
+        }
+        if (error) throw error;
+        return false;
+      }
+      case 'intersection': {
+        let error: ResolutionTooComplex | null = null;
+        for (const child of r.children) {
+          try {
+            if (!this.evaluate(child, v, def, depth)) return false;
+          } catch (err) {
+            if (!(err instanceof ResolutionTooComplex)) throw err;
+            error = err;
+          }
+        }
+        if (error) throw error;
+        return true;
+      }
+      case 'difference': {
+        let base: boolean;
+        try {
+          base = this.evaluate(r.base, v, def, depth);
+        } catch (err) {
+          if (err instanceof ResolutionTooComplex && this.evaluate(r.subtract, v, def, depth)) return false;
+          throw err;
+        }
+        return base && !this.evaluate(r.subtract, v, def, depth);
+      }
+    }
+  }
+
+  /**
+   * Memo-first pass over a union: a computed or tuple-to-userset branch already resolved true in this
+   * request (common in a batch: the organization membership behind many repositories) answers at once.
+   */
+  private knownTrue(children: Rewrite[], v: Visited): boolean {
+    for (const child of children) {
+      if (child.k === 'computed') {
+        if (v.memo.get(child.relation) === true) return true;
+      } else if (child.k === 'ttu') {
+        const b = v.node?.rels.get(child.tupleset);
+        if (!b) continue;
+        for (const parent of b.users) if (this.objects.get(parent)?.memo.get(child.computed) === true) return true;
+      }
+    }
+    return false;
+  }
+
+  private direct(b: Bucket, c: Bucket | undefined, def: RelationDef, depth: number): boolean {
+    const s = this.subject;
+    if (s.kind === 'userset') {
+      if (b.usersets.has(s.key) || c?.usersets.has(s.key)) return true;
+    } else if (b.users.has(s.key) || c?.users.has(s.key)) {
+      return true;
+    } else if (this.wildcardKey !== '' && def.wildcardTypes.has(s.type) && (b.users.has(this.wildcardKey) || c?.users.has(this.wildcardKey))) {
+      return true;
+    }
+    let error: ResolutionTooComplex | null = null;
+    for (let pass = 0; pass < 2; pass++) {
+      const set = pass === 0 ? b : c;
+      if (!set || set.usersets.size === 0) continue;
+      for (const ref of set.usersets.values()) {
+        try {
+          if (this.check(ref.object, ref.relation, depth + 1)) return true;
+        } catch (err) {
+          if (!(err instanceof ResolutionTooComplex)) throw err;
+          error = err;
+        }
+      }
+    }
+    if (error) throw error;
+    return false;
+  }
+
+  private tupleToUserset(b: Bucket | undefined, c: Bucket | undefined, computed: string, depth: number): boolean {
+    let error: ResolutionTooComplex | null = null;
+    for (let pass = 0; pass < 2; pass++) {
+      const set = pass === 0 ? b : c;
+      if (!set) continue;
+      for (const parent of set.users) {
+        if (parent.endsWith(':*')) continue;
+        try {
+          if (this.check(parent, computed, depth + 1)) return true;
+        } catch (err) {
+          if (!(err instanceof ResolutionTooComplex)) throw err;
+          error = err;
+        }
+      }
+    }
+    if (error) throw error;
+    return false;
+  }
+}

@@ -1,0 +1,261 @@
+/** @module engine.test: the engine's validation, limits, pagination and cache refresh (behaviour.md §7). */
+import { describe, it, expect, beforeEach } from '@jest/globals';
+import { AppError } from '@gatehouse/errors';
+import { createEngine, parseSubject } from './index.ts';
+import type { Engine } from './index.ts';
+import { createMemoryStore } from '../storage/memory.ts';
+import type { AuthzStore } from '../storage/storage.ts';
+
+const MODEL = `model
+  schema 1.1
+type user
+type group
+  relations
+    define member: [user, group#member]
+type doc
+  relations
+    define owner: [user]
+    define viewer: [user, user:*, group#member] or owner
+`;
+
+async function refusal(work: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await work;
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    return { code: (err as AppError).code, message: (err as AppError).message };
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('parseSubject (behaviour.md §7.2)', () => {
+  it('treats a bare id as user:<id>', () => {
+    expect(parseSubject('anne')).toBe('user:anne');
+    expect(parseSubject('service_account:c1')).toBe('service_account:c1');
+  });
+  it('refuses usersets and wildcards with the concrete-subject message', () => {
+    expect(() => parseSubject('group:eng#member')).toThrow('user must be a concrete subject in type:id form, not a userset, got "group:eng#member"');
+    expect(() => parseSubject('user:*')).toThrow('user must be a concrete subject in type:id form, not a userset, got "user:*"');
+  });
+  it('refuses text that is not type:id', () => {
+    expect(() => parseSubject('user:')).toThrow('user must be in type:id form, got "user:"');
+    expect(() => parseSubject('')).toThrow('user must be in type:id form, got ""');
+  });
+});
+
+describe('engine', () => {
+  let store: AuthzStore;
+  let engine: Engine;
+  beforeEach(async () => {
+    store = createMemoryStore();
+    engine = createEngine({ store });
+  });
+
+  it('refuses queries before a model is installed, and returns an empty model', async () => {
+    expect(await engine.getModel()).toEqual({ id: '', dsl: '' });
+    expect(await refusal(engine.check('user:anne', [{ relation: 'viewer', object: 'doc:1' }]))).toEqual({
+      code: 'failed_precondition',
+      message: 'no authorization model is installed',
+    });
+  });
+
+  it('appends model versions with increasing ULID ids, the newest active', async () => {
+    const a = await engine.writeModel(MODEL);
+    const b = await engine.writeModel(MODEL);
+    expect(a.id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(b.id > a.id).toBe(true);
+    expect(await engine.getModel()).toEqual({ id: b.id, dsl: MODEL });
+  });
+
+  it('refuses blank and oversized models', async () => {
+    expect((await refusal(engine.writeModel('  '))).message).toBe('dsl is required');
+    expect((await refusal(engine.writeModel(MODEL + '#'.repeat(256 * 1024)))).code).toBe('invalid_argument');
+  });
+
+  it('enforces tuple batch limits and forms', async () => {
+    await engine.writeModel(MODEL);
+    expect((await refusal(engine.writeTuples([]))).message).toBe('at least one tuple is required');
+    const many = Array.from({ length: 101 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: 'doc:1' }));
+    expect((await refusal(engine.writeTuples(many))).message).toBe('too many tuples: max 100 per request');
+    expect((await refusal(engine.writeTuples([{ user: 'anne', relation: 'owner', object: 'doc:1' }]))).message).toBe(
+      'each tuple requires user, relation and object',
+    );
+    expect((await refusal(engine.writeTuples([{ user: 'user:*', relation: 'owner', object: 'doc:1' }]))).message).toBe(
+      'invalid tuple "user:* owner doc:1": type "user:*" is not allowed on relation "owner" of type "doc"',
+    );
+  });
+
+  it('refuses ids and names longer than the storage columns', async () => {
+    await engine.writeModel(MODEL);
+    const long = 'x'.repeat(256);
+    expect((await refusal(engine.writeTuples([{ user: 'user:anne', relation: 'owner', object: `doc:${long}` }]))).message).toBe(
+      `invalid tuple "user:anne owner doc:${long}": ids are limited to 255 characters`,
+    );
+    const name = 'r'.repeat(101);
+    expect((await refusal(engine.writeTuples([{ user: 'user:anne', relation: name, object: 'doc:1' }]))).message).toBe(
+      `invalid tuple "user:anne ${name} doc:1": type and relation names are limited to 100 characters`,
+    );
+  });
+
+  it('writes atomically: one bad tuple writes nothing', async () => {
+    await engine.writeModel(MODEL);
+    await refusal(
+      engine.writeTuples([
+        { user: 'user:anne', relation: 'owner', object: 'doc:1' },
+        { user: 'user:anne', relation: 'nope', object: 'doc:1' },
+      ]),
+    );
+    expect((await engine.readTuples({})).tuples).toEqual([]);
+  });
+
+  it('enforces the check batch limits', async () => {
+    await engine.writeModel(MODEL);
+    expect((await refusal(engine.check('user:anne', []))).message).toBe('at least one check is required');
+    const many = Array.from({ length: 101 }, () => ({ relation: 'viewer', object: 'doc:1' }));
+    expect((await refusal(engine.check('user:anne', many))).message).toBe('too many checks: max 100 per request');
+    expect((await refusal(engine.check('user:anne', [{ relation: 'viewer', object: 'doc' }]))).message).toBe(
+      'each check requires relation and object',
+    );
+    const ctx = Array.from({ length: 101 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: 'doc:1' }));
+    expect((await refusal(engine.check('user:anne', [{ relation: 'viewer', object: 'doc:1', contextual_tuples: ctx }]))).message).toBe(
+      'too many contextual tuples: max 100 per check',
+    );
+    expect((await refusal(engine.check('user:*', [{ relation: 'viewer', object: 'doc:1' }]))).code).toBe('invalid_argument');
+    expect((await refusal(engine.check('user:anne', [{ relation: 'viewer', object: 'folder:1' }]))).message).toBe('type "folder" is not defined');
+  });
+
+  it('evaluates 100 checks in one call, in input order', async () => {
+    await engine.writeModel(MODEL);
+    await engine.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:7' }]);
+    const checks = Array.from({ length: 100 }, (_, i) => ({ relation: 'viewer', object: `doc:${i}` }));
+    const results = await engine.check('anne', checks);
+    expect(results).toHaveLength(100);
+    expect(results.filter((r) => r.allowed).map((r) => r.object)).toEqual(['doc:7']);
+    expect(results[3]).toEqual({ relation: 'viewer', object: 'doc:3', allowed: false });
+  });
+
+  it('pages reads with a filter-bound continuation token', async () => {
+    await engine.writeModel(MODEL);
+    await engine.writeTuples(Array.from({ length: 5 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` })));
+    await engine.writeTuples([{ user: 'user:u0', relation: 'member', object: 'group:g' }]);
+    const first = await engine.readTuples({ object: 'doc:', page_size: 2 });
+    expect(first.tuples.map((t) => t.object)).toEqual(['doc:0', 'doc:1']);
+    expect(first.continuation_token).not.toBeNull();
+    const second = await engine.readTuples({ object: 'doc:', page_size: 2, continuation_token: first.continuation_token });
+    expect(second.tuples.map((t) => t.object)).toEqual(['doc:2', 'doc:3']);
+    const last = await engine.readTuples({ object: 'doc:', page_size: 2, continuation_token: second.continuation_token });
+    expect(last).toEqual({ tuples: [{ user: 'user:u4', relation: 'owner', object: 'doc:4' }], continuation_token: null });
+    expect((await refusal(engine.readTuples({ object: 'group:', continuation_token: first.continuation_token }))).message).toBe(
+      'invalid continuation token',
+    );
+    expect((await refusal(engine.readTuples({ page_size: 101 }))).message).toBe('page_size must be between 1 and 100');
+    expect((await engine.readTuples({ user: 'user:u0' })).tuples).toHaveLength(2);
+  });
+
+  it('treats re-writing and deleting missing tuples as no-ops', async () => {
+    await engine.writeModel(MODEL);
+    const t = { user: 'user:anne', relation: 'owner', object: 'doc:1' };
+    await engine.writeTuples([t]);
+    await engine.writeTuples([t]);
+    expect((await engine.readTuples({})).tuples).toEqual([t]);
+    await engine.deleteTuples([t]);
+    await engine.deleteTuples([t]);
+    expect((await engine.check('user:anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(false);
+  });
+
+  it('refuses reset while tuples exist, then resets the whole store', async () => {
+    await engine.writeModel(MODEL);
+    await engine.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }]);
+    expect(await refusal(engine.reset())).toEqual({
+      code: 'failed_precondition',
+      message: 'remove all relationship tuples before resetting the authorization model',
+    });
+    await engine.deleteTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }]);
+    await engine.reset();
+    expect(await engine.getModel()).toEqual({ id: '', dsl: '' });
+  });
+
+  it('deletes the tuples where user:<id> is the user or the object', async () => {
+    const dsl = MODEL.replace('type user\n', 'type user\n  relations\n    define manager: [user]\n');
+    await engine.writeModel(dsl);
+    await engine.writeTuples([
+      { user: 'user:anne', relation: 'owner', object: 'doc:1' },
+      { user: 'user:bob', relation: 'manager', object: 'user:anne' },
+      { user: 'user:bob', relation: 'owner', object: 'doc:2' },
+    ]);
+    expect(await engine.deleteUserTuples('anne')).toBe(2);
+    expect((await engine.readTuples({})).tuples).toEqual([{ user: 'user:bob', relation: 'owner', object: 'doc:2' }]);
+    expect((await engine.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(false);
+  });
+
+  it('sees writes made through another replica on its next request', async () => {
+    await engine.writeModel(MODEL);
+    const replica = createEngine({ store });
+    expect((await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(false);
+    await engine.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }]);
+    expect((await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(true);
+    const next = await engine.writeModel(MODEL.replace('or owner', ''));
+    expect((await replica.getModel()).id).toBe(next.id);
+    expect((await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(false);
+  });
+
+  it('catches up from the change log after another replica writes, without reloading every tuple', async () => {
+    await engine.writeModel(MODEL);
+    let fullReads = 0;
+    const counting: AuthzStore = { ...store, readAll: async () => (fullReads++, store.readAll()) };
+    const replica = createEngine({ store: counting });
+    await engine.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }]);
+    expect((await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(true);
+    expect(fullReads).toBe(1);
+    await engine.writeTuples([{ user: 'user:bob', relation: 'member', object: 'group:g' }, { user: 'group:g#member', relation: 'viewer', object: 'doc:2' }]);
+    await engine.deleteTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }]);
+    await engine.deleteUserTuples('carl');
+    const results = await replica.check('bob', [{ relation: 'viewer', object: 'doc:2' }]);
+    expect(results[0]?.allowed).toBe(true);
+    expect((await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(false);
+    expect(fullReads).toBe(1);
+    expect(replica.stats()).toMatchObject({ tuples: 2, full_loads: 1, catch_ups: 1 });
+    await engine.writeModel(MODEL);
+    await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]);
+    expect(fullReads).toBe(2);
+    expect(replica.stats()).toMatchObject({ revision: await store.revision(), tuples: 2, full_loads: 2 });
+  });
+
+  it('lists permissions sorted by type, relation and object, with distinct objects', async () => {
+    await engine.writeModel(MODEL);
+    await engine.writeTuples([
+      { user: 'user:anne', relation: 'owner', object: 'doc:b' },
+      { user: 'user:anne', relation: 'member', object: 'group:g' },
+      { user: 'group:g#member', relation: 'viewer', object: 'doc:a' },
+    ]);
+    expect(await engine.listPermissions('anne', {})).toEqual({
+      objects: ['doc:b', 'doc:a', 'group:g'],
+      permissions: [
+        { object: 'doc:b', relation: 'owner' },
+        { object: 'doc:a', relation: 'viewer' },
+        { object: 'doc:b', relation: 'viewer' },
+        { object: 'group:g', relation: 'member' },
+      ],
+      truncated: false,
+    });
+    expect((await engine.listPermissions('anne', { object_type: 'doc', relation: 'viewer' })).objects).toEqual(['doc:a', 'doc:b']);
+    expect((await refusal(engine.listPermissions('anne', { object_type: 'folder' }))).message).toBe('type "folder" is not defined');
+  });
+
+  it('caps list_permissions at 1000 entries with truncated', async () => {
+    await engine.writeModel(MODEL);
+    for (let b = 0; b < 11; b++) {
+      await engine.writeTuples(Array.from({ length: 100 }, (_, i) => ({ user: 'user:anne', relation: 'owner', object: `doc:${b * 100 + i}` })));
+    }
+    const owners = await engine.listPermissions('anne', { relation: 'owner' });
+    expect(owners.permissions).toHaveLength(1000);
+    expect(owners.truncated).toBe(true);
+    expect(owners.objects).toHaveLength(1000);
+  });
+
+  it('validates list_users and expand inputs', async () => {
+    await engine.writeModel(MODEL);
+    expect((await refusal(engine.listUsers({ object: 'doc:1', relation: 'viewer' }))).message).toBe('object, relation and user_type are required');
+    expect((await refusal(engine.expand({ object: 'doc:1' }))).message).toBe('relation and object are required');
+  });
+});

@@ -1,0 +1,237 @@
+/** @module engine: the authorization engine's domain API (behaviour.md §7), transport-free. */
+import { AppError } from '@gatehouse/errors';
+import { monotonicFactory } from 'ulid';
+import { Resolver, ResolutionTooComplex } from './check.ts';
+import { expand } from './expand.ts';
+import { LIST_CAP, LIST_RESOLUTION_STEPS, listUsers, reachableFrom, verifiedObjects } from './list.ts';
+import { parseDsl } from './model-dsl.ts';
+import type { Tuple } from './object-ref.ts';
+import { parseCheckSubject, splitObject } from './object-ref.ts';
+import type { CheckInput } from './queries.ts';
+import { checkBatchCount, parseChecks, requireModel, requireRelation, requireSubject } from './queries.ts';
+import { SnapshotCache, guard } from './snapshot.ts';
+import { TupleIndex } from './tuple-index.ts';
+import { addParsed } from './snapshot.ts';
+import type { ReadQuery } from './tuple.ts';
+import { encodeToken, parseReadQuery, parseTupleForm, validateDeleteBatch, validateWriteBatch } from './tuple.ts';
+import { TypeSystem } from './type-system.ts';
+import type { AuthzStore } from '../storage/storage.ts';
+
+/** One check result (service-spec §2 PermissionResult). */
+export interface CheckResult {
+  relation: string;
+  object: string;
+  allowed: boolean;
+}
+
+/**
+ * The engine's operations (behaviour.md §7). Every method throws only AppError: `invalid_argument` for bad
+ * input (exact §7 messages), `failed_precondition` `no authorization model is installed` for queries and
+ * writes before a model exists, `unavailable` when the store fails. Subjects are `type:id` (a bare id means
+ * `user:<id>`); `check` and `listPermissions` also accept a userset `type:id#relation` subject.
+ */
+export interface Engine {
+  /** Validates and appends a model version (ULID id), which becomes active. Returns the text as submitted. */
+  writeModel(dsl: string): Promise<{ id: string; dsl: string }>;
+  /** The active version; `{id: '', dsl: ''}` on an empty store. */
+  getModel(): Promise<{ id: string; dsl: string }>;
+  /** 1–100 tuples, each allowed by the active model; all or nothing; existing tuples are no-ops. */
+  writeTuples(tuples: Tuple[]): Promise<void>;
+  /** 1–100 tuples in `type:id` form (not checked against the model); missing tuples are no-ops. */
+  deleteTuples(tuples: Tuple[]): Promise<void>;
+  /** Exact filters (`object` may be `type:`), `page_size` 1–100 (default 50), filter-bound continuation token, `null` when done. */
+  readTuples(q: ReadQuery): Promise<{ tuples: Tuple[]; continuation_token: string | null }>;
+  /** 1–100 checks, all evaluated, results in input order; `resolution too complex` fails the whole call. */
+  check(subject: string, checks: CheckInput[]): Promise<CheckResult[]>;
+  /** Every (type, relation) matching the filter, sorted by type, relation, object; capped at 1000 with `truncated`. */
+  listPermissions(
+    subject: string,
+    filter: { relation?: string | null; object_type?: string | null },
+  ): Promise<{ objects: string[]; permissions: Array<{ object: string; relation: string }>; truncated: boolean }>;
+  /** Concrete `type:id` users of `user_type` (and `type:*` when a wildcard grants access), sorted, capped at 1000. */
+  listUsers(q: { object?: string | null; relation?: string | null; user_type?: string | null }): Promise<{ users: string[]; truncated: boolean }>;
+  /** One level of the OpenFGA userset tree, `{root: {...}}` serialised as JSON. */
+  expand(q: { relation?: string | null; object?: string | null }): Promise<{ tree: string }>;
+  /** Deletes every model version; refused (`failed_precondition`) while any tuple exists. */
+  reset(): Promise<void>;
+  /** Deletes the tuples where `user:<userId>` is the user or the object; returns how many. */
+  deleteUserTuples(userId: string): Promise<number>;
+  /** Loads the in-memory snapshot now (call at startup so the first request does not pay for it). */
+  warm(): Promise<void>;
+  /** Cache figures for metrics: snapshot revision and indexed tuples (0 before the first load), full loads, change-log catch-ups. */
+  stats(): { revision: number; tuples: number; full_loads: number; catch_ups: number };
+}
+
+const tooComplex = (err: unknown): never => {
+  if (err instanceof ResolutionTooComplex) throw new AppError('invalid_argument', 'resolution too complex', { cause: err });
+  throw err;
+};
+
+/**
+ * Builds the engine over one store. Queries answer from an in-memory snapshot (model + tuple indexes)
+ * that is compared with the store revision on every call and reloaded when another replica wrote;
+ * graph resolution is synchronous, so a check costs no Promise per hop.
+ */
+export function createEngine(deps: { store: AuthzStore }): Engine {
+  const { store } = deps;
+  const cache = new SnapshotCache(store);
+  const nextId = monotonicFactory();
+
+  return {
+    /** behaviour.md §7.1 Versions. @throws AppError `invalid_argument` (see parseDsl) */
+    async writeModel(dsl) {
+      new TypeSystem(parseDsl(dsl));
+      const id = nextId();
+      await guard(store.appendModel({ id, dsl }));
+      return { id, dsl };
+    },
+
+    /** behaviour.md §7.1: the active version, or `{id: '', dsl: ''}` on an empty store. Read from the store: no snapshot load. */
+    async getModel() {
+      const model = await guard(store.latestModel());
+      return model ? { id: model.id, dsl: model.dsl } : { id: '', dsl: '' };
+    },
+
+    async writeTuples(tuples) {
+      const snap = await cache.current();
+      const parsed = validateWriteBatch(requireModel(snap.ts), tuples);
+      const revision = await guard(store.writeTuples(parsed.map((p) => p.tuple), []));
+      cache.applyDelta(revision, parsed, []);
+    },
+
+    async deleteTuples(tuples) {
+      const parsed = validateDeleteBatch(tuples);
+      const revision = await guard(store.writeTuples([], parsed.map((p) => p.tuple)));
+      cache.applyDelta(revision, [], parsed);
+    },
+
+    async readTuples(q) {
+      const { filter, pageSize, afterSeq, binding } = parseReadQuery(q ?? {});
+      const page = await guard(store.readPage(filter, afterSeq, pageSize));
+      const last = page.tuples[page.tuples.length - 1];
+      return {
+        tuples: page.tuples.map((t) => ({ user: t.user, relation: t.relation, object: t.object })),
+        continuation_token: page.more && last ? encodeToken(binding, last.seq) : null,
+      };
+    },
+
+    /** behaviour.md §7.3 check_permissions: 1–100 checks, all evaluated, results in input order. */
+    async check(subject, checks) {
+      const s = parseCheckSubject(subject);
+      const inputs = checkBatchCount(checks);
+      const snap = await cache.current();
+      const ts = requireModel(snap.ts);
+      requireSubject(ts, s);
+      const parsed = parseChecks(ts, inputs);
+      const shared = new Resolver(ts, snap.index, null, s);
+      try {
+        return parsed.map((c) => {
+          let resolver = shared;
+          if (c.contextual.length > 0) {
+            const ctx = new TupleIndex();
+            for (const p of c.contextual) addParsed(ctx, p);
+            resolver = new Resolver(ts, snap.index, ctx, s);
+          }
+          return { relation: c.relation, object: c.object, allowed: resolver.check(c.object, c.relation) };
+        });
+      } catch (err) {
+        return tooComplex(err);
+      }
+    },
+
+    /** behaviour.md §7.3 list_permissions: every matching (type, relation), sorted, capped at 1000. */
+    async listPermissions(subject, filter) {
+      const s = parseCheckSubject(subject);
+      const relation = filter?.relation?.trim() || undefined;
+      const objectType = filter?.object_type?.trim() || undefined;
+      const snap = await cache.current();
+      const ts = requireModel(snap.ts);
+      requireSubject(ts, s);
+      if (objectType !== undefined && !ts.types.has(objectType)) throw new AppError('invalid_argument', `type "${objectType}" is not defined`);
+      if (objectType !== undefined && relation !== undefined) requireRelation(ts, objectType, relation);
+      const pairs: Array<[string, string]> = [];
+      for (const type of [...ts.types.keys()].sort()) {
+        if (objectType !== undefined && type !== objectType) continue;
+        for (const rel of [...(ts.types.get(type)?.keys() ?? [])].sort()) if (relation === undefined || rel === relation) pairs.push([type, rel]);
+      }
+      if (relation !== undefined && pairs.length === 0) throw new AppError('invalid_argument', `relation "${relation}" is not defined on any type`);
+      const found = reachableFrom(ts, snap.index, s);
+      // one resolver verifies every candidate, so it gets a larger step budget than a single check call
+      const resolver = new Resolver(ts, snap.index, null, s, LIST_RESOLUTION_STEPS);
+      const permissions: Array<{ object: string; relation: string }> = [];
+      let truncated = false;
+      outer: for (const [type, rel] of pairs) {
+        for (const object of verifiedObjects(ts, resolver, found, type, rel)) {
+          if (permissions.length === LIST_CAP) {
+            truncated = true;
+            break outer;
+          }
+          permissions.push({ object, relation: rel });
+        }
+      }
+      return { objects: [...new Set(permissions.map((p) => p.object))], permissions, truncated };
+    },
+
+    /** behaviour.md §7.3 fga/list_users. */
+    async listUsers(q) {
+      const object = q?.object?.trim() ?? '';
+      const relation = q?.relation?.trim() ?? '';
+      const userType = q?.user_type?.trim() ?? '';
+      if (!object || !relation || !userType) throw new AppError('invalid_argument', 'object, relation and user_type are required');
+      const obj = splitObject(object);
+      if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
+      const snap = await cache.current();
+      const ts = requireModel(snap.ts);
+      requireRelation(ts, obj.type, relation);
+      if (!ts.types.has(userType)) throw new AppError('invalid_argument', `type "${userType}" is not defined`);
+      return listUsers(ts, snap.index, object, relation, userType);
+    },
+
+    /** behaviour.md §7.3 fga/expand: the OpenFGA userset tree as a JSON string. */
+    async expand(q) {
+      const object = q?.object?.trim() ?? '';
+      const relation = q?.relation?.trim() ?? '';
+      if (!object || !relation) throw new AppError('invalid_argument', 'relation and object are required');
+      const obj = splitObject(object);
+      if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
+      const snap = await cache.current();
+      const ts = requireModel(snap.ts);
+      requireRelation(ts, obj.type, relation);
+      const def = ts.relation(obj.type, relation);
+      return { tree: JSON.stringify(expand(ts, snap.index, object, relation, def!.rewrite)) };
+    },
+
+    /** behaviour.md §7.1 Reset. @throws AppError `failed_precondition` while any tuple exists */
+    async reset() {
+      if (!(await guard(store.resetIfEmpty()))) {
+        throw new AppError('failed_precondition', 'remove all relationship tuples before resetting the authorization model');
+      }
+    },
+
+    async warm() {
+      await cache.current();
+    },
+
+    stats() {
+      const snap = cache.peek();
+      return { revision: snap?.revision ?? 0, tuples: snap?.index.size ?? 0, full_loads: cache.stats.fullLoads, catch_ups: cache.stats.catchUps };
+    },
+
+    /** behaviour.md §7.1 User deletion. @returns how many tuples were deleted */
+    async deleteUserTuples(userId) {
+      const id = typeof userId === 'string' ? userId.trim() : '';
+      if (!id) throw new AppError('invalid_argument', 'user id is required');
+      await cache.current();
+      const { deleted, revision } = await guard(store.deleteUserTuples(`user:${id}`));
+      const parsed = deleted.flatMap((t) => {
+        try {
+          return [parseTupleForm(t)];
+        } catch {
+          return [];
+        }
+      });
+      cache.applyDelta(revision, [], parsed);
+      return deleted.length;
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/** @module model-dsl: parses and validates an OpenFGA DSL model (schema 1.1) into its JSON form (behaviour.md §7.1). */
+import { AppError } from '@gatehouse/errors';
+import { transformer, validator } from '@openfga/syntax-transformer';
+
+/** Largest accepted DSL text, in bytes (behaviour.md §7.1: at most 256 KiB). */
+export const MAX_DSL_BYTES = 256 * 1024;
+
+/** The JSON userset rewrite of one relation (OpenFGA `Userset`). */
+export interface JsonUserset {
+  this?: Record<string, never>;
+  computedUserset?: { object?: string; relation?: string };
+  tupleToUserset?: { tupleset: { relation?: string }; computedUserset: { relation?: string } };
+  union?: { child: JsonUserset[] };
+  intersection?: { child: JsonUserset[] };
+  difference?: { base: JsonUserset; subtract: JsonUserset };
+}
+
+/** One entry of `directly_related_user_types`. */
+export interface JsonRelationReference {
+  type: string;
+  relation?: string;
+  wildcard?: Record<string, never>;
+  condition?: string;
+}
+
+/** The JSON authorization model (OpenFGA `AuthorizationModel` without id). */
+export interface JsonModel {
+  schema_version: string;
+  type_definitions: Array<{
+    type: string;
+    relations?: Record<string, JsonUserset>;
+    metadata?: { relations?: Record<string, { directly_related_user_types?: JsonRelationReference[] }> } | null;
+  }>;
+  conditions?: Record<string, unknown>;
+}
+
+interface SingleError {
+  msg?: string;
+  message?: string;
+  line?: { start: number };
+  column?: { start: number };
+  metadata?: { symbol?: string; errorType?: string; type?: string; relation?: string };
+}
+
+function refusal(message: string): AppError {
+  return new AppError('invalid_argument', message);
+}
+
+/** Maps the first validator error to the §7.1 messages. Line and column are reported 1-based. */
+function describe(err: SingleError): string {
+  const meta = err.metadata;
+  const symbol = meta?.symbol ?? '';
+  if (meta?.errorType === 'invalid-type') return `type "${symbol}" is not defined`;
+  if (meta?.errorType === 'invalid-relation-type' && symbol.includes('#')) {
+    const [type, relation] = symbol.split('#');
+    return `relation "${relation}" is not defined on type "${type}"`;
+  }
+  if (meta?.errorType === 'missing-definition' && meta.type !== undefined && symbol !== '') {
+    return `relation "${symbol}" is not defined on type "${meta.type}"`;
+  }
+  const notRelation = /^`([^`]+)` is not a valid relation for `([^`]+)`/.exec(err.msg ?? '');
+  if (notRelation) return `relation "${notRelation[1]}" is not defined on type "${notRelation[2]}"`;
+  if (meta?.errorType === 'condition-not-defined' || meta?.errorType === 'condition-not-used') {
+    return 'conditions are not supported';
+  }
+  const line = (err.line?.start ?? 0) + 1;
+  const column = (err.column?.start ?? 0) + 1;
+  const reason = (err.msg ?? err.message ?? 'invalid model').trim();
+  return `invalid authorization model: line ${line}, column ${column}: ${reason}`;
+}
+
+/**
+ * Validates DSL text and converts it to the JSON model.
+ *
+ * @param dsl OpenFGA DSL, schema 1.1, at most 256 KiB
+ * @returns the JSON model (conditions and modules are refused)
+ * @throws AppError `invalid_argument`: `dsl is required`, `authorization model too large: max 262144 bytes`,
+ *   `invalid authorization model: line <l>, column <c>: <reason>`, `type "<t>" is not defined`,
+ *   `relation "<r>" is not defined on type "<t>"`, `conditions are not supported`, `modules are not supported`
+ */
+export function parseDsl(dsl: string): JsonModel {
+  if (typeof dsl !== 'string' || dsl.trim() === '') throw refusal('dsl is required');
+  if (Buffer.byteLength(dsl, 'utf8') > MAX_DSL_BYTES) {
+    throw refusal(`authorization model too large: max ${MAX_DSL_BYTES} bytes`);
+  }
+  if (/^\s*(module|extend)\s/m.test(dsl)) throw refusal('modules are not supported');
+  try {
+    validator.validateDSL(dsl);
+  } catch (err) {
+    const errors = (err as { errors?: SingleError[] }).errors;
+    const first = errors?.[0];
+    if (first) throw refusal(describe(first));
+    const reason = err instanceof Error ? err.message : String(err);
+    throw refusal(`invalid authorization model: line 1, column 1: ${reason.trim()}`);
+  }
+  const model = transformer.transformDSLToJSONObject(dsl) as unknown as JsonModel;
+  if (model.schema_version !== '1.1') {
+    throw refusal(`invalid authorization model: line 1, column 1: schema version ${model.schema_version} is not supported, use 1.1`);
+  }
+  if (model.conditions && Object.keys(model.conditions).length > 0) throw refusal('conditions are not supported');
+  for (const td of model.type_definitions) {
+    for (const rel of Object.values(td.metadata?.relations ?? {})) {
+      if ((rel.directly_related_user_types ?? []).some((r) => r.condition)) throw refusal('conditions are not supported');
+    }
+  }
+  return model;
+}

@@ -1,0 +1,76 @@
+/** @module queries: validation of check and query inputs against the active model (behaviour.md §7.3). */
+import { AppError } from '@gatehouse/errors';
+import type { Tuple, UserRef } from './object-ref.ts';
+import { splitObject } from './object-ref.ts';
+import { MAX_TUPLES_PER_CALL, parseTupleForm, tupleMismatch } from './tuple.ts';
+import type { ParsedTuple } from './tuple.ts';
+import type { TypeSystem } from './type-system.ts';
+
+/** Checks per check_permissions call (service-spec §8). */
+export const MAX_CHECKS = 100;
+
+/** One check of a batch (service-spec §2 PermissionCheckInput). */
+export interface CheckInput {
+  relation: string;
+  object: string;
+  contextual_tuples?: Tuple[] | null;
+}
+
+/** A validated check. */
+export interface ParsedCheck {
+  relation: string;
+  object: string;
+  contextual: ParsedTuple[];
+}
+
+const bad = (message: string): AppError => new AppError('invalid_argument', message);
+
+/** @throws AppError `failed_precondition` `no authorization model is installed` */
+export function requireModel(ts: TypeSystem | null): TypeSystem {
+  if (!ts) throw new AppError('failed_precondition', 'no authorization model is installed');
+  return ts;
+}
+
+/** @throws AppError `invalid_argument` naming the undefined type or relation */
+export function requireRelation(ts: TypeSystem, type: string, relation: string): void {
+  if (!ts.types.has(type)) throw bad(`type "${type}" is not defined`);
+  if (!ts.relation(type, relation)) throw bad(`relation "${relation}" is not defined on type "${type}"`);
+}
+
+/** The subject's type (and userset relation) must exist in the model. @throws AppError `invalid_argument` */
+export function requireSubject(ts: TypeSystem, subject: UserRef): void {
+  if (!ts.types.has(subject.type)) throw bad(`type "${subject.type}" is not defined`);
+  if (subject.kind === 'userset') requireRelation(ts, subject.type, subject.relation);
+}
+
+/** Validates the 1–100 count of a check batch, before any model is loaded. @throws AppError `invalid_argument` */
+export function checkBatchCount(checks: unknown): CheckInput[] {
+  if (!Array.isArray(checks) || checks.length === 0) throw bad('at least one check is required');
+  if (checks.length > MAX_CHECKS) throw bad(`too many checks: max ${MAX_CHECKS} per request`);
+  return checks as CheckInput[];
+}
+
+/**
+ * Validates each check: `relation` and a `type:id` object, both defined in the model; contextual tuples
+ * at most 100 and validated like written tuples.
+ * @throws AppError `invalid_argument` with the §7.3 messages
+ */
+export function parseChecks(ts: TypeSystem, checks: CheckInput[]): ParsedCheck[] {
+  return checks.map((c) => {
+    const relation = typeof c?.relation === 'string' ? c.relation.trim() : '';
+    const object = typeof c?.object === 'string' ? c.object.trim() : '';
+    const obj = splitObject(object);
+    if (relation === '' || !obj) throw bad('each check requires relation and object');
+    requireRelation(ts, obj.type, relation);
+    const raw = c.contextual_tuples ?? [];
+    if (!Array.isArray(raw)) throw bad('each tuple requires user, relation and object');
+    if (raw.length > MAX_TUPLES_PER_CALL) throw bad(`too many contextual tuples: max ${MAX_TUPLES_PER_CALL} per check`);
+    const contextual = raw.map((t) => {
+      const p = parseTupleForm(t);
+      const reason = tupleMismatch(ts, p);
+      if (reason !== null) throw bad(`invalid tuple "${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}": ${reason}`);
+      return p;
+    });
+    return { relation, object, contextual };
+  });
+}

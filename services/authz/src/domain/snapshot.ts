@@ -1,0 +1,176 @@
+/** @module snapshot: the engine's in-memory copy of the active model and its tuples, kept current by store revision. */
+import { AppError } from '@gatehouse/errors';
+import { parseDsl } from './model-dsl.ts';
+import { tupleMismatch } from './tuple.ts';
+import type { ParsedTuple } from './tuple.ts';
+import { TupleIndex } from './tuple-index.ts';
+import { TypeSystem } from './type-system.ts';
+import type { UserRef } from './object-ref.ts';
+import { CHANGE_RETENTION } from '../storage/storage.ts';
+import type { AuthzStore, StoredModel, TupleChange, TupleKey } from '../storage/storage.ts';
+
+/** One consistent view: the active model, its type system and the tuples it allows, at `revision`. */
+export interface Snapshot {
+  revision: number;
+  model: StoredModel | null;
+  ts: TypeSystem | null;
+  index: TupleIndex;
+  /** cache of the model-fit decision per tuple shape (type, relation, user type) */
+  fits: Map<string, boolean>;
+}
+
+/** Maps a storage failure to `unavailable` (behaviour.md §7.3: never a partial result). */
+export async function guard<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new AppError('unavailable', 'authorization store is unavailable', { cause: err, reason: 'fga_store_error' });
+  }
+}
+
+/** Tuples indexed between two yields to the event loop during a full load. */
+const LOAD_SLICE = 20_000;
+
+/** Counters for observability and tests. */
+export interface SnapshotStats {
+  fullLoads: number;
+  catchUps: number;
+}
+
+/**
+ * Keeps a snapshot current. `current()` compares the store revision with the cached one on every call
+ * (one cheap query). When another replica wrote, it replays the store's change log since the cached
+ * revision; a model change, a reset or a gap in the log means a full reload. `applyDelta` patches the
+ * snapshot after this process's own writes. All mutation happens between awaits, so a request that is
+ * resolving (synchronously) always sees one consistent snapshot.
+ */
+export class SnapshotCache {
+  private readonly store: AuthzStore;
+  private snap: Snapshot | null = null;
+  private refreshing: Promise<void> | null = null;
+  readonly stats: SnapshotStats = { fullLoads: 0, catchUps: 0 };
+
+  constructor(store: AuthzStore) {
+    this.store = store;
+  }
+
+  /** The cached snapshot without consulting the store (null before the first load). */
+  peek(): Snapshot | null {
+    return this.snap;
+  }
+
+  /** The snapshot at (or past) the store's current revision. @throws AppError `unavailable` on storage failure */
+  async current(): Promise<Snapshot> {
+    const revision = await guard(this.store.revision());
+    for (;;) {
+      const snap = this.snap;
+      if (snap && snap.revision >= revision) return snap;
+      if (!this.refreshing) {
+        this.refreshing = this.refresh(revision).finally(() => {
+          this.refreshing = null;
+        });
+      }
+      await this.refreshing;
+    }
+  }
+
+  /**
+   * Applies this process's own write (which moved the store to `revision`) when the snapshot was exactly one
+   * revision behind and no refresh is running; otherwise the next `current()` catches up from the change log.
+   */
+  applyDelta(revision: number, adds: ParsedTuple[], removes: ParsedTuple[]): void {
+    const snap = this.snap;
+    if (this.refreshing || !snap || snap.revision !== revision - 1) return;
+    for (const p of removes) snap.index.remove(p.tuple.object, p.tuple.relation, p.tuple.user);
+    if (snap.ts) {
+      for (const p of adds) if (tupleMismatch(snap.ts, p) === null) addParsed(snap.index, p);
+    }
+    snap.revision = revision;
+  }
+
+  private async refresh(target: number): Promise<void> {
+    const snap = this.snap;
+    if (snap?.ts && target - snap.revision <= CHANGE_RETENTION) {
+      const changes = await guard(this.store.readChanges(snap.revision, target));
+      if (replayable(changes, snap.revision, target)) {
+        for (const c of changes) {
+          if (!c.tuple) continue;
+          if (c.op === 'write') indexStored(snap.index, snap.ts, snap.fits, c.tuple);
+          else snap.index.remove(c.tuple.object, c.tuple.relation, c.tuple.user);
+        }
+        snap.revision = target;
+        this.stats.catchUps++;
+        return;
+      }
+    }
+    this.snap = await this.load(target, snap);
+    this.stats.fullLoads++;
+  }
+
+  private async load(revision: number, previous: Snapshot | null): Promise<Snapshot> {
+    const model = await guard(this.store.latestModel());
+    const index = new TupleIndex();
+    const fits = new Map<string, boolean>();
+    if (!model) return { revision, model: null, ts: null, index, fits };
+    let ts: TypeSystem;
+    if (previous?.model?.id === model.id && previous.ts) ts = previous.ts;
+    else {
+      try {
+        ts = new TypeSystem(parseDsl(model.dsl));
+      } catch (err) {
+        throw new AppError('internal', 'internal error', { cause: err, reason: 'fga_stored_model_invalid' });
+      }
+    }
+    const tuples = await guard(this.store.readAll());
+    for (let i = 0; i < tuples.length; i++) {
+      indexStored(index, ts, fits, tuples[i] as TupleKey);
+      // Indexing 200,000 tuples takes about half a second: yield now and then so other requests keep flowing.
+      if (i % LOAD_SLICE === LOAD_SLICE - 1) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return { revision, model, ts, index, fits };
+  }
+}
+
+/** True when `changes` covers every revision in (from, to] and needs no full reload. */
+function replayable(changes: TupleChange[], from: number, to: number): boolean {
+  const seen = new Set<number>();
+  for (const c of changes) {
+    if (c.op === 'model' || c.op === 'reset') return false;
+    seen.add(c.revision);
+  }
+  return seen.size === to - from;
+}
+
+/**
+ * Adds a stored tuple when the model allows it. behaviour.md §7.1: tuples the active model does not allow are
+ * kept in the store but ignored by evaluation. Stored rows are canonical, so they are split by position, and
+ * the model-fit decision is cached per tuple shape.
+ */
+function indexStored(index: TupleIndex, ts: TypeSystem, fits: Map<string, boolean>, t: TupleKey): void {
+  const colon = t.object.indexOf(':');
+  if (colon <= 0) return;
+  const objectType = t.object.slice(0, colon);
+  const hash = t.user.indexOf('#');
+  const userObject = hash >= 0 ? t.user.slice(0, hash) : t.user;
+  const userColon = userObject.indexOf(':');
+  if (userColon <= 0) return;
+  const userType = userObject.slice(0, userColon);
+  const userRelation = hash >= 0 ? t.user.slice(hash + 1) : '';
+  const kind: UserRef['kind'] = hash >= 0 ? 'userset' : userObject.endsWith(':*') ? 'wildcard' : 'object';
+  const shape = `${objectType}\u0000${t.relation}\u0000${kind}\u0000${userType}\u0000${userRelation}`;
+  let ok = fits.get(shape);
+  if (ok === undefined) {
+    const def = ts.relation(objectType, t.relation);
+    const ref: UserRef = { kind, type: userType, id: '', relation: userRelation, key: t.user };
+    ok = def !== undefined && ts.allowsUser(def, ref) && (kind !== 'userset' || ts.relation(userType, userRelation) !== undefined);
+    fits.set(shape, ok);
+  }
+  if (ok) index.add(t.object, objectType, t.relation, t.user, hash >= 0 ? { object: userObject, relation: userRelation } : null);
+}
+
+/** Adds a validated tuple to an index. */
+export function addParsed(index: TupleIndex, p: ParsedTuple): void {
+  const u = p.user;
+  index.add(p.tuple.object, p.objectType, p.tuple.relation, p.tuple.user, u.kind === 'userset' ? { object: `${u.type}:${u.id}`, relation: u.relation } : null);
+}

@@ -1,0 +1,13 @@
+/** @module conformance.int.test: the YAML conformance data against PostgreSQL and MariaDB (fresh database per case, dropped after). */
+import { createSqlStore } from '../src/storage/sql.ts';
+import { describeConformance } from './conformance.ts';
+import { openMysql, openPostgres } from './sql-adapters.ts';
+
+describeConformance('postgres', async () => {
+  const db = await openPostgres();
+  return { store: createSqlStore(db.port), close: db.close };
+});
+describeConformance('mariadb', async () => {
+  const db = await openMysql();
+  return { store: createSqlStore(db.port), close: db.close };
+});

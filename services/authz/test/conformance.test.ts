@@ -1,0 +1,11 @@
+/** @module conformance.test: the YAML conformance data against the memory store and SQLite. */
+import { createMemoryStore } from '../src/storage/memory.ts';
+import { createSqlStore } from '../src/storage/sql.ts';
+import { describeConformance } from './conformance.ts';
+import { openSqlite } from './sql-adapters.ts';
+
+describeConformance('memory', async () => ({ store: createMemoryStore(), close: async () => undefined }));
+describeConformance('sqlite', async () => {
+  const db = await openSqlite();
+  return { store: createSqlStore(db.port), close: db.close };
+});

@@ -1,0 +1,127 @@
+/** @module conformance: loads the YAML conformance cases and runs them against an engine over any store. */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it, expect } from '@jest/globals';
+import { parse } from 'yaml';
+import { AppError } from '@gatehouse/errors';
+import { createEngine } from '../src/domain/index.ts';
+import type { Tuple } from '../src/domain/index.ts';
+import type { AuthzStore } from '../src/storage/storage.ts';
+
+interface CheckCase {
+  user: string;
+  relation: string;
+  object: string;
+  contextual_tuples?: Tuple[];
+  allowed?: boolean;
+  error?: string;
+}
+
+interface Stage {
+  model?: string;
+  model_error?: string;
+  tuples?: Tuple[];
+  checks?: CheckCase[];
+  write_errors?: Array<{ tuple: Tuple; error: string }>;
+  list_objects?: Array<{ user: string; relation: string; type: string; objects: string[] }>;
+  list_users?: Array<{ object: string; relation: string; user_type: string; users: string[] }>;
+  expand?: Array<{ object: string; relation: string; tree: unknown }>;
+  tuple_count?: number;
+}
+
+/** One data file: a title, its source and stages applied in order to one store. */
+export interface ConformanceCase {
+  file: string;
+  title: string;
+  stages: Stage[];
+}
+
+const DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'conformance');
+
+/** Every `test/conformance/*.yaml` file, parsed. */
+export function loadCases(): ConformanceCase[] {
+  return readdirSync(DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((file) => ({ file, ...(parse(readFileSync(join(DIR, file), 'utf8')) as { title: string; stages: Stage[] }) }));
+}
+
+async function refusal(work: Promise<unknown>): Promise<AppError> {
+  try {
+    await work;
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error('expected an AppError');
+}
+
+async function countTuples(engine: ReturnType<typeof createEngine>): Promise<number> {
+  let n = 0;
+  let token: string | null = null;
+  do {
+    const page: { tuples: Tuple[]; continuation_token: string | null } = await engine.readTuples({ page_size: 100, continuation_token: token });
+    n += page.tuples.length;
+    token = page.continuation_token;
+  } while (token);
+  return n;
+}
+
+/** Runs one case against a fresh engine on `store`. Each expectation names its stage and input in the failure. */
+export async function runCase(c: ConformanceCase, store: AuthzStore): Promise<void> {
+  const engine = createEngine({ store });
+  for (const [i, stage] of c.stages.entries()) {
+    const at = `${c.file} stage ${i + 1}`;
+    if (stage.model !== undefined) {
+      if (stage.model_error !== undefined) {
+        const err = await refusal(engine.writeModel(stage.model));
+        expect({ at, code: err.code, message: err.message }).toEqual({ at, code: 'invalid_argument', message: stage.model_error });
+      } else await engine.writeModel(stage.model);
+    }
+    for (let k = 0; k < (stage.tuples?.length ?? 0); k += 100) await engine.writeTuples(stage.tuples!.slice(k, k + 100));
+    for (const w of stage.write_errors ?? []) {
+      const err = await refusal(engine.writeTuples([w.tuple]));
+      expect({ at, tuple: w.tuple, code: err.code, message: err.message }).toEqual({ at, tuple: w.tuple, code: 'invalid_argument', message: w.error });
+    }
+    for (const ch of stage.checks ?? []) {
+      const input = { relation: ch.relation, object: ch.object, contextual_tuples: ch.contextual_tuples };
+      if (ch.error !== undefined) {
+        const err = await refusal(engine.check(ch.user, [input]));
+        expect({ at, ch, code: err.code, message: err.message }).toEqual({ at, ch, code: 'invalid_argument', message: ch.error });
+      } else {
+        const [result] = await engine.check(ch.user, [input]);
+        expect({ at, ch, allowed: result?.allowed }).toEqual({ at, ch, allowed: ch.allowed });
+      }
+    }
+    for (const lo of stage.list_objects ?? []) {
+      const { objects } = await engine.listPermissions(lo.user, { relation: lo.relation, object_type: lo.type });
+      expect({ at, lo, objects }).toEqual({ at, lo, objects: lo.objects });
+    }
+    for (const lu of stage.list_users ?? []) {
+      const { users } = await engine.listUsers(lu);
+      expect({ at, lu, users }).toEqual({ at, lu, users: lu.users });
+    }
+    for (const ex of stage.expand ?? []) {
+      const { tree } = await engine.expand(ex);
+      expect({ at, ex: ex.object, tree: JSON.parse(tree) as unknown }).toEqual({ at, ex: ex.object, tree: ex.tree });
+    }
+    if (stage.tuple_count !== undefined) expect({ at, count: await countTuples(engine) }).toEqual({ at, count: stage.tuple_count });
+  }
+}
+
+/** Registers one test per data file for a backend. `open` returns an empty store and its disposer. */
+export function describeConformance(backend: string, open: () => Promise<{ store: AuthzStore; close(): Promise<void> }>): void {
+  describe(`OpenFGA conformance data on ${backend}`, () => {
+    for (const c of loadCases()) {
+      it(`${c.title} (${c.file})`, async () => {
+        const { store, close } = await open();
+        try {
+          await runCase(c, store);
+        } finally {
+          await close();
+        }
+      });
+    }
+  });
+}
