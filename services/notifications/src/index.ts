@@ -1,0 +1,24 @@
+/**
+ * @module @gatehouse/notifications
+ * The delivery worker: email (SMTP) today; the job contract producers enqueue through the outbox.
+ */
+export { EMAIL_EVENTS, EMAIL_SEND, emailJobEnvelope, isEmailEventName, parseEmailJob } from './job.ts';
+export type { EmailEventName, EmailJob } from './job.ts';
+export { renderEmail, htmlToText, validateTemplateSyntax } from './domain/render.ts';
+export type { RenderOptions, RenderedEmail } from './domain/render.ts';
+export { defaultSubject, defaultTemplate } from './domain/default-templates.ts';
+export { createSmtpMailer, fromMailbox } from './domain/mailer.ts';
+export type { Mailer, OutgoingEmail, SmtpOptions } from './domain/mailer.ts';
+export { createEmailSendHandler } from './consumers/email-send.ts';
+export type { EmailSendDeps, TemplateLookup } from './consumers/email-send.ts';
+export {
+  createNotificationsService, DEFAULT_EMAIL_BACKOFF_MS, DEFAULT_EMAIL_MAX_ATTEMPTS, EMAIL_CONSUMER,
+} from './service.ts';
+export type { NotificationsDeps, NotificationsOptions, NotificationsService } from './service.ts';
+export { DELIVERIES_METRIC, deliveryCounter } from './metrics.ts';
+export { createMemoryDeliveryStore } from './storage/memory.ts';
+export { createMikroDeliveryStore } from './storage/mikro/store.ts';
+export { NotificationAttempt, NotificationJob, notificationsSchema } from './storage/mikro/schema.ts';
+export type {
+  AttemptOutcome, DeliveryAttempt, DeliveryJob, DeliveryStore, JobStatus, NewAttempt,
+} from './storage/storage.ts';
