@@ -1,0 +1,144 @@
+/**
+ * @module gateway/app
+ * The edge (ARCHITECTURE §2 "gateway"): the unified /v1 REST surface, federated GraphQL at
+ * /graphql, /healthz and the OpenAPI document, behind the HTTP layer (CORS, CSRF, client IP,
+ * rate limit, body rules). It owns no data and asserts no identity.
+ */
+import http from 'node:http';
+import express, { type Express } from 'express';
+import type { GraphQLSchema } from 'graphql';
+import { AppError, toAppError } from '@gatehouse/errors';
+import type { Logger, Registry } from '@gatehouse/observability';
+import { createHttpLayer, clientInfo, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
+import { ROUTES, buildOpenApi } from './routes/table.ts';
+import { callContextOf, mountRestRoutes, type ServiceClients } from './rest.ts';
+import { createGraphqlGateway } from './graphql/gateway.ts';
+import type { QueryLimits } from './graphql/limits.ts';
+
+export interface GatewayOptions {
+  http: HttpLayerOptions;
+  version: string;
+  introspection: boolean;
+  limits: QueryLimits;
+  internalToken: string;
+  deadlineMs: number;
+}
+
+export interface GatewayServices {
+  clients: ServiceClients;
+  supergraphSdl: string;
+  /** subgraph name → in-process schema (all-in-one) or URLs (split) */
+  subgraphs: Record<string, { schema: GraphQLSchema } | { urls: string[] }>;
+}
+
+export interface Gateway {
+  app: Express;
+  limiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+/** Builds the gateway's express app. */
+export async function createGatewayApp(opts: GatewayOptions, services: GatewayServices, deps: { logger: Logger; registry: Registry }): Promise<Gateway> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const layer = createHttpLayer({ ...opts.http, deadlineMs: opts.deadlineMs }, deps);
+  for (const mw of layer.before) app.use(mw);
+
+  app.get('/healthz', (_req, res) => { res.status(200).json({ status: 'ok' }); });
+  app.get('/readyz', (_req, res) => { res.status(200).json({ status: 'ok' }); });
+  const openapi = buildOpenApi(ROUTES, { version: opts.version, serverUrl: opts.http.url });
+  app.get('/openapi.json', (_req, res) => { res.status(200).json(openapi); });
+
+  // before the table routes: GET /verify_email answers with a redirect, not JSON
+  app.get('/verify_email', verifyEmailLinkRoute(services.clients, opts, deps.logger));
+  mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+
+  const graphql = await createGraphqlGateway({
+    supergraphSdl: services.supergraphSdl,
+    subgraphs: services.subgraphs,
+    introspection: opts.introspection,
+    limits: opts.limits,
+    internalToken: opts.internalToken,
+    clientIpOf: (req) => clientInfo(req).ip,
+    deadlineMs: opts.deadlineMs,
+    logger: deps.logger,
+  });
+  app.post('/graphql', graphql.handler);
+  app.all('/graphql', (req, res) => {
+    res.setHeader('Allow', 'POST, OPTIONS');
+    sendErrorFor(req, res, new AppError('method_not_allowed', 'Method Not Allowed'));
+  });
+
+  app.use(layer.notFound);
+  app.use((req, res) => { sendErrorFor(req, res, new AppError('not_found', 'Not Found')); });
+  app.use(layer.errorHandler);
+  return {
+    app,
+    limiter: layer.limiter,
+    async close() {
+      await graphql.stop();
+      await layer.close();
+    },
+  };
+}
+
+const firstString = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : undefined;
+
+/**
+ * `GET /verify_email?token&redirect_uri&state&roles&scope` (behaviour.md §3.4): calls authn's
+ * VerifyEmailLink and answers 302 to the URL it returns, with the session cookies it set. When
+ * authn cannot be reached, it redirects to `<url>/app` with `error` and `error_description`. A HEAD
+ * request answers 200 without redeeming anything.
+ */
+function verifyEmailLinkRoute(clients: ServiceClients, opts: GatewayOptions, logger: Logger): express.RequestHandler {
+  return async (req, res) => {
+    // HEAD (link checkers, prefetchers) must not burn a single-use token
+    if (req.method === 'HEAD') {
+      res.setHeader('Cache-Control', 'no-store');
+      res.status(200).end();
+      return;
+    }
+    const ctx = callContextOf(req, 'rest', opts.deadlineMs);
+    const q = req.query as Record<string, unknown>;
+    const body: Record<string, string> = {};
+    for (const key of ['token', 'redirect_uri', 'state', 'roles', 'scope']) {
+      const v = firstString(q[key]);
+      if (v !== undefined) body[key] = v;
+    }
+    let location: string;
+    try {
+      if (!clients.authn) throw new AppError('unimplemented', 'the authn service is not part of this deployment');
+      const out = await clients.authn.call('VerifyEmailLink', body, ctx);
+      location = String(out.redirect_url);
+    } catch (err) {
+      const e = toAppError(err);
+      if (e.code === 'internal') logger.error({ err }, 'verify_email link failed');
+      const u = new URL(`${opts.http.url.replace(/\/+$/, '')}/app`);
+      u.searchParams.set('error', e.code);
+      u.searchParams.set('error_description', e.message);
+      location = u.toString();
+    }
+    if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(302, location);
+  };
+}
+
+/** Listens on host:port; resolves with the bound port. */
+export async function listen(app: Express, host: string, port: number): Promise<{ port: number; server: http.Server; close(): Promise<void> }> {
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as { port: number }).port));
+  });
+  return {
+    port: bound,
+    server,
+    async close() {
+      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+    },
+  };
+}

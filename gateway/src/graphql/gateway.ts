@@ -1,0 +1,150 @@
+/**
+ * @module gateway/graphql/gateway
+ * `POST /graphql`: Apollo Gateway over the composed supergraph (graphql.md §5). All-in-one uses
+ * in-process data sources sharing the gateway's context; split mode calls each service's subgraph
+ * over HTTP, forwarding the caller's credentials and client IP and bringing `Set-Cookie` back
+ * (graphql.md §5.3). Every GraphQL answer is HTTP 200 (graphql.md §1.1).
+ */
+import type { GraphQLSchema } from 'graphql';
+import type { Request, Response, RequestHandler } from 'express';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloGateway, LocalGraphQLDataSource, RemoteGraphQLDataSource, type GraphQLDataSource } from '@apollo/gateway';
+import { FORWARDED_HEADERS, type CallContext } from '@gatehouse/rpc';
+import type { Logger } from '@gatehouse/observability';
+import { formatGatewayError } from './errors.ts';
+import { queryLimitsRule, type QueryLimits } from './limits.ts';
+
+/** Context of one GraphQL request at the gateway; in all-in-one it is also the subgraphs' context. */
+export interface GatewayContext {
+  callContext: CallContext;
+  res: Response;
+}
+
+export type SubgraphTarget = { schema: GraphQLSchema } | { urls: string[] };
+
+export interface GraphqlGatewayOptions {
+  supergraphSdl: string;
+  subgraphs: Record<string, SubgraphTarget>;
+  introspection: boolean;
+  limits: QueryLimits;
+  /** proves to subgraphs that the caller is the gateway (split mode) */
+  internalToken: string;
+  /** the client IP the HTTP layer resolved under --trusted-proxies */
+  clientIpOf: (req: Request) => string;
+  deadlineMs: number;
+  logger: Logger;
+}
+
+function readSetCookies(headers: unknown): string[] {
+  const h = headers as { getSetCookie?: () => string[]; raw?: () => Record<string, string[]>; get?: (k: string) => string | null } | undefined;
+  if (!h) return [];
+  if (typeof h.getSetCookie === 'function') return h.getSetCookie();
+  if (typeof h.raw === 'function') return h.raw()['set-cookie'] ?? [];
+  const joined = h.get?.('set-cookie');
+  // Our cookies carry Max-Age, never Expires, so they contain no commas.
+  return joined ? joined.split(/,\s*(?=[^;=,\s]+=)/) : [];
+}
+
+class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
+  private readonly internalToken: string;
+
+  constructor(url: string, internalToken: string) {
+    super({ url, fetcher: fetch as never });
+    this.internalToken = internalToken;
+  }
+
+  override willSendRequest({ request, context }: Parameters<NonNullable<RemoteGraphQLDataSource<GatewayContext>['willSendRequest']>>[0]): void {
+    const headers = request.http?.headers;
+    if (!headers || !context?.callContext) return;
+    for (const key of FORWARDED_HEADERS) {
+      const v = context.callContext.headers[key];
+      if (v) headers.set(key, v);
+    }
+    headers.set('x-gatehouse-client-ip', context.callContext.clientIp);
+    headers.set('x-gatehouse-protocol', 'graphql');
+    headers.set('x-gatehouse-internal', this.internalToken);
+  }
+
+  override didReceiveResponse({ response, context }: Parameters<NonNullable<RemoteGraphQLDataSource<GatewayContext>['didReceiveResponse']>>[0]) {
+    for (const c of readSetCookies(response.http?.headers)) context.callContext?.setCookies.push(c);
+    return response;
+  }
+}
+
+/** Rotates over several subgraph URLs (authz replicas). */
+class RoundRobinDataSource implements GraphQLDataSource<GatewayContext> {
+  private next = 0;
+  private readonly sources: ForwardingDataSource[];
+
+  constructor(urls: string[], token: string) {
+    this.sources = urls.map((u) => new ForwardingDataSource(u, token));
+  }
+
+  process(options: Parameters<GraphQLDataSource<GatewayContext>['process']>[0]) {
+    const source = this.sources[this.next++ % this.sources.length]!;
+    return source.process(options);
+  }
+}
+
+function plugins(): ApolloServerPlugin<GatewayContext>[] {
+  return [{
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response, contextValue }) {
+          // graphql.md §1.1: HTTP 200 for everything GraphQL answers, parse and validation errors included.
+          if (response.http.status && response.http.status >= 400 && response.http.status < 500) response.http.status = 200;
+          const cookies = contextValue.callContext?.setCookies ?? [];
+          if (cookies.length > 0) contextValue.res.append('Set-Cookie', cookies);
+        },
+      };
+    },
+  }];
+}
+
+/**
+ * Starts Apollo Gateway + Server and returns the express handler for `POST /graphql`.
+ * @throws Error when the supergraph cannot be loaded (a startup failure)
+ */
+export async function createGraphqlGateway(opts: GraphqlGatewayOptions): Promise<{ handler: RequestHandler; stop(): Promise<void> }> {
+  const gateway = new ApolloGateway({
+    supergraphSdl: opts.supergraphSdl,
+    buildService: ({ name }) => {
+      const target = opts.subgraphs[name];
+      if (!target) throw new Error(`no subgraph configured for ${name}`);
+      if ('schema' in target) return new LocalGraphQLDataSource(target.schema);
+      return target.urls.length > 1 ? new RoundRobinDataSource(target.urls, opts.internalToken) : new ForwardingDataSource(target.urls[0]!, opts.internalToken);
+    },
+  });
+  const server = new ApolloServer<GatewayContext>({
+    gateway,
+    introspection: opts.introspection,
+    csrfPrevention: false, // the spec's Origin/Referer rule is the CSRF defence (graphql.md §1.1)
+    allowBatchedHttpRequests: false,
+    includeStacktraceInErrorResponses: false,
+    formatError: (formatted) => formatGatewayError(formatted),
+    validationRules: [queryLimitsRule(opts.limits)],
+    plugins: plugins(),
+    logger: {
+      debug: (m: string) => opts.logger.debug(m),
+      info: (m: string) => opts.logger.debug(m),
+      warn: (m: string) => opts.logger.warn(m),
+      error: (m: string) => opts.logger.error(m),
+    },
+  });
+  await server.start();
+  const middleware = expressMiddleware(server, {
+    context: async ({ req, res }): Promise<GatewayContext> => {
+      const headers: Record<string, string | undefined> = {};
+      for (const key of FORWARDED_HEADERS) {
+        const v = req.headers[key];
+        headers[key] = Array.isArray(v) ? v.join(', ') : v;
+      }
+      return {
+        res,
+        callContext: { headers, clientIp: opts.clientIpOf(req), protocol: 'graphql' as const, setCookies: [] as string[], deadlineMs: Date.now() + opts.deadlineMs },
+      };
+    },
+  });
+  return { handler: middleware, stop: () => server.stop() };
+}

@@ -1,0 +1,130 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import express from 'express';
+import { jsonBody, MAX_BODY_BYTES, parseJsonBody } from './body.ts';
+import { listen, send, type RunningApp } from './test-server.ts';
+
+const INVALID = { code: 'invalid_argument', message: 'invalid JSON body' };
+const TOO_LARGE = { code: 'invalid_argument', message: 'request body too large' };
+
+describe('parseJsonBody', () => {
+  it('maps empty and whitespace bodies to {} and strips a BOM', () => {
+    expect(parseJsonBody('', true)).toEqual({});
+    expect(parseJsonBody(' \n', true)).toEqual({});
+    expect(parseJsonBody('\ufeff{"a":1}', true)).toEqual({ a: 1 });
+  });
+  it('refuses non-objects only when objectOnly', () => {
+    for (const text of ['[]', '"s"', '1', 'true', 'null']) {
+      expect(() => parseJsonBody(text, true)).toThrow('invalid JSON body');
+    }
+    expect(parseJsonBody('[1]', false)).toEqual([1]);
+  });
+});
+
+describe('JSON body middleware (behaviour.md §0.1)', () => {
+  let srv: RunningApp;
+  beforeAll(async () => {
+    const app = express();
+    app.use(jsonBody());
+    app.use((req, res) => {
+      res.json({ body: req.body ?? 'untouched' });
+    });
+    srv = await listen(app);
+  });
+  afterAll(() => srv.close());
+
+  it('parses JSON whatever the Content-Type says', async () => {
+    for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-8']) {
+      const res = await send(srv.base, 'POST', '/v1/login', { headers: { 'content-type': ct }, body: '{"email":"a@b.c"}' });
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({ body: { email: 'a@b.c' } });
+    }
+    const none = await send(srv.base, 'POST', '/v1/login', { body: '{"x":[1]}' });
+    expect(none.json).toEqual({ body: { x: [1] } });
+  });
+
+  it('treats an empty body as {}', async () => {
+    const res = await send(srv.base, 'POST', '/v1/logout', { headers: { 'content-length': '0' } });
+    expect(res.json).toEqual({ body: {} });
+    expect((await send(srv.base, 'GET', '/v1/meta')).json).toEqual({ body: {} });
+  });
+
+  it('refuses malformed JSON with 400 invalid JSON body', async () => {
+    const res = await send(srv.base, 'POST', '/v1/login', { body: '{"email":' });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(INVALID);
+  });
+
+  it('refuses arrays, strings and numbers on /v1', async () => {
+    for (const body of ['[{"a":1}]', '"str"', '42', 'null']) {
+      const res = await send(srv.base, 'POST', '/v1/login', { body });
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual(INVALID);
+    }
+  });
+
+  it('refuses bodies over 1 MiB with 400 request body too large (declared length)', async () => {
+    const body = `{"a":"${'x'.repeat(MAX_BODY_BYTES)}"}`;
+    const res = await send(srv.base, 'POST', '/v1/signup', { body });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(TOO_LARGE);
+  });
+
+  it('refuses chunked bodies that grow past 1 MiB', async () => {
+    const body = `{"a":"${'x'.repeat(MAX_BODY_BYTES)}"}`;
+    const res = await send(srv.base, 'POST', '/v1/signup', { body, headers: { 'transfer-encoding': 'chunked' } });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(TOO_LARGE);
+  });
+
+  it('accepts a body of exactly 1 MiB', async () => {
+    const pad = MAX_BODY_BYTES - '{"a":""}'.length;
+    const res = await send(srv.base, 'POST', '/v1/signup', { body: `{"a":"${'x'.repeat(pad)}"}` });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers GraphQL-shaped errors on /graphql and leaves non-object bodies to the GraphQL server', async () => {
+    const bad = await send(srv.base, 'POST', '/graphql', { body: '{query' });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ errors: [{ message: 'invalid JSON body', extensions: { code: 'INVALID_ARGUMENT' } }] });
+    const batch = await send(srv.base, 'POST', '/graphql', { body: '[{"query":"{meta{version}}"}]' });
+    expect(batch.json).toEqual({ body: [{ query: '{meta{version}}' }] });
+  });
+
+  it('leaves other paths alone', async () => {
+    const res = await send(srv.base, 'POST', '/oauth/token', { body: 'grant_type=x' });
+    expect(res.json).toEqual({ body: 'untouched' });
+  });
+});
+
+describe('JSON body middleware with the deadline', () => {
+  it('does not call the handler after the deadline answered a slow upload', async () => {
+    const { deadline } = await import('./deadline.ts');
+    let handled = false;
+    const app = express();
+    app.use(deadline({ ms: 100 }), jsonBody());
+    app.use((_req, res) => {
+      handled = true;
+      res.json({});
+    });
+    const srv = await listen(app);
+    try {
+      const { request } = await import('node:http');
+      const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/v1/login', agent: false, headers: { 'content-length': '20', connection: 'keep-alive' } }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => { body += String(c); });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.write('{"a":'); // the rest arrives after the deadline
+        setTimeout(() => req.end('1}              '), 250);
+      });
+      expect(result.status).toBe(504);
+      expect(JSON.parse(result.body)).toEqual({ code: 'deadline_exceeded', message: 'deadline exceeded' });
+      await new Promise((r) => setTimeout(r, 300)); // past the moment the body completes
+      expect(handled).toBe(false);
+    } finally {
+      await srv.close();
+    }
+  });
+});

@@ -1,0 +1,150 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import express from 'express';
+import { clientIpMiddleware, compileTrustedProxies } from './client-ip.ts';
+import { csrf, isCsrfExempt } from './csrf.ts';
+import { compileOriginPolicy } from './origins.ts';
+import { listen, send, type RunningApp } from './test-server.ts';
+
+function appWith(allowedOrigins: string[], trustedProxies: string[] = [], url = 'https://auth.example.com') {
+  const app = express();
+  app.use(clientIpMiddleware(compileTrustedProxies(trustedProxies)), csrf(compileOriginPolicy(allowedOrigins), url));
+  app.use((_req, res) => {
+    res.json({ ok: true });
+  });
+  return app;
+}
+
+const MISSING = { code: 'permission_denied', message: 'origin or referer header is required for state-changing requests' };
+const MISMATCH = { code: 'permission_denied', message: 'origin not allowed' };
+
+describe('CSRF with an explicit --allowed-origins list (behaviour.md §2.5)', () => {
+  let srv: RunningApp;
+  beforeAll(async () => {
+    srv = await listen(appWith(['https://app.example.com', 'partner.test:8443', '*.tenant.io', 'http://localhost:3000']));
+  });
+  afterAll(() => srv.close());
+  const post = (headers: Record<string, string>, path = '/v1/login') => send(srv.base, 'POST', path, { headers, body: '{}' });
+
+  it('rejects a state-changing POST without Origin and Referer with 403 permission_denied', async () => {
+    const res = await post({});
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual(MISSING);
+  });
+
+  it('applies to PUT, PATCH and DELETE too, but not to GET', async () => {
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      expect((await send(srv.base, method, '/v1/x')).status).toBe(403);
+    }
+    expect((await send(srv.base, 'GET', '/v1/meta')).status).toBe(200);
+  });
+
+  it('applies to bearer and admin-header requests (the spec requires it)', async () => {
+    const res = await post({ authorization: 'Bearer abc', 'x-service-admin-secret': 's' });
+    expect(res.json).toEqual(MISSING);
+  });
+
+  it('accepts an Origin listed with its scheme, with the default port normalised', async () => {
+    expect((await post({ origin: 'https://app.example.com' })).status).toBe(200);
+    expect((await post({ origin: 'https://app.example.com:443' })).status).toBe(200);
+  });
+
+  it('refuses a listed host under another scheme or port when the entry has a scheme', async () => {
+    expect((await post({ origin: 'http://app.example.com' })).json).toEqual(MISMATCH);
+    expect((await post({ origin: 'https://app.example.com:8443' })).json).toEqual(MISMATCH);
+    expect((await post({ origin: 'http://localhost:3001' })).status).toBe(403);
+    expect((await post({ origin: 'http://localhost:3000' })).status).toBe(200);
+  });
+
+  it('matches a scheme-less entry host:port under any scheme', async () => {
+    expect((await post({ origin: 'https://partner.test:8443' })).status).toBe(200);
+    expect((await post({ origin: 'http://partner.test:8443' })).status).toBe(200);
+    expect((await post({ origin: 'https://partner.test' })).status).toBe(403);
+  });
+
+  it('matches *.tenant.io subdomains but not the apex', async () => {
+    expect((await post({ origin: 'https://a.tenant.io' })).status).toBe(200);
+    expect((await post({ origin: 'https://deep.a.tenant.io' })).status).toBe(200);
+    expect((await post({ origin: 'https://tenant.io' })).json).toEqual(MISMATCH);
+    expect((await post({ origin: 'https://eviltenant.io' })).json).toEqual(MISMATCH);
+  });
+
+  it('refuses Origin: null even with a good Referer', async () => {
+    const res = await post({ origin: 'null', referer: 'https://app.example.com/page' });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual(MISMATCH);
+  });
+
+  it('falls back to the scheme://host[:port] of Referer', async () => {
+    expect((await post({ referer: 'https://app.example.com/some/page?q=1' })).status).toBe(200);
+    expect((await post({ referer: 'https://evil.example.com/app.example.com' })).json).toEqual(MISMATCH);
+    expect((await post({ referer: 'not a url' })).json).toEqual(MISMATCH);
+  });
+
+  it('exempts the client-authenticated and callback paths', async () => {
+    for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect', '/oauth/saml/acme/acs', '/oauth_callback/apple', '/authorize', '/userinfo']) {
+      expect((await post({}, path)).status).toBe(200);
+    }
+  });
+
+  it('exempts SCIM only with a bearer token', async () => {
+    expect((await post({ authorization: 'Bearer scim-token' }, '/scim/v2/Users')).status).toBe(200);
+    expect((await post({}, '/scim/v2/Users')).json).toEqual(MISSING);
+  });
+});
+
+describe('CSRF with the default * (same origin only)', () => {
+  let direct: RunningApp;
+  let proxied: RunningApp;
+  beforeAll(async () => {
+    direct = await listen(appWith(['*']));
+    proxied = await listen(appWith(['*'], ['127.0.0.0/8']));
+  });
+  afterAll(async () => {
+    await direct.close();
+    await proxied.close();
+  });
+
+  it('accepts an Origin equal to the request Host', async () => {
+    const res = await send(direct.base, 'POST', '/v1/login', { headers: { host: 'gate.local:8080', origin: 'http://gate.local:8080' } });
+    expect(res.status).toBe(200);
+  });
+
+  it('normalises default ports when comparing with Host', async () => {
+    const res = await send(direct.base, 'POST', '/v1/login', { headers: { host: 'gate.local:443', origin: 'https://gate.local' } });
+    expect(res.status).toBe(200);
+  });
+
+  it('accepts the --url host', async () => {
+    const res = await send(direct.base, 'POST', '/v1/login', { headers: { host: 'internal:8080', origin: 'https://auth.example.com' } });
+    expect(res.status).toBe(200);
+  });
+
+  it('refuses a cross-origin request', async () => {
+    const res = await send(direct.base, 'POST', '/v1/login', { headers: { host: 'gate.local:8080', origin: 'https://evil.example' } });
+    expect(res.status).toBe(403);
+    expect(res.json).toEqual(MISMATCH);
+  });
+
+  it('ignores X-Forwarded-Host from an untrusted peer', async () => {
+    const res = await send(direct.base, 'POST', '/v1/login', {
+      headers: { host: 'internal:8080', 'x-forwarded-host': 'evil.example', origin: 'https://evil.example' },
+    });
+    expect(res.json).toEqual(MISMATCH);
+  });
+
+  it('honours X-Forwarded-Host from a trusted proxy', async () => {
+    const res = await send(proxied.base, 'POST', '/v1/login', {
+      headers: { host: 'internal:8080', 'x-forwarded-host': 'public.example', origin: 'https://public.example' },
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('isCsrfExempt', () => {
+  it('does not exempt lookalike paths', () => {
+    expect(isCsrfExempt('POST', '/oauth/token/x', undefined)).toBe(false);
+    expect(isCsrfExempt('POST', '/oauth/saml/acme/acs/extra', undefined)).toBe(false);
+    expect(isCsrfExempt('POST', '/v1/authorize', undefined)).toBe(false);
+    expect(isCsrfExempt('POST', '/scim/v2/Users', 'Basic abc')).toBe(false);
+  });
+});

@@ -1,0 +1,73 @@
+/** @module gateway/http/csrf Origin/Referer check on state-changing requests (spec §5 CSRF, §9; behaviour.md §2.5). */
+import type { Request, RequestHandler } from 'express';
+import { AppError } from '@gatehouse/errors';
+import { clientInfo } from './client-ip.ts';
+import { sendErrorFor } from './errors.ts';
+import { type OriginPolicy, type ParsedOrigin, hostPort, isListedOrigin, parseOrigin } from './origins.ts';
+import { requestPath } from './request-path.ts';
+
+export const CSRF_MISSING_MESSAGE = 'origin or referer header is required for state-changing requests';
+export const CSRF_MISMATCH_MESSAGE = 'origin not allowed';
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Paths exempt from the check (behaviour.md §2.5): client-authenticated OAuth endpoints, SCIM with a
+ * bearer token, SAML ACS, social callbacks (Apple form_post), `POST /authorize` (form_post) and
+ * `POST /userinfo` (bearer).
+ */
+export function isCsrfExempt(method: string, path: string, authorization: string | undefined): boolean {
+  if (path === '/oauth/token' || path === '/oauth/revoke' || path === '/oauth/introspect') return true;
+  if (path.startsWith('/scim/v2/') || path === '/scim/v2') {
+    return authorization !== undefined && /^bearer\s+\S/i.test(authorization);
+  }
+  if (/^\/oauth\/saml\/[^/]+\/acs\/?$/.test(path)) return true;
+  if (/^\/oauth_callback\/[^/]+\/?$/.test(path)) return true;
+  if (method === 'POST' && (path === '/authorize' || path === '/userinfo')) return true;
+  return false;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Same-origin for the `*` policy: the origin's host[:port] equals the request host or the `--url` host. */
+function isSameOrigin(origin: ParsedOrigin, requestHost: string, url: ParsedOrigin | undefined): boolean {
+  const originHost = hostPort(origin.host, origin.port, origin.scheme);
+  if (requestHost !== '') {
+    const req = parseOrigin(`${origin.scheme}://${requestHost}`);
+    if (req && hostPort(req.host, req.port, req.scheme) === originHost) return true;
+  }
+  return url !== undefined && hostPort(url.host, url.port, url.scheme) === originHost;
+}
+
+/** Decides one request: undefined when allowed, else the AppError to send. */
+export function checkCsrf(req: Request, policy: OriginPolicy, url: ParsedOrigin | undefined): AppError | undefined {
+  if (!STATE_CHANGING.has(req.method)) return undefined;
+  if (isCsrfExempt(req.method, requestPath(req), headerValue(req.headers.authorization))) return undefined;
+  const originHeader = headerValue(req.headers.origin);
+  const referer = headerValue(req.headers.referer);
+  if ((originHeader === undefined || originHeader.trim() === '') && (referer === undefined || referer.trim() === '')) {
+    return new AppError('permission_denied', CSRF_MISSING_MESSAGE, { reason: 'csrf_missing_origin' });
+  }
+  // An Origin header wins, even `null` (which is never allowed); Referer is only the fallback.
+  const origin = originHeader !== undefined && originHeader.trim() !== '' ? parseOrigin(originHeader) : parseOrigin(referer);
+  const ok = origin !== undefined
+    && (policy.any ? isSameOrigin(origin, clientInfo(req).host, url) : isListedOrigin(policy, origin));
+  return ok ? undefined : new AppError('permission_denied', CSRF_MISMATCH_MESSAGE, { reason: 'csrf_origin_mismatch' });
+}
+
+/**
+ * CSRF middleware for every POST, PUT, PATCH and DELETE on the HTTP port, bearer and admin-header
+ * requests included. Refuses with 403 `permission_denied` (REST or GraphQL-shaped on /graphql).
+ * Needs {@link clientIpMiddleware} earlier in the chain for the `X-Forwarded-Host` rule.
+ * @param url the `--url` flag, whose host is also same-origin under `*`
+ */
+export function csrf(policy: OriginPolicy, url: string): RequestHandler {
+  const urlOrigin = parseOrigin(url);
+  return (req, res, next) => {
+    const refusal = checkCsrf(req, policy, urlOrigin);
+    if (refusal) sendErrorFor(req, res, refusal);
+    else next();
+  };
+}

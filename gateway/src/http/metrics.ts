@@ -1,0 +1,75 @@
+/** @module gateway/http/metrics HTTP request metrics and the separate /metrics listener (spec §1 additional rules, §8; STYLE §6). */
+import type { Request, RequestHandler } from 'express';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { type RouteMatcher, matchRoute } from '../routes/table.ts';
+import { requestPath } from './request-path.ts';
+
+const KNOWN_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+const FIXED_PATHS = new Set(['/graphql', '/healthz', '/readyz', '/authorize', '/userinfo', '/oauth/token',
+  '/oauth/revoke', '/oauth/introspect', '/playground', '/verify_email', '/logout']);
+
+/**
+ * A low-cardinality route label: the table's route template for /v1 and discovery paths, the
+ * Express route template when one matched, a fixed set of known paths, a prefix bucket
+ * (`/app/*`, `/scim/v2/*`, …), else `unmatched`. Never the raw path (ids, typos, scanners).
+ */
+export function routeLabel(req: Request, matcher: RouteMatcher = { match: matchRoute }): string {
+  const path = requestPath(req);
+  const m = matcher.match(req.method, path);
+  if ('route' in m || m.error === 'method_not_allowed') return path; // path is a table template
+  const expressRoute = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof expressRoute === 'string') return `${req.baseUrl}${expressRoute}`;
+  if (FIXED_PATHS.has(path)) return path;
+  for (const prefix of ['/v1/', '/app/', '/dashboard/', '/scim/v2/', '/oauth/', '/oauth_callback/', '/.well-known/']) {
+    if (path.startsWith(prefix)) return prefix === '/v1/' ? 'unmatched' : `${prefix}*`;
+  }
+  return 'unmatched';
+}
+
+export interface HttpMetrics {
+  /** records `gatehouse_http_requests_total` and `gatehouse_http_request_duration_seconds` when the response finishes */
+  readonly middleware: RequestHandler;
+}
+
+function counter(registry: Registry): Counter<'route' | 'method' | 'code'> {
+  const name = 'gatehouse_http_requests_total';
+  const existing = registry.getSingleMetric(name);
+  if (existing) return existing as Counter<'route' | 'method' | 'code'>;
+  return new Counter({ name, help: 'HTTP requests by route template, method and status code', labelNames: ['route', 'method', 'code'], registers: [registry] });
+}
+
+function histogram(registry: Registry): Histogram<'route' | 'method' | 'code'> {
+  const name = 'gatehouse_http_request_duration_seconds';
+  const existing = registry.getSingleMetric(name);
+  if (existing) return existing as Histogram<'route' | 'method' | 'code'>;
+  return new Histogram({
+    name, help: 'HTTP request duration in seconds', labelNames: ['route', 'method', 'code'], registers: [registry],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  });
+}
+
+/** Registers (or reuses, so all-in-one never registers twice) the HTTP metrics on `registry`. */
+export function createHttpMetrics(registry: Registry): HttpMetrics {
+  const requests = counter(registry);
+  const duration = histogram(registry);
+  return {
+    middleware: (req, res, next) => {
+      const start = process.hrtime.bigint();
+      let recorded = false;
+      const record = (code: string): void => {
+        if (recorded) return;
+        recorded = true;
+        const labels = { route: routeLabel(req), method: KNOWN_METHODS.has(req.method) ? req.method : 'OTHER', code };
+        requests.inc(labels);
+        duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+      };
+      res.once('finish', () => record(String(res.statusCode)));
+      // The client went away before the response finished: count it as 499 (cancelled, behaviour.md §0.2).
+      res.once('close', () => record(res.writableFinished ? String(res.statusCode) : '499'));
+      next();
+    },
+  };
+}
+
+// The metrics listener is shared by every process: it lives in @gatehouse/observability.
+export { startMetricsServer, type MetricsServer } from '@gatehouse/observability';

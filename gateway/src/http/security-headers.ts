@@ -1,0 +1,28 @@
+/** @module gateway/http/security-headers Response hardening headers (behaviour.md §2.5, §1.2 `--enable-hsts`). */
+import type { RequestHandler } from 'express';
+
+/**
+ * The default Content-Security-Policy. Strict for the JSON API; the bundled UI under /app and
+ * /dashboard is same-origin and needs inline styles only.
+ */
+export const DEFAULT_CSP =
+  "default-src 'self'; base-uri 'self'; object-src 'none'; frame-ancestors 'none'; form-action 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
+
+/** `Strict-Transport-Security` value when `--enable-hsts` is on (behaviour.md §1.2). */
+export const HSTS_VALUE = 'max-age=31536000; includeSubDomains';
+
+/**
+ * Sets `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`,
+ * `Referrer-Policy: strict-origin-when-cross-origin`, a default CSP, and HSTS when `enableHsts`.
+ */
+export function securityHeaders(options: { enableHsts: boolean; contentSecurityPolicy?: string }): RequestHandler {
+  const csp = options.contentSecurityPolicy ?? DEFAULT_CSP;
+  return (_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Referrer-Policy', 'strict-origin-when-cross-origin');
+    res.setHeader('Content-Security-Policy', csp);
+    if (options.enableHsts) res.setHeader('Strict-Transport-Security', HSTS_VALUE);
+    next();
+  };
+}

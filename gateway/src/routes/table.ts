@@ -1,0 +1,210 @@
+/**
+ * @module gateway/routes/table The one REST route table (ARCHITECTURE §3): method, path, owning
+ * service and RPC, auth class. It drives routing, 404/405 answers, metric labels and the OpenAPI document.
+ */
+
+export type HttpMethod = 'GET' | 'POST';
+export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
+/**
+ * Who may call a route (spec §5): `public` no credentials; `user` bearer token or session cookie;
+ * `mfa` the `mfa` cookie; `user_or_mfa` either; `admin` super-admin cookie or admin-secret header
+ * (org-scoped admin routes also accept the org admin, checked by the service); `permissions` a user,
+ * with an explicit `user` subject only for super-admins (spec §5 subject pinning).
+ */
+export type AuthClass = 'public' | 'user' | 'mfa' | 'user_or_mfa' | 'admin' | 'permissions';
+
+export interface Route {
+  readonly method: HttpMethod;
+  readonly path: string;
+  /** owning service (ARCHITECTURE §2: a route belongs to the service that owns its data) */
+  readonly service: ServiceName;
+  /** proto method: the GraphQL field without underscores, PascalCase (`_fga_write_model` → `WriteModel`) */
+  readonly rpc: string;
+  readonly auth: AuthClass;
+  readonly summary: string;
+  /** the GraphQL root field with the same request and response fields (spec §1), if any */
+  readonly graphqlField?: string;
+}
+
+/** `_fga_write_model` → `WriteModel`, `validate_jwt_token` → `ValidateJwtToken`, `_users` → `Users`. */
+export function rpcNameOf(graphqlField: string): string {
+  return graphqlField.replace(/^_/, '').replace(/^fga_/, '')
+    .split('_').filter((p) => p !== '').map((p) => p[0]!.toUpperCase() + p.slice(1)).join('');
+}
+
+function r(method: HttpMethod, path: string, service: ServiceName, field: string, auth: AuthClass, summary: string): Route {
+  return { method, path, service, rpc: rpcNameOf(field), auth, summary, graphqlField: field };
+}
+const P = (path: string, service: ServiceName, field: string, auth: AuthClass, summary: string): Route =>
+  r('POST', path, service, field, auth, summary);
+const A = (name: string, service: ServiceName, summary: string, field = `_${name}`): Route =>
+  r('POST', `/v1/admin/${name}`, service, field, 'admin', summary);
+
+/** Every REST route of spec §4, plus the two discovery documents and the email link target outside /v1. */
+export const ROUTES: readonly Route[] = Object.freeze([
+  // Public endpoints (spec §4)
+  P('/v1/signup', 'authn', 'signup', 'public', 'Register a user; returns AuthResponse'),
+  P('/v1/login', 'authn', 'login', 'public', 'Log in with email or phone and password; returns AuthResponse or an MFA challenge'),
+  P('/v1/magic_link_login', 'authn', 'magic_link_login', 'public', 'Start passwordless login; emails a magic link'),
+  P('/v1/verify_email', 'authn', 'verify_email', 'public', 'Complete email verification; returns AuthResponse'),
+  P('/v1/resend_verify_email', 'authn', 'resend_verify_email', 'public', 'Re-send the verification message'),
+  P('/v1/verify_otp', 'mfa', 'verify_otp', 'mfa', 'Complete an MFA challenge with an OTP or TOTP code; returns AuthResponse'),
+  P('/v1/resend_otp', 'mfa', 'resend_otp', 'mfa', 'Re-send the MFA OTP'),
+  P('/v1/skip_mfa_setup', 'mfa', 'skip_mfa_setup', 'mfa', 'Decline MFA setup and receive the withheld tokens'),
+  P('/v1/lock_mfa', 'mfa', 'lock_mfa', 'mfa', 'Record lost MFA factors and lock the account'),
+  P('/v1/email_otp_mfa_setup', 'mfa', 'email_otp_mfa_setup', 'user_or_mfa', 'Start email OTP enrollment'),
+  P('/v1/sms_otp_mfa_setup', 'mfa', 'sms_otp_mfa_setup', 'user_or_mfa', 'Start SMS OTP enrollment'),
+  P('/v1/totp_mfa_setup', 'mfa', 'totp_mfa_setup', 'user', 'Start TOTP enrollment: secret, QR image and recovery codes'),
+  P('/v1/webauthn_registration_options', 'mfa', 'webauthn_registration_options', 'user_or_mfa', 'WebAuthn creation options'),
+  P('/v1/webauthn_registration_verify', 'mfa', 'webauthn_registration_verify', 'user_or_mfa', 'Register a passkey; returns AuthResponse'),
+  P('/v1/webauthn_login_options', 'mfa', 'webauthn_login_options', 'public', 'WebAuthn request options'),
+  P('/v1/webauthn_login_verify', 'mfa', 'webauthn_login_verify', 'public', 'Log in with a passkey assertion'),
+  P('/v1/webauthn_credentials', 'mfa', 'webauthn_credentials', 'user', "List the caller's passkeys"),
+  P('/v1/webauthn_delete_credential', 'mfa', 'webauthn_delete_credential', 'user', "Delete one of the caller's passkeys"),
+  P('/v1/forgot_password', 'authn', 'forgot_password', 'public', 'Start password reset'),
+  P('/v1/reset_password', 'authn', 'reset_password', 'public', 'Set a new password with the reset token'),
+  P('/v1/logout', 'authn', 'logout', 'user', 'Invalidate the current session'),
+  r('GET', '/v1/profile', 'authn', 'profile', 'user', "The caller's User"),
+  P('/v1/update_profile', 'authn', 'update_profile', 'user', "Update the caller's profile"),
+  P('/v1/deactivate_account', 'authn', 'deactivate_account', 'user', "Deactivate the caller's account"),
+  P('/v1/session', 'authn', 'session', 'user', 'Refresh or fetch the current session; returns AuthResponse'),
+  P('/v1/revoke', 'authn', 'revoke', 'public', 'Revoke a refresh token'),
+  P('/v1/validate_jwt_token', 'authn', 'validate_jwt_token', 'public', 'Validate a JWT and optional required relations'),
+  P('/v1/validate_session', 'authn', 'validate_session', 'public', 'Validate a session cookie and optional required relations'),
+  r('GET', '/v1/meta', 'authn', 'meta', 'public', 'Server capabilities (Meta)'),
+  // Permissions (spec §4)
+  P('/v1/check_permissions', 'authz', 'check_permissions', 'permissions', 'Evaluate 1 to 100 permission checks'),
+  P('/v1/list_permissions', 'authz', 'list_permissions', 'permissions', 'List the permissions the subject holds'),
+  // Admin authentication
+  P('/v1/admin/login', 'admin', '_admin_login', 'public', 'Log in as super-admin; sets the admin session cookie'),
+  P('/v1/admin/logout', 'admin', '_admin_logout', 'admin', 'End the admin session'),
+  r('GET', '/v1/admin/session', 'admin', '_admin_session', 'admin', 'Verify the admin session'),
+  r('GET', '/v1/admin/meta', 'admin', '_admin_meta', 'admin', 'Meta plus admin-only fields'),
+  // Admin: users and access (owned by authn)
+  A('users', 'authn', 'List users'),
+  A('user', 'authn', 'Get a user by id or email'),
+  A('update_user', 'authn', 'Update a user'),
+  A('delete_user', 'authn', 'Delete a user'),
+  A('verification_requests', 'authn', 'List verification requests'),
+  A('revoke_access', 'authn', "Revoke a user's access"),
+  A('enable_access', 'authn', "Re-enable a user's access"),
+  A('invite_members', 'authn', 'Invite users by email'),
+  // Admin: webhooks, email templates, audit logs
+  A('add_webhook', 'admin', 'Register a webhook'),
+  A('update_webhook', 'admin', 'Update a webhook'),
+  A('delete_webhook', 'admin', 'Delete a webhook'),
+  A('webhook', 'admin', 'Get a webhook'),
+  A('webhooks', 'admin', 'List webhooks'),
+  A('webhook_logs', 'admin', 'List webhook deliveries'),
+  A('test_endpoint', 'admin', 'Simulate an event against an endpoint'),
+  A('add_email_template', 'admin', 'Add an email template'),
+  A('update_email_template', 'admin', 'Update an email template'),
+  A('delete_email_template', 'admin', 'Delete an email template'),
+  A('email_templates', 'admin', 'List email templates'),
+  A('audit_logs', 'admin', 'List audit log entries'),
+  // Admin: authorization engine (owned by authz)
+  r('GET', '/v1/admin/fga/model', 'authz', '_fga_get_model', 'admin', 'The active authorization model'),
+  r('POST', '/v1/admin/fga/model', 'authz', '_fga_write_model', 'admin', 'Install a new authorization model version'),
+  A('fga/tuples', 'authz', 'Write relationship tuples', '_fga_write_tuples'),
+  A('fga/tuples/delete', 'authz', 'Delete relationship tuples', '_fga_delete_tuples'),
+  A('fga/tuples/read', 'authz', 'Read relationship tuples', '_fga_read_tuples'),
+  A('fga/list_users', 'authz', 'List users with a relation to an object', '_fga_list_users'),
+  A('fga/expand', 'authz', 'Expand a userset tree', '_fga_expand'),
+  A('fga/reset', 'authz', 'Delete the whole store (refused while tuples exist)', '_fga_reset'),
+  // Admin: clients and trusted issuers
+  A('create_client', 'admin', 'Create a client; returns its secret once'),
+  A('update_client', 'admin', 'Update a client'),
+  A('delete_client', 'admin', 'Delete a client and its trusted issuers'),
+  A('rotate_client_secret', 'admin', 'Rotate a client secret; returns it once'),
+  A('client', 'admin', 'Get a client'),
+  A('clients', 'admin', 'List clients'),
+  A('add_trusted_issuer', 'admin', 'Add a trusted token issuer'),
+  A('update_trusted_issuer', 'admin', 'Update a trusted issuer'),
+  A('delete_trusted_issuer', 'admin', 'Delete a trusted issuer'),
+  A('trusted_issuer', 'admin', 'Get a trusted issuer'),
+  A('trusted_issuers', 'admin', 'List trusted issuers'),
+  // Admin: SAML identity-provider role
+  A('create_saml_service_provider', 'admin', 'Create a SAML service provider'),
+  A('update_saml_service_provider', 'admin', 'Update a SAML service provider'),
+  A('delete_saml_service_provider', 'admin', 'Delete a SAML service provider'),
+  A('saml_service_provider', 'admin', 'Get a SAML service provider'),
+  A('saml_service_providers', 'admin', "List an organization's SAML service providers", '_list_saml_service_providers'),
+  A('rotate_saml_idp_cert', 'admin', 'Rotate the SAML IdP signing key'),
+  A('retire_saml_idp_key', 'admin', 'Retire a published, non-signing SAML IdP key'),
+  A('saml_idp_keys', 'admin', "List an organization's SAML IdP keys", '_list_saml_idp_keys'),
+  A('import_saml_sp_metadata', 'admin', 'Parse pasted SAML SP metadata'),
+  // Admin: organizations, domains, SSO connections, SCIM (owned by orgs)
+  A('create_organization', 'orgs', 'Create an organization'),
+  A('update_organization', 'orgs', 'Update an organization'),
+  A('delete_organization', 'orgs', 'Delete an organization and its scoped records'),
+  A('organization', 'orgs', 'Get an organization'),
+  A('organizations', 'orgs', 'List organizations'),
+  A('add_org_member', 'orgs', 'Add a member with org roles'),
+  A('remove_org_member', 'orgs', 'Remove a member'),
+  A('org_members', 'orgs', "List an organization's members"),
+  A('user_organizations', 'orgs', "List a user's organizations"),
+  A('request_org_domain', 'orgs', 'Request a domain; returns the DNS TXT challenge'),
+  A('verify_org_domain', 'orgs', 'Verify a domain by DNS'),
+  A('add_verified_org_domain', 'orgs', 'Add a domain without a DNS check'),
+  A('delete_org_domain', 'orgs', 'Delete a domain'),
+  A('org_domains', 'orgs', "List an organization's domains"),
+  A('create_org_oidc_connection', 'orgs', 'Create the OIDC connection'),
+  A('update_org_oidc_connection', 'orgs', 'Update the OIDC connection'),
+  A('delete_org_oidc_connection', 'orgs', 'Delete the OIDC connection'),
+  A('org_oidc_connection', 'orgs', 'Get the OIDC connection'),
+  A('create_org_saml_connection', 'orgs', 'Create the SAML connection'),
+  A('update_org_saml_connection', 'orgs', 'Update the SAML connection'),
+  A('delete_org_saml_connection', 'orgs', 'Delete the SAML connection'),
+  A('org_saml_connection', 'orgs', 'Get the SAML connection'),
+  A('create_scim_endpoint', 'orgs', 'Create the SCIM endpoint; returns its bearer token once'),
+  A('rotate_scim_token', 'orgs', 'Rotate the SCIM token; returns it once'),
+  A('delete_scim_endpoint', 'orgs', 'Delete the SCIM endpoint'),
+  A('scim_endpoint', 'orgs', 'Get SCIM endpoint metadata'),
+  // Discovery documents outside /v1 (spec §1)
+  { method: 'GET', path: '/.well-known/jwks.json', service: 'authn', rpc: 'GetJwks', auth: 'public', summary: 'JSON Web Key Set (RFC 7517)' },
+  { method: 'GET', path: '/.well-known/openid-configuration', service: 'authn', rpc: 'GetOpenidConfiguration', auth: 'public', summary: 'OpenID Provider metadata (OIDC Discovery 1.0)' },
+  // The emailed verification link target outside /v1 (behaviour.md §3.4): a 302, mounted by app.ts
+  { method: 'GET', path: '/verify_email', service: 'authn', rpc: 'VerifyEmailLink', auth: 'public', summary: 'Email link target: verify, set session cookies, 302 to redirect_uri with tokens or error' },
+] satisfies Route[]);
+
+/** The answer of {@link RouteMatcher.match}. */
+export type RouteMatch =
+  | { route: Route }
+  | { error: 'method_not_allowed'; allow: readonly HttpMethod[] }
+  | { error: 'not_found' };
+
+export interface RouteMatcher {
+  match(method: string, path: string): RouteMatch;
+}
+
+/**
+ * Indexes `table` by exact path (a Map lookup per request). HEAD matches a GET route.
+ * @throws Error when two routes share method and path (a table bug, found at startup)
+ */
+export function createRouteMatcher(table: readonly Route[]): RouteMatcher {
+  const byPath = new Map<string, Map<HttpMethod, Route>>();
+  for (const route of table) {
+    const methods = byPath.get(route.path) ?? new Map<HttpMethod, Route>();
+    if (methods.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    methods.set(route.method, route);
+    byPath.set(route.path, methods);
+  }
+  return {
+    match(method, path) {
+      const methods = byPath.get(path);
+      if (!methods) return { error: 'not_found' };
+      const m = method.toUpperCase();
+      const route = methods.get((m === 'HEAD' ? 'GET' : m) as HttpMethod);
+      return route ? { route } : { error: 'method_not_allowed', allow: [...methods.keys()] };
+    },
+  };
+}
+
+const DEFAULT_MATCHER = createRouteMatcher(ROUTES);
+
+/** {@link RouteMatcher.match} over {@link ROUTES}. */
+export function matchRoute(method: string, path: string): RouteMatch {
+  return DEFAULT_MATCHER.match(method, path);
+}
+
+export { buildOpenApi } from './openapi.ts';
