@@ -1,0 +1,151 @@
+{{/*
+Gatehouse chart helpers. Flags come from files/flags.json, generated from the flag registry by
+scripts/gen-chart-flags.ts: `flags` (Config key -> {flag, type, secret}) and `commands`
+(command -> accepted keys).
+*/}}
+
+{{/* Base name of every object: fullnameOverride or the release name. */}}
+{{- define "gatehouse.fullname" -}}
+{{- default .Release.Name .Values.fullnameOverride | trunc 45 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The services in chart order (the gateway first); enabled ones get a Deployment + Service. */}}
+{{- define "gatehouse.components" -}}
+gateway authn authz notifications mfa admin orgs
+{{- end -}}
+
+{{/* Services the gateway routes to, in the order its address flags are rendered. */}}
+{{- define "gatehouse.routed" -}}
+authn mfa admin orgs authz
+{{- end -}}
+
+{{- define "gatehouse.selectorLabels" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "gatehouse.labels" -}}
+{{ include "gatehouse.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The Secret the secretKeyRefs point at. */}}
+{{- define "gatehouse.secretName" -}}
+{{- default (printf "%s-secrets" (include "gatehouse.fullname" .)) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{- define "gatehouse.flagsMeta" -}}
+{{- .Files.Get "files/flags.json" -}}
+{{- end -}}
+
+{{/* Env var name of a secret flag key: adminSecret -> GATEHOUSE_ADMIN_SECRET. */}}
+{{- define "gatehouse.secretEnv" -}}
+{{- printf "GATEHOUSE_%s" (snakecase . | upper) -}}
+{{- end -}}
+
+{{/*
+Secret flag keys available from the Secret, as a JSON list: secrets.keys (kebab names) with an
+existingSecret, otherwise the non-empty keys of secrets.values. Fails on a key that is no flag.
+*/}}
+{{- define "gatehouse.secretKeys" -}}
+{{- $meta := include "gatehouse.flagsMeta" . | fromJson -}}
+{{- $byFlag := dict -}}
+{{- range $key, $info := $meta.flags -}}{{- $_ := set $byFlag (trimPrefix "--" $info.flag) $key -}}{{- end -}}
+{{- $keys := list -}}
+{{- if .Values.secrets.existingSecret -}}
+  {{- range .Values.secrets.keys -}}
+    {{- $key := index $byFlag . -}}
+    {{- if not $key -}}{{- fail (printf "secrets.keys: %q is not a gatehouse flag; list Secret keys as flag names without dashes, e.g. admin-secret" .) -}}{{- end -}}
+    {{- $keys = append $keys $key -}}
+  {{- end -}}
+{{- else -}}
+  {{- range $key, $value := .Values.secrets.values -}}
+    {{- if not (hasKey $meta.flags $key) -}}{{- fail (printf "secrets.values.%s is not a gatehouse flag key (camelCase Config key, e.g. adminSecret; see files/flags.json)" $key) -}}{{- end -}}
+    {{- if and (ne $value nil) (ne (toString $value) "") -}}{{- $keys = append $keys $key -}}{{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- range list "adminSecret" "clientSecret" -}}
+  {{- if not (has . $keys) -}}{{- fail (printf "secrets: %s is required (secrets.values.%s, or %s in secrets.keys with existingSecret)" . . (trimPrefix "--" (index $meta.flags . "flag"))) -}}{{- end -}}
+{{- end -}}
+{{- toJson $keys -}}
+{{- end -}}
+
+{{/* One flag value as text: lists comma-joined, whole numbers without exponent. */}}
+{{- define "gatehouse.flagValue" -}}
+{{- if kindIs "slice" . -}}
+{{- $items := list -}}{{- range . -}}{{- $items = append $items (include "gatehouse.flagValue" .) -}}{{- end -}}
+{{- join "," $items -}}
+{{- else if kindIs "float64" . -}}
+{{- if eq . (floor .) -}}{{- int64 . -}}{{- else -}}{{- . -}}{{- end -}}
+{{- else -}}
+{{- toString . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The flags the chart sets itself; setting them under config.* fails rendering (ports: use
+`ports`; routing: derived from the Services).
+*/}}
+{{- define "gatehouse.managedKeys" -}}
+host metricsHost httpPort grpcPort metricsPort authnAddress mfaAddress adminAddress orgsAddress authzAddress authnGraphqlUrl mfaGraphqlUrl adminGraphqlUrl orgsGraphqlUrl authzGraphqlUrl
+{{- end -}}
+
+{{/*
+Container args of one command, as a JSON object {args: [...], env: [secret flag keys]}.
+Input: dict "root" $ "command" <name>.
+*/}}
+{{- define "gatehouse.args" -}}
+{{- $root := .root -}}
+{{- $cmd := .command -}}
+{{- $meta := include "gatehouse.flagsMeta" $root | fromJson -}}
+{{- $accepted := index $meta.commands $cmd -}}
+{{- $managed := include "gatehouse.managedKeys" . | splitList " " -}}
+{{- $fullname := include "gatehouse.fullname" $root -}}
+{{- $cfg := merge (deepCopy (index $root.Values.config $cmd | default dict)) (deepCopy ($root.Values.config.shared | default dict)) -}}
+{{- $_ := required "config.shared.url is required: the public base URL, e.g. --set config.shared.url=https://auth.example.com" (get $cfg "url") -}}
+{{- $args := list (printf "--host=0.0.0.0") (printf "--http-port=%v" (include "gatehouse.flagValue" $root.Values.ports.http)) (printf "--grpc-port=%v" (include "gatehouse.flagValue" $root.Values.ports.grpc)) "--metrics-host=0.0.0.0" (printf "--metrics-port=%v" (include "gatehouse.flagValue" $root.Values.ports.metrics)) -}}
+{{- range $key, $value := $cfg -}}
+  {{- $info := index $meta.flags $key -}}
+  {{- $where := ternary $cmd "shared" (hasKey (index $root.Values.config $cmd | default dict) $key) -}}
+  {{- if not $info -}}{{- fail (printf "config.%s.%s is not a gatehouse flag key (camelCase Config key, e.g. logLevel for --log-level; see files/flags.json)" $where $key) -}}{{- end -}}
+  {{- if has $key $managed -}}{{- fail (printf "config: %s (%s) is set by the chart; use `ports` for ports, routing flags derive from the Services" $key $info.flag) -}}{{- end -}}
+  {{- $text := include "gatehouse.flagValue" $value -}}
+  {{- $set := and (ne $value nil) (ne $text "") -}}
+  {{- if and $set $info.secret (not (and (has $key (list "natsUrl" "redisUrl")) (not (contains "@" $text)))) -}}
+    {{- fail (printf "config: %s (%s) is a secret flag; give it through secrets.values.%s or an existingSecret, never as a plain value" $key $info.flag $key) -}}
+  {{- end -}}
+  {{- if and $set (has $key $accepted) -}}
+    {{- $args = append $args (printf "%s=%s" $info.flag $text) -}}
+  {{- end -}}
+{{- end -}}
+{{- $env := list -}}
+{{- range $key := include "gatehouse.secretKeys" $root | fromJsonArray -}}
+  {{- $plain := get $cfg $key -}}
+  {{- if and (ne $plain nil) (ne (include "gatehouse.flagValue" $plain) "") -}}
+    {{- fail (printf "%s is set both in config and in the Secret; keep only the Secret" $key) -}}
+  {{- end -}}
+  {{- if has $key $accepted -}}
+    {{- $env = append $env $key -}}
+    {{- $args = append $args (printf "%s=$(%s)" (index $meta.flags $key "flag") (include "gatehouse.secretEnv" $key)) -}}
+  {{- end -}}
+{{- end -}}
+{{- if eq $cmd "gateway" -}}
+  {{- range $svc := include "gatehouse.routed" . | splitList " " -}}
+    {{- if (index $root.Values.services $svc).enabled -}}
+      {{- $host := printf "%s-%s" $fullname $svc -}}
+      {{- $args = append $args (printf "--%s-address=%s:%v" $svc $host (include "gatehouse.flagValue" $root.Values.ports.grpc)) -}}
+      {{- $args = append $args (printf "--%s-graphql-url=http://%s:%v/graphql" $svc $host (include "gatehouse.flagValue" $root.Values.ports.http)) -}}
+    {{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- toJson (dict "args" $args "env" $env) -}}
+{{- end -}}
+
+{{/* The kebab flag (with dashes) of a Config key. Input: dict "root" $ "key" <key>. */}}
+{{- define "gatehouse.flagOf" -}}
+{{- $meta := include "gatehouse.flagsMeta" .root | fromJson -}}
+{{- index $meta.flags .key "flag" -}}
+{{- end -}}
