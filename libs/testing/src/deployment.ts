@@ -1,0 +1,220 @@
+/**
+ * @module @gatehouse/testing/deployment
+ * Starts Gatehouse in either mode on free loopback ports, as real processes (STYLE §8: e2e tests
+ * see only the public REST/GraphQL/gRPC surface):
+ * - all-in-one: `gatehouse all` on a fresh SQLite file (or another database);
+ * - split: `gatehouse authn`, `authz` (one or more replicas), `notifications` and `gateway` on a
+ *   fresh PostgreSQL database, Redis and NATS JetStream (its own stream).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createScratchDatabase, type DatabaseType } from '@gatehouse/db';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { listFlags, type CommandName } from '@gatehouse/config';
+import { freePort, waitForHttp } from './ports.ts';
+import { spawnGatehouse, type GatehouseProcess } from './process.ts';
+
+export const MACHINE = {
+  postgresUrl: 'postgres://postgres@127.0.0.1:5432/postgres',
+  mariadbUrl: 'mysql://root@127.0.0.1:3306/test',
+  redisUrl: 'redis://127.0.0.1:6379',
+  natsUrl: 'nats://127.0.0.1:4222',
+} as const;
+
+export type Mode = 'all' | 'split';
+
+export interface StartOptions {
+  /** extra flags for every process (later flags win over the defaults) */
+  flags?: string[];
+  /** all-in-one: main database (default sqlite); split always uses a fresh PostgreSQL database unless given */
+  database?: DatabaseType;
+  /** all-in-one: use Redis for sessions (default false) */
+  redis?: boolean;
+  /** all-in-one: use NATS JetStream for events (default false) */
+  nats?: boolean;
+  /** split: number of authz processes behind the gateway (default 1) */
+  authzReplicas?: number;
+  /** ms to wait for readiness (default 30 s) */
+  readyTimeoutMs?: number;
+  /** NATS server for split mode (and all-in-one with `nats`); default the machine's {@link MACHINE.natsUrl} */
+  natsUrl?: string;
+}
+
+export interface Deployment {
+  readonly mode: Mode;
+  /** `http://127.0.0.1:<port>` of the gateway (also `--url`) */
+  readonly url: string;
+  /** `127.0.0.1:<port>` of the public gRPC port */
+  readonly grpcAddress: string;
+  /** `http://127.0.0.1:<port>/metrics` of the gateway's metrics listener */
+  readonly metricsUrl: string;
+  readonly adminSecret: string;
+  readonly clientId: string;
+  readonly processes: readonly GatehouseProcess[];
+  /** the authz replicas in split mode, so a test can address each directly */
+  readonly authzGrpcAddresses: readonly string[];
+  readonly natsStream: string | null;
+  /** the main database (`--database-type` / `--database-url`), so a test can inspect service tables */
+  readonly databaseType: DatabaseType;
+  readonly databaseUrl: string;
+  output(): string;
+  /**
+   * Stops the (first) process running `command` (`all`, `gateway`, `authn`, `authz`,
+   * `notifications`) with SIGTERM; {@link startProcess} starts it again with the same flags and ports.
+   * @throws Error when no such process is running
+   */
+  stopProcess(command: CommandName): Promise<void>;
+  /**
+   * Starts a process stopped by {@link stopProcess} and waits until its /healthz answers.
+   * @throws Error when `command` was not stopped, or it does not become ready
+   */
+  startProcess(command: CommandName): Promise<void>;
+  /** {@link stopProcess} then {@link startProcess} */
+  restart(command: CommandName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const secret = (): string => randomBytes(24).toString('base64url');
+
+/** Keeps the flags `command` accepts (each process gets only its own flags, as the Helm chart renders them). */
+export function flagsFor(command: CommandName, flags: readonly string[]): string[] {
+  const accepted = new Set(listFlags(command).map((f) => f.flag.split(' ')[0]!));
+  return flags.filter((f) => accepted.has(f.split('=')[0]!));
+}
+
+async function scratch(type: DatabaseType): Promise<{ url: string; drop(): Promise<void> }> {
+  if (type === 'sqlite') {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-'));
+    return { url: path.join(dir, 'gatehouse.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const db = await createScratchDatabase(type);
+  return { url: db.options.url!, drop: db.drop };
+}
+
+async function deleteStream(servers: string, name: string): Promise<void> {
+  const nc = await connect({ servers, timeout: 2000, reconnect: false });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(name).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Starts one deployment. Always `stop()` it (afterAll). */
+export async function startDeployment(mode: Mode, opts: StartOptions = {}): Promise<Deployment> {
+  const adminSecret = secret();
+  const clientId = `client-${randomBytes(4).toString('hex')}`;
+  const clientSecret = secret();
+  const jwtSecret = secret();
+  const httpPort = await freePort();
+  const grpcPort = await freePort();
+  const metricsPort = await freePort();
+  const url = `http://127.0.0.1:${httpPort}`;
+  const dbType: DatabaseType = opts.database ?? (mode === 'split' ? 'postgres' : 'sqlite');
+  const db = await scratch(dbType);
+  const useNats = mode === 'split' || opts.nats === true;
+  const natsStream = useNats ? `GH_E2E_${randomBytes(5).toString('hex').toUpperCase()}` : null;
+  const natsUrl = opts.natsUrl ?? MACHINE.natsUrl;
+  const common = [
+    '--host=127.0.0.1', '--log-level=warn', `--url=${url}`,
+    `--admin-secret=${adminSecret}`, `--client-id=${clientId}`, `--client-secret=${clientSecret}`,
+    '--app-cookie-secure=false', '--app-cookie-same-site=lax', '--rate-limit-rps=1000', '--rate-limit-burst=1000',
+  ];
+  const dataFlags = [
+    `--database-type=${dbType}`, `--database-url=${db.url}`, '--jwt-type=HS256', `--jwt-secret=${jwtSecret}`,
+    ...(natsStream ? [`--nats-url=${natsUrl}`, `--nats-stream=${natsStream}`] : []),
+  ];
+  const redisFlags = mode === 'split' || opts.redis ? [`--redis-url=${MACHINE.redisUrl}`] : [];
+  const extra = opts.flags ?? [];
+  const timeout = opts.readyTimeoutMs ?? 30_000;
+  const processes: GatehouseProcess[] = [];
+  const authzGrpcAddresses: string[] = [];
+  /** how each process was started, by its index in `processes` */
+  const specs: Array<{ command: CommandName; flags: string[]; healthUrl: string }> = [];
+  const stopped = new Map<CommandName, number>();
+  const spawnTracked = (command: CommandName, flags: string[], healthUrl: string): GatehouseProcess => {
+    const p = spawnGatehouse(command, flags);
+    processes.push(p);
+    specs.push({ command, flags, healthUrl });
+    return p;
+  };
+
+  const stopAll = async (): Promise<void> => {
+    await Promise.all([...processes].reverse().map((p) => p.stop()));
+    await db.drop().catch(() => undefined);
+    if (natsStream) await deleteStream(natsUrl, natsStream).catch(() => undefined);
+  };
+
+  try {
+    if (mode === 'all') {
+      const p = spawnTracked('all', flagsFor('all', [...common, ...dataFlags, ...redisFlags,
+        `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...extra]), `${url}/healthz`);
+      await waitForHttp(`${url}/healthz`, timeout, p.alive);
+    } else {
+      const svc = async (command: CommandName): Promise<{ grpc: string; graphql: string }> => {
+        const [g, h, m] = [await freePort(), await freePort(), await freePort()];
+        const p = spawnTracked(command, flagsFor(command, [...common, ...dataFlags, ...redisFlags,
+          `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...extra]), `http://127.0.0.1:${h}/healthz`);
+        await waitForHttp(`http://127.0.0.1:${h}/healthz`, timeout, p.alive);
+        return { grpc: `127.0.0.1:${g}`, graphql: `http://127.0.0.1:${h}/graphql` };
+      };
+      const authn = await svc('authn');
+      const authz = [];
+      for (let i = 0; i < (opts.authzReplicas ?? 1); i++) authz.push(await svc('authz'));
+      authzGrpcAddresses.push(...authz.map((a) => a.grpc));
+      await svc('notifications');
+      const gw = spawnTracked('gateway', flagsFor('gateway', [...common, ...redisFlags,
+        `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`,
+        `--authn-address=${authn.grpc}`, `--authn-graphql-url=${authn.graphql}`,
+        `--authz-address=${authz.map((a) => a.grpc).join(',')}`, `--authz-graphql-url=${authz.map((a) => a.graphql).join(',')}`,
+        ...extra]), `${url}/healthz`);
+      await waitForHttp(`${url}/healthz`, timeout, gw.alive);
+    }
+  } catch (err) {
+    const logs = processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n');
+    await stopAll();
+    throw new Error(`${(err as Error).message}\n${logs}`);
+  }
+
+  const stopProcess = async (command: CommandName): Promise<void> => {
+    const i = processes.findIndex((p, k) => specs[k]!.command === command && p.alive());
+    if (i === -1) throw new Error(`no running ${command} process`);
+    await processes[i]!.stop();
+    stopped.set(command, i);
+  };
+  const startProcess = async (command: CommandName): Promise<void> => {
+    const i = stopped.get(command);
+    if (i === undefined) throw new Error(`${command} was not stopped with stopProcess`);
+    const spec = specs[i]!;
+    const p = spawnGatehouse(spec.command, spec.flags);
+    processes[i] = p;
+    stopped.delete(command);
+    await waitForHttp(spec.healthUrl, timeout, p.alive);
+  };
+
+  return {
+    mode,
+    url,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    adminSecret,
+    clientId,
+    processes,
+    authzGrpcAddresses,
+    natsStream,
+    databaseType: dbType,
+    databaseUrl: db.url,
+    output: () => processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n'),
+    stopProcess,
+    startProcess,
+    async restart(command) {
+      await stopProcess(command);
+      await startProcess(command);
+    },
+    stop: stopAll,
+  };
+}

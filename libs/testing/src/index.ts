@@ -1,0 +1,9 @@
+/**
+ * @module @gatehouse/testing
+ * Helpers to start Gatehouse in either mode on free ports, and clients for its three surfaces.
+ */
+export { freePort, waitForHttp } from './ports.ts';
+export { GATEHOUSE_BIN, REPO_ROOT, runGatehouse, spawnGatehouse, type GatehouseProcess } from './process.ts';
+export { MACHINE, startDeployment, type Deployment, type Mode, type StartOptions } from './deployment.ts';
+export { extractLinks, startSmtpSink, type SinkMail, type SmtpSink, type SmtpSinkOptions } from './smtp-sink.ts';
+export { parseMail, type ParsedMail } from './mime.ts';

@@ -1,0 +1,61 @@
+/** @module @gatehouse/testing/process Spawns `gatehouse <command>` processes the way an operator would. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const GATEHOUSE_BIN = path.join(REPO_ROOT, 'bin/gatehouse.mjs');
+
+export interface GatehouseProcess {
+  readonly command: string;
+  readonly child: ChildProcess;
+  /** everything the process printed so far (stdout and stderr) */
+  output(): string;
+  alive(): boolean;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it exited */
+  stop(graceMs?: number): Promise<void>;
+  /** resolves with the exit code once the process exits */
+  exited: Promise<number | null>;
+}
+
+/** Starts `node bin/gatehouse.mjs <command> ...flags` with the repo's Node 24 (process.execPath under npm scripts). */
+export function spawnGatehouse(command: string, flags: readonly string[]): GatehouseProcess {
+  const child = spawn(process.execPath, [GATEHOUSE_BIN, command, ...flags], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const MAX = 2_000_000;
+  const append = (chunk: Buffer): void => {
+    out += chunk.toString();
+    if (out.length > MAX) out = out.slice(out.length - MAX);
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  let running = true;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { running = false; resolve(code); }));
+  return {
+    command,
+    child,
+    output: () => out,
+    alive: () => running,
+    exited,
+    async stop(graceMs = 5000) {
+      if (!running) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => { if (running) child.kill('SIGKILL'); }, graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Runs a command to completion (startup-rule tests): exit code and output. */
+export async function runGatehouse(command: string, flags: readonly string[], timeoutMs = 20_000): Promise<{ code: number | null; output: string; stderr: string }> {
+  const child = spawn(process.execPath, [GATEHOUSE_BIN, command, ...flags], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
+  child.stderr!.on('data', (c: Buffer) => { output += c.toString(); stderr += c.toString(); });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, output, stderr };
+}

@@ -1,0 +1,165 @@
+/**
+ * @module bench/gateway-bench
+ * `npm run bench`: requests/s and p50/p99 of `POST /v1/validate_jwt_token` and `POST /v1/login`
+ * through the gateway (all-in-one, then split), next to a bare node:http server answering a fixed
+ * JSON body of the same size, all under the same load generator (autocannon), and the ratios.
+ * Not a test: it asserts nothing beyond "every request answered 2xx", and the figures depend on the
+ * machine and its load. Options: --duration=<s> (10), --warmup=<s> (2), --connections=<n> (50),
+ * --login-connections=<n> (16), --modes=all,split (both).
+ */
+import os from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
+import { formatLine, HEADER, measureWithCpu, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
+
+interface Options extends LoadParams {
+  connections: number;
+  loginConnections: number;
+  modes: Mode[];
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'split'] };
+  for (const arg of argv) {
+    const [k, v = ''] = arg.split('=');
+    const n = Number(v);
+    if (k === '--modes') o.modes = v.split(',').filter((m): m is Mode => m === 'all' || m === 'split');
+    else if (!Number.isInteger(n) || n < 0) throw new Error(`bad option ${arg}`);
+    else if (k === '--duration' && n > 0) o.durationS = n;
+    else if (k === '--warmup') o.warmupS = n;
+    else if (k === '--connections' && n > 0) o.connections = n;
+    else if (k === '--login-connections' && n > 0) o.loginConnections = n;
+    else throw new Error(`unknown option ${arg}`);
+  }
+  return o;
+}
+
+const EMAIL = 'bench-user@example.com';
+const PASSWORD = 'Bench-Passw0rd-2026!';
+
+async function post(url: string, origin: string, body: unknown): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify(body) });
+  return { status: res.status, text: await res.text() };
+}
+
+/** Signs the bench user up, logs in, and checks one validation by hand before loading anything. */
+async function prepare(d: Deployment): Promise<{ validateBody: string; validateAnswer: string }> {
+  const signup = await post(`${d.url}/v1/signup`, d.url, { email: EMAIL, password: PASSWORD, confirm_password: PASSWORD });
+  if (signup.status !== 200) throw new Error(`signup answered ${signup.status}: ${signup.text}`);
+  const login = await post(`${d.url}/v1/login`, d.url, { email: EMAIL, password: PASSWORD });
+  const token = (JSON.parse(login.text) as { access_token?: string }).access_token;
+  if (login.status !== 200 || !token) throw new Error(`login answered ${login.status}: ${login.text}`);
+  const validateBody = JSON.stringify({ token_type: 'access_token', token });
+  const v = await post(`${d.url}/v1/validate_jwt_token`, d.url, JSON.parse(validateBody));
+  if (v.status !== 200 || !(JSON.parse(v.text) as { is_valid?: boolean }).is_valid) throw new Error(`validate_jwt_token answered ${v.status}: ${v.text}`);
+  return { validateBody, validateAnswer: v.text };
+}
+
+function watchedOf(d: Deployment): Watched[] {
+  return d.processes.map((p) => ({ label: `gatehouse ${p.command}`, pid: p.child.pid! }));
+}
+
+type Row = Measured;
+
+async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promise<{ validate: Row; login: Row; validateAnswer: string }> {
+  const d = await startDeployment(mode, { flags: ['--rate-limit-rps=0'] });
+  try {
+    const { validateBody, validateAnswer } = await prepare(d);
+    const headers = { 'content-type': 'application/json', origin: d.url };
+    const validate: LoadTarget = { name: `validate_jwt_token (${mode})`, url: `${d.url}/v1/validate_jwt_token`, method: 'POST', headers, body: validateBody, connections: o.connections };
+    const v = await measureWithCpu(validate, o, watchedOf(d));
+    print(v);
+    const login: LoadTarget = { name: `login (${mode})`, url: `${d.url}/v1/login`, method: 'POST', headers, body: JSON.stringify({ email: EMAIL, password: PASSWORD }), connections: o.loginConnections };
+    const l = await measureWithCpu(login, o, watchedOf(d));
+    print(l);
+    return { validate: v, login: l, validateAnswer };
+  } catch (err) {
+    console.error(d.output().slice(-4000));
+    throw err;
+  } finally {
+    await d.stop();
+  }
+}
+
+/** Starts bare-server.ts in its own process; resolves with its URL once it listens. */
+function startBare(body: string): Promise<{ url: string; child: ChildProcess }> {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bare-server.ts');
+  const child = spawn(process.execPath, [script, body], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve({ url: `http://127.0.0.1:${m[1]}/`, child });
+    });
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+}
+
+async function benchBare(body: string, o: Options): Promise<Row> {
+  const { url, child } = await startBare(body);
+  try {
+    const target: LoadTarget = { name: `bare node:http (${body.length} B JSON)`, url, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"token_type":"access_token","token":"x"}', connections: o.connections };
+    return await measureWithCpu(target, o, [{ label: 'bare server', pid: child.pid! }]);
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const cpus = os.cpus();
+  console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`load generator: autocannon 8 in this process, same machine; ${o.warmupS} s warm-up (discarded) + ${o.durationS} s measured per target; ${o.connections} connections (validate, bare), ${o.loginConnections} (login); keep-alive, no pipelining`);
+  console.log('deployments: startDeployment() with --rate-limit-rps=0 --log-level=warn; all = one `gatehouse all` on SQLite; split = authn, authz, notifications, gateway on PostgreSQL + Redis + NATS');
+  console.log('latency: 2xx responses only, from autocannon\'s response event (hrtime); req/s = completed responses / measured seconds');
+  console.log('');
+  console.log(HEADER);
+  const print = (r: Row): void => {
+    console.log(formatLine(r.figures));
+    console.log(`    ${r.cpu}`);
+  };
+
+  const results = new Map<Mode, { validate: Row; login: Row }>();
+  let answer = '';
+  for (const mode of o.modes) {
+    const r = await benchMode(mode, o, print);
+    results.set(mode, r);
+    answer ||= r.validateAnswer;
+  }
+  if (!answer) throw new Error('no mode ran: --modes takes all, split or all,split');
+  // a fixed body of the validate answer's size and shape (the first real answer, claims included)
+  const bare = await benchBare(answer, o);
+  print(bare);
+
+  console.log('');
+  for (const [mode, r] of results) {
+    const tag = mode === 'all' ? '' : ` (${mode})`;
+    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login]] as const) {
+      const ratio = row.figures.rps / bare.figures.rps;
+      console.log(`ratio ${name}/bare = ${ratio.toFixed(2)}${tag} (req/s; ${ratio.toPrecision(3)} = 1/${(1 / ratio).toFixed(0)})`);
+    }
+  }
+  // CPU per request barely moves with machine load, unlike req/s: the figures to set targets from
+  const cpuMs = (r: Row): number => r.cpuPerRequestMs.main + r.cpuPerRequestMs.pool + r.cpuPerRequestMs.other;
+  console.log('');
+  console.log(`server cpu per request: bare ${cpuMs(bare).toFixed(3)} ms`);
+  for (const [mode, r] of results) {
+    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login]] as const) {
+      const c = row.cpuPerRequestMs;
+      console.log(`server cpu per request: ${name} (${mode}) ${cpuMs(row).toFixed(3)} ms = ${(cpuMs(row) / cpuMs(bare)).toFixed(1)}× bare; js thread${mode === 'all' ? '' : 's (all processes)'} ${c.main.toFixed(3)} ms${mode === 'all' ? ` (the one js thread saturates at ${(1000 / c.main).toFixed(0)} req/s)` : ''}, threadpool ${c.pool.toFixed(3)} ms, other threads ${c.other.toFixed(3)} ms`);
+    }
+  }
+  const failed = [...[...results.values()].flatMap((r) => [r.validate, r.login]), bare].filter((r) => r.figures.errors > 0 || r.figures.non2xx > 0);
+  if (failed.length > 0) console.log(`note: errors or non-2xx answers in ${failed.map((r) => r.figures.name).join(', ')}; their req/s include those answers`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,139 @@
+/**
+ * @module test/charts/chart-local.test
+ * Runs split mode with exactly the args charts/gatehouse renders (ARCHITECTURE §7): each
+ * Deployment's args, `$(VAR)`s expanded from the rendered Secret as the kubelet would, only the
+ * listen addresses and Service DNS names rewritten to loopback ports. Then a user signs up, logs
+ * in and reads the profile through the gateway's REST, and the admin reads the (empty) FGA model.
+ */
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { createScratchDatabase } from '@gatehouse/db';
+import { MACHINE, freePort, spawnGatehouse, waitForHttp, type GatehouseProcess } from '@gatehouse/testing';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { containerOf, deployments, expandArgs, renderChart, requireHelm, type K8sObject } from './helm.ts';
+
+const RELEASE = 'ghchart';
+const ORDER = ['authn', 'authz', 'notifications', 'gateway'] as const;
+type Ports = { http: number; grpc: number; metrics: number };
+
+/**
+ * Rewrites one rendered container's args for a loopback run: listeners on 127.0.0.1 and the given
+ * ports, `<release>-<svc>:<port>` Service names to that service's loopback port (authz by the name
+ * `localhost`). Nothing else changes.
+ */
+function localArgs(args: readonly string[], own: Ports, all: Readonly<Record<string, Ports>>, rendered: Ports): string[] {
+  return args.map((arg) => {
+    const [flag] = arg.split('=');
+    if (flag === '--host' || flag === '--metrics-host') return `${flag}=127.0.0.1`;
+    if (flag === '--http-port') return `${flag}=${own.http}`;
+    if (flag === '--grpc-port') return `${flag}=${own.grpc}`;
+    if (flag === '--metrics-port') return `${flag}=${own.metrics}`;
+    return arg.replace(new RegExp(`${RELEASE}-([a-z]+):(\\d+)`, 'g'), (m, svc: string, port: string) => {
+      const target = all[svc];
+      if (!target) return m;
+      // authz keeps a DNS name, as with its headless Service: the gateway's gRPC client resolves
+      // one name through grpc-js's dns resolver (round_robin over the addresses it returns).
+      const host = svc === 'authz' ? 'localhost' : '127.0.0.1';
+      return `${host}:${Number(port) === rendered.grpc ? target.grpc : target.http}`;
+    });
+  });
+}
+
+describe('the chart-rendered args start a working split deployment', () => {
+  const processes: GatehouseProcess[] = [];
+  let drop: (() => Promise<void>) | undefined;
+  const natsStream = `GH_CHART_${randomBytes(5).toString('hex').toUpperCase()}`;
+  const adminSecret = randomBytes(24).toString('base64url');
+  let url = '';
+  const ports: Record<string, Ports> = {};
+  const spawned: Record<string, string[]> = {};
+
+  beforeAll(async () => {
+    requireHelm();
+    const db = await createScratchDatabase('postgres');
+    drop = db.drop;
+    for (const svc of ORDER) ports[svc] = { http: await freePort(), grpc: await freePort(), metrics: await freePort() };
+    url = `http://127.0.0.1:${ports.gateway!.http}`;
+    const rendered: Ports = { http: 8080, grpc: 9091, metrics: 8081 };
+    const objects = renderChart(RELEASE, [], {
+      ports: rendered,
+      config: {
+        shared: {
+          url, clientId: 'chart-test', logLevel: 'warn', databaseType: 'postgres', jwtType: 'HS256',
+          natsUrl: MACHINE.natsUrl, natsStream, redisUrl: MACHINE.redisUrl,
+          appCookieSecure: false, appCookieSameSite: 'lax', rateLimitRps: 1000, rateLimitBurst: 1000,
+        },
+      },
+      secrets: {
+        values: {
+          adminSecret, clientSecret: randomBytes(24).toString('base64url'),
+          jwtSecret: randomBytes(32).toString('base64url'), databaseUrl: db.options.url,
+        },
+      },
+    });
+    const secret = objects.find((o: K8sObject) => o.kind === 'Secret')!;
+    const data = Object.fromEntries(Object.entries(secret.data as Record<string, string>)
+      .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+    const byService = deployments(objects);
+    try {
+      // In order, as the services' readiness gates the gateway in a cluster.
+      for (const svc of ORDER) {
+        const c = containerOf(byService.get(svc)!);
+        const vars = Object.fromEntries((c.env ?? []).map((e) => [e.name, data[e.valueFrom.secretKeyRef.key]!]));
+        const [command, ...flags] = c.args;
+        spawned[svc] = localArgs(expandArgs(flags, vars), ports[svc]!, ports, rendered);
+        const p = spawnGatehouse(command!, spawned[svc]!);
+        processes.push(p);
+        await waitForHttp(`http://127.0.0.1:${ports[svc]!.http}/healthz`, 30_000, p.alive);
+      }
+    } catch (err) {
+      const logs = processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n');
+      throw new Error(`${(err as Error).message}\n${logs}`);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([...processes].reverse().map((p) => p.stop()));
+    await drop?.().catch(() => undefined);
+    const nc = await connect({ servers: MACHINE.natsUrl });
+    try {
+      await (await jetstreamManager(nc)).streams.delete(natsStream).catch(() => false);
+    } finally {
+      await nc.close();
+    }
+  }, 60_000);
+
+  const post = async (path: string, body: unknown): Promise<{ status: number; json: any }> => {
+    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url }, body: JSON.stringify(body) });
+    return { status: res.status, json: await res.json() };
+  };
+
+  it('signs up, logs in and reads the profile through the gateway REST', async () => {
+    const email = `chart-${randomBytes(4).toString('hex')}@example.com`;
+    const password = 'Chart-test-Passw0rd!';
+    const signup = await post('/v1/signup', { email, password, confirm_password: password, given_name: 'Helm' });
+    expect({ status: signup.status, email: signup.json.user?.email }).toEqual({ status: 200, email });
+    const login = await post('/v1/login', { email, password });
+    expect(login.status).toBe(200);
+    expect(typeof login.json.access_token).toBe('string');
+    const profile = await fetch(`${url}/v1/profile`, { headers: { authorization: `Bearer ${login.json.access_token}`, origin: url } });
+    expect(profile.status).toBe(200);
+    expect(await profile.json()).toMatchObject({ email, given_name: 'Helm' });
+  });
+
+  it('answers the admin FGA model read from authz through the gateway', async () => {
+    expect(spawned.gateway).toContain(`--authz-address=localhost:${ports.authz!.grpc}`);
+    const res = await fetch(`${url}/v1/admin/fga/model`, { headers: { 'x-service-admin-secret': adminSecret, origin: url } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: '', dsl: '' });
+  });
+
+  it('serves Prometheus metrics on each process\'s --metrics-port (the port the pods are annotated with)', async () => {
+    for (const svc of ORDER) {
+      const res = await fetch(`http://127.0.0.1:${ports[svc]!.metrics}/metrics`);
+      expect({ svc, status: res.status }).toEqual({ svc, status: 200 });
+      expect(await res.text()).toContain('gatehouse_');
+    }
+  });
+});

@@ -1,0 +1,209 @@
+/**
+ * @module test/charts/chart.test
+ * charts/gatehouse renders what ARCHITECTURE §7 and STYLE §5 ask: one Deployment + Service per
+ * enabled service, an authz HPA, flags as container args (each only for the commands that accept
+ * it), secrets only through `$(VAR)` from a Secret, and args every command's own parser accepts.
+ */
+import { describe, it, expect, beforeAll } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { loadConfig, type CommandName } from '@gatehouse/config';
+import { FLAGS_JSON, chartFlags, chartFlagsText } from '../../scripts/gen-chart-flags.ts';
+import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
+
+const meta = chartFlags();
+const SERVICES = ['authn', 'authz', 'gateway', 'notifications'];
+
+/** The rendered Secret's data, decoded, by Secret key. */
+function secretData(objects: readonly K8sObject[]): Record<string, string> {
+  const secret = objects.find((o) => o.kind === 'Secret');
+  if (!secret) throw new Error('no Secret rendered');
+  return Object.fromEntries(Object.entries(secret.data as Record<string, string>)
+    .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+/** env name → value, following each secretKeyRef into the rendered Secret. */
+function envValues(container: { env?: any[] }, data: Record<string, string>): Record<string, string> {
+  return Object.fromEntries((container.env ?? []).map((e) => [e.name, data[e.valueFrom.secretKeyRef.key]!]));
+}
+
+const argValue = (args: readonly string[], flag: string): string | undefined =>
+  args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+
+describe('charts/gatehouse', () => {
+  let objects: K8sObject[];
+  beforeAll(() => {
+    requireHelm();
+    objects = renderChart('rel', [EXAMPLE_VALUES]);
+  });
+
+  it('files/flags.json is what scripts/gen-chart-flags.ts generates from the registry', () => {
+    expect(readFileSync(FLAGS_JSON, 'utf8')).toBe(chartFlagsText());
+    expect(meta.commands.notifications).not.toContain('jwtType');
+    expect(meta.commands.gateway).toContain('authzAddress');
+  });
+
+  it('passes helm lint --strict, with the default values and with the example values', () => {
+    for (const values of [[], ['-f', EXAMPLE_VALUES]]) {
+      const run = helm(['lint', CHART, '--strict', ...values]);
+      expect(run.stderr + run.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+      expect(run.ok).toBe(true);
+    }
+  });
+
+  it('renders one Deployment and one Service per enabled service, a headless authz Service and the authz HPA', () => {
+    expect([...deployments(objects).keys()].sort()).toEqual(SERVICES);
+    const services = objects.filter((o) => o.kind === 'Service');
+    expect(services.map((s) => s.metadata.name).sort()).toEqual(SERVICES.map((s) => `rel-${s}`));
+    expect(services.find((s) => s.metadata.name === 'rel-authz')!.spec.clusterIP).toBe('None');
+    const gw = services.find((s) => s.metadata.name === 'rel-gateway')!;
+    expect(gw.spec.ports.map((p: any) => [p.name, p.port])).toEqual([['http', 8080], ['grpc', 9091], ['metrics', 8081]]);
+    const hpas = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler');
+    expect(hpas).toHaveLength(1);
+    expect(hpas[0]!.apiVersion).toBe('autoscaling/v2');
+    expect(hpas[0]!.spec).toMatchObject({
+      scaleTargetRef: { kind: 'Deployment', name: 'rel-authz' }, minReplicas: 2, maxReplicas: 10,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+    });
+    expect(deployments(objects).get('authz')!.spec.replicas).toBeUndefined(); // the HPA owns it
+    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(4);
+  });
+
+  it('gives containers env only as secretKeyRef, each one used by a $(VAR) arg', () => {
+    for (const [name, d] of deployments(objects)) {
+      const c = containerOf(d);
+      for (const e of c.env ?? []) {
+        expect(Object.keys(e).sort()).toEqual(['name', 'valueFrom']);
+        expect(Object.keys(e.valueFrom)).toEqual(['secretKeyRef']);
+        expect(e.valueFrom.secretKeyRef.name).toBe('rel-secrets');
+        expect(c.args.some((a) => a.includes(`$(${e.name})`))).toBe(true);
+      }
+      expect(c.envFrom).toBeUndefined();
+      expect(c.args[0]).toBe(name);
+    }
+  });
+
+  it('never puts a secret value in args: secret flags are $(VAR) references', () => {
+    const data = secretData(objects);
+    for (const d of deployments(objects).values()) {
+      const { args } = containerOf(d);
+      for (const arg of args.slice(1)) {
+        const [flag, ...rest] = arg.split('=');
+        const value = rest.join('=');
+        const info = Object.values(meta.flags).find((f) => f.flag === flag);
+        expect(info).toBeDefined();
+        if (!info!.secret) continue;
+        // a credential-free NATS/Redis URL may be a plain value; everything else comes from the Secret
+        if ((flag === '--nats-url' || flag === '--redis-url') && !value.includes('@')) continue;
+        expect(value).toMatch(/^\$\(GATEHOUSE_[A-Z0-9_]+\)$/);
+      }
+      for (const secret of Object.values(data)) expect(args.join(' ')).not.toContain(secret);
+    }
+  });
+
+  it('renders args that each command parses without errors once the $(VAR)s expand', () => {
+    const data = secretData(objects);
+    for (const [name, d] of deployments(objects)) {
+      const c = containerOf(d);
+      const argv = expandArgs(c.args.slice(1), envValues(c, data));
+      expect(argv.join(' ')).not.toContain('$(');
+      const result = loadConfig(name as CommandName, argv);
+      expect({ name, errors: result.errors }).toEqual({ name, errors: [] });
+      expect(result.config!.metricsHost).toBe('0.0.0.0');
+      expect(result.config!.host).toBe('0.0.0.0');
+    }
+  });
+
+  it('renders a flag only for the commands that accept it, per-command values over shared ones', () => {
+    const args = (n: string) => containerOf(deployments(objects).get(n)!).args;
+    expect(argValue(args('authn'), '--jwt-type')).toBe('HS256');
+    expect(argValue(args('notifications'), '--jwt-type')).toBeUndefined();
+    expect(argValue(args('gateway'), '--database-type')).toBeUndefined();
+    expect(argValue(args('gateway'), '--database-url')).toBeUndefined();
+    expect(argValue(args('authz'), '--log-level')).toBe('warn');
+    expect(argValue(args('authn'), '--log-level')).toBe('info');
+    expect(argValue(args('gateway'), '--rate-limit-rps')).toBe('50');
+    expect(argValue(args('authn'), '--refresh-token-expires-in')).toBe('2592000');
+    expect(argValue(args('authn'), '--allowed-origins')).toBe('https://app.example.com,https://admin.example.com');
+    expect(argValue(args('gateway'), '--url')).toBe('https://auth.example.com');
+  });
+
+  it('points the gateway at the Services by DNS name: gRPC and GraphQL subgraph URLs', () => {
+    const { args } = containerOf(deployments(objects).get('gateway')!);
+    expect(argValue(args, '--authn-address')).toBe('rel-authn:9091');
+    expect(argValue(args, '--authz-address')).toBe('rel-authz:9091');
+    expect(argValue(args, '--authn-graphql-url')).toBe('http://rel-authn:8080/graphql');
+    expect(argValue(args, '--authz-graphql-url')).toBe('http://rel-authz:8080/graphql');
+    expect(argValue(args, '--mfa-address')).toBeUndefined();
+  });
+
+  it('annotates pods for Prometheus and probes GET /healthz on the http port', () => {
+    for (const d of deployments(objects).values()) {
+      const pod = d.spec.template;
+      expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8081' });
+      const c = containerOf(d);
+      expect(c.ports.map((p: any) => [p.name, p.containerPort])).toEqual([['http', 8080], ['grpc', 9091], ['metrics', 8081]]);
+      for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(argValue(c.args, '--metrics-port')).toBe('8081');
+    }
+  });
+});
+
+describe('charts/gatehouse values', () => {
+  beforeAll(requireHelm);
+
+  it('fails rendering with a clear message when --url is missing', () => {
+    const run = template('rel', [EXAMPLE_VALUES], { config: { shared: { url: '' } } });
+    expect(run.ok).toBe(false);
+    expect(run.stderr).toContain('config.shared.url is required');
+  });
+
+  it('refuses an unknown flag key, a chart-managed flag and a secret given as a plain value', () => {
+    const unknown = template('rel', [EXAMPLE_VALUES], { config: { shared: { jwtTipe: 'HS256' } } });
+    expect(unknown.stderr).toContain('config.shared.jwtTipe is not a gatehouse flag key');
+    const managed = template('rel', [EXAMPLE_VALUES], { config: { gateway: { httpPort: 80 } } });
+    expect(managed.stderr).toContain('httpPort (--http-port) is set by the chart');
+    const plain = template('rel', [EXAMPLE_VALUES], { config: { shared: { jwtSecret: 'oops' } } });
+    expect(plain.stderr).toContain('jwtSecret (--jwt-secret) is a secret flag');
+    const redis = template('rel', [EXAMPLE_VALUES], { config: { shared: { redisUrl: 'redis://:pw@redis:6379' } } });
+    expect(redis.stderr).toContain('redisUrl (--redis-url) is a secret flag');
+    const noAdmin = template('rel', [EXAMPLE_VALUES], { secrets: { values: { adminSecret: null } } });
+    expect(noAdmin.stderr).toContain('secrets: adminSecret is required');
+  });
+
+  it('renders no mfa/admin/orgs objects while disabled, and routes the gateway to them once enabled', () => {
+    const off = renderChart('rel', [EXAMPLE_VALUES]);
+    expect(off.filter((o) => /-(mfa|admin|orgs)$/.test(o.metadata.name))).toEqual([]);
+    const on = renderChart('rel', [EXAMPLE_VALUES], { services: { mfa: { enabled: true } } });
+    expect([...deployments(on).keys()].sort()).toEqual(['authn', 'authz', 'gateway', 'mfa', 'notifications']);
+    const gw = containerOf(deployments(on).get('gateway')!).args;
+    expect(argValue(gw, '--mfa-address')).toBe('rel-mfa:9091');
+    expect(argValue(gw, '--mfa-graphql-url')).toBe('http://rel-mfa:8080/graphql');
+  });
+
+  it('uses an existing Secret: no Secret object, secretKeyRefs to it for the listed keys only', () => {
+    const objects = renderChart('rel', [EXAMPLE_VALUES], {
+      secrets: { existingSecret: 'prod-gatehouse', keys: ['admin-secret', 'client-secret', 'jwt-secret', 'database-url'] },
+    });
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const authn = containerOf(deployments(objects).get('authn')!);
+    expect(authn.env!.map((e) => [e.name, e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key])).toEqual([
+      ['GATEHOUSE_ADMIN_SECRET', 'prod-gatehouse', 'admin-secret'],
+      ['GATEHOUSE_CLIENT_SECRET', 'prod-gatehouse', 'client-secret'],
+      ['GATEHOUSE_JWT_SECRET', 'prod-gatehouse', 'jwt-secret'],
+      ['GATEHOUSE_DATABASE_URL', 'prod-gatehouse', 'database-url'],
+    ]);
+    expect(argValue(authn.args, '--admin-secret')).toBe('$(GATEHOUSE_ADMIN_SECRET)');
+    expect(argValue(authn.args, '--encryption-key')).toBeUndefined();
+    const gw = containerOf(deployments(objects).get('gateway')!);
+    expect(gw.env!.map((e) => e.name)).toEqual(['GATEHOUSE_ADMIN_SECRET', 'GATEHOUSE_CLIENT_SECRET']);
+    const bad = template('rel', [EXAMPLE_VALUES], { secrets: { existingSecret: 's', keys: ['admin-secret', 'client-secret', 'nope'] } });
+    expect(bad.stderr).toContain('secrets.keys: "nope" is not a gatehouse flag');
+  });
+
+  it('renders replicas from values when authz autoscaling is off, and an unheadless authz Service on request', () => {
+    const objects = renderChart('rel', [EXAMPLE_VALUES], { services: { authz: { autoscaling: { enabled: false }, replicaCount: 3, headless: false } } });
+    expect(objects.filter((o) => o.kind === 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(deployments(objects).get('authz')!.spec.replicas).toBe(3);
+    expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-authz')!.spec.clusterIP).toBeUndefined();
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * @module test/charts/helm
+ * Runs the repo-local helm (scripts/install-helm.sh puts it in .tools/bin) and parses what
+ * `helm template` renders, for the chart tests.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { REPO_ROOT } from '@gatehouse/testing';
+
+export const HELM = path.join(REPO_ROOT, '.tools/bin/helm');
+export const CHART = path.join(REPO_ROOT, 'charts/gatehouse');
+export const EXAMPLE_VALUES = path.join(CHART, 'ci/example-values.yaml');
+
+/** Fails with the fix when helm is not installed (the tests never skip). */
+export function requireHelm(): void {
+  if (!existsSync(HELM)) {
+    throw new Error(`helm not found at ${HELM}: run scripts/install-helm.sh first (it installs helm into .tools/bin)`);
+  }
+}
+
+/** The outcome of one helm run: exit status 0 or not, and everything it printed. */
+export interface HelmRun {
+  readonly ok: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `helm <args>` offline (no repositories, no cluster). */
+export function helm(args: readonly string[]): HelmRun {
+  requireHelm();
+  try {
+    const stdout = execFileSync(HELM, [...args], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { ok: true, stdout, stderr: '' };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** A Kubernetes object as parsed from the rendered YAML (loosely typed on purpose). */
+export type K8sObject = { kind: string; apiVersion: string; metadata: { name: string; [k: string]: any }; spec?: any; [k: string]: any };
+
+/**
+ * `helm template <release> charts/gatehouse` with the given values files plus `values` (written to
+ * a temporary file, so types survive); throws with helm's stderr when rendering fails.
+ */
+export function renderChart(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>): K8sObject[] {
+  const run = template(release, valuesFiles, values);
+  if (!run.ok) throw new Error(`helm template failed:\n${run.stderr}`);
+  return parseAllDocuments(run.stdout)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null && typeof o === 'object');
+}
+
+/** `helm template` without throwing: for the tests of rendering failures. */
+export function template(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>): HelmRun {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-chart-'));
+  try {
+    const files = [...valuesFiles];
+    if (values) {
+      const file = path.join(dir, 'values.json');
+      writeFileSync(file, JSON.stringify(values)); // JSON is YAML
+      files.push(file);
+    }
+    return helm(['template', release, CHART, ...files.flatMap((f) => ['-f', f])]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The Deployments by component (`app.kubernetes.io/component`). */
+export function deployments(objects: readonly K8sObject[]): Map<string, K8sObject> {
+  return new Map(objects.filter((o) => o.kind === 'Deployment')
+    .map((o) => [String(o.metadata.labels['app.kubernetes.io/component']), o]));
+}
+
+/** The one container of a Deployment. */
+export function containerOf(deployment: K8sObject): { args: string[]; env?: any[]; [k: string]: any } {
+  const containers = deployment.spec.template.spec.containers as any[];
+  if (containers.length !== 1) throw new Error(`${deployment.metadata.name}: expected one container`);
+  return containers[0];
+}
+
+/** Replaces every `$(NAME)` in `args` with `vars[NAME]` (what the kubelet does); unknown names stay. */
+export function expandArgs(args: readonly string[], vars: Readonly<Record<string, string>>): string[] {
+  return args.map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name: string) => vars[name] ?? m));
+}

@@ -1,0 +1,86 @@
+/**
+ * @module test/e2e/authz-replicas
+ * Read-your-writes across authz replicas (behaviour.md §7.1: "every replica uses the new version from
+ * its next request after the write returns"; the same holds for tuples). Split mode with two authz
+ * replicas: writes go straight to one replica's gRPC port, and the very next request is answered by
+ * the other replica, and by the gateway (round-robin over both) on REST, GraphQL and gRPC.
+ */
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { startDeployment, type Deployment } from '@gatehouse/testing';
+import { SURFACES, type Result } from '../support/surfaces.ts';
+import { authzGrpc, authzPerform, closeAuthzClients, okBody, signupUser, type AuthzCall } from '../support/authz-surfaces.ts';
+import { DOCS_MODEL } from '../support/authz-fixtures.ts';
+
+describe('authz replicas: a write is visible on the next request through any replica (split, 2 replicas)', () => {
+  let d: Deployment;
+  let user: { token: string; subject: string };
+  beforeAll(async () => {
+    d = await startDeployment('split', { authzReplicas: 2 });
+    user = await signupUser(d.url, `replicas-${randomBytes(5).toString('hex')}@example.com`);
+  }, 120_000);
+  afterAll(async () => { closeAuthzClients(); await d?.stop(); });
+
+  const admin = (): AuthzCall['creds'] => ({ adminSecret: d.adminSecret });
+  /** Sends `call` straight to replica `i` (its own gRPC port). */
+  const onReplica = (i: number, call: AuthzCall): Promise<Result> => authzGrpc(d, call, d.authzGrpcAddresses[i]!);
+  const allowed = (r: Result): boolean[] => okBody(r).results.map((x: { allowed: boolean }) => x.allowed);
+
+  /** The answer to one check for the user: on replica `i` directly, then through the gateway on every surface. */
+  async function everywhere(replica: number, relation: string, object: string): Promise<Record<string, boolean>> {
+    const call: AuthzCall = { op: 'check_permissions', args: { checks: [{ relation, object }] }, creds: { bearer: user.token } };
+    const out: Record<string, boolean> = { [`replica${replica}`]: allowed(await onReplica(replica, call))[0]! };
+    for (const s of SURFACES) out[`gateway-${s}`] = allowed(await authzPerform(s, d, call))[0]!;
+    // four calls through the gateway: under its round-robin both replicas answer some of them
+    out['gateway-grpc-again'] = allowed(await authzPerform('grpc', d, call))[0]!;
+    return out;
+  }
+  const all = (v: boolean): Record<string, boolean> => ({ 'gateway-rest': v, 'gateway-graphql': v, 'gateway-grpc': v, 'gateway-grpc-again': v });
+
+  it('runs two distinct replicas', () => {
+    expect(d.authzGrpcAddresses).toHaveLength(2);
+    expect(new Set(d.authzGrpcAddresses).size).toBe(2);
+  });
+
+  it('a model written on one replica is the active model on the other and behind the gateway at once', async () => {
+    const w = okBody(await onReplica(0, { op: '_fga_write_model', args: { dsl: DOCS_MODEL }, creds: admin() }));
+    expect(okBody(await onReplica(1, { op: '_fga_get_model', creds: admin() }))).toEqual(w);
+    for (const s of SURFACES) expect(okBody(await authzPerform(s, d, { op: '_fga_get_model', creds: admin() }))).toEqual(w);
+
+    // a new version adding a relation: the other replica evaluates it on its very next request
+    const v2dsl = `${DOCS_MODEL}    define commenter: [user] or viewer\n`;
+    const v2 = okBody(await onReplica(1, { op: '_fga_write_model', args: { dsl: v2dsl }, creds: admin() }));
+    const check = await onReplica(0, { op: 'check_permissions', args: { checks: [{ relation: 'commenter', object: 'doc:none' }] }, creds: { bearer: user.token } });
+    expect(allowed(check)).toEqual([false]);
+    expect(okBody(await onReplica(0, { op: '_fga_get_model', creds: admin() }))).toEqual(v2);
+  });
+
+  it('20 rounds: write through one replica, check through the other and the gateway; delete; check again', async () => {
+    for (let i = 0; i < 20; i++) {
+      const writer = i % 2;
+      const reader = 1 - writer;
+      const object = `doc:round-${i}`;
+      const tuple = { user: user.subject, relation: i % 4 < 2 ? 'viewer' : 'owner', object };
+      okBody(await onReplica(writer, { op: '_fga_write_tuples', args: { tuples: [tuple] }, creds: admin() }));
+      expect({ i, after: 'write', got: await everywhere(reader, 'viewer', object) })
+        .toEqual({ i, after: 'write', got: { [`replica${reader}`]: true, ...all(true) } });
+      const read = okBody(await onReplica(reader, { op: '_fga_read_tuples', args: { object }, creds: admin() }));
+      expect(read.tuples).toEqual([tuple]);
+
+      // delete through the replica that did not write it
+      okBody(await onReplica(reader, { op: '_fga_delete_tuples', args: { tuples: [tuple] }, creds: admin() }));
+      expect({ i, after: 'delete', got: await everywhere(writer, 'viewer', object) })
+        .toEqual({ i, after: 'delete', got: { [`replica${writer}`]: false, ...all(false) } });
+    }
+  }, 60_000);
+
+  it('list_permissions on the other replica sees a batch written a moment before', async () => {
+    const tuples = Array.from({ length: 50 }, (_, i) => ({ user: user.subject, relation: 'editor', object: `doc:batch-${String(i).padStart(2, '0')}` }));
+    okBody(await onReplica(0, { op: '_fga_write_tuples', args: { tuples }, creds: admin() }));
+    const listed = okBody(await onReplica(1, { op: 'list_permissions', args: { relation: 'editor', object_type: 'doc' }, creds: { bearer: user.token } }));
+    expect(listed).toEqual({ objects: tuples.map((t) => t.object), permissions: tuples.map((t) => ({ object: t.object, relation: 'editor' })), truncated: false });
+    okBody(await onReplica(1, { op: '_fga_delete_tuples', args: { tuples }, creds: admin() }));
+    const after = okBody(await onReplica(0, { op: 'list_permissions', args: { relation: 'editor', object_type: 'doc' }, creds: { bearer: user.token } }));
+    expect(after).toEqual({ objects: [], permissions: [], truncated: false });
+  });
+});
