@@ -11,7 +11,7 @@ import { AppError, toAppError } from '@gatehouse/errors';
 import type { Logger, Registry } from '@gatehouse/observability';
 import { createHttpLayer, clientInfo, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
 import { ROUTES, buildOpenApi } from './routes/table.ts';
-import { callContextOf, mountRestRoutes, type ServiceClients } from './rest.ts';
+import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 
@@ -33,6 +33,8 @@ export interface GatewayServices {
 
 export interface Gateway {
   app: Express;
+  /** the node:http request listener: exact /v1 table paths on the fast path, everything else to `app` */
+  handler: http.RequestListener;
   limiter: RateLimiter;
   close(): Promise<void>;
 }
@@ -42,6 +44,8 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // /v1 paths are exact, as the spec writes them: `/V1/Login` is 404 (the body rules match `/v1/` only)
+  app.set('case sensitive routing', true);
   const layer = createHttpLayer({ ...opts.http, deadlineMs: opts.deadlineMs }, deps);
   for (const mw of layer.before) app.use(mw);
 
@@ -73,8 +77,12 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   app.use(layer.notFound);
   app.use((req, res) => { sendErrorFor(req, res, new AppError('not_found', 'Not Found')); });
   app.use(layer.errorHandler);
+  const fast = createRestFastPath(ROUTES, services.clients, layer, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   return {
     app,
+    handler: (req, res) => {
+      if (!fast(req, res)) app(req, res);
+    },
     limiter: layer.limiter,
     async close() {
       await graphql.stop();
@@ -126,9 +134,9 @@ function verifyEmailLinkRoute(clients: ServiceClients, opts: GatewayOptions, log
   };
 }
 
-/** Listens on host:port; resolves with the bound port. */
-export async function listen(app: Express, host: string, port: number): Promise<{ port: number; server: http.Server; close(): Promise<void> }> {
-  const server = http.createServer(app);
+/** Listens on host:port with `handler` (an Express app or a node:http listener); resolves with the bound port. */
+export async function listen(handler: http.RequestListener, host: string, port: number): Promise<{ port: number; server: http.Server; close(): Promise<void> }> {
+  const server = http.createServer(handler);
   server.keepAliveTimeout = 65_000;
   const bound = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);

@@ -37,7 +37,7 @@ export async function serveGateway(
   deps: { logger: Logger; registry: Registry },
 ): Promise<Array<() => Promise<unknown>>> {
   const gw = await createGatewayApp(gatewayOptions(config), services, deps);
-  const http = await orFatal({ host: config.host, port: config.httpPort }, () => listen(gw.app, config.host, config.httpPort));
+  const http = await orFatal({ host: config.host, port: config.httpPort }, () => listen(gw.handler, config.host, config.httpPort));
   const admit = (ip: string): Promise<boolean> => gw.limiter.take(ip).catch(() => true);
   const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => grpcPublic(admit));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry: deps.registry }));

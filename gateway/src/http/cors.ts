@@ -56,6 +56,7 @@ export function cors(policy: OriginPolicy): RequestHandler {
       res.setHeader('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
     }
     res.setHeader('Content-Length', '0');
-    res.status(204).end();
+    res.statusCode = 204;
+    res.end();
   };
 }

@@ -31,7 +31,7 @@ export function sendError(res: Response, err: AppError, options: { graphql: bool
   }
   const body = options.graphql ? graphqlErrorBody(err) : restErrorBody(err);
   for (const [name, value] of Object.entries(err.headers ?? {})) res.setHeader(name, value);
-  res.status(err.httpStatus);
+  res.statusCode = err.httpStatus;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
   res.end(JSON.stringify(body));
