@@ -90,12 +90,27 @@ describe('createJwtSigner', () => {
     expect(() => createJwtSigner({ type: 'XX' as JwtType })).toThrow('unsupported --jwt-type: XX');
   });
 
-  it('verifies fast once keys are imported', async () => {
-    const signer = createJwtSigner(keysFor('ES256'));
+  it.each(['HS256', 'ES256'] as JwtType[])('%s: a token verified before still expires, and a changed signature is still refused', async (type) => {
+    const signer = createJwtSigner(keysFor(type));
+    const token = await signer.sign({ sub: 'u', nbf: 1005 }, { expiresInSeconds: 60, nowSeconds: 1000 });
+    await expect(signer.verify(token, { nowSeconds: 1004 })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(signer.verify(token, { nowSeconds: 1010 })).resolves.toMatchObject({ sub: 'u' });
+    await expect(signer.verify(token, { nowSeconds: 1059 })).resolves.toMatchObject({ sub: 'u' });
+    await expect(signer.verify(token, { nowSeconds: 1004 })).rejects.toMatchObject({ code: 'unauthenticated', message: 'invalid token' });
+    await expect(signer.verify(token, { nowSeconds: 1060 })).rejects.toMatchObject({ code: 'unauthenticated', message: 'invalid token' });
+    const last = token.at(-2) === 'A' ? 'B' : 'A';
+    const altered = `${token.slice(0, -2)}${last}${token.at(-1)}`;
+    await expect(signer.verify(altered, { nowSeconds: 1010 })).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('hands each caller its own copy of the claims', async () => {
+    const signer = createJwtSigner(keysFor('HS256'));
     const token = await signer.sign({ sub: 'u' }, { expiresInSeconds: 60 });
-    await signer.verify(token);
-    const start = performance.now();
-    for (let i = 0; i < 200; i++) await signer.verify(token);
-    expect((performance.now() - start) / 200).toBeLessThan(5);
+    const first = await signer.verify(token);
+    first.sub = 'admin';
+    await expect(signer.verify(token)).resolves.toMatchObject({ sub: 'u' });
+    const again = await signer.verify(token);
+    again.sub = 'other';
+    await expect(signer.verify(token)).resolves.toMatchObject({ sub: 'u' });
   });
 });

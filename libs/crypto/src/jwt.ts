@@ -52,7 +52,8 @@ export interface JwtSigner {
   sign(claims: JWTPayload, options: SignOptions): Promise<string>;
   /**
    * Verifies the signature (primary key, then secondary), `exp` and `nbf`; claims beyond those are
-   * the caller's business.
+   * the caller's business. A token verified before skips the signature check (see
+   * {@link VERIFIED_CACHE_SIZE}), never the time checks.
    * @throws AppError `unauthenticated` `invalid token` on any failure (cause kept for logs)
    */
   verify(token: string, options?: VerifyOptions): Promise<JWTPayload>;
@@ -149,6 +150,22 @@ function prepare(o: JwtKeyOptions, role: 'primary' | 'secondary'): PreparedKey {
 }
 
 /**
+ * How many verified tokens {@link JwtSigner.verify} remembers. A token string that verified once
+ * verifies again with the same keys, so a repeat skips the signature (the costly part: an HMAC or
+ * RSA/ECDSA operation through WebCrypto per request); `exp` and `nbf` are still checked on every use.
+ * A signer's keys never change (rotation is a restart with new flags), so entries need no
+ * invalidation; the oldest is dropped past this size (~1 KiB each).
+ */
+export const VERIFIED_CACHE_SIZE = 4096;
+
+/** `exp` and `nbf` against `now` (Unix seconds), with jose's rules and no clock tolerance. */
+function timeClaimsHold(claims: JWTPayload, now: number): boolean {
+  if (typeof claims.exp === 'number' && claims.exp <= now) return false;
+  if (typeof claims.nbf === 'number' && claims.nbf > now) return false;
+  return true;
+}
+
+/**
  * Builds the signer from the `--jwt-*` flags. Keys are validated here (pair match, curve per alg)
  * and imported once, on first use.
  *
@@ -161,6 +178,8 @@ export function createJwtSigner(options: JwtSignerOptions): JwtSigner {
   const secondary = options.secondary ? prepare(options.secondary, 'secondary') : null;
   const verifiers = secondary ? [primary, secondary] : [primary];
   const signKey = primary.signKey!;
+  /** token → claims of tokens whose signature verified with this signer's keys, oldest first */
+  const verified = new Map<string, JWTPayload>();
   return {
     alg: primary.alg,
     kid: primary.kid,
@@ -171,6 +190,13 @@ export function createJwtSigner(options: JwtSignerOptions): JwtSigner {
         .sign(await signKey());
     },
     async verify(token, opts = {}) {
+      const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
+      const known = typeof token === 'string' ? verified.get(token) : undefined;
+      if (known !== undefined) {
+        // the signature was verified before; the time claims are checked on every use (RFC 7519 §4.1.4, §4.1.5)
+        if (!timeClaimsHold(known, now)) throw new AppError('unauthenticated', 'invalid token', { reason: 'jwt_invalid' });
+        return { ...known };
+      }
       let header: { kid?: string; alg?: string };
       try {
         if (typeof token !== 'string') throw new Error('token is not a string');
@@ -187,8 +213,10 @@ export function createJwtSigner(options: JwtSignerOptions): JwtSigner {
         try {
           const { payload } = await jwtVerify(token, await k.verifyKey(), {
             algorithms: [k.alg],
-            ...(opts.nowSeconds === undefined ? {} : { currentDate: new Date(opts.nowSeconds * 1000) }),
+            currentDate: new Date(now * 1000),
           });
+          if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+          verified.set(token, { ...payload });
           return payload;
         } catch (err) {
           last = err;
