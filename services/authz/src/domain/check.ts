@@ -28,7 +28,11 @@ interface Visited {
   node: ObjectNode | undefined;
   ctxNode: ObjectNode | undefined;
   rels: Map<string, RelationDef> | undefined;
-  memo: Map<string, boolean>;
+  /**
+   * relation → `(height << 1) | answer`: the answer, and how many hops below this node its resolution
+   * went (a reuse at depth d stands in for a fresh resolution only when d + height stays under the limit)
+   */
+  memo: Map<string, number>;
   /** results that assumed an ancestor on the path is false (a cycle); valid while that ancestor's frame is open */
   prov?: Map<string, Provisional>;
 }
@@ -60,6 +64,10 @@ export class Resolver {
   private frames = 0;
   /** shallowest path depth a cycle cut reached in the current subtree (Tarjan's lowlink) */
   private low = Infinity;
+  /** deepest path depth the current subtree reached */
+  private reach = 0;
+  /** whether the current subtree hit the depth limit (a caught overflow: its answer is not memoised) */
+  private overflow = false;
   private steps = 0;
   private readonly maxSteps: number;
 
@@ -72,6 +80,19 @@ export class Resolver {
     this.subjectObject = `${subject.type}:${subject.id}`;
     this.subjectTypeKey = subject.kind === 'userset' ? `${subject.type}#${subject.relation}` : subject.type;
     this.wildcardKey = subject.kind === 'object' ? `${subject.type}:*` : '';
+  }
+
+  /** Objects this resolver has visited (its memory footprint: one memo per object). */
+  get visitedObjects(): number {
+    return this.objects.size;
+  }
+
+  /** Starts one engine call on a reused resolver: a fresh step budget; memoised results stay. */
+  beginCall(): void {
+    this.steps = 0;
+    this.low = Infinity;
+    this.reach = 0;
+    this.overflow = false;
   }
 
   /**
@@ -94,10 +115,10 @@ export class Resolver {
   private resolve(v: Visited, relation: string, depth: number): boolean {
     if (this.subject.kind === 'userset' && relation === this.subject.relation && v.object === this.subjectObject) return true;
     const known = v.memo.get(relation);
-    if (known !== undefined) return known;
+    if (known !== undefined && this.reusable(known, depth)) return (known & 1) === 1;
     const def = v.rels?.get(relation);
     if (def === undefined || !def.terminals.has(this.subjectTypeKey)) {
-      v.memo.set(relation, false);
+      v.memo.set(relation, 0);
       return false;
     }
     // A result computed under a cycle cut stays valid while the ancestor it assumed false is still open.
@@ -112,9 +133,16 @@ export class Resolver {
         return false;
       }
     }
-    if (depth >= MAX_RESOLUTION_DEPTH || ++this.steps > this.maxSteps) throw new ResolutionTooComplex();
+    if (depth >= MAX_RESOLUTION_DEPTH || ++this.steps > this.maxSteps) {
+      this.overflow = true;
+      throw new ResolutionTooComplex();
+    }
     const outerLow = this.low;
+    const outerReach = this.reach;
+    const outerOverflow = this.overflow;
     this.low = Infinity;
+    this.reach = depth;
+    this.overflow = false;
     const frame = ++this.frames;
     this.pathObjects[depth] = v.object;
     this.pathRelations[depth] = relation;
@@ -124,13 +152,34 @@ export class Resolver {
       result = this.evaluate(def.rewrite, v, def, depth);
     } catch (err) {
       this.low = Math.min(outerLow, this.low);
+      this.reach = Math.max(outerReach, this.reach);
+      this.overflow = true;
       throw err;
     }
     const myLow = this.low;
-    if (myLow >= depth) v.memo.set(relation, result);
-    else (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number });
+    const myReach = this.reach;
+    const myOverflow = this.overflow;
+    if (myLow >= depth) {
+      if (!myOverflow) v.memo.set(relation, ((myReach - depth) << 1) | (result ? 1 : 0));
+    } else {
+      (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number });
+    }
     this.low = Math.min(outerLow, myLow);
+    this.reach = Math.max(outerReach, myReach);
+    this.overflow = outerOverflow || myOverflow;
     return result;
+  }
+
+  /**
+   * A memo entry stands in for resolving its node again at `depth` when that resolution would stay under
+   * the depth limit (so it would have given the same answer without an error); it then counts as reaching
+   * `depth + height`.
+   */
+  private reusable(entry: number, depth: number): boolean {
+    const bottom = depth + (entry >> 1);
+    if (bottom >= MAX_RESOLUTION_DEPTH) return false;
+    if (bottom > this.reach) this.reach = bottom;
+    return true;
   }
 
   private evaluate(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
@@ -142,7 +191,7 @@ export class Resolver {
       case 'ttu':
         return this.tupleToUserset(v.node?.rels.get(r.tupleset), v.ctxNode?.rels.get(r.tupleset), r.computed, depth);
       case 'union': {
-        if (this.knownTrue(r.children, v)) return true;
+        if (this.knownTrue(r.children, v, depth)) return true;
         let error: ResolutionTooComplex | null = null;
         for (const child of r.children) {
           try {
@@ -185,14 +234,18 @@ export class Resolver {
    * Memo-first pass over a union: a computed or tuple-to-userset branch already resolved true in this
    * request (common in a batch: the organization membership behind many repositories) answers at once.
    */
-  private knownTrue(children: Rewrite[], v: Visited): boolean {
+  private knownTrue(children: Rewrite[], v: Visited, depth: number): boolean {
     for (const child of children) {
       if (child.k === 'computed') {
-        if (v.memo.get(child.relation) === true) return true;
+        const e = v.memo.get(child.relation);
+        if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
       } else if (child.k === 'ttu') {
         const b = v.node?.rels.get(child.tupleset);
         if (!b) continue;
-        for (const parent of b.users) if (this.objects.get(parent)?.memo.get(child.computed) === true) return true;
+        for (const parent of b.users) {
+          const e = this.objects.get(parent)?.memo.get(child.computed);
+          if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
+        }
       }
     }
     return false;
@@ -241,5 +294,54 @@ export class Resolver {
     }
     if (error) throw error;
     return false;
+  }
+}
+
+/**
+ * Resolvers reused across calls, one per subject, for as long as the snapshot they read is unchanged.
+ * A resolver's memo holds `object#relation` answers for its subject; they stay exact until the tuples or
+ * the model change, which replaces the snapshot or moves its revision, and then every resolver is
+ * dropped. So the second time a subject asks about an object, the answer is a Map lookup: the engine
+ * "caches what it can and stays correct" (issue 3; OpenFGA keeps a check cache for the same reason,
+ * ours is keyed on the snapshot revision instead of a TTL). A memoised answer carries the height of its
+ * resolution and is reused only where resolving afresh would stay under the depth limit, so an answer, or
+ * a `resolution too complex` error, does not depend on what was asked before.
+ * Bounded: `maxSubjects` resolvers (least recently used dropped), each dropped once it has visited
+ * `maxObjects` objects.
+ */
+export class ResolverCache {
+  private snapshot: object | null = null;
+  private revision = -1;
+  private readonly bySubject = new Map<string, Resolver>();
+  private readonly maxSubjects: number;
+  private readonly maxObjects: number;
+
+  constructor(options: { maxSubjects?: number; maxObjects?: number } = {}) {
+    this.maxSubjects = options.maxSubjects ?? 1024;
+    this.maxObjects = options.maxObjects ?? 20_000;
+  }
+
+  /**
+   * The resolver of `subject` over `snapshot` at `revision` (no contextual tuples), ready for one call.
+   * @param snapshot identity of the snapshot object: a reload replaces it, a patch moves `revision`
+   */
+  get(snapshot: object, revision: number, ts: TypeSystem, index: TupleIndex, subject: UserRef): Resolver {
+    if (snapshot !== this.snapshot || revision !== this.revision) {
+      this.bySubject.clear();
+      this.snapshot = snapshot;
+      this.revision = revision;
+    }
+    let r = this.bySubject.get(subject.key);
+    if (r !== undefined) this.bySubject.delete(subject.key);
+    if (r === undefined || r.visitedObjects > this.maxObjects) r = new Resolver(ts, index, null, subject);
+    this.bySubject.set(subject.key, r);
+    if (this.bySubject.size > this.maxSubjects) this.bySubject.delete(this.bySubject.keys().next().value!);
+    r.beginCall();
+    return r;
+  }
+
+  /** Drops the resolver of `subject` (after a call that failed midway). */
+  drop(subject: UserRef): void {
+    this.bySubject.delete(subject.key);
   }
 }

@@ -259,3 +259,41 @@ describe('engine', () => {
     expect((await refusal(engine.expand({ object: 'doc:1' }))).message).toBe('relation and object are required');
   });
 });
+
+describe('answers remembered across calls (ResolverCache)', () => {
+  let engine: Engine;
+  beforeEach(async () => {
+    engine = createEngine({ store: createMemoryStore() });
+    await engine.writeModel(MODEL);
+  });
+
+  const allowed = async (subject: string, relation: string, object: string): Promise<boolean> =>
+    (await engine.check(subject, [{ relation, object }]))[0]!.allowed;
+
+  it('sees every write and delete on the next call, for the same subject', async () => {
+    expect(await allowed('user:anne', 'viewer', 'doc:1')).toBe(false);
+    await engine.writeTuples([{ user: 'group:eng#member', relation: 'viewer', object: 'doc:1' }]);
+    expect(await allowed('user:anne', 'viewer', 'doc:1')).toBe(false);
+    await engine.writeTuples([{ user: 'user:anne', relation: 'member', object: 'group:eng' }]);
+    expect(await allowed('user:anne', 'viewer', 'doc:1')).toBe(true);
+    await engine.deleteTuples([{ user: 'user:anne', relation: 'member', object: 'group:eng' }]);
+    expect(await allowed('user:anne', 'viewer', 'doc:1')).toBe(false);
+    await engine.writeTuples([{ user: 'user:*', relation: 'viewer', object: 'doc:1' }]);
+    expect(await allowed('user:anne', 'viewer', 'doc:1')).toBe(true);
+    expect(await allowed('user:bob', 'viewer', 'doc:1')).toBe(true);
+  });
+
+  it('answers a deep chain the same way whatever was asked before (depth limit 25)', async () => {
+    // group:g0 <- g1#member <- ... <- g29#member; anne is a member of g29
+    const chain = Array.from({ length: 29 }, (_, i) => ({ user: `group:g${i + 1}#member`, relation: 'member', object: `group:g${i}` }));
+    for (let i = 0; i < chain.length; i += 10) await engine.writeTuples(chain.slice(i, i + 10));
+    await engine.writeTuples([{ user: 'user:anne', relation: 'member', object: 'group:g29' }]);
+    const deep = (): Promise<unknown> => engine.check('user:anne', [{ relation: 'member', object: 'group:g0' }]);
+    expect(await refusal(deep())).toEqual({ code: 'invalid_argument', message: 'resolution too complex' });
+    // g10 is 19 hops from anne: allowed, and its answer is now remembered
+    expect(await allowed('user:anne', 'member', 'group:g10')).toBe(true);
+    expect(await refusal(deep())).toEqual({ code: 'invalid_argument', message: 'resolution too complex' });
+    expect(await allowed('user:anne', 'member', 'group:g5')).toBe(true);
+    expect(await refusal(deep())).toEqual({ code: 'invalid_argument', message: 'resolution too complex' });
+  });
+});

@@ -1,7 +1,7 @@
 /** @module engine: the authorization engine's domain API (behaviour.md §7), transport-free. */
 import { AppError } from '@gatehouse/errors';
 import { monotonicFactory } from 'ulid';
-import { Resolver, ResolutionTooComplex } from './check.ts';
+import { Resolver, ResolverCache, ResolutionTooComplex } from './check.ts';
 import { expand } from './expand.ts';
 import { LIST_CAP, LIST_RESOLUTION_STEPS, listUsers, reachableFrom, verifiedObjects } from './list.ts';
 import { parseDsl } from './model-dsl.ts';
@@ -75,6 +75,7 @@ const tooComplex = (err: unknown): never => {
 export function createEngine(deps: { store: AuthzStore }): Engine {
   const { store } = deps;
   const cache = new SnapshotCache(store);
+  const resolvers = new ResolverCache();
   const nextId = monotonicFactory();
 
   return {
@@ -123,7 +124,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const ts = requireModel(snap.ts);
       requireSubject(ts, s);
       const parsed = parseChecks(ts, inputs);
-      const shared = new Resolver(ts, snap.index, null, s);
+      const shared = resolvers.get(snap, snap.revision, ts, snap.index, s);
       try {
         return parsed.map((c) => {
           let resolver = shared;
@@ -135,6 +136,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
           return { relation: c.relation, object: c.object, allowed: resolver.check(c.object, c.relation) };
         });
       } catch (err) {
+        resolvers.drop(s);
         return tooComplex(err);
       }
     },
