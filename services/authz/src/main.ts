@@ -7,7 +7,7 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '@gatehouse/config';
 import { parseConfigOrExit } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase, type Database, type DatabaseType } from '@gatehouse/db';
+import { databaseOptionsOf, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
 import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
@@ -37,7 +37,9 @@ async function openStore(config: Config, logger: Logger): Promise<{ engine: Engi
     ? databaseOptionsOf(config)
     : { type: config.fga.store as DatabaseType, url: config.fga.url ?? '' };
   const db = await openDatabase(options, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger });
-  return { engine: createEngine({ store: createSqlStore(sqlPortOf(db)) }), db };
+  // SQLite: the revision is re-read only after another process commits (PRAGMA data_version)
+  const externalVersion = db.type === 'sqlite' ? sqliteDataVersion(options.url ?? options.name ?? ':memory:') : null;
+  return { engine: createEngine({ store: createSqlStore(sqlPortOf(db), { externalVersion }) }), db };
 }
 
 /** Builds the authz service in this process (all-in-one shares the caller's authenticator). */

@@ -2,7 +2,9 @@
  * @module db-port.int.test: the production adapter (@gatehouse/db through db-port.ts, migrations included) passes the
  * storage conformance suite and the OpenFGA conformance data on SQLite, PostgreSQL and MariaDB (STYLE §8).
  */
-import { createScratchDatabase, openDatabase } from '@gatehouse/db';
+import { createRequire } from 'node:module';
+import { describe, it, expect } from '@jest/globals';
+import { createScratchDatabase, openDatabase, sqliteDataVersion } from '@gatehouse/db';
 import { createLogger } from '@gatehouse/observability';
 import { fgaMigrations, sqlPortOf } from '../src/storage/db-port.ts';
 import { createSqlStore } from '../src/storage/sql.ts';
@@ -14,7 +16,8 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as const) {
     const scratch = await createScratchDatabase(type);
     const db = await openDatabase(scratch.options, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger: createLogger('silent') });
     return {
-      store: createSqlStore(sqlPortOf(db)),
+      // on SQLite as in production: the revision is remembered until another process commits
+      store: createSqlStore(sqlPortOf(db), { externalVersion: type === 'sqlite' ? sqliteDataVersion(scratch.options.url!) : null }),
       close: async () => {
         await db.close();
         await scratch.drop();
@@ -24,3 +27,39 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as const) {
   runStorageSuite(`@gatehouse/db adapter on ${type}`, open);
   describeConformance(`@gatehouse/db adapter on ${type}`, open);
 }
+
+describe('SQLite: the remembered revision (PRAGMA data_version)', () => {
+  it('queries the revision once while nothing changes, and again after an own write or another process\'s commit', async () => {
+    const scratch = await createScratchDatabase('sqlite');
+    const db = await openDatabase(scratch.options, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger: createLogger('silent') });
+    try {
+      const port = sqlPortOf(db);
+      let reads = 0;
+      const counting = { ...port, execute: (sql: string, params?: unknown[]) => {
+        if (sql.startsWith('SELECT revision FROM fga_revision')) reads++;
+        return port.execute(sql, params);
+      } };
+      const store = createSqlStore(counting, { externalVersion: sqliteDataVersion(scratch.options.url!) });
+      const r0 = await store.revision();
+      expect(await store.revision()).toBe(r0);
+      expect(await store.revision()).toBe(r0);
+      expect(reads).toBe(1);
+
+      await store.appendModel({ id: '01J00000000000000000000000', dsl: 'model\n  schema 1.1\ntype user' });
+      expect(await store.revision()).toBe(r0 + 1);
+
+      // another process: its own connection to the file
+      const Sqlite = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => { exec(sql: string): void; close(): void };
+      const other = new Sqlite(scratch.options.url!);
+      other.exec('UPDATE fga_revision SET revision = revision + 5 WHERE id = 1');
+      other.close();
+      expect(await store.revision()).toBe(r0 + 6);
+      const before = reads;
+      expect(await store.revision()).toBe(r0 + 6);
+      expect(reads).toBe(before);
+    } finally {
+      await db.close();
+      await scratch.drop();
+    }
+  });
+});

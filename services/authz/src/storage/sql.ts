@@ -29,8 +29,29 @@ function rowToTuple(r: Record<string, unknown>): StoredTuple {
   return { seq: Number(r.seq), user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` };
 }
 
-/** Creates the store. Run {@link fgaSchemaStatements} on the database first. */
-export function createSqlStore(db: SqlPort): AuthzStore {
+/**
+ * Creates the store. Run {@link fgaSchemaStatements} on the database first.
+ * @param options.externalVersion SQLite only: `PRAGMA data_version` of this process's connection to the
+ *   file (`sqliteDataVersion` in @gatehouse/db). With it, `revision()` answers from memory while no other
+ *   process has committed and this store has not written, instead of a query on every engine call.
+ */
+export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => number) | null } = {}): AuthzStore {
+  const external = options.externalVersion ?? null;
+  /** the revision last read, valid while `external()` still answers `seen` and no own write ran since */
+  let known: number | null = null;
+  let seen = Number.NaN;
+  /** moved before and after every own write: a revision read that overlapped one is not kept */
+  let ownWrites = 0;
+  const writing = async <T>(work: () => Promise<T>): Promise<T> => {
+    ownWrites++;
+    known = null;
+    try {
+      return await work();
+    } finally {
+      ownWrites++;
+      known = null;
+    }
+  };
   const q = (port: SqlPort, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> => {
     if (port.dialect !== 'postgres') return port.execute(sql, params);
     let n = 0;
@@ -64,8 +85,17 @@ export function createSqlStore(db: SqlPort): AuthzStore {
 
   return {
     async revision() {
+      let at = ownWrites;
+      if (external) {
+        const v = external();
+        if (known !== null && v === seen) return known;
+        seen = v; // read before the query: a commit after this point moves the version again
+        at = ownWrites;
+      }
       const rows = await q(db, 'SELECT revision FROM fga_revision WHERE id = 1');
-      return Number(rows[0]?.revision ?? 0);
+      const revision = Number(rows[0]?.revision ?? 0);
+      if (external && at === ownWrites) known = revision;
+      return revision;
     },
 
     async readPage(filter: TupleFilter, afterSeq, limit) {
@@ -135,42 +165,48 @@ export function createSqlStore(db: SqlPort): AuthzStore {
     },
 
     async writeTuples(writes, deletes) {
-      return db.transaction(async (tx) => {
-        const revision = await bump(tx);
-        if (writes.length > 0) {
-          const params = writes.flatMap((t) => {
-            const o = splitObjectKey(t.object);
-            return [tupleKey(t), o.type, o.id, t.relation, t.user];
-          });
-          await q(tx, insertIgnore(writes.length), params);
-        }
-        if (deletes.length > 0) {
-          await q(tx, `DELETE FROM fga_tuples WHERE tuple_key IN (${deletes.map(() => '?').join(', ')})`, deletes.map(tupleKey));
-        }
-        await log(tx, revision, [...writes.map((tuple) => ({ op: 'write' as const, tuple })), ...deletes.map((tuple) => ({ op: 'delete' as const, tuple }))]);
-        return revision;
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          if (writes.length > 0) {
+            const params = writes.flatMap((t) => {
+              const o = splitObjectKey(t.object);
+              return [tupleKey(t), o.type, o.id, t.relation, t.user];
+            });
+            await q(tx, insertIgnore(writes.length), params);
+          }
+          if (deletes.length > 0) {
+            await q(tx, `DELETE FROM fga_tuples WHERE tuple_key IN (${deletes.map(() => '?').join(', ')})`, deletes.map(tupleKey));
+          }
+          await log(tx, revision, [...writes.map((tuple) => ({ op: 'write' as const, tuple })), ...deletes.map((tuple) => ({ op: 'delete' as const, tuple }))]);
+          return revision;
+        });
       });
     },
 
     async deleteUserTuples(user) {
-      return db.transaction(async (tx) => {
-        const revision = await bump(tx);
-        const o = splitObjectKey(user);
-        const cond = 'subject = ? OR (object_type = ? AND object_id = ?)';
-        const rows = await q(tx, `SELECT ${COLS} FROM fga_tuples WHERE ${cond} ORDER BY seq`, [user, o.type, o.id]);
-        if (rows.length > 0) await q(tx, `DELETE FROM fga_tuples WHERE ${cond}`, [user, o.type, o.id]);
-        const deleted = rows.map(rowToTuple).map(({ user: u, relation, object }) => ({ user: u, relation, object }));
-        await log(tx, revision, deleted.map((tuple) => ({ op: 'delete' as const, tuple })));
-        return { deleted, revision };
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          const o = splitObjectKey(user);
+          const cond = 'subject = ? OR (object_type = ? AND object_id = ?)';
+          const rows = await q(tx, `SELECT ${COLS} FROM fga_tuples WHERE ${cond} ORDER BY seq`, [user, o.type, o.id]);
+          if (rows.length > 0) await q(tx, `DELETE FROM fga_tuples WHERE ${cond}`, [user, o.type, o.id]);
+          const deleted = rows.map(rowToTuple).map(({ user: u, relation, object }) => ({ user: u, relation, object }));
+          await log(tx, revision, deleted.map((tuple) => ({ op: 'delete' as const, tuple })));
+          return { deleted, revision };
+        });
       });
     },
 
     async appendModel(model: StoredModel) {
-      return db.transaction(async (tx) => {
-        const revision = await bump(tx);
-        await q(tx, 'INSERT INTO fga_models (id, dsl, created_at) VALUES (?, ?, ?)', [model.id, model.dsl, Math.floor(Date.now() / 1000)]);
-        await log(tx, revision, [{ op: 'model', tuple: null }]);
-        return revision;
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          await q(tx, 'INSERT INTO fga_models (id, dsl, created_at) VALUES (?, ?, ?)', [model.id, model.dsl, Math.floor(Date.now() / 1000)]);
+          await log(tx, revision, [{ op: 'model', tuple: null }]);
+          return revision;
+        });
       });
     },
 
@@ -181,15 +217,17 @@ export function createSqlStore(db: SqlPort): AuthzStore {
     },
 
     async resetIfEmpty() {
-      return db.transaction(async (tx) => {
-        const revision = await bump(tx);
-        if ((await q(tx, 'SELECT seq FROM fga_tuples LIMIT 1')).length > 0) throw new ResetRefused();
-        await q(tx, 'DELETE FROM fga_models');
-        await log(tx, revision, [{ op: 'reset', tuple: null }]);
-        return true;
-      }).catch((err: unknown) => {
-        if (err instanceof ResetRefused) return false;
-        throw err;
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          if ((await q(tx, 'SELECT seq FROM fga_tuples LIMIT 1')).length > 0) throw new ResetRefused();
+          await q(tx, 'DELETE FROM fga_models');
+          await log(tx, revision, [{ op: 'reset', tuple: null }]);
+          return true;
+        }).catch((err: unknown) => {
+          if (err instanceof ResetRefused) return false;
+          throw err;
+        });
       });
     },
   };
