@@ -157,7 +157,6 @@ describe('external writes (another process on the SQLite file)', () => {
     await inner.delete(s.id); // behind the cache's back, as another process would
     expect(await store.get(s.id)).toEqual(s);
     version++;
-    await nextTurn();
     expect(await store.findByHandleHash(s.handleHash)).toBeNull();
     expect(await store.get(s.id)).toBeNull();
 
@@ -167,31 +166,10 @@ describe('external writes (another process on the SQLite file)', () => {
     active = false;
     expect(await check.isActive(U1)).toBe(true);
     version++;
-    await nextTurn();
     expect(await check.isActive(U1)).toBe(false);
     now++;
   });
-
-  it('reads the external version once per event-loop turn, and again in the next turn', async () => {
-    let reads = 0;
-    let version = 1;
-    const inner = createMemorySessionStore();
-    const store = createCachedSessionStore(inner, { externalVersion: () => { reads++; return version; } });
-    await nextTurn();
-    reads = 0;
-    await Promise.all([store.get('a'), store.get('b'), store.get('c')]);
-    expect(reads).toBe(1);
-    version++;
-    await nextTurn();
-    await store.get('a');
-    expect(reads).toBe(2);
-  });
 });
-
-/** Resolves in the next event-loop turn (after the check phase, where the cache's turn marker resets). */
-function nextTurn(): Promise<void> {
-  return new Promise((r) => setImmediate(r));
-}
 
 describe('cached user-activity check', () => {
   it('caches both answers, drops one on invalidate, and ignores reads that raced an invalidation', async () => {

@@ -39,8 +39,6 @@ class Lru<V> {
   gen = 0;
   readonly #external: (() => number) | undefined;
   #seen: number;
-  /** set while the current event-loop turn has already compared the external version */
-  #comparedThisTurn = false;
   constructor(o: CacheOptions) {
     this.#max = Math.max(1, o.maxEntries ?? 10_000);
     this.#ttl = o.ttlMs ?? 30_000;
@@ -48,16 +46,9 @@ class Lru<V> {
     this.#external = o.externalVersion;
     this.#seen = this.#external ? this.#external() : 0;
   }
-  /**
-   * False (and everything dropped) when the external version moved since the last comparison. The
-   * version is read at most once per event-loop turn: requests handled in the same turn are concurrent
-   * with any other process's commit, so one reading serves them all (a PRAGMA per request was ~10% of
-   * a cached bearer check, `npm run bench:authz`).
-   */
+  /** False (and everything dropped) when the external version moved since the last call. */
   unchangedOutside(): boolean {
-    if (!this.#external || this.#comparedThisTurn) return true;
-    this.#comparedThisTurn = true;
-    setImmediate(() => { this.#comparedThisTurn = false; });
+    if (!this.#external) return true;
     const v = this.#external();
     if (v === this.#seen) return true;
     this.#seen = v;

@@ -129,6 +129,7 @@ describe('authn with credential caches on SQLite', () => {
     } finally {
       outside.close();
     }
+    await new Promise((r) => setImmediate(r)); // the next request, in a later event-loop turn
     for (const h of [s.bearer, s.cookie, bearer(other.res.access_token)]) await expectRefused(a, h);
   });
 });
