@@ -102,11 +102,23 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   return first === '' ? undefined : first;
 }
 
+/** The normalised peer address of a connection, computed once per socket (keep-alive carries many requests). */
+const PEERS = new WeakMap<object, string>();
+function peerIp(socket: Request['socket']): string {
+  let ip = PEERS.get(socket);
+  if (ip === undefined) {
+    ip = normaliseIp(socket.remoteAddress) ?? '0.0.0.0';
+    if (socket.remoteAddress !== undefined) PEERS.set(socket, ip);
+  }
+  return ip;
+}
+
 /** Computes {@link ClientInfo} for one request (pure apart from reading `req`). */
 export function computeClientInfo(req: Request, trusted: TrustedProxies): ClientInfo {
-  const peer = normaliseIp(req.socket.remoteAddress) ?? '0.0.0.0';
+  const peer = peerIp(req.socket);
   const viaTrustedProxy = trusted.contains(peer);
-  const ip = resolveClientIp(peer, req.headers['x-forwarded-for'], trusted);
+  const xff = req.headers['x-forwarded-for'];
+  const ip = viaTrustedProxy && xff !== undefined ? resolveClientIp(peer, xff, trusted) : peer;
   const socketProto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   const fwdHost = viaTrustedProxy ? firstValue(req.headers['x-forwarded-host']) : undefined;
   const fwdProto = viaTrustedProxy ? firstValue(req.headers['x-forwarded-proto'])?.toLowerCase() : undefined;

@@ -52,6 +52,9 @@ function histogram(registry: Registry): Histogram<'route' | 'method' | 'code'> {
 export function createHttpMetrics(registry: Registry): HttpMetrics {
   const requests = counter(registry);
   const duration = histogram(registry);
+  // one pair of label children per (route, method, code): label sets are bounded by design, and a child
+  // skips prom-client's per-call label hashing
+  const children = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
   return {
     middleware: (req, res, next) => {
       const start = process.hrtime.bigint();
@@ -60,8 +63,11 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
         if (recorded) return;
         recorded = true;
         const labels = { route: routeLabel(req), method: KNOWN_METHODS.has(req.method) ? req.method : 'OTHER', code };
-        requests.inc(labels);
-        duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+        const key = `${labels.route} ${labels.method} ${code}`;
+        let child = children.get(key);
+        if (!child) children.set(key, (child = { count: requests.labels(labels), seconds: duration.labels(labels) }));
+        child.count.inc();
+        child.seconds.observe(Number(process.hrtime.bigint() - start) / 1e9);
       };
       res.once('finish', () => record(String(res.statusCode)));
       // The client went away before the response finished: count it as 499 (cancelled, behaviour.md §0.2).

@@ -22,6 +22,18 @@ export function hostPort(host: string, port: string, scheme?: string): string {
  */
 export function parseOrigin(value: string | undefined): ParsedOrigin | undefined {
   if (value === undefined) return undefined;
+  // browsers send the same few origins over and over: remember the parses (a WHATWG URL parse each)
+  if (PARSED.has(value)) return PARSED.get(value);
+  const parsed = parseOriginUncached(value);
+  if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+  PARSED.set(value, parsed);
+  return parsed;
+}
+
+const PARSED = new Map<string, ParsedOrigin | undefined>();
+const PARSED_MAX = 1024;
+
+function parseOriginUncached(value: string): ParsedOrigin | undefined {
   const trimmed = value.trim();
   if (trimmed === '' || trimmed === 'null') return undefined;
   let url: URL;
@@ -33,7 +45,7 @@ export function parseOrigin(value: string | undefined): ParsedOrigin | undefined
   const scheme = url.protocol.replace(/:$/, '').toLowerCase();
   if (url.hostname === '' || !/^[a-z][a-z0-9+.-]*$/.test(scheme)) return undefined;
   // WHATWG URL already drops the default port for special schemes.
-  return { scheme, host: url.hostname.toLowerCase(), port: url.port };
+  return Object.freeze({ scheme, host: url.hostname.toLowerCase(), port: url.port });
 }
 
 /** The serialised origin `scheme://host[:port]`. */

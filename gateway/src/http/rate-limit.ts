@@ -118,9 +118,16 @@ export function isRateLimitExempt(path: string): boolean {
  * a store failure answers 503 `unavailable` (behaviour.md §0.2).
  */
 export function rateLimit(limiter: RateLimiter): RequestHandler {
+  // the in-process limiter answers synchronously: no promise hop per request
+  const local = limiter instanceof MemoryRateLimiter ? limiter : null;
   return (req, res, next) => {
     if (isRateLimitExempt(requestPath(req))) {
       next();
+      return;
+    }
+    if (local) {
+      if (local.takeSync(clientInfo(req).ip)) next();
+      else sendErrorFor(req, res, rateLimitedError());
       return;
     }
     limiter.take(clientInfo(req).ip).then(
