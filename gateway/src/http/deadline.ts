@@ -13,6 +13,28 @@ interface DeadlineState {
   readonly signal: AbortSignal;
 }
 
+/** A request's deadline; its AbortController is made only when someone asks for the signal. */
+class RequestDeadline implements DeadlineState {
+  readonly deadlineMs: number;
+  #controller: AbortController | null = null;
+  #reason: AppError | null = null;
+  constructor(deadlineMs: number) {
+    this.deadlineMs = deadlineMs;
+  }
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#reason) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+  abort(reason: AppError): void {
+    if (this.#reason) return;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
 const STATE = new WeakMap<Request, DeadlineState>();
 
 /** The deadline of `req` set by {@link deadline}, or undefined when the middleware did not run. */
@@ -24,27 +46,24 @@ export function requestDeadline(req: Request): DeadlineState | undefined {
  * Starts the request deadline. When it passes before a response was sent, answers 504
  * `deadline_exceeded` (GraphQL-shaped on /graphql) and aborts the request's signal so handlers can
  * stop; handlers must check `res.headersSent` before writing late. The timer is cleared when the
- * response finishes or the connection closes.
+ * response closes (after it finished, or when the connection went away: then the signal aborts with
+ * `cancelled`).
  */
 export function deadline(options: { ms?: number } = {}): RequestHandler {
   const ms = options.ms ?? DEFAULT_DEADLINE_MS;
   return (req, res, next) => {
-    const controller = new AbortController();
-    STATE.set(req, { deadlineMs: Date.now() + ms, signal: controller.signal });
+    const state = new RequestDeadline(Date.now() + ms);
+    STATE.set(req, state);
     const timer = setTimeout(() => {
       const err = new AppError('deadline_exceeded', DEADLINE_MESSAGE, { reason: 'http_deadline' });
-      controller.abort(err);
+      state.abort(err);
       if (!res.headersSent) sendErrorFor(req, res, err);
     }, ms);
     timer.unref();
-    const done = (): void => {
+    res.once('close', () => {
       clearTimeout(timer);
-      if (!res.writableFinished && !controller.signal.aborted) {
-        controller.abort(new AppError('cancelled', 'request cancelled'));
-      }
-    };
-    res.once('finish', () => clearTimeout(timer));
-    res.once('close', done);
+      if (!res.writableFinished) state.abort(new AppError('cancelled', 'request cancelled'));
+    });
     next();
   };
 }

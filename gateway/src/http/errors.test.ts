@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import { AppError } from '@gatehouse/errors';
 import { createLogger } from '@gatehouse/observability';
-import { deadline } from './deadline.ts';
+import { deadline, requestDeadline } from './deadline.ts';
 import { createErrorHandler } from './errors.ts';
 import { v1NotFound } from './not-found.ts';
 import { listen, send, type RunningApp } from './test-server.ts';
@@ -11,6 +11,7 @@ import { listen, send, type RunningApp } from './test-server.ts';
 describe('error rendering, 404/405 and the deadline', () => {
   let srv: RunningApp;
   const logLines: any[] = [];
+  const aborted: Array<{ read: string; aborted: boolean; code: string | undefined }> = [];
   beforeAll(async () => {
     const sink = new Writable({ write(chunk, _enc, cb) { logLines.push(JSON.parse(String(chunk))); cb(); } });
     const app = express();
@@ -29,6 +30,16 @@ describe('error rendering, 404/405 and the deadline', () => {
       throw new AppError('unauthenticated', 'unauthorized');
     });
     app.post('/v1/session', () => new Promise(() => { /* never answers */ }));
+    // records why the request's signal aborted: read early, or only after the abort
+    app.post('/v1/logout', (req, res) => {
+      const early = req.headers['x-read'] === 'early' ? requestDeadline(req)!.signal : null;
+      res.on('close', () => {
+        setTimeout(() => {
+          const signal = early ?? requestDeadline(req)!.signal;
+          aborted.push({ read: String(req.headers['x-read']), aborted: signal.aborted, code: (signal.reason as AppError | undefined)?.code });
+        }, 5);
+      });
+    });
     app.use(v1NotFound());
     app.use(createErrorHandler(createLogger('debug', sink)));
     srv = await listen(app);
@@ -84,6 +95,18 @@ describe('error rendering, 404/405 and the deadline', () => {
     const res = await send(srv.base, 'POST', '/graphql', { headers: { 'x-slow': '1' } });
     expect(res.status).toBe(504);
     expect(res.json).toEqual({ errors: [{ message: 'deadline exceeded', extensions: { code: 'DEADLINE_EXCEEDED' } }] });
+  });
+
+  it('aborts the request signal with deadline_exceeded, whether it was read before or after', async () => {
+    for (const read of ['early', 'late']) {
+      const res = await send(srv.base, 'POST', '/v1/logout', { headers: { 'x-read': read } });
+      expect(res.status).toBe(504);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    expect(aborted).toEqual([
+      { read: 'early', aborted: true, code: 'deadline_exceeded' },
+      { read: 'late', aborted: true, code: 'deadline_exceeded' },
+    ]);
   });
 
   it('leaves a fast response alone', async () => {

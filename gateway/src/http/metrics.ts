@@ -69,8 +69,8 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
         child.count.inc();
         child.seconds.observe(Number(process.hrtime.bigint() - start) / 1e9);
       };
-      res.once('finish', () => record(String(res.statusCode)));
-      // The client went away before the response finished: count it as 499 (cancelled, behaviour.md §0.2).
+      // 'close' follows 'finish' for every response; when the client went away before the response
+      // finished, it is counted as 499 (cancelled, behaviour.md §0.2).
       res.once('close', () => record(res.writableFinished ? String(res.statusCode) : '499'));
       next();
     },
