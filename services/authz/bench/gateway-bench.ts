@@ -7,7 +7,8 @@
  * gRPC load loop (@grpc/grpc-js, N calls in flight for a fixed time). Prints one line per figure, the
  * ratios, and the issue's targets: a 100-check call costs ≤ 3× a 1-check call; REST check_permissions
  * throughput ≥ 0.5× the bare-HTTP baseline. Not a test: figures depend on the machine and its load.
- * Options: --duration=<s> (5), --warmup=<s> (1), --connections=<n> (32), --stores=memory,sqlite.
+ * Options: --duration=<s> (5), --warmup=<s> (1), --connections=<n> (32), --stores=memory,sqlite,
+ * --only=rest1,admin1,profile,rest100,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then).
  */
 import os from 'node:os';
 import { spawn } from 'node:child_process';
@@ -20,14 +21,15 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_DATASET, generateGithubDataset, prng, type BenchTuple, type Dataset } from './github-dataset.ts';
 
 type Store = 'memory' | 'sqlite';
-interface Options { durationS: number; warmupS: number; connections: number; stores: Store[] }
+interface Options { durationS: number; warmupS: number; connections: number; stores: Store[]; only: Set<string> | null }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 5, warmupS: 1, connections: 32, stores: ['memory', 'sqlite'] };
+  const o: Options = { durationS: 5, warmupS: 1, connections: 32, stores: ['memory', 'sqlite'], only: null };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
     if (k === '--stores') o.stores = v.split(',').filter((s): s is Store => s === 'memory' || s === 'sqlite');
+    else if (k === '--only') o.only = new Set(v.split(','));
     else if (k === '--duration' && n > 0 && n <= 10) o.durationS = n;
     else if (k === '--warmup' && n >= 0 && n <= 10) o.warmupS = n;
     else if (k === '--connections' && Number.isInteger(n) && n > 0) o.connections = n;
@@ -83,10 +85,15 @@ async function cannon(t: Target, durationS: number, record: boolean): Promise<Om
 async function loadFigures(t: Target, o: Options, watched: readonly Watched[]): Promise<Figures> {
   if (o.warmupS > 0) await cannon(t, o.warmupS, false);
   const before = watched.map((w) => processCpuSeconds(w.pid));
+  const ownBefore = process.cpuUsage();
   const t0 = performance.now();
   const f = await cannon(t, o.durationS, true);
   const wall = (performance.now() - t0) / 1000;
-  const cpu = watched.map((w, i) => `${w.label} ${(((processCpuSeconds(w.pid) - before[i]!) / wall) * 100).toFixed(0)}% cpu`).join(', ');
+  const own = process.cpuUsage(ownBefore);
+  const cpu = [
+    ...watched.map((w, i) => `${w.label} ${(((processCpuSeconds(w.pid) - before[i]!) / wall) * 100).toFixed(0)}% cpu`),
+    `load generator ${(((own.user + own.system) / 1e6 / wall) * 100).toFixed(0)}% cpu`,
+  ].join(', ');
   return { ...f, cpu };
 }
 
@@ -157,7 +164,7 @@ async function grpcLoad(client: ServiceClient, token: string, bodies: string[], 
   return { name, rps: (latencies.length + errors) / wall, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu: '' };
 }
 
-interface StoreResult { rest1: Figures; rest100: Figures; grpc1: Figures; grpc100: Figures; answer1: string }
+interface StoreResult { rest1: Figures | null; rest100: Figures | null; grpc1: Figures | null; grpc100: Figures | null; answer1: string }
 
 async function benchStore(store: Store, o: Options, data: Dataset): Promise<StoreResult> {
   const t0 = performance.now();
@@ -185,25 +192,34 @@ async function benchStore(store: Store, o: Options, data: Dataset): Promise<Stor
 
     const watched = d.processes.map((p) => ({ label: 'gatehouse all', pid: p.child.pid! }));
     const url = `${d.url}/v1/check_permissions`;
-    const rest1 = await loadFigures({ name: `[${store}] REST check_permissions 1 check`, url, headers, bodies: one, connections: o.connections }, o, watched);
-    printFigures(rest1);
-    // the same 1-check calls as super-admin naming the subject: no user-token verification on the path
-    const asAdmin = one.map((b) => JSON.stringify({ ...JSON.parse(b), user: subject }));
-    const adminHeaders = { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret };
-    printFigures(await loadFigures({ name: `[${store}] REST check_permissions 1 check, super-admin caller`, url, headers: adminHeaders, bodies: asAdmin, connections: o.connections }, o, watched));
-    // the same bearer on an endpoint without the engine: what credential resolution alone costs
-    printFigures(await loadFigures({ name: `[${store}] REST GET /v1/profile, same bearer (no engine)`, url: `${d.url}/v1/profile`, method: 'GET', headers, bodies: [], connections: o.connections }, o, watched));
-    const rest100 = await loadFigures({ name: `[${store}] REST check_permissions 100 checks`, url, headers, bodies: hundred, connections: o.connections }, o, watched);
-    printFigures(rest100);
-    await grpcLoad(grpc, token, one, o.connections, o.warmupS, 'warm-up');
-    const grpc1 = await grpcLoad(grpc, token, one, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 1 check`);
-    printFigures(grpc1);
-    const grpc100 = await grpcLoad(grpc, token, hundred, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 100 checks`);
-    printFigures(grpc100);
+    const want = (name: string): boolean => o.only === null || o.only.has(name);
+    const rest1 = want('rest1') ? await loadFigures({ name: `[${store}] REST check_permissions 1 check`, url, headers, bodies: one, connections: o.connections }, o, watched) : null;
+    if (rest1) printFigures(rest1);
+    if (want('admin1')) {
+      // the same 1-check calls as super-admin naming the subject: no user-token verification on the path
+      const asAdmin = one.map((b) => JSON.stringify({ ...JSON.parse(b), user: subject }));
+      const adminHeaders = { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret };
+      printFigures(await loadFigures({ name: `[${store}] REST check_permissions 1 check, super-admin caller`, url, headers: adminHeaders, bodies: asAdmin, connections: o.connections }, o, watched));
+    }
+    if (want('profile')) {
+      // the same bearer on an endpoint without the engine: what credential resolution alone costs
+      printFigures(await loadFigures({ name: `[${store}] REST GET /v1/profile, same bearer (no engine)`, url: `${d.url}/v1/profile`, method: 'GET', headers, bodies: [], connections: o.connections }, o, watched));
+    }
+    const rest100 = want('rest100') ? await loadFigures({ name: `[${store}] REST check_permissions 100 checks`, url, headers, bodies: hundred, connections: o.connections }, o, watched) : null;
+    if (rest100) printFigures(rest100);
+    let grpc1: Figures | null = null;
+    let grpc100: Figures | null = null;
+    if (want('grpc')) {
+      await grpcLoad(grpc, token, one, o.connections, o.warmupS, 'warm-up');
+      grpc1 = await grpcLoad(grpc, token, one, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 1 check`);
+      printFigures(grpc1);
+      grpc100 = await grpcLoad(grpc, token, hundred, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 100 checks`);
+      printFigures(grpc100);
+    }
 
     const times: number[] = [];
     let result: any;
-    for (const body of [{ relation: 'can_read', object_type: 'repository' }, {}]) {
+    for (const body of want('list') ? [{ relation: 'can_read', object_type: 'repository' }, {}] : []) {
       times.length = 0;
       const until = performance.now() + Math.min(3, o.durationS) * 1000;
       while (performance.now() < until) {
@@ -257,14 +273,20 @@ async function main(): Promise<void> {
   for (const store of o.stores) results.set(store, await benchStore(store, o, data));
   const first = [...results.values()][0];
   if (!first) throw new Error('no store ran: --stores takes memory, sqlite or memory,sqlite');
+  if (o.only !== null && !o.only.has('bare')) return;
   const bare = await benchBare(first.answer1, o);
   for (const [store, r] of results) {
-    const ratioBare = r.rest1.rps / bare.rps;
-    const cost = r.rest1.rps / r.rest100.rps;
-    const costGrpc = r.grpc1.rps / r.grpc100.rps;
-    line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratioBare.toFixed(2)} (target >= 0.5: ${ratioBare >= 0.5 ? 'met' : 'NOT met'})`);
-    line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / r.rest1.p50).toFixed(2)}x`);
-    line(`[${store}] cost ratio 100-check/1-check call (gRPC, 1/req/s)`, `${costGrpc.toFixed(2)}x; p50 ratio ${(r.grpc100.p50 / r.grpc1.p50).toFixed(2)}x`);
+    if (r.rest1) {
+      const ratioBare = r.rest1.rps / bare.rps;
+      line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratioBare.toFixed(2)} (target >= 0.5: ${ratioBare >= 0.5 ? 'met' : 'NOT met'})`);
+    }
+    if (r.rest1 && r.rest100) {
+      const cost = r.rest1.rps / r.rest100.rps;
+      line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / r.rest1.p50).toFixed(2)}x`);
+    }
+    if (r.grpc1 && r.grpc100) {
+      line(`[${store}] cost ratio 100-check/1-check call (gRPC, 1/req/s)`, `${(r.grpc1.rps / r.grpc100.rps).toFixed(2)}x; p50 ratio ${(r.grpc100.p50 / r.grpc1.p50).toFixed(2)}x`);
+    }
   }
 }
 
