@@ -267,7 +267,7 @@ async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure; all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token)`);
+  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure; all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
   const data = generateGithubDataset(DEFAULT_DATASET);
   const results = new Map<Store, StoreResult>();
   for (const store of o.stores) results.set(store, await benchStore(store, o, data));
