@@ -4,10 +4,11 @@
  * (in-process in all-in-one, gRPC in split mode). The REST body is the RPC request at top level and
  * the response is the bare object (spec §1-§2); cookies the service sets become real Set-Cookie headers.
  *
- * Two ways in, one handler: {@link mountRestRoutes} registers the table on Express (every path form
- * Express accepts: trailing slash, any letter case), and {@link createRestFastPath} answers an exact
- * table path straight from the node:http listener, running the same HTTP layer without Express's
- * router (a linear scan over ~110 routes per request: measured by `npm run bench:authz`).
+ * Two ways in, one handler: {@link mountRestRoutes} registers the table on Express (the path forms
+ * Express also accepts, such as a trailing slash; routing is case-sensitive), and
+ * {@link createRestFastPath} answers an exact table path straight from the node:http listener, running
+ * the same HTTP layer without Express's router (a linear scan over ~110 routes per request: measured by
+ * `npm run bench:authz`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response } from 'express';
