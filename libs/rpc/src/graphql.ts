@@ -141,3 +141,31 @@ export const SHARED_SCALARS_SDL = `
   scalar Int64
   scalar Map
 `;
+
+/**
+ * `AuthResponse`: a value type returned by authn (signup, login, verify_email, session) and mfa
+ * (verify_otp, ...), which federation requires identical and `@shareable` in both subgraphs
+ * (graphql.md §5.2). `user` references the `User` entity each subgraph declares. Needs `@shareable`
+ * imported through the subgraph's `@link`.
+ */
+export const AUTH_RESPONSE_SDL = `
+  type AuthResponse @shareable {
+    message: String!
+    should_show_email_otp_screen: Boolean
+    should_show_mobile_otp_screen: Boolean
+    should_show_totp_screen: Boolean
+    should_offer_webauthn_mfa_verify: Boolean
+    should_offer_mfa_setup: Boolean @deprecated(reason: "always false")
+    should_offer_webauthn_mfa_setup: Boolean
+    should_offer_email_otp_mfa_setup: Boolean
+    should_offer_sms_otp_mfa_setup: Boolean
+    access_token: String
+    id_token: String
+    refresh_token: String
+    expires_in: Int64
+    user: User
+    authenticator_scanner_image: String
+    authenticator_secret: String
+    authenticator_recovery_codes: [String]
+  }
+`;

@@ -80,3 +80,28 @@ describe('in-process and gRPC transports answer identically', () => {
     expect(seen.at(-1)!.protocol).toBe('grpc');
   });
 });
+
+describe('internal (service-to-service) APIs', () => {
+  it('answer only callers holding the internal token', async () => {
+    const internalDesc = serviceDescriptor('authn.internal');
+    const calls: string[] = [];
+    const internal = await startGrpcServer({
+      host: '127.0.0.1', port: 0, logger: createLogger('silent'), internalToken: 'tok',
+      services: [{ desc: internalDesc, internal: true, handlers: { async CompleteMfaLogin(req) { calls.push(String(req.user_id)); return { message: 'ok' }; } } }],
+    });
+    const address = `127.0.0.1:${internal.port}`;
+    const service = createGrpcClient(internalDesc, { address, internalToken: 'tok' });
+    const stranger = createGrpcClient(internalDesc, { address });
+    const forger = createGrpcClient(internalDesc, { address, internalToken: 'guess' });
+    try {
+      await expect(service.call('CompleteMfaLogin', { user_id: 'u1' }, createCallContext())).resolves.toMatchObject({ message: 'ok' });
+      for (const client of [stranger, forger]) {
+        await expect(client.call('CompleteMfaLogin', { user_id: 'u2' }, createCallContext())).rejects.toMatchObject({ code: 'permission_denied' });
+      }
+      expect(calls).toEqual(['u1']);
+    } finally {
+      for (const c of [service, stranger, forger]) c.close();
+      await internal.close();
+    }
+  });
+});

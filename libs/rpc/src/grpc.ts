@@ -121,6 +121,11 @@ function fromServiceError(err: grpc.ServiceError): AppError {
 export interface ServedService {
   desc: ServiceDescriptor;
   handlers: HandlerMap;
+  /**
+   * A service-to-service API (`<service>.internal`): only callers presenting the internal token
+   * reach it; anyone else gets `permission_denied` before a handler runs.
+   */
+  internal?: boolean;
 }
 
 export interface GrpcServerOptions {
@@ -196,6 +201,7 @@ export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerO
         };
         const trailer = new grpc.Metadata();
         try {
+          if (served.internal && !trusted) throw new AppError('permission_denied', 'internal API: the caller is not a Gatehouse service');
           if (opts.admit && !trusted && !(await opts.admit(clientIp))) {
             throw new AppError('resource_exhausted', 'too many requests, please try again later', { headers: { 'Retry-After': '1' } });
           }

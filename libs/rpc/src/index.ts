@@ -1,10 +1,10 @@
 export { createCallContext } from './context.ts';
 export type { CallContext, Handler, HandlerMap, Protocol } from './context.ts';
 export { PROTO_ROOT, serviceDescriptor, servicesWithProto } from './proto.ts';
-export type { MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
+export type { DescriptorName, InternalServiceName, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
 export { FORWARDED_HEADERS, createGrpcClient, createInProcessClient, grpcImplementation, rawServiceDefinition, startGrpcServer } from './grpc.ts';
 export type { GrpcClientOptions, GrpcServerOptions, ServedService, ServiceClient } from './grpc.ts';
-export { Int64Scalar, MapScalar, SHARED_SCALARS_SDL, alwaysFails, bindResolvers, buildSubgraph, toGraphqlError } from './graphql.ts';
+export { AUTH_RESPONSE_SDL, Int64Scalar, MapScalar, SHARED_SCALARS_SDL, alwaysFails, bindResolvers, buildSubgraph, toGraphqlError } from './graphql.ts';
 export type { FieldBinding, SubgraphContext } from './graphql.ts';
 export { startServiceHttp } from './service-http.ts';
 export type { ServiceHttpOptions } from './service-http.ts';

@@ -15,22 +15,32 @@ import { AppError } from '@gatehouse/errors';
 export const PROTO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../proto');
 
 export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
+/**
+ * Service-to-service APIs (`<service>.internal`): served only on the owning service's own port to
+ * callers holding the internal token, never routed by the gateway or the public gRPC port.
+ */
+export type InternalServiceName = 'authn.internal' | 'mfa.internal';
+export type DescriptorName = ServiceName | InternalServiceName;
 
 const PROTO_FILES: Record<ServiceName, string | null> = {
   authn: 'gatehouse/authn/v1/authn.proto',
   authz: 'gatehouse/authz/v1/authz.proto',
-  mfa: null,
+  mfa: 'gatehouse/mfa/v1/mfa.proto',
   admin: null,
   orgs: null,
 };
 
-const SERVICE_NAMES: Record<ServiceName, string> = {
+const SERVICE_NAMES: Record<DescriptorName, string> = {
   authn: 'gatehouse.authn.v1.AuthnService',
   authz: 'gatehouse.authz.v1.AuthzService',
   mfa: 'gatehouse.mfa.v1.MfaService',
   admin: 'gatehouse.admin.v1.AdminService',
   orgs: 'gatehouse.orgs.v1.OrgsService',
+  'authn.internal': 'gatehouse.authn.v1.AuthnInternal',
+  'mfa.internal': 'gatehouse.mfa.v1.MfaInternal',
 };
+
+const protoFileOf = (name: DescriptorName): string | null => PROTO_FILES[name.split('.')[0] as ServiceName];
 
 /** Per-RPC codec: JSON-ish objects in the spec's wire shape on both sides. */
 export interface MethodCodec {
@@ -53,7 +63,7 @@ export interface MethodCodec {
 }
 
 export interface ServiceDescriptor {
-  readonly service: ServiceName;
+  readonly service: DescriptorName;
   /** fully-qualified proto service name */
   readonly fullName: string;
   readonly methods: ReadonlyMap<string, MethodCodec>;
@@ -72,16 +82,16 @@ function loadRoot(): protobuf.Root {
   return r;
 }
 
-const descriptors = new Map<ServiceName, ServiceDescriptor>();
+const descriptors = new Map<DescriptorName, ServiceDescriptor>();
 
 /**
  * Returns the descriptor of one service's proto.
  * @throws Error when the service has no proto yet (a programming error, not a caller error)
  */
-export function serviceDescriptor(service: ServiceName): ServiceDescriptor {
+export function serviceDescriptor(service: DescriptorName): ServiceDescriptor {
   const cached = descriptors.get(service);
   if (cached) return cached;
-  if (!PROTO_FILES[service]) throw new Error(`service ${service} has no proto`);
+  if (!protoFileOf(service)) throw new Error(`service ${service} has no proto`);
   const fullName = SERVICE_NAMES[service];
   const svc = loadRoot().lookupService(fullName);
   const methods = new Map<string, MethodCodec>();

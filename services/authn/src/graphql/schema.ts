@@ -4,7 +4,7 @@
  * graphql.md §2-§3 give them, so existing Authorizer clients (authorizer-js) work unchanged.
  */
 import { gql } from 'graphql-tag';
-import { SHARED_SCALARS_SDL } from '@gatehouse/rpc';
+import { AUTH_RESPONSE_SDL, SHARED_SCALARS_SDL } from '@gatehouse/rpc';
 
 export const authnTypeDefs = gql`
   extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])
@@ -108,25 +108,7 @@ export const authnTypeDefs = gql`
     app_data: Map
   }
 
-  type AuthResponse @shareable {
-    message: String!
-    should_show_email_otp_screen: Boolean
-    should_show_mobile_otp_screen: Boolean
-    should_show_totp_screen: Boolean
-    should_offer_webauthn_mfa_verify: Boolean
-    should_offer_mfa_setup: Boolean @deprecated(reason: "always false")
-    should_offer_webauthn_mfa_setup: Boolean
-    should_offer_email_otp_mfa_setup: Boolean
-    should_offer_sms_otp_mfa_setup: Boolean
-    access_token: String
-    id_token: String
-    refresh_token: String
-    expires_in: Int64
-    user: User
-    authenticator_scanner_image: String
-    authenticator_secret: String
-    authenticator_recovery_codes: [String]
-  }
+  ${AUTH_RESPONSE_SDL}
 
   type ForgotPasswordResponse {
     message: String!
