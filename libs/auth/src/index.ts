@@ -8,6 +8,9 @@ export {
   registrableDomain, serializeCookie, sessionCookies,
   type AppCookieOptions, type SameSite, type SetCookieOptions,
 } from './cookies.ts';
+export {
+  LOCKOUT_MAX_FAILURES, LOCKOUT_MESSAGE, LOCKOUT_WINDOW_SECONDS, assertNotLocked, recordFailure, type FailureLog,
+} from './lockout.ts';
 export { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
 export {
   createCachedActivityCheck, createCachedSessionStore,

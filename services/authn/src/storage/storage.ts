@@ -3,6 +3,7 @@
  * What the authn domain needs from storage: users, the login lockout counters and a unit of work
  * that writes a state change and its events (outbox) in one transaction (ARCHITECTURE §4).
  */
+import type { FailureLog } from '@gatehouse/auth';
 
 /** A stored user (behaviour.md §5.3). Times are Unix seconds; unset values are null. */
 export interface UserRecord {
@@ -123,11 +124,8 @@ export interface UserRepository extends UserReader {
   transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T>;
 }
 
-/** Failed password logins per normalised identifier (behaviour.md §3.3 step 3, §10). */
-export interface LoginLockout {
-  /** records one failure at `atSeconds`; may prune failures older than `pruneBeforeSeconds` */
-  recordFailure(key: string, atSeconds: number, pruneBeforeSeconds?: number): Promise<void>;
-  /** failure times (Unix s, ascending) at or after `sinceSeconds` */
-  failuresSince(key: string, sinceSeconds: number): Promise<number[]>;
-  clear(key: string): Promise<void>;
-}
+/**
+ * Failed password logins per normalised identifier (behaviour.md §3.3 step 3, §10) in
+ * `authn_login_failures`, on the shared lockout window of @gatehouse/auth.
+ */
+export type LoginLockout = FailureLog;
