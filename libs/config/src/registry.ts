@@ -234,9 +234,9 @@ export const registry = {
     fgaStore: { flag: '--fga-store <store>', parser: oneOf(['sqlite', 'postgres', 'mysql', 'memory'], true), help: 'engine store: sqlite, postgres, mysql or memory; default: reuse the main database when it is SQL, off for mongodb' },
     fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite); required with a SQL --fga-store' },
   }),
-  ...section('Split mode (gateway)', GATEWAY, {
-    authnAddress: { flag: '--authn-address <host:port>', parser: address, help: 'gRPC address of the authn service' },
-    mfaAddress: { flag: '--mfa-address <host:port>', parser: address, help: 'gRPC address of the mfa service' },
+  ...section('Split mode (routing)', GATEWAY, {
+    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'mfa'], help: 'gRPC address of the authn service (gateway; mfa, which has authn issue tokens once a challenge completes)' },
+    mfaAddress: { flag: '--mfa-address <host:port>', parser: address, commands: ['gateway', 'authn'], help: 'gRPC address of the mfa service (gateway; authn, which opens MFA sessions through it)' },
     adminAddress: { flag: '--admin-address <host:port>', parser: address, help: 'gRPC address of the admin service' },
     orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },
     authzAddress: { flag: '--authz-address <list>', parser: addressList, help: 'gRPC addresses of the authz replicas, comma list of host:port' },

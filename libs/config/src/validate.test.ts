@@ -206,9 +206,15 @@ describe('engine, log level, gateway routes', () => {
   });
   it('requires the address of every service of this release on the gateway', () => {
     expect(loadConfig('gateway', BASE).errors).toEqual([
-      '--authn-address is required for the gateway command', '--authz-address is required for the gateway command',
-      '--authn-graphql-url is required for the gateway command', '--authz-graphql-url is required for the gateway command',
+      '--authn-address is required for the gateway command', '--mfa-address is required for the gateway command',
+      '--authz-address is required for the gateway command', '--authn-graphql-url is required for the gateway command',
+      '--mfa-graphql-url is required for the gateway command', '--authz-graphql-url is required for the gateway command',
     ]);
+  });
+  it('requires --authn-address for mfa, which has authn issue the tokens once a challenge completes', () => {
+    expect(loadConfig('mfa', without(argvFor('mfa'), '--authn-address')).errors).toEqual(['--authn-address is required for the mfa command']);
+    expect(ok('mfa').authnAddress).toBe('authn:9091');
+    expect(ok('authn', '--mfa-address=mfa:9091').mfaAddress).toBe('mfa:9091');
   });
   it('refuses a malformed service address', () => {
     expect(loadConfig('gateway', [...argvFor('gateway'), '--authz-address=authz:9091,authz']).errors).toEqual([

@@ -23,11 +23,16 @@ const applies = (key: FlagKey, command: CommandName): boolean =>
 const given = (i: RuleInput, key: FlagKey): boolean => i.values[key] !== undefined || i.invalid.has(key);
 
 const SQL_FGA_STORES = new Set(['sqlite', 'postgres', 'mysql']);
-// The services of this release. mfa, admin and orgs are not built yet: their address flags are
-// accepted (so charts can render them) but not required, and their routes answer `unimplemented`.
+// The services of this release. admin and orgs are not built yet: their address flags are accepted
+// (so charts can render them) but not required, and their routes answer `unimplemented`.
 const GATEWAY_ROUTES: readonly FlagKey[] = [
-  'authnAddress', 'authzAddress', 'authnGraphqlUrl', 'authzGraphqlUrl',
+  'authnAddress', 'mfaAddress', 'authzAddress', 'authnGraphqlUrl', 'mfaGraphqlUrl', 'authzGraphqlUrl',
 ];
+/**
+ * mfa completes every challenge through authn (verify_otp issues tokens), so it cannot run without it.
+ * authn without `--mfa-address` still runs; its main warns that logins needing an MFA session are refused.
+ */
+const PEER_ROUTES: Partial<Record<CommandName, FlagKey>> = { mfa: 'authnAddress' };
 
 /**
  * Every fatal rule of behaviour.md §1.4 that needs more than one flag, in the table's order.
@@ -91,6 +96,8 @@ export function fatalRules(i: RuleInput): string[] {
       if (!given(i, key)) errors.push(`${registry[key].flag.split(' ')[0]} is required for the gateway command`);
     }
   }
+  const peer = PEER_ROUTES[command];
+  if (peer && !given(i, peer)) errors.push(`${registry[peer].flag.split(' ')[0]} is required for the ${command} command`);
   return errors;
 }
 
