@@ -9,7 +9,7 @@ import { createLogger } from '@gatehouse/observability';
 import { createCallContext, type CallContext } from '@gatehouse/rpc';
 import { createAuthnService } from './service.ts';
 import type { AuthnOptions } from './domain/options.ts';
-import type { PermissionChecker } from './domain/deps.ts';
+import type { MfaInternalClient, PermissionChecker } from './domain/deps.ts';
 import { createUserActivityCheck } from './domain/user.ts';
 import { createMemoryAuthnStorage } from './storage/memory.ts';
 import type { LoginLockout, UserRepository } from './storage/storage.ts';
@@ -53,7 +53,7 @@ export interface FixtureStorage {
 
 export function makeAuthn(
   over: Partial<AuthnOptions> = {},
-  extra: { permissions?: PermissionChecker; storage?: (clock: () => number) => FixtureStorage } = {},
+  extra: { permissions?: PermissionChecker; mfa?: MfaInternalClient; storage?: (clock: () => number) => FixtureStorage } = {},
 ) {
   let now = T0;
   const clock = () => now;
@@ -70,12 +70,12 @@ export function makeAuthn(
   });
   const service = createAuthnService({
     options, activity, users: storage.users, sessions, lockout: storage.lockout, jwt, authenticator, clock,
-    logger: createLogger('silent'), ...(extra.permissions ? { permissions: extra.permissions } : {}),
+    logger: createLogger('silent'), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
   });
 
   async function call<T = any>(rpc: string, req: unknown = {}, headers: Record<string, string> = {}): Promise<Reply<T>> {
     const ctx: CallContext = createCallContext({ headers, protocol: 'rest' });
-    const handler = service.handlers[rpc];
+    const handler = service.handlers[rpc] ?? service.internalHandlers[rpc];
     if (!handler) throw new Error(`no handler ${rpc}`);
     const res = (await handler(req, ctx)) as T;
     return { res, cookies: [...ctx.setCookies] };

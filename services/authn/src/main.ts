@@ -10,8 +10,8 @@ import { databaseOptionsOf, dropLegacyUniqueIndexes, openDatabase, sqliteDataVer
 import { createPlatformAuth, createRedisSessionStore, type Authenticator, type SessionStore } from '@gatehouse/auth';
 import { createJetStreamBus, type Bus } from '@gatehouse/bus';
 import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel } from '@gatehouse/observability';
-import { closeOnSignal, deriveInternalToken, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, type HandlerMap } from '@gatehouse/rpc';
-import { createAuthnService, createUserActivityCheck } from './service.ts';
+import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, type HandlerMap } from '@gatehouse/rpc';
+import { createAuthnService, createUserActivityCheck, type MfaInternalClient } from './service.ts';
 import { authnSchema, createMikroAuthnStorage } from './storage/mikro/index.ts';
 import { createCachedAuthnStorage } from './storage/cached.ts';
 import { createAuthnSubgraph } from './graphql/resolvers.ts';
@@ -19,6 +19,8 @@ import type { AuthnOptions } from './domain/options.ts';
 
 export interface AuthnRuntime {
   handlers: HandlerMap;
+  /** proto `AuthnInternal`: served to other services only */
+  internalHandlers: HandlerMap;
   schema: GraphQLSchema;
   authenticator: Authenticator;
   sessions: SessionStore;
@@ -36,8 +38,9 @@ function authnOptions(config: Config): AuthnOptions {
  * bus (split mode with no --nats-url) events stay in the outbox until one is configured.
  * `soleWriter` (all-in-one only): no other process writes this database, so on SQLite without
  * Redis the session and user-activity reads are cached in process (libs/auth README).
+ * `mfa`: the mfa service's internal API (in process in all-in-one, gRPC in split mode).
  */
-export async function buildAuthn(config: Config, shared: { logger: Logger; bus: Bus | null; soleWriter?: boolean }): Promise<AuthnRuntime> {
+export async function buildAuthn(config: Config, shared: { logger: Logger; bus: Bus | null; soleWriter?: boolean; mfa?: MfaInternalClient }): Promise<AuthnRuntime> {
   const logger = shared.logger.child({ service: 'authn' });
   const dbOptions = databaseOptionsOf(config);
   const db = await orFatal('database', () => openDatabase(dbOptions, authnSchema, { logger }));
@@ -59,7 +62,8 @@ export async function buildAuthn(config: Config, shared: { logger: Logger; bus: 
   // behaviour.md §2.1: a revoked or deleted user's tokens stop validating at once
   const activity = cached?.activity ?? createUserActivityCheck(storage.users);
   const { jwt, authenticator } = createPlatformAuth(config, sessions, { users: activity });
-  const { handlers } = createAuthnService({
+  const { handlers, internalHandlers } = createAuthnService({
+    ...(shared.mfa ? { mfa: shared.mfa } : {}),
     activity,
     options: authnOptions(config),
     users: storage.users,
@@ -73,7 +77,8 @@ export async function buildAuthn(config: Config, shared: { logger: Logger; bus: 
   if (!shared.bus) logger.warn('no --nats-url: events stay in the outbox until a bus is configured');
   return {
     handlers,
-    schema: createAuthnSubgraph(handlers),
+    internalHandlers,
+    schema: createAuthnSubgraph(handlers, internalHandlers),
     authenticator,
     sessions,
     db,
@@ -91,16 +96,21 @@ export async function runAuthn(argv: readonly string[]): Promise<void> {
   const logger = createLogger(config.logLevel as LogLevel).child({ service: 'authn' });
   const registry = createMetricsRegistry();
   const bus = config.natsUrl ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() })) : null;
-  const runtime = await buildAuthn(config, { logger, bus });
   const internalToken = deriveInternalToken(config.clientSecret);
+  const mfa = config.mfaAddress ? createGrpcClient(serviceDescriptor('mfa.internal'), { address: config.mfaAddress, internalToken }) : null;
+  if (!mfa) logger.warn('no --mfa-address: a login with an unverified email is refused instead of sent a code (behaviour.md §3.3 step 8)');
+  const runtime = await buildAuthn(config, { logger, bus, ...(mfa ? { mfa } : {}) });
   const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({
     host: config.host, port: config.grpcPort, logger, internalToken,
-    services: [{ desc: serviceDescriptor('authn'), handlers: runtime.handlers }],
+    services: [
+      { desc: serviceDescriptor('authn'), handlers: runtime.handlers },
+      { desc: serviceDescriptor('authn.internal'), handlers: runtime.internalHandlers, internal: true },
+    ],
   }));
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
     host: config.host, port: config.httpPort, schema: runtime.schema, internalToken, logger,
   }));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc.port, http_port: http.port, metrics_port: metrics.port }, 'authn started');
-  closeOnSignal([async () => bus?.close(), runtime.close, grpc.close, http.close, metrics.close], (m) => logger.info(m));
+  closeOnSignal([async () => bus?.close(), runtime.close, grpc.close, http.close, metrics.close, async () => mfa?.close()], (m) => logger.info(m));
 }

@@ -3,6 +3,7 @@
  * createAuthnService(deps) → { handlers }: the transport-free authn RPCs, keyed by proto method name.
  */
 import type { HandlerMap } from '@gatehouse/rpc';
+import { completeMfaLogin, getUserById, type CompleteMfaLoginRequest } from './domain/complete-mfa.ts';
 import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
 import { deactivateAccountHandler } from './handlers/deactivate-account.ts';
 import { getJwksHandler } from './handlers/get-jwks.ts';
@@ -22,12 +23,15 @@ import { updateProfileHandler } from './handlers/update-profile.ts';
 import { validateJwtTokenHandler } from './handlers/validate-jwt-token.ts';
 import { validateSessionHandler } from './handlers/validate-session.ts';
 
-export type { AuthnDeps, PermissionChecker } from './domain/deps.ts';
+export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
 export type { AuthnOptions } from './domain/options.ts';
 export { createUserActivityCheck } from './domain/user.ts';
 
 export interface AuthnService {
+  /** proto `gatehouse.authn.v1.AuthnService` */
   handlers: HandlerMap;
+  /** proto `gatehouse.authn.v1.AuthnInternal` (service-to-service; never routed by the gateway) */
+  internalHandlers: HandlerMap;
 }
 
 /**
@@ -58,6 +62,10 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       ResendVerifyEmail: resendVerifyEmailHandler(c),
       ForgotPassword: forgotPasswordHandler(c),
       ResetPassword: resetPasswordHandler(c),
+    },
+    internalHandlers: {
+      CompleteMfaLogin: (req, ctx) => completeMfaLogin(c, ctx, req as CompleteMfaLoginRequest),
+      GetUser: (req) => getUserById(c, String((req as { user_id?: string }).user_id ?? '')),
     },
   };
 }

@@ -5,6 +5,7 @@
 import type { Authenticator, SessionStore } from '@gatehouse/auth';
 import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
+import type { CallContext } from '@gatehouse/rpc';
 import type { LoginLockout, UserRepository } from '../storage/storage.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
 import type { AuthnOptions } from './options.ts';
@@ -14,6 +15,15 @@ import type { RequiredRelation } from './validation.ts';
 export interface PermissionChecker {
   /** true when `subject` (`user:<id>`) holds every relation (AND) */
   checkAll(subject: string, relations: RequiredRelation[]): Promise<boolean>;
+}
+
+/** The mfa service's internal API (proto `gatehouse.mfa.v1.MfaInternal`), as a client of any transport. */
+export interface MfaInternalClient {
+  /**
+   * `OpenOtpChallenge`: opens an MFA session with an emailed code; the `mfa` cookie comes back on `ctx.setCookies`.
+   * @throws AppError with mfa's code (`unavailable` when it cannot be reached)
+   */
+  call(rpc: 'OpenOtpChallenge', req: Record<string, unknown>, ctx: CallContext): Promise<Record<string, unknown>>;
 }
 
 export interface AuthnDeps {
@@ -29,6 +39,8 @@ export interface AuthnDeps {
    * absent: flows read the user and test `isRevoked`
    */
   activity?: { isActive(userId: string): Promise<boolean> };
+  /** absent (split mode without --mfa-address): flows that need an MFA session refuse as if no channel existed */
+  mfa?: MfaInternalClient;
   /** absent: a non-empty `required_relations` fails with `failed_precondition` */
   permissions?: PermissionChecker;
   /** Unix seconds */

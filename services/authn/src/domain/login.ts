@@ -1,20 +1,23 @@
 /**
  * @module @gatehouse/authn/domain/login
- * `POST /v1/login` (behaviour.md §3.3). The MFA gate (§4.1) is not wired yet: step 9 passes.
+ * `POST /v1/login` (behaviour.md §3.3). The MFA gate (§4.1) is not wired yet: step 9 passes. An
+ * unverified email with SMTP configured gets an emailed code and an MFA session from the mfa service
+ * (step 8), completed by verify_otp.
  */
 import { AppError } from '@gatehouse/errors';
 import { dummyVerify, hashPassword, verifyPassword } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
-import type { AuthResponse } from './auth-response.ts';
+import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';
 import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';
-import { isSmsServiceEnabled } from './options.ts';
+import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
 import { isRevoked, toWireUser } from './user.ts';
 import { MAX_URL_CHARS, asObject, optString, optStringList } from './validation.ts';
 
 export const INVALID_CREDENTIALS = 'invalid credentials';
+export const EMAIL_OTP_SENT = 'Please check email inbox for the OTP';
 export const MFA_LOCKED_MESSAGE = "your account's multi-factor authentication is locked; contact your administrator to regain access";
 
 export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<AuthResponse> {
@@ -25,7 +28,7 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
   const password = optString(req, 'password', 1024) ?? '';
   const rolesReq = optStringList(req, 'roles');
   const scopeReq = optStringList(req, 'scope');
-  optString(req, 'state', MAX_URL_CHARS);
+  const state = optString(req, 'state', MAX_URL_CHARS) ?? null;
 
   // 1. identifier; the email wins when both are given
   const email = rawEmail?.trim().toLowerCase() || null;
@@ -53,24 +56,26 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
   const roles = grantedRoles(o, user.roles, rolesReq);
   // 7. MFA lock
   if (user.mfaLockedAt !== null) throw new AppError('failed_precondition', MFA_LOCKED_MESSAGE);
-  // 8. the identifier used must be verified. The email-OTP branch belongs to the mfa service, which
-  // is not part of this release: an unverified email is refused even with SMTP configured (README).
+  // 8. the identifier used must be verified; checked after the password, so it is no oracle
+  const loginMethod = email !== null ? 'basic_auth' : 'mobile_basic_auth';
+  const scope = scopeReq ?? [...DEFAULT_SCOPE];
+  const newHash = check.needsRehash ? await hashPassword(password) : null;
   if (email !== null && user.emailVerifiedAt === null) {
-    throw new AppError('failed_precondition', 'email address is not verified');
+    if (!isEmailServiceEnabled(o) || !c.mfa) throw new AppError('failed_precondition', 'email address is not verified');
+    // the mfa service owns MFA sessions and codes: it mails the code and sets the `mfa` cookie;
+    // verify_otp then marks the email verified and issues tokens with this grant (§4.1)
+    await c.mfa.call('OpenOtpChallenge', {
+      user: toWireUser(user), channel: 'email', purpose: 'login', login_method: loginMethod, roles, scope, state, auth_time: c.now(),
+    }, ctx);
+    if (newHash) await upgradeHash(c, user.id, newHash);
+    return { ...emptyAuthResponse(EMAIL_OTP_SENT), should_show_email_otp_screen: true };
   }
   if (phone !== null && user.phoneNumberVerifiedAt === null) {
     if (isSmsServiceEnabled(o)) throw new AppError('unimplemented', 'SMS OTP verification at login is not available yet');
     throw new AppError('failed_precondition', 'phone number is not verified');
   }
   // 10. tokens
-  const loginMethod = email !== null ? 'basic_auth' : 'mobile_basic_auth';
-  const newHash = check.needsRehash ? await hashPassword(password) : null;
-  const { response } = await openSessionAndRespond(c, ctx, user, {
-    loginMethod,
-    roles,
-    scope: scopeReq ?? [...DEFAULT_SCOPE],
-    authTime: c.now(),
-  }, 'Logged in successfully');
+  const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod, roles, scope, authTime: c.now() }, 'Logged in successfully');
   await c.users.transaction(async (tx) => {
     if (newHash) {
       const current = await tx.users.findById(user.id);
@@ -79,4 +84,12 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
     tx.events.emit('user.login', { user: toWireUser(user), login_method: loginMethod });
   });
   return response;
+}
+
+/** Step 5: an outdated hash (bcrypt, weaker argon2 parameters) is replaced after a successful check. */
+async function upgradeHash(c: AuthnContext, userId: string, newHash: string): Promise<void> {
+  await c.users.transaction(async (tx) => {
+    const current = await tx.users.findById(userId);
+    if (current) await tx.users.update({ ...current, passwordHash: newHash });
+  });
 }

@@ -4,14 +4,17 @@
  * (ARCHITECTURE §3), and the deprecated operations to their fixed errors (graphql.md §1.3).
  */
 import type { GraphQLSchema } from 'graphql';
-import { alwaysFails, bindResolvers, buildSubgraph, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
+import { alwaysFails, bindResolvers, buildSubgraph, serviceDescriptor, toGraphqlError, type HandlerMap, type SubgraphContext } from '@gatehouse/rpc';
 import { authnTypeDefs } from './schema.ts';
 
 const p = (rpc: string) => ({ rpc, arg: 'params' });
 const none = (rpc: string) => ({ rpc, arg: null });
 
-/** Builds the authn subgraph schema over `handlers` (proto method name → handler). */
-export function createAuthnSubgraph(handlers: HandlerMap): GraphQLSchema {
+/**
+ * Builds the authn subgraph schema over `handlers` (proto method name → handler). `internal` serves
+ * the `User` entity to other subgraphs (`GetUser`, graphql.md §5.2: `__resolveReference` loads the row).
+ */
+export function createAuthnSubgraph(handlers: HandlerMap, internal: HandlerMap): GraphQLSchema {
   const resolvers = bindResolvers(serviceDescriptor('authn'), handlers, {
     Query: {
       meta: none('Meta'),
@@ -44,5 +47,15 @@ export function createAuthnSubgraph(handlers: HandlerMap): GraphQLSchema {
   });
   resolvers.Mutation!.mobile_signup = alwaysFails('unimplemented', 'deprecated, use signup with mobile phone_number');
   resolvers.Mutation!.mobile_login = alwaysFails('unimplemented', 'deprecated, use login with mobile phone_number');
-  return buildSubgraph(authnTypeDefs, resolvers);
+  const getUser = serviceDescriptor('authn.internal').methods.get('GetUser')!;
+  const User = {
+    async __resolveReference(ref: { id?: unknown }, ctx: SubgraphContext) {
+      try {
+        return getUser.normalizeResponse(await internal.GetUser!({ user_id: String(ref.id ?? '') }, ctx.callContext));
+      } catch (e) {
+        throw toGraphqlError(e);
+      }
+    },
+  };
+  return buildSubgraph(authnTypeDefs, { ...resolvers, User });
 }

@@ -1,0 +1,101 @@
+import { describe, it, expect } from '@jest/globals';
+import { decodeJwt } from 'jose';
+import { PASSWORD, makeAuthn } from '../fixture.ts';
+import type { MfaInternalClient } from './deps.ts';
+import { SMTP } from './email-fixture.ts';
+
+/** mfa's internal API as authn sees it: records each challenge and sets the cookie mfa would. */
+function recordingMfa() {
+  const opened: Array<Record<string, unknown>> = [];
+  const client: MfaInternalClient = {
+    async call(_rpc, req, ctx) {
+      opened.push(req);
+      ctx.setCookies.push('mfa=handle; Path=/; Max-Age=300; HttpOnly');
+      return { expires_at: 0, code_sent: true };
+    },
+  };
+  return { client, opened };
+}
+
+/** An authn with SMTP and email verification on (and `mfa`, when given), and ada signed up, unverified. */
+const unverifiedUser = async (mfa?: MfaInternalClient, over = {}) => {
+  const a = makeAuthn({ ...SMTP, enableEmailVerification: true, ...over }, mfa ? { mfa } : {});
+  await a.call('Signup', { email: 'ada@example.com', password: PASSWORD, confirm_password: PASSWORD });
+  return a;
+};
+
+describe('login of an unverified email with SMTP configured (behaviour.md §3.3 step 8)', () => {
+  it('opens an MFA session at the mfa service with the login grant and answers the OTP screen without tokens', async () => {
+    const mfa = recordingMfa();
+    const a = await unverifiedUser(mfa.client);
+    const { res, cookies } = await a.call('Login', { email: 'Ada@example.com', password: PASSWORD, roles: ['user'], scope: ['openid', 'email'], state: 'st-1' });
+    expect(res).toMatchObject({
+      message: 'Please check email inbox for the OTP', should_show_email_otp_screen: true,
+      access_token: null, id_token: null, refresh_token: null, expires_in: null, user: null,
+    });
+    expect(cookies).toEqual(['mfa=handle; Path=/; Max-Age=300; HttpOnly']);
+    expect(mfa.opened).toEqual([{
+      user: expect.objectContaining({ email: 'ada@example.com', email_verified: false }),
+      channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid', 'email'], state: 'st-1', auth_time: a.now(),
+    }]);
+    // no session was opened and no login was announced
+    expect(a.storage.published.map((e) => e.name)).not.toContain('user.login');
+  });
+
+  it('is no oracle: a wrong password is invalid credentials and opens nothing', async () => {
+    const mfa = recordingMfa();
+    const a = await unverifiedUser(mfa.client);
+    await expect(a.call('Login', { email: 'ada@example.com', password: 'Wrong!pass1' })).rejects.toMatchObject({ code: 'unauthenticated', message: 'invalid credentials' });
+    expect(mfa.opened).toEqual([]);
+  });
+
+  it('without SMTP, or without the mfa service, refuses with email address is not verified', async () => {
+    const mfa = recordingMfa();
+    const noSmtp = await unverifiedUser(mfa.client, { smtpHost: undefined });
+    await expect(noSmtp.call('Login', { email: 'ada@example.com', password: PASSWORD })).rejects.toMatchObject({ code: 'failed_precondition', message: 'email address is not verified' });
+    const noMfa = await unverifiedUser();
+    await expect(noMfa.call('Login', { email: 'ada@example.com', password: PASSWORD })).rejects.toMatchObject({ code: 'failed_precondition', message: 'email address is not verified' });
+    expect(mfa.opened).toEqual([]);
+  });
+});
+
+describe('CompleteMfaLogin (authn internal API for verify_otp, behaviour.md §4.1, §4.3)', () => {
+  const complete = (userId: string, over: Record<string, unknown> = {}) => ({
+    user_id: userId, verified_channel: 'email', verified_contact: 'ada@example.com', login_method: 'basic_auth',
+    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, message: 'OTP verified successfully.', ...over,
+  });
+
+  it('marks the email verified, issues tokens with the stored grant, sets session cookies and emits user.login', async () => {
+    const a = await unverifiedUser(recordingMfa().client);
+    const id = (await a.storage.users.findByEmail('ada@example.com'))!.id;
+    const { res, cookies } = await a.call('CompleteMfaLogin', complete(id));
+    expect(res.message).toBe('OTP verified successfully.');
+    expect(res.user).toMatchObject({ id, email_verified: true });
+    expect(decodeJwt(res.access_token)).toMatchObject({ sub: id, login_method: 'basic_auth', scope: ['openid', 'offline_access'] });
+    expect(res.refresh_token).toEqual(expect.any(String));
+    expect(cookies.map((c: string) => c.split('=')[0])).toEqual(['cookie_session', 'cookie_session_domain']);
+    expect((await a.storage.users.findById(id))!.emailVerifiedAt).toBe(a.now());
+    expect(a.storage.published.at(-1)).toMatchObject({ name: 'user.login', data: { login_method: 'basic_auth', user: { id, email_verified: true } } });
+    // the user now logs in with the password alone
+    await expect(a.call('Login', { email: 'ada@example.com', password: PASSWORD })).resolves.toMatchObject({ res: { message: 'Logged in successfully' } });
+  });
+
+  it('refuses a revoked user, a changed address and an unknown user; issues nothing', async () => {
+    const a = await unverifiedUser(recordingMfa().client);
+    const u = (await a.storage.users.findByEmail('ada@example.com'))!;
+    await expect(a.call('CompleteMfaLogin', complete(u.id, { verified_contact: 'old@example.com' })))
+      .rejects.toMatchObject({ code: 'failed_precondition', message: "the email address the code was sent to is no longer the account's" });
+    await expect(a.call('CompleteMfaLogin', complete('no-such-user'))).rejects.toMatchObject({ code: 'not_found', message: 'user not found' });
+    await a.storage.users.transaction((tx) => tx.users.update({ ...u, revokedTimestamp: a.now() }));
+    await expect(a.call('CompleteMfaLogin', complete(u.id))).rejects.toMatchObject({ code: 'failed_precondition', message: 'user access has been revoked' });
+    expect((await a.storage.users.findById(u.id))!.emailVerifiedAt).toBeNull();
+    expect(a.storage.published.map((e) => e.name)).not.toContain('user.login');
+  });
+
+  it('GetUser answers the User record by id (the federated entity), not_found otherwise', async () => {
+    const a = await unverifiedUser(recordingMfa().client);
+    const id = (await a.storage.users.findByEmail('ada@example.com'))!.id;
+    await expect(a.call('GetUser', { user_id: id })).resolves.toMatchObject({ res: { id, email: 'ada@example.com', email_verified: false } });
+    await expect(a.call('GetUser', { user_id: 'nope' })).rejects.toMatchObject({ code: 'not_found' });
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * @module @gatehouse/authn/domain/complete-mfa
+ * authn's internal API for the mfa service (proto `AuthnInternal`): issuing the withheld tokens once
+ * a challenge is complete (behaviour.md §4.1 "no gate", §4.3 verify_otp), and users by id for the
+ * federated `User` entity (graphql.md §5.2).
+ */
+import { AppError } from '@gatehouse/errors';
+import type { CallContext } from '@gatehouse/rpc';
+import type { UserRecord } from '../storage/storage.ts';
+import type { AuthResponse } from './auth-response.ts';
+import type { AuthnContext } from './deps.ts';
+import { openSessionAndRespond } from './issue.ts';
+import { MFA_LOCKED_MESSAGE } from './login.ts';
+import { isRevoked, toWireUser, type WireUser } from './user.ts';
+import { USER_REVOKED } from './verify-email.ts';
+
+/** proto `CompleteMfaLoginRequest` */
+export interface CompleteMfaLoginRequest {
+  user_id: string;
+  verified_channel: string;
+  verified_contact: string;
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  state: string | null;
+  auth_time: number;
+  message: string;
+}
+
+/**
+ * Marks the contact the code was proven on as verified (an email code verifies the email, behaviour.md
+ * §3.3 step 8, §4.3), opens a session with the grant stored in the MFA session, sets both session
+ * cookies and emits `user.login`.
+ * @returns AuthResponse with `req.message` and tokens
+ * @throws AppError `not_found` `user not found` (deleted meanwhile); `failed_precondition`
+ *   `user access has been revoked` or the MFA-lock message; `failed_precondition` when the proven
+ *   address is no longer the user's (changed during the challenge); `invalid_argument` for an
+ *   unknown channel
+ */
+export async function completeMfaLogin(c: AuthnContext, ctx: CallContext, req: CompleteMfaLoginRequest): Promise<AuthResponse> {
+  if (req.verified_channel !== 'email' && req.verified_channel !== 'sms') {
+    throw new AppError('invalid_argument', `unknown verified channel: ${req.verified_channel}`);
+  }
+  const now = c.now();
+  const user = await c.users.transaction(async (tx) => {
+    const u = await tx.users.findById(req.user_id);
+    if (!u) throw new AppError('not_found', 'user not found');
+    if (isRevoked(u)) throw new AppError('failed_precondition', USER_REVOKED);
+    if (u.mfaLockedAt !== null) throw new AppError('failed_precondition', MFA_LOCKED_MESSAGE);
+    const email = req.verified_channel === 'email';
+    if ((email ? u.email : u.phoneNumber) !== req.verified_contact) {
+      throw new AppError('failed_precondition', `the ${email ? 'email address' : 'phone number'} the code was sent to is no longer the account's`);
+    }
+    const verified = email ? u.emailVerifiedAt : u.phoneNumberVerifiedAt;
+    if (verified !== null) return u;
+    const next: UserRecord = email ? { ...u, emailVerifiedAt: now, updatedAt: now } : { ...u, phoneNumberVerifiedAt: now, updatedAt: now };
+    await tx.users.update(next);
+    return next;
+  });
+  const { response } = await openSessionAndRespond(c, ctx, user, {
+    loginMethod: req.login_method, roles: [...req.roles], scope: [...req.scope], authTime: req.auth_time || now,
+  }, req.message);
+  await c.users.transaction(async (tx) => {
+    tx.events.emit('user.login', { user: toWireUser(user), login_method: req.login_method });
+  });
+  return response;
+}
+
+/**
+ * @returns the User record (behaviour.md §5.3)
+ * @throws AppError `not_found` `user not found`
+ */
+export async function getUserById(c: AuthnContext, userId: string): Promise<WireUser> {
+  const u = userId ? await c.users.findById(userId) : null;
+  if (!u) throw new AppError('not_found', 'user not found');
+  return toWireUser(u);
+}
