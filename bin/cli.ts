@@ -13,8 +13,9 @@ commands:
   gateway        the edge: /v1 REST, /graphql, public gRPC (split mode)
   authn          users, passwords, sessions, tokens (split mode)
   authz          the relationship engine (split mode)
+  mfa            MFA sessions and one-time codes: verify_otp, resend_otp (split mode)
   notifications  the email worker (split mode)
-  mfa, admin, orgs  not part of this release yet
+  admin, orgs    not part of this release yet
 
 Run \`gatehouse <command> --help\` for that command's flags.
 `;
@@ -61,7 +62,11 @@ switch (name) {
     await runNotifications(argv);
     break;
   }
-  case 'mfa':
+  case 'mfa': {
+    const { runMfa } = await import('../services/mfa/src/main.ts');
+    await runMfa(argv);
+    break;
+  }
   case 'admin':
   case 'orgs':
     process.stderr.write(`FATAL: the ${name} service is not part of this release yet (see README, known gaps)\n`);

@@ -35,6 +35,8 @@ describe('supergraph (graphql.md §5.3)', () => {
       'mutation { logout { message } }',
       'query {_verification_requests { verification_requests { id token email expires identifier } } }',
       'query check($params: CheckPermissionsInput!) { check_permissions(params: $params) { results { relation object allowed } } }',
+      `mutation verifyOtp($data: VerifyOTPRequest!) { verify_otp(params: $data) { ${AUTH} } }`,
+      'mutation resendOtp($data: ResendOTPRequest!) { resend_otp(params: $data) { message } }',
     ];
     for (const op of ops) expect({ op, errors: validate(api, parse(op)).map((e) => e.message) }).toEqual({ op, errors: [] });
   });

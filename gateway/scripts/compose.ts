@@ -7,9 +7,10 @@ import { composeServices } from '@apollo/composition';
 import type { DocumentNode } from 'graphql';
 import { authnTypeDefs } from '../../services/authn/src/graphql/schema.ts';
 import { authzTypeDefs } from '../../services/authz/src/graphql/schema.ts';
+import { mfaTypeDefs } from '../../services/mfa/src/graphql/schema.ts';
 
 /** The subgraphs of this release, by name. */
-export const SUBGRAPH_SDLS: Record<string, DocumentNode> = { authn: authnTypeDefs, authz: authzTypeDefs };
+export const SUBGRAPH_SDLS: Record<string, DocumentNode> = { authn: authnTypeDefs, mfa: mfaTypeDefs, authz: authzTypeDefs };
 
 /** @throws Error listing composition errors */
 export function composeSupergraph(): string {

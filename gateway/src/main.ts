@@ -52,15 +52,18 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
   const authnAddress = config.authnAddress!;
+  const mfaAddress = config.mfaAddress!;
   const authzAddress = [...(config.authzAddress ?? [])].join(',');
   const services: GatewayServices = {
     clients: {
       authn: createGrpcClient(serviceDescriptor('authn'), { address: authnAddress, internalToken }),
+      mfa: createGrpcClient(serviceDescriptor('mfa'), { address: mfaAddress, internalToken }),
       authz: createGrpcClient(serviceDescriptor('authz'), { address: authzAddress, internalToken }),
     },
     supergraphSdl: readSupergraph(),
     subgraphs: {
       authn: { urls: [config.authnGraphqlUrl!] },
+      mfa: { urls: [config.mfaGraphqlUrl!] },
       authz: { urls: [...(config.authzGraphqlUrl ?? [])] },
     },
   };
@@ -68,8 +71,9 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
     host: config.host, port: config.grpcPort, internalToken, logger, admit,
     upstreams: [
       { desc: serviceDescriptor('authn'), address: authnAddress },
+      { desc: serviceDescriptor('mfa'), address: mfaAddress },
       { desc: serviceDescriptor('authz'), address: authzAddress },
     ],
   }), { logger, registry });
-  closeOnSignal([...closers, async () => { services.clients.authn?.close(); services.clients.authz?.close(); }], (m) => logger.info(m));
+  closeOnSignal([...closers, async () => { services.clients.authn?.close(); services.clients.mfa?.close(); services.clients.authz?.close(); }], (m) => logger.info(m));
 }

@@ -191,8 +191,10 @@ describe.each(['all', 'split'] as Mode[])('email flows (%s)', (mode) => {
     const r = await post(d.url, '/v1/update_profile', { email: next }, bearer(v.body.access_token));
     expect(r.body).toEqual({ message: 'Profile details updated successfully. For the email change we have sent new verification email, please verify and continue' });
     expect((await get(d.url, '/v1/profile', bearer(v.body.access_token))).status).toBe(401);
-    expect((await post(d.url, '/v1/login', { email: next, password: PASSWORD })).body).toEqual({ code: 'failed_precondition', message: 'email address is not verified' });
     const { link } = await tokenOf(next);
+    // behaviour.md §3.3 step 8: with SMTP configured, the unverified address gets a code instead (test/e2e/mfa-otp)
+    expect((await post(d.url, '/v1/login', { email: next, password: PASSWORD })).body).toMatchObject({ message: 'Please check email inbox for the OTP', access_token: null });
+    expect((await sink.waitForMail(next, { count: 2 })).subject).toBe('OTP for your multi factor authentication');
     const followed = await get(d.url, `${link.pathname}${link.search}`);
     const access = new URL(followed.headers.get('location')!).searchParams.get('access_token')!;
     expect((await get(d.url, '/v1/profile', bearer(access))).body).toMatchObject({ email: next, email_verified: true });

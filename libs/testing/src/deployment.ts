@@ -3,7 +3,7 @@
  * Starts Gatehouse in either mode on free loopback ports, as real processes (STYLE §8: e2e tests
  * see only the public REST/GraphQL/gRPC surface):
  * - all-in-one: `gatehouse all` on a fresh SQLite file (or another database);
- * - split: `gatehouse authn`, `authz` (one or more replicas), `notifications` and `gateway` on a
+ * - split: `gatehouse authn`, `mfa`, `authz` (one or more replicas), `notifications` and `gateway` on a
  *   fresh PostgreSQL database, Redis and NATS JetStream (its own stream).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -62,7 +62,7 @@ export interface Deployment {
   readonly databaseUrl: string;
   output(): string;
   /**
-   * Stops the (first) process running `command` (`all`, `gateway`, `authn`, `authz`,
+   * Stops the (first) process running `command` (`all`, `gateway`, `authn`, `mfa`, `authz`,
    * `notifications`) with SIGTERM; {@link startProcess} starts it again with the same flags and ports.
    * @throws Error when no such process is running
    */
@@ -155,14 +155,19 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
         `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...extra]), `${url}/healthz`);
       await waitForHttp(`${url}/healthz`, timeout, p.alive);
     } else {
-      const svc = async (command: CommandName): Promise<{ grpc: string; graphql: string }> => {
-        const [g, h, m] = [await freePort(), await freePort(), await freePort()];
+      type Ports = { grpc: number; http: number; metrics: number };
+      const ports = async (): Promise<Ports> => ({ grpc: await freePort(), http: await freePort(), metrics: await freePort() });
+      const svc = async (command: CommandName, at?: Ports, peers: string[] = []): Promise<{ grpc: string; graphql: string }> => {
+        const { grpc: g, http: h, metrics: m } = at ?? await ports();
         const p = spawnTracked(command, flagsFor(command, [...common, ...dataFlags, ...redisFlags,
-          `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...extra]), `http://127.0.0.1:${h}/healthz`);
+          `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...peers, ...extra]), `http://127.0.0.1:${h}/healthz`);
         await waitForHttp(`http://127.0.0.1:${h}/healthz`, timeout, p.alive);
         return { grpc: `127.0.0.1:${g}`, graphql: `http://127.0.0.1:${h}/graphql` };
       };
-      const authn = await svc('authn');
+      // authn and mfa call each other: mfa's ports are chosen first so authn can be told them
+      const mfaPorts = await ports();
+      const authn = await svc('authn', undefined, [`--mfa-address=127.0.0.1:${mfaPorts.grpc}`]);
+      const mfa = await svc('mfa', mfaPorts, [`--authn-address=${authn.grpc}`]);
       const authz = [];
       for (let i = 0; i < (opts.authzReplicas ?? 1); i++) authz.push(await svc('authz'));
       authzGrpcAddresses.push(...authz.map((a) => a.grpc));
@@ -170,6 +175,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
       const gw = spawnTracked('gateway', flagsFor('gateway', [...common, ...redisFlags,
         `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`,
         `--authn-address=${authn.grpc}`, `--authn-graphql-url=${authn.graphql}`,
+        `--mfa-address=${mfa.grpc}`, `--mfa-graphql-url=${mfa.graphql}`,
         `--authz-address=${authz.map((a) => a.grpc).join(',')}`, `--authz-graphql-url=${authz.map((a) => a.graphql).join(',')}`,
         ...extra]), `${url}/healthz`);
       await waitForHttp(`${url}/healthz`, timeout, gw.alive);

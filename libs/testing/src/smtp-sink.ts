@@ -42,6 +42,8 @@ export interface SmtpSink {
   waitForMail(address: string, options?: { count?: number; timeoutMs?: number }): Promise<SinkMail>;
   /** the first link of `mail` that contains `token=` */
   tokenLink(mail: SinkMail): URL;
+  /** the one-time code of a `verify_otp` mail: its text line of 6 characters from the OTP alphabet (behaviour.md §4.4) */
+  otpOf(mail: SinkMail): string;
   close(): Promise<void>;
 }
 
@@ -136,6 +138,11 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       const link = mail.links.find((l) => l.includes('token='));
       if (!link) throw new Error(`smtp sink: no link with a token in "${mail.subject}"`);
       return new URL(link);
+    },
+    otpOf(mail) {
+      const code = (mail.text ?? '').split('\n').map((l) => l.trim()).find((l) => /^[ABCDEFGHJKLMNPQRSTUVWXYZ1-9]{6}$/.test(l));
+      if (!code) throw new Error(`smtp sink: no one-time code in "${mail.subject}"`);
+      return code;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

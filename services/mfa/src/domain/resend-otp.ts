@@ -1,0 +1,53 @@
+/**
+ * @module @gatehouse/mfa/domain/resend-otp
+ * `POST /v1/resend_otp` (behaviour.md §4.3, §4.4): a new code on the session's channel; the old code
+ * stops working and the session is re-armed for another 300 s.
+ */
+import { AppError } from '@gatehouse/errors';
+import type { CallContext } from '@gatehouse/rpc';
+import type { MfaContext } from './deps.ts';
+import { armCookie, MFA_SESSION_TTL_SECONDS, requireMfaSession } from './mfa-session.ts';
+import { isEmailServiceEnabled } from './options.ts';
+import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { queueOtpEmail } from './otp-email.ts';
+
+export const OTP_SENT = 'OTP has been sent. Please check your inbox';
+
+/** proto `ResendOtpRequest` */
+export interface ResendOtpRequest {
+  email: string | null;
+  phone_number: string | null;
+  state: string | null;
+}
+
+/**
+ * @returns `{message}`; the re-armed `mfa` cookie is on `ctx.setCookies`
+ * @throws AppError `unauthenticated` `invalid session`; `failed_precondition` `no one-time code to
+ *   resend for this session` / `email service not enabled` / `SMS service not enabled`;
+ *   `resource_exhausted` `please wait before requesting another OTP` (with `Retry-After`) within 30 s
+ *   of the last send
+ */
+export async function resendOtp(c: MfaContext, ctx: CallContext, req: ResendOtpRequest): Promise<{ message: string }> {
+  const { session, handle } = await requireMfaSession(c, ctx, req, null);
+  if (!session.channel || !session.contact) throw new AppError('failed_precondition', 'no one-time code to resend for this session');
+  // the SMS channel arrives with the SMS leg of the mfa service; no session of this release has it
+  if (session.channel === 'sms') throw new AppError('failed_precondition', 'SMS service not enabled');
+  if (!isEmailServiceEnabled(c.options)) throw new AppError('failed_precondition', 'email service not enabled');
+  const now = c.now();
+  const last = await c.store.findOtp(session.userId, session.channel);
+  if (last && now - last.sentAt < OTP_RESEND_INTERVAL_SECONDS) {
+    throw new AppError('resource_exhausted', 'please wait before requesting another OTP', {
+      headers: { 'Retry-After': String(OTP_RESEND_INTERVAL_SECONDS - (now - last.sentAt)) },
+      reason: 'otp_resend',
+    });
+  }
+  const code = generateOtp();
+  const expiresAt = now + MFA_SESSION_TTL_SECONDS;
+  await c.store.transaction(async (tx) => {
+    await tx.otps.put({ userId: session.userId, channel: session.channel!, digest: otpDigest(c.otpKey, session.userId, session.channel!, code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
+    await tx.sessions.rearm(session.id, expiresAt);
+    queueOtpEmail(tx, session.contact!, session.user, code);
+  });
+  ctx.setCookies.push(armCookie(c, handle, expiresAt));
+  return { message: OTP_SENT };
+}

@@ -1,0 +1,107 @@
+/**
+ * @module @gatehouse/mfa/storage/mikro/store
+ * {@link MfaStore} on MikroORM through libs/db (SQLite, PostgreSQL, MySQL, MariaDB).
+ */
+import { newEnvelope } from '@gatehouse/bus';
+import type { Database } from '@gatehouse/db';
+import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from '../storage.ts';
+import { MfaOtpEntity, MfaOtpFailureEntity, MfaSessionEntity } from './schema.ts';
+
+type SessionRow = typeof MfaSessionEntity['~entity'];
+type OtpRow = typeof MfaOtpEntity['~entity'];
+
+const otpId = (userId: string, channel: OtpChannel): string => `${userId}:${channel}`;
+
+function toSession(r: SessionRow): MfaSessionRecord {
+  return {
+    id: r.id,
+    handleHash: r.handleHash,
+    userId: r.userId,
+    purpose: r.purpose as MfaSessionRecord['purpose'],
+    channel: (r.channel ?? null) as OtpChannel | null,
+    contact: r.contact ?? null,
+    user: JSON.parse(r.user) as Record<string, unknown>,
+    loginMethod: r.loginMethod,
+    roles: JSON.parse(r.roles) as string[],
+    scope: JSON.parse(r.scope) as string[],
+    state: r.state ?? null,
+    authTime: Number(r.authTime),
+    expiresAt: Number(r.expiresAt),
+    createdAt: Number(r.createdAt),
+  };
+}
+
+const toOtp = (r: OtpRow): OtpRecord => ({
+  userId: r.userId, channel: r.channel as OtpChannel, digest: r.digest, expiresAt: Number(r.expiresAt), sentAt: Number(r.sentAt),
+});
+
+/**
+ * Builds the store on a database opened with `mfaSchema`.
+ * @param clock Unix seconds, stamped on outbox envelopes
+ */
+export function createMikroMfaStore(db: Database, clock: () => number = () => Math.floor(Date.now() / 1000)): MfaStore {
+  return {
+    async findSessionByHandleHash(handleHash) {
+      const row = await db.fork().findOne(MfaSessionEntity, { handleHash });
+      return row ? toSession(row) : null;
+    },
+    async findOtp(userId, channel) {
+      const row = await db.fork().findOne(MfaOtpEntity, { id: otpId(userId, channel) });
+      return row ? toOtp(row) : null;
+    },
+    failures: {
+      async recordFailure(key, at, pruneBefore) {
+        await db.transactional(async (em) => {
+          if (pruneBefore !== undefined) await em.nativeDelete(MfaOtpFailureEntity, { key, failedAt: { $lt: pruneBefore } });
+          em.persist(em.create(MfaOtpFailureEntity, { key, failedAt: at }));
+        });
+      },
+      async failuresSince(key, since) {
+        const rows = await db.fork().find(MfaOtpFailureEntity, { key, failedAt: { $gte: since } }, { orderBy: { failedAt: 'asc' } });
+        return rows.map((r) => Number(r.failedAt));
+      },
+      async clear(key) {
+        await db.fork().nativeDelete(MfaOtpFailureEntity, { key });
+      },
+    },
+    transaction(fn) {
+      return db.transactional(async (em) => {
+        const tx: MfaTransaction = {
+          sessions: {
+            async create(s) {
+              // sessions past their expiry are never read again (expiry is checked on every read)
+              await em.nativeDelete(MfaSessionEntity, { expiresAt: { $lt: s.createdAt } });
+              em.persist(em.create(MfaSessionEntity, {
+                ...s, user: JSON.stringify(s.user), roles: JSON.stringify(s.roles), scope: JSON.stringify(s.scope),
+              }));
+              await em.flush();
+            },
+            async rearm(id, expiresAt) {
+              await em.nativeUpdate(MfaSessionEntity, { id }, { expiresAt });
+            },
+            async delete(id) {
+              return (await em.nativeDelete(MfaSessionEntity, { id })) === 1;
+            },
+          },
+          otps: {
+            async put(o) {
+              const id = otpId(o.userId, o.channel);
+              await em.nativeDelete(MfaOtpEntity, { id });
+              em.persist(em.create(MfaOtpEntity, { id, ...o }));
+              await em.flush();
+            },
+            async delete(userId, channel) {
+              await em.nativeDelete(MfaOtpEntity, { id: otpId(userId, channel) });
+            },
+          },
+          events: {
+            emit(name, data) {
+              db.outbox.enqueue(em, { ...newEnvelope(name, 'mfa', data), occurredAt: clock() });
+            },
+          },
+        };
+        return fn(tx);
+      });
+    },
+  };
+}
