@@ -14,7 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { containerOf, deployments, expandArgs, renderChart, requireHelm, type K8sObject } from './helm.ts';
 
 const RELEASE = 'ghchart';
-const ORDER = ['authn', 'authz', 'notifications', 'gateway'] as const;
+const ORDER = ['authn', 'mfa', 'authz', 'notifications', 'gateway'] as const;
 type Ports = { http: number; grpc: number; metrics: number };
 
 /**

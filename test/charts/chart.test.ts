@@ -11,7 +11,7 @@ import { FLAGS_JSON, chartFlags, chartFlagsText } from '../../scripts/gen-chart-
 import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
 
 const meta = chartFlags();
-const SERVICES = ['authn', 'authz', 'gateway', 'notifications'];
+const SERVICES = ['authn', 'authz', 'gateway', 'mfa', 'notifications'];
 
 /** The rendered Secret's data, decoded, by Secret key. */
 function secretData(objects: readonly K8sObject[]): Record<string, string> {
@@ -65,7 +65,7 @@ describe('charts/gatehouse', () => {
       metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
     });
     expect(deployments(objects).get('authz')!.spec.replicas).toBeUndefined(); // the HPA owns it
-    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(4);
+    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(5);
   });
 
   it('gives containers env only as secretKeyRef, each one used by a $(VAR) arg', () => {
@@ -133,7 +133,17 @@ describe('charts/gatehouse', () => {
     expect(argValue(args, '--authz-address')).toBe('rel-authz:9091');
     expect(argValue(args, '--authn-graphql-url')).toBe('http://rel-authn:8080/graphql');
     expect(argValue(args, '--authz-graphql-url')).toBe('http://rel-authz:8080/graphql');
-    expect(argValue(args, '--mfa-address')).toBeUndefined();
+    expect(argValue(args, '--mfa-address')).toBe('rel-mfa:9091');
+    expect(argValue(args, '--mfa-graphql-url')).toBe('http://rel-mfa:8080/graphql');
+    expect(argValue(args, '--admin-address')).toBeUndefined();
+  });
+
+  it('points authn and mfa at each other\'s gRPC Service for their internal APIs', () => {
+    const authn = containerOf(deployments(objects).get('authn')!).args;
+    const mfa = containerOf(deployments(objects).get('mfa')!).args;
+    expect(argValue(authn, '--mfa-address')).toBe('rel-mfa:9091');
+    expect(argValue(mfa, '--authn-address')).toBe('rel-authn:9091');
+    expect(argValue(authn, '--authn-graphql-url')).toBeUndefined();
   });
 
   it('annotates pods for Prometheus and probes GET /healthz on the http port', () => {
@@ -170,14 +180,16 @@ describe('charts/gatehouse values', () => {
     expect(noAdmin.stderr).toContain('secrets: adminSecret is required');
   });
 
-  it('renders no mfa/admin/orgs objects while disabled, and routes the gateway to them once enabled', () => {
+  it('renders no admin/orgs objects while disabled, and routes the gateway to them once enabled; mfa can be switched off', () => {
     const off = renderChart('rel', [EXAMPLE_VALUES]);
-    expect(off.filter((o) => /-(mfa|admin|orgs)$/.test(o.metadata.name))).toEqual([]);
-    const on = renderChart('rel', [EXAMPLE_VALUES], { services: { mfa: { enabled: true } } });
-    expect([...deployments(on).keys()].sort()).toEqual(['authn', 'authz', 'gateway', 'mfa', 'notifications']);
+    expect(off.filter((o) => /-(admin|orgs)$/.test(o.metadata.name))).toEqual([]);
+    const on = renderChart('rel', [EXAMPLE_VALUES], { services: { admin: { enabled: true } } });
+    expect([...deployments(on).keys()].sort()).toEqual(['admin', 'authn', 'authz', 'gateway', 'mfa', 'notifications']);
     const gw = containerOf(deployments(on).get('gateway')!).args;
-    expect(argValue(gw, '--mfa-address')).toBe('rel-mfa:9091');
-    expect(argValue(gw, '--mfa-graphql-url')).toBe('http://rel-mfa:8080/graphql');
+    expect(argValue(gw, '--admin-address')).toBe('rel-admin:9091');
+    expect(argValue(gw, '--admin-graphql-url')).toBe('http://rel-admin:8080/graphql');
+    const noMfa = renderChart('rel', [EXAMPLE_VALUES], { services: { mfa: { enabled: false } } });
+    expect(argValue(containerOf(deployments(noMfa).get('authn')!).args, '--mfa-address')).toBeUndefined();
   });
 
   it('uses an existing Secret: no Secret object, secretKeyRefs to it for the listed keys only', () => {
