@@ -8,6 +8,7 @@ import { AppError } from '@gatehouse/errors';
 import { dummyVerify, hashPassword, verifyPassword } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
 import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
+import type { AuthnTx } from '../storage/storage.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';
 import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';
@@ -67,7 +68,7 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
     await c.mfa.call('OpenOtpChallenge', {
       user: toWireUser(user), channel: 'email', purpose: 'login', login_method: loginMethod, roles, scope, state, auth_time: c.now(),
     }, ctx);
-    if (newHash) await upgradeHash(c, user.id, newHash);
+    if (newHash) await c.users.transaction((tx) => upgradeHash(tx, user.id, newHash));
     return { ...emptyAuthResponse(EMAIL_OTP_SENT), should_show_email_otp_screen: true };
   }
   if (phone !== null && user.phoneNumberVerifiedAt === null) {
@@ -77,19 +78,14 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
   // 10. tokens
   const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod, roles, scope, authTime: c.now() }, 'Logged in successfully');
   await c.users.transaction(async (tx) => {
-    if (newHash) {
-      const current = await tx.users.findById(user.id);
-      if (current) await tx.users.update({ ...current, passwordHash: newHash });
-    }
+    if (newHash) await upgradeHash(tx, user.id, newHash);
     tx.events.emit('user.login', { user: toWireUser(user), login_method: loginMethod });
   });
   return response;
 }
 
 /** Step 5: an outdated hash (bcrypt, weaker argon2 parameters) is replaced after a successful check. */
-async function upgradeHash(c: AuthnContext, userId: string, newHash: string): Promise<void> {
-  await c.users.transaction(async (tx) => {
-    const current = await tx.users.findById(userId);
-    if (current) await tx.users.update({ ...current, passwordHash: newHash });
-  });
+async function upgradeHash(tx: AuthnTx, userId: string, newHash: string): Promise<void> {
+  const current = await tx.users.findById(userId);
+  if (current) await tx.users.update({ ...current, passwordHash: newHash });
 }
