@@ -32,7 +32,7 @@ export interface ServiceClient {
 
 function methodOf(desc: ServiceDescriptor, rpc: string): MethodCodec {
   const m = desc.methods.get(rpc);
-  if (!m) throw new AppError('unimplemented', `unknown method ${desc.service}.${rpc}`);
+  if (!m) throw new AppError('unimplemented', `${desc.service}.${rpc} is not implemented yet`);
   return m;
 }
 
