@@ -19,3 +19,36 @@ describe('top-level google.protobuf.Struct responses (GetOpenidConfiguration)', 
     expect(meta.normalizeResponse({ version: '2.3.0' })).toMatchObject({ version: '2.3.0', is_sign_up_enabled: false });
   });
 });
+
+describe('request normalisation (the codec both transports share)', () => {
+  const check = serviceDescriptor('authz').methods.get('CheckPermissions')!;
+
+  it('fills absent optional fields with null and drops unknown fields', () => {
+    expect(check.normalizeRequest({ checks: [{ relation: 'can_read', object: 'doc:1', extra: 1 }], unknown: true })).toEqual({
+      checks: [{ relation: 'can_read', object: 'doc:1', contextual_tuples: [] }],
+      user: null,
+    });
+  });
+
+  it('names the first offending field with its full path, list indexes included', () => {
+    expect(() => check.normalizeRequest({ checks: [{ relation: 'a', object: 'doc:1' }, { relation: 7, object: 'doc:2' }] }))
+      .toThrow(expect.objectContaining({ code: 'invalid_argument', message: 'invalid value for field "checks[1].relation": expected string' }));
+    expect(() => check.normalizeRequest({ checks: [{ relation: 'a', object: 'doc:1', contextual_tuples: [{ user: 'user:1', relation: 'r', object: ['doc:3'] }] }] }))
+      .toThrow(expect.objectContaining({ message: 'invalid value for field "checks[0].contextual_tuples[0].object": expected string' }));
+  });
+
+  it('refuses a list element that is not an object, a field that is not a list, and a body that is not an object', () => {
+    expect(() => check.normalizeRequest({ checks: ['doc:1'] }))
+      .toThrow(expect.objectContaining({ message: 'invalid value for field "checks[0]": expected object' }));
+    expect(() => check.normalizeRequest({ checks: { relation: 'a' } }))
+      .toThrow(expect.objectContaining({ message: 'invalid value for field "checks": expected list of object' }));
+    expect(() => check.normalizeRequest([{ relation: 'a' }])).toThrow(expect.objectContaining({ message: 'invalid JSON body' }));
+  });
+
+  it('accepts digit strings for integer fields and refuses fractions', () => {
+    const read = serviceDescriptor('authz').methods.get('ReadTuples')!;
+    expect(read.normalizeRequest({ page_size: '25' })).toMatchObject({ page_size: 25 });
+    expect(() => read.normalizeRequest({ page_size: 2.5 }))
+      .toThrow(expect.objectContaining({ message: 'invalid value for field "page_size": expected integer' }));
+  });
+});

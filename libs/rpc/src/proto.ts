@@ -124,6 +124,8 @@ interface FieldPlan {
   readonly nullableList: boolean;
   readonly kind: 'struct' | 'message' | 'enum' | 'int' | 'float' | 'bool' | 'string' | 'other';
   readonly message: protobuf.Type | undefined;
+  /** the plan of `message`, filled on first use (message types may be recursive) */
+  nested: readonly FieldPlan[] | undefined;
   readonly enumValues: Readonly<Record<string, number>> | undefined;
   /** the value of an absent non-optional, non-repeated field */
   readonly absent: unknown;
@@ -156,6 +158,7 @@ function planOf(type: protobuf.Type): readonly FieldPlan[] {
       nullableList: field.repeated && NULLABLE_LISTS.has(field.name),
       kind,
       message: rt instanceof protobuf.Type ? rt : undefined,
+      nested: undefined,
       enumValues: rt instanceof protobuf.Enum ? rt.values : undefined,
       absent: kind === 'int' || kind === 'float' ? 0 : kind === 'bool' ? false : kind === 'string' ? ''
         : kind === 'enum' ? (Object.keys((rt as protobuf.Enum).values)[0] ?? null) : null,
@@ -166,37 +169,56 @@ function planOf(type: protobuf.Type): readonly FieldPlan[] {
   return plan;
 }
 
+/** The plan of a message-typed field's type. */
+function nestedPlan(f: FieldPlan): readonly FieldPlan[] {
+  return (f.nested ??= planOf(f.message!));
+}
+
 /** The value of an absent field in a full-shaped object. */
 function absentValue(f: FieldPlan): unknown {
   if (f.repeated) return f.nullableList ? null : [];
   return f.optional ? null : f.absent;
 }
 
-function badField(pathName: string, f: FieldPlan): AppError {
-  return new AppError('invalid_argument', `invalid value for field "${pathName}": expected ${f.expected}`);
+/**
+ * A request value of the wrong JSON type, on its way up to {@link normalizeRequestOf}: each enclosing
+ * message prepends its field (`checks[3]`), so the success path builds no path strings at all.
+ */
+class FieldRefusal {
+  readonly path: string[];
+  readonly expected: string;
+  constructor(path: string[], expected: string) {
+    this.path = path;
+    this.expected = expected;
+  }
 }
 
-/** Checks one scalar JSON value against a proto scalar type and returns the normalised value. */
-function checkScalar(f: FieldPlan, value: unknown, pathName: string): unknown {
+function within(err: unknown, segment: string): unknown {
+  if (err instanceof FieldRefusal) err.path.unshift(segment);
+  return err;
+}
+
+/** Checks one scalar JSON value against a proto scalar type and returns the normalised value. @throws FieldRefusal */
+function checkScalar(f: FieldPlan, value: unknown): unknown {
   switch (f.kind) {
     case 'int':
     case 'float':
       // behaviour.md §0.1: a number, or a string of digits for compatibility
       if (typeof value === 'number' && Number.isFinite(value)) {
-        if (f.kind === 'int' && !Number.isInteger(value)) throw badField(pathName, f);
+        if (f.kind === 'int' && !Number.isInteger(value)) throw new FieldRefusal([], f.expected);
         return value;
       }
       if (typeof value === 'string' && /^-?\d{1,16}$/.test(value.trim())) return Number(value.trim());
-      throw badField(pathName, f);
+      throw new FieldRefusal([], f.expected);
     case 'bool':
       if (typeof value === 'boolean') return value;
-      throw badField(pathName, f);
+      throw new FieldRefusal([], f.expected);
     case 'string':
       if (typeof value === 'string') return value;
-      throw badField(pathName, f);
+      throw new FieldRefusal([], f.expected);
     case 'enum':
       if (typeof value === 'string' && value in f.enumValues!) return value;
-      throw badField(pathName, f);
+      throw new FieldRefusal([], f.expected);
     case 'struct':
     case 'message':
     case 'other':
@@ -208,56 +230,96 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** JSON request → normalised request (unknown fields dropped, absent optionals null). */
-function normalizeIn(type: protobuf.Type, input: unknown, prefix: string): Record<string, unknown> {
-  if (!isPlainObject(input)) throw new AppError('invalid_argument', prefix ? `invalid value for field "${prefix}": expected object` : 'invalid JSON body');
+/** JSON request → normalised request (unknown fields dropped, absent optionals null). @throws FieldRefusal */
+function normalizeIn(plan: readonly FieldPlan[], input: unknown): Record<string, unknown> {
+  if (!isPlainObject(input)) throw new FieldRefusal([], 'object');
   const out: Record<string, unknown> = {};
-  for (const f of planOf(type)) {
+  for (let k = 0; k < plan.length; k++) {
+    const f = plan[k]!;
     const value = input[f.name];
     if (value === undefined || value === null) {
       out[f.name] = f.repeated ? [] : f.optional ? null : f.absent;
-      continue;
-    }
-    const pathName = prefix ? `${prefix}.${f.name}` : f.name;
-    if (f.repeated) {
-      if (!Array.isArray(value)) throw badField(pathName, f);
+    } else if (f.repeated) {
+      if (!Array.isArray(value)) throw new FieldRefusal([f.name], f.expected);
       const list = new Array<unknown>(value.length);
-      for (let i = 0; i < value.length; i++) list[i] = normalizeValueIn(f, value[i], pathName, i);
+      for (let i = 0; i < value.length; i++) {
+        try {
+          list[i] = normalizeValueIn(f, value[i]);
+        } catch (err) {
+          throw within(err, `${f.name}[${i}]`);
+        }
+      }
       out[f.name] = list;
     } else {
-      out[f.name] = normalizeValueIn(f, value, pathName, -1);
+      try {
+        out[f.name] = normalizeValueIn(f, value);
+      } catch (err) {
+        throw within(err, f.name);
+      }
     }
   }
   return out;
 }
 
-function normalizeValueIn(f: FieldPlan, value: unknown, pathName: string, index: number): unknown {
-  // the element path is only built when it is needed: for an error, or for a nested message's fields
-  const at = (): string => (index < 0 ? pathName : `${pathName}[${index}]`);
-  if (f.kind === 'struct') {
-    if (!isPlainObject(value)) throw badField(at(), f);
-    return value;
+/** One value (or list element) of field `f`. @throws FieldRefusal */
+function normalizeValueIn(f: FieldPlan, value: unknown): unknown {
+  switch (f.kind) {
+    case 'string':
+      if (typeof value === 'string') return value;
+      throw new FieldRefusal([], f.expected);
+    case 'message':
+      return normalizeIn(nestedPlan(f), value);
+    case 'struct':
+      if (isPlainObject(value)) return value;
+      throw new FieldRefusal([], f.expected);
+    case 'int':
+    case 'float':
+    case 'bool':
+    case 'enum':
+    case 'other':
+      return checkScalar(f, value);
   }
-  if (f.kind === 'message') return normalizeIn(f.message!, value, at());
-  if (f.kind === 'string') {
-    if (typeof value === 'string') return value;
-    throw badField(at(), f);
-  }
-  return checkScalar(f, value, at());
+}
+
+/**
+ * The request normaliser of one message type.
+ * @throws AppError `invalid_argument`: `invalid value for field "<path>": expected <type>` naming the first
+ *   offending field (`checks[3].relation`), or `invalid JSON body` when the request is not an object
+ */
+function normalizeRequestOf(type: protobuf.Type): (input: unknown) => Record<string, unknown> {
+  const plan = planOf(type);
+  return (input) => {
+    try {
+      return normalizeIn(plan, input ?? {});
+    } catch (err) {
+      if (!(err instanceof FieldRefusal)) throw err;
+      throw new AppError('invalid_argument', err.path.length === 0 ? 'invalid JSON body' : `invalid value for field "${err.path.join('.')}": expected ${err.expected}`);
+    }
+  };
 }
 
 /** Domain object → full response shape. Lenient: it shapes what the handler produced. */
-function normalizeOut(type: protobuf.Type, output: unknown): Record<string, unknown> {
+function normalizeOut(plan: readonly FieldPlan[], output: unknown): Record<string, unknown> {
   const src = isPlainObject(output) ? output : {};
   const out: Record<string, unknown> = {};
-  for (const f of planOf(type)) {
+  for (let k = 0; k < plan.length; k++) {
+    const f = plan[k]!;
     const value = src[f.name];
     if (value === undefined || value === null || (f.nullableList && Array.isArray(value) && value.length === 0)) {
       out[f.name] = absentValue(f);
     } else if (f.repeated) {
-      out[f.name] = !Array.isArray(value) ? [] : f.kind === 'message' ? value.map((v) => normalizeOut(f.message!, v)) : value.slice();
+      if (!Array.isArray(value)) {
+        out[f.name] = [];
+      } else if (f.kind === 'message') {
+        const nested = nestedPlan(f);
+        const list = new Array<unknown>(value.length);
+        for (let i = 0; i < value.length; i++) list[i] = normalizeOut(nested, value[i]);
+        out[f.name] = list;
+      } else {
+        out[f.name] = value.slice();
+      }
     } else {
-      out[f.name] = f.kind === 'message' ? normalizeOut(f.message!, value) : value;
+      out[f.name] = f.kind === 'message' ? normalizeOut(nestedPlan(f), value) : value;
     }
   }
   return out;
@@ -347,7 +409,8 @@ function shapes(type: protobuf.Type): {
       fromWire: (v) => fromStruct(v),
     };
   }
-  return { out: (v) => normalizeOut(type, v), toWire: (v) => toWire(type, v), fromWire: (v) => fromWire(type, v) };
+  const plan = planOf(type);
+  return { out: (v) => normalizeOut(plan, v), toWire: (v) => toWire(type, v), fromWire: (v) => fromWire(type, v) };
 }
 
 function createCodec(pathName: string, name: string, requestType: protobuf.Type, responseType: protobuf.Type): MethodCodec {
@@ -358,7 +421,7 @@ function createCodec(pathName: string, name: string, requestType: protobuf.Type,
     path: pathName,
     requestType,
     responseType,
-    normalizeRequest: (input) => normalizeIn(requestType, input ?? {}, ''),
+    normalizeRequest: normalizeRequestOf(requestType),
     normalizeResponse: (output) => resShape.out(output),
     encodeRequest: (req) => Buffer.from(requestType.encode(requestType.fromObject(reqShape.toWire(req))).finish()),
     decodeRequest: (buf) => reqShape.fromWire(requestType.toObject(requestType.decode(buf), TO_OBJECT)),
