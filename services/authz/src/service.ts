@@ -8,7 +8,7 @@
 import { AppError } from '@gatehouse/errors';
 import type { Authenticator } from '@gatehouse/auth';
 import type { CallContext, HandlerMap } from '@gatehouse/rpc';
-import { parseSubject, type Engine, type Tuple } from './domain/index.ts';
+import { parseSubject, type CheckInput, type Engine, type Tuple } from './domain/index.ts';
 
 export interface AuthzDeps {
   /** null when the engine is off (NoSQL main database without --fga-store) */
@@ -60,11 +60,8 @@ export function createAuthzService(deps: AuthzDeps): { handlers: HandlerMap } {
     async CheckPermissions(req, ctx) {
       const e = engine();
       const subject = await pinSubject(authenticator, ctx, req.user);
-      const results = await e.check(subject, req.checks.map((c: { relation: string | null; object: string | null; contextual_tuples: TuplesReq['tuples'] }) => ({
-        relation: c.relation ?? '',
-        object: c.object ?? '',
-        contextual_tuples: toTuples({ tuples: c.contextual_tuples ?? [] }),
-      })));
+      // the codec already shaped each check (absent fields null): the engine validates them as they are
+      const results = await e.check(subject, req.checks as CheckInput[]);
       return { results };
     },
     async ListPermissions(req, ctx) {

@@ -1,26 +1,29 @@
 /** @module queries: validation of check and query inputs against the active model (behaviour.md §7.3). */
 import { AppError } from '@gatehouse/errors';
-import type { Tuple, UserRef } from './object-ref.ts';
+import type { UserRef } from './object-ref.ts';
 import { splitObject } from './object-ref.ts';
 import { MAX_TUPLES_PER_CALL, parseTupleForm, tupleMismatch } from './tuple.ts';
-import type { ParsedTuple } from './tuple.ts';
+import type { ParsedTuple, TupleInput } from './tuple.ts';
 import type { TypeSystem } from './type-system.ts';
 
 /** Checks per check_permissions call (service-spec §8). */
 export const MAX_CHECKS = 100;
 
-/** One check of a batch (service-spec §2 PermissionCheckInput). */
+/**
+ * One check of a batch (service-spec §2 PermissionCheckInput), as the codec hands it over: absent
+ * fields are `null` (proto3 optional) and are refused like empty ones.
+ */
 export interface CheckInput {
-  relation: string;
-  object: string;
-  contextual_tuples?: Tuple[] | null;
+  relation?: string | null;
+  object?: string | null;
+  contextual_tuples?: TupleInput[] | null;
 }
 
 /** A validated check. */
 export interface ParsedCheck {
   relation: string;
   object: string;
-  contextual: ParsedTuple[];
+  contextual: readonly ParsedTuple[];
 }
 
 const bad = (message: string): AppError => new AppError('invalid_argument', message);
@@ -43,6 +46,9 @@ export function requireSubject(ts: TypeSystem, subject: UserRef): void {
   if (subject.kind === 'userset') requireRelation(ts, subject.type, subject.relation);
 }
 
+const NO_TUPLES: readonly TupleInput[] = Object.freeze([]);
+const NO_PARSED: readonly ParsedTuple[] = Object.freeze([]);
+
 /** Validates the 1–100 count of a check batch, before any model is loaded. @throws AppError `invalid_argument` */
 export function checkBatchCount(checks: unknown): CheckInput[] {
   if (!Array.isArray(checks) || checks.length === 0) throw bad('at least one check is required');
@@ -62,10 +68,11 @@ export function parseChecks(ts: TypeSystem, checks: CheckInput[]): ParsedCheck[]
     const obj = splitObject(object);
     if (relation === '' || !obj) throw bad('each check requires relation and object');
     requireRelation(ts, obj.type, relation);
-    const raw = c.contextual_tuples ?? [];
+    const raw = c.contextual_tuples ?? NO_TUPLES;
     if (!Array.isArray(raw)) throw bad('each tuple requires user, relation and object');
     if (raw.length > MAX_TUPLES_PER_CALL) throw bad(`too many contextual tuples: max ${MAX_TUPLES_PER_CALL} per check`);
-    const contextual = raw.map((t) => {
+    // most checks carry no contextual tuples: one shared empty list, no allocation per check
+    const contextual = raw.length === 0 ? NO_PARSED : raw.map((t) => {
       const p = parseTupleForm(t);
       const reason = tupleMismatch(ts, p);
       if (reason !== null) throw bad(`invalid tuple "${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}": ${reason}`);

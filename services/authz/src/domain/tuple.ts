@@ -20,6 +20,13 @@ export interface ParsedTuple {
   user: UserRef;
 }
 
+/** A tuple as a caller sends it: any field may be missing or `null` (proto3 optional) and is refused then. */
+export interface TupleInput {
+  user?: string | null;
+  relation?: string | null;
+  object?: string | null;
+}
+
 const invalid = (t: Tuple, reason: string): AppError =>
   new AppError('invalid_argument', `invalid tuple "${t.user} ${t.relation} ${t.object}": ${reason}`);
 
@@ -27,7 +34,7 @@ const invalid = (t: Tuple, reason: string): AppError =>
  * Checks the `type:id` form of each field.
  * @throws AppError `invalid_argument` `each tuple requires user, relation and object`, or `invalid tuple ...` for a wildcard object
  */
-export function parseTupleForm(raw: Partial<Tuple> | null | undefined): ParsedTuple {
+export function parseTupleForm(raw: TupleInput | null | undefined): ParsedTuple {
   const user = typeof raw?.user === 'string' ? raw.user.trim() : '';
   const relation = typeof raw?.relation === 'string' ? raw.relation.trim() : '';
   const object = typeof raw?.object === 'string' ? raw.object.trim() : '';
@@ -69,7 +76,7 @@ export function tupleMismatch(ts: TypeSystem, p: ParsedTuple): string | null {
  */
 export function validateWriteBatch(ts: TypeSystem, tuples: unknown): ParsedTuple[] {
   return checkCount(tuples).map((raw) => {
-    const p = parseTupleForm(raw as Partial<Tuple>);
+    const p = parseTupleForm(raw as TupleInput);
     const reason = tupleMismatch(ts, p);
     if (reason !== null) throw invalid(p.tuple, reason);
     return p;
@@ -78,7 +85,7 @@ export function validateWriteBatch(ts: TypeSystem, tuples: unknown): ParsedTuple
 
 /** Validates a delete batch: 1–100 tuples in `type:id` form (no model check, so stale tuples stay deletable). */
 export function validateDeleteBatch(tuples: unknown): ParsedTuple[] {
-  return checkCount(tuples).map((raw) => parseTupleForm(raw as Partial<Tuple>));
+  return checkCount(tuples).map((raw) => parseTupleForm(raw as TupleInput));
 }
 
 function checkCount(tuples: unknown): unknown[] {
