@@ -4,28 +4,35 @@
  * gateway to them through in-process transports. No code path of its own: the same factories, the same
  * codecs, the same HTTP layer as split mode.
  */
-import { parseConfigOrExit } from '@gatehouse/config';
+import { parseConfigOrExit, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
-import { createLogger, createMetricsRegistry, type LogLevel } from '@gatehouse/observability';
-import { closeOnSignal, createInProcessClient, orFatal, serviceDescriptor, startGrpcServer, type HandlerMap } from '@gatehouse/rpc';
+import { createLogger, createMetricsRegistry, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
+import { closeOnSignal, createInProcessClient, orFatal, serviceDescriptor, startGrpcServer, type HandlerMap, type ServiceDescriptor } from '@gatehouse/rpc';
 import { buildAuthn } from '../services/authn/src/main.ts';
 import { buildAuthz } from '../services/authz/src/main.ts';
 import { buildMfa } from '../services/mfa/src/main.ts';
 import { buildNotifications } from '../services/notifications/src/main.ts';
 import { serveGateway } from '../gateway/src/main.ts';
+import type { GatewayServices } from '../gateway/src/app.ts';
 import { readSupergraph } from '../gateway/src/graphql/supergraph.ts';
 
-/** `gatehouse all [flags]`. */
-export async function runAllInOne(argv: readonly string[]): Promise<void> {
-  const config = parseConfigOrExit('all', argv);
-  const logger = createLogger(config.logLevel as LogLevel);
-  const registry = createMetricsRegistry();
-  const bus: Bus = config.natsUrl
-    ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
-    : createInProcessBus({ logger });
+/** Every service of all-in-one, built and wired to each other, ready to be served. */
+export interface AllInOne {
+  /** what the gateway needs: in-process clients and subgraph schemas */
+  gateway: GatewayServices;
+  /** the services the public gRPC port serves directly */
+  grpc: Array<{ desc: ServiceDescriptor; handlers: HandlerMap }>;
+  /** each service's close, in build order (close them in reverse; the bus is the caller's) */
+  closers: Array<() => Promise<unknown>>;
+}
+
+/**
+ * Builds notifications, authn, mfa and authz from one Config and wires them in process (authn and mfa
+ * call each other's internal APIs through in-process clients, bound once both are built).
+ */
+export async function buildAllInOne(config: Config, shared: { logger: Logger; registry: Registry; bus: Bus }): Promise<AllInOne> {
+  const { logger, registry, bus } = shared;
   const notifications = await buildNotifications(config, { logger, registry, bus });
-  // authn and mfa call each other's internal APIs: each gets an in-process client over the other's
-  // handlers, bound once both are built
   const mfaInternal: HandlerMap = {};
   const authnInternal: HandlerMap = {};
   const authn = await buildAuthn(config, { logger, bus, soleWriter: true, mfa: createInProcessClient(serviceDescriptor('mfa.internal'), mfaInternal) });
@@ -36,17 +43,32 @@ export async function runAllInOne(argv: readonly string[]): Promise<void> {
   const authnDesc = serviceDescriptor('authn');
   const mfaDesc = serviceDescriptor('mfa');
   const authzDesc = serviceDescriptor('authz');
-  const closers = await serveGateway(config, {
-    clients: {
-      authn: createInProcessClient(authnDesc, authn.handlers),
-      mfa: createInProcessClient(mfaDesc, mfa.handlers),
-      authz: createInProcessClient(authzDesc, authz.handlers),
+  return {
+    gateway: {
+      clients: {
+        authn: createInProcessClient(authnDesc, authn.handlers),
+        mfa: createInProcessClient(mfaDesc, mfa.handlers),
+        authz: createInProcessClient(authzDesc, authz.handlers),
+      },
+      supergraphSdl: readSupergraph(),
+      subgraphs: { authn: { schema: authn.schema }, mfa: { schema: mfa.schema }, authz: { schema: authz.schema } },
     },
-    supergraphSdl: readSupergraph(),
-    subgraphs: { authn: { schema: authn.schema }, mfa: { schema: mfa.schema }, authz: { schema: authz.schema } },
-  }, (admit) => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, admit,
-    services: [{ desc: authnDesc, handlers: authn.handlers }, { desc: mfaDesc, handlers: mfa.handlers }, { desc: authzDesc, handlers: authz.handlers }],
+    grpc: [{ desc: authnDesc, handlers: authn.handlers }, { desc: mfaDesc, handlers: mfa.handlers }, { desc: authzDesc, handlers: authz.handlers }],
+    closers: [notifications.close, authn.close, mfa.close, authz.close],
+  };
+}
+
+/** `gatehouse all [flags]`. */
+export async function runAllInOne(argv: readonly string[]): Promise<void> {
+  const config = parseConfigOrExit('all', argv);
+  const logger = createLogger(config.logLevel as LogLevel);
+  const registry = createMetricsRegistry();
+  const bus: Bus = config.natsUrl
+    ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
+    : createInProcessBus({ logger });
+  const all = await buildAllInOne(config, { logger, registry, bus });
+  const closers = await serveGateway(config, all.gateway, (admit) => startGrpcServer({
+    host: config.host, port: config.grpcPort, logger, admit, services: all.grpc,
   }), { logger, registry });
-  closeOnSignal([() => bus.close(), notifications.close, authn.close, mfa.close, authz.close, ...closers], (m) => logger.info(m));
+  closeOnSignal([() => bus.close(), ...all.closers, ...closers], (m) => logger.info(m));
 }
