@@ -102,13 +102,21 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   return first === '' ? undefined : first;
 }
 
+/**
+ * Per-socket and per-request slots. Symbol-keyed properties rather than WeakMaps: a WeakMap entry per
+ * request is an ephemeron every minor GC has to trace (measured by services/authz/bench/pipeline-bench.ts).
+ */
+const PEER_IP = Symbol('gatehouse.peerIp');
+const CLIENT_INFO = Symbol('gatehouse.clientInfo');
+type WithPeer = Request['socket'] & { [PEER_IP]?: string };
+type WithInfo = Request & { [CLIENT_INFO]?: ClientInfo };
+
 /** The normalised peer address of a connection, computed once per socket (keep-alive carries many requests). */
-const PEERS = new WeakMap<object, string>();
-function peerIp(socket: Request['socket']): string {
-  let ip = PEERS.get(socket);
+function peerIp(socket: WithPeer): string {
+  let ip = socket[PEER_IP];
   if (ip === undefined) {
     ip = normaliseIp(socket.remoteAddress) ?? '0.0.0.0';
-    if (socket.remoteAddress !== undefined) PEERS.set(socket, ip);
+    if (socket.remoteAddress !== undefined) socket[PEER_IP] = ip;
   }
   return ip;
 }
@@ -130,12 +138,10 @@ export function computeClientInfo(req: Request, trusted: TrustedProxies): Client
   };
 }
 
-const INFO = new WeakMap<Request, ClientInfo>();
-
 /** Middleware that resolves {@link ClientInfo} once per request; read it with {@link clientInfo}. */
 export function clientIpMiddleware(trusted: TrustedProxies): RequestHandler {
   return (req, _res, next) => {
-    INFO.set(req, computeClientInfo(req, trusted));
+    (req as WithInfo)[CLIENT_INFO] = computeClientInfo(req, trusted);
     next();
   };
 }
@@ -145,7 +151,7 @@ export function clientIpMiddleware(trusted: TrustedProxies): RequestHandler {
  * socket peer and the `Host` header, trusting no proxy.
  */
 export function clientInfo(req: Request): ClientInfo {
-  return INFO.get(req) ?? computeClientInfo(req, NO_PROXIES);
+  return (req as WithInfo)[CLIENT_INFO] ?? computeClientInfo(req, NO_PROXIES);
 }
 
 const NO_PROXIES: TrustedProxies = { empty: true, contains: () => false };

@@ -35,11 +35,13 @@ class RequestDeadline implements DeadlineState {
   }
 }
 
-const STATE = new WeakMap<Request, DeadlineState>();
+/** The request's deadline slot (a symbol-keyed property, not a WeakMap entry per request: see client-ip.ts). */
+const DEADLINE = Symbol('gatehouse.deadline');
+type WithDeadline = Request & { [DEADLINE]?: DeadlineState };
 
 /** The deadline of `req` set by {@link deadline}, or undefined when the middleware did not run. */
 export function requestDeadline(req: Request): DeadlineState | undefined {
-  return STATE.get(req);
+  return (req as WithDeadline)[DEADLINE];
 }
 
 /**
@@ -53,7 +55,7 @@ export function deadline(options: { ms?: number } = {}): RequestHandler {
   const ms = options.ms ?? DEFAULT_DEADLINE_MS;
   return (req, res, next) => {
     const state = new RequestDeadline(Date.now() + ms);
-    STATE.set(req, state);
+    (req as WithDeadline)[DEADLINE] = state;
     const timer = setTimeout(() => {
       const err = new AppError('deadline_exceeded', DEADLINE_MESSAGE, { reason: 'http_deadline' });
       state.abort(err);
