@@ -52,8 +52,8 @@ function histogram(registry: Registry): Histogram<'route' | 'method' | 'code'> {
 export function createHttpMetrics(registry: Registry): HttpMetrics {
   const requests = counter(registry);
   const duration = histogram(registry);
-  // one pair of label children per (route, method, code): label sets are bounded by design, and a child
-  // skips prom-client's per-call label hashing
+  // one pair of label children per (route, method, code), so the label object is built once per label
+  // set; prom-client still validates and hashes the labels on every inc/observe
   const children = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
   return {
     middleware: (req, res, next) => {

@@ -6,9 +6,9 @@
  * body over the same objects. The difference is the gateway's own work per request, in µs of one core;
  * through real sockets it adds to the kernel's per-request cost, so it bounds the REST throughput ratio
  * that `gateway-bench.ts` measures (the issue's "≥ 0.5× bare HTTP").
- * Run: `npx node services/authz/bench/pipeline-bench.ts [--requests=<n per round>] [--rounds=<n>] [--gateway-only]`
- * (not a test);
- * to profile, `npx node --cpu-prof services/authz/bench/pipeline-bench.ts --gateway-only`.
+ * Run: `npx node services/authz/bench/pipeline-bench.ts [--requests=<n per round>] [--rounds=<n>]
+ * [--figures=bare,1,100]` (not a test); to profile one figure,
+ * `npx node --cpu-prof services/authz/bench/pipeline-bench.ts --figures=100`.
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -132,21 +132,18 @@ async function main(): Promise<void> {
         res.end(fixed);
       });
     };
-    const gatewayOnly = args.has('--gateway-only');
+    const wanted = new Set((args.get('--figures') ?? 'bare,1,100').split(','));
+    const bareFigure: Figure = { label: 'bare handler (fixed JSON body)', requests: n, run: (i) => inject(bare, 'POST', '/v1/check_permissions', bearer, bodies[i % 64]!) };
     const one: Figure = { label: 'gateway: POST /v1/check_permissions, 1 check, bearer', requests: n, run: (i) => inject(gw.handler, 'POST', '/v1/check_permissions', bearer, bodies[i % 64]!) };
     const many: Figure = { label: 'gateway: POST /v1/check_permissions, 100 checks, bearer', requests: Math.ceil(n / 10), run: (i) => inject(gw.handler, 'POST', '/v1/check_permissions', bearer, hundred[i % 16]!) };
-    const figures: Figure[] = gatewayOnly ? [one, many] : [
-      { label: 'bare handler (fixed JSON body)', requests: n, run: (i) => inject(bare, 'POST', '/v1/check_permissions', bearer, bodies[i % 64]!) },
-      one,
-      many,
-    ];
+    const figures = ([['bare', bareFigure], ['1', one], ['100', many]] as const).filter(([k]) => wanted.has(k)).map(([, f]) => f);
     const us = await measure(figures, rounds);
     const line = (label: string, value: string): void => console.log(`${label.padEnd(64)} ${value}`);
     console.log(`in-memory sockets, sequential requests; median of ${rounds} rounds (figures take turns), ${n} 1-check requests per round`);
     for (const [k, f] of figures.entries()) line(f.label, `${us[k]!.toFixed(1).padStart(6)} µs/request`);
-    const at = (f: Figure): number => us[figures.indexOf(f)]!;
-    if (!gatewayOnly) line('gateway own work per 1-check call (gateway - bare)', `${(at(one) - us[0]!).toFixed(1).padStart(6)} µs/request`);
-    line('cost ratio 100-check / 1-check call (in process, no kernel)', `${(at(many) / at(one)).toFixed(2).padStart(6)}x`);
+    const at = (f: Figure): number => us[figures.indexOf(f)] ?? Number.NaN;
+    if (figures.includes(bareFigure) && figures.includes(one)) line('gateway own work per 1-check call (gateway - bare)', `${(at(one) - at(bareFigure)).toFixed(1).padStart(6)} µs/request`);
+    if (figures.includes(one) && figures.includes(many)) line('cost ratio 100-check / 1-check call (in process, no kernel)', `${(at(many) / at(one)).toFixed(2).padStart(6)}x`);
   } finally {
     await gw.close();
     for (const close of [...all.closers].reverse()) await close();
