@@ -2,7 +2,9 @@
  * @module @gatehouse/authn/domain/auth-response
  * AuthResponse with every field present (behaviour.md §2.1, graphql.md §3.1).
  */
-import type { WireUser } from './user.ts';
+import type { UserRecord } from '../storage/storage.ts';
+import type { IssuedTokens } from './tokens.ts';
+import { toWireUser, type WireUser } from './user.ts';
 
 export interface AuthResponse {
   message: string;
@@ -45,5 +47,17 @@ export function emptyAuthResponse(message: string): AuthResponse {
     authenticator_scanner_image: null,
     authenticator_secret: null,
     authenticator_recovery_codes: null,
+  };
+}
+
+/** The AuthResponse of a call that issued `tokens` to `user` (behaviour.md §2.2 "any response that issues tokens"). */
+export function tokenAuthResponse(message: string, tokens: IssuedTokens, user: UserRecord): AuthResponse {
+  return {
+    ...emptyAuthResponse(message),
+    access_token: tokens.accessToken,
+    id_token: tokens.idToken,
+    refresh_token: tokens.refreshToken,
+    expires_in: tokens.expiresIn,
+    user: toWireUser(user),
   };
 }

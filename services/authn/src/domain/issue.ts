@@ -8,11 +8,10 @@ import { sessionCookies, type SessionRecord } from '@gatehouse/auth';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
 import type { UserRecord } from '../storage/storage.ts';
-import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
+import { tokenAuthResponse, type AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { cookieOptions } from './options.ts';
 import { issueTokens } from './tokens.ts';
-import { toWireUser } from './user.ts';
 
 export interface SessionGrant {
   loginMethod: string;
@@ -48,13 +47,6 @@ export async function openSessionAndRespond(c: AuthnContext, ctx: CallContext, u
   ctx.setCookies.push(...sessionCookies(handle, session.expiresAt - now, cookieOptions(c.options)));
   return {
     session,
-    response: {
-      ...emptyAuthResponse(message),
-      access_token: tokens.accessToken,
-      id_token: tokens.idToken,
-      refresh_token: tokens.refreshToken,
-      expires_in: tokens.expiresIn,
-      user: toWireUser(user),
-    },
+    response: tokenAuthResponse(message, tokens, user),
   };
 }

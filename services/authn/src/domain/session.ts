@@ -5,13 +5,13 @@
 import { AppError } from '@gatehouse/errors';
 import { clearMfaCookie, clearSessionCookies } from '@gatehouse/auth';
 import type { CallContext } from '@gatehouse/rpc';
-import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
+import { tokenAuthResponse, type AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';
 import { cookieOptions } from './options.ts';
 import { assertRelations } from './relations.ts';
 import { issueTokens } from './tokens.ts';
-import { isRevoked, toWireUser } from './user.ts';
+import { isRevoked } from './user.ts';
 import { MAX_URL_CHARS, asObject, optString, optStringList, parseRequiredRelations } from './validation.ts';
 
 const unauthorized = () => new AppError('unauthenticated', 'unauthorized');
@@ -39,14 +39,7 @@ export async function refreshSession(c: AuthnContext, ctx: CallContext, raw: unk
   if (caller.via === 'bearer') {
     const tokens = await issueTokens(c, user, { ...old, roles, scope });
     if (tokens.refreshTokenId) await c.sessions.update({ ...old, refreshTokenId: tokens.refreshTokenId });
-    return {
-      ...emptyAuthResponse(message),
-      access_token: tokens.accessToken,
-      id_token: tokens.idToken,
-      refresh_token: tokens.refreshToken,
-      expires_in: tokens.expiresIn,
-      user: toWireUser(user),
-    };
+    return tokenAuthResponse(message, tokens, user);
   }
   const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod: old.loginMethod, roles, scope, authTime: old.authTime }, message);
   await c.sessions.delete(old.id);
