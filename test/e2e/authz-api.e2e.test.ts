@@ -9,7 +9,8 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { SURFACES } from '../support/surfaces.ts';
-import { authzPerform, closeAuthzClients, expectAllError, okBody, onAll, signupUser, type AuthzCreds, type AuthzOp } from '../support/authz-surfaces.ts';
+import { createCallContext } from '@gatehouse/rpc';
+import { authzGrpcClient, authzPerform, closeAuthzClients, expectAllError, okBody, onAll, signupUser, type AuthzCreds, type AuthzOp } from '../support/authz-surfaces.ts';
 import { DOCS_MODEL, ULID, deleteAllTuples, readAll, type WireTuple } from '../support/authz-fixtures.ts';
 
 describe.each(['all', 'split'] as const)('authz admin API on three surfaces (%s)', (mode) => {
@@ -153,6 +154,23 @@ describe.each(['all', 'split'] as const)('authz admin API on three surfaces (%s)
       expectAllError(await onAll(d, { op, args, creds: { adminSecret: `${d.adminSecret}x` } }), 'unauthenticated', 'unauthorized');
     }
     expect((await readAll(d.grpcAddress, d.adminSecret, { object: 'doc:u0' }))).toEqual([]);
+  });
+
+  it('the internal DeleteUserTuples RPC (native gRPC, admin only) removes every tuple naming user:<id>', async () => {
+    const gone = `gone${randomBytes(4).toString('hex')}`;
+    const kept = { user: 'user:kept', relation: 'viewer', object: `doc:${gone}` };
+    const naming = [{ user: `user:${gone}`, relation: 'owner', object: `doc:${gone}` }, { user: `user:${gone}`, relation: 'member', object: `group:${gone}` }];
+    okBody(await authzPerform('rest', d, { op: '_fga_write_tuples', args: { tuples: [...naming, kept] }, creds: admin }));
+    const client = authzGrpcClient(d.grpcAddress);
+    const call = (headers: Record<string, string>, req: Record<string, unknown>): Promise<unknown> =>
+      client.call('DeleteUserTuples', req, createCallContext({ headers }));
+    await expect(call({ authorization: `Bearer ${user.token}` }, { user_id: gone })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(call({ 'x-service-admin-secret': d.adminSecret }, {})).rejects.toMatchObject({ code: 'invalid_argument', message: 'user ID is missing' });
+    expect(await readAll(d.grpcAddress, d.adminSecret, { user: `user:${gone}` })).toHaveLength(2);
+    await expect(call({ 'x-service-admin-secret': d.adminSecret }, { user_id: gone })).resolves.toEqual({ deleted: 2 });
+    expect(await readAll(d.grpcAddress, d.adminSecret, { user: `user:${gone}` })).toEqual([]);
+    expect(await readAll(d.grpcAddress, d.adminSecret, { object: `doc:${gone}` })).toEqual([kept]);
+    okBody(await authzPerform('rest', d, { op: '_fga_delete_tuples', args: { tuples: [kept] }, creds: admin }));
   });
 
   it('reset is refused while tuples exist, allowed once they are deleted, and empties the store', async () => {
