@@ -4,7 +4,9 @@
  * - with a NoSQL main database and no `--fga-store`, every authorization endpoint answers 400
  *   `failed_precondition` `authorization engine is not enabled`, on REST, GraphQL and gRPC;
  * - the same NoSQL authz process with `--fga-store=memory` has a working engine;
- * - `--fga-store=memory` works on an all-in-one deployment.
+ * - `--fga-store=memory` works on an all-in-one deployment;
+ * - `--fga-store=postgres|mysql` with `--fga-store-url` keeps the engine's tables in that database, apart
+ *   from the main SQLite database of an all-in-one deployment.
  * No MongoDB server runs here and `gatehouse all` cannot start without its main database, so the
  * engine-off case runs in split mode: the deployment's authn (PostgreSQL) plus an authz process
  * started with `--database-type=mongodb` (authz never opens the main database when the engine is
@@ -12,7 +14,10 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import BetterSqlite3 from 'better-sqlite3';
+import { createScratchDatabase, type ScratchDatabase } from '@gatehouse/db';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
+import { openSql } from '../support/sql.ts';
 import { SURFACES } from '../support/surfaces.ts';
 import { authzGrpc, closeAuthzClients, expectAllError, okBody, onAll, signupUser, type AuthzCreds, type AuthzOp } from '../support/authz-surfaces.ts';
 import { DOCS_MODEL } from '../support/authz-fixtures.ts';
@@ -103,5 +108,42 @@ describe('--fga-store=memory on all-in-one', () => {
     const a = await onAll(d, { op: 'check_permissions', args: { checks: [{ relation: 'viewer', object: 'doc:m' }, { relation: 'viewer', object: 'doc:n' }] }, creds: { bearer: user.token } });
     for (const s of SURFACES) expect(okBody(a[s]).results.map((r: { allowed: boolean }) => r.allowed)).toEqual([true, false]);
     expect(d.processes[0]!.child.spawnargs).toContain('--fga-store=memory');
+  });
+});
+
+describe.each([['postgres', 'postgres'], ['mysql', 'mariadb']] as const)('--fga-store=%s with --fga-store-url on all-in-one (SQLite main database)', (store, dbType) => {
+  let d: Deployment;
+  let fga: ScratchDatabase;
+  let user: { token: string; subject: string };
+  beforeAll(async () => {
+    fga = await createScratchDatabase(dbType);
+    d = await startDeployment('all', { flags: [`--fga-store=${store}`, `--fga-store-url=${fga.options.url!}`] });
+    user = await signupUser(d.url, `fga-${store}-${randomBytes(5).toString('hex')}@example.com`);
+  }, 60_000);
+  afterAll(async () => { closeAuthzClients(); await d?.stop(); await fga?.drop(); });
+
+  it('keeps models and tuples in the engine database and answers from them on every surface', async () => {
+    const admin = { adminSecret: d.adminSecret };
+    okBody((await onAll(d, { op: '_fga_write_model', args: { dsl: DOCS_MODEL }, creds: admin })).rest);
+    okBody((await onAll(d, { op: '_fga_write_tuples', args: { tuples: [{ user: user.subject, relation: 'owner', object: 'doc:s' }] }, creds: admin })).rest);
+    const a = await onAll(d, { op: 'check_permissions', args: { checks: [{ relation: 'viewer', object: 'doc:s' }, { relation: 'viewer', object: 'doc:t' }] }, creds: { bearer: user.token } });
+    for (const s of SURFACES) expect(okBody(a[s]).results.map((r: { allowed: boolean }) => r.allowed)).toEqual([true, false]);
+    const sql = await openSql(fga.options.url!);
+    try {
+      expect(await sql.query('SELECT object_type, object_id, relation FROM fga_tuples')).toEqual([{ object_type: 'doc', object_id: 's', relation: 'owner' }]);
+      // one model version per surface that wrote it
+      expect(Number((await sql.query<{ n: unknown }>('SELECT COUNT(*) AS n FROM fga_models'))[0]!.n)).toBe(3);
+    } finally {
+      await sql.close();
+    }
+    // the main database holds no engine tables
+    const main = new BetterSqlite3(d.databaseUrl, { readonly: true });
+    try {
+      const tables = (pattern: string): unknown => main.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name LIKE ?").pluck().get(pattern);
+      expect(tables('authn_users')).toBe(1);
+      expect(tables('fga%')).toBe(0);
+    } finally {
+      main.close();
+    }
   });
 });
