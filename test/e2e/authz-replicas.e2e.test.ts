@@ -42,6 +42,19 @@ describe('authz replicas: a write is visible on the next request through any rep
     expect(new Set(d.authzGrpcAddresses).size).toBe(2);
   });
 
+  it('a replica\'s own gRPC port (the direct API) authenticates every caller as the gateway does', async () => {
+    const check: AuthzCall = { op: 'check_permissions', args: { checks: [{ relation: 'viewer', object: 'doc:direct' }] } };
+    const write: AuthzCall = { op: '_fga_write_tuples', args: { tuples: [{ user: user.subject, relation: 'viewer', object: 'doc:direct' }] } };
+    const refusal = (r: Result): unknown => (r.ok ? { ok: true } : { code: r.code, message: r.message });
+    for (const i of [0, 1]) {
+      expect(refusal(await onReplica(i, check))).toEqual({ code: 'unauthenticated', message: 'unauthorized' });
+      expect(refusal(await onReplica(i, { ...check, creds: { bearer: `${user.token}x` } }))).toEqual({ code: 'unauthenticated', message: 'unauthorized' });
+      expect(refusal(await onReplica(i, write))).toEqual({ code: 'unauthenticated', message: 'unauthorized' });
+      expect(refusal(await onReplica(i, { ...write, creds: { bearer: user.token } }))).toEqual({ code: 'unauthenticated', message: 'unauthorized' });
+      expect(refusal(await onReplica(i, { ...write, creds: { adminSecret: `${d.adminSecret}x` } }))).toEqual({ code: 'unauthenticated', message: 'unauthorized' });
+    }
+  });
+
   it('a model written on one replica is the active model on the other and behind the gateway at once', async () => {
     const w = okBody(await onReplica(0, { op: '_fga_write_model', args: { dsl: DOCS_MODEL }, creds: admin() }));
     expect(okBody(await onReplica(1, { op: '_fga_get_model', creds: admin() }))).toEqual(w);
