@@ -7,7 +7,12 @@
  * gRPC load loop (@grpc/grpc-js, N calls in flight for a fixed time). Prints one line per figure, the
  * ratios, and the issue's targets: a 100-check call costs ≤ 3× a 1-check call; REST check_permissions
  * throughput ≥ 0.5× the bare-HTTP baseline. Not a test: figures depend on the machine and its load.
- * Options: --duration=<s> (5), --warmup=<s> (1), --connections=<n> (32), --stores=memory,sqlite,
+ * The bare server runs for the whole benchmark, and the REST 1-check figure is measured in rounds that
+ * take turns with it (bare, Gatehouse, bare, Gatehouse, ...): the ratio is the median of the rounds'
+ * ratios, so a machine whose speed drifts over minutes (a shared or nested VM) moves both sides of each.
+ * Options: --duration=<s> (5, per figure), --warmup=<s> (1), --rounds=<n> (6) and --round-duration=<s> (2) for
+ * the REST 1-check figure,
+ * --connections=<n> (32), --stores=memory,sqlite,
  * --only=rest1,admin1,profile,rest100,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then).
  */
 import os from 'node:os';
@@ -21,10 +26,10 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_DATASET, generateGithubDataset, prng, type BenchTuple, type Dataset } from './github-dataset.ts';
 
 type Store = 'memory' | 'sqlite';
-interface Options { durationS: number; warmupS: number; connections: number; stores: Store[]; only: Set<string> | null }
+interface Options { durationS: number; warmupS: number; rounds: number; roundS: number; connections: number; stores: Store[]; only: Set<string> | null }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 5, warmupS: 1, connections: 32, stores: ['memory', 'sqlite'], only: null };
+  const o: Options = { durationS: 5, warmupS: 1, rounds: 6, roundS: 2, connections: 32, stores: ['memory', 'sqlite'], only: null };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
@@ -33,7 +38,9 @@ function parseArgs(argv: readonly string[]): Options {
     else if (k === '--duration' && n > 0 && n <= 10) o.durationS = n;
     else if (k === '--warmup' && n >= 0 && n <= 10) o.warmupS = n;
     else if (k === '--connections' && Number.isInteger(n) && n > 0) o.connections = n;
-    else throw new Error(`bad option ${arg} (--duration and --warmup: 0-10 s)`);
+    else if (k === '--rounds' && Number.isInteger(n) && n >= 1 && n <= 20) o.rounds = n;
+    else if (k === '--round-duration' && n > 0 && n <= 10) o.roundS = n;
+    else throw new Error(`bad option ${arg} (--duration, --warmup, --round-duration: 0-10 s; --rounds: 1-20)`);
   }
   return o;
 }
@@ -67,8 +74,11 @@ interface Autocannon extends PromiseLike<{ duration: number; non2xx: number; err
 }
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Autocannon;
 
+/** What one autocannon run saw: every response counted, 2xx latencies (ms) when recorded. */
+interface Run { requests: number; non2xx: number; durationS: number; latencies: number[] }
+
 /** One autocannon run over `bodies` (each connection cycles through them); records 2xx latencies when `record`. */
-async function cannon(t: Target, durationS: number, record: boolean): Promise<Omit<Figures, 'cpu'>> {
+async function cannon(t: Target, durationS: number, record: boolean): Promise<Run> {
   const latencies: number[] = [];
   const inst = autocannon({
     url: t.url, method: t.method ?? 'POST', headers: t.headers, connections: t.connections, duration: durationS, timeout: 30,
@@ -76,25 +86,102 @@ async function cannon(t: Target, durationS: number, record: boolean): Promise<Om
   });
   if (record) inst.on('response', (_c, status, _b, took) => { if (status >= 200 && status < 300) latencies.push(took); });
   const r = await inst;
-  const sorted = Float64Array.from(latencies).sort();
   const requests = Object.values(r.statusCodeStats).reduce((n, x) => n + x.count, 0);
-  return { name: t.name, rps: requests / r.duration, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests, non2xx: r.non2xx + r.errors };
+  return { requests, non2xx: r.non2xx + r.errors, durationS: r.duration, latencies };
+}
+
+/**
+ * The measured runs of one target, added up: req/s over all of them, p50/p99 over every recorded
+ * latency, and the CPU the watched processes and this process (the load generator) used while they ran.
+ */
+class Meter {
+  readonly #latencies: number[] = [];
+  #requests = 0;
+  #non2xx = 0;
+  #seconds = 0;
+  #wall = 0;
+  #own = 0;
+  readonly #cpu: number[];
+  readonly target: Target;
+  readonly watched: readonly Watched[];
+  constructor(target: Target, watched: readonly Watched[]) {
+    this.target = target;
+    this.watched = watched;
+    this.#cpu = watched.map(() => 0);
+  }
+  /** One measured run of `durationS` seconds; returns its req/s. */
+  async run(durationS: number): Promise<number> {
+    const before = this.watched.map((w) => processCpuSeconds(w.pid));
+    const ownBefore = process.cpuUsage();
+    const t0 = performance.now();
+    const r = await cannon(this.target, durationS, true);
+    this.#wall += (performance.now() - t0) / 1000;
+    const own = process.cpuUsage(ownBefore);
+    this.#own += (own.user + own.system) / 1e6;
+    this.watched.forEach((w, i) => { this.#cpu[i]! += processCpuSeconds(w.pid) - before[i]!; });
+    for (const x of r.latencies) this.#latencies.push(x);
+    this.#requests += r.requests;
+    this.#non2xx += r.non2xx;
+    this.#seconds += r.durationS;
+    return r.requests / r.durationS;
+  }
+  figures(): Figures {
+    const sorted = Float64Array.from(this.#latencies).sort();
+    const pct = (x: number): string => `${((x / this.#wall) * 100).toFixed(0)}% cpu`;
+    const cpu = [...this.watched.map((w, i) => `${w.label} ${pct(this.#cpu[i]!)}`), `load generator ${pct(this.#own)}`].join(', ');
+    return {
+      name: this.target.name, rps: this.#requests / this.#seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99),
+      requests: this.#requests, non2xx: this.#non2xx, cpu,
+    };
+  }
 }
 
 /** Warm-up (discarded), then a measured run, with the CPU the watched processes used during it. */
 async function loadFigures(t: Target, o: Options, watched: readonly Watched[]): Promise<Figures> {
   if (o.warmupS > 0) await cannon(t, o.warmupS, false);
-  const before = watched.map((w) => processCpuSeconds(w.pid));
-  const ownBefore = process.cpuUsage();
-  const t0 = performance.now();
-  const f = await cannon(t, o.durationS, true);
-  const wall = (performance.now() - t0) / 1000;
-  const own = process.cpuUsage(ownBefore);
-  const cpu = [
-    ...watched.map((w, i) => `${w.label} ${(((processCpuSeconds(w.pid) - before[i]!) / wall) * 100).toFixed(0)}% cpu`),
-    `load generator ${(((own.user + own.system) / 1e6 / wall) * 100).toFixed(0)}% cpu`,
-  ].join(', ');
-  return { ...f, cpu };
+  const m = new Meter(t, watched);
+  await m.run(o.durationS);
+  return m.figures();
+}
+
+/** A target measured in turns with the bare baseline: both sides' figures and each round's ratio of req/s. */
+interface Paired { figures: Figures; bare: Figures; ratios: number[] }
+
+/**
+ * Measures `t` and the bare server `bare` in `o.rounds` rounds of `o.roundS` seconds each, after a
+ * warm-up of each; the order inside a round alternates (bare first in the first round),
+ * so neither side always runs right after the other.
+ */
+async function pairedFigures(t: Target, watched: readonly Watched[], bare: BareServer, o: Options): Promise<Paired> {
+  const bareTarget = { ...bare.target, connections: t.connections };
+  if (o.warmupS > 0) {
+    await cannon(bareTarget, o.warmupS, false);
+    await cannon(t, o.warmupS, false);
+  }
+  const mine = new Meter(t, watched);
+  const base = new Meter(bareTarget, [bare.watched]);
+  const ratios: number[] = [];
+  for (let round = 0; round < o.rounds; round++) {
+    let b: number;
+    let g: number;
+    if (round % 2 === 0) {
+      b = await base.run(o.roundS);
+      g = await mine.run(o.roundS);
+    } else {
+      g = await mine.run(o.roundS);
+      b = await base.run(o.roundS);
+    }
+    ratios.push(g / b);
+  }
+  return { figures: mine.figures(), bare: base.figures(), ratios };
+}
+
+/** The median of `xs` (the mean of the middle two when even); NaN when empty. */
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function printFigures(f: Figures): void {
@@ -164,9 +251,9 @@ async function grpcLoad(client: ServiceClient, token: string, bodies: string[], 
   return { name, rps: (latencies.length + errors) / wall, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu: '' };
 }
 
-interface StoreResult { rest1: Figures | null; rest100: Figures | null; grpc1: Figures | null; grpc100: Figures | null; answer1: string }
+interface StoreResult { rest1: Paired | Figures | null; rest100: Figures | null; grpc1: Figures | null; grpc100: Figures | null }
 
-async function benchStore(store: Store, o: Options, data: Dataset): Promise<StoreResult> {
+async function benchStore(store: Store, o: Options, data: Dataset, bare: BareServer | null): Promise<StoreResult> {
   const t0 = performance.now();
   const d: Deployment = await startDeployment('all', { flags: ['--rate-limit-rps=0', ...(store === 'memory' ? ['--fga-store=memory'] : [])], readyTimeoutMs: 60_000 });
   const grpc = createGrpcClient(serviceDescriptor('authz'), { address: d.grpcAddress });
@@ -188,13 +275,23 @@ async function benchStore(store: Store, o: Options, data: Dataset): Promise<Stor
     const probe = await post(`${d.url}/v1/check_permissions`, JSON.parse(hundred[0]!), headers);
     if (probe.status !== 200 || probe.json.results.length !== 100) throw new Error(`check_permissions answered ${probe.status}: ${JSON.stringify(probe.json).slice(0, 300)}`);
     line(`[${store}] probe: 100 checks answered`, `${probe.json.results.filter((r: { allowed: boolean }) => r.allowed).length} allowed`);
-    const answer1 = JSON.stringify((await post(`${d.url}/v1/check_permissions`, JSON.parse(one[0]!), headers)).json);
 
     const watched = d.processes.map((p) => ({ label: 'gatehouse all', pid: p.child.pid! }));
     const url = `${d.url}/v1/check_permissions`;
     const want = (name: string): boolean => o.only === null || o.only.has(name);
-    const rest1 = want('rest1') ? await loadFigures({ name: `[${store}] REST check_permissions 1 check`, url, headers, bodies: one, connections: o.connections }, o, watched) : null;
-    if (rest1) printFigures(rest1);
+    let rest1: Paired | Figures | null = null;
+    if (want('rest1')) {
+      const target = { name: `[${store}] REST check_permissions 1 check`, url, headers, bodies: one, connections: o.connections };
+      if (bare) {
+        const paired = await pairedFigures(target, watched, bare, o);
+        printFigures(paired.figures);
+        printFigures({ ...paired.bare, name: `[${store}] ${paired.bare.name}, in turns with the line above` });
+        rest1 = paired;
+      } else {
+        rest1 = await loadFigures(target, o, watched);
+        printFigures(rest1);
+      }
+    }
     if (want('admin1')) {
       // the same 1-check calls as super-admin naming the subject: no user-token verification on the path
       const asAdmin = one.map((b) => JSON.stringify({ ...JSON.parse(b), user: subject }));
@@ -231,7 +328,7 @@ async function benchStore(store: Store, o: Options, data: Dataset): Promise<Stor
       const s = Float64Array.from(times).sort();
       line(`[${store}] REST list_permissions ${JSON.stringify(body)}`, `${result.json.permissions.length} entries, truncated=${result.json.truncated}, sequential n=${times.length}: p50 ${ms(percentile(s, 50))}, p99 ${ms(percentile(s, 99))}`);
     }
-    return { rest1, rest100, grpc1, grpc100, answer1 };
+    return { rest1, rest100, grpc1, grpc100 };
   } catch (err) {
     console.error(d.output().slice(-3000));
     throw err;
@@ -241,48 +338,56 @@ async function benchStore(store: Store, o: Options, data: Dataset): Promise<Stor
   }
 }
 
-/** The baseline: test/bench/bare-server.ts (a bare node:http server in its own process) answering `body`. */
-async function benchBare(body: string, o: Options): Promise<Figures> {
+/** The bare baseline server, running for the whole benchmark. */
+interface BareServer { target: Target; watched: Watched; stop(): void }
+
+/** The answer of a 1-check call, as the bare server sends it (the size of Gatehouse's answer). */
+const BARE_BODY = '{"results":[{"relation":"can_read","object":"repository:o1-r1","allowed":true}]}';
+
+/** Starts test/bench/bare-server.ts (a bare node:http server in its own process, as Gatehouse is) answering {@link BARE_BODY}. */
+async function startBare(connections: number): Promise<BareServer> {
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../test/bench/bare-server.ts');
-  const child = spawn(process.execPath, [script, body], { stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        const m = /listening (\d+)/.exec(out);
-        if (m) resolve(`http://127.0.0.1:${m[1]}/`);
-      });
-      child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  const child = spawn(process.execPath, [script, BARE_BODY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(`http://127.0.0.1:${m[1]}/`);
     });
-    const f = await loadFigures({ name: `bare node:http (${body.length} B JSON)`, url, headers: { 'content-type': 'application/json' }, bodies: ['{"checks":[{"relation":"can_read","object":"repository:o1-r1"}]}'], connections: o.connections }, o, [{ label: 'bare server', pid: child.pid! }]);
-    printFigures(f);
-    return f;
-  } finally {
-    child.kill('SIGTERM');
-  }
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  return {
+    target: { name: `bare node:http (${BARE_BODY.length} B JSON)`, url, headers: { 'content-type': 'application/json' }, bodies: ['{"checks":[{"relation":"can_read","object":"repository:o1-r1"}]}'], connections },
+    watched: { label: 'bare server', pid: child.pid! },
+    stop: () => child.kill('SIGTERM'),
+  };
 }
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure; all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
+  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check: ${o.rounds} rounds of ${o.roundS} s in turns with the bare server); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
   const data = generateGithubDataset(DEFAULT_DATASET);
+  const bare = o.only === null || o.only.has('bare') ? await startBare(o.connections) : null;
   const results = new Map<Store, StoreResult>();
-  for (const store of o.stores) results.set(store, await benchStore(store, o, data));
-  const first = [...results.values()][0];
-  if (!first) throw new Error('no store ran: --stores takes memory, sqlite or memory,sqlite');
+  try {
+    for (const store of o.stores) results.set(store, await benchStore(store, o, data, bare));
+  } finally {
+    bare?.stop();
+  }
+  if (results.size === 0) throw new Error('no store ran: --stores takes memory, sqlite or memory,sqlite');
   if (o.only !== null && !o.only.has('bare')) return;
-  const bare = await benchBare(first.answer1, o);
   for (const [store, r] of results) {
-    if (r.rest1) {
-      const ratioBare = r.rest1.rps / bare.rps;
-      line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratioBare.toFixed(2)} (target >= 0.5: ${ratioBare >= 0.5 ? 'met' : 'NOT met'})`);
+    if (r.rest1 && 'ratios' in r.rest1) {
+      const ratio = median(r.rest1.ratios);
+      line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratio.toFixed(2)} (median of ${r.rest1.ratios.length} rounds: ${r.rest1.ratios.map((x) => x.toFixed(2)).join(', ')}; target >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'})`);
     }
-    if (r.rest1 && r.rest100) {
-      const cost = r.rest1.rps / r.rest100.rps;
-      line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / r.rest1.p50).toFixed(2)}x`);
+    const rest1 = r.rest1 && 'ratios' in r.rest1 ? r.rest1.figures : r.rest1;
+    if (rest1 && r.rest100) {
+      const cost = rest1.rps / r.rest100.rps;
+      line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / rest1.p50).toFixed(2)}x`);
     }
     if (r.grpc1 && r.grpc100) {
       line(`[${store}] cost ratio 100-check/1-check call (gRPC, 1/req/s)`, `${(r.grpc1.rps / r.grpc100.rps).toFixed(2)}x; p50 ratio ${(r.grpc100.p50 / r.grpc1.p50).toFixed(2)}x`);
