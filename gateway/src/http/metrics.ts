@@ -1,6 +1,6 @@
 /** @module gateway/http/metrics HTTP request metrics and the separate /metrics listener (spec §1 additional rules, §8; STYLE §6). */
 import type { Request, RequestHandler } from 'express';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { registerRequestSeries, type Registry } from '@gatehouse/observability';
 import { type RouteMatcher, matchRoute } from '../routes/table.ts';
 import { requestPath } from './request-path.ts';
 
@@ -31,47 +31,30 @@ export interface HttpMetrics {
   readonly middleware: RequestHandler;
 }
 
-function counter(registry: Registry): Counter<'route' | 'method' | 'code'> {
-  const name = 'gatehouse_http_requests_total';
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Counter<'route' | 'method' | 'code'>;
-  return new Counter({ name, help: 'HTTP requests by route template, method and status code', labelNames: ['route', 'method', 'code'], registers: [registry] });
-}
-
-function histogram(registry: Registry): Histogram<'route' | 'method' | 'code'> {
-  const name = 'gatehouse_http_request_duration_seconds';
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Histogram<'route' | 'method' | 'code'>;
-  return new Histogram({
-    name, help: 'HTTP request duration in seconds', labelNames: ['route', 'method', 'code'], registers: [registry],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  });
-}
-
 /** Registers (or reuses, so all-in-one never registers twice) the HTTP metrics on `registry`. */
 export function createHttpMetrics(registry: Registry): HttpMetrics {
-  const requests = counter(registry);
-  const duration = histogram(registry);
-  // one pair of label children per (route, method, code), so the label object is built once per label
-  // set; prom-client still validates and hashes the labels on every inc/observe
-  const children = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
+  const table = registerRequestSeries(registry, {
+    counter: { name: 'gatehouse_http_requests_total', help: 'HTTP requests by route template, method and status code' },
+    histogram: {
+      name: 'gatehouse_http_request_duration_seconds', help: 'HTTP request duration in seconds',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    },
+    labelNames: ['route', 'method', 'code'],
+  });
   return {
     middleware: (req, res, next) => {
-      const start = process.hrtime.bigint();
+      const start = performance.now();
       let recorded = false;
-      const record = (code: string): void => {
+      // 'close' follows 'finish' for every response; when the client went away before the response
+      // finished, it is counted as 499 (cancelled, behaviour.md §0.2). A response closes once, so a
+      // plain listener does (no once-wrapper to build and remove per request).
+      res.on('close', () => {
         if (recorded) return;
         recorded = true;
-        const labels = { route: routeLabel(req), method: KNOWN_METHODS.has(req.method) ? req.method : 'OTHER', code };
-        const key = `${labels.route} ${labels.method} ${code}`;
-        let child = children.get(key);
-        if (!child) children.set(key, (child = { count: requests.labels(labels), seconds: duration.labels(labels) }));
-        child.count.inc();
-        child.seconds.observe(Number(process.hrtime.bigint() - start) / 1e9);
-      };
-      // 'close' follows 'finish' for every response; when the client went away before the response
-      // finished, it is counted as 499 (cancelled, behaviour.md §0.2).
-      res.once('close', () => record(res.writableFinished ? String(res.statusCode) : '499'));
+        const code = res.writableFinished ? String(res.statusCode) : '499';
+        const method = KNOWN_METHODS.has(req.method) ? req.method : 'OTHER';
+        table.series({ route: routeLabel(req), method, code }).record((performance.now() - start) / 1000);
+      });
       next();
     },
   };

@@ -46,3 +46,5 @@ export function createMetricsRegistry(options: { defaultMetrics?: boolean } = {}
 export { Registry } from 'prom-client';
 export { startMetricsServer } from './metrics-server.ts';
 export type { MetricsServer } from './metrics-server.ts';
+export { registerRequestSeries } from './request-series.ts';
+export type { RequestSeriesOptions, RequestSeriesTable, Series } from './request-series.ts';
