@@ -61,8 +61,8 @@ class View {
   readonly help: string;
   readonly type: 'counter' | 'histogram';
   readonly aggregator = 'sum';
-  readonly table: Table<string>;
-  constructor(name: string, help: string, type: 'counter' | 'histogram', table: Table<string>) {
+  readonly table: Table;
+  constructor(name: string, help: string, type: 'counter' | 'histogram', table: Table) {
     this.name = name;
     this.help = help;
     this.type = type;
@@ -77,15 +77,15 @@ class View {
   }
 }
 
-class Table<L extends string> implements RequestSeriesTable<L> {
+class Table implements RequestSeriesTable<string> {
   readonly #bounds: readonly number[];
-  readonly #labelNames: readonly L[];
+  readonly #labelNames: readonly string[];
   readonly #byKey = new Map<string, SeriesData>();
-  constructor(bounds: readonly number[], labelNames: readonly L[]) {
+  constructor(bounds: readonly number[], labelNames: readonly string[]) {
     this.#bounds = bounds;
     this.#labelNames = labelNames;
   }
-  series(labels: Readonly<Record<L, string>>): Series {
+  series(labels: Readonly<Record<string, string>>): Series {
     let key = '';
     for (const n of this.#labelNames) key += `${labels[n]}\u0000`;
     let s = this.#byKey.get(key);
@@ -131,12 +131,12 @@ class Table<L extends string> implements RequestSeriesTable<L> {
  */
 export function registerRequestSeries<L extends string>(registry: Registry, o: RequestSeriesOptions<L>): RequestSeriesTable<L> {
   const existing = registry.getSingleMetric(o.counter.name) as unknown;
-  if (existing instanceof View) return existing.table as unknown as Table<L>;
+  if (existing instanceof View) return existing.table;
   const b = o.histogram.buckets;
   if (b.some((x, i) => !Number.isFinite(x) || (i > 0 && x <= b[i - 1]!))) throw new Error(`${o.histogram.name}: buckets must be increasing finite numbers`);
-  const table = new Table<L>([...b], [...o.labelNames]);
+  const table = new Table([...b], [...o.labelNames]);
   // the Registry formats any object with this shape; its typings name only prom-client's own classes
-  registry.registerMetric(new View(o.counter.name, o.counter.help, 'counter', table as unknown as Table<string>) as unknown as Metric);
-  registry.registerMetric(new View(o.histogram.name, o.histogram.help, 'histogram', table as unknown as Table<string>) as unknown as Metric);
+  registry.registerMetric(new View(o.counter.name, o.counter.help, 'counter', table) as unknown as Metric);
+  registry.registerMetric(new View(o.histogram.name, o.histogram.help, 'histogram', table) as unknown as Metric);
   return table;
 }
