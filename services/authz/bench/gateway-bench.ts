@@ -7,11 +7,12 @@
  * gRPC load loop (@grpc/grpc-js, N calls in flight for a fixed time). Prints one line per figure, the
  * ratios, and the issue's targets: a 100-check call costs ≤ 3× a 1-check call; REST check_permissions
  * throughput ≥ 0.5× the bare-HTTP baseline. Not a test: figures depend on the machine and its load.
- * The bare server runs for the whole benchmark, and the REST 1-check figure is measured in rounds that
- * take turns with it (bare, Gatehouse, bare, Gatehouse, ...): the ratio is the median of the rounds'
- * ratios, so a machine whose speed drifts over minutes (a shared or nested VM) moves both sides of each.
- * Options: --duration=<s> (5, per figure), --warmup=<s> (1), --rounds=<n> (6) and --round-duration=<s> (2) for
- * the REST 1-check figure,
+ * The bare server runs for the whole benchmark. The REST 1-check figure, the REST 100-check figure and
+ * the bare server are measured in rounds where each takes its turn (the order rotates): each ratio is
+ * the median of the rounds' ratios, so a machine whose speed drifts over minutes (a shared or nested
+ * VM) moves both sides of each.
+ * Options: --duration=<s> (5, per figure not taken in turns), --warmup=<s> (1), --rounds=<n> (6) and
+ * --round-duration=<s> (2) for the figures taken in turns,
  * --connections=<n> (32), --stores=memory,sqlite,
  * --only=rest1,admin1,profile,rest100,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then).
  */
@@ -144,36 +145,26 @@ async function loadFigures(t: Target, o: Options, watched: readonly Watched[]): 
   return m.figures();
 }
 
-/** A target measured in turns with the bare baseline: both sides' figures and each round's ratio of req/s. */
-interface Paired { figures: Figures; bare: Figures; ratios: number[] }
-
 /**
- * Measures `t` and the bare server `bare` in `o.rounds` rounds of `o.roundS` seconds each, after a
- * warm-up of each; the order inside a round alternates (bare first in the first round),
- * so neither side always runs right after the other.
+ * Measures `targets` in turns: after a warm-up of each, `o.rounds` rounds of `o.roundS` seconds in which
+ * every target runs once; the order rotates from round to round (a, b, c / b, c, a / c, a, b ...), so no
+ * target always runs right after another. Returns each target's figures over all rounds and `rps[r][i]`,
+ * target i's req/s in round r: a ratio of two targets is taken per round, where the machine's drift
+ * moves both sides alike.
  */
-async function pairedFigures(t: Target, watched: readonly Watched[], bare: BareServer, o: Options): Promise<Paired> {
-  const bareTarget = { ...bare.target, connections: t.connections };
-  if (o.warmupS > 0) {
-    await cannon(bareTarget, o.warmupS, false);
-    await cannon(t, o.warmupS, false);
-  }
-  const mine = new Meter(t, watched);
-  const base = new Meter(bareTarget, [bare.watched]);
-  const ratios: number[] = [];
+async function inTurns(targets: ReadonlyArray<{ target: Target; watched: readonly Watched[] }>, o: Options): Promise<{ figures: Figures[]; rps: number[][] }> {
+  if (o.warmupS > 0) for (const t of targets) await cannon(t.target, o.warmupS, false);
+  const meters = targets.map((t) => new Meter(t.target, t.watched));
+  const rps: number[][] = [];
   for (let round = 0; round < o.rounds; round++) {
-    let b: number;
-    let g: number;
-    if (round % 2 === 0) {
-      b = await base.run(o.roundS);
-      g = await mine.run(o.roundS);
-    } else {
-      g = await mine.run(o.roundS);
-      b = await base.run(o.roundS);
+    const row = new Array<number>(meters.length).fill(Number.NaN);
+    for (let k = 0; k < meters.length; k++) {
+      const i = (round + k) % meters.length;
+      row[i] = await meters[i]!.run(o.roundS);
     }
-    ratios.push(g / b);
+    rps.push(row);
   }
-  return { figures: mine.figures(), bare: base.figures(), ratios };
+  return { figures: meters.map((m) => m.figures()), rps };
 }
 
 /** The median of `xs` (the mean of the middle two when even); NaN when empty. */
@@ -251,7 +242,16 @@ async function grpcLoad(client: ServiceClient, token: string, bodies: string[], 
   return { name, rps: (latencies.length + errors) / wall, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu: '' };
 }
 
-interface StoreResult { rest1: Paired | Figures | null; rest100: Figures | null; grpc1: Figures | null; grpc100: Figures | null }
+interface StoreResult {
+  rest1: Figures | null;
+  rest100: Figures | null;
+  /** per round: REST 1-check req/s over the bare server's req/s (empty without the bare server) */
+  bareRatios: number[];
+  /** per round: REST 1-check req/s over REST 100-check req/s, what a 100-check call costs in 1-check calls */
+  costRatios: number[];
+  grpc1: Figures | null;
+  grpc100: Figures | null;
+}
 
 async function benchStore(store: Store, o: Options, data: Dataset, bare: BareServer | null): Promise<StoreResult> {
   const t0 = performance.now();
@@ -279,31 +279,29 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
     const watched = d.processes.map((p) => ({ label: 'gatehouse all', pid: p.child.pid! }));
     const url = `${d.url}/v1/check_permissions`;
     const want = (name: string): boolean => o.only === null || o.only.has(name);
-    let rest1: Paired | Figures | null = null;
-    if (want('rest1')) {
-      const target = { name: `[${store}] REST check_permissions 1 check`, url, headers, bodies: one, connections: o.connections };
-      if (bare) {
-        const paired = await pairedFigures(target, watched, bare, o);
-        printFigures(paired.figures);
-        printFigures({ ...paired.bare, name: `[${store}] ${paired.bare.name}, in turns with the line above` });
-        rest1 = paired;
-      } else {
-        rest1 = await loadFigures(target, o, watched);
-        printFigures(rest1);
+    // REST 1 check, REST 100 checks and the bare server take turns (inTurns): their ratios are per round
+    const turns: Array<{ key: 'rest1' | 'rest100' | 'bare'; target: Target; watched: readonly Watched[] }> = [];
+    if (want('rest1')) turns.push({ key: 'rest1', target: { name: `[${store}] REST check_permissions 1 check`, url, headers, bodies: one, connections: o.connections }, watched });
+    if (want('rest100')) turns.push({ key: 'rest100', target: { name: `[${store}] REST check_permissions 100 checks`, url, headers, bodies: hundred, connections: o.connections }, watched });
+    if (bare && turns.length > 0) turns.push({ key: 'bare', target: { ...bare.target, name: `[${store}] ${bare.target.name}`, connections: o.connections }, watched: [bare.watched] });
+    const got = new Map<string, Figures>();
+    const bareRatios: number[] = [];
+    const costRatios: number[] = [];
+    if (turns.length === 1) {
+      got.set(turns[0]!.key, await loadFigures(turns[0]!.target, o, turns[0]!.watched));
+    } else if (turns.length > 1) {
+      const { figures, rps } = await inTurns(turns, o);
+      turns.forEach((t, i) => got.set(t.key, figures[i]!));
+      const at = (key: string): number => turns.findIndex((t) => t.key === key);
+      const [r1, r100, b] = [at('rest1'), at('rest100'), at('bare')];
+      for (const row of rps) {
+        if (r1 >= 0 && b >= 0) bareRatios.push(row[r1]! / row[b]!);
+        if (r1 >= 0 && r100 >= 0) costRatios.push(row[r1]! / row[r100]!);
       }
     }
-    if (want('admin1')) {
-      // the same 1-check calls as super-admin naming the subject: no user-token verification on the path
-      const asAdmin = one.map((b) => JSON.stringify({ ...JSON.parse(b), user: subject }));
-      const adminHeaders = { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret };
-      printFigures(await loadFigures({ name: `[${store}] REST check_permissions 1 check, super-admin caller`, url, headers: adminHeaders, bodies: asAdmin, connections: o.connections }, o, watched));
-    }
-    if (want('profile')) {
-      // the same bearer on an endpoint without the engine: what credential resolution alone costs
-      printFigures(await loadFigures({ name: `[${store}] REST GET /v1/profile, same bearer (no engine)`, url: `${d.url}/v1/profile`, method: 'GET', headers, bodies: [], connections: o.connections }, o, watched));
-    }
-    const rest100 = want('rest100') ? await loadFigures({ name: `[${store}] REST check_permissions 100 checks`, url, headers, bodies: hundred, connections: o.connections }, o, watched) : null;
-    if (rest100) printFigures(rest100);
+    for (const t of turns) printFigures(got.get(t.key)!);
+    const rest1 = got.get('rest1') ?? null;
+    const rest100 = got.get('rest100') ?? null;
     let grpc1: Figures | null = null;
     let grpc100: Figures | null = null;
     if (want('grpc')) {
@@ -328,7 +326,7 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
       const s = Float64Array.from(times).sort();
       line(`[${store}] REST list_permissions ${JSON.stringify(body)}`, `${result.json.permissions.length} entries, truncated=${result.json.truncated}, sequential n=${times.length}: p50 ${ms(percentile(s, 50))}, p99 ${ms(percentile(s, 99))}`);
     }
-    return { rest1, rest100, grpc1, grpc100 };
+    return { rest1, rest100, bareRatios, costRatios, grpc1, grpc100 };
   } catch (err) {
     console.error(d.output().slice(-3000));
     throw err;
@@ -368,7 +366,7 @@ async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check: ${o.rounds} rounds of ${o.roundS} s in turns with the bare server); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
+  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
   const data = generateGithubDataset(DEFAULT_DATASET);
   const bare = o.only === null || o.only.has('bare') ? await startBare(o.connections) : null;
   const results = new Map<Store, StoreResult>();
@@ -378,16 +376,15 @@ async function main(): Promise<void> {
     bare?.stop();
   }
   if (results.size === 0) throw new Error('no store ran: --stores takes memory, sqlite or memory,sqlite');
-  if (o.only !== null && !o.only.has('bare')) return;
+  const rounds = (xs: readonly number[]): string => `median of ${xs.length} rounds: ${xs.map((x) => x.toFixed(2)).join(', ')}`;
   for (const [store, r] of results) {
-    if (r.rest1 && 'ratios' in r.rest1) {
-      const ratio = median(r.rest1.ratios);
-      line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratio.toFixed(2)} (median of ${r.rest1.ratios.length} rounds: ${r.rest1.ratios.map((x) => x.toFixed(2)).join(', ')}; target >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'})`);
+    if (r.bareRatios.length > 0) {
+      const ratio = median(r.bareRatios);
+      line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratio.toFixed(2)} (${rounds(r.bareRatios)}; target >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'})`);
     }
-    const rest1 = r.rest1 && 'ratios' in r.rest1 ? r.rest1.figures : r.rest1;
-    if (rest1 && r.rest100) {
-      const cost = rest1.rps / r.rest100.rps;
-      line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / rest1.p50).toFixed(2)}x`);
+    if (r.costRatios.length > 0 && r.rest1 && r.rest100) {
+      const cost = median(r.costRatios);
+      line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (${rounds(r.costRatios)}; target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / r.rest1.p50).toFixed(2)}x`);
     }
     if (r.grpc1 && r.grpc100) {
       line(`[${store}] cost ratio 100-check/1-check call (gRPC, 1/req/s)`, `${(r.grpc1.rps / r.grpc100.rps).toFixed(2)}x; p50 ratio ${(r.grpc100.p50 / r.grpc1.p50).toFixed(2)}x`);
