@@ -4,12 +4,12 @@
  * /graphql, /healthz and the OpenAPI document, behind the HTTP layer (CORS, CSRF, client IP,
  * rate limit, body rules). It owns no data and asserts no identity.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import express, { type Express } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import { AppError, toAppError } from '@gatehouse/errors';
 import type { Logger, Registry } from '@gatehouse/observability';
-import { createHttpLayer, clientInfo, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
+import { createHttpLayer, clientInfo, createGatewayServer, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
 import { ROUTES, buildOpenApi } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
@@ -136,7 +136,7 @@ function verifyEmailLinkRoute(clients: ServiceClients, opts: GatewayOptions, log
 
 /** Listens on host:port with `handler` (an Express app or a node:http listener); resolves with the bound port. */
 export async function listen(handler: http.RequestListener, host: string, port: number): Promise<{ port: number; server: http.Server; close(): Promise<void> }> {
-  const server = http.createServer(handler);
+  const server = createGatewayServer(handler);
   server.keepAliveTimeout = 65_000;
   const bound = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);

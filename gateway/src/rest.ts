@@ -38,9 +38,8 @@ function appendSetCookie(res: ServerResponse, cookies: string[]): void {
 /** `200` with `out` as JSON, as Express's `res.json` writes it (no ETag: the gateway disables it). */
 function sendJson(res: ServerResponse, out: unknown): void {
   const body = JSON.stringify(out);
-  res.statusCode = 200;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  // one header list with the status line (see http/response.ts), not a setHeader call per header
+  res.writeHead(200, ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]);
   res.end(body);
 }
 

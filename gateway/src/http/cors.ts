@@ -1,6 +1,9 @@
 /** @module gateway/http/cors CORS per behaviour.md §2.5 with graphql.md O2's client headers. */
 import type { RequestHandler } from 'express';
 import { type OriginPolicy, isListedOrigin, parseOrigin } from './origins.ts';
+import { addResponseHeaders } from './response.ts';
+
+const ALLOW_ANY_ORIGIN = ['Access-Control-Allow-Origin', '*'];
 
 /**
  * Request headers a cross-origin caller may send. `X-Authorizer-URL` and `X-Authorizer-Client-ID`
@@ -34,7 +37,7 @@ export function cors(policy: OriginPolicy): RequestHandler {
     let allowed = false;
     if (policy.any) {
       if (originHeader !== undefined) {
-        res.setHeader('Access-Control-Allow-Origin', '*');
+        addResponseHeaders(res, ALLOW_ANY_ORIGIN);
         allowed = true;
       }
     } else {

@@ -12,4 +12,5 @@ export { compileOriginPolicy, isListedOrigin, parseOrigin, type OriginPolicy } f
 export { MemoryRateLimiter, isRateLimitExempt, rateLimit, rateLimitedError, type RateLimiter } from './rate-limit.ts';
 export { RedisRateLimiter } from './rate-limit-redis.ts';
 export { requestPath } from './request-path.ts';
+export { addResponseHeaders, createGatewayServer, GatewayResponse } from './response.ts';
 export { securityHeaders } from './security-headers.ts';

@@ -1,5 +1,6 @@
 /** @module gateway/http/security-headers Response hardening headers (behaviour.md §2.5, §1.2 `--enable-hsts`). */
 import type { RequestHandler } from 'express';
+import { addResponseHeaders } from './response.ts';
 
 /**
  * The default Content-Security-Policy. Strict for the JSON API; the bundled UI under /app and
@@ -13,16 +14,19 @@ export const HSTS_VALUE = 'max-age=31536000; includeSubDomains';
 
 /**
  * Sets `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`,
- * `Referrer-Policy: strict-origin-when-cross-origin`, a default CSP, and HSTS when `enableHsts`.
+ * `Referrer-Policy: strict-origin-when-cross-origin`, a default CSP, and HSTS when `enableHsts`
+ * (written with the status line on a GatewayResponse: see response.ts).
  */
 export function securityHeaders(options: { enableHsts: boolean; contentSecurityPolicy?: string }): RequestHandler {
-  const csp = options.contentSecurityPolicy ?? DEFAULT_CSP;
+  const headers = [
+    'X-Content-Type-Options', 'nosniff',
+    'X-Frame-Options', 'DENY',
+    'Referrer-Policy', 'strict-origin-when-cross-origin',
+    'Content-Security-Policy', options.contentSecurityPolicy ?? DEFAULT_CSP,
+    ...(options.enableHsts ? ['Strict-Transport-Security', HSTS_VALUE] : []),
+  ];
   return (_req, res, next) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Referrer-Policy', 'strict-origin-when-cross-origin');
-    res.setHeader('Content-Security-Policy', csp);
-    if (options.enableHsts) res.setHeader('Strict-Transport-Security', HSTS_VALUE);
+    addResponseHeaders(res, headers);
     next();
   };
 }

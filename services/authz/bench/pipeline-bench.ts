@@ -7,7 +7,7 @@
  * through real sockets it adds to the kernel's per-request cost, so it bounds the REST throughput ratio
  * that `gateway-bench.ts` measures (the issue's "≥ 0.5× bare HTTP").
  * Run: `npx node services/authz/bench/pipeline-bench.ts [--requests=<n per round>] [--rounds=<n>]
- * [--figures=bare,1,100]` (not a test); to profile one figure,
+ * [--figures=bare,1,call,100]` (not a test; `call` is the in-process authz call alone, without HTTP); to profile one figure,
  * `npx node --cpu-prof services/authz/bench/pipeline-bench.ts --figures=100`.
  */
 import http from 'node:http';
@@ -19,10 +19,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@gatehouse/config';
 import { createInProcessBus } from '@gatehouse/bus';
+import { createCallContext } from '@gatehouse/rpc';
 import { createLogger, createMetricsRegistry } from '@gatehouse/observability';
 import { buildAllInOne } from '../../../bin/all.ts';
 import { createGatewayApp } from '../../../gateway/src/app.ts';
 import { gatewayOptions } from '../../../gateway/src/main.ts';
+import { GatewayResponse } from '../../../gateway/src/http/response.ts';
 
 /** An in-memory socket: what the response writes is kept (last response only), reads never come. */
 class MemorySocket extends Duplex {
@@ -54,7 +56,7 @@ function inject(handler: http.RequestListener, method: string, url: string, head
   req.complete = true; // as the HTTP parser marks it: else the stream's end reads as a client abort
   req.push(body);
   req.push(null);
-  const res = new http.ServerResponse(req);
+  const res = new GatewayResponse(req);
   res.assignSocket(socket as unknown as Socket);
   return new Promise((resolve) => {
     // as node:http's server does on 'finish': detach the socket, then 'close' on the next tick
@@ -132,17 +134,31 @@ async function main(): Promise<void> {
         res.end(fixed);
       });
     };
-    const wanted = new Set((args.get('--figures') ?? 'bare,1,100').split(','));
+    const wanted = new Set((args.get('--figures') ?? 'bare,1,call,100').split(','));
+    const authz = all.gateway.clients.authz!;
+    const checks = bodies.map((b) => JSON.parse(b) as Record<string, unknown>);
+    const callFigure: Figure = {
+      label: 'the in-process authz call alone (credential check, codec, engine)',
+      requests: n,
+      run: async (i) => {
+        const ctx = createCallContext({ headers: { authorization: bearer.authorization }, clientIp: '127.0.0.1', protocol: 'rest' });
+        return { status: 200, body: JSON.stringify(await authz.call('CheckPermissions', checks[i % 64]!, ctx)) };
+      },
+    };
     const bareFigure: Figure = { label: 'bare handler (fixed JSON body)', requests: n, run: (i) => inject(bare, 'POST', '/v1/check_permissions', bearer, bodies[i % 64]!) };
     const one: Figure = { label: 'gateway: POST /v1/check_permissions, 1 check, bearer', requests: n, run: (i) => inject(gw.handler, 'POST', '/v1/check_permissions', bearer, bodies[i % 64]!) };
     const many: Figure = { label: 'gateway: POST /v1/check_permissions, 100 checks, bearer', requests: Math.ceil(n / 10), run: (i) => inject(gw.handler, 'POST', '/v1/check_permissions', bearer, hundred[i % 16]!) };
-    const figures = ([['bare', bareFigure], ['1', one], ['100', many]] as const).filter(([k]) => wanted.has(k)).map(([, f]) => f);
+    const figures = ([['bare', bareFigure], ['1', one], ['call', callFigure], ['100', many]] as const).filter(([k]) => wanted.has(k)).map(([, f]) => f);
     const us = await measure(figures, rounds);
     const line = (label: string, value: string): void => console.log(`${label.padEnd(64)} ${value}`);
     console.log(`in-memory sockets, sequential requests; median of ${rounds} rounds (figures take turns), ${n} 1-check requests per round`);
     for (const [k, f] of figures.entries()) line(f.label, `${us[k]!.toFixed(1).padStart(6)} µs/request`);
     const at = (f: Figure): number => us[figures.indexOf(f)] ?? Number.NaN;
     if (figures.includes(bareFigure) && figures.includes(one)) line('gateway own work per 1-check call (gateway - bare)', `${(at(one) - at(bareFigure)).toFixed(1).padStart(6)} µs/request`);
+    if (figures.includes(bareFigure) && figures.includes(one) && figures.includes(callFigure)) {
+      line('  of which the authz call (+ JSON.stringify of its answer)', `${at(callFigure).toFixed(1).padStart(6)} µs/request`);
+      line('  of which HTTP: layer, body, response (own work - call)', `${(at(one) - at(bareFigure) - at(callFigure)).toFixed(1).padStart(6)} µs/request`);
+    }
     if (figures.includes(one) && figures.includes(many)) line('cost ratio 100-check / 1-check call (in process, no kernel)', `${(at(many) / at(one)).toFixed(2).padStart(6)}x`);
   } finally {
     await gw.close();
