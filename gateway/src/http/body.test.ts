@@ -10,6 +10,8 @@ describe('parseJsonBody', () => {
   it('maps empty and whitespace bodies to {} and strips a BOM', () => {
     expect(parseJsonBody('', true)).toEqual({});
     expect(parseJsonBody(' \n', true)).toEqual({});
+    expect(parseJsonBody('\t\r\n\u00a0\u2028 ', true)).toEqual({});
+    expect(parseJsonBody(' \n {"a":1}\n ', true)).toEqual({ a: 1 });
     expect(parseJsonBody('\ufeff{"a":1}', true)).toEqual({ a: 1 });
   });
   it('refuses non-objects only when objectOnly', () => {
@@ -40,6 +42,23 @@ describe('JSON body middleware (behaviour.md §0.1)', () => {
     }
     const none = await send(srv.base, 'POST', '/v1/login', { body: '{"x":[1]}' });
     expect(none.json).toEqual({ body: { x: [1] } });
+  });
+
+  it('joins a body that arrives in several pieces, a multi-byte character split between two', async () => {
+    const { request } = await import('node:http');
+    const body = Buffer.from('{"name":"Zoë","n":[1,2,3]}');
+    const split = body.indexOf(0xc3) + 1; // inside the two bytes of ë
+    const result = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/v1/login', agent: false, headers: { 'content-length': String(body.length) } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => { text += String(c); });
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.write(body.subarray(0, split));
+      setTimeout(() => req.end(body.subarray(split)), 50);
+    });
+    expect(JSON.parse(result)).toEqual({ body: { name: 'Zoë', n: [1, 2, 3] } });
   });
 
   it('treats an empty body as {}', async () => {

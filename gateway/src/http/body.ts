@@ -13,6 +13,8 @@ const tooLarge = (): AppError => new AppError('invalid_argument', BODY_TOO_LARGE
 const invalidJson = (cause?: unknown): AppError =>
   new AppError('invalid_argument', INVALID_JSON_MESSAGE, { reason: 'invalid_json', cause });
 
+const NOT_BLANK = /\S/;
+
 /**
  * Parses `text` as a request body. Empty (or whitespace-only) → `{}`. With `objectOnly`, anything
  * but a JSON object (array, string, number, boolean, null) is refused.
@@ -20,7 +22,8 @@ const invalidJson = (cause?: unknown): AppError =>
  */
 export function parseJsonBody(text: string, objectOnly: boolean): unknown {
   const t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  if (t.trim() === '') return {};
+  // what trim() removes is what \s matches: this finds the first other character without copying the body
+  if (!NOT_BLANK.test(t)) return {};
   let value: unknown;
   try {
     value = JSON.parse(t);
@@ -59,7 +62,7 @@ export function readRawBody(req: Request, limit: number): Promise<Buffer> {
         chunks.push(chunk);
       }
     };
-    const onEnd = (): void => finish(undefined, Buffer.concat(chunks, size));
+    const onEnd = (): void => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     const onError = (err: unknown): void => finish(new AppError('cancelled', 'request cancelled', { cause: err }));
     const onAborted = (): void => finish(new AppError('cancelled', 'request cancelled'));
     req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
