@@ -45,10 +45,44 @@ describe('request normalisation (the codec both transports share)', () => {
     expect(() => check.normalizeRequest([{ relation: 'a' }])).toThrow(expect.objectContaining({ message: 'invalid JSON body' }));
   });
 
+  it('checks each element of a list of strings and of a Struct field', () => {
+    const signup = serviceDescriptor('authn').methods.get('Signup')!;
+    expect(signup.normalizeRequest({ email: 'a@b.c', roles: ['user'], app_data: { plan: 'pro' } })).toMatchObject({ roles: ['user'], scope: [], app_data: { plan: 'pro' }, password: null });
+    expect(() => signup.normalizeRequest({ roles: ['user', 7] }))
+      .toThrow(expect.objectContaining({ message: 'invalid value for field "roles[1]": expected list of string' }));
+    expect(() => signup.normalizeRequest({ app_data: 'x' }))
+      .toThrow(expect.objectContaining({ message: 'invalid value for field "app_data": expected object' }));
+    expect(() => signup.normalizeRequest({ is_multi_factor_auth_enabled: 'yes' }))
+      .toThrow(expect.objectContaining({ message: 'invalid value for field "is_multi_factor_auth_enabled": expected boolean' }));
+  });
+
   it('accepts digit strings for integer fields and refuses fractions', () => {
     const read = serviceDescriptor('authz').methods.get('ReadTuples')!;
     expect(read.normalizeRequest({ page_size: '25' })).toMatchObject({ page_size: 25 });
     expect(() => read.normalizeRequest({ page_size: 2.5 }))
       .toThrow(expect.objectContaining({ message: 'invalid value for field "page_size": expected integer' }));
+  });
+});
+
+describe('response shaping (what every transport answers)', () => {
+  it('gives every field of nested messages, in order, and drops what the proto does not name', () => {
+    const check = serviceDescriptor('authz').methods.get('CheckPermissions')!;
+    const out = check.normalizeResponse({ results: [{ relation: 'can_read', object: 'doc:1', allowed: true, debug: 'x' }, { relation: 'writer' }], extra: 1 });
+    expect(out).toEqual({ results: [{ relation: 'can_read', object: 'doc:1', allowed: true }, { relation: 'writer', object: '', allowed: false }] });
+    expect(JSON.stringify(out)).toBe('{"results":[{"relation":"can_read","object":"doc:1","allowed":true},{"relation":"writer","object":"","allowed":false}]}');
+    expect(check.normalizeResponse(undefined)).toEqual({ results: [] });
+    expect(check.normalizeResponse({ results: 'nope' })).toEqual({ results: [] });
+  });
+
+  it('fills absent fields with null or their default, copies lists, and answers an empty recovery-code list as null', () => {
+    const login = serviceDescriptor('authn').methods.get('Login')!;
+    const roles = ['user'];
+    const out = login.normalizeResponse({ message: 'Logged in successfully', user: { id: 'u1', roles }, authenticator_recovery_codes: [] });
+    expect(out).toMatchObject({ message: 'Logged in successfully', access_token: null, should_show_totp_screen: false, authenticator_recovery_codes: null });
+    const user = out.user as Record<string, unknown>;
+    expect(user).toMatchObject({ id: 'u1', roles: ['user'], email: null });
+    expect(user.roles).not.toBe(roles);
+    expect(login.normalizeResponse({ message: 'm', authenticator_recovery_codes: ['a-b'] }).authenticator_recovery_codes).toEqual(['a-b']);
+    expect(login.normalizeResponse({ message: 'm' }).user).toBeNull();
   });
 });
