@@ -218,8 +218,14 @@ function checkBodies(data: Dataset, userOrgs: string[], count: number, perCall: 
   }));
 }
 
-/** A bounded gRPC load loop: `inFlight` concurrent CheckPermissions calls for `durationS` seconds. */
-async function grpcLoad(client: ServiceClient, token: string, bodies: string[], inFlight: number, durationS: number, name: string): Promise<Figures> {
+/**
+ * A bounded gRPC load loop: `inFlight` concurrent CheckPermissions calls for `durationS` seconds, with
+ * the CPU the watched processes and this process (the grpc-js client) used meanwhile: a client near
+ * 100% means the figure is the client's limit, not the server's.
+ */
+async function grpcLoad(client: ServiceClient, token: string, bodies: string[], inFlight: number, durationS: number, name: string, watched: readonly Watched[] = []): Promise<Figures> {
+  const cpuBefore = watched.map((w) => processCpuSeconds(w.pid));
+  const ownBefore = process.cpuUsage();
   const reqs = bodies.map((b) => JSON.parse(b) as Record<string, unknown>);
   const latencies: number[] = [];
   let errors = 0;
@@ -238,8 +244,11 @@ async function grpcLoad(client: ServiceClient, token: string, bodies: string[], 
   };
   await Promise.all(Array.from({ length: inFlight }, (_, w) => worker(w)));
   const wall = (performance.now() - t0) / 1000;
+  const own = process.cpuUsage(ownBefore);
+  const pct = (seconds: number): string => `${((seconds / wall) * 100).toFixed(0)}% cpu`;
+  const cpu = [...watched.map((w, i) => `${w.label} ${pct(processCpuSeconds(w.pid) - cpuBefore[i]!)}`), `grpc-js client ${pct((own.user + own.system) / 1e6)}`].join(', ');
   const sorted = Float64Array.from(latencies).sort();
-  return { name, rps: (latencies.length + errors) / wall, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu: '' };
+  return { name, rps: (latencies.length + errors) / wall, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu };
 }
 
 interface StoreResult {
@@ -306,9 +315,9 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
     let grpc100: Figures | null = null;
     if (want('grpc')) {
       await grpcLoad(grpc, token, one, o.connections, o.warmupS, 'warm-up');
-      grpc1 = await grpcLoad(grpc, token, one, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 1 check`);
+      grpc1 = await grpcLoad(grpc, token, one, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 1 check`, watched);
       printFigures(grpc1);
-      grpc100 = await grpcLoad(grpc, token, hundred, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 100 checks`);
+      grpc100 = await grpcLoad(grpc, token, hundred, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 100 checks`, watched);
       printFigures(grpc100);
     }
 
