@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import express from 'express';
-import { jsonBody, MAX_BODY_BYTES, parseJsonBody } from './body.ts';
+import { jsonBody, MAX_BODY_BYTES, MAX_DRAIN_BYTES, parseJsonBody } from './body.ts';
 import { listen, send, type RunningApp } from './test-server.ts';
 
 const INVALID = { code: 'invalid_argument', message: 'invalid JSON body' };
@@ -86,6 +86,46 @@ describe('JSON body middleware (behaviour.md §0.1)', () => {
     const res = await send(srv.base, 'POST', '/v1/signup', { body });
     expect(res.status).toBe(400);
     expect(res.json).toEqual(TOO_LARGE);
+  });
+
+  it('reads a refused body of declared length to its end and keeps the connection for the next request', async () => {
+    const { Agent, request } = await import('node:http');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (body: string): Promise<{ status: number; json: unknown; connection: string | undefined; reused: boolean }> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/v1/login', agent, headers: { 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => { text += String(c); });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text), connection: res.headers.connection, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const refused = await post(`{"a":"${'x'.repeat(MAX_BODY_BYTES)}"}`);
+      expect([refused.status, refused.json, refused.connection]).toEqual([400, TOO_LARGE, 'keep-alive']);
+      const next = await post('{"a":1}');
+      expect([next.status, next.json, next.reused]).toEqual([200, { body: { a: 1 } }, true]);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('closes the connection when the declared length is past what it drains', async () => {
+    const { request } = await import('node:http');
+    const res = await new Promise<{ status: number; connection: string | undefined; json: unknown }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/v1/login', agent: false, headers: { 'content-length': String(MAX_DRAIN_BYTES + 1) } }, (r) => {
+        let text = '';
+        r.on('data', (c: Buffer) => { text += String(c); });
+        r.on('end', () => {
+          resolve({ status: r.statusCode ?? 0, connection: r.headers.connection, json: JSON.parse(text) });
+          req.destroy();
+        });
+      });
+      req.on('error', (err) => { if (!req.destroyed) reject(err); });
+      req.write('{"a":"'); // the rest never comes: the refusal is decided on the declared length
+    });
+    expect([res.status, res.json, res.connection]).toEqual([400, TOO_LARGE, 'close']);
   });
 
   it('refuses chunked bodies that grow past 1 MiB', async () => {

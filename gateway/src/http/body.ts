@@ -6,6 +6,12 @@ import { requestPath } from './request-path.ts';
 
 /** 1 MiB (behaviour.md §10 "request body 1 MiB"). */
 export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * A refused body whose declared Content-Length is at most this many bytes (8 MiB) is read to its end and
+ * discarded, so the connection stays open and the client can read the refusal; above it, or when the
+ * length is not declared (chunked), the refusal closes the connection instead.
+ */
+export const MAX_DRAIN_BYTES = 8 * 1024 * 1024;
 export const INVALID_JSON_MESSAGE = 'invalid JSON body';
 export const BODY_TOO_LARGE_MESSAGE = 'request body too large';
 
@@ -80,7 +86,8 @@ function appliesTo(path: string): 'v1' | 'graphql' | undefined {
  * Content-Type and sets `req.body`. `/v1` bodies must be JSON objects (the request fields at top
  * level, spec §1); `/graphql` bodies are left to the GraphQL server to validate. GET/HEAD on /v1 get
  * `{}`. Refusals: 400 `invalid_argument` `invalid JSON body` / `request body too large` (GraphQL-shaped
- * on /graphql); a request whose body is too large is answered with `Connection: close`.
+ * on /graphql). A body too large whose declared length is at most {@link MAX_DRAIN_BYTES} is read and
+ * discarded, keeping the connection; a larger or chunked one is answered with `Connection: close`.
  */
 export function jsonBody(options: { limitBytes?: number } = {}): RequestHandler {
   const limit = options.limitBytes ?? MAX_BODY_BYTES;
@@ -112,7 +119,10 @@ export function jsonBody(options: { limitBytes?: number } = {}): RequestHandler 
           return;
         }
         if (res.headersSent) return;
-        res.setHeader('Connection', 'close');
+        // Closing while the client still uploads can reset the connection before it reads the answer
+        // (EPIPE in the client): a body of a known, bounded length is drained instead (readRawBody resumed it).
+        const declared = Number(req.headers['content-length']);
+        if (!(Number.isFinite(declared) && declared <= MAX_DRAIN_BYTES)) res.setHeader('Connection', 'close');
         sendErrorFor(req, res, err);
       },
     );
