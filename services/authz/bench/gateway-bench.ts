@@ -407,6 +407,11 @@ async function main(): Promise<void> {
         ? `not measured: the bare server used ${(r.bare!.serverCpu * 100).toFixed(0)}% of a core (< ${CONTENDED_BELOW * 100}%), the machine was contended; run again`
         : `target >= 0.5: ${ratio >= 0.5 ? 'met' : 'NOT met'}`;
       line(`[${store}] ratio REST(1 check)/bare req/s`, `${ratio.toFixed(2)} (${rounds(r.bareRatios)}; ${verdict})`);
+      if (r.rest1 && r.bare) {
+        // the same comparison in CPU time per request, which moves less with the host than req/s does
+        const us = (f: Figures): number => (f.serverCpu * 1e6) / f.rps;
+        line(`[${store}] server CPU per request, REST(1 check) vs bare`, `${us(r.rest1).toFixed(0)} µs vs ${us(r.bare).toFixed(0)} µs: bare/Gatehouse ${(us(r.bare) / us(r.rest1)).toFixed(2)}`);
+      }
     }
     if (r.costRatios.length > 0 && r.rest1 && r.rest100) {
       const cost = median(r.costRatios);
