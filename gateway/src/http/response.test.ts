@@ -80,6 +80,16 @@ describe('GatewayResponse: deferred headers are written with the status line', (
     expect(r.headers.filter((l) => l.startsWith('content-security-policy'))).toEqual(['content-security-policy: none']);
   });
 
+  it('a deferred header replaces one set before it, as a setHeader call at that point would', async () => {
+    const base = await serve((_req, res) => {
+      res.setHeader('X-Frame-Options', 'SAMEORIGIN');
+      addResponseHeaders(res, SECURITY);
+      res.end();
+    });
+    const r = await get(base);
+    expect(r.headers.filter((l) => l.startsWith('x-frame-options'))).toEqual(['x-frame-options: DENY']);
+  });
+
   it('keeps deferred headers on a response written with setHeader and end (an error answer), and the reason phrase', async () => {
     const base = await serve((_req, res) => {
       addResponseHeaders(res, SECURITY);

@@ -22,8 +22,8 @@ function flatten(h: HeaderList | undefined): HeaderList | undefined {
 /**
  * A ServerResponse whose {@link GatewayResponse.deferHeaders} headers are written with the status line.
  * The result on the wire is what `setHeader` calls made when the headers were deferred would give:
- * a header set with `setHeader` (or passed to `writeHead`) later replaces a deferred one of the same
- * name. Until the headers are written, `getHeader` does not see deferred headers.
+ * a deferred header replaces one set before it, and a header set with `setHeader` (or passed to
+ * `writeHead`) later replaces a deferred one of the same name. Until the headers are written, `getHeader` does not see deferred headers.
  * Express replaces the prototype of the responses it handles: there `deferHeaders` does not exist,
  * and {@link addResponseHeaders} falls back to `setHeader`.
  */
@@ -33,8 +33,15 @@ export class GatewayResponse<Req extends IncomingMessage = IncomingMessage> exte
   /** true once anything went through setHeader/appendHeader: the header map is in use */
   #mapped = false;
 
-  /** Adds flat `[name, value, ...]` pairs to the headers written with the status line. */
+  /**
+   * Adds flat `[name, value, ...]` pairs to the headers written with the status line. Once the header
+   * map is in use there is nothing to save: they are set at once, so they replace earlier ones.
+   */
   deferHeaders(pairs: readonly string[]): void {
+    if (this.#mapped) {
+      for (let i = 0; i < pairs.length; i += 2) super.setHeader(pairs[i]!, pairs[i + 1]!);
+      return;
+    }
     if (this.#deferred === null) this.#deferred = pairs.slice();
     else for (const p of pairs) this.#deferred.push(p);
   }
