@@ -24,6 +24,7 @@ import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { createCallContext, createGrpcClient, serviceDescriptor, type ServiceClient } from '@gatehouse/rpc';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
+import { percentile } from '../../../test/bench/load.ts';
 import { DEFAULT_DATASET, generateGithubDataset, prng, type BenchTuple, type Dataset } from './github-dataset.ts';
 
 type Store = 'memory' | 'sqlite';
@@ -44,12 +45,6 @@ function parseArgs(argv: readonly string[]): Options {
     else throw new Error(`bad option ${arg} (--duration, --warmup, --round-duration: 0-10 s; --rounds: 1-20)`);
   }
   return o;
-}
-
-/** The `p`-th percentile (0-100) of an ascending array, nearest-rank; NaN when empty. */
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 /** CPU seconds (user + system) process `pid` has used, from /proc (Linux); NaN when unreadable. */
