@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
 import { createJwtSigner, sha256Hex } from '@gatehouse/crypto';
 import { createCallContext } from '@gatehouse/rpc';
-import { createAuthenticator, type AuthenticatorOptions } from './authenticator.ts';
-import { createMemorySessionStore, type SessionRecord } from './session-store.ts';
+import { createAuthenticator, RESOLVED_CALLER_TTL_SECONDS, type AuthenticatorOptions } from './authenticator.ts';
+import { createCachedActivityCheck, createCachedSessionStore } from './session-cache.ts';
+import { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
 
 const ISS = 'https://auth.example.com';
 let now = 2_000_000;
@@ -95,5 +96,105 @@ describe('createAuthenticator (behaviour.md §2.3)', () => {
     expect(await a.resolveCaller(ctx({ 'x-service-admin-secret': 'the-admin-secret', authorization: `Bearer ${token}` }))).toEqual({ kind: 'admin', via: 'header' });
     expect(await a.resolveCaller(ctx({ authorization: `Bearer ${token}` }))).toMatchObject({ kind: 'user', userId: 'u1' });
     await expect(a.resolveCaller(ctx({}))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+});
+
+describe('resolved bearer callers over the credential caches (all-in-one)', () => {
+  let inner: ReturnType<typeof createMemorySessionStore>;
+  let reads: number;
+  let active: boolean;
+  let activityReads: number;
+  let external: number;
+  let token: string;
+  const bearer = () => ctx({ authorization: `Bearer ${token}` });
+
+  /** The authenticator over a cached, counting session store and activity check, as buildAuthn wires them. */
+  function build(over: Partial<AuthenticatorOptions> = {}) {
+    const counting: SessionStore = { ...inner, get: async (id) => { reads++; return inner.get(id); } };
+    const sessions = createCachedSessionStore(counting, { clock, externalVersion: () => external });
+    const users = createCachedActivityCheck({ isActive: async () => { activityReads++; return active; } });
+    const a = createAuthenticator({ jwt, sessions, users, issuer: ISS, adminSecret: 'the-admin-secret', disableAdminHeaderAuth: false, clientId: 'cid', clock, ...over });
+    return { a, sessions, users };
+  }
+
+  beforeEach(async () => {
+    now = 2_000_000;
+    reads = 0;
+    activityReads = 0;
+    active = true;
+    external = 1;
+    inner = createMemorySessionStore({ clock });
+    await inner.create({ id: 's1', userId: 'u1', handleHash: sha256Hex('h1'), loginMethod: 'basic_auth', roles: ['user'], scope: ['openid'], authTime: now, expiresAt: now + 3600, createdAt: now });
+    token = await jwt.sign({ iss: ISS, sub: 'u1', nonce: 's1', token_type: 'access_token', roles: ['user'], scope: ['openid'] }, { expiresInSeconds: 600, nowSeconds: now });
+  });
+
+  it('answers a repeated token without reading again, and hands out a frozen caller', async () => {
+    const { a } = build();
+    const first = await a.requireUser(bearer());
+    const again = await a.requireUser(bearer());
+    expect(again).toBe(first);
+    expect(reads).toBe(1);
+    expect(activityReads).toBe(1);
+    expect(Object.isFrozen(again) && Object.isFrozen(again.roles) && Object.isFrozen(again.session) && Object.isFrozen(again.claims)).toBe(true);
+    expect(() => { (again.roles as string[]).push('admin'); }).toThrow(TypeError);
+    expect((await a.requireUser(bearer())).roles).toEqual(['user']);
+  });
+
+  it('refuses the very next request after a logout, a rotation or a deactivation (behaviour.md §2.1)', async () => {
+    const { a, sessions, users } = build();
+    await a.requireUser(bearer());
+    const s1 = (await inner.get('s1'))!;
+    await sessions.update({ ...s1, roles: ['user'] }); // rotation / refresh: resolved again, still valid
+    await a.requireUser(bearer());
+    expect(reads).toBe(2);
+    active = false;
+    users.invalidate('u1'); // what a committed revoke or deactivation does
+    await expect(a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
+    active = true;
+    users.invalidate('u1');
+    await a.requireUser(bearer());
+    await sessions.delete('s1'); // logout
+    await expect(a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('refuses after the token or the session expires, and resolves again past the TTL or an outside write', async () => {
+    const { a } = build();
+    const first = await a.requireUser(bearer());
+    now += RESOLVED_CALLER_TTL_SECONDS;
+    const second = await a.requireUser(bearer());
+    expect(second).not.toBe(first); // resolved again (the session cache, on its own TTL, still answers)
+    external++; // another process committed to the database file
+    expect(await a.requireUser(bearer())).not.toBe(second);
+    expect(reads).toBe(2); // the session cache was dropped too
+    now += 600 - RESOLVED_CALLER_TTL_SECONDS; // the token's exp
+    await expect(a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated' });
+
+    now = 2_000_000;
+    const shortSession = build();
+    await inner.update({ ...(await inner.get('s1'))!, expiresAt: now + 5 });
+    await shortSession.a.requireUser(bearer());
+    now += 5;
+    await expect(shortSession.a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('does not remember a caller resolved while its session was deleted', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const slow: SessionStore = { ...inner, get: async (id) => { const s = await inner.get(id); await gate; return s; } };
+    const sessions = createCachedSessionStore(slow, { clock });
+    const a = createAuthenticator({ jwt, sessions, issuer: ISS, adminSecret: 'the-admin-secret', disableAdminHeaderAuth: false, clientId: 'cid', clock });
+    const inFlight = a.requireUser(bearer()); // read the session, not finished yet
+    await new Promise((r) => setImmediate(r));
+    await sessions.delete('s1');
+    release();
+    await inFlight; // it read the session before the delete
+    await expect(a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('remembers nothing when a store is not versioned (another process may write it)', async () => {
+    const a = createAuthenticator({ jwt, sessions: inner, issuer: ISS, adminSecret: 'the-admin-secret', disableAdminHeaderAuth: false, clientId: 'cid', clock });
+    expect(Object.isFrozen(await a.requireUser(bearer()))).toBe(false);
+    await inner.delete('s1'); // not through any cache
+    await expect(a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated' });
   });
 });

@@ -9,6 +9,7 @@ import { sha256Hex, timingSafeEqualString, type JwtSigner, type JWTPayload } fro
 import type { CallContext } from '@gatehouse/rpc';
 import { COOKIE_ADMIN, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, parseCookies } from './cookies.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
+import type { CacheVersion } from './session-cache.ts';
 
 export interface UserCaller {
   kind: 'user';
@@ -32,7 +33,11 @@ export interface AdminCaller {
 
 export interface AuthenticatorOptions {
   jwt: Pick<JwtSigner, 'verify'>;
-  sessions: Pick<SessionStore, 'get' | 'findByHandleHash'>;
+  /**
+   * With `version` (a cached store, see session-cache.ts), and `users` absent or versioned too, the
+   * authenticator remembers resolved bearer callers while both versions stay unchanged.
+   */
+  sessions: Pick<SessionStore, 'get' | 'findByHandleHash'> & Partial<CacheVersion>;
   /** `--url`; access tokens must carry it as `iss` */
   issuer: string;
   /** `--admin-secret` */
@@ -44,7 +49,7 @@ export interface AuthenticatorOptions {
   /** the admin service's session check, for the `service-admin` cookie (absent: the cookie is ignored) */
   adminSessions?: { isValid(handle: string): Promise<boolean> };
   /** optional liveness check of the user (revoked or deleted users fail, behaviour.md §2.1) */
-  users?: { isActive(userId: string): Promise<boolean> };
+  users?: { isActive(userId: string): Promise<boolean> } & Partial<CacheVersion>;
   /** Unix seconds */
   clock?: () => number;
 }
@@ -65,6 +70,42 @@ const unauthorized = (reason: string, cause?: unknown): AppError =>
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
+/** How many resolved bearer callers are remembered (oldest dropped first), as many as verified tokens. */
+export const RESOLVED_CALLER_CACHE_SIZE = 4096;
+/** A remembered bearer caller is resolved again after this many seconds at most (defence in depth, as the caches' TTL). */
+export const RESOLVED_CALLER_TTL_SECONDS = 30;
+
+/** A bearer caller resolved once, and what must still hold to answer it again without reading. */
+interface ResolvedBearer {
+  readonly caller: UserCaller;
+  /** the session and activity cache versions read before the reads that resolved it */
+  readonly sessionsVersion: number;
+  readonly usersVersion: number;
+  /** Unix seconds */
+  readonly resolvedAt: number;
+}
+
+/** Freezes a caller, its arrays, session and claims: one object is handed to every request with the same token. */
+function freezeCaller(c: UserCaller): UserCaller {
+  Object.freeze(c.roles);
+  Object.freeze(c.scope);
+  Object.freeze(c.session.roles);
+  Object.freeze(c.session.scope);
+  Object.freeze(c.session);
+  if (c.claims) {
+    for (const v of Object.values(c.claims)) if (typeof v === 'object' && v !== null) Object.freeze(v);
+    Object.freeze(c.claims);
+  }
+  return Object.freeze(c);
+}
+
+/** `exp` and `nbf` of verified claims against `now` (Unix seconds), as the signer checks them (RFC 7519 §4.1.4, §4.1.5). */
+function timeClaimsHold(claims: JWTPayload | undefined, now: number): boolean {
+  if (typeof claims?.exp === 'number' && claims.exp <= now) return false;
+  if (typeof claims?.nbf === 'number' && claims.nbf > now) return false;
+  return true;
+}
+
 /**
  * Builds the authenticator. Access-token validation (behaviour.md §2.1): signature with the primary
  * or secondary key, `exp`, `iss` = `--url`, `token_type` = `access_token`, the session named by
@@ -75,7 +116,39 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
 
   const userActive = async (userId: string): Promise<boolean> => (o.users ? o.users.isActive(userId) : true);
 
+  // Resolved bearer callers, by the raw Authorization header. Only when every read behind a caller
+  // is cached and versioned: an unchanged version means no session or user was written since (a
+  // logout, rotation, revocation or an outside write changes it), so the answer still holds.
+  const sessionsVersion = o.sessions.version?.bind(o.sessions);
+  const usersVersion = o.users === undefined ? () => 0 : o.users.version?.bind(o.users);
+  const resolved = sessionsVersion && usersVersion ? new Map<string, ResolvedBearer>() : null;
+
+  /** The remembered caller of `header` when every condition it was resolved under still holds. */
+  function rememberedBearer(header: string): UserCaller | undefined {
+    const r = resolved!.get(header);
+    if (r === undefined) return undefined;
+    const now = clock();
+    if (r.sessionsVersion === sessionsVersion!() && r.usersVersion === usersVersion!()
+      && now - r.resolvedAt < RESOLVED_CALLER_TTL_SECONDS
+      && r.caller.session.expiresAt > now && timeClaimsHold(r.caller.claims, now)) return r.caller;
+    resolved!.delete(header);
+    return undefined;
+  }
+
   async function fromBearer(header: string): Promise<UserCaller> {
+    if (resolved === null) return resolveBearer(header);
+    const known = rememberedBearer(header);
+    if (known !== undefined) return known;
+    // the versions before the reads: a write that lands while they run makes this entry stale at once
+    const sv = sessionsVersion!();
+    const uv = usersVersion!();
+    const caller = freezeCaller(await resolveBearer(header));
+    if (resolved.size >= RESOLVED_CALLER_CACHE_SIZE) resolved.delete(resolved.keys().next().value!);
+    resolved.set(header, { caller, sessionsVersion: sv, usersVersion: uv, resolvedAt: clock() });
+    return caller;
+  }
+
+  async function resolveBearer(header: string): Promise<UserCaller> {
     const parts = header.trim().split(/\s+/);
     if (parts.length !== 2 || parts[0]!.toLowerCase() !== 'bearer' || !parts[1]) throw unauthorized('bearer_malformed');
     let claims: JWTPayload;

@@ -22,6 +22,16 @@ export interface CacheOptions {
   externalVersion?: () => number;
 }
 
+/**
+ * The generation of a cache, for a consumer that remembers something derived from its answers (the
+ * authenticator's resolved bearer callers): it changes with every eviction and clear, and when the
+ * external version moved, so an unchanged version means every answer read under it still holds.
+ */
+export interface CacheVersion {
+  /** An integer; compare for equality only. Reading it first notices an outside write (see `externalVersion`). */
+  version(): number;
+}
+
 /** Unix seconds, for session expiry (same clock as the wrapped store). */
 export interface SessionCacheOptions extends CacheOptions {
   clock?: () => number;
@@ -95,7 +105,7 @@ class Lru<V> {
  * during an eviction are not stored. Expired cached sessions read as absent, like the store.
  * @returns the wrapped store plus `clear()` and `size()` (cached sessions)
  */
-export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOptions = {}): SessionStore & { clear(): void; size(): number } {
+export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOptions = {}): SessionStore & CacheVersion & { clear(): void; size(): number } {
   const clock = o.clock ?? (() => Math.floor(Date.now() / 1000));
   const byId = new Lru<SessionRecord>(o);
   const idByHandle = new Map<string, string>();
@@ -183,11 +193,18 @@ export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOpt
       idsByUser.clear();
     },
     size: () => byId.size,
+    version() {
+      if (!byId.unchangedOutside()) {
+        idByHandle.clear();
+        idsByUser.clear();
+      }
+      return byId.gen;
+    },
   };
 }
 
 /** The `users` hook of `createAuthenticator`, cached, with its eviction. */
-export interface CachedActivityCheck {
+export interface CachedActivityCheck extends CacheVersion {
   isActive(userId: string): Promise<boolean>;
   /** Drops the user's cached answer; call after every committed write that may change it. */
   invalidate(userId: string): void;
@@ -217,6 +234,10 @@ export function createCachedActivityCheck(inner: { isActive(userId: string): Pro
     clear() {
       cache.gen++;
       cache.clear();
+    },
+    version() {
+      cache.unchangedOutside();
+      return cache.gen;
     },
   };
 }
