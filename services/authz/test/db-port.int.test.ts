@@ -40,13 +40,17 @@ describe('SQLite: the remembered revision (PRAGMA data_version)', () => {
         return port.execute(sql, params);
       } };
       const store = createSqlStore(counting, { externalVersion: sqliteDataVersion(scratch.options.url!) });
+      expect(store.knownRevision!()).toBeNull(); // nothing read yet: only a query can tell
       const r0 = await store.revision();
+      expect(store.knownRevision!()).toBe(r0);
       expect(await store.revision()).toBe(r0);
       expect(await store.revision()).toBe(r0);
       expect(reads).toBe(1);
 
       await store.appendModel({ id: '01J00000000000000000000000', dsl: 'model\n  schema 1.1\ntype user' });
+      expect(store.knownRevision!()).toBeNull(); // an own write: read again
       expect(await store.revision()).toBe(r0 + 1);
+      expect(store.knownRevision!()).toBe(r0 + 1);
 
       // another process: its own connection to the file
       const Sqlite = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => { exec(sql: string): void; close(): void };
@@ -54,6 +58,7 @@ describe('SQLite: the remembered revision (PRAGMA data_version)', () => {
       other.exec('UPDATE fga_revision SET revision = revision + 5 WHERE id = 1');
       other.close();
       await new Promise((r) => setImmediate(r)); // the version is read once per event-loop turn
+      expect(store.knownRevision!()).toBeNull(); // another process committed
       expect(await store.revision()).toBe(r0 + 6);
       const before = reads;
       expect(await store.revision()).toBe(r0 + 6);

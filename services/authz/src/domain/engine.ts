@@ -94,7 +94,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
     },
 
     async writeTuples(tuples) {
-      const snap = await cache.current();
+      const snap = cache.currentIfKnown() ?? await cache.current();
       const parsed = validateWriteBatch(requireModel(snap.ts), tuples);
       const revision = await guard(store.writeTuples(parsed.map((p) => p.tuple), []));
       cache.applyDelta(revision, parsed, []);
@@ -120,7 +120,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
     async check(subject, checks) {
       const s = parseCheckSubject(subject);
       const inputs = checkBatchCount(checks);
-      const snap = await cache.current();
+      const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
       requireSubject(ts, s);
       const parsed = parseChecks(ts, inputs);
@@ -146,7 +146,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const s = parseCheckSubject(subject);
       const relation = filter?.relation?.trim() || undefined;
       const objectType = filter?.object_type?.trim() || undefined;
-      const snap = await cache.current();
+      const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
       requireSubject(ts, s);
       if (objectType !== undefined && !ts.types.has(objectType)) throw new AppError('invalid_argument', `type "${objectType}" is not defined`);
@@ -182,7 +182,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       if (!object || !relation || !userType) throw new AppError('invalid_argument', 'object, relation and user_type are required');
       const obj = splitObject(object);
       if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
-      const snap = await cache.current();
+      const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
       requireRelation(ts, obj.type, relation);
       if (!ts.types.has(userType)) throw new AppError('invalid_argument', `type "${userType}" is not defined`);
@@ -196,7 +196,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       if (!object || !relation) throw new AppError('invalid_argument', 'relation and object are required');
       const obj = splitObject(object);
       if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
-      const snap = await cache.current();
+      const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
       requireRelation(ts, obj.type, relation);
       const def = ts.relation(obj.type, relation);

@@ -60,6 +60,18 @@ export class SnapshotCache {
     return this.snap;
   }
 
+  /**
+   * The cached snapshot when it is at (or past) the store's current revision and the store knows that
+   * revision without I/O (`knownRevision`); else null, and `current()` must ask the store. The same
+   * answer `current()` gives, without its promise round trips.
+   */
+  currentIfKnown(): Snapshot | null {
+    const snap = this.snap;
+    if (snap === null) return null;
+    const revision = this.store.knownRevision?.() ?? null;
+    return revision !== null && snap.revision >= revision ? snap : null;
+  }
+
   /** The snapshot at (or past) the store's current revision. @throws AppError `unavailable` on storage failure */
   async current(): Promise<Snapshot> {
     const revision = await guard(this.store.revision());

@@ -81,6 +81,9 @@ export function createMemoryStore(): AuthzStore {
     async revision() {
       return revision;
     },
+    knownRevision() {
+      return revision;
+    },
     async readPage(filter, afterSeq, limit) {
       const out: StoredTuple[] = [];
       for (const t of source(filter)) {

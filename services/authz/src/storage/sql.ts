@@ -98,6 +98,11 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
       return revision;
     },
 
+    knownRevision() {
+      // exactly revision()'s answer-from-memory case
+      return external !== null && known !== null && external() === seen ? known : null;
+    },
+
     async readPage(filter: TupleFilter, afterSeq, limit) {
       const where = ['seq > ?'];
       const params: unknown[] = [afterSeq];

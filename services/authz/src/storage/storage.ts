@@ -43,6 +43,12 @@ export const CHANGE_RETENTION = 1000;
 export interface TupleReader {
   /** The store revision: a number that increases on every write (tuples, models, reset). Replicas compare it to refresh caches. */
   revision(): Promise<number>;
+  /**
+   * The revision `revision()` would answer, when the store knows it without I/O: the memory store
+   * always; the SQLite store while no other process has committed and no own write ran since its last
+   * read. Null when only a query can tell. Lets a check skip a promise round trip per call.
+   */
+  knownRevision?(): number | null;
   /** Tuples matching `filter` with `seq > afterSeq`, in `seq` order, at most `limit`; `more` when another page exists. */
   readPage(filter: TupleFilter, afterSeq: number, limit: number): Promise<{ tuples: StoredTuple[]; more: boolean }>;
   /** Tuples of one `object#relation` (forward lookup, as Check needs). */
