@@ -62,7 +62,8 @@ export function deadline(options: { ms?: number } = {}): RequestHandler {
       if (!res.headersSent) sendErrorFor(req, res, err);
     }, ms);
     timer.unref();
-    res.once('close', () => {
+    // a response closes once: a plain listener, without a once-wrapper to build and remove per request
+    res.on('close', () => {
       clearTimeout(timer);
       if (!res.writableFinished) state.abort(new AppError('cancelled', 'request cancelled'));
     });

@@ -135,16 +135,22 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     return undefined;
   }
 
-  async function fromBearer(header: string): Promise<UserCaller> {
+  // Not async: a remembered caller comes back as an already-settled promise, with no extra hops
+  // through async wrappers (each returned promise costs microtask turns per request).
+  function fromBearer(header: string): Promise<UserCaller> {
     if (resolved === null) return resolveBearer(header);
     const known = rememberedBearer(header);
-    if (known !== undefined) return known;
+    return known !== undefined ? Promise.resolve(known) : resolveAndRemember(header);
+  }
+
+  async function resolveAndRemember(header: string): Promise<UserCaller> {
     // the versions before the reads: a write that lands while they run makes this entry stale at once
     const sv = sessionsVersion!();
     const uv = usersVersion!();
     const caller = freezeCaller(await resolveBearer(header));
-    if (resolved.size >= RESOLVED_CALLER_CACHE_SIZE) resolved.delete(resolved.keys().next().value!);
-    resolved.set(header, { caller, sessionsVersion: sv, usersVersion: uv, resolvedAt: clock() });
+    const remembered = resolved!;
+    if (remembered.size >= RESOLVED_CALLER_CACHE_SIZE) remembered.delete(remembered.keys().next().value!);
+    remembered.set(header, { caller, sessionsVersion: sv, usersVersion: uv, resolvedAt: clock() });
     return caller;
   }
 
@@ -186,10 +192,13 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     return null;
   }
 
-  async function requireUser(ctx: CallContext): Promise<UserCaller> {
+  function requireUser(ctx: CallContext): Promise<UserCaller> {
     const header = ctx.headers.authorization;
     // If the header is present it alone decides: no cookie fallback (behaviour.md §2.3).
-    if (header !== undefined && header !== '') return fromBearer(header);
+    return header !== undefined && header !== '' ? fromBearer(header) : fromCookies(ctx);
+  }
+
+  async function fromCookies(ctx: CallContext): Promise<UserCaller> {
     const session = await sessionFromCookies(ctx);
     if (!session) throw unauthorized('no_credentials');
     if (!(await userActive(session.userId))) throw unauthorized('user_inactive');
@@ -205,14 +214,21 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     };
   }
 
-  async function adminOrNull(ctx: CallContext): Promise<AdminCaller | null> {
-    const handle = parseCookies(ctx.headers.cookie)[COOKIE_ADMIN];
-    if (handle && o.adminSessions && (await o.adminSessions.isValid(handle))) return { kind: 'admin', via: 'cookie' };
+  function adminFromHeader(ctx: CallContext): AdminCaller | null {
     const secret = ctx.headers['x-service-admin-secret'];
     if (!o.disableAdminHeaderAuth && secret && o.adminSecret && timingSafeEqualString(secret, o.adminSecret)) {
       return { kind: 'admin', via: 'header' };
     }
     return null;
+  }
+
+  /** The `service-admin` cookie, then the admin-secret header; a promise only when the cookie must be checked. */
+  function adminOrNull(ctx: CallContext): AdminCaller | null | Promise<AdminCaller | null> {
+    const handle = ctx.headers.cookie === undefined ? undefined : parseCookies(ctx.headers.cookie)[COOKIE_ADMIN];
+    if (handle && o.adminSessions) {
+      return o.adminSessions.isValid(handle).then((ok) => (ok ? { kind: 'admin', via: 'cookie' } : adminFromHeader(ctx)));
+    }
+    return adminFromHeader(ctx);
   }
 
   return {
@@ -223,8 +239,11 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
       if (!admin) throw unauthorized('not_admin');
       return admin;
     },
-    async resolveCaller(ctx) {
-      return (await adminOrNull(ctx)) ?? requireUser(ctx);
+    resolveCaller(ctx) {
+      // not async, for the same reason as fromBearer; nothing above throws synchronously
+      const admin = adminOrNull(ctx);
+      if (admin instanceof Promise) return admin.then((a): Promise<UserCaller | AdminCaller> | AdminCaller => a ?? requireUser(ctx));
+      return admin !== null ? Promise.resolve<UserCaller | AdminCaller>(admin) : requireUser(ctx);
     },
   };
 }
