@@ -48,12 +48,13 @@ describe('the /v1 fast path next to the Express routes', () => {
   let port: number;
   const authn = fakeAuthn();
   let expressOnly = 0;
+  const registry = createMetricsRegistry({ defaultMetrics: false });
 
   beforeAll(async () => {
     const logger = createLogger('silent');
     const layer = createHttpLayer(
       { allowedOrigins: ['*'], trustedProxies: [], url: URL_FLAG, enableHsts: false, rateLimitRps: 0, rateLimitBurst: 0 },
-      { logger, registry: createMetricsRegistry({ defaultMetrics: false }) },
+      { logger, registry },
     );
     const clients: ServiceClients = { authn };
     const app = express();
@@ -123,6 +124,23 @@ describe('the /v1 fast path next to the Express routes', () => {
     const head = await request(port, 'HEAD', '/v1/profile');
     expect(head.status).toBe(200);
     expect(head.body).toBe('');
+  });
+
+  it('counts its requests under the route template, by method and status, as Express does for the variants', async () => {
+    const count = async (route: string, method: string, code: string): Promise<number> => {
+      const line = (await registry.metrics()).split('\n')
+        .find((l) => l.startsWith(`gatehouse_http_requests_total{route="${route}",method="${method}",code="${code}"}`));
+      return line === undefined ? 0 : Number(line.split(' ').pop());
+    };
+    const before = { ok: await count('/v1/login', 'POST', '200'), refused: await count('/v1/logout', 'POST', '401'), head: await count('/v1/profile', 'HEAD', '200') };
+    await request(port, 'POST', '/v1/login', '{}');
+    await request(port, 'POST', '/v1/login/', '{}'); // Express
+    await request(port, 'POST', '/v1/logout', '{}');
+    await request(port, 'HEAD', '/v1/profile');
+    await new Promise((r) => setImmediate(r)); // recorded when the response closes
+    expect(await count('/v1/login', 'POST', '200')).toBe(before.ok + 2);
+    expect(await count('/v1/logout', 'POST', '401')).toBe(before.refused + 1);
+    expect(await count('/v1/profile', 'HEAD', '200')).toBe(before.head + 1);
   });
 
   it('leaves unknown paths and wrong methods to Express: 404 and 405', async () => {

@@ -16,6 +16,7 @@ import { AppError, toAppError } from '@gatehouse/errors';
 import { FORWARDED_HEADERS, type CallContext, type ServiceClient } from '@gatehouse/rpc';
 import type { Logger } from '@gatehouse/observability';
 import { clientInfo, sendErrorFor } from './http/index.ts';
+import { setRouteTemplate } from './http/metrics.ts';
 import type { Route, ServiceName } from './routes/table.ts';
 
 export type ServiceClients = Partial<Record<ServiceName, ServiceClient>>;
@@ -91,20 +92,28 @@ export function createRestFastPath(
   layer: { before: readonly RequestHandler[]; errorHandler: ErrorRequestHandler },
   opts: { deadlineMs: number; logger: Logger },
 ): FastPath {
-  const table = new Map<string, RouteHandler>();
+  // method → path → the route and its handler (two lookups, no key string built per request)
+  const table = new Map<string, Map<string, { path: string; handler: RouteHandler }>>();
+  const add = (method: string, route: Route, handler: RouteHandler): void => {
+    let byPath = table.get(method);
+    if (byPath === undefined) table.set(method, (byPath = new Map()));
+    byPath.set(route.path, { path: route.path, handler });
+  };
   for (const route of routes) {
     if (!route.path.startsWith('/v1/')) continue;
     const handler = routeHandler(route, clients, opts);
-    table.set(`${route.method} ${route.path}`, handler);
-    if (route.method === 'GET') table.set(`HEAD ${route.path}`, handler);
+    add(route.method, route, handler);
+    if (route.method === 'GET') add('HEAD', route, handler);
   }
   const before = [...layer.before];
   return (incoming, response) => {
     const url = incoming.url ?? '';
     if (url.charCodeAt(1) !== 0x76 /* v */ || !url.startsWith('/v1/')) return false;
     const q = url.indexOf('?');
-    const handler = table.get(`${incoming.method} ${q === -1 ? url : url.slice(0, q)}`);
-    if (!handler) return false;
+    const entry = table.get(incoming.method ?? '')?.get(q === -1 ? url : url.slice(0, q));
+    if (entry === undefined) return false;
+    const handler = entry.handler;
+    setRouteTemplate(incoming, entry.path); // the metrics label, without matching the table again
     // The layer and the handlers read only node:http members of req/res (they are typed for Express
     // because Express mounts them too).
     const req = incoming as Request;
