@@ -17,6 +17,7 @@ import { FORWARDED_HEADERS, type CallContext, type ServiceClient } from '@gateho
 import type { Logger } from '@gatehouse/observability';
 import { clientInfo, sendErrorFor } from './http/index.ts';
 import { setRouteTemplate } from './http/metrics.ts';
+import { endAtTurnEnd } from './http/response.ts';
 import type { Route, ServiceName } from './routes/table.ts';
 
 export type ServiceClients = Partial<Record<ServiceName, ServiceClient>>;
@@ -36,12 +37,14 @@ function appendSetCookie(res: ServerResponse, cookies: string[]): void {
   res.setHeader('Set-Cookie', prev === undefined ? cookies : [...(Array.isArray(prev) ? prev : [String(prev)]), ...cookies]);
 }
 
-/** `200` with `out` as JSON, as Express's `res.json` writes it (no ETag: the gateway disables it). */
+/**
+ * `200` with `out` as JSON, as Express's `res.json` writes it (no ETag: the gateway disables it), sent
+ * with the other answers of this event-loop turn (endAtTurnEnd in http/response.ts).
+ */
 function sendJson(res: ServerResponse, out: unknown): void {
   const body = JSON.stringify(out);
   // one header list with the status line (see http/response.ts), not a setHeader call per header
-  res.writeHead(200, ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))]);
-  res.end(body);
+  endAtTurnEnd(res, 200, ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))], body);
 }
 
 type RouteHandler = (req: Request, res: Response) => Promise<void>;

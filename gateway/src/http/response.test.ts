@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { addResponseHeaders, createGatewayServer, GatewayResponse } from './response.ts';
+import { addResponseHeaders, createGatewayServer, endAtTurnEnd, GatewayResponse } from './response.ts';
 import { securityHeaders } from './security-headers.ts';
 import { send } from './test-server.ts';
 
@@ -161,5 +161,53 @@ describe('GatewayResponse: deferred headers are written with the status line', (
     expect(r.json).toEqual({ ok: true });
     expect(r.headers['x-frame-options']).toBe('DENY');
     expect(r.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+  });
+});
+
+describe('endAtTurnEnd: the answers of one event-loop turn go out together', () => {
+  const json = (body: string): string[] => ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
+
+  it('sends the answer after the turn\'s callbacks, with the deferred headers', async () => {
+    const order: string[] = [];
+    const base = await serve((_req, res) => {
+      addResponseHeaders(res, SECURITY);
+      endAtTurnEnd(res, 200, json('{"a":"é"}'), '{"a":"é"}');
+      order.push(`queued, headersSent=${res.headersSent}`);
+      res.once('finish', () => order.push('finished'));
+    });
+    const got = await get(base);
+    expect(order).toEqual(['queued, headersSent=false', 'finished']);
+    expect(got.status).toBe(200);
+    expect(got.body).toBe('{"a":"é"}');
+    expect(got.headers).toEqual(expect.arrayContaining(['x-frame-options: DENY', 'content-length: 10', 'content-type: application/json; charset=utf-8']));
+  });
+
+  it('skips a response answered meanwhile, and one whose client went away; a bad answer fails alone', async () => {
+    const base = await serve((req, res) => {
+      if (req.url === '/?answered') {
+        endAtTurnEnd(res, 200, json('{}'), '{}');
+        res.writeHead(504, ['Content-Length', '7']).end('timeout'); // as the deadline answers
+      } else if (req.url === '/?gone') {
+        endAtTurnEnd(res, 200, json('{}'), '{}');
+        res.destroy();
+      } else if (req.url === '/?bad') {
+        endAtTurnEnd(res, 200, ['X-Bad', 'a\nb'], '{}');
+      } else {
+        endAtTurnEnd(res, 200, json('{"ok":true}'), '{"ok":true}');
+      }
+    });
+    const at = (q: string) => new Promise<{ status: number; body: string } | Error>((resolve) => {
+      http.get(`${base}/?${q}`, { agent: false }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => { body += c.toString(); });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      }).on('error', (err) => resolve(err));
+    });
+    const [answered, gone, bad, fine] = await Promise.all([at('answered'), at('gone'), at('bad'), at('fine')]);
+    expect(answered).toEqual({ status: 504, body: 'timeout' });
+    // no answer: the connection was reset (an Error from node:http's realm, so matched by its code)
+    expect(gone).toMatchObject({ code: 'ECONNRESET' });
+    expect(bad).toMatchObject({ code: 'ECONNRESET' }); // destroyed: an invalid header value
+    expect(fine).toEqual({ status: 200, body: '{"ok":true}' });
   });
 });

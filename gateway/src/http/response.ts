@@ -100,6 +100,43 @@ export function addResponseHeaders(res: ServerResponse, pairs: readonly string[]
   for (let i = 0; i < pairs.length; i += 2) res.setHeader(pairs[i]!, pairs[i + 1]!);
 }
 
+/** Responses waiting for the end of the turn, flat: response, status, headers, body. */
+let queued: unknown[] = [];
+let flushScheduled = false;
+
+/**
+ * Sends `statusCode`, `headers` (flat `[name, value, ...]`) and `body` once the I/O callbacks of the
+ * current event-loop turn have run (`setImmediate`), together with every other answer queued in the
+ * turn. Under load, a turn handles the requests of many connections: their answers then go out back to
+ * back instead of one between each request's work. The peer (a load balancer, an ingress proxy, a
+ * client) is then woken once for the burst, not once per answer, and each `write` costs this process
+ * less kernel time. With one request per turn, it adds only the `setImmediate` hop. A response that
+ * was answered meanwhile (the deadline's 504) or whose client went away is skipped.
+ */
+export function endAtTurnEnd(res: ServerResponse, statusCode: number, headers: OutgoingHttpHeader[], body: string): void {
+  queued.push(res, statusCode, headers, body);
+  if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flushQueued);
+  }
+}
+
+function flushQueued(): void {
+  flushScheduled = false;
+  const q = queued;
+  queued = [];
+  for (let i = 0; i < q.length; i += 4) {
+    const res = q[i] as ServerResponse;
+    if (res.headersSent || res.destroyed) continue;
+    try {
+      res.writeHead(q[i + 1] as number, q[i + 2] as OutgoingHttpHeader[]);
+      res.end(q[i + 3] as string);
+    } catch (err) {
+      res.destroy(err as Error); // one bad answer must not hold back the others
+    }
+  }
+}
+
 /** `http.createServer` with {@link GatewayResponse} as its responses. */
 export function createGatewayServer(listener: http.RequestListener): http.Server {
   return http.createServer({ ServerResponse: GatewayResponse }, listener);
