@@ -125,6 +125,18 @@ describe('CSRF with the default * (same origin only)', () => {
     expect(res.json).toEqual(MISMATCH);
   });
 
+  it('decides each request by its own Origin and Host, whatever the request before it was', async () => {
+    const at = async (host: string, origin: string): Promise<number> =>
+      (await send(direct.base, 'POST', '/v1/login', { headers: { host, origin } })).status;
+    // the same Origin alternately with its own host and with another one, then a Referer of that origin
+    expect(await at('gate.local:8080', 'http://gate.local:8080')).toBe(200);
+    expect(await at('other.local:8080', 'http://gate.local:8080')).toBe(403);
+    expect(await at('gate.local:8080', 'http://gate.local:8080')).toBe(200);
+    expect(await at('gate.local:8080', 'http://evil.local:8080')).toBe(403);
+    const referer = await send(direct.base, 'POST', '/v1/login', { headers: { host: 'other.local:8080', referer: 'http://gate.local:8080/app' } });
+    expect(referer.status).toBe(403);
+  });
+
   it('ignores X-Forwarded-Host from an untrusted peer', async () => {
     const res = await send(direct.base, 'POST', '/v1/login', {
       headers: { host: 'internal:8080', 'x-forwarded-host': 'evil.example', origin: 'https://evil.example' },

@@ -41,8 +41,22 @@ function isSameOrigin(origin: ParsedOrigin, requestHost: string, url: ParsedOrig
   return url !== undefined && hostPort(url.host, url.port, url.scheme) === originHost;
 }
 
-/** Decides one request: undefined when allowed, else the AppError to send. */
-export function checkCsrf(req: Request, policy: OriginPolicy, url: ParsedOrigin | undefined): AppError | undefined {
+/**
+ * The last origin decision of one middleware (its policy and `--url` are fixed): the value that was
+ * parsed (Origin, or Referer), the request host it was compared with, and the answer. Requests come
+ * from the same few origins, so most repeat the last one: two string comparisons instead of parsing.
+ */
+export interface OriginMemo {
+  value: string | undefined;
+  host: string;
+  ok: boolean;
+}
+
+/**
+ * Decides one request: undefined when allowed, else the AppError to send.
+ * @param memo the caller's last decision for the same `policy` and `url`, read and updated here
+ */
+export function checkCsrf(req: Request, policy: OriginPolicy, url: ParsedOrigin | undefined, memo?: OriginMemo): AppError | undefined {
   if (!STATE_CHANGING.has(req.method)) return undefined;
   if (isCsrfExempt(req.method, requestPath(req), headerValue(req.headers.authorization))) return undefined;
   const originHeader = headerValue(req.headers.origin);
@@ -51,9 +65,21 @@ export function checkCsrf(req: Request, policy: OriginPolicy, url: ParsedOrigin 
     return new AppError('permission_denied', CSRF_MISSING_MESSAGE, { reason: 'csrf_missing_origin' });
   }
   // An Origin header wins, even `null` (which is never allowed); Referer is only the fallback.
-  const origin = originHeader !== undefined && originHeader.trim() !== '' ? parseOrigin(originHeader) : parseOrigin(referer);
-  const ok = origin !== undefined
-    && (policy.any ? isSameOrigin(origin, clientInfo(req).host, url) : isListedOrigin(policy, origin));
+  const value = originHeader !== undefined && originHeader.trim() !== '' ? originHeader : referer!;
+  // the answer depends on the value, the request host (same-origin rule) and this middleware's fixed policy and url
+  const host = policy.any ? clientInfo(req).host : '';
+  let ok: boolean;
+  if (memo !== undefined && memo.value === value && memo.host === host) {
+    ok = memo.ok;
+  } else {
+    const origin = parseOrigin(value);
+    ok = origin !== undefined && (policy.any ? isSameOrigin(origin, host, url) : isListedOrigin(policy, origin));
+    if (memo !== undefined) {
+      memo.value = value;
+      memo.host = host;
+      memo.ok = ok;
+    }
+  }
   return ok ? undefined : new AppError('permission_denied', CSRF_MISMATCH_MESSAGE, { reason: 'csrf_origin_mismatch' });
 }
 
@@ -65,8 +91,9 @@ export function checkCsrf(req: Request, policy: OriginPolicy, url: ParsedOrigin 
  */
 export function csrf(policy: OriginPolicy, url: string): RequestHandler {
   const urlOrigin = parseOrigin(url);
+  const memo: OriginMemo = { value: undefined, host: '', ok: false };
   return (req, res, next) => {
-    const refusal = checkCsrf(req, policy, urlOrigin);
+    const refusal = checkCsrf(req, policy, urlOrigin, memo);
     if (refusal) sendErrorFor(req, res, refusal);
     else next();
   };
