@@ -134,6 +134,24 @@ describe('engine', () => {
     expect(results[3]).toEqual({ relation: 'viewer', object: 'doc:3', allowed: false });
   });
 
+  it('answers each subject as itself when subjects repeat, and refuses a malformed one every time', async () => {
+    await engine.writeModel(MODEL);
+    await engine.writeTuples([
+      { user: 'user:anne', relation: 'owner', object: 'doc:1' },
+      { user: 'group:eng#member', relation: 'viewer', object: 'doc:2' },
+    ]);
+    const one = (subject: string, object: string) => engine.check(subject, [{ relation: 'viewer', object }]).then((r) => r[0]!.allowed);
+    for (let round = 0; round < 2; round++) {
+      expect(await one('user:anne', 'doc:1')).toBe(true);
+      expect(await one('anne', 'doc:1')).toBe(true); // a bare id is user:<id>
+      expect(await one('user:bob', 'doc:1')).toBe(false);
+      expect(await one('group:eng#member', 'doc:2')).toBe(true); // a userset subject
+      expect(await one('group:eng#member', 'doc:1')).toBe(false);
+      expect((await refusal(one('user:', 'doc:1'))).code).toBe('invalid_argument');
+      expect((await refusal(one('user:*', 'doc:1'))).code).toBe('invalid_argument');
+    }
+  });
+
   it('pages reads with a filter-bound continuation token', async () => {
     await engine.writeModel(MODEL);
     await engine.writeTuples(Array.from({ length: 5 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` })));

@@ -6,7 +6,7 @@ import { expand } from './expand.ts';
 import { LIST_CAP, LIST_RESOLUTION_STEPS, listUsers, reachableFrom, verifiedObjects } from './list.ts';
 import { parseDsl } from './model-dsl.ts';
 import type { Tuple } from './object-ref.ts';
-import { parseCheckSubject, splitObject } from './object-ref.ts';
+import { parseCheckSubject, splitObject, type UserRef } from './object-ref.ts';
 import type { CheckInput } from './queries.ts';
 import { checkBatchCount, parseChecks, requireModel, requireRelation, requireSubject } from './queries.ts';
 import { SnapshotCache, guard } from './snapshot.ts';
@@ -62,6 +62,27 @@ export interface Engine {
   stats(): { revision: number; tuples: number; full_loads: number; catch_ups: number };
 }
 
+/** How many parsed check subjects an engine keeps (oldest dropped first). */
+const SUBJECT_CACHE_SIZE = 4096;
+
+/**
+ * `parseCheckSubject` with the answers remembered: the same few callers ask again and again, and a
+ * subject's parse depends on its text alone. A refused text is not remembered (it throws every time).
+ * The refs handed out are frozen: every call with that subject shares one.
+ */
+function checkSubjectParser(): (raw: string) => UserRef {
+  const parsed = new Map<string, UserRef>();
+  return (raw) => {
+    let ref = parsed.get(raw);
+    if (ref === undefined) {
+      ref = Object.freeze(parseCheckSubject(raw));
+      if (parsed.size >= SUBJECT_CACHE_SIZE) parsed.delete(parsed.keys().next().value!);
+      parsed.set(raw, ref);
+    }
+    return ref;
+  };
+}
+
 const tooComplex = (err: unknown): never => {
   if (err instanceof ResolutionTooComplex) throw new AppError('invalid_argument', 'resolution too complex', { cause: err });
   throw err;
@@ -77,6 +98,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
   const cache = new SnapshotCache(store);
   const resolvers = new ResolverCache();
   const nextId = monotonicFactory();
+  const subjectOf = checkSubjectParser();
 
   return {
     /** behaviour.md §7.1 Versions. @throws AppError `invalid_argument` (see parseDsl) */
@@ -118,7 +140,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
 
     /** behaviour.md §7.3 check_permissions: 1–100 checks, all evaluated, results in input order. */
     async check(subject, checks) {
-      const s = parseCheckSubject(subject);
+      const s = subjectOf(subject);
       const inputs = checkBatchCount(checks);
       const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
@@ -143,7 +165,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
 
     /** behaviour.md §7.3 list_permissions: every matching (type, relation), sorted, capped at 1000. */
     async listPermissions(subject, filter) {
-      const s = parseCheckSubject(subject);
+      const s = subjectOf(subject);
       const relation = filter?.relation?.trim() || undefined;
       const objectType = filter?.object_type?.trim() || undefined;
       const snap = cache.currentIfKnown() ?? await cache.current();
