@@ -23,7 +23,8 @@ export class ResolutionTooComplex extends Error {
 }
 
 /** Per-resolver state of one visited object: its index nodes, its type's relations and memoised results. */
-interface Visited {
+/** An object a resolver has visited: a valid `type:id` (from a validated check or a stored tuple) and its memo. */
+export interface Visited {
   object: string;
   node: ObjectNode | undefined;
   ctxNode: ObjectNode | undefined;
@@ -80,6 +81,20 @@ export class Resolver {
     this.subjectObject = `${subject.type}:${subject.id}`;
     this.subjectTypeKey = subject.kind === 'userset' ? `${subject.type}#${subject.relation}` : subject.type;
     this.wildcardKey = subject.kind === 'object' ? `${subject.type}:*` : '';
+  }
+
+  /**
+   * The node of `object` when this resolver has visited it, else undefined. A visited object is a
+   * valid `type:id` (it came from a validated check or a stored tuple), and `rels` holds its type's
+   * relations under this resolver's model (undefined when the model does not define the type).
+   */
+  visited(object: string): Visited | undefined {
+    return this.objects.get(object);
+  }
+
+  /** {@link check} of a node from {@link visited}, without looking the object up again. @throws ResolutionTooComplex */
+  checkVisited(v: Visited, relation: string): boolean {
+    return this.resolve(v, relation, 0);
   }
 
   /** Objects this resolver has visited (its memory footprint: one memo per object). */

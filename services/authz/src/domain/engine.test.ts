@@ -152,6 +152,34 @@ describe('engine', () => {
     }
   });
 
+  it('validates checks on objects it has already resolved exactly as new ones', async () => {
+    await engine.writeModel(MODEL);
+    await engine.writeTuples([
+      { user: 'user:anne', relation: 'member', object: 'group:eng' },
+      { user: 'group:eng#member', relation: 'viewer', object: 'doc:1' },
+    ]);
+    const check = (checks: Array<Record<string, unknown>>) => engine.check('user:anne', checks as never);
+    // doc:1 is resolved first, and group:eng is visited on the way (through the userset)
+    expect(await check([{ relation: 'viewer', object: 'doc:1' }])).toEqual([{ relation: 'viewer', object: 'doc:1', allowed: true }]);
+    expect(await check([{ relation: 'member', object: 'group:eng' }, { relation: 'owner', object: 'doc:1' }])).toEqual([
+      { relation: 'member', object: 'group:eng', allowed: true },
+      { relation: 'owner', object: 'doc:1', allowed: false },
+    ]);
+    expect((await refusal(check([{ relation: 'editor', object: 'doc:1' }]))).message).toBe('relation "editor" is not defined on type "doc"');
+    // one bad check refuses the whole batch, the known ones before it included
+    expect((await refusal(check([{ relation: 'viewer', object: 'doc:1' }, { relation: 'viewer', object: 'doc' }]))).message).toBe(
+      'each check requires relation and object',
+    );
+    expect((await refusal(check([{ relation: 'viewer', object: 'doc:1', contextual_tuples: { length: 0 } }]))).message).toBe(
+      'each tuple requires user, relation and object',
+    );
+    // padded text is trimmed and echoed trimmed; contextual tuples still apply to a known object
+    expect(await check([{ relation: ' owner ', object: ' doc:1 ' }])).toEqual([{ relation: 'owner', object: 'doc:1', allowed: false }]);
+    expect(await check([{ relation: 'owner', object: 'doc:1', contextual_tuples: [{ user: 'user:anne', relation: 'owner', object: 'doc:1' }] }]))
+      .toEqual([{ relation: 'owner', object: 'doc:1', allowed: true }]);
+    expect(await check([{ relation: 'owner', object: 'doc:1' }])).toEqual([{ relation: 'owner', object: 'doc:1', allowed: false }]);
+  });
+
   it('pages reads with a filter-bound continuation token', async () => {
     await engine.writeModel(MODEL);
     await engine.writeTuples(Array.from({ length: 5 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` })));

@@ -1,14 +1,14 @@
 /** @module engine: the authorization engine's domain API (behaviour.md §7), transport-free. */
 import { AppError } from '@gatehouse/errors';
 import { monotonicFactory } from 'ulid';
-import { Resolver, ResolverCache, ResolutionTooComplex } from './check.ts';
+import { Resolver, ResolverCache, ResolutionTooComplex, type Visited } from './check.ts';
 import { expand } from './expand.ts';
 import { LIST_CAP, LIST_RESOLUTION_STEPS, listUsers, reachableFrom, verifiedObjects } from './list.ts';
 import { parseDsl } from './model-dsl.ts';
 import type { Tuple } from './object-ref.ts';
 import { parseCheckSubject, splitObject, type UserRef } from './object-ref.ts';
-import type { CheckInput } from './queries.ts';
-import { checkBatchCount, parseChecks, requireModel, requireRelation, requireSubject } from './queries.ts';
+import type { CheckInput, ParsedCheck } from './queries.ts';
+import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubject } from './queries.ts';
 import { SnapshotCache, guard } from './snapshot.ts';
 import { TupleIndex } from './tuple-index.ts';
 import { addParsed } from './snapshot.ts';
@@ -145,18 +145,37 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
       requireSubject(ts, s);
-      const parsed = parseChecks(ts, inputs);
       const shared = resolvers.get(snap, snap.revision, ts, snap.index, s);
+      // Every check is validated before any is resolved (a refusal names the first bad check, and
+      // nothing is half answered). A check on an object this subject's resolver has visited, with a
+      // relation its type defines and no contextual tuples, is valid as it stands: it came from an
+      // earlier validated check or a stored tuple. Its node is kept for the answer below.
+      const n = inputs.length;
+      const nodes: Array<Visited | ParsedCheck> = new Array(n);
+      for (let i = 0; i < n; i++) {
+        const c = inputs[i]!;
+        const plain = c?.contextual_tuples == null || (Array.isArray(c.contextual_tuples) && c.contextual_tuples.length === 0);
+        const v = plain && typeof c?.object === 'string' && typeof c.relation === 'string' ? shared.visited(c.object) : undefined;
+        nodes[i] = v !== undefined && v.rels?.get(c.relation!) !== undefined ? v : parseCheck(ts, c);
+      }
       try {
-        return parsed.map((c) => {
+        const results: CheckResult[] = new Array(n);
+        for (let i = 0; i < n; i++) {
+          const node = nodes[i]!;
+          if ('memo' in node) {
+            const relation = inputs[i]!.relation!;
+            results[i] = { relation, object: node.object, allowed: shared.checkVisited(node, relation) };
+            continue;
+          }
           let resolver = shared;
-          if (c.contextual.length > 0) {
+          if (node.contextual.length > 0) {
             const ctx = new TupleIndex();
-            for (const p of c.contextual) addParsed(ctx, p);
+            for (const p of node.contextual) addParsed(ctx, p);
             resolver = new Resolver(ts, snap.index, ctx, s);
           }
-          return { relation: c.relation, object: c.object, allowed: resolver.check(c.object, c.relation) };
-        });
+          results[i] = { relation: node.relation, object: node.object, allowed: resolver.check(node.object, node.relation) };
+        }
+        return results;
       } catch (err) {
         resolvers.drop(s);
         return tooComplex(err);

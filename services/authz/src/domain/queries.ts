@@ -57,27 +57,25 @@ export function checkBatchCount(checks: unknown): CheckInput[] {
 }
 
 /**
- * Validates each check: `relation` and a `type:id` object, both defined in the model; contextual tuples
+ * Validates one check: `relation` and a `type:id` object, both defined in the model; contextual tuples
  * at most 100 and validated like written tuples.
  * @throws AppError `invalid_argument` with the §7.3 messages
  */
-export function parseChecks(ts: TypeSystem, checks: CheckInput[]): ParsedCheck[] {
-  return checks.map((c) => {
-    const relation = typeof c?.relation === 'string' ? c.relation.trim() : '';
-    const object = typeof c?.object === 'string' ? c.object.trim() : '';
-    const obj = splitObject(object);
-    if (relation === '' || !obj) throw bad('each check requires relation and object');
-    requireRelation(ts, obj.type, relation);
-    const raw = c.contextual_tuples ?? NO_TUPLES;
-    if (!Array.isArray(raw)) throw bad('each tuple requires user, relation and object');
-    if (raw.length > MAX_TUPLES_PER_CALL) throw bad(`too many contextual tuples: max ${MAX_TUPLES_PER_CALL} per check`);
-    // most checks carry no contextual tuples: one shared empty list, no allocation per check
-    const contextual = raw.length === 0 ? NO_PARSED : raw.map((t) => {
-      const p = parseTupleForm(t);
-      const reason = tupleMismatch(ts, p);
-      if (reason !== null) throw bad(`invalid tuple "${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}": ${reason}`);
-      return p;
-    });
-    return { relation, object, contextual };
+export function parseCheck(ts: TypeSystem, c: CheckInput): ParsedCheck {
+  const relation = typeof c?.relation === 'string' ? c.relation.trim() : '';
+  const object = typeof c?.object === 'string' ? c.object.trim() : '';
+  const obj = splitObject(object);
+  if (relation === '' || !obj) throw bad('each check requires relation and object');
+  requireRelation(ts, obj.type, relation);
+  const raw = c.contextual_tuples ?? NO_TUPLES;
+  if (!Array.isArray(raw)) throw bad('each tuple requires user, relation and object');
+  if (raw.length > MAX_TUPLES_PER_CALL) throw bad(`too many contextual tuples: max ${MAX_TUPLES_PER_CALL} per check`);
+  // most checks carry no contextual tuples: one shared empty list, no allocation per check
+  const contextual = raw.length === 0 ? NO_PARSED : raw.map((t) => {
+    const p = parseTupleForm(t);
+    const reason = tupleMismatch(ts, p);
+    if (reason !== null) throw bad(`invalid tuple "${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}": ${reason}`);
+    return p;
   });
+  return { relation, object, contextual };
 }
