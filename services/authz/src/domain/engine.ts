@@ -151,22 +151,25 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       // relation its type defines and no contextual tuples, is valid as it stands: it came from an
       // earlier validated check or a stored tuple. Its node is kept for the answer below.
       const n = inputs.length;
-      const nodes: Array<Visited | ParsedCheck> = new Array(n);
+      const known: Array<Visited | undefined> = new Array(n);
+      const parsed: Array<ParsedCheck | undefined> = new Array(n);
       for (let i = 0; i < n; i++) {
         const c = inputs[i]!;
         const plain = c?.contextual_tuples == null || (Array.isArray(c.contextual_tuples) && c.contextual_tuples.length === 0);
         const v = plain && typeof c?.object === 'string' && typeof c.relation === 'string' ? shared.visited(c.object) : undefined;
-        nodes[i] = v !== undefined && v.rels?.get(c.relation!) !== undefined ? v : parseCheck(ts, c);
+        if (v !== undefined && v.rels?.get(c.relation!) !== undefined) known[i] = v;
+        else parsed[i] = parseCheck(ts, c);
       }
       try {
         const results: CheckResult[] = new Array(n);
         for (let i = 0; i < n; i++) {
-          const node = nodes[i]!;
-          if ('memo' in node) {
+          const v = known[i];
+          if (v !== undefined) {
             const relation = inputs[i]!.relation!;
-            results[i] = { relation, object: node.object, allowed: shared.checkVisited(node, relation) };
+            results[i] = { relation, object: v.object, allowed: shared.checkVisited(v, relation) };
             continue;
           }
+          const node = parsed[i]!;
           let resolver = shared;
           if (node.contextual.length > 0) {
             const ctx = new TupleIndex();
