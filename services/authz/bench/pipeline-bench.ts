@@ -5,7 +5,10 @@
  * request/response objects over an in-memory socket, next to a bare handler that answers a fixed JSON
  * body over the same objects. The difference is the gateway's own work per request, in µs of one core;
  * through real sockets it adds to the kernel's per-request cost, so it bounds the REST throughput ratio
- * that `gateway-bench.ts` measures (the issue's "≥ 0.5× bare HTTP").
+ * that `gateway-bench.ts` measures (the issue's "≥ 0.5× bare HTTP"). A /v1 answer waits for the end of
+ * its event-loop turn (`endAtTurnEnd`, gateway/src/http/response.ts): here, where requests run one after
+ * another, each gateway figure therefore includes one event-loop iteration per request, which a loaded
+ * server shares among all the answers of a turn.
  * Run: `npx node services/authz/bench/pipeline-bench.ts [--requests=<n per round>] [--rounds=<n>]
  * [--figures=bare,1,call,100]` (not a test; `call` is the in-process authz call alone, without HTTP); to profile one figure,
  * `npx node --cpu-prof services/authz/bench/pipeline-bench.ts --figures=100`.
