@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
 import { createJwtSigner, sha256Hex } from '@gatehouse/crypto';
 import { createCallContext } from '@gatehouse/rpc';
-import { createAuthenticator, RESOLVED_CALLER_TTL_SECONDS, type AuthenticatorOptions } from './authenticator.ts';
+import { createAuthenticator, RESOLVED_CALLER_MAX_HEADER_CHARS, RESOLVED_CALLER_TTL_SECONDS, type AuthenticatorOptions } from './authenticator.ts';
 import { createCachedActivityCheck, createCachedSessionStore } from './session-cache.ts';
 import { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
 
@@ -189,6 +189,15 @@ describe('resolved bearer callers over the credential caches (all-in-one)', () =
     release();
     await inFlight; // it read the session before the delete
     await expect(a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('does not remember the caller of an oversized header (whitespace padding), but still accepts it', async () => {
+    const { a } = build();
+    const padded = ctx({ authorization: `Bearer${' '.repeat(RESOLVED_CALLER_MAX_HEADER_CHARS)}${token}` });
+    const first = await a.requireUser(padded);
+    expect(first).toMatchObject({ kind: 'user', userId: 'u1', via: 'bearer' });
+    expect(await a.requireUser(padded)).not.toBe(first);
+    expect(Object.isFrozen(first)).toBe(false);
   });
 
   it('remembers nothing when a store is not versioned (another process may write it)', async () => {

@@ -72,6 +72,11 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is
 
 /** How many resolved bearer callers are remembered (oldest dropped first), as many as verified tokens. */
 export const RESOLVED_CALLER_CACHE_SIZE = 4096;
+/**
+ * Longest Authorization header whose caller is remembered, in characters. A valid header can be padded
+ * with whitespace up to node's header size limit; this bounds the cache's memory (≈ 16 MiB of keys at most).
+ */
+export const RESOLVED_CALLER_MAX_HEADER_CHARS = 4096;
 /** A remembered bearer caller is resolved again after this many seconds at most (defence in depth, as the caches' TTL). */
 export const RESOLVED_CALLER_TTL_SECONDS = 30;
 
@@ -138,7 +143,7 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
   // Not async: a remembered caller comes back as an already-settled promise, with no extra hops
   // through async wrappers (each returned promise costs microtask turns per request).
   function fromBearer(header: string): Promise<UserCaller> {
-    if (resolved === null) return resolveBearer(header);
+    if (resolved === null || header.length > RESOLVED_CALLER_MAX_HEADER_CHARS) return resolveBearer(header);
     const known = rememberedBearer(header);
     return known !== undefined ? Promise.resolve(known) : resolveAndRemember(header);
   }
