@@ -359,7 +359,7 @@ const BARE_BODY = '{"results":[{"relation":"can_read","object":"repository:o1-r1
 /** Starts test/bench/bare-server.ts (a bare node:http server in its own process, as Gatehouse is) answering {@link BARE_BODY}. */
 async function startBare(connections: number): Promise<BareServer> {
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../test/bench/bare-server.ts');
-  const child = spawn(process.execPath, [...(process.env.GH_NODE_FLAGS ? process.env.GH_NODE_FLAGS.split(' ') : []), script, BARE_BODY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, BARE_BODY], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
