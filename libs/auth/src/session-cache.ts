@@ -131,12 +131,15 @@ export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOpt
     if (!ids) idsByUser.set(s.userId, (ids = new Set()));
     ids.add(s.id);
   };
+  /** False, with every index dropped, when another process wrote the database since the last call. */
+  const unchangedOutside = (): boolean => {
+    if (byId.unchangedOutside()) return true;
+    idByHandle.clear();
+    idsByUser.clear();
+    return false;
+  };
   const hit = (id: string | undefined): SessionRecord | null => {
-    if (!byId.unchangedOutside()) {
-      idByHandle.clear();
-      idsByUser.clear();
-      return null;
-    }
+    if (!unchangedOutside()) return null;
     if (id === undefined) return null;
     const s = byId.get(id);
     if (!s || s.expiresAt <= clock()) {
@@ -194,10 +197,7 @@ export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOpt
     },
     size: () => byId.size,
     version() {
-      if (!byId.unchangedOutside()) {
-        idByHandle.clear();
-        idsByUser.clear();
-      }
+      unchangedOutside();
       return byId.gen;
     },
   };
