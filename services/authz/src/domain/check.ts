@@ -22,8 +22,10 @@ export class ResolutionTooComplex extends Error {
   }
 }
 
-/** Per-resolver state of one visited object: its index nodes, its type's relations and memoised results. */
-/** An object a resolver has visited: a valid `type:id` (from a validated check or a stored tuple) and its memo. */
+/**
+ * Per-resolver state of one visited object: its index nodes, its type's relations and memoised results.
+ * A visited object is a valid `type:id` (it came from a validated check or a stored tuple).
+ */
 export interface Visited {
   object: string;
   node: ObjectNode | undefined;
