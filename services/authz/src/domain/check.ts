@@ -23,7 +23,8 @@ export class ResolutionTooComplex extends Error {
 }
 
 /**
- * Per-resolver state of one visited object: its index nodes, its type's relations and memoised results.
+ * Per-resolver state of one visited object: its index nodes and its type's relations (its memoised
+ * answers are in the resolver's memo, keyed by relation and then by this object).
  * A visited object is a valid `type:id` (it came from a validated check or a stored tuple).
  */
 export interface Visited {
@@ -31,11 +32,6 @@ export interface Visited {
   node: ObjectNode | undefined;
   ctxNode: ObjectNode | undefined;
   rels: Map<string, RelationDef> | undefined;
-  /**
-   * relation → `(height << 1) | answer`: the answer, and how many hops below this node its resolution
-   * went (a reuse at depth d stands in for a fresh resolution only when d + height stays under the limit)
-   */
-  memo: Map<string, number>;
   /** results that assumed an ancestor on the path is false (a cycle); valid while that ancestor's frame is open */
   prov?: Map<string, Provisional>;
 }
@@ -61,6 +57,14 @@ export class Resolver {
   private readonly subjectTypeKey: string;
   private readonly wildcardKey: string;
   private readonly objects = new Map<string, Visited>();
+  /**
+   * relation → object → `(height << 1) | answer`: the answer, and how many hops below the node its
+   * resolution went (a reuse at depth d stands in for a fresh resolution only when d + height stays
+   * under the limit). Entries exist only for visited objects and relations their type defines. Keyed by
+   * relation first so that a repeated check costs one lookup by object string, not three (object node,
+   * its memo, the relation): a warm batch is bound by memory latency, not by work.
+   */
+  private readonly memo = new Map<string, Map<string, number>>();
   private readonly pathObjects: string[] = [];
   private readonly pathRelations: string[] = [];
   private readonly pathFrames: number[] = [];
@@ -94,12 +98,23 @@ export class Resolver {
     return this.objects.get(object);
   }
 
+  /**
+   * The memoised answer to `object#relation` for a top-level check, or undefined when there is none
+   * (or it was resolved too deep to stand in for a fresh resolution at depth 0). A memo entry exists only
+   * for a visited object and a relation its type defines, so an answer here is that of a valid check.
+   * The strings are compared exactly: a padded one finds nothing.
+   */
+  answered(object: string, relation: string): boolean | undefined {
+    const e = this.memo.get(relation)?.get(object);
+    return e === undefined || e >> 1 >= MAX_RESOLUTION_DEPTH ? undefined : (e & 1) === 1;
+  }
+
   /** {@link check} of a node from {@link visited}, without looking the object up again. @throws ResolutionTooComplex */
   checkVisited(v: Visited, relation: string): boolean {
     return this.resolve(v, relation, 0);
   }
 
-  /** Objects this resolver has visited (its memory footprint: one memo per object). */
+  /** Objects this resolver has visited (its memory footprint: a node and its memo entries per object). */
   get visitedObjects(): number {
     return this.objects.size;
   }
@@ -122,7 +137,7 @@ export class Resolver {
       const node = this.base.node(object);
       const ctxNode = this.ctx?.node(object);
       const type = node ? node.type : ctxNode ? ctxNode.type : typeOf(object);
-      v = { object, node, ctxNode, rels: this.ts.types.get(type), memo: new Map() };
+      v = { object, node, ctxNode, rels: this.ts.types.get(type) };
       this.objects.set(object, v);
     }
     return this.resolve(v, relation, depth);
@@ -131,11 +146,14 @@ export class Resolver {
   /** One `object#relation` node; computed usersets re-enter here with the same visited object. */
   private resolve(v: Visited, relation: string, depth: number): boolean {
     if (this.subject.kind === 'userset' && relation === this.subject.relation && v.object === this.subjectObject) return true;
-    const known = v.memo.get(relation);
+    let byObject = this.memo.get(relation);
+    const known = byObject?.get(v.object);
     if (known !== undefined && this.reusable(known, depth)) return (known & 1) === 1;
     const def = v.rels?.get(relation);
-    if (def === undefined || !def.terminals.has(this.subjectTypeKey)) {
-      v.memo.set(relation, 0);
+    if (def === undefined) return false;
+    if (byObject === undefined) this.memo.set(relation, (byObject = new Map()));
+    if (!def.terminals.has(this.subjectTypeKey)) {
+      byObject.set(v.object, 0);
       return false;
     }
     // A result computed under a cycle cut stays valid while the ancestor it assumed false is still open.
@@ -177,7 +195,7 @@ export class Resolver {
     const myReach = this.reach;
     const myOverflow = this.overflow;
     if (myLow >= depth) {
-      if (!myOverflow) v.memo.set(relation, ((myReach - depth) << 1) | (result ? 1 : 0));
+      if (!myOverflow) byObject.set(v.object, ((myReach - depth) << 1) | (result ? 1 : 0));
     } else {
       (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number });
     }
@@ -254,13 +272,15 @@ export class Resolver {
   private knownTrue(children: Rewrite[], v: Visited, depth: number): boolean {
     for (const child of children) {
       if (child.k === 'computed') {
-        const e = v.memo.get(child.relation);
+        const e = this.memo.get(child.relation)?.get(v.object);
         if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
       } else if (child.k === 'ttu') {
         const b = v.node?.rels.get(child.tupleset);
         if (!b) continue;
+        const byParent = this.memo.get(child.computed);
+        if (!byParent) continue;
         for (const parent of b.users) {
-          const e = this.objects.get(parent)?.memo.get(child.computed);
+          const e = byParent.get(parent);
           if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
         }
       }

@@ -180,6 +180,40 @@ describe('engine', () => {
     expect(await check([{ relation: 'owner', object: 'doc:1' }])).toEqual([{ relation: 'owner', object: 'doc:1', allowed: false }]);
   });
 
+  it('refuses a relation the object\'s type lacks even after a resolution asked it of that object, and answers repeats as the first time', async () => {
+    // viewer from parent reaches organization:acme, whose type defines no viewer (OpenFGA skips that parent)
+    await engine.writeModel(`model
+  schema 1.1
+type user
+type organization
+  relations
+    define member: [user]
+type folder
+  relations
+    define viewer: [user]
+type doc
+  relations
+    define parent: [folder, organization]
+    define viewer: [user] or viewer from parent
+`);
+    await engine.writeTuples([
+      { user: 'organization:acme', relation: 'parent', object: 'doc:1' },
+      { user: 'folder:f', relation: 'parent', object: 'doc:1' },
+      { user: 'user:anne', relation: 'viewer', object: 'folder:f' },
+    ]);
+    const check = (checks: Array<Record<string, unknown>>) => engine.check('user:anne', checks as never);
+    for (let round = 0; round < 2; round++) {
+      expect(await check([{ relation: 'viewer', object: 'doc:1' }, { relation: 'member', object: 'organization:acme' }])).toEqual([
+        { relation: 'viewer', object: 'doc:1', allowed: true },
+        { relation: 'member', object: 'organization:acme', allowed: false },
+      ]);
+      expect(await refusal(check([{ relation: 'viewer', object: 'doc:1' }, { relation: 'viewer', object: 'organization:acme' }]))).toEqual({
+        code: 'invalid_argument',
+        message: 'relation "viewer" is not defined on type "organization"',
+      });
+    }
+  });
+
   it('pages reads with a filter-bound continuation token', async () => {
     await engine.writeModel(MODEL);
     await engine.writeTuples(Array.from({ length: 5 }, (_, i) => ({ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` })));

@@ -149,20 +149,33 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       // Every check is validated before any is resolved (a refusal names the first bad check, and
       // nothing is half answered). A check on an object this subject's resolver has visited, with a
       // relation its type defines and no contextual tuples, is valid as it stands: it came from an
-      // earlier validated check or a stored tuple. Its node is kept for the answer below.
+      // earlier validated check or a stored tuple. When the resolver remembers its answer, that is the
+      // answer (a lookup has no side effect, so a refusal later in the batch loses nothing); otherwise
+      // its node is kept for the answer below.
       const n = inputs.length;
+      const results: CheckResult[] = new Array(n);
       const known: Array<Visited | undefined> = new Array(n);
       const parsed: Array<ParsedCheck | undefined> = new Array(n);
       for (let i = 0; i < n; i++) {
         const c = inputs[i]!;
         const plain = c?.contextual_tuples == null || (Array.isArray(c.contextual_tuples) && c.contextual_tuples.length === 0);
-        const v = plain && typeof c?.object === 'string' && typeof c.relation === 'string' ? shared.visited(c.object) : undefined;
-        if (v !== undefined && v.rels?.get(c.relation!) !== undefined) known[i] = v;
-        else parsed[i] = parseCheck(ts, c);
+        if (plain && typeof c?.object === 'string' && typeof c.relation === 'string') {
+          const allowed = shared.answered(c.object, c.relation);
+          if (allowed !== undefined) {
+            results[i] = { relation: c.relation, object: c.object, allowed };
+            continue;
+          }
+          const v = shared.visited(c.object);
+          if (v !== undefined && v.rels?.get(c.relation) !== undefined) {
+            known[i] = v;
+            continue;
+          }
+        }
+        parsed[i] = parseCheck(ts, c);
       }
       try {
-        const results: CheckResult[] = new Array(n);
         for (let i = 0; i < n; i++) {
+          if (results[i] !== undefined) continue;
           const v = known[i];
           if (v !== undefined) {
             const relation = inputs[i]!.relation!;
