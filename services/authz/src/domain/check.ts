@@ -23,8 +23,7 @@ export class ResolutionTooComplex extends Error {
 }
 
 /**
- * Per-resolver state of one visited object: its index nodes and its type's relations (its memoised
- * answers are in the resolver's memo, keyed by relation and then by this object).
+ * Per-resolver state of one visited object: its index nodes, its type's relations and memoised results.
  * A visited object is a valid `type:id` (it came from a validated check or a stored tuple).
  */
 export interface Visited {
@@ -32,6 +31,11 @@ export interface Visited {
   node: ObjectNode | undefined;
   ctxNode: ObjectNode | undefined;
   rels: Map<string, RelationDef> | undefined;
+  /**
+   * relation → `(height << 1) | answer`: the answer, and how many hops below this node its resolution
+   * went (a reuse at depth d stands in for a fresh resolution only when d + height stays under the limit)
+   */
+  memo: Map<string, number>;
   /** results that assumed an ancestor on the path is false (a cycle); valid while that ancestor's frame is open */
   prov?: Map<string, Provisional>;
 }
@@ -58,13 +62,12 @@ export class Resolver {
   private readonly wildcardKey: string;
   private readonly objects = new Map<string, Visited>();
   /**
-   * relation → object → `(height << 1) | answer`: the answer, and how many hops below the node its
-   * resolution went (a reuse at depth d stands in for a fresh resolution only when d + height stays
-   * under the limit). Entries exist only for visited objects and relations their type defines. Keyed by
-   * relation first so that a repeated check costs one lookup by object string, not three (object node,
-   * its memo, the relation): a warm batch is bound by memory latency, not by work.
+   * The answers of top-level checks, relation → object → memo entry (as in {@link Visited.memo}), for
+   * {@link answered}: a repeated check costs one lookup by object string instead of three (its node, the
+   * node's memo, the relation), which matters because a warm batch is bound by memory latency. Resolution
+   * itself keeps using the per-object memo, whose small maps sit next to their node.
    */
-  private readonly memo = new Map<string, Map<string, number>>();
+  private readonly answers = new Map<string, Map<string, number>>();
   private readonly pathObjects: string[] = [];
   private readonly pathRelations: string[] = [];
   private readonly pathFrames: number[] = [];
@@ -99,22 +102,34 @@ export class Resolver {
   }
 
   /**
-   * The memoised answer to `object#relation` for a top-level check, or undefined when there is none
-   * (or it was resolved too deep to stand in for a fresh resolution at depth 0). A memo entry exists only
-   * for a visited object and a relation its type defines, so an answer here is that of a valid check.
-   * The strings are compared exactly: a padded one finds nothing.
+   * The remembered answer to a top-level check of `object#relation`, or undefined when there is none.
+   * Only checks on visited objects with a relation their type defines are remembered, so an answer here
+   * is that of a valid check. The strings are compared exactly: a padded one finds nothing. A memo entry
+   * always stands in at depth 0: its height is below the depth limit, since a resolution that reached
+   * the limit threw and was not memoised.
    */
   answered(object: string, relation: string): boolean | undefined {
-    const e = this.memo.get(relation)?.get(object);
-    return e === undefined || e >> 1 >= MAX_RESOLUTION_DEPTH ? undefined : (e & 1) === 1;
+    const e = this.answers.get(relation)?.get(object);
+    return e === undefined ? undefined : (e & 1) === 1;
   }
 
   /** {@link check} of a node from {@link visited}, without looking the object up again. @throws ResolutionTooComplex */
   checkVisited(v: Visited, relation: string): boolean {
-    return this.resolve(v, relation, 0);
+    const result = this.resolve(v, relation, 0);
+    this.remember(v, relation);
+    return result;
   }
 
-  /** Objects this resolver has visited (its memory footprint: a node and its memo entries per object). */
+  /** Copies the memo entry of a top-level check, when there is one, to {@link answers}. */
+  private remember(v: Visited, relation: string): void {
+    const e = v.memo.get(relation);
+    if (e === undefined || v.rels?.get(relation) === undefined) return;
+    let byObject = this.answers.get(relation);
+    if (byObject === undefined) this.answers.set(relation, (byObject = new Map()));
+    byObject.set(v.object, e);
+  }
+
+  /** Objects this resolver has visited (its memory footprint: one memo per object). */
   get visitedObjects(): number {
     return this.objects.size;
   }
@@ -137,23 +152,23 @@ export class Resolver {
       const node = this.base.node(object);
       const ctxNode = this.ctx?.node(object);
       const type = node ? node.type : ctxNode ? ctxNode.type : typeOf(object);
-      v = { object, node, ctxNode, rels: this.ts.types.get(type) };
+      v = { object, node, ctxNode, rels: this.ts.types.get(type), memo: new Map() };
       this.objects.set(object, v);
     }
-    return this.resolve(v, relation, depth);
+    if (depth > 0) return this.resolve(v, relation, depth);
+    const result = this.resolve(v, relation, 0);
+    this.remember(v, relation);
+    return result;
   }
 
   /** One `object#relation` node; computed usersets re-enter here with the same visited object. */
   private resolve(v: Visited, relation: string, depth: number): boolean {
     if (this.subject.kind === 'userset' && relation === this.subject.relation && v.object === this.subjectObject) return true;
-    let byObject = this.memo.get(relation);
-    const known = byObject?.get(v.object);
+    const known = v.memo.get(relation);
     if (known !== undefined && this.reusable(known, depth)) return (known & 1) === 1;
     const def = v.rels?.get(relation);
-    if (def === undefined) return false;
-    if (byObject === undefined) this.memo.set(relation, (byObject = new Map()));
-    if (!def.terminals.has(this.subjectTypeKey)) {
-      byObject.set(v.object, 0);
+    if (def === undefined || !def.terminals.has(this.subjectTypeKey)) {
+      v.memo.set(relation, 0);
       return false;
     }
     // A result computed under a cycle cut stays valid while the ancestor it assumed false is still open.
@@ -195,7 +210,7 @@ export class Resolver {
     const myReach = this.reach;
     const myOverflow = this.overflow;
     if (myLow >= depth) {
-      if (!myOverflow) byObject.set(v.object, ((myReach - depth) << 1) | (result ? 1 : 0));
+      if (!myOverflow) v.memo.set(relation, ((myReach - depth) << 1) | (result ? 1 : 0));
     } else {
       (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number });
     }
@@ -272,15 +287,13 @@ export class Resolver {
   private knownTrue(children: Rewrite[], v: Visited, depth: number): boolean {
     for (const child of children) {
       if (child.k === 'computed') {
-        const e = this.memo.get(child.relation)?.get(v.object);
+        const e = v.memo.get(child.relation);
         if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
       } else if (child.k === 'ttu') {
         const b = v.node?.rels.get(child.tupleset);
         if (!b) continue;
-        const byParent = this.memo.get(child.computed);
-        if (!byParent) continue;
         for (const parent of b.users) {
-          const e = byParent.get(parent);
+          const e = this.objects.get(parent)?.memo.get(child.computed);
           if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
         }
       }
