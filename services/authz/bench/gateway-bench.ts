@@ -4,8 +4,9 @@
  * all-in-one Gatehouse holding the 200,000-tuple GitHub-like dataset (github-dataset.ts), once per
  * engine store (`--fga-store=memory` and the default SQLite main database), next to a bare node:http
  * server answering a fixed JSON body under the same load generator (autocannon 8). Also a bounded
- * gRPC load loop (@grpc/grpc-js, N calls in flight for a fixed time). Prints one line per figure, the
- * ratios, and the issue's targets: a 100-check call costs ≤ 3× a 1-check call; REST check_permissions
+ * gRPC load (@grpc/grpc-js in load-generator processes, N calls in flight in all, for a fixed time).
+ * Prints one line per figure, the ratios, and the issue's targets: a 100-check call costs ≤ 3× a
+ * 1-check call; REST check_permissions
  * throughput ≥ 0.5× the bare-HTTP baseline. Not a test: figures depend on the machine and its load.
  * The bare server runs for the whole benchmark. The REST 1-check figure, the REST 100-check figure and
  * the bare server are measured in rounds where each takes its turn (the order rotates): each ratio is
@@ -13,7 +14,8 @@
  * VM) moves both sides of each.
  * Options: --duration=<s> (5, per figure not taken in turns), --warmup=<s> (1), --rounds=<n> (6) and
  * --round-duration=<s> (2) for the figures taken in turns,
- * --connections=<n> (32), --stores=memory,sqlite,
+ * --connections=<n> (32), --grpc-clients=<n> (2: gRPC load-generator processes, grpc-load.ts),
+ * --stores=memory,sqlite,
  * --only=rest1,admin1,profile,rest100,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then).
  */
 import os from 'node:os';
@@ -28,10 +30,10 @@ import { percentile } from '../../../test/bench/load.ts';
 import { DEFAULT_DATASET, generateGithubDataset, prng, type BenchTuple, type Dataset } from './github-dataset.ts';
 
 type Store = 'memory' | 'sqlite';
-interface Options { durationS: number; warmupS: number; rounds: number; roundS: number; connections: number; stores: Store[]; only: Set<string> | null }
+interface Options { durationS: number; warmupS: number; rounds: number; roundS: number; connections: number; grpcClients: number; stores: Store[]; only: Set<string> | null }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 5, warmupS: 1, rounds: 6, roundS: 2, connections: 32, stores: ['memory', 'sqlite'], only: null };
+  const o: Options = { durationS: 5, warmupS: 1, rounds: 6, roundS: 2, connections: 32, grpcClients: 2, stores: ['memory', 'sqlite'], only: null };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
@@ -42,7 +44,8 @@ function parseArgs(argv: readonly string[]): Options {
     else if (k === '--connections' && Number.isInteger(n) && n > 0) o.connections = n;
     else if (k === '--rounds' && Number.isInteger(n) && n >= 1 && n <= 20) o.rounds = n;
     else if (k === '--round-duration' && n > 0 && n <= 10) o.roundS = n;
-    else throw new Error(`bad option ${arg} (--duration, --warmup, --round-duration: 0-10 s; --rounds: 1-20)`);
+    else if (k === '--grpc-clients' && Number.isInteger(n) && n >= 1 && n <= 4) o.grpcClients = n;
+    else throw new Error(`bad option ${arg} (--duration, --warmup, --round-duration: 0-10 s; --rounds: 1-20; --grpc-clients: 1-4)`);
   }
   return o;
 }
@@ -218,37 +221,39 @@ function checkBodies(data: Dataset, userOrgs: string[], count: number, perCall: 
 }
 
 /**
- * A bounded gRPC load loop: `inFlight` concurrent CheckPermissions calls for `durationS` seconds, with
- * the CPU the watched processes and this process (the grpc-js client) used meanwhile: a client near
- * 100% means the figure is the client's limit, not the server's.
+ * A bounded gRPC load: `o.grpcClients` load-generator processes (grpc-load.ts), `inFlight` concurrent
+ * CheckPermissions calls in all, for `durationS` seconds, with the CPU the watched processes and the
+ * load generators used over that window. One grpc-js client spends more CPU per call than the server
+ * it loads, so a single one measures itself; several share the machine's cores with the server.
  */
-async function grpcLoad(client: ServiceClient, token: string, bodies: string[], inFlight: number, durationS: number, name: string, watched: readonly Watched[] = []): Promise<Figures> {
+async function grpcLoad(address: string, token: string, bodies: string[], inFlight: number, durationS: number, clients: number, name: string, watched: readonly Watched[] = []): Promise<Figures> {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'grpc-load.ts');
+  const startAt = Date.now() + 1500; // every process connected and waiting when the window opens
+  const runs = Array.from({ length: clients }, (_, k) => new Promise<{ latencies: number[]; errors: number; cpuS: number }>((resolve, reject) => {
+    const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`grpc-load exited with ${code}`))));
+    const share = Math.floor(inFlight / clients) + (k < inFlight % clients ? 1 : 0);
+    child.stdin!.end(JSON.stringify({ address, token, bodies, inFlight: share, startAt, durationS }));
+  }));
+  const all = Promise.all(runs);
+  all.catch(() => undefined); // a failed load process fails the await below, not the whole process first
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
   const cpuBefore = watched.map((w) => processCpuSeconds(w.pid));
-  const ownBefore = process.cpuUsage();
-  const reqs = bodies.map((b) => JSON.parse(b) as Record<string, unknown>);
-  const latencies: number[] = [];
-  let errors = 0;
-  const end = performance.now() + durationS * 1000;
   const t0 = performance.now();
-  const worker = async (w: number): Promise<void> => {
-    for (let i = w; performance.now() < end; i += inFlight) {
-      const start = performance.now();
-      try {
-        await client.call('CheckPermissions', reqs[i % reqs.length], createCallContext({ headers: { authorization: `Bearer ${token}` } }));
-        latencies.push(performance.now() - start);
-      } catch {
-        errors++;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, (_, w) => worker(w)));
+  await new Promise((resolve) => setTimeout(resolve, durationS * 1000));
   const wall = (performance.now() - t0) / 1000;
-  const own = process.cpuUsage(ownBefore);
+  const cpuAfter = watched.map((w) => processCpuSeconds(w.pid));
+  const done = await all;
+  const latencies = done.flatMap((r) => r.latencies);
+  const errors = done.reduce((n, r) => n + r.errors, 0);
+  const clientCpuS = done.reduce((n, r) => n + r.cpuS, 0);
   const pct = (seconds: number): string => `${((seconds / wall) * 100).toFixed(0)}% cpu`;
-  const cpu = [...watched.map((w, i) => `${w.label} ${pct(processCpuSeconds(w.pid) - cpuBefore[i]!)}`), `grpc-js client ${pct((own.user + own.system) / 1e6)}`].join(', ');
+  const cpu = [...watched.map((w, i) => `${w.label} ${pct(cpuAfter[i]! - cpuBefore[i]!)}`), `grpc-js clients (${clients} process${clients === 1 ? '' : 'es'}) ${pct(clientCpuS)}`].join(', ');
   const sorted = Float64Array.from(latencies).sort();
-  const serverCpu = watched.length > 0 ? (processCpuSeconds(watched[0]!.pid) - cpuBefore[0]!) / wall : Number.NaN;
-  return { name, rps: (latencies.length + errors) / wall, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu, serverCpu };
+  const serverCpu = watched.length > 0 ? (cpuAfter[0]! - cpuBefore[0]!) / wall : Number.NaN;
+  return { name, rps: (latencies.length + errors) / durationS, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: latencies.length + errors, non2xx: errors, cpu, serverCpu };
 }
 
 interface StoreResult {
@@ -316,10 +321,10 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
     let grpc1: Figures | null = null;
     let grpc100: Figures | null = null;
     if (want('grpc')) {
-      await grpcLoad(grpc, token, one, o.connections, o.warmupS, 'warm-up');
-      grpc1 = await grpcLoad(grpc, token, one, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 1 check`, watched);
+      if (o.warmupS > 0) await grpcLoad(d.grpcAddress, token, one, o.connections, o.warmupS, o.grpcClients, 'warm-up');
+      grpc1 = await grpcLoad(d.grpcAddress, token, one, o.connections, o.durationS, o.grpcClients, `[${store}] gRPC CheckPermissions 1 check`, watched);
       printFigures(grpc1);
-      grpc100 = await grpcLoad(grpc, token, hundred, o.connections, o.durationS, `[${store}] gRPC CheckPermissions 100 checks`, watched);
+      grpc100 = await grpcLoad(d.grpcAddress, token, hundred, o.connections, o.durationS, o.grpcClients, `[${store}] gRPC CheckPermissions 100 checks`, watched);
       printFigures(grpc100);
     }
 
@@ -380,7 +385,7 @@ async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`load: autocannon 8 / grpc-js in this process, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
+  console.log(`load: autocannon 8 / grpc-js in ${o.grpcClients} processes, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
   const data = generateGithubDataset(DEFAULT_DATASET);
   const bare = o.only === null || o.only.has('bare') ? await startBare(o.connections) : null;
   const results = new Map<Store, StoreResult>();
@@ -415,6 +420,7 @@ async function main(): Promise<void> {
     }
     if (r.grpc1 && r.grpc100) {
       line(`[${store}] cost ratio 100-check/1-check call (gRPC, 1/req/s)`, `${(r.grpc1.rps / r.grpc100.rps).toFixed(2)}x; p50 ratio ${(r.grpc100.p50 / r.grpc1.p50).toFixed(2)}x`);
+      line(`[${store}] server CPU per call, gRPC 100 checks vs 1 check`, `${us(r.grpc100).toFixed(0)} µs vs ${us(r.grpc1).toFixed(0)} µs: ${(us(r.grpc100) / us(r.grpc1)).toFixed(2)}x`);
     }
   }
 }
