@@ -16,7 +16,8 @@
  * --round-duration=<s> (2) for the figures taken in turns,
  * --connections=<n> (32), --grpc-clients=<n> (2: gRPC load-generator processes, grpc-load.ts),
  * --stores=memory,sqlite,
- * --only=rest1,admin1,profile,rest100,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then).
+ * --only=rest1,rest100,cold,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then;
+ * `cold`: REST 1 and 100 first-time checks, a new subject each request).
  */
 import os from 'node:os';
 import { spawn } from 'node:child_process';
@@ -70,7 +71,8 @@ interface Figures {
   serverCpu: number;
 }
 
-interface Target { name: string; url: string; headers: Record<string, string>; bodies: string[]; connections: number; method?: 'GET' | 'POST' }
+/** `fresh`: `[<id>]` in a body is replaced with a number no request has had before, per request. */
+interface Target { name: string; url: string; headers: Record<string, string>; bodies: string[]; connections: number; method?: 'GET' | 'POST'; fresh?: boolean }
 
 interface Autocannon extends PromiseLike<{ duration: number; non2xx: number; errors: number; statusCodeStats: Record<string, { count: number }> }> {
   on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
@@ -80,12 +82,15 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record
 /** What one autocannon run saw: every response counted, 2xx latencies (ms) when recorded. */
 interface Run { requests: number; non2xx: number; durationS: number; latencies: number[] }
 
+/** The last number a {@link Target} `fresh` body was given (autocannon's own `idReplacement` sends a wrong Content-Length). */
+let freshIds = 0;
+
 /** One autocannon run over `bodies` (each connection cycles through them); records 2xx latencies when `record`. */
 async function cannon(t: Target, durationS: number, record: boolean): Promise<Run> {
   const latencies: number[] = [];
   const inst = autocannon({
     url: t.url, method: t.method ?? 'POST', headers: t.headers, connections: t.connections, duration: durationS, timeout: 30,
-    ...(t.method === 'GET' ? {} : { requests: t.bodies.map((body) => ({ method: 'POST', body })) }),
+    ...(t.method === 'GET' ? {} : { requests: t.bodies.map((body) => (t.fresh ? { method: 'POST', body, setupRequest: (req: object) => ({ ...req, body: body.replace('[<id>]', String(++freshIds)) }) } : { method: 'POST', body })) }),
   });
   if (record) inst.on('response', (_c, status, _b, took) => { if (status >= 200 && status < 300) latencies.push(took); });
   const r = await inst;
@@ -264,6 +269,8 @@ interface StoreResult {
   bareRatios: number[];
   /** per round: REST 1-check req/s over REST 100-check req/s, what a 100-check call costs in 1-check calls */
   costRatios: number[];
+  /** per round: the same for first-time checks (a new subject each request) */
+  coldRatios: number[];
   grpc1: Figures | null;
   grpc100: Figures | null;
 }
@@ -315,6 +322,21 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
       }
     }
     for (const t of turns) printFigures(got.get(t.key)!);
+    // First-time checks: every request asks for a subject never seen (a new random id, called as the
+    // super-admin with an explicit user), so the engine remembers nothing for it and resolves every
+    // check; that subject is in no tuple, so every check is denied after the whole graph below it is searched.
+    const coldRatios: number[] = [];
+    if (want('cold')) {
+      const adminHeaders = { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret };
+      const coldBodies = (bodies: string[]): string[] => bodies.map((b) => JSON.stringify({ user: 'user:cold-[<id>]', ...(JSON.parse(b) as object) }));
+      const cold = [
+        { target: { name: `[${store}] REST check_permissions 1 check, first-time`, url, headers: adminHeaders, bodies: coldBodies(one), connections: o.connections, fresh: true }, watched },
+        { target: { name: `[${store}] REST check_permissions 100 checks, first-time`, url, headers: adminHeaders, bodies: coldBodies(hundred), connections: o.connections, fresh: true }, watched },
+      ];
+      const { figures, rps } = await inTurns(cold, o);
+      figures.forEach(printFigures);
+      for (const row of rps) coldRatios.push(row[0]! / row[1]!);
+    }
     const rest1 = got.get('rest1') ?? null;
     const rest100 = got.get('rest100') ?? null;
     const bareFigures = got.get('bare') ?? null;
@@ -342,7 +364,7 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
       const s = Float64Array.from(times).sort();
       line(`[${store}] REST list_permissions ${JSON.stringify(body)}`, `${result.json.permissions.length} entries, truncated=${result.json.truncated}, sequential n=${times.length}: p50 ${ms(percentile(s, 50))}, p99 ${ms(percentile(s, 99))}`);
     }
-    return { rest1, rest100, bare: bareFigures, bareRatios, costRatios, grpc1, grpc100 };
+    return { rest1, rest100, bare: bareFigures, bareRatios, costRatios, coldRatios, grpc1, grpc100 };
   } catch (err) {
     console.error(d.output().slice(-3000));
     throw err;
@@ -417,6 +439,10 @@ async function main(): Promise<void> {
       const cost = median(r.costRatios);
       line(`[${store}] cost ratio 100-check/1-check call (REST, 1/req/s)`, `${cost.toFixed(2)}x (${rounds(r.costRatios)}; target <= 3: ${cost <= 3 ? 'met' : 'NOT met'}); p50 ratio ${(r.rest100.p50 / r.rest1.p50).toFixed(2)}x`);
       line(`[${store}] server CPU per call, REST 100 checks vs 1 check`, `${us(r.rest100).toFixed(0)} µs vs ${us(r.rest1).toFixed(0)} µs: ${(us(r.rest100) / us(r.rest1)).toFixed(2)}x`);
+    }
+    if (r.coldRatios.length > 0) {
+      const cost = median(r.coldRatios);
+      line(`[${store}] cost ratio, first-time checks (REST, 1/req/s)`, `${cost.toFixed(2)}x (${rounds(r.coldRatios)}; target <= 3: ${cost <= 3 ? 'met' : 'NOT met'})`);
     }
     if (r.grpc1 && r.grpc100) {
       line(`[${store}] cost ratio 100-check/1-check call (gRPC, 1/req/s)`, `${(r.grpc1.rps / r.grpc100.rps).toFixed(2)}x; p50 ratio ${(r.grpc100.p50 / r.grpc1.p50).toFixed(2)}x`);
