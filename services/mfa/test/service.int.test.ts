@@ -142,6 +142,21 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
     await expect(verify(second.cookie, code!)).rejects.toMatchObject({ code: 'invalid_argument', message: 'otp expired' });
   });
 
+  it('gives the mfa cookie the whole 300 s when the clock turns a second during the database write', async () => {
+    // every clock reading is one second later than the one before (a slow write that crosses a second)
+    let t = now;
+    const ticking = createMfaService({ store: createMikroMfaStore(db, () => now), authn, logger: createLogger('silent'), clock: () => t++, options: OPTIONS });
+    const opened = createCallContext();
+    await ticking.internalHandlers.OpenOtpChallenge!({
+      user: user('tick'), channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid'], state: 's1', auth_time: now,
+    }, opened);
+    expect(opened.setCookies[0]).toMatch(/^mfa=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=300; HttpOnly; Secure; SameSite=Lax$/);
+    t += 40;
+    const resent = withCookie(opened.setCookies[0]!.split(';')[0]!);
+    await ticking.handlers.ResendOtp!({}, resent);
+    expect(resent.setCookies[0]).toMatch(/; Max-Age=300; /);
+  });
+
   it('resend_otp: 429 within 30 s; then a new code that replaces the old one and re-arms the session', async () => {
     const u = user('resend');
     const { cookie } = await open(u);

@@ -58,6 +58,6 @@ export async function openOtpChallenge(c: MfaContext, ctx: CallContext, req: Ope
     await tx.otps.put({ userId, channel: 'email', digest: otpDigest(c.otpKey, userId, 'email', code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     queueOtpEmail(tx, email, user, code);
   });
-  ctx.setCookies.push(armCookie(c, handle, expiresAt));
+  ctx.setCookies.push(armCookie(c, handle, expiresAt, now));
   return { expires_at: expiresAt, code_sent: code !== null };
 }

@@ -43,7 +43,12 @@ export async function requireMfaSession(
   return { session, handle };
 }
 
-/** The `mfa` Set-Cookie for a handle, Max-Age = seconds until `expiresAt`. */
-export function armCookie(c: MfaContext, handle: string, expiresAt: number): string {
-  return mfaCookie(handle, Math.max(0, expiresAt - c.now()), cookieOptions(c.options));
+/**
+ * The `mfa` Set-Cookie for a handle (behaviour.md §2.4): Max-Age = seconds from `armedAt` until
+ * `expiresAt` (epoch seconds), where `armedAt` is the clock reading the session's expiry was computed
+ * from. Reading the clock again after the database write could land in the next second and send one
+ * second less than the session was given.
+ */
+export function armCookie(c: MfaContext, handle: string, expiresAt: number, armedAt: number): string {
+  return mfaCookie(handle, Math.max(0, expiresAt - armedAt), cookieOptions(c.options));
 }

@@ -48,6 +48,6 @@ export async function resendOtp(c: MfaContext, ctx: CallContext, req: ResendOtpR
     await tx.sessions.rearm(session.id, expiresAt);
     queueOtpEmail(tx, session.contact!, session.user, code);
   });
-  ctx.setCookies.push(armCookie(c, handle, expiresAt));
+  ctx.setCookies.push(armCookie(c, handle, expiresAt, now));
   return { message: OTP_SENT };
 }
