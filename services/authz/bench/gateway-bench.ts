@@ -6,8 +6,8 @@
  * server answering a fixed JSON body under the same load generator (autocannon 8). Also a bounded
  * gRPC load (@grpc/grpc-js in load-generator processes, N calls in flight in all, for a fixed time).
  * Prints one line per figure, the ratios, and the issue's targets: a 100-check call costs ≤ 3× a
- * 1-check call; REST check_permissions
- * throughput ≥ 0.5× the bare-HTTP baseline. Not a test: figures depend on the machine and its load.
+ * 1-check call; REST check_permissions throughput ≥ 0.5× the bare-HTTP baseline. Not a test: figures
+ * depend on the machine and its load.
  * The bare server runs for the whole benchmark. The REST 1-check figure, the REST 100-check figure and
  * the bare server are measured in rounds where each takes its turn (the order rotates): each ratio is
  * the median of the rounds' ratios, so a machine whose speed drifts over minutes (a shared or nested
@@ -233,7 +233,7 @@ function checkBodies(data: Dataset, userOrgs: string[], count: number, perCall: 
  */
 async function grpcLoad(address: string, token: string, bodies: string[], inFlight: number, durationS: number, clients: number, name: string, watched: readonly Watched[] = []): Promise<Figures> {
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'grpc-load.ts');
-  const startAt = Date.now() + 1500; // every process connected and waiting when the window opens
+  const startAt = Date.now() + 2000; // every process connected and waiting when the window opens
   const runs = Array.from({ length: clients }, (_, k) => new Promise<{ latencies: number[]; errors: number; cpuS: number }>((resolve, reject) => {
     const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';

@@ -1,11 +1,11 @@
 /**
  * @module authz/bench/grpc-load
  * One gRPC load-generator process for `gateway-bench.ts`: a grpc-js client keeping `inFlight`
- * CheckPermissions calls in flight from `startAt` (epoch ms) for `durationS` seconds. It reads its job as
- * JSON on stdin, `{ address, token, bodies, inFlight, startAt, durationS }` (bodies: JSON request texts,
- * cycled), and prints one JSON line `{ latencies, errors, cpuS }`: each successful call's latency in ms,
- * the failed calls, and the CPU seconds this process spent over the measured window. The bench runs
- * several of these because a grpc-js client spends more CPU per call than the server it loads.
+ * CheckPermissions calls in flight from `startAt` (epoch ms) until `durationS` seconds after it. It reads
+ * its job as JSON on stdin, `{ address, token, bodies, inFlight, startAt, durationS }` (bodies: JSON
+ * request texts, cycled), and prints one JSON line `{ latencies, errors, cpuS }`: each successful call's
+ * latency in ms, the failed calls, and the CPU seconds this process spent over the measured window. The
+ * bench runs several of these because a grpc-js client spends more CPU per call than the server it loads.
  * Not run on its own.
  */
 import { createCallContext, createGrpcClient, serviceDescriptor } from '@gatehouse/rpc';
@@ -26,11 +26,12 @@ async function main(): Promise<void> {
   await client.call('CheckPermissions', reqs[0], ctx()); // connect before the window opens
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, job.startAt - Date.now())));
   const cpuBefore = process.cpuUsage();
-  const end = performance.now() + job.durationS * 1000;
+  // the window is the bench's, on the wall clock: a process that started late stops with the others
+  const endAt = job.startAt + job.durationS * 1000;
   const latencies: number[] = [];
   let errors = 0;
   const worker = async (w: number): Promise<void> => {
-    for (let i = w; performance.now() < end; i += job.inFlight) {
+    for (let i = w; Date.now() < endAt; i += job.inFlight) {
       const start = performance.now();
       try {
         await client.call('CheckPermissions', reqs[i % reqs.length], ctx());
