@@ -322,8 +322,8 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
       }
     }
     for (const t of turns) printFigures(got.get(t.key)!);
-    // First-time checks: every request asks for a subject never seen (a new random id, called as the
-    // super-admin with an explicit user), so the engine remembers nothing for it and resolves every
+    // First-time checks: every request asks for a subject never seen (numbered per request, called as
+    // the super-admin with an explicit user), so the engine remembers nothing for it and resolves every
     // check; that subject is in no tuple, so every check is denied after the whole graph below it is searched.
     const coldRatios: number[] = [];
     if (want('cold')) {
@@ -407,7 +407,7 @@ async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`load: autocannon 8 / grpc-js in ${o.grpcClients} processes, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (cold figures: authz-bench.ts)`);
+  console.log(`load: autocannon 8 / grpc-js in ${o.grpcClients} processes, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (first-time checks: the cold figures, a new subject per request, and authz-bench.ts)`);
   const data = generateGithubDataset(DEFAULT_DATASET);
   const bare = o.only === null || o.only.has('bare') ? await startBare(o.connections) : null;
   const results = new Map<Store, StoreResult>();
