@@ -113,7 +113,7 @@ export class Resolver {
     return e === undefined ? undefined : (e & 1) === 1;
   }
 
-  /** {@link check} of a node from {@link visited}, without looking the object up again. @throws ResolutionTooComplex */
+  /** {@link answer} for a node from {@link visited}, without looking the object up again. @throws ResolutionTooComplex */
   checkVisited(v: Visited, relation: string): boolean {
     const result = this.resolve(v, relation, 0);
     this.remember(v, relation);
@@ -147,6 +147,20 @@ export class Resolver {
    * @throws ResolutionTooComplex at {@link MAX_RESOLUTION_DEPTH} nested hops
    */
   check(object: string, relation: string, depth = 0): boolean {
+    return this.resolve(this.visit(object), relation, depth);
+  }
+
+  /**
+   * {@link check} of a top-level check_permissions check, whose answer {@link answered} then gives:
+   * `relation` must be one the object's type defines (the caller validated the check).
+   * @throws ResolutionTooComplex
+   */
+  answer(object: string, relation: string): boolean {
+    return this.checkVisited(this.visit(object), relation);
+  }
+
+  /** The visited node of `object`, made on first use. */
+  private visit(object: string): Visited {
     let v = this.objects.get(object);
     if (!v) {
       const node = this.base.node(object);
@@ -155,10 +169,7 @@ export class Resolver {
       v = { object, node, ctxNode, rels: this.ts.types.get(type), memo: new Map() };
       this.objects.set(object, v);
     }
-    if (depth > 0) return this.resolve(v, relation, depth);
-    const result = this.resolve(v, relation, 0);
-    this.remember(v, relation);
-    return result;
+    return v;
   }
 
   /** One `object#relation` node; computed usersets re-enter here with the same visited object. */

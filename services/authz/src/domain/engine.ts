@@ -189,7 +189,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
             for (const p of node.contextual) addParsed(ctx, p);
             resolver = new Resolver(ts, snap.index, ctx, s);
           }
-          results[i] = { relation: node.relation, object: node.object, allowed: resolver.check(node.object, node.relation) };
+          results[i] = { relation: node.relation, object: node.object, allowed: resolver.answer(node.object, node.relation) };
         }
         return results;
       } catch (err) {
