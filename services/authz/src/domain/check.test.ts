@@ -1,6 +1,6 @@
 /** @module check.test: resolution limits of the synchronous resolver (behaviour.md §7.3 Resolution). */
 import { describe, it, expect } from '@jest/globals';
-import { Resolver, ResolutionTooComplex } from './check.ts';
+import { Resolver, ResolverCache, ResolutionTooComplex } from './check.ts';
 import { parseDsl } from './model-dsl.ts';
 import { parseUser } from './object-ref.ts';
 import { TupleIndex } from './tuple-index.ts';
@@ -44,5 +44,23 @@ describe('Resolver limits', () => {
     const bob = new Resolver(ts, index, null, parseUser('user:bob')!);
     expect(bob.check('group:a', 'member')).toBe(false);
     expect(bob.check('group:b', 'member')).toBe(false);
+  });
+});
+
+describe('ResolverCache', () => {
+  it('gives the object subjects no tuple names one resolver per type, and every other subject its own', () => {
+    const index = chain(3);
+    const cache = new ResolverCache();
+    const snapshot = {};
+    const get = (subject: string): Resolver => cache.get(snapshot, 1, ts, index, parseUser(subject)!);
+    const zed = get('user:zed');
+    expect(get('user:yan')).toBe(zed);
+    expect(get('group:nobody')).not.toBe(zed);
+    expect(get('user:anne')).not.toBe(zed);
+    expect(get('group:g3#member')).not.toBe(get('group:g9#member'));
+    expect(zed.check('group:g0', 'member')).toBe(false);
+    expect(get('user:anne').check('group:g0', 'member')).toBe(true);
+    cache.drop(zed);
+    expect(get('user:yan')).not.toBe(zed);
   });
 });

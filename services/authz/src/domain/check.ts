@@ -57,6 +57,8 @@ export class Resolver {
   private readonly base: TupleIndex;
   private readonly ctx: TupleIndex | null;
   private readonly subject: UserRef;
+  /** the key of the subject this resolver answers for (`type:id` or `type:id#relation`) */
+  readonly subjectKey: string;
   private readonly subjectObject: string;
   private readonly subjectTypeKey: string;
   private readonly wildcardKey: string;
@@ -87,6 +89,7 @@ export class Resolver {
     this.base = base;
     this.ctx = ctx;
     this.subject = subject;
+    this.subjectKey = subject.key;
     this.subjectObject = `${subject.type}:${subject.id}`;
     this.subjectTypeKey = subject.kind === 'userset' ? `${subject.type}#${subject.relation}` : subject.type;
     this.wildcardKey = subject.kind === 'object' ? `${subject.type}:*` : '';
@@ -367,42 +370,65 @@ export class Resolver {
  * ours is keyed on the snapshot revision instead of a TTL). A memoised answer carries the height of its
  * resolution and is reused only where resolving afresh would stay under the depth limit, so an answer, or
  * a `resolution too complex` error, does not depend on what was asked before.
+ *
+ * Subjects that no tuple names share one resolver per type. Resolution tells an object subject apart
+ * from another only where a bucket holds its `type:id` exactly (a wildcard `type:*` serves every subject
+ * of the type alike), so for a subject in no tuple every answer, error and resolution height is that of
+ * any other such subject of its type: a new user's first checks are answered from what earlier such
+ * users asked. Userset subjects are never shared (a userset always includes itself).
  * Bounded: `maxSubjects` resolvers (least recently used dropped), each dropped once it has visited
- * `maxObjects` objects.
+ * `maxObjects` objects; a shared one, which serves every new subject, once it has visited `maxSharedObjects`.
  */
 export class ResolverCache {
   private snapshot: object | null = null;
   private revision = -1;
   private readonly bySubject = new Map<string, Resolver>();
+  /** subject type → the resolver its subjects in no tuple share */
+  private readonly shared = new Map<string, Resolver>();
   private readonly maxSubjects: number;
   private readonly maxObjects: number;
+  private readonly maxSharedObjects: number;
 
-  constructor(options: { maxSubjects?: number; maxObjects?: number } = {}) {
+  constructor(options: { maxSubjects?: number; maxObjects?: number; maxSharedObjects?: number } = {}) {
     this.maxSubjects = options.maxSubjects ?? 1024;
     this.maxObjects = options.maxObjects ?? 20_000;
+    this.maxSharedObjects = options.maxSharedObjects ?? 200_000;
   }
 
   /**
    * The resolver of `subject` over `snapshot` at `revision` (no contextual tuples), ready for one call.
+   * For an object subject that no tuple of `index` names, it is the resolver its type's such subjects share.
    * @param snapshot identity of the snapshot object: a reload replaces it, a patch moves `revision`
    */
   get(snapshot: object, revision: number, ts: TypeSystem, index: TupleIndex, subject: UserRef): Resolver {
     if (snapshot !== this.snapshot || revision !== this.revision) {
       this.bySubject.clear();
+      this.shared.clear();
       this.snapshot = snapshot;
       this.revision = revision;
     }
-    let r = this.bySubject.get(subject.key);
-    if (r !== undefined) this.bySubject.delete(subject.key);
-    if (r === undefined || r.visitedObjects > this.maxObjects) r = new Resolver(ts, index, null, subject);
-    this.bySubject.set(subject.key, r);
-    if (this.bySubject.size > this.maxSubjects) this.bySubject.delete(this.bySubject.keys().next().value!);
+    let r: Resolver | undefined;
+    if (subject.kind === 'object' && index.byUser(subject.key) === undefined) {
+      r = this.shared.get(subject.type);
+      if (r === undefined || r.visitedObjects > this.maxSharedObjects) {
+        // the stand-in subject's id (a NUL) is one no tuple can hold: ids refuse control characters (object-ref)
+        r = new Resolver(ts, index, null, Object.freeze({ kind: 'object', type: subject.type, id: '\u0000', relation: '', key: `${subject.type}:\u0000` }));
+        this.shared.set(subject.type, r);
+      }
+    } else {
+      r = this.bySubject.get(subject.key);
+      if (r !== undefined) this.bySubject.delete(subject.key);
+      if (r === undefined || r.visitedObjects > this.maxObjects) r = new Resolver(ts, index, null, subject);
+      this.bySubject.set(subject.key, r);
+      if (this.bySubject.size > this.maxSubjects) this.bySubject.delete(this.bySubject.keys().next().value!);
+    }
     r.beginCall();
     return r;
   }
 
-  /** Drops the resolver of `subject` (after a call that failed midway). */
-  drop(subject: UserRef): void {
-    this.bySubject.delete(subject.key);
+  /** Drops `resolver` (after a call that failed midway). */
+  drop(resolver: Resolver): void {
+    if (this.bySubject.get(resolver.subjectKey) === resolver) this.bySubject.delete(resolver.subjectKey);
+    for (const [type, r] of this.shared) if (r === resolver) this.shared.delete(type);
   }
 }

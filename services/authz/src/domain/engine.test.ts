@@ -363,6 +363,31 @@ describe('answers remembered across calls (ResolverCache)', () => {
     expect(await allowed('user:bob', 'viewer', 'doc:1')).toBe(true);
   });
 
+  it('answers subjects in no tuple alike: wildcards, denials and depth errors, until a tuple names one', async () => {
+    // group:g0 <- g1#member <- ... <- g29#member: resolving g0's members goes 29 hops deep
+    const chain = Array.from({ length: 29 }, (_, i) => ({ user: `group:g${i + 1}#member`, relation: 'member', object: `group:g${i}` }));
+    for (let i = 0; i < chain.length; i += 10) await engine.writeTuples(chain.slice(i, i + 10));
+    await engine.writeTuples([{ user: 'user:*', relation: 'viewer', object: 'doc:public' }]);
+    const deep = (subject: string): Promise<unknown> => engine.check(subject, [{ relation: 'member', object: 'group:g0' }]);
+    for (const subject of ['user:zed', 'user:yan', 'zed']) {
+      expect(await allowed(subject, 'viewer', 'doc:public')).toBe(true);
+      expect(await allowed(subject, 'viewer', 'doc:private')).toBe(false);
+      expect(await allowed(subject, 'member', 'group:g10')).toBe(false);
+      expect(await refusal(deep(subject))).toEqual({ code: 'invalid_argument', message: 'resolution too complex' });
+    }
+    // a userset is always related to itself, whether or not a tuple names it
+    expect(await allowed('group:lonely#member', 'member', 'group:lonely')).toBe(true);
+    expect(await allowed('group:other#member', 'member', 'group:lonely')).toBe(false);
+    await engine.writeTuples([{ user: 'user:yan', relation: 'member', object: 'group:g20' }]);
+    expect(await allowed('user:zed', 'member', 'group:g10')).toBe(false);
+    expect(await allowed('user:yan', 'member', 'group:g10')).toBe(true);
+    expect(await allowed('user:yan', 'viewer', 'doc:public')).toBe(true);
+    expect(await allowed('user:xavier', 'member', 'group:g10')).toBe(false);
+    expect(await refusal(deep('user:xavier'))).toEqual({ code: 'invalid_argument', message: 'resolution too complex' });
+    await engine.deleteTuples([{ user: 'user:yan', relation: 'member', object: 'group:g20' }]);
+    expect(await allowed('user:yan', 'member', 'group:g10')).toBe(false);
+  });
+
   it('answers a deep chain the same way whatever was asked before (depth limit 25)', async () => {
     // group:g0 <- g1#member <- ... <- g29#member; anne is a member of g29
     const chain = Array.from({ length: 29 }, (_, i) => ({ user: `group:g${i + 1}#member`, relation: 'member', object: `group:g${i}` }));

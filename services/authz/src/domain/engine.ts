@@ -193,7 +193,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
         }
         return results;
       } catch (err) {
-        resolvers.drop(s);
+        resolvers.drop(shared);
         return tooComplex(err);
       }
     },
