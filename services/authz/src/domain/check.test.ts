@@ -64,3 +64,142 @@ describe('ResolverCache', () => {
     expect(get('user:yan')).not.toBe(zed);
   });
 });
+
+describe('answers from remembered and shared resolvers', () => {
+  // Nested groups with cycles, tuple-to-userset, recursive (folder and doc viewers) or not (repo readers),
+  // wildcards, an intersection, exclusions, and a folder chain deeper than the depth limit.
+  const model = new TypeSystem(parseDsl(`model
+  schema 1.1
+type user
+type group
+  relations
+    define member: [user, user:*, group#member]
+    define banned: [user]
+    define active: member but not banned
+type folder
+  relations
+    define parent: [folder]
+    define owner: [user, group#member]
+    define viewer: [user, user:*, group#member] or owner or viewer from parent
+type doc
+  relations
+    define parent: [folder]
+    define owner: [user]
+    define editor: [user, group#active] or owner
+    define viewer: [user, group#member] or editor or viewer from parent
+    define both: editor and viewer
+    define hidden: [user]
+    define can_view: viewer but not hidden
+type repo
+  relations
+    define owner: [group]
+    define reader: [user, group#member] or member from owner
+    define blocked: [user]
+    define can_read: reader but not blocked
+`));
+  const USERS = 12;
+  const GROUPS = 10;
+  const FOLDERS = 40;
+  const DOCS = 30;
+  const REPOS = 20;
+
+  /** mulberry32: the same tuples every run */
+  function random(seed: number): (n: number) => number {
+    let a = seed >>> 0;
+    return (n) => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+    };
+  }
+
+  function dataset(seed: number): TupleIndex {
+    const pick = random(seed);
+    const index = new TupleIndex();
+    const userset = (object: string, relation: string): [string, { object: string; relation: string }] => [`${object}#${relation}`, { object, relation }];
+    const add = (object: string, relation: string, user: string | [string, { object: string; relation: string }]): void => {
+      const type = object.slice(0, object.indexOf(':'));
+      if (typeof user === 'string') index.add(object, type, relation, user, null);
+      else index.add(object, type, relation, user[0], user[1]);
+    };
+    for (let g = 0; g < GROUPS; g++) {
+      for (let k = 0; k < 2; k++) add(`group:g${g}`, 'member', `user:u${pick(USERS)}`);
+      if (pick(3) === 0) add(`group:g${g}`, 'member', userset(`group:g${pick(GROUPS)}`, 'member')); // cycles too
+      if (pick(4) === 0) add(`group:g${g}`, 'banned', `user:u${pick(USERS)}`);
+    }
+    add('group:g0', 'member', 'user:*');
+    // folder f0 <- f1 <- ... <- f29 is one chain (30 hops: past the depth limit); the rest hang off random folders
+    for (let f = 1; f < FOLDERS; f++) add(`folder:f${f}`, 'parent', `folder:f${f < 30 ? f - 1 : pick(FOLDERS)}`);
+    for (let k = 0; k < 8; k++) add(`folder:f${pick(FOLDERS)}`, 'viewer', `user:u${pick(USERS)}`);
+    for (let k = 0; k < 6; k++) add(`folder:f${pick(FOLDERS)}`, 'owner', userset(`group:g${pick(GROUPS)}`, 'member'));
+    add('folder:f0', 'viewer', 'user:*');
+    for (let d = 0; d < DOCS; d++) {
+      add(`doc:d${d}`, 'parent', `folder:f${pick(FOLDERS)}`);
+      if (pick(2) === 0) add(`doc:d${d}`, 'owner', `user:u${pick(USERS)}`);
+      if (pick(2) === 0) add(`doc:d${d}`, 'editor', userset(`group:g${pick(GROUPS)}`, 'active'));
+      if (pick(3) === 0) add(`doc:d${d}`, 'viewer', userset(`group:g${pick(GROUPS)}`, 'member'));
+      if (pick(4) === 0) add(`doc:d${d}`, 'hidden', `user:u${pick(USERS)}`);
+    }
+    for (let r = 0; r < REPOS; r++) {
+      add(`repo:r${r}`, 'owner', `group:g${pick(GROUPS)}`);
+      add(`repo:r${r}`, 'reader', `user:u${pick(USERS)}`);
+      if (pick(2) === 0) add(`repo:r${r}`, 'reader', userset(`group:g${pick(GROUPS)}`, 'member'));
+      if (pick(3) === 0) add(`repo:r${r}`, 'blocked', `user:u${pick(USERS)}`);
+    }
+    return index;
+  }
+
+  const relations: Array<[string, string[], number]> = [
+    ['group', ['member', 'banned', 'active'], GROUPS],
+    ['folder', ['viewer', 'owner', 'parent'], FOLDERS],
+    ['doc', ['viewer', 'editor', 'both', 'can_view', 'owner', 'hidden'], DOCS],
+    ['repo', ['reader', 'can_read', 'owner'], REPOS],
+  ];
+  const outcome = (work: () => boolean): boolean | 'too complex' => {
+    try {
+      return work();
+    } catch (err) {
+      if (err instanceof ResolutionTooComplex) return 'too complex';
+      throw err;
+    }
+  };
+
+  // Calls of 1-20 checks by random subjects through one ResolverCache (so answers are remembered across
+  // calls, and subjects in no tuple share a resolver), each compared with a fresh resolver of its own.
+  it.each([1, 2, 3, 4, 5])('answers every check as a fresh resolver of its own subject does (dataset %i)', (seed) => {
+    const index = dataset(seed);
+    const pick = random(seed + 100);
+    const cache = new ResolverCache();
+    const snapshot = {};
+    // users u0..u11 are in tuples (most of them); u12..u15 are in none
+    const subjects = Array.from({ length: USERS + 4 }, (_, i) => parseUser(`user:u${i}`)!);
+    let compared = 0;
+    let allowed = 0;
+    let errors = 0;
+    for (let call = 0; call < 400; call++) {
+      const subject = subjects[pick(subjects.length)]!;
+      const resolver = cache.get(snapshot, 1, model, index, subject);
+      for (let k = 0; k < 1 + pick(20); k++) {
+        const [type, rels, count] = relations[pick(relations.length)]!;
+        const object = `${type}:${type[0]}${pick(count)}`;
+        const relation = rels[pick(rels.length)]!;
+        const expected = outcome(() => new Resolver(model, index, null, subject).check(object, relation));
+        const got = outcome(() => resolver.answer(object, relation));
+        expect({ subject: subject.key, object, relation, got }).toEqual({ subject: subject.key, object, relation, got: expected });
+        compared++;
+        if (expected === true) allowed++;
+        if (expected === 'too complex') {
+          errors++;
+          cache.drop(resolver);
+          break;
+        }
+      }
+    }
+    // the data exercises all three outcomes
+    expect(compared).toBeGreaterThan(1500);
+    expect(allowed).toBeGreaterThan(100);
+    expect(errors).toBeGreaterThan(5);
+  });
+});
