@@ -17,7 +17,7 @@
  * --connections=<n> (32), --grpc-clients=<n> (2: gRPC load-generator processes, grpc-load.ts),
  * --stores=memory,sqlite,
  * --only=rest1,rest100,cold,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then;
- * `cold`: REST 1 and 100 first-time checks, a new subject each request).
+ * `cold`: REST 1 and 100 first-time checks, each request for a subject the engine remembers nothing for: a new subject, then a dataset user).
  */
 import os from 'node:os';
 import { spawn } from 'node:child_process';
@@ -426,7 +426,7 @@ async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`load: autocannon 8 / grpc-js in ${o.grpcClients} processes, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (first-time checks: the cold figures, a new subject per request, and authz-bench.ts)`);
+  console.log(`load: autocannon 8 / grpc-js in ${o.grpcClients} processes, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (first-time checks: the cold figures, a subject the engine remembers nothing for on every request, and authz-bench.ts)`);
   const data = generateGithubDataset(DEFAULT_DATASET);
   const bare = o.only === null || o.only.has('bare') ? await startBare(o.connections) : null;
   const results = new Map<Store, StoreResult>();
