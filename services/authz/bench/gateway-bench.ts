@@ -212,7 +212,6 @@ async function load(client: ServiceClient, adminSecret: string, data: Dataset, e
   return (performance.now() - t0) / 1000;
 }
 
-/** Check bodies: half on repositories of the bench user's organizations (mostly allowed), half anywhere. */
 /**
  * The checks of first-time request `n`: `perCall` of them, on repositories picked from `n` alone, half in
  * `ownOrg` (when given) and the rest anywhere; 80% `can_read`, 20% `writer`, as in {@link checkBodies}.
@@ -227,6 +226,7 @@ function coldChecks(data: Dataset, n: number, perCall: number, ownOrg: string | 
   });
 }
 
+/** Check bodies: half on repositories of the bench user's organizations (mostly allowed), half anywhere. */
 function checkBodies(data: Dataset, userOrgs: string[], count: number, perCall: number): string[] {
   const rnd = prng(11);
   const pick = (n: number): number => Math.floor(rnd() * n);
