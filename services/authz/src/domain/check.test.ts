@@ -5,6 +5,7 @@ import { parseDsl } from './model-dsl.ts';
 import { parseUser } from './object-ref.ts';
 import { TupleIndex } from './tuple-index.ts';
 import { TypeSystem } from './type-system.ts';
+import { prng } from '../../bench/github-dataset.ts';
 
 const ts = new TypeSystem(parseDsl('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n'));
 
@@ -103,16 +104,10 @@ type repo
   const DOCS = 30;
   const REPOS = 20;
 
-  /** mulberry32: the same tuples every run */
+  /** a seeded pick in [0, n): the same tuples and checks every run */
   function random(seed: number): (n: number) => number {
-    let a = seed >>> 0;
-    return (n) => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-    };
+    const next = prng(seed);
+    return (n) => Math.floor(next() * n);
   }
 
   function dataset(seed: number): TupleIndex {
