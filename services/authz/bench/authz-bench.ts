@@ -8,6 +8,8 @@ import { openSqlite } from '../test/sql-adapters.ts';
 import { DEFAULT_DATASET, generateGithubDataset, prng } from './github-dataset.ts';
 import type { Dataset } from './github-dataset.ts';
 import { TupleIndex } from '../src/domain/tuple-index.ts';
+import { addParsed } from '../src/domain/snapshot.ts';
+import { parseTupleForm } from '../src/domain/tuple.ts';
 
 const micros = (ns: bigint): number => Number(ns) / 1000;
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
@@ -22,10 +24,7 @@ const fmt = (us: number): string => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms`
  */
 function firstTimeReadFloor(data: Dataset): number {
   const index = new TupleIndex();
-  for (const t of data.tuples) {
-    const hash = t.user.indexOf('#');
-    index.add(t.object, t.object.slice(0, t.object.indexOf(':')), t.relation, t.user, hash >= 0 ? { object: t.user.slice(0, hash), relation: t.user.slice(hash + 1) } : null);
-  }
+  for (const t of data.tuples) addParsed(index, parseTupleForm(t));
   const roles = ['reader', 'writer', 'maintainer', 'admin', 'blocked'];
   const { users, orgs, reposPerOrg } = data.options;
   const times: number[] = [];

@@ -6,6 +6,8 @@ import { parseUser } from './object-ref.ts';
 import { TupleIndex } from './tuple-index.ts';
 import { TypeSystem } from './type-system.ts';
 import { prng } from '../../bench/github-dataset.ts';
+import { addParsed } from './snapshot.ts';
+import { parseTupleForm } from './tuple.ts';
 
 const ts = new TypeSystem(parseDsl('model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n'));
 
@@ -113,34 +115,29 @@ type repo
   function dataset(seed: number): TupleIndex {
     const pick = random(seed);
     const index = new TupleIndex();
-    const userset = (object: string, relation: string): [string, { object: string; relation: string }] => [`${object}#${relation}`, { object, relation }];
-    const add = (object: string, relation: string, user: string | [string, { object: string; relation: string }]): void => {
-      const type = object.slice(0, object.indexOf(':'));
-      if (typeof user === 'string') index.add(object, type, relation, user, null);
-      else index.add(object, type, relation, user[0], user[1]);
-    };
+    const add = (object: string, relation: string, user: string): void => addParsed(index, parseTupleForm({ user, relation, object }));
     for (let g = 0; g < GROUPS; g++) {
       for (let k = 0; k < 2; k++) add(`group:g${g}`, 'member', `user:u${pick(USERS)}`);
-      if (pick(3) === 0) add(`group:g${g}`, 'member', userset(`group:g${pick(GROUPS)}`, 'member')); // cycles too
+      if (pick(3) === 0) add(`group:g${g}`, 'member', `group:g${pick(GROUPS)}#member`); // cycles too
       if (pick(4) === 0) add(`group:g${g}`, 'banned', `user:u${pick(USERS)}`);
     }
     add('group:g0', 'member', 'user:*');
     // folder f0 <- f1 <- ... <- f29 is one chain (30 hops: past the depth limit); the rest hang off random folders
     for (let f = 1; f < FOLDERS; f++) add(`folder:f${f}`, 'parent', `folder:f${f < 30 ? f - 1 : pick(FOLDERS)}`);
     for (let k = 0; k < 8; k++) add(`folder:f${pick(FOLDERS)}`, 'viewer', `user:u${pick(USERS)}`);
-    for (let k = 0; k < 6; k++) add(`folder:f${pick(FOLDERS)}`, 'owner', userset(`group:g${pick(GROUPS)}`, 'member'));
+    for (let k = 0; k < 6; k++) add(`folder:f${pick(FOLDERS)}`, 'owner', `group:g${pick(GROUPS)}#member`);
     add('folder:f0', 'viewer', 'user:*');
     for (let d = 0; d < DOCS; d++) {
       add(`doc:d${d}`, 'parent', `folder:f${pick(FOLDERS)}`);
       if (pick(2) === 0) add(`doc:d${d}`, 'owner', `user:u${pick(USERS)}`);
-      if (pick(2) === 0) add(`doc:d${d}`, 'editor', userset(`group:g${pick(GROUPS)}`, 'active'));
-      if (pick(3) === 0) add(`doc:d${d}`, 'viewer', userset(`group:g${pick(GROUPS)}`, 'member'));
+      if (pick(2) === 0) add(`doc:d${d}`, 'editor', `group:g${pick(GROUPS)}#active`);
+      if (pick(3) === 0) add(`doc:d${d}`, 'viewer', `group:g${pick(GROUPS)}#member`);
       if (pick(4) === 0) add(`doc:d${d}`, 'hidden', `user:u${pick(USERS)}`);
     }
     for (let r = 0; r < REPOS; r++) {
       add(`repo:r${r}`, 'owner', `group:g${pick(GROUPS)}`);
       add(`repo:r${r}`, 'reader', `user:u${pick(USERS)}`);
-      if (pick(2) === 0) add(`repo:r${r}`, 'reader', userset(`group:g${pick(GROUPS)}`, 'member'));
+      if (pick(2) === 0) add(`repo:r${r}`, 'reader', `group:g${pick(GROUPS)}#member`);
       if (pick(3) === 0) add(`repo:r${r}`, 'blocked', `user:u${pick(USERS)}`);
     }
     return index;
