@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createScratchDatabase, openDatabase, type Database, type DatabaseType, type ScratchDatabase } from '@gatehouse/db';
 import { runSessionStoreSuite } from '@gatehouse/auth/testing';
 import { createLogger } from '@gatehouse/observability';
-import { runAuthnStorageSuite } from '../storage.suite.ts';
+import { DeadlockException } from '@mikro-orm/core';
+import { runAuthnStorageSuite, sampleUser } from '../storage.suite.ts';
 import { authnSchema, createMikroAuthnStorage } from './index.ts';
 
 const logger = createLogger('silent');
@@ -50,3 +51,51 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as DatabaseType[]) {
     });
   });
 }
+
+// InnoDB answers two inserts into one locked gap with a deadlock and kills one transaction (MySQL 8.0
+// manual §17.7.5); the repository reruns the victim. Simulated here on SQLite: the first runs fail as
+// MariaDB's driver reports a deadlock.
+describe('UserRepository.transaction when the database kills it as a deadlock victim', () => {
+  let scratch: ScratchDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('sqlite');
+    db = await openDatabase(scratch.options, authnSchema, { logger });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await scratch?.drop();
+  });
+
+  /** `db` whose first `victimRuns` transactions fail with a deadlock; `runs()` counts every transaction started */
+  const losing = (victimRuns: number): { db: Database; runs: () => number } => {
+    let runs = 0;
+    const transactional: Database['transactional'] = (fn) => {
+      runs++;
+      if (runs <= victimRuns) return Promise.reject(new DeadlockException(Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { code: 'ER_LOCK_DEADLOCK' })));
+      return db.transactional(fn);
+    };
+    return { db: { ...db, transactional }, runs: () => runs };
+  };
+
+  it('reruns a transaction that lost five deadlocks in a row, and it commits', async () => {
+    const { db: flaky, runs } = losing(5);
+    const users = createMikroAuthnStorage(flaky).users;
+    const u = sampleUser({ email: 'deadlock-5@example.com' });
+    await expect(users.transaction(async (tx) => {
+      await tx.users.create(u);
+      return 'created';
+    })).resolves.toBe('created');
+    expect(runs()).toBe(6);
+    expect((await users.findByEmail('deadlock-5@example.com'))?.id).toBe(u.id);
+  });
+
+  it('answers aborted after eight deadlocks in a row, and writes nothing', async () => {
+    const { db: flaky, runs } = losing(100);
+    const users = createMikroAuthnStorage(flaky).users;
+    await expect(users.transaction(async (tx) => tx.users.create(sampleUser({ email: 'deadlock-8@example.com' }))))
+      .rejects.toMatchObject({ code: 'aborted', message: 'concurrent update, please retry' });
+    expect(runs()).toBe(8);
+    expect(await users.findByEmail('deadlock-8@example.com')).toBeNull();
+  });
+});

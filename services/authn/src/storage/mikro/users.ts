@@ -13,7 +13,20 @@ import { createMikroVerificationStore } from './verifications.ts';
 
 type Row = Record<string, unknown>;
 
-const MAX_ATTEMPTS = 3;
+/** Runs of one transaction that InnoDB may kill as a deadlock victim before it answers `aborted`. */
+const MAX_ATTEMPTS = 8;
+/** Runs that may end in a lock wait timeout (each one waits innodb_lock_wait_timeout, 50 s by default). */
+const MAX_LOCK_WAIT_ATTEMPTS = 3;
+
+/**
+ * Milliseconds to wait before rerun `attempt` (2, 3, ...): random in [0, 4 * 2^attempt), at most 250 ms.
+ * Losers that rerun at once take their gap locks again while the winner still holds its own and lose
+ * again; spreading them out lets the winner commit first (MySQL 8.0 manual §17.7.5.3, "retry a
+ * transaction that fails due to deadlock").
+ */
+function backoffMs(attempt: number): number {
+  return Math.random() * Math.min(250, 4 * 2 ** attempt);
+}
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -76,7 +89,8 @@ export function createMikroUserRepository(db: Database, options: { clock?: () =>
           return await once(fn);
         } catch (err) {
           if (!(err instanceof DeadlockException || err instanceof LockWaitTimeoutException)) throw err;
-          if (attempt >= MAX_ATTEMPTS) throw new AppError('aborted', 'concurrent update, please retry', { cause: err });
+          if (attempt >= (err instanceof DeadlockException ? MAX_ATTEMPTS : MAX_LOCK_WAIT_ATTEMPTS)) throw new AppError('aborted', 'concurrent update, please retry', { cause: err });
+          await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt + 1)));
         }
       }
     },
