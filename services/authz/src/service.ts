@@ -7,8 +7,9 @@
  */
 import { AppError } from '@gatehouse/errors';
 import type { Authenticator } from '@gatehouse/auth';
-import type { CallContext, HandlerMap } from '@gatehouse/rpc';
-import { parseSubject, type CheckInput, type Engine, type Tuple } from './domain/index.ts';
+import { defineService, serviceDescriptor, type CallContext, type HandlerMap } from '@gatehouse/rpc';
+import type { authz } from '@gatehouse/contracts';
+import { parseSubject, type Engine, type Tuple } from './domain/index.ts';
 
 export interface AuthzDeps {
   /** null when the engine is off (NoSQL main database without --fga-store) */
@@ -37,9 +38,7 @@ export async function pinSubject(authenticator: Authenticator, ctx: CallContext,
   return own;
 }
 
-interface TuplesReq { tuples: Array<{ user: string | null; relation: string | null; object: string | null }> }
-
-function toTuples(req: TuplesReq): Tuple[] {
+function toTuples(req: authz.TuplesRequest): Tuple[] {
   return req.tuples.map((t) => ({ user: t.user ?? '', relation: t.relation ?? '', object: t.object ?? '' }));
 }
 
@@ -56,12 +55,12 @@ export function createAuthzService(deps: AuthzDeps): { handlers: HandlerMap } {
     return e;
   };
 
-  const handlers: HandlerMap = {
+  const { handlers } = defineService(serviceDescriptor('authz'), {
     async CheckPermissions(req, ctx) {
       const e = engine();
       const subject = await pinSubject(authenticator, ctx, req.user);
       // the codec already shaped each check (absent fields null): the engine validates them as they are
-      const results = await e.check(subject, req.checks as CheckInput[]);
+      const results = await e.check(subject, req.checks);
       return { results };
     },
     async ListPermissions(req, ctx) {
@@ -104,6 +103,6 @@ export function createAuthzService(deps: AuthzDeps): { handlers: HandlerMap } {
       if (!req.user_id) throw new AppError('invalid_argument', 'user ID is missing');
       return { deleted: await e.deleteUserTuples(req.user_id) };
     },
-  };
+  });
   return { handlers };
 }

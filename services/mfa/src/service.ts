@@ -3,11 +3,11 @@
  * createMfaService(deps) → { handlers, internalHandlers }: the transport-free mfa RPCs keyed by proto
  * method name: `MfaService` (public) and `MfaInternal` (service-to-service).
  */
-import type { HandlerMap } from '@gatehouse/rpc';
-import { openOtpChallenge, type OpenOtpChallengeRequest } from './domain/challenge.ts';
+import { defineService, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
+import { openOtpChallenge } from './domain/challenge.ts';
 import { createMfaContext, type MfaDeps } from './domain/deps.ts';
-import { resendOtp, type ResendOtpRequest } from './domain/resend-otp.ts';
-import { verifyOtp, type VerifyOtpRequest } from './domain/verify-otp.ts';
+import { resendOtp } from './domain/resend-otp.ts';
+import { verifyOtp } from './domain/verify-otp.ts';
 
 export type { AuthnInternalClient, MfaDeps } from './domain/deps.ts';
 export type { MfaOptions } from './domain/options.ts';
@@ -26,12 +26,12 @@ export interface MfaService {
 export function createMfaService(deps: MfaDeps): MfaService {
   const c = createMfaContext(deps);
   return {
-    handlers: {
-      VerifyOtp: (req, ctx) => verifyOtp(c, ctx, req as VerifyOtpRequest),
-      ResendOtp: (req, ctx) => resendOtp(c, ctx, req as ResendOtpRequest),
-    },
-    internalHandlers: {
-      OpenOtpChallenge: (req, ctx) => openOtpChallenge(c, ctx, req as OpenOtpChallengeRequest),
-    },
+    handlers: defineService(serviceDescriptor('mfa'), {
+      VerifyOtp: (req, ctx) => verifyOtp(c, ctx, req),
+      ResendOtp: (req, ctx) => resendOtp(c, ctx, req),
+    }).handlers,
+    internalHandlers: defineService(serviceDescriptor('mfa.internal'), {
+      OpenOtpChallenge: (req, ctx) => openOtpChallenge(c, ctx, req),
+    }).handlers,
   };
 }

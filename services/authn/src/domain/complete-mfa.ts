@@ -13,19 +13,9 @@ import { openSessionAndRespond } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
 import { isRevoked, toWireUser, type WireUser } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
+import type { authn } from '@gatehouse/contracts';
 
-/** proto `CompleteMfaLoginRequest` */
-export interface CompleteMfaLoginRequest {
-  user_id: string;
-  verified_channel: string;
-  verified_contact: string;
-  login_method: string;
-  roles: string[];
-  scope: string[];
-  state: string | null;
-  auth_time: number;
-  message: string;
-}
+type CompleteMfaLoginRequest = authn.CompleteMfaLoginRequest;
 
 /**
  * Marks the contact the code was proven on as verified (an email code verifies the email, behaviour.md

@@ -7,23 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
+import type { mfa } from '@gatehouse/contracts';
 import type { MfaContext } from './deps.ts';
 import { armCookie, MFA_SESSION_TTL_SECONDS } from './mfa-session.ts';
 import { isEmailServiceEnabled } from './options.ts';
 import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
 import { queueOtpEmail } from './otp-email.ts';
 
-/** proto `OpenOtpChallengeRequest` */
-export interface OpenOtpChallengeRequest {
-  user: Record<string, unknown> | null;
-  channel: string;
-  purpose: string;
-  login_method: string;
-  roles: string[];
-  scope: string[];
-  state: string | null;
-  auth_time: number;
-}
 
 /**
  * Opens a 300 s MFA session for `req.user`, sends a code to the user's email (unless a code sent
@@ -33,12 +23,13 @@ export interface OpenOtpChallengeRequest {
  * @throws AppError `invalid_argument` for an unsupported channel or purpose, or a user without an
  *   id or email; `failed_precondition` `email service not enabled` without SMTP
  */
-export async function openOtpChallenge(c: MfaContext, ctx: CallContext, req: OpenOtpChallengeRequest): Promise<{ expires_at: number; code_sent: boolean }> {
+export async function openOtpChallenge(c: MfaContext, ctx: CallContext, req: mfa.OpenOtpChallengeRequest): Promise<{ expires_at: number; code_sent: boolean }> {
   if (req.channel !== 'email') throw new AppError('invalid_argument', `unsupported OTP channel: ${req.channel}`);
   if (req.purpose !== 'login') throw new AppError('invalid_argument', `unsupported MFA session purpose: ${req.purpose}`);
-  const user = req.user;
-  const userId = typeof user?.id === 'string' ? user.id : '';
-  const email = typeof user?.email === 'string' ? user.email : '';
+  // the email template's {{.user.*}} reads the wire User as plain fields
+  const user: Record<string, unknown> | null = req.user ? { ...req.user } : null;
+  const userId = req.user?.id ?? '';
+  const email = req.user?.email ?? '';
   if (!user || !userId || !email) throw new AppError('invalid_argument', 'the user needs an id and an email address');
   if (!isEmailServiceEnabled(c.options)) throw new AppError('failed_precondition', 'email service not enabled');
 
@@ -51,7 +42,7 @@ export async function openOtpChallenge(c: MfaContext, ctx: CallContext, req: Ope
   await c.store.transaction(async (tx) => {
     await tx.sessions.create({
       id: randomUUID(), handleHash: sha256Hex(handle), userId, purpose: 'login', channel: 'email', contact: email, user,
-      loginMethod: req.login_method, roles: [...req.roles], scope: [...req.scope], state: req.state,
+      loginMethod: req.login_method, roles: [...req.roles], scope: [...req.scope], state: req.state ?? null,
       authTime: req.auth_time || now, expiresAt, createdAt: now,
     });
     if (code === null) return;

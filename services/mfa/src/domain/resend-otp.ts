@@ -4,6 +4,7 @@
  * stops working and the session is re-armed for another 300 s.
  */
 import { AppError } from '@gatehouse/errors';
+import type { mfa } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
 import type { MfaContext } from './deps.ts';
 import { armCookie, MFA_SESSION_TTL_SECONDS, requireMfaSession } from './mfa-session.ts';
@@ -13,12 +14,6 @@ import { queueOtpEmail } from './otp-email.ts';
 
 export const OTP_SENT = 'OTP has been sent. Please check your inbox';
 
-/** proto `ResendOtpRequest` */
-export interface ResendOtpRequest {
-  email: string | null;
-  phone_number: string | null;
-  state: string | null;
-}
 
 /**
  * @returns `{message}`; the re-armed `mfa` cookie is on `ctx.setCookies`
@@ -27,7 +22,7 @@ export interface ResendOtpRequest {
  *   `resource_exhausted` `please wait before requesting another OTP` (with `Retry-After`) within 30 s
  *   of the last send
  */
-export async function resendOtp(c: MfaContext, ctx: CallContext, req: ResendOtpRequest): Promise<{ message: string }> {
+export async function resendOtp(c: MfaContext, ctx: CallContext, req: mfa.ResendOtpRequest): Promise<{ message: string }> {
   const { session, handle } = await requireMfaSession(c, ctx, req, null);
   if (!session.channel || !session.contact) throw new AppError('failed_precondition', 'no one-time code to resend for this session');
   // the SMS channel arrives with the SMS leg of the mfa service; no session of this release has it

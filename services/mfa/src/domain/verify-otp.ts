@@ -6,6 +6,7 @@
  */
 import { assertNotLocked, clearMfaCookie, recordFailure } from '@gatehouse/auth';
 import { AppError } from '@gatehouse/errors';
+import type { mfa } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
 import type { MfaContext } from './deps.ts';
 import { INVALID_SESSION, requireMfaSession } from './mfa-session.ts';
@@ -16,14 +17,6 @@ export const OTP_VERIFIED = 'OTP verified successfully.';
 /** the longest input accepted: TOTP codes and recovery codes share the field (behaviour.md §4.3) */
 const MAX_OTP_CHARS = 16;
 
-/** proto `VerifyOtpRequest` */
-export interface VerifyOtpRequest {
-  email: string | null;
-  phone_number: string | null;
-  otp: string | null;
-  is_totp: boolean | null;
-  state: string | null;
-}
 
 /** Lockout key of a user's email/SMS code verifications (TOTP counts apart, behaviour.md §4.4). */
 export const otpLockoutKey = (userId: string): string => `otp:${userId}`;
@@ -37,7 +30,7 @@ export const otpLockoutKey = (userId: string): string => `otp:${userId}`;
  *   `not_found` `OTP not found`; `invalid_argument` `otp expired` / `invalid otp`; authn's
  *   `failed_precondition` `user access has been revoked`
  */
-export async function verifyOtp(c: MfaContext, ctx: CallContext, req: VerifyOtpRequest): Promise<Record<string, unknown>> {
+export async function verifyOtp(c: MfaContext, ctx: CallContext, req: mfa.VerifyOtpRequest): Promise<Record<string, unknown>> {
   const input = (req.otp ?? '').trim();
   if (!input) throw new AppError('invalid_argument', 'otp is required');
   if (input.length > MAX_OTP_CHARS) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
