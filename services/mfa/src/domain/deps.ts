@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@gatehouse/observability';
 import type { CallContext } from '@gatehouse/rpc';
-import type { MfaStore } from '../storage/storage.ts';
+import type { MfaStore } from '../storage/ports.ts';
 import type { MfaOptions } from './options.ts';
 import { otpKey } from './otp.ts';
 

@@ -7,7 +7,7 @@ import { COOKIE_MFA, mfaCookie, parseCookies } from '@gatehouse/auth';
 import { sha256Hex } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
-import type { MfaPurpose, MfaSessionRecord } from '../storage/storage.ts';
+import type { MfaPurpose, MfaSessionRecord } from '../storage/ports.ts';
 import type { MfaContext } from './deps.ts';
 import { cookieOptions } from './options.ts';
 

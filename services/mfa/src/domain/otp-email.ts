@@ -4,7 +4,7 @@
  * (behaviour.md §4.4 delivery). Services never import each other (ARCHITECTURE §2); the shape is the
  * contract the notifications worker consumes.
  */
-import type { MfaTransaction } from '../storage/storage.ts';
+import type { MfaTransaction } from '../storage/ports.ts';
 
 export const EMAIL_SEND = 'email.send';
 
