@@ -32,7 +32,9 @@ describe('REST route table (ARCHITECTURE §3, spec §4)', () => {
     expect(get('POST', '/v1/admin/fga/model')).toMatchObject({ service: 'authz', rpc: 'WriteModel' });
     expect(get('POST', '/v1/admin/fga/tuples/delete')).toMatchObject({ service: 'authz', rpc: 'DeleteTuples' });
     expect(get('POST', '/v1/admin/saml_idp_keys')).toMatchObject({ service: 'admin', rpc: 'ListSamlIdpKeys' });
-    expect(get('POST', '/v1/admin/create_scim_endpoint')).toMatchObject({ service: 'orgs', rpc: 'CreateScimEndpoint' });
+    expect(get('POST', '/v1/admin/create_scim_endpoint')).toMatchObject({ service: 'orgs', rpc: 'CreateScimEndpoint', auth: 'org_admin' });
+    expect(get('POST', '/v1/admin/create_organization')).toMatchObject({ service: 'orgs', auth: 'admin' });
+    expect(get('POST', '/v1/admin/import_saml_sp_metadata')).toMatchObject({ service: 'admin', auth: 'admin' });
     expect(get('GET', '/.well-known/jwks.json')).toMatchObject({ service: 'authn', rpc: 'GetJwks' });
     expect(get('GET', '/.well-known/openid-configuration')).toMatchObject({ rpc: 'GetOpenidConfiguration' });
     expect(get('GET', '/verify_email')).toMatchObject({ service: 'authn', rpc: 'VerifyEmailLink', auth: 'public' });
@@ -80,6 +82,7 @@ describe('buildOpenApi', () => {
     expect(doc.paths['/v1/profile'].get.security).toContainEqual({ bearerAuth: [] });
     expect(doc.paths['/v1/verify_otp'].post.security).toEqual([{ mfaCookie: [] }]);
     expect(doc.paths['/v1/admin/users'].post.security).toEqual([{ adminCookie: [] }, { adminSecret: [] }]);
+    expect(doc.paths['/v1/admin/org_members'].post.security).toEqual(expect.arrayContaining([{ adminSecret: [] }, { bearerAuth: [] }]));
     expect(doc.components.securitySchemes.adminSecret).toEqual({ type: 'apiKey', in: 'header', name: 'x-service-admin-secret' });
   });
 
