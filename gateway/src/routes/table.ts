@@ -47,23 +47,24 @@ const O = (name: string, service: ServiceName, summary: string, field = `_${name
 
 /** Every REST route of spec §4, plus the two discovery documents and the email link target outside /v1. */
 export const ROUTES: readonly Route[] = Object.freeze([
-  // Public endpoints (spec §4)
+  // Public endpoints (spec §4). The MFA completions that issue a session are authn's (issue 14
+  // "flows go one way": authn alone issues sessions).
   P('/v1/signup', 'authn', 'signup', 'public', 'Register a user; returns AuthResponse'),
   P('/v1/login', 'authn', 'login', 'public', 'Log in with email or phone and password; returns AuthResponse or an MFA challenge'),
   P('/v1/magic_link_login', 'authn', 'magic_link_login', 'public', 'Start passwordless login; emails a magic link'),
   P('/v1/verify_email', 'authn', 'verify_email', 'public', 'Complete email verification; returns AuthResponse'),
   P('/v1/resend_verify_email', 'authn', 'resend_verify_email', 'public', 'Re-send the verification message'),
-  P('/v1/verify_otp', 'mfa', 'verify_otp', 'mfa', 'Complete an MFA challenge with an OTP or TOTP code; returns AuthResponse'),
+  P('/v1/verify_otp', 'authn', 'verify_otp', 'mfa', 'Complete an MFA challenge with an OTP or TOTP code; returns AuthResponse'),
   P('/v1/resend_otp', 'mfa', 'resend_otp', 'mfa', 'Re-send the MFA OTP'),
-  P('/v1/skip_mfa_setup', 'mfa', 'skip_mfa_setup', 'mfa', 'Decline MFA setup and receive the withheld tokens'),
+  P('/v1/skip_mfa_setup', 'authn', 'skip_mfa_setup', 'mfa', 'Decline MFA setup and receive the withheld tokens'),
   P('/v1/lock_mfa', 'mfa', 'lock_mfa', 'mfa', 'Record lost MFA factors and lock the account'),
   P('/v1/email_otp_mfa_setup', 'mfa', 'email_otp_mfa_setup', 'user_or_mfa', 'Start email OTP enrollment'),
   P('/v1/sms_otp_mfa_setup', 'mfa', 'sms_otp_mfa_setup', 'user_or_mfa', 'Start SMS OTP enrollment'),
   P('/v1/totp_mfa_setup', 'mfa', 'totp_mfa_setup', 'user', 'Start TOTP enrollment: secret, QR image and recovery codes'),
   P('/v1/webauthn_registration_options', 'mfa', 'webauthn_registration_options', 'user_or_mfa', 'WebAuthn creation options'),
-  P('/v1/webauthn_registration_verify', 'mfa', 'webauthn_registration_verify', 'user_or_mfa', 'Register a passkey; returns AuthResponse'),
+  P('/v1/webauthn_registration_verify', 'authn', 'webauthn_registration_verify', 'user_or_mfa', 'Register a passkey; returns AuthResponse'),
   P('/v1/webauthn_login_options', 'mfa', 'webauthn_login_options', 'public', 'WebAuthn request options'),
-  P('/v1/webauthn_login_verify', 'mfa', 'webauthn_login_verify', 'public', 'Log in with a passkey assertion'),
+  P('/v1/webauthn_login_verify', 'authn', 'webauthn_login_verify', 'public', 'Log in with a passkey assertion'),
   P('/v1/webauthn_credentials', 'mfa', 'webauthn_credentials', 'user', "List the caller's passkeys"),
   P('/v1/webauthn_delete_credential', 'mfa', 'webauthn_delete_credential', 'user', "Delete one of the caller's passkeys"),
   P('/v1/forgot_password', 'authn', 'forgot_password', 'public', 'Start password reset'),
