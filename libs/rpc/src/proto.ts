@@ -27,8 +27,8 @@ const PROTO_FILES: Record<ServiceName, string | null> = {
   authn: 'gatehouse/authn/v1/authn.proto',
   authz: 'gatehouse/authz/v1/authz.proto',
   mfa: 'gatehouse/mfa/v1/mfa.proto',
-  admin: null,
-  orgs: null,
+  admin: 'gatehouse/admin/v1/admin.proto',
+  orgs: 'gatehouse/orgs/v1/orgs.proto',
 };
 
 const SERVICE_NAMES: Record<DescriptorName, string> = {
