@@ -9,6 +9,7 @@ const SECURITY: Readonly<Record<AuthClass, Json[]>> = {
   mfa: [{ mfaCookie: [] }],
   user_or_mfa: [{ bearerAuth: [] }, { sessionCookie: [] }, { sessionDomainCookie: [] }, { mfaCookie: [] }],
   admin: [{ adminCookie: [] }, { adminSecret: [] }],
+  org_admin: [{ adminCookie: [] }, { adminSecret: [] }, { bearerAuth: [] }, { sessionCookie: [] }, { sessionDomainCookie: [] }],
   permissions: [{ bearerAuth: [] }, { sessionCookie: [] }, { sessionDomainCookie: [] }, { adminCookie: [] }, { adminSecret: [] }],
 };
 

@@ -22,7 +22,9 @@ describe('REST route table (ARCHITECTURE §3, spec §4)', () => {
     };
     expect(get('POST', '/v1/signup')).toMatchObject({ service: 'authn', rpc: 'Signup', auth: 'public' });
     expect(get('GET', '/v1/profile')).toMatchObject({ service: 'authn', rpc: 'Profile', auth: 'user' });
-    expect(get('POST', '/v1/verify_otp')).toMatchObject({ service: 'mfa', rpc: 'VerifyOtp', auth: 'mfa' });
+    expect(get('POST', '/v1/verify_otp')).toMatchObject({ service: 'authn', rpc: 'VerifyOtp', auth: 'mfa' });
+    expect(get('POST', '/v1/webauthn_login_verify')).toMatchObject({ service: 'authn', auth: 'public' });
+    expect(get('POST', '/v1/resend_otp')).toMatchObject({ service: 'mfa', rpc: 'ResendOtp', auth: 'mfa' });
     expect(get('POST', '/v1/email_otp_mfa_setup')).toMatchObject({ service: 'mfa', auth: 'user_or_mfa' });
     expect(get('POST', '/v1/check_permissions')).toMatchObject({ service: 'authz', rpc: 'CheckPermissions', auth: 'permissions' });
     expect(get('POST', '/v1/admin/login')).toMatchObject({ service: 'admin', rpc: 'AdminLogin', auth: 'public' });
@@ -32,7 +34,9 @@ describe('REST route table (ARCHITECTURE §3, spec §4)', () => {
     expect(get('POST', '/v1/admin/fga/model')).toMatchObject({ service: 'authz', rpc: 'WriteModel' });
     expect(get('POST', '/v1/admin/fga/tuples/delete')).toMatchObject({ service: 'authz', rpc: 'DeleteTuples' });
     expect(get('POST', '/v1/admin/saml_idp_keys')).toMatchObject({ service: 'admin', rpc: 'ListSamlIdpKeys' });
-    expect(get('POST', '/v1/admin/create_scim_endpoint')).toMatchObject({ service: 'orgs', rpc: 'CreateScimEndpoint' });
+    expect(get('POST', '/v1/admin/create_scim_endpoint')).toMatchObject({ service: 'orgs', rpc: 'CreateScimEndpoint', auth: 'org_admin' });
+    expect(get('POST', '/v1/admin/create_organization')).toMatchObject({ service: 'orgs', auth: 'admin' });
+    expect(get('POST', '/v1/admin/import_saml_sp_metadata')).toMatchObject({ service: 'admin', auth: 'admin' });
     expect(get('GET', '/.well-known/jwks.json')).toMatchObject({ service: 'authn', rpc: 'GetJwks' });
     expect(get('GET', '/.well-known/openid-configuration')).toMatchObject({ rpc: 'GetOpenidConfiguration' });
     expect(get('GET', '/verify_email')).toMatchObject({ service: 'authn', rpc: 'VerifyEmailLink', auth: 'public' });
@@ -80,6 +84,7 @@ describe('buildOpenApi', () => {
     expect(doc.paths['/v1/profile'].get.security).toContainEqual({ bearerAuth: [] });
     expect(doc.paths['/v1/verify_otp'].post.security).toEqual([{ mfaCookie: [] }]);
     expect(doc.paths['/v1/admin/users'].post.security).toEqual([{ adminCookie: [] }, { adminSecret: [] }]);
+    expect(doc.paths['/v1/admin/org_members'].post.security).toEqual(expect.arrayContaining([{ adminSecret: [] }, { bearerAuth: [] }]));
     expect(doc.components.securitySchemes.adminSecret).toEqual({ type: 'apiKey', in: 'header', name: 'x-service-admin-secret' });
   });
 

@@ -7,11 +7,13 @@ export type HttpMethod = 'GET' | 'POST';
 export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
 /**
  * Who may call a route (spec §5): `public` no credentials; `user` bearer token or session cookie;
- * `mfa` the `mfa` cookie; `user_or_mfa` either; `admin` super-admin cookie or admin-secret header
- * (org-scoped admin routes also accept the org admin, checked by the service); `permissions` a user,
- * with an explicit `user` subject only for super-admins (spec §5 subject pinning).
+ * `mfa` the `mfa` cookie; `user_or_mfa` either; `admin` super-admin cookie or admin-secret header;
+ * `org_admin` super-admin or the org admin of the addressed organization (behaviour.md §5.1, §5.9,
+ * §6; the service checks the organization); `permissions` a user, with an explicit `user` subject
+ * only for super-admins (spec §5 subject pinning). Each is the RPC's `(gatehouse.common.v1.auth)`
+ * option in proto/, lower-cased without its `AUTH_CLASS_` prefix (contract.test.ts holds them equal).
  */
-export type AuthClass = 'public' | 'user' | 'mfa' | 'user_or_mfa' | 'admin' | 'permissions';
+export type AuthClass = 'public' | 'user' | 'mfa' | 'user_or_mfa' | 'admin' | 'org_admin' | 'permissions';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -39,26 +41,30 @@ const P = (path: string, service: ServiceName, field: string, auth: AuthClass, s
   r('POST', path, service, field, auth, summary);
 const A = (name: string, service: ServiceName, summary: string, field = `_${name}`): Route =>
   r('POST', `/v1/admin/${name}`, service, field, 'admin', summary);
+/** An org-scoped admin route: the org admin of that organization may call it too. */
+const O = (name: string, service: ServiceName, summary: string, field = `_${name}`): Route =>
+  r('POST', `/v1/admin/${name}`, service, field, 'org_admin', summary);
 
 /** Every REST route of spec §4, plus the two discovery documents and the email link target outside /v1. */
 export const ROUTES: readonly Route[] = Object.freeze([
-  // Public endpoints (spec §4)
+  // Public endpoints (spec §4). The MFA completions that issue a session are authn's (issue 14
+  // "flows go one way": authn alone issues sessions).
   P('/v1/signup', 'authn', 'signup', 'public', 'Register a user; returns AuthResponse'),
   P('/v1/login', 'authn', 'login', 'public', 'Log in with email or phone and password; returns AuthResponse or an MFA challenge'),
   P('/v1/magic_link_login', 'authn', 'magic_link_login', 'public', 'Start passwordless login; emails a magic link'),
   P('/v1/verify_email', 'authn', 'verify_email', 'public', 'Complete email verification; returns AuthResponse'),
   P('/v1/resend_verify_email', 'authn', 'resend_verify_email', 'public', 'Re-send the verification message'),
-  P('/v1/verify_otp', 'mfa', 'verify_otp', 'mfa', 'Complete an MFA challenge with an OTP or TOTP code; returns AuthResponse'),
+  P('/v1/verify_otp', 'authn', 'verify_otp', 'mfa', 'Complete an MFA challenge with an OTP or TOTP code; returns AuthResponse'),
   P('/v1/resend_otp', 'mfa', 'resend_otp', 'mfa', 'Re-send the MFA OTP'),
-  P('/v1/skip_mfa_setup', 'mfa', 'skip_mfa_setup', 'mfa', 'Decline MFA setup and receive the withheld tokens'),
+  P('/v1/skip_mfa_setup', 'authn', 'skip_mfa_setup', 'mfa', 'Decline MFA setup and receive the withheld tokens'),
   P('/v1/lock_mfa', 'mfa', 'lock_mfa', 'mfa', 'Record lost MFA factors and lock the account'),
   P('/v1/email_otp_mfa_setup', 'mfa', 'email_otp_mfa_setup', 'user_or_mfa', 'Start email OTP enrollment'),
   P('/v1/sms_otp_mfa_setup', 'mfa', 'sms_otp_mfa_setup', 'user_or_mfa', 'Start SMS OTP enrollment'),
   P('/v1/totp_mfa_setup', 'mfa', 'totp_mfa_setup', 'user', 'Start TOTP enrollment: secret, QR image and recovery codes'),
   P('/v1/webauthn_registration_options', 'mfa', 'webauthn_registration_options', 'user_or_mfa', 'WebAuthn creation options'),
-  P('/v1/webauthn_registration_verify', 'mfa', 'webauthn_registration_verify', 'user_or_mfa', 'Register a passkey; returns AuthResponse'),
+  P('/v1/webauthn_registration_verify', 'authn', 'webauthn_registration_verify', 'user_or_mfa', 'Register a passkey; returns AuthResponse'),
   P('/v1/webauthn_login_options', 'mfa', 'webauthn_login_options', 'public', 'WebAuthn request options'),
-  P('/v1/webauthn_login_verify', 'mfa', 'webauthn_login_verify', 'public', 'Log in with a passkey assertion'),
+  P('/v1/webauthn_login_verify', 'authn', 'webauthn_login_verify', 'public', 'Log in with a passkey assertion'),
   P('/v1/webauthn_credentials', 'mfa', 'webauthn_credentials', 'user', "List the caller's passkeys"),
   P('/v1/webauthn_delete_credential', 'mfa', 'webauthn_delete_credential', 'user', "Delete one of the caller's passkeys"),
   P('/v1/forgot_password', 'authn', 'forgot_password', 'public', 'Start password reset'),
@@ -123,43 +129,45 @@ export const ROUTES: readonly Route[] = Object.freeze([
   A('delete_trusted_issuer', 'admin', 'Delete a trusted issuer'),
   A('trusted_issuer', 'admin', 'Get a trusted issuer'),
   A('trusted_issuers', 'admin', 'List trusted issuers'),
-  // Admin: SAML identity-provider role
-  A('create_saml_service_provider', 'admin', 'Create a SAML service provider'),
-  A('update_saml_service_provider', 'admin', 'Update a SAML service provider'),
-  A('delete_saml_service_provider', 'admin', 'Delete a SAML service provider'),
-  A('saml_service_provider', 'admin', 'Get a SAML service provider'),
-  A('saml_service_providers', 'admin', "List an organization's SAML service providers", '_list_saml_service_providers'),
-  A('rotate_saml_idp_cert', 'admin', 'Rotate the SAML IdP signing key'),
-  A('retire_saml_idp_key', 'admin', 'Retire a published, non-signing SAML IdP key'),
-  A('saml_idp_keys', 'admin', "List an organization's SAML IdP keys", '_list_saml_idp_keys'),
+  // Admin: SAML identity-provider role (org-scoped; the metadata import is super-admin only: behaviour.md §5.9)
+  O('create_saml_service_provider', 'admin', 'Create a SAML service provider'),
+  O('update_saml_service_provider', 'admin', 'Update a SAML service provider'),
+  O('delete_saml_service_provider', 'admin', 'Delete a SAML service provider'),
+  O('saml_service_provider', 'admin', 'Get a SAML service provider'),
+  O('saml_service_providers', 'admin', "List an organization's SAML service providers", '_list_saml_service_providers'),
+  O('rotate_saml_idp_cert', 'admin', 'Rotate the SAML IdP signing key'),
+  O('retire_saml_idp_key', 'admin', 'Retire a published, non-signing SAML IdP key'),
+  O('saml_idp_keys', 'admin', "List an organization's SAML IdP keys", '_list_saml_idp_keys'),
   A('import_saml_sp_metadata', 'admin', 'Parse pasted SAML SP metadata'),
-  // Admin: organizations, domains, SSO connections, SCIM (owned by orgs)
+  // Admin: organizations, domains, SSO connections, SCIM (owned by orgs; org admin allowed on
+  // the org-scoped ones: behaviour.md §6.1-§6.4; create/delete/list organizations, user_organizations
+  // and add_verified_org_domain are super-admin only)
   A('create_organization', 'orgs', 'Create an organization'),
-  A('update_organization', 'orgs', 'Update an organization'),
+  O('update_organization', 'orgs', 'Update an organization'),
   A('delete_organization', 'orgs', 'Delete an organization and its scoped records'),
-  A('organization', 'orgs', 'Get an organization'),
+  O('organization', 'orgs', 'Get an organization'),
   A('organizations', 'orgs', 'List organizations'),
-  A('add_org_member', 'orgs', 'Add a member with org roles'),
-  A('remove_org_member', 'orgs', 'Remove a member'),
-  A('org_members', 'orgs', "List an organization's members"),
+  O('add_org_member', 'orgs', 'Add a member with org roles'),
+  O('remove_org_member', 'orgs', 'Remove a member'),
+  O('org_members', 'orgs', "List an organization's members"),
   A('user_organizations', 'orgs', "List a user's organizations"),
-  A('request_org_domain', 'orgs', 'Request a domain; returns the DNS TXT challenge'),
-  A('verify_org_domain', 'orgs', 'Verify a domain by DNS'),
+  O('request_org_domain', 'orgs', 'Request a domain; returns the DNS TXT challenge'),
+  O('verify_org_domain', 'orgs', 'Verify a domain by DNS'),
   A('add_verified_org_domain', 'orgs', 'Add a domain without a DNS check'),
-  A('delete_org_domain', 'orgs', 'Delete a domain'),
-  A('org_domains', 'orgs', "List an organization's domains"),
-  A('create_org_oidc_connection', 'orgs', 'Create the OIDC connection'),
-  A('update_org_oidc_connection', 'orgs', 'Update the OIDC connection'),
-  A('delete_org_oidc_connection', 'orgs', 'Delete the OIDC connection'),
-  A('org_oidc_connection', 'orgs', 'Get the OIDC connection'),
-  A('create_org_saml_connection', 'orgs', 'Create the SAML connection'),
-  A('update_org_saml_connection', 'orgs', 'Update the SAML connection'),
-  A('delete_org_saml_connection', 'orgs', 'Delete the SAML connection'),
-  A('org_saml_connection', 'orgs', 'Get the SAML connection'),
-  A('create_scim_endpoint', 'orgs', 'Create the SCIM endpoint; returns its bearer token once'),
-  A('rotate_scim_token', 'orgs', 'Rotate the SCIM token; returns it once'),
-  A('delete_scim_endpoint', 'orgs', 'Delete the SCIM endpoint'),
-  A('scim_endpoint', 'orgs', 'Get SCIM endpoint metadata'),
+  O('delete_org_domain', 'orgs', 'Delete a domain'),
+  O('org_domains', 'orgs', "List an organization's domains"),
+  O('create_org_oidc_connection', 'orgs', 'Create the OIDC connection'),
+  O('update_org_oidc_connection', 'orgs', 'Update the OIDC connection'),
+  O('delete_org_oidc_connection', 'orgs', 'Delete the OIDC connection'),
+  O('org_oidc_connection', 'orgs', 'Get the OIDC connection'),
+  O('create_org_saml_connection', 'orgs', 'Create the SAML connection'),
+  O('update_org_saml_connection', 'orgs', 'Update the SAML connection'),
+  O('delete_org_saml_connection', 'orgs', 'Delete the SAML connection'),
+  O('org_saml_connection', 'orgs', 'Get the SAML connection'),
+  O('create_scim_endpoint', 'orgs', 'Create the SCIM endpoint; returns its bearer token once'),
+  O('rotate_scim_token', 'orgs', 'Rotate the SCIM token; returns it once'),
+  O('delete_scim_endpoint', 'orgs', 'Delete the SCIM endpoint'),
+  O('scim_endpoint', 'orgs', 'Get SCIM endpoint metadata'),
   // Discovery documents outside /v1 (spec §1)
   { method: 'GET', path: '/.well-known/jwks.json', service: 'authn', rpc: 'GetJwks', auth: 'public', summary: 'JSON Web Key Set (RFC 7517)' },
   { method: 'GET', path: '/.well-known/openid-configuration', service: 'authn', rpc: 'GetOpenidConfiguration', auth: 'public', summary: 'OpenID Provider metadata (OIDC Discovery 1.0)' },

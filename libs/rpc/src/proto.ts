@@ -6,6 +6,7 @@
  * become `null`, and responses are filled to their full shape (every field present; unset optionals
  * `null`, lists `[]`, booleans `false`) whether they crossed gRPC or stayed in process.
  */
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import protobuf from 'protobufjs';
@@ -26,8 +27,8 @@ const PROTO_FILES: Record<ServiceName, string | null> = {
   authn: 'gatehouse/authn/v1/authn.proto',
   authz: 'gatehouse/authz/v1/authz.proto',
   mfa: 'gatehouse/mfa/v1/mfa.proto',
-  admin: null,
-  orgs: null,
+  admin: 'gatehouse/admin/v1/admin.proto',
+  orgs: 'gatehouse/orgs/v1/orgs.proto',
 };
 
 const SERVICE_NAMES = {
@@ -77,6 +78,11 @@ export interface ServiceDescriptor<N extends string = string> {
 }
 
 let root: protobuf.Root | undefined;
+
+// gatehouse/common/v1/options.proto extends google.protobuf.MethodOptions. protobufjs ships
+// descriptor.proto pre-parsed but does not register it as a bundled import the way it does
+// struct.proto; register it under its import path (as @grpc/proto-loader does).
+protobuf.common('google/protobuf/descriptor.proto', createRequire(import.meta.url)('protobufjs/google/protobuf/descriptor.json') as Record<string, unknown>);
 
 function loadRoot(): protobuf.Root {
   if (root) return root;
