@@ -8,6 +8,7 @@
  * `--out <dir>` writes to another directory instead (the staleness test compares the two).
  */
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,9 @@ function protoFiles(prefix = ''): string[] {
   return readdirSync(path.join(PROTO, prefix), { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? protoFiles(path.join(prefix, e.name)) : e.name.endsWith('.proto') ? [path.join(prefix, e.name)] : []).sort();
 }
+
+// options.proto imports descriptor.proto: register protobufjs's copy under its import path, as libs/rpc does
+protobuf.common('google/protobuf/descriptor.proto', createRequire(import.meta.url)('protobufjs/google/protobuf/descriptor.json') as Record<string, unknown>);
 
 /** Every service declared in proto/, with the proto file that declares it. */
 function protoServices(): Array<{ fullName: string; name: string; file: string }> {

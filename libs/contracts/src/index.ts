@@ -8,8 +8,10 @@
  * Import a service's types through its namespace: `import type { mfa } from '@gatehouse/contracts'`,
  * then `mfa.VerifyOtpRequest`.
  */
+export type * as admin from './gen/gatehouse/admin/v1/admin.ts';
 export type * as authn from './gen/gatehouse/authn/v1/authn.ts';
 export type * as authz from './gen/gatehouse/authz/v1/authz.ts';
 export type * as common from './gen/gatehouse/common/v1/common.ts';
 export type * as mfa from './gen/gatehouse/mfa/v1/mfa.ts';
+export type * as orgs from './gen/gatehouse/orgs/v1/orgs.ts';
 export type { ProtoServices } from './gen/services.ts';

@@ -12,56 +12,56 @@ import { serviceDescriptor } from './proto.ts';
 import { defineService, notImplemented, typedClient, type HandlersOf } from './typed.ts';
 import type { ProtoServices } from '@gatehouse/contracts';
 
-type Mfa = ProtoServices['gatehouse.mfa.v1.MfaService'];
+type Mfa = ProtoServices['gatehouse.mfa.v1.MfaInternal'];
 
 const handlers: HandlersOf<Mfa> = {
-  VerifyOtp: async (req) => ({ message: `verified ${req.otp ?? ''}` }),
-  ResendOtp: async () => ({ message: 'sent' }),
+  OpenOtpChallenge: async (req) => ({ expires_at: req.auth_time + 300, code_sent: true }),
+  VerifyOtpChallenge: async (req) => ({ user_id: `user of ${req.otp ?? ''}` }),
 };
 
 describe('defineService', () => {
   it('serves the handlers of every RPC of the proto', async () => {
-    const impl = defineService(serviceDescriptor('mfa'), handlers);
+    const impl = defineService(serviceDescriptor('mfa.internal'), handlers);
     const client = typedClient(impl.desc, createInProcessClient(impl.desc, impl.handlers));
-    await expect(client.VerifyOtp({ otp: '123456' }, createCallContext())).resolves.toMatchObject({ message: 'verified 123456' });
+    await expect(client.VerifyOtpChallenge({ otp: '123456' }, createCallContext())).resolves.toMatchObject({ user_id: 'user of 123456', roles: [] });
   });
 
   it('does not compile a renamed, missing or mistyped RPC in a handler map', () => {
-    // @ts-expect-error VerifyOTP is not an RPC of MfaService (renamed), and VerifyOtp is then missing
-    const renamed: HandlersOf<Mfa> = { VerifyOTP: handlers.VerifyOtp, ResendOtp: handlers.ResendOtp };
-    // @ts-expect-error ResendOtp is missing
-    const missing: HandlersOf<Mfa> = { VerifyOtp: handlers.VerifyOtp };
+    // @ts-expect-error VerifyOTPChallenge is not an RPC of MfaInternal (renamed), and VerifyOtpChallenge is then missing
+    const renamed: HandlersOf<Mfa> = { VerifyOTPChallenge: handlers.VerifyOtpChallenge, OpenOtpChallenge: handlers.OpenOtpChallenge };
+    // @ts-expect-error OpenOtpChallenge is missing
+    const missing: HandlersOf<Mfa> = { VerifyOtpChallenge: handlers.VerifyOtpChallenge };
     const mistyped: HandlersOf<Mfa> = {
       ...handlers,
-      // @ts-expect-error `message` is a string in the proto's Response
-      ResendOtp: async () => ({ message: 42 }),
+      // @ts-expect-error `code_sent` is a bool in the proto's OpenOtpChallengeResponse
+      OpenOtpChallenge: async () => ({ code_sent: 'yes' }),
     };
-    // @ts-expect-error `code` is not a field of VerifyOtpRequest
-    const wrongField: HandlersOf<Mfa> = { ...handlers, VerifyOtp: async (req) => ({ message: req.code }) };
+    // @ts-expect-error `code` is not a field of VerifyOtpChallengeRequest
+    const wrongField: HandlersOf<Mfa> = { ...handlers, VerifyOtpChallenge: async (req) => ({ user_id: req.code }) };
     // at run time a descriptor paired with other handlers is refused before anything is served
-    expect(() => defineService(serviceDescriptor('mfa'), renamed)).toThrow('MfaService: handlers miss VerifyOtp; are not RPCs: VerifyOTP');
-    expect(() => defineService(serviceDescriptor('mfa'), missing)).toThrow('handlers miss ResendOtp');
+    expect(() => defineService(serviceDescriptor('mfa.internal'), renamed)).toThrow('MfaInternal: handlers miss VerifyOtpChallenge; are not RPCs: VerifyOTPChallenge');
+    expect(() => defineService(serviceDescriptor('mfa.internal'), missing)).toThrow('handlers miss OpenOtpChallenge');
     expect([mistyped, wrongField]).toHaveLength(2);
   });
 
   it('answers unimplemented for an RPC listed with notImplemented', async () => {
-    const impl = defineService(serviceDescriptor('mfa'), { ...handlers, ResendOtp: notImplemented('resend_otp') });
+    const impl = defineService(serviceDescriptor('mfa.internal'), { ...handlers, VerifyOtpChallenge: notImplemented });
     const client = typedClient(impl.desc, createInProcessClient(impl.desc, impl.handlers));
-    await expect(client.ResendOtp({}, createCallContext())).rejects.toEqual(new AppError('unimplemented', 'resend_otp is not implemented yet'));
+    await expect(client.VerifyOtpChallenge({}, createCallContext())).rejects.toEqual(new AppError('unimplemented', 'mfa.internal.VerifyOtpChallenge is not implemented yet'));
   });
 });
 
 describe('typedClient', () => {
   it('does not compile a call to an RPC the peer does not have, or with a mistyped request', async () => {
-    const impl = defineService(serviceDescriptor('mfa'), handlers);
+    const impl = defineService(serviceDescriptor('mfa.internal'), handlers);
     const client = typedClient(impl.desc, createInProcessClient(impl.desc, impl.handlers));
     const ctx = createCallContext();
-    // @ts-expect-error ResendOTP is not an RPC of MfaService
-    expect(client.ResendOTP).toBeUndefined();
+    // @ts-expect-error VerifyOTPChallenge is not an RPC of MfaInternal
+    expect(client.VerifyOTPChallenge).toBeUndefined();
     // @ts-expect-error `otp` is a string
-    await expect(client.VerifyOtp({ otp: 123456 }, ctx)).rejects.toMatchObject({ code: 'invalid_argument' });
-    const res = await client.ResendOtp({}, ctx);
-    // the response is typed: `message` is a string
-    expect(res.message.length).toBeGreaterThan(0);
+    await expect(client.VerifyOtpChallenge({ otp: 123456 }, ctx)).rejects.toMatchObject({ code: 'invalid_argument' });
+    const res = await client.VerifyOtpChallenge({ otp: 'A' }, ctx);
+    // the response is typed: `roles` is a list of strings
+    expect(res.roles.length).toBe(0);
   });
 });

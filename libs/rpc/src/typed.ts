@@ -55,12 +55,11 @@ export interface ServiceImplementation<N extends ProtoServiceName = ProtoService
 }
 
 /**
- * Answers `unimplemented` for an RPC the contract declares and this release does not serve yet. Used
- * in handler maps so that every RPC of the proto is listed, and an unlisted one does not compile.
+ * Stands in a handler map for an RPC the contract declares and this release does not serve yet, so
+ * that every RPC of the proto is listed and an unlisted one does not compile. `defineService` turns it
+ * into a handler answering `unimplemented` `<service>.<Rpc> is not implemented yet`.
  */
-export function notImplemented(what: string): Handler<unknown, never> {
-  return async () => { throw new AppError('unimplemented', `${what} is not implemented yet`); };
-}
+export const notImplemented: Handler<unknown, never> = async () => { throw new AppError('unimplemented', 'not implemented yet'); };
 
 /**
  * Pairs a proto service with its handlers (STYLE §2: `service.ts` builds the map from `rpc/<method>.ts`).
@@ -77,7 +76,13 @@ export function defineService<N extends ProtoServiceName>(desc: ServiceDescripto
   if (missing.length > 0 || extra.length > 0) {
     throw new Error(`${desc.fullName}: handlers ${missing.length ? `miss ${missing.join(', ')}` : ''}${missing.length && extra.length ? '; ' : ''}${extra.length ? `are not RPCs: ${extra.join(', ')}` : ''}`);
   }
-  return { desc, handlers: map };
+  const served: HandlerMap = {};
+  for (const [rpc, handler] of Object.entries(map)) {
+    served[rpc] = handler === notImplemented
+      ? async () => { throw new AppError('unimplemented', `${desc.service}.${rpc} is not implemented yet`); }
+      : handler;
+  }
+  return { desc, handlers: served };
 }
 
 /** The untyped transport a typed client calls through (see ./grpc.ts). */

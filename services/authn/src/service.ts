@@ -2,8 +2,8 @@
  * @module @gatehouse/authn/service
  * createAuthnService(deps) → { handlers }: the transport-free authn RPCs, keyed by proto method name.
  */
-import { defineService, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
-import { completeMfaLogin, getUserById } from './domain/complete-mfa.ts';
+import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
+import { getUserById, verifyOtp } from './domain/complete-mfa.ts';
 import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
 import { login } from './domain/login.ts';
 import { magicLinkLogin } from './domain/magic-link.ts';
@@ -55,9 +55,20 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       ResendVerifyEmail: (req) => resendVerifyEmail(c, req),
       ForgotPassword: (req) => forgotPassword(c, req),
       ResetPassword: (req) => resetPassword(c, req),
+      VerifyOtp: (req, ctx) => verifyOtp(c, ctx, req),
+      SkipMfaSetup: notImplemented,
+      WebauthnRegistrationVerify: notImplemented,
+      WebauthnLoginVerify: notImplemented,
+      Users: notImplemented,
+      User: notImplemented,
+      UpdateUser: notImplemented,
+      DeleteUser: notImplemented,
+      VerificationRequests: notImplemented,
+      RevokeAccess: notImplemented,
+      EnableAccess: notImplemented,
+      InviteMembers: notImplemented,
     }).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
-      CompleteMfaLogin: (req, ctx) => completeMfaLogin(c, ctx, req),
       GetUser: (req) => getUserById(c, req.user_id),
     }).handlers,
   };

@@ -43,6 +43,7 @@ export function createAuthnSubgraph(handlers: HandlerMap, internal: HandlerMap):
       _revoke_access: { rpc: 'RevokeAccess', arg: 'param' },
       _enable_access: { rpc: 'EnableAccess', arg: 'param' },
       _invite_members: p('InviteMembers'),
+      verify_otp: p('VerifyOtp'),
     },
   });
   resolvers.Mutation!.mobile_signup = alwaysFails('unimplemented', 'deprecated, use signup with mobile phone_number');

@@ -40,6 +40,7 @@ export const authnTypeDefs = gql`
     _revoke_access(param: UpdateAccessRequest!): Response!
     _enable_access(param: UpdateAccessRequest!): Response!
     _invite_members(params: InviteMemberRequest!): InviteMembersResponse!
+    verify_otp(params: VerifyOTPRequest!): AuthResponse!
   }
 
   type Response @shareable {
@@ -195,6 +196,14 @@ export const authnTypeDefs = gql`
     redirect_uri: String
     state: String
     app_data: Map
+  }
+
+  input VerifyOTPRequest {
+    email: String
+    phone_number: String
+    otp: String!
+    is_totp: Boolean
+    state: String
   }
 
   input LoginRequest {

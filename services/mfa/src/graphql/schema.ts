@@ -1,6 +1,7 @@
 /**
  * @module mfa/graphql/schema
- * The mfa subgraph: `verify_otp` and `resend_otp` with the names of graphql.md §2-§3. `AuthResponse`
+ * The mfa subgraph: `resend_otp` with the names of graphql.md §2-§3 (`verify_otp` ends in a session,
+ * so authn serves it, issue 14 §5; the API schema clients see is the same). `AuthResponse`
  * and `Response` are shared value types identical to authn's; `User` is authn's entity, referenced
  * by id: the gateway fetches its fields from authn (graphql.md §5.2).
  */
@@ -12,7 +13,6 @@ export const mfaTypeDefs = gql`
   ${SHARED_SCALARS_SDL}
 
   type Mutation {
-    verify_otp(params: VerifyOTPRequest!): AuthResponse!
     resend_otp(params: ResendOTPRequest!): Response!
   }
 
@@ -24,14 +24,6 @@ export const mfaTypeDefs = gql`
 
   type Response @shareable {
     message: String!
-  }
-
-  input VerifyOTPRequest {
-    email: String
-    phone_number: String
-    otp: String!
-    is_totp: Boolean
-    state: String
   }
 
   input ResendOTPRequest {

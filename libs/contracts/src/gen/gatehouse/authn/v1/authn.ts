@@ -6,83 +6,21 @@
 
 /* eslint-disable */
 import type { Struct } from "../../../google/protobuf/struct.ts";
-import type { Empty, Response } from "../../common/v1/common.ts";
+import type { AuthResponse, Empty, Pagination, PaginationRequest, Response, User } from "../../common/v1/common.ts";
 
 export const protobufPackage = "gatehouse.authn.v1";
 
 export const protobufFileName = "gatehouse/authn/v1/authn.proto";
 
 /**
- * The authn service: users, passwords, sessions, tokens (ARCHITECTURE §2; spec §4; behaviour.md §2-§3).
+ * The authn service: users, passwords, sessions, tokens, and the MFA completions that issue a
+ * session (ARCHITECTURE §2; spec §4; behaviour.md §2-§3, §4.3, §5.3).
  * Field names are the spec's snake_case wire names; load with keepCase. Optional fields distinguish
  * "not supplied" from empty (behaviour.md §0.1 request nulls).
  */
 
 export interface GetUserByIdRequest {
   user_id: string;
-}
-
-export interface CompleteMfaLoginRequest {
-  user_id: string;
-  /** the channel the code was proven on: `email` or `sms`; that contact becomes verified */
-  verified_channel: string;
-  /** the address the code was sent to; it must still be the user's */
-  verified_contact: string;
-  login_method: string;
-  roles: string[];
-  scope: string[];
-  state?: string | null | undefined;
-  auth_time: number;
-  /** the message of the AuthResponse (behaviour.md §9) */
-  message: string;
-}
-
-/** behaviour.md §5.3 */
-export interface User {
-  id: string;
-  email?: string | null | undefined;
-  email_verified: boolean;
-  signup_methods: string;
-  given_name?: string | null | undefined;
-  family_name?: string | null | undefined;
-  middle_name?: string | null | undefined;
-  nickname?: string | null | undefined;
-  preferred_username?: string | null | undefined;
-  gender?: string | null | undefined;
-  birthdate?: string | null | undefined;
-  phone_number?: string | null | undefined;
-  phone_number_verified: boolean;
-  picture?: string | null | undefined;
-  roles: string[];
-  created_at: number;
-  updated_at: number;
-  revoked_timestamp?: number | null | undefined;
-  is_multi_factor_auth_enabled?: boolean | null | undefined;
-  has_skipped_mfa_setup_at?: number | null | undefined;
-  mfa_locked_at?: number | null | undefined;
-  enrolled_mfa_methods: string[];
-  app_data?: { [key: string]: any } | null;
-}
-
-/** behaviour.md §2.1: every field always present; tokens, expires_in, user and authenticator_* null when not issued. */
-export interface AuthResponse {
-  message: string;
-  access_token?: string | null | undefined;
-  id_token?: string | null | undefined;
-  refresh_token?: string | null | undefined;
-  expires_in?: number | null | undefined;
-  user?: User | null | undefined;
-  should_show_email_otp_screen: boolean;
-  should_show_mobile_otp_screen: boolean;
-  should_show_totp_screen: boolean;
-  should_offer_webauthn_mfa_verify: boolean;
-  should_offer_webauthn_mfa_setup: boolean;
-  should_offer_email_otp_mfa_setup: boolean;
-  should_offer_sms_otp_mfa_setup: boolean;
-  should_offer_mfa_setup: boolean;
-  authenticator_scanner_image?: string | null | undefined;
-  authenticator_secret?: string | null | undefined;
-  authenticator_recovery_codes: string[];
 }
 
 export interface SignUpRequest {
@@ -253,6 +191,120 @@ export interface Meta {
   is_mfa_enforced: boolean;
 }
 
+/** graphql.md §3.2 VerifyOTPRequest; moved with its RPC from gatehouse.mfa.v1, field numbers kept. */
+export interface VerifyOtpRequest {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+  otp?: string | null | undefined;
+  is_totp?: boolean | null | undefined;
+  state?: string | null | undefined;
+}
+
+/** graphql.md §3.2 */
+export interface SkipMfaSetupRequest {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+  state?: string | null | undefined;
+}
+
+/** graphql.md §3.2; `credential` is the PublicKeyCredential.toJSON() string (behaviour.md §4.6). */
+export interface WebauthnRegistrationVerifyRequest {
+  name?: string | null | undefined;
+  credential: string;
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+  state?: string | null | undefined;
+}
+
+/** graphql.md §3.2 */
+export interface WebauthnLoginVerifyRequest {
+  state?: string | null | undefined;
+  credential: string;
+}
+
+/** graphql.md §3.2; behaviour.md §5.3 `users`. */
+export interface ListUsersRequest {
+  pagination: PaginationRequest | null;
+  query?: string | null | undefined;
+}
+
+/** graphql.md §3.1 */
+export interface Users {
+  pagination: Pagination | null;
+  users: User[];
+}
+
+/** graphql.md §3.2: exactly one of `id`, `email` (behaviour.md §5.3). */
+export interface GetUserRequest {
+  id?: string | null | undefined;
+  email?: string | null | undefined;
+}
+
+/** graphql.md §3.2; behaviour.md §5.3 `update_user`: absent means unchanged, and so does an empty `roles`. */
+export interface UpdateUserRequest {
+  id: string;
+  email?: string | null | undefined;
+  email_verified?: boolean | null | undefined;
+  given_name?: string | null | undefined;
+  family_name?: string | null | undefined;
+  middle_name?: string | null | undefined;
+  nickname?: string | null | undefined;
+  gender?: string | null | undefined;
+  birthdate?: string | null | undefined;
+  phone_number?: string | null | undefined;
+  phone_number_verified?: boolean | null | undefined;
+  picture?: string | null | undefined;
+  roles: string[];
+  is_multi_factor_auth_enabled?: boolean | null | undefined;
+  reset_mfa?: boolean | null | undefined;
+  app_data?: { [key: string]: any } | null;
+}
+
+/** graphql.md §3.2 (D3): exactly one of `email`, `id`. */
+export interface DeleteUserRequest {
+  email?: string | null | undefined;
+  id?: string | null | undefined;
+}
+
+/** graphql.md §3.1: `token` and `nonce` are always null, secrets are never listed (behaviour.md §5.3). */
+export interface VerificationRequest {
+  id: string;
+  identifier?: string | null | undefined;
+  token?: string | null | undefined;
+  email?: string | null | undefined;
+  expires?: number | null | undefined;
+  created_at?: number | null | undefined;
+  updated_at?: number | null | undefined;
+  nonce?: string | null | undefined;
+  redirect_uri?: string | null | undefined;
+}
+
+/** graphql.md §3.1 */
+export interface VerificationRequests {
+  pagination: Pagination | null;
+  verification_requests: VerificationRequest[];
+}
+
+/** graphql.md §3.2: `_revoke_access(param:)` and `_enable_access(param:)`. */
+export interface UpdateAccessRequest {
+  user_id: string;
+}
+
+/** graphql.md §3.2: 1-100 emails (behaviour.md §5.3). */
+export interface InviteMemberRequest {
+  emails: string[];
+  redirect_uri?: string | null | undefined;
+}
+
+/**
+ * graphql.md §3.1 (D10): the GraphQL `Users` field is an alias of `users`, resolved in the subgraph;
+ * a proto field `Users` would clash with `users` in the JSON mapping.
+ */
+export interface InviteMembersResponse {
+  message: string;
+  users: User[];
+}
+
 /** RFC 7517 §5 */
 export interface Jwks {
   keys: { [key: string]: any }[];
@@ -284,6 +336,36 @@ export interface AuthnService {
   GetJwks(request: Empty): Promise<Jwks>;
   /** OpenID Connect Discovery 1.0 §3 provider metadata (GET /.well-known/openid-configuration). */
   GetOpenidConfiguration(request: Empty): Promise<Struct>;
+  /**
+   * MFA completions that end in a session are authn RPCs, because authn alone issues sessions
+   * (issue 14 "flows go one way"; behaviour.md §4.3). The caller is identified by the `mfa` cookie.
+   *
+   * POST /v1/verify_otp: completes the MFA session with its email/SMS code, or a TOTP or recovery
+   * code with `is_totp`.
+   */
+  VerifyOtp(request: VerifyOtpRequest): Promise<AuthResponse>;
+  /** POST /v1/skip_mfa_setup: declines the MFA offer (G7) and issues the withheld tokens. */
+  SkipMfaSetup(request: SkipMfaSetupRequest): Promise<AuthResponse>;
+  /**
+   * POST /v1/webauthn_registration_verify: registers a passkey; on the MFA-session path it completes
+   * the gate and issues tokens, on the user-credential path tokens stay null (behaviour.md §4.3).
+   */
+  WebauthnRegistrationVerify(request: WebauthnRegistrationVerifyRequest): Promise<AuthResponse>;
+  /** POST /v1/webauthn_login_verify: logs in with a passkey assertion (behaviour.md §4.1 "no gate"). */
+  WebauthnLoginVerify(request: WebauthnLoginVerifyRequest): Promise<AuthResponse>;
+  /**
+   * Admin: users and access (spec §4; behaviour.md §5.3). Messages named like an RPC of this
+   * service are written with their full name: protoc resolves a bare name to the RPC.
+   */
+  Users(request: ListUsersRequest): Promise<Users>;
+  User(request: GetUserRequest): Promise<User>;
+  UpdateUser(request: UpdateUserRequest): Promise<User>;
+  DeleteUser(request: DeleteUserRequest): Promise<Response>;
+  /** graphql.md §2: `_verification_requests(params: PaginationRequest)`, so the request is the page itself. */
+  VerificationRequests(request: PaginationRequest): Promise<VerificationRequests>;
+  RevokeAccess(request: UpdateAccessRequest): Promise<Response>;
+  EnableAccess(request: UpdateAccessRequest): Promise<Response>;
+  InviteMembers(request: InviteMemberRequest): Promise<InviteMembersResponse>;
 }
 
 /**
@@ -291,12 +373,6 @@ export interface AuthnService {
  * deployment's internal token; never routed by the gateway.
  */
 export interface AuthnInternal {
-  /**
-   * Issues the withheld tokens once the mfa service has completed a challenge (behaviour.md §4.1
-   * "no gate", §4.3 verify_otp): marks the proven contact verified, opens a session, sets the
-   * session cookies, emits `user.login`.
-   */
-  CompleteMfaLogin(request: CompleteMfaLoginRequest): Promise<AuthResponse>;
   /** One user by id, for the federated `User` entity (graphql.md §5.2: `__resolveReference`). */
   GetUser(request: GetUserByIdRequest): Promise<User>;
 }

@@ -34,3 +34,54 @@ export interface Pagination {
   offset: number;
   total: number;
 }
+
+/** behaviour.md §5.3, spec §2. authn owns the record; mfa returns it inside AuthResponse (graphql.md §5.2). */
+export interface User {
+  id: string;
+  email?: string | null | undefined;
+  email_verified: boolean;
+  signup_methods: string;
+  given_name?: string | null | undefined;
+  family_name?: string | null | undefined;
+  middle_name?: string | null | undefined;
+  nickname?: string | null | undefined;
+  preferred_username?: string | null | undefined;
+  gender?: string | null | undefined;
+  birthdate?: string | null | undefined;
+  phone_number?: string | null | undefined;
+  phone_number_verified: boolean;
+  picture?: string | null | undefined;
+  roles: string[];
+  created_at: number;
+  updated_at: number;
+  revoked_timestamp?: number | null | undefined;
+  is_multi_factor_auth_enabled?: boolean | null | undefined;
+  has_skipped_mfa_setup_at?: number | null | undefined;
+  mfa_locked_at?: number | null | undefined;
+  enrolled_mfa_methods: string[];
+  app_data?: { [key: string]: any } | null;
+}
+
+/**
+ * behaviour.md §2.1, spec §2: returned by authn and by mfa (graphql.md §5.2). Every field always
+ * present; tokens, expires_in, user and authenticator_* null when not issued.
+ */
+export interface AuthResponse {
+  message: string;
+  access_token?: string | null | undefined;
+  id_token?: string | null | undefined;
+  refresh_token?: string | null | undefined;
+  expires_in?: number | null | undefined;
+  user?: User | null | undefined;
+  should_show_email_otp_screen: boolean;
+  should_show_mobile_otp_screen: boolean;
+  should_show_totp_screen: boolean;
+  should_offer_webauthn_mfa_verify: boolean;
+  should_offer_webauthn_mfa_setup: boolean;
+  should_offer_email_otp_mfa_setup: boolean;
+  should_offer_sms_otp_mfa_setup: boolean;
+  should_offer_mfa_setup: boolean;
+  authenticator_scanner_image?: string | null | undefined;
+  authenticator_secret?: string | null | undefined;
+  authenticator_recovery_codes: string[];
+}

@@ -5,19 +5,20 @@
 // source: gatehouse/mfa/v1/mfa.proto
 
 /* eslint-disable */
-import type { AuthResponse, User } from "../../authn/v1/authn.ts";
-import type { Response } from "../../common/v1/common.ts";
+import type { AuthResponse, Empty, Response, User } from "../../common/v1/common.ts";
 
 export const protobufPackage = "gatehouse.mfa.v1";
 
 export const protobufFileName = "gatehouse/mfa/v1/mfa.proto";
 
 /**
- * The mfa service: MFA sessions and one-time codes (ARCHITECTURE §2; spec §4; behaviour.md §4).
+ * The mfa service: MFA sessions, one-time codes, enrollment and passkeys (ARCHITECTURE §2; spec §4;
+ * behaviour.md §4).
  * Field names are the spec's snake_case wire names; load with keepCase.
  */
 
-export interface VerifyOtpRequest {
+/** The caller's `mfa` cookie travels in the call's metadata; these are verify_otp's fields. */
+export interface VerifyOtpChallengeRequest {
   email?: string | null | undefined;
   phone_number?: string | null | undefined;
   otp?: string | null | undefined;
@@ -25,10 +26,84 @@ export interface VerifyOtpRequest {
   state?: string | null | undefined;
 }
 
+/**
+ * A completed challenge: who proved what, and the grant of the first step (behaviour.md §4.1: what
+ * tokens are finally issued with is never re-read from the completing request).
+ */
+export interface MfaVerdict {
+  user_id: string;
+  /** the channel the code was proven on: `email` or `sms`; that contact becomes verified */
+  verified_channel: string;
+  /** the address the code was sent to; it must still be the user's */
+  verified_contact: string;
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  state?:
+    | string
+    | null
+    | undefined;
+  /** Unix s of the first step */
+  auth_time: number;
+}
+
 export interface ResendOtpRequest {
   email?: string | null | undefined;
   phone_number?: string | null | undefined;
   state?: string | null | undefined;
+}
+
+/** graphql.md §3.2 */
+export interface LockMfaRequest {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+/** graphql.md §3.2: `email`/`phone_number` are read only in MFA-session mode (behaviour.md §4.3). */
+export interface OtpMfaSetupRequest {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+/** graphql.md §2: the top-level arguments of `webauthn_registration_options`. */
+export interface WebauthnRegistrationOptionsRequest {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+/** graphql.md §3.1: `options` is the PublicKeyCredentialCreationOptions JSON (behaviour.md §4.6). */
+export interface WebauthnRegistrationOptionsResponse {
+  options: string;
+}
+
+/** graphql.md §2: the top-level argument of `webauthn_login_options`. */
+export interface WebauthnLoginOptionsRequest {
+  email?: string | null | undefined;
+}
+
+/** graphql.md §3.1: `options` is the PublicKeyCredentialRequestOptions JSON. */
+export interface WebauthnLoginOptionsResponse {
+  options: string;
+}
+
+/** graphql.md §3.1 */
+export interface WebauthnCredentialInfo {
+  id: string;
+  name: string;
+  transports: string[];
+  created_at?: number | null | undefined;
+  updated_at?: number | null | undefined;
+  last_used_at?: number | null | undefined;
+}
+
+/** REST's wrapper of the bare GraphQL list `webauthn_credentials: [WebauthnCredentialInfo!]!`. */
+export interface WebauthnCredentialsResponse {
+  webauthn_credentials: WebauthnCredentialInfo[];
+}
+
+/** graphql.md §2: the top-level argument `id: ID!` of `webauthn_delete_credential`. */
+export interface WebauthnDeleteCredentialRequest {
+  id: string;
 }
 
 export interface OpenOtpChallengeRequest {
@@ -59,12 +134,38 @@ export interface OpenOtpChallengeResponse {
   code_sent: boolean;
 }
 
-/** The public RPCs (REST /v1, GraphQL, public gRPC 9091). The caller is identified by the `mfa` cookie. */
+/**
+ * The public RPCs (REST /v1, GraphQL, public gRPC 9091): MFA sessions, enrollment and passkeys,
+ * none of which issues a session. The completions that do (verify_otp, skip_mfa_setup and the two
+ * WebAuthn verifies) are AuthnService's (issue 14).
+ */
 export interface MfaService {
-  /** POST /v1/verify_otp (behaviour.md §4.3): completes the MFA session's email/SMS code. */
-  VerifyOtp(request: VerifyOtpRequest): Promise<AuthResponse>;
   /** POST /v1/resend_otp (behaviour.md §4.3): a new code on the session's channel; re-arms the session. */
   ResendOtp(request: ResendOtpRequest): Promise<Response>;
+  /** POST /v1/lock_mfa: records lost factors and locks the account; issues no token. */
+  LockMfa(request: LockMfaRequest): Promise<Response>;
+  /** POST /v1/email_otp_mfa_setup: a pending email-OTP enrollment and a code (behaviour.md §4.3). */
+  EmailOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
+  /** POST /v1/sms_otp_mfa_setup: the same for SMS. */
+  SmsOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
+  /** POST /v1/totp_mfa_setup: secret, QR image and recovery codes; tokens null (behaviour.md §4.5). */
+  TotpMfaSetup(request: OtpMfaSetupRequest): Promise<AuthResponse>;
+  /**
+   * POST /v1/webauthn_registration_options: creation options as a JSON string (behaviour.md §4.6).
+   * GraphQL takes `email` and `phone_number` as top-level arguments (graphql.md §2).
+   */
+  WebauthnRegistrationOptions(
+    request: WebauthnRegistrationOptionsRequest,
+  ): Promise<WebauthnRegistrationOptionsResponse>;
+  /** POST /v1/webauthn_login_options: request options; without `email`, a discoverable ceremony. */
+  WebauthnLoginOptions(request: WebauthnLoginOptionsRequest): Promise<WebauthnLoginOptionsResponse>;
+  /**
+   * POST /v1/webauthn_credentials: the caller's passkeys. GraphQL returns the bare list; REST wraps
+   * it as `{webauthn_credentials: [...]}` (graphql.md D7, behaviour.md §0.1).
+   */
+  WebauthnCredentials(request: Empty): Promise<WebauthnCredentialsResponse>;
+  /** POST /v1/webauthn_delete_credential: deletes one of the caller's passkeys (top-level `id` in GraphQL). */
+  WebauthnDeleteCredential(request: WebauthnDeleteCredentialRequest): Promise<Response>;
 }
 
 /**
@@ -77,4 +178,11 @@ export interface MfaInternal {
    * cookie travels back as Set-Cookie.
    */
   OpenOtpChallenge(request: OpenOtpChallengeRequest): Promise<OpenOtpChallengeResponse>;
+  /**
+   * The verdict on the MFA session's email/SMS code (behaviour.md §4.3 verify_otp): on success the
+   * session and its code are consumed, the cleared `mfa` cookie travels back as Set-Cookie, and the
+   * grant the session kept is returned for authn to issue tokens with. mfa never issues tokens
+   * (issue 14: flows that end in a session are orchestrated by authn, which asks factor services).
+   */
+  VerifyOtpChallenge(request: VerifyOtpChallengeRequest): Promise<MfaVerdict>;
 }

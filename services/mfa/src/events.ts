@@ -1,10 +1,10 @@
 /**
- * @module @gatehouse/mfa/domain/otp-email
+ * @module @gatehouse/mfa/events
  * mfa's own declaration of the `email.send` job it produces: the `verify_otp` template with the code
  * (behaviour.md §4.4 delivery). Services never import each other (ARCHITECTURE §2); the shape is the
  * contract the notifications worker consumes.
  */
-import type { MfaTransaction } from '../storage/ports.ts';
+import type { MfaTransaction } from './storage/ports.ts';
 
 export const EMAIL_SEND = 'email.send';
 
