@@ -1,11 +1,11 @@
 /**
- * @module authz/storage/db-port
+ * @module authz/storage/sql/db-port
  * Adapts a platform Database (@gatehouse/db, MikroORM) to the SqlPort the SQL tuple store needs,
  * and declares the store's tables as the authz service's migration.
  */
 import type { EntityManager } from '@mikro-orm/core';
 import type { Database, DatabaseType, MigrationContext, MigrationDefinition } from '@gatehouse/db';
-import { fgaSchemaStatements, type SqlDialect, type SqlPort } from './sql.ts';
+import { fgaSchemaStatements, type SqlDialect, type SqlPort } from './store.ts';
 
 /** The SQL dialect family of a database type. */
 export function dialectOf(type: DatabaseType): SqlDialect {

@@ -1,11 +1,11 @@
-/** @module sql: AuthzStore over a minimal SQL port (SQLite, PostgreSQL, MySQL/MariaDB); passes storage.suite.ts. */
+/** @module authz/storage/sql/store: AuthzStore over a minimal SQL port (SQLite, PostgreSQL, MySQL/MariaDB); passes ports.suite.ts. */
 import { createHash } from 'node:crypto';
-import type { SqlDialect } from './sql-schema.ts';
-import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from './storage.ts';
-import { CHANGE_RETENTION, splitObjectKey } from './storage.ts';
+import type { SqlDialect } from './schema.ts';
+import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from '../ports.ts';
+import { CHANGE_RETENTION, splitObjectKey } from '../ports.ts';
 
-export { fgaSchemaStatements } from './sql-schema.ts';
-export type { SqlDialect } from './sql-schema.ts';
+export { fgaSchemaStatements } from './schema.ts';
+export type { SqlDialect } from './schema.ts';
 
 /**
  * The smallest database surface the store needs; the platform adapts its database to it.

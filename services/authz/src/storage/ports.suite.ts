@@ -1,6 +1,6 @@
-/** @module storage.suite: the conformance suite every AuthzStore implementation passes (STYLE §8; OpenFGA pkg/storage/test). */
+/** @module authz/storage/ports.suite: the conformance suite every AuthzStore implementation passes (STYLE §8; OpenFGA pkg/storage/test). */
 import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
-import type { AuthzStore, TupleKey } from './storage.ts';
+import type { AuthzStore, TupleKey } from './ports.ts';
 
 /** A store under test and how to dispose of it. */
 export interface StoreHarness {

@@ -1,4 +1,4 @@
-/** @module storage: the storage interfaces the authorization engine needs (STYLE §2; OpenFGA storage.OpenFGADatastore, reduced). */
+/** @module authz/storage/ports: the storage interfaces the authorization engine needs (STYLE §2; OpenFGA storage.OpenFGADatastore, reduced). */
 
 /** A relationship tuple as stored: `user` (`type:id`, `type:*` or `type:id#relation`), `relation`, `object` (`type:id`). */
 export interface TupleKey {

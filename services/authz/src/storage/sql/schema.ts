@@ -1,4 +1,4 @@
-/** @module sql-schema: DDL of the engine's three tables for SQLite, PostgreSQL and MySQL/MariaDB. */
+/** @module authz/storage/sql/schema: DDL of the engine's three tables for SQLite, PostgreSQL and MySQL/MariaDB. */
 
 /** The SQL dialects the store speaks. */
 export type SqlDialect = 'sqlite' | 'postgres' | 'mysql';
