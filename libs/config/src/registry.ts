@@ -153,7 +153,7 @@ export const registry = {
     enableGraphqlIntrospection: { flag: '--enable-graphql-introspection', parser: bool, default: true, help: 'allow schema introspection on /graphql' },
     enableOrgDiscovery: { flag: '--enable-org-discovery', parser: bool, default: false, help: 'mount GET /api/v1/org-discovery?email= and set meta.is_org_discovery_enabled' },
     graphqlMaxDepth: { flag: '--graphql-max-depth <n>', parser: positiveInt, default: 15, help: 'GraphQL query depth limit (levels); deeper queries are rejected before execution' },
-    graphqlMaxComplexity: { flag: '--graphql-max-complexity <n>', parser: positiveInt, default: 300, help: 'GraphQL query complexity limit (fields counted); larger queries are rejected before execution' },
+    graphqlMaxComplexity: { flag: '--graphql-max-complexity <n>', parser: positiveInt, default: 300, help: 'GraphQL query complexity limit (selections counted: fields, fragment spreads and inline fragments, a fragment each time it is spread, over the whole document); larger queries are rejected before execution' },
     graphqlMaxAliases: { flag: '--graphql-max-aliases <n>', parser: positiveInt, default: 30, help: 'GraphQL alias count limit per query' },
   }),
   ...section('Auth behaviour', ALL, {
