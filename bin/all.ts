@@ -7,7 +7,7 @@
 import { parseConfigOrExit, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
 import { createLogger, createMetricsRegistry, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
-import { closeOnSignal, createInProcessClient, orFatal, serviceDescriptor, startGrpcServer, typedClient, type HandlerMap, type ServiceDescriptor } from '@gatehouse/rpc';
+import { closeOnSignal, createInProcessClient, createLocalNetwork, orFatal, serviceDescriptor, startGrpcServer, typedClient, type HandlerMap, type ServiceDescriptor } from '@gatehouse/rpc';
 import { buildAuthn } from '../services/authn/src/main.ts';
 import { buildAuthz } from '../services/authz/src/main.ts';
 import { buildMfa } from '../services/mfa/src/main.ts';
@@ -27,14 +27,19 @@ export interface AllInOne {
 }
 
 /**
- * Builds notifications, mfa, authn and authz from one Config and wires them in process. Calls go one
- * way (issue 14 §5): authn asks mfa, mfa calls no one, so mfa is built first.
+ * Builds notifications, authn, mfa and authz from one Config and wires them in process. Calls go one
+ * way (issue 14 §5): authn asks mfa, mfa calls no one; authn's client finds mfa on the in-process
+ * network when it calls.
  */
 export async function buildAllInOne(config: Config, shared: { logger: Logger; registry: Registry; bus: Bus }): Promise<AllInOne> {
   const { logger, registry, bus } = shared;
   const notifications = await buildNotifications(config, { logger, registry, bus });
-  const mfa = await buildMfa(config, { logger, bus });
-  const authn = await buildAuthn(config, { logger, bus, soleWriter: true, mfa: typedClient(mfa.internal.desc, createInProcessClient(mfa.internal.desc, mfa.internal.handlers)) });
+  const local = createLocalNetwork();
+  const mfaInternal = serviceDescriptor('mfa.internal');
+  const authn = await buildAuthn(config, { logger, bus, soleWriter: true, mfa: typedClient(mfaInternal, local.transport(mfaInternal)) });
+  // mfa checks signed-in callers against authn's session store (one store per deployment)
+  const mfa = await buildMfa(config, { logger, bus, authenticator: authn.authenticator });
+  local.serve(mfa.internal);
   const authz = await buildAuthz(config, { logger, authenticator: authn.authenticator, registry });
   const authnDesc = serviceDescriptor('authn');
   const mfaDesc = serviceDescriptor('mfa');
@@ -50,7 +55,7 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
       subgraphs: { authn: { schema: authn.schema }, mfa: { schema: mfa.schema }, authz: { schema: authz.schema } },
     },
     grpc: [{ desc: authnDesc, handlers: authn.handlers }, { desc: mfaDesc, handlers: mfa.public.handlers }, { desc: authzDesc, handlers: authz.handlers }],
-    closers: [notifications.close, mfa.close, authn.close, authz.close],
+    closers: [notifications.close, authn.close, mfa.close, authz.close],
   };
 }
 

@@ -1,19 +1,17 @@
 /**
  * @module gateway/routes/table The one REST route table (ARCHITECTURE §3): method, path, owning
- * service and RPC, auth class. It drives routing, 404/405 answers, metric labels and the OpenAPI document.
+ * service and RPC. It drives routing, 404/405 answers, metric labels and the OpenAPI document. Who may
+ * call a route is its RPC's, declared once in proto/ and read here, never written twice (issue 14 §2).
  */
+import { serviceDescriptor, type AuthClass as RpcAuthClass } from '@gatehouse/rpc';
 
 export type HttpMethod = 'GET' | 'POST';
 export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
 /**
- * Who may call a route (spec §5): `public` no credentials; `user` bearer token or session cookie;
- * `mfa` the `mfa` cookie; `user_or_mfa` either; `admin` super-admin cookie or admin-secret header;
- * `org_admin` super-admin or the org admin of the addressed organization (behaviour.md §5.1, §5.9,
- * §6; the service checks the organization); `permissions` a user, with an explicit `user` subject
- * only for super-admins (spec §5 subject pinning). Each is the RPC's `(gatehouse.common.v1.auth)`
- * option in proto/, lower-cased without its `AUTH_CLASS_` prefix (contract.test.ts holds them equal).
+ * Who may call a route (spec §5): its RPC's `(gatehouse.common.v1.auth)` option (see AuthClass in
+ * @gatehouse/rpc). `internal` RPCs are never routed.
  */
-export type AuthClass = 'public' | 'user' | 'mfa' | 'user_or_mfa' | 'admin' | 'org_admin' | 'permissions';
+export type AuthClass = Exclude<RpcAuthClass, 'internal'>;
 
 export interface Route {
   readonly method: HttpMethod;
@@ -34,58 +32,68 @@ export function rpcNameOf(graphqlField: string): string {
     .split('_').filter((p) => p !== '').map((p) => p[0]!.toUpperCase() + p.slice(1)).join('');
 }
 
-function r(method: HttpMethod, path: string, service: ServiceName, field: string, auth: AuthClass, summary: string): Route {
-  return { method, path, service, rpc: rpcNameOf(field), auth, summary, graphqlField: field };
+/**
+ * The auth class of `service.rpc`, from its proto.
+ * @throws Error when the RPC does not exist or is internal (a table bug, found at startup)
+ */
+function authOf(service: ServiceName, rpc: string): AuthClass {
+  const auth = serviceDescriptor(service).methods.get(rpc)?.auth;
+  if (auth === undefined || auth === 'internal') throw new Error(`route to ${service}.${rpc}: no such public RPC in the proto`);
+  return auth;
 }
-const P = (path: string, service: ServiceName, field: string, auth: AuthClass, summary: string): Route =>
-  r('POST', path, service, field, auth, summary);
+
+function route(method: HttpMethod, path: string, service: ServiceName, rpc: string, summary: string, graphqlField?: string): Route {
+  return { method, path, service, rpc, auth: authOf(service, rpc), summary, ...(graphqlField === undefined ? {} : { graphqlField }) };
+}
+const r = (method: HttpMethod, path: string, service: ServiceName, field: string, summary: string): Route =>
+  route(method, path, service, rpcNameOf(field), summary, field);
+const P = (path: string, service: ServiceName, field: string, summary: string): Route => r('POST', path, service, field, summary);
+/** An admin route (`/v1/admin/<name>`), super-admin or, where its RPC says so, an organization's admin. */
 const A = (name: string, service: ServiceName, summary: string, field = `_${name}`): Route =>
-  r('POST', `/v1/admin/${name}`, service, field, 'admin', summary);
-/** An org-scoped admin route: the org admin of that organization may call it too. */
-const O = (name: string, service: ServiceName, summary: string, field = `_${name}`): Route =>
-  r('POST', `/v1/admin/${name}`, service, field, 'org_admin', summary);
+  r('POST', `/v1/admin/${name}`, service, field, summary);
+const O = A;
 
 /** Every REST route of spec §4, plus the two discovery documents and the email link target outside /v1. */
 export const ROUTES: readonly Route[] = Object.freeze([
   // Public endpoints (spec §4). The MFA completions that issue a session are authn's (issue 14
   // "flows go one way": authn alone issues sessions).
-  P('/v1/signup', 'authn', 'signup', 'public', 'Register a user; returns AuthResponse'),
-  P('/v1/login', 'authn', 'login', 'public', 'Log in with email or phone and password; returns AuthResponse or an MFA challenge'),
-  P('/v1/magic_link_login', 'authn', 'magic_link_login', 'public', 'Start passwordless login; emails a magic link'),
-  P('/v1/verify_email', 'authn', 'verify_email', 'public', 'Complete email verification; returns AuthResponse'),
-  P('/v1/resend_verify_email', 'authn', 'resend_verify_email', 'public', 'Re-send the verification message'),
-  P('/v1/verify_otp', 'authn', 'verify_otp', 'mfa', 'Complete an MFA challenge with an OTP or TOTP code; returns AuthResponse'),
-  P('/v1/resend_otp', 'mfa', 'resend_otp', 'mfa', 'Re-send the MFA OTP'),
-  P('/v1/skip_mfa_setup', 'authn', 'skip_mfa_setup', 'mfa', 'Decline MFA setup and receive the withheld tokens'),
-  P('/v1/lock_mfa', 'mfa', 'lock_mfa', 'mfa', 'Record lost MFA factors and lock the account'),
-  P('/v1/email_otp_mfa_setup', 'mfa', 'email_otp_mfa_setup', 'user_or_mfa', 'Start email OTP enrollment'),
-  P('/v1/sms_otp_mfa_setup', 'mfa', 'sms_otp_mfa_setup', 'user_or_mfa', 'Start SMS OTP enrollment'),
-  P('/v1/totp_mfa_setup', 'mfa', 'totp_mfa_setup', 'user', 'Start TOTP enrollment: secret, QR image and recovery codes'),
-  P('/v1/webauthn_registration_options', 'mfa', 'webauthn_registration_options', 'user_or_mfa', 'WebAuthn creation options'),
-  P('/v1/webauthn_registration_verify', 'authn', 'webauthn_registration_verify', 'user_or_mfa', 'Register a passkey; returns AuthResponse'),
-  P('/v1/webauthn_login_options', 'mfa', 'webauthn_login_options', 'public', 'WebAuthn request options'),
-  P('/v1/webauthn_login_verify', 'authn', 'webauthn_login_verify', 'public', 'Log in with a passkey assertion'),
-  P('/v1/webauthn_credentials', 'mfa', 'webauthn_credentials', 'user', "List the caller's passkeys"),
-  P('/v1/webauthn_delete_credential', 'mfa', 'webauthn_delete_credential', 'user', "Delete one of the caller's passkeys"),
-  P('/v1/forgot_password', 'authn', 'forgot_password', 'public', 'Start password reset'),
-  P('/v1/reset_password', 'authn', 'reset_password', 'public', 'Set a new password with the reset token'),
-  P('/v1/logout', 'authn', 'logout', 'user', 'Invalidate the current session'),
-  r('GET', '/v1/profile', 'authn', 'profile', 'user', "The caller's User"),
-  P('/v1/update_profile', 'authn', 'update_profile', 'user', "Update the caller's profile"),
-  P('/v1/deactivate_account', 'authn', 'deactivate_account', 'user', "Deactivate the caller's account"),
-  P('/v1/session', 'authn', 'session', 'user', 'Refresh or fetch the current session; returns AuthResponse'),
-  P('/v1/revoke', 'authn', 'revoke', 'public', 'Revoke a refresh token'),
-  P('/v1/validate_jwt_token', 'authn', 'validate_jwt_token', 'public', 'Validate a JWT and optional required relations'),
-  P('/v1/validate_session', 'authn', 'validate_session', 'public', 'Validate a session cookie and optional required relations'),
-  r('GET', '/v1/meta', 'authn', 'meta', 'public', 'Server capabilities (Meta)'),
+  P('/v1/signup', 'authn', 'signup', 'Register a user; returns AuthResponse'),
+  P('/v1/login', 'authn', 'login', 'Log in with email or phone and password; returns AuthResponse or an MFA challenge'),
+  P('/v1/magic_link_login', 'authn', 'magic_link_login', 'Start passwordless login; emails a magic link'),
+  P('/v1/verify_email', 'authn', 'verify_email', 'Complete email verification; returns AuthResponse'),
+  P('/v1/resend_verify_email', 'authn', 'resend_verify_email', 'Re-send the verification message'),
+  P('/v1/verify_otp', 'authn', 'verify_otp', 'Complete an MFA challenge with an OTP or TOTP code; returns AuthResponse'),
+  P('/v1/resend_otp', 'mfa', 'resend_otp', 'Re-send the MFA OTP'),
+  P('/v1/skip_mfa_setup', 'authn', 'skip_mfa_setup', 'Decline MFA setup and receive the withheld tokens'),
+  P('/v1/lock_mfa', 'mfa', 'lock_mfa', 'Record lost MFA factors and lock the account'),
+  P('/v1/email_otp_mfa_setup', 'mfa', 'email_otp_mfa_setup', 'Start email OTP enrollment'),
+  P('/v1/sms_otp_mfa_setup', 'mfa', 'sms_otp_mfa_setup', 'Start SMS OTP enrollment'),
+  P('/v1/totp_mfa_setup', 'mfa', 'totp_mfa_setup', 'Start TOTP enrollment: secret, QR image and recovery codes'),
+  P('/v1/webauthn_registration_options', 'mfa', 'webauthn_registration_options', 'WebAuthn creation options'),
+  P('/v1/webauthn_registration_verify', 'authn', 'webauthn_registration_verify', 'Register a passkey; returns AuthResponse'),
+  P('/v1/webauthn_login_options', 'mfa', 'webauthn_login_options', 'WebAuthn request options'),
+  P('/v1/webauthn_login_verify', 'authn', 'webauthn_login_verify', 'Log in with a passkey assertion'),
+  P('/v1/webauthn_credentials', 'mfa', 'webauthn_credentials', "List the caller's passkeys"),
+  P('/v1/webauthn_delete_credential', 'mfa', 'webauthn_delete_credential', "Delete one of the caller's passkeys"),
+  P('/v1/forgot_password', 'authn', 'forgot_password', 'Start password reset'),
+  P('/v1/reset_password', 'authn', 'reset_password', 'Set a new password with the reset token'),
+  P('/v1/logout', 'authn', 'logout', 'Invalidate the current session'),
+  r('GET', '/v1/profile', 'authn', 'profile', "The caller's User"),
+  P('/v1/update_profile', 'authn', 'update_profile', "Update the caller's profile"),
+  P('/v1/deactivate_account', 'authn', 'deactivate_account', "Deactivate the caller's account"),
+  P('/v1/session', 'authn', 'session', 'Refresh or fetch the current session; returns AuthResponse'),
+  P('/v1/revoke', 'authn', 'revoke', 'Revoke a refresh token'),
+  P('/v1/validate_jwt_token', 'authn', 'validate_jwt_token', 'Validate a JWT and optional required relations'),
+  P('/v1/validate_session', 'authn', 'validate_session', 'Validate a session cookie and optional required relations'),
+  r('GET', '/v1/meta', 'authn', 'meta', 'Server capabilities (Meta)'),
   // Permissions (spec §4)
-  P('/v1/check_permissions', 'authz', 'check_permissions', 'permissions', 'Evaluate 1 to 100 permission checks'),
-  P('/v1/list_permissions', 'authz', 'list_permissions', 'permissions', 'List the permissions the subject holds'),
+  P('/v1/check_permissions', 'authz', 'check_permissions', 'Evaluate 1 to 100 permission checks'),
+  P('/v1/list_permissions', 'authz', 'list_permissions', 'List the permissions the subject holds'),
   // Admin authentication
-  P('/v1/admin/login', 'admin', '_admin_login', 'public', 'Log in as super-admin; sets the admin session cookie'),
-  P('/v1/admin/logout', 'admin', '_admin_logout', 'admin', 'End the admin session'),
-  r('GET', '/v1/admin/session', 'admin', '_admin_session', 'admin', 'Verify the admin session'),
-  r('GET', '/v1/admin/meta', 'admin', '_admin_meta', 'admin', 'Meta plus admin-only fields'),
+  P('/v1/admin/login', 'admin', '_admin_login', 'Log in as super-admin; sets the admin session cookie'),
+  P('/v1/admin/logout', 'admin', '_admin_logout', 'End the admin session'),
+  r('GET', '/v1/admin/session', 'admin', '_admin_session', 'Verify the admin session'),
+  r('GET', '/v1/admin/meta', 'admin', '_admin_meta', 'Meta plus admin-only fields'),
   // Admin: users and access (owned by authn)
   A('users', 'authn', 'List users'),
   A('user', 'authn', 'Get a user by id or email'),
@@ -109,8 +117,8 @@ export const ROUTES: readonly Route[] = Object.freeze([
   A('email_templates', 'admin', 'List email templates'),
   A('audit_logs', 'admin', 'List audit log entries'),
   // Admin: authorization engine (owned by authz)
-  r('GET', '/v1/admin/fga/model', 'authz', '_fga_get_model', 'admin', 'The active authorization model'),
-  r('POST', '/v1/admin/fga/model', 'authz', '_fga_write_model', 'admin', 'Install a new authorization model version'),
+  r('GET', '/v1/admin/fga/model', 'authz', '_fga_get_model', 'The active authorization model'),
+  r('POST', '/v1/admin/fga/model', 'authz', '_fga_write_model', 'Install a new authorization model version'),
   A('fga/tuples', 'authz', 'Write relationship tuples', '_fga_write_tuples'),
   A('fga/tuples/delete', 'authz', 'Delete relationship tuples', '_fga_delete_tuples'),
   A('fga/tuples/read', 'authz', 'Read relationship tuples', '_fga_read_tuples'),
@@ -169,10 +177,10 @@ export const ROUTES: readonly Route[] = Object.freeze([
   O('delete_scim_endpoint', 'orgs', 'Delete the SCIM endpoint'),
   O('scim_endpoint', 'orgs', 'Get SCIM endpoint metadata'),
   // Discovery documents outside /v1 (spec §1)
-  { method: 'GET', path: '/.well-known/jwks.json', service: 'authn', rpc: 'GetJwks', auth: 'public', summary: 'JSON Web Key Set (RFC 7517)' },
-  { method: 'GET', path: '/.well-known/openid-configuration', service: 'authn', rpc: 'GetOpenidConfiguration', auth: 'public', summary: 'OpenID Provider metadata (OIDC Discovery 1.0)' },
+  route('GET', '/.well-known/jwks.json', 'authn', 'GetJwks', 'JSON Web Key Set (RFC 7517)'),
+  route('GET', '/.well-known/openid-configuration', 'authn', 'GetOpenidConfiguration', 'OpenID Provider metadata (OIDC Discovery 1.0)'),
   // The emailed verification link target outside /v1 (behaviour.md §3.4): a 302, mounted by app.ts
-  { method: 'GET', path: '/verify_email', service: 'authn', rpc: 'VerifyEmailLink', auth: 'public', summary: 'Email link target: verify, set session cookies, 302 to redirect_uri with tokens or error' },
+  route('GET', '/verify_email', 'authn', 'VerifyEmailLink', 'Email link target: verify, set session cookies, 302 to redirect_uri with tokens or error'),
 ] satisfies Route[]);
 
 /** The answer of {@link RouteMatcher.match}. */

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
 import { createJwtSigner, sha256Hex } from '@gatehouse/crypto';
-import { createCallContext } from '@gatehouse/rpc';
+import { createCallContext, type CallContext } from '@gatehouse/rpc';
 import { createAuthenticator, RESOLVED_CALLER_MAX_HEADER_CHARS, RESOLVED_CALLER_TTL_SECONDS, type AuthenticatorOptions } from './authenticator.ts';
 import { createCachedActivityCheck, createCachedSessionStore } from './session-cache.ts';
 import { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
@@ -193,11 +193,22 @@ describe('resolved bearer callers over the credential caches (all-in-one)', () =
 
   it('does not remember the caller of an oversized header (whitespace padding), but still accepts it', async () => {
     const { a } = build();
-    const padded = ctx({ authorization: `Bearer${' '.repeat(RESOLVED_CALLER_MAX_HEADER_CHARS)}${token}` });
-    const first = await a.requireUser(padded);
+    const padded = (): CallContext => ctx({ authorization: `Bearer${' '.repeat(RESOLVED_CALLER_MAX_HEADER_CHARS)}${token}` });
+    const first = await a.requireUser(padded());
     expect(first).toMatchObject({ kind: 'user', userId: 'u1', via: 'bearer' });
-    expect(await a.requireUser(padded)).not.toBe(first);
+    expect(await a.requireUser(padded())).not.toBe(first);
     expect(Object.isFrozen(first)).toBe(false);
+  });
+
+  it('resolves the caller of one call once: the auth guard and the handler share the answer', async () => {
+    const { a } = build();
+    const call = ctx({ authorization: `Bearer${' '.repeat(RESOLVED_CALLER_MAX_HEADER_CHARS)}${token}` });
+    const first = await a.requireUser(call);
+    expect(await a.requireUser(call)).toBe(first);
+    // a refusal is the same refusal for the rest of the call
+    const anonymous = ctx({});
+    await expect(a.requireUser(anonymous)).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(a.requireUser(anonymous)).rejects.toMatchObject({ code: 'unauthenticated' });
   });
 
   it('remembers nothing when a store is not versioned (another process may write it)', async () => {

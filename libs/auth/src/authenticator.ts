@@ -197,10 +197,18 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     return null;
   }
 
+  // The caller of one call, resolved once: the auth guard of libs/rpc checks the RPC's auth class
+  // before the handler, which asks again for the identity; the second ask costs no read.
+  const userOfCall = new WeakMap<CallContext, Promise<UserCaller>>();
+
   function requireUser(ctx: CallContext): Promise<UserCaller> {
+    const known = userOfCall.get(ctx);
+    if (known !== undefined) return known;
     const header = ctx.headers.authorization;
     // If the header is present it alone decides: no cookie fallback (behaviour.md §2.3).
-    return header !== undefined && header !== '' ? fromBearer(header) : fromCookies(ctx);
+    const caller = header !== undefined && header !== '' ? fromBearer(header) : fromCookies(ctx);
+    userOfCall.set(ctx, caller);
+    return caller;
   }
 
   async function fromCookies(ctx: CallContext): Promise<UserCaller> {

@@ -19,3 +19,4 @@ export {
 export { createRedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
 export { createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type UserCaller } from './authenticator.ts';
 export { createPlatformAuth, jwtOptionsOf } from './from-config.ts';
+export { createAuthGuard } from './guard.ts';

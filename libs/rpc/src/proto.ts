@@ -53,6 +53,8 @@ export interface MethodCodec {
   readonly path: string;
   readonly requestType: protobuf.Type;
   readonly responseType: protobuf.Type;
+  /** who may call it: the RPC's `(gatehouse.common.v1.auth)` option, declared once in the proto */
+  readonly auth: AuthClass;
   /**
    * Checks a caller's JSON request against the proto type and returns the normalised request.
    * @throws AppError `invalid_argument` naming the first field whose JSON type is wrong
@@ -110,11 +112,33 @@ export function serviceDescriptor<D extends DescriptorName>(service: D): Service
   const methods = new Map<string, MethodCodec>();
   for (const method of svc.methodsArray) {
     method.resolve();
-    methods.set(method.name, createCodec(`/${fullName}/${method.name}`, method.name, method.resolvedRequestType!, method.resolvedResponseType!));
+    methods.set(method.name, createCodec(`/${fullName}/${method.name}`, method.name, method.resolvedRequestType!, method.resolvedResponseType!, authClassOf(method)));
   }
   const desc: ServiceDescriptor<FullNameOf<D>> = { service, fullName, methods };
   descriptors.set(service, desc);
   return desc;
+}
+
+/**
+ * Who may call an RPC (spec §5; behaviour.md §2.3): `public` no credential; `user` a user credential;
+ * `mfa` the `mfa` cookie of an MFA session; `user_or_mfa` either; `admin` a super-admin credential;
+ * `org_admin` a super-admin or an organization's admin; `permissions` a user or a super-admin
+ * (check_permissions, list_permissions); `internal` another Gatehouse service (the internal token).
+ */
+export type AuthClass = 'public' | 'user' | 'mfa' | 'user_or_mfa' | 'admin' | 'org_admin' | 'permissions' | 'internal';
+
+const AUTH_OPTION = '(gatehouse.common.v1.auth)';
+const AUTH_CLASSES: ReadonlySet<string> = new Set<AuthClass>(['public', 'user', 'mfa', 'user_or_mfa', 'admin', 'org_admin', 'permissions', 'internal']);
+
+/**
+ * The auth class an RPC declares with `option (gatehouse.common.v1.auth) = AUTH_CLASS_…;`.
+ * @throws Error when the option is missing or unknown (a contract bug: every RPC declares one)
+ */
+function authClassOf(method: protobuf.Method): AuthClass {
+  const raw = method.options?.[AUTH_OPTION] as unknown;
+  const name = typeof raw === 'string' ? raw.replace(/^AUTH_CLASS_/, '').toLowerCase() : '';
+  if (!AUTH_CLASSES.has(name)) throw new Error(`${method.parent?.fullName ?? ''}.${method.name} declares no ${AUTH_OPTION} option`);
+  return name as AuthClass;
 }
 
 /** Every service that has a proto. */
@@ -463,7 +487,7 @@ function shapes(type: protobuf.Type): {
   return { out, toWire: (v) => toWire(type, v), fromWire: (v) => fromWire(type, v) };
 }
 
-function createCodec(pathName: string, name: string, requestType: protobuf.Type, responseType: protobuf.Type): MethodCodec {
+function createCodec(pathName: string, name: string, requestType: protobuf.Type, responseType: protobuf.Type, auth: AuthClass): MethodCodec {
   const reqShape = shapes(requestType);
   const resShape = shapes(responseType);
   return {
@@ -471,6 +495,7 @@ function createCodec(pathName: string, name: string, requestType: protobuf.Type,
     path: pathName,
     requestType,
     responseType,
+    auth,
     normalizeRequest: normalizeRequestOf(requestType),
     normalizeResponse: (output) => resShape.out(output),
     encodeRequest: (req) => Buffer.from(requestType.encode(requestType.fromObject(reqShape.toWire(req))).finish()),

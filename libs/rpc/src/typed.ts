@@ -10,7 +10,14 @@
 import type { ProtoServices } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
 import type { CallContext, Handler, HandlerMap } from './context.ts';
-import type { ServiceDescriptor } from './proto.ts';
+import type { AuthClass, ServiceDescriptor } from './proto.ts';
+
+/**
+ * Enforces an RPC's auth class before its handler runs (issue 14 §2): resolves when the caller may
+ * call, throws AppError `unauthenticated` otherwise. libs/auth builds one from the service's
+ * credential checks (`createAuthGuard`).
+ */
+export type Guard = (auth: AuthClass, ctx: CallContext) => Promise<unknown>;
 
 /** A generated ts-proto service interface: RPC name → `(request) => Promise<response>`. */
 type ProtoService = object;
@@ -62,14 +69,19 @@ export interface ServiceImplementation<N extends ProtoServiceName = ProtoService
 export const notImplemented: Handler<unknown, never> = async () => { throw new AppError('unimplemented', 'not implemented yet'); };
 
 /**
- * Pairs a proto service with its handlers (STYLE §2: `service.ts` builds the map from `rpc/<method>.ts`).
+ * Pairs a proto service with its handlers (STYLE §2: `service.ts` builds the map from `rpc/<method>.ts`),
+ * behind the one check of who may call (issue 14 §2): each RPC's auth class, declared once in the proto,
+ * is enforced by `guard` before its handler or its `unimplemented` answer runs, so every surface (REST
+ * through the gateway, GraphQL, native gRPC, in-process calls) refuses alike. `public` and `internal`
+ * RPCs skip the guard (the internal token is the transport's check, see ./grpc.ts).
  *
  * @param desc the descriptor of the proto service (`serviceDescriptor('mfa')`)
  * @param handlers one handler per RPC of the proto, typed by the generated interface
+ * @param guard the service's credential checks; required unless every RPC is public or internal
  * @throws Error when the handler keys and the proto's RPCs differ at run time (a programming error:
- *   a descriptor paired with another service's handlers)
+ *   a descriptor paired with another service's handlers), or when an RPC needs a guard and none is given
  */
-export function defineService<N extends ProtoServiceName>(desc: ServiceDescriptor<N>, handlers: HandlersOf<ProtoServices[N]>): ServiceImplementation<N> {
+export function defineService<N extends ProtoServiceName>(desc: ServiceDescriptor<N>, handlers: HandlersOf<ProtoServices[N]>, guard?: Guard): ServiceImplementation<N> {
   const map = handlers as unknown as HandlerMap;
   const missing = [...desc.methods.keys()].filter((m) => typeof map[m] !== 'function');
   const extra = Object.keys(map).filter((m) => !desc.methods.has(m));
@@ -78,9 +90,19 @@ export function defineService<N extends ProtoServiceName>(desc: ServiceDescripto
   }
   const served: HandlerMap = {};
   for (const [rpc, handler] of Object.entries(map)) {
-    served[rpc] = handler === notImplemented
+    const run: Handler<Record<string, unknown>> = handler === notImplemented
       ? async () => { throw new AppError('unimplemented', `${desc.service}.${rpc} is not implemented yet`); }
       : handler;
+    const auth = desc.methods.get(rpc)!.auth;
+    if (auth === 'public' || auth === 'internal') {
+      served[rpc] = run;
+      continue;
+    }
+    if (!guard) throw new Error(`${desc.fullName}.${rpc} is ${auth}: defineService needs a guard`);
+    served[rpc] = async (req, ctx) => {
+      await guard(auth, ctx);
+      return run(req, ctx);
+    };
   }
   return { desc, handlers: served };
 }

@@ -2,6 +2,7 @@
  * @module @gatehouse/authn/service
  * createAuthnService(deps) → { handlers }: the transport-free authn RPCs, keyed by proto method name.
  */
+import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
 import { getUserById, verifyOtp } from './domain/complete-mfa.ts';
 import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
@@ -67,7 +68,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       RevokeAccess: notImplemented,
       EnableAccess: notImplemented,
       InviteMembers: notImplemented,
-    }).handlers,
+    }, createAuthGuard(c.authenticator)).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
       GetUser: (req) => getUserById(c, req.user_id),
     }).handlers,

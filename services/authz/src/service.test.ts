@@ -35,10 +35,11 @@ async function service(): Promise<HandlerMap> {
 }
 
 describe('authz service: who may call', () => {
-  it('answers failed_precondition for every RPC while the engine is off, before looking at credentials', async () => {
+  it('checks the caller first (each RPC\'s auth class), then answers failed_precondition while the engine is off', async () => {
     const { handlers } = createAuthzService({ engine: null, authenticator });
     for (const handler of Object.values(handlers)) {
-      await expect(handler({ checks: [], tuples: [] }, as())).rejects.toMatchObject({ code: 'failed_precondition', message: 'authorization engine is not enabled' });
+      await expect(handler({ checks: [], tuples: [] }, as())).rejects.toMatchObject({ code: 'unauthenticated' });
+      await expect(handler({ checks: [], tuples: [], user: 'user:anne' }, as('admin'))).rejects.toMatchObject({ code: 'failed_precondition', message: 'authorization engine is not enabled' });
     }
   });
 

@@ -2,8 +2,10 @@
  * @module authz/service
  * createAuthzService: the authz RPC handler map (spec §4 check_permissions, list_permissions,
  * /v1/admin/fga/*; behaviour.md §7), one handler per RPC of `gatehouse.authz.v1.AuthzService`, each
- * in rpc/<method>.ts. The map only: who may call is in rpc/deps.ts and rpc/subject.ts, the logic in domain/.
+ * in rpc/<method>.ts. The map only: who may call is each RPC's auth class (proto), enforced by the guard
+ * before any handler; rpc/subject.ts pins the subject; the logic is in domain/.
  */
+import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
 import type { AuthzDeps } from './rpc/deps.ts';
 import { checkPermissions } from './rpc/check-permissions.ts';
@@ -34,6 +36,6 @@ export function createAuthzService(deps: AuthzDeps): { handlers: HandlerMap } {
     Expand: expand(deps),
     Reset: reset(deps),
     DeleteUserTuples: deleteUserTuples(deps),
-  });
+  }, createAuthGuard(deps.authenticator));
   return { handlers };
 }

@@ -4,6 +4,7 @@
  * the outbox relay that moves its email jobs to the bus.
  */
 import type { GraphQLSchema } from 'graphql';
+import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
 import { parseConfigOrExit, type Config } from '@gatehouse/config';
 import { databaseOptionsOf, openDatabase, startOutboxRelay, type Database } from '@gatehouse/db';
 import { createJetStreamBus, type Bus } from '@gatehouse/bus';
@@ -31,12 +32,13 @@ function mfaOptions(config: Config): MfaOptions {
 
 /**
  * Builds mfa in this process. mfa calls no other service (issue 14 §5: authn asks it for verdicts);
- * `bus` receives the email jobs through the outbox relay (none: they wait in the outbox).
+ * `bus` receives the email jobs through the outbox relay (none: they wait in the outbox);
+ * `authenticator` checks signed-in callers against the deployment's session store (null: none).
  */
-export async function buildMfa(config: Config, shared: { logger: Logger; bus: Bus | null }): Promise<MfaRuntime> {
+export async function buildMfa(config: Config, shared: { logger: Logger; bus: Bus | null; authenticator: Authenticator | null }): Promise<MfaRuntime> {
   const logger = shared.logger.child({ service: 'mfa' });
   const db = await orFatal('database', () => openDatabase(databaseOptionsOf(config), mfaSchema, { logger }));
-  const service = createMfaService({ options: mfaOptions(config), store: createMikroMfaStore(db), logger });
+  const service = createMfaService({ options: mfaOptions(config), store: createMikroMfaStore(db), authenticator: shared.authenticator, logger });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   if (!shared.bus) logger.warn('no --nats-url: OTP emails stay in the outbox until a bus is configured');
   return {
@@ -57,7 +59,10 @@ export async function runMfa(argv: readonly string[]): Promise<void> {
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
   const bus = config.natsUrl ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() })) : null;
-  const runtime = await buildMfa(config, { logger, bus });
+  // signed-in callers are checked against the shared session store, which split mode keeps in Redis
+  const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:' }) : null;
+  if (!sessions) logger.warn('no --redis-url: the mfa RPCs of a signed-in user answer 401 (no session store to check callers against)');
+  const runtime = await buildMfa(config, { logger, bus, authenticator: sessions ? createPlatformAuth(config, sessions).authenticator : null });
   const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({
     host: config.host, port: config.grpcPort, logger, internalToken,
     services: [
@@ -70,5 +75,5 @@ export async function runMfa(argv: readonly string[]): Promise<void> {
   }));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc.port, http_port: http.port, metrics_port: metrics.port }, 'mfa started');
-  closeOnSignal([async () => bus?.close(), runtime.close, grpc.close, http.close, metrics.close], (m) => logger.info(m));
+  closeOnSignal([async () => bus?.close(), runtime.close, async () => sessions?.close(), grpc.close, http.close, metrics.close], (m) => logger.info(m));
 }

@@ -4,6 +4,7 @@
  * `MfaInternal` (service-to-service), each from rpc/. RPCs the contract declares and this release
  * does not serve yet answer `unimplemented` (after the auth-class check of libs/rpc).
  */
+import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { createMfaContext, type MfaDeps } from './domain/deps.ts';
 import { openOtpChallengeRpc } from './rpc/open-otp-challenge.ts';
@@ -34,7 +35,7 @@ export function createMfaService(deps: MfaDeps): MfaService {
       WebauthnLoginOptions: notImplemented,
       WebauthnCredentials: notImplemented,
       WebauthnDeleteCredential: notImplemented,
-    }),
+    }, createAuthGuard(deps.authenticator)),
     internal: defineService(serviceDescriptor('mfa.internal'), {
       OpenOtpChallenge: openOtpChallengeRpc(c),
       VerifyOtpChallenge: verifyOtpChallengeRpc(c),

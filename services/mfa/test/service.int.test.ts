@@ -29,7 +29,7 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
   beforeAll(async () => {
     scratch = await createScratchDatabase(type);
     db = await openDatabase(scratch.options, mfaSchema, { logger: createLogger('silent') });
-    const deps = { store: createMikroMfaStore(db, () => now), logger: createLogger('silent'), clock: () => now };
+    const deps = { store: createMikroMfaStore(db, () => now), authenticator: null, logger: createLogger('silent'), clock: () => now };
     mfa = createMfaService({ ...deps, options: OPTIONS });
     withoutSmtp = createMfaService({ ...deps, options: { ...OPTIONS, smtpHost: undefined } as never });
   }, 60_000);
@@ -131,7 +131,7 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
   it('gives the mfa cookie the whole 300 s when the clock turns a second during the database write', async () => {
     // every clock reading is one second later than the one before (a slow write that crosses a second)
     let t = now;
-    const ticking = createMfaService({ store: createMikroMfaStore(db, () => now), logger: createLogger('silent'), clock: () => t++, options: OPTIONS });
+    const ticking = createMfaService({ store: createMikroMfaStore(db, () => now), authenticator: null, logger: createLogger('silent'), clock: () => t++, options: OPTIONS });
     const opened = createCallContext();
     await ticking.internal.handlers.OpenOtpChallenge!({
       user: user('tick'), channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid'], state: 's1', auth_time: now,

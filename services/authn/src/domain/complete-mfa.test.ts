@@ -117,7 +117,9 @@ describe('verify_otp: authn issues the tokens on mfa\'s verdict (behaviour.md §
 
   it('without the mfa service answers failed_precondition', async () => {
     const a = await unverifiedUser();
-    await expect(a.call('VerifyOtp', { otp: 'ABC123' })).rejects.toMatchObject({ code: 'failed_precondition', message: 'MFA is not available' });
+    await expect(a.call('VerifyOtp', { otp: 'ABC123' }, { cookie: 'mfa=handle' })).rejects.toMatchObject({ code: 'failed_precondition', message: 'MFA is not available' });
+    // without the mfa cookie the auth class (mfa) refuses first
+    await expect(a.call('VerifyOtp', { otp: 'ABC123' })).rejects.toMatchObject({ code: 'unauthenticated', message: 'invalid session' });
   });
 
   it('GetUser answers the User record by id (the federated entity), not_found otherwise', async () => {

@@ -1,12 +1,12 @@
 /**
  * @module authz/rpc/deps
- * What every authz RPC handler receives, and the two checks that run before it does anything: the
- * engine is on (spec §1, behaviour.md §7.1 "Engine off"), and, for the admin operations, the caller
- * holds a super-admin credential (spec §5 "Admin credentials").
+ * What every authz RPC handler receives, and the check each runs first: the engine is on (spec §1,
+ * behaviour.md §7.1 "Engine off"). Who may call (super-admins for the admin operations, spec §5) is
+ * the RPC's auth class, checked before any handler by the guard `service.ts` passes to defineService.
  */
 import { AppError } from '@gatehouse/errors';
 import type { Authenticator } from '@gatehouse/auth';
-import type { CallContext, HandlersOf } from '@gatehouse/rpc';
+import type { HandlersOf } from '@gatehouse/rpc';
 import type { authz } from '@gatehouse/contracts';
 import type { Engine } from '../domain/index.ts';
 
@@ -20,20 +20,10 @@ export interface AuthzDeps {
 export type AuthzHandler<K extends keyof authz.AuthzService> = HandlersOf<authz.AuthzService>[K];
 
 /**
- * The engine, checked first by every RPC (before credentials, as behaviour.md §7.1 answers any engine
- * call while it is off).
+ * The engine, checked first by every RPC, once the caller's credentials have passed the guard.
  * @throws AppError `failed_precondition` `authorization engine is not enabled`
  */
 export function requireEngine(deps: AuthzDeps): Engine {
   if (!deps.engine) throw new AppError('failed_precondition', 'authorization engine is not enabled');
   return deps.engine;
-}
-
-/**
- * Refuses a caller without super-admin credentials (admin header or admin session cookie, spec §5).
- * Each admin RPC calls it on a line of its own, so that the check can move to one interceptor.
- * @throws AppError `unauthenticated` `unauthorized`
- */
-export async function admin(deps: AuthzDeps, ctx: CallContext): Promise<void> {
-  await deps.authenticator.requireAdmin(ctx);
 }

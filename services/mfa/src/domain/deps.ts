@@ -3,6 +3,7 @@
  * What the mfa domain is built from, and the context its flows share. The domain is transport-free:
  * it sees no call context, cookie or wire message (issue 14 §3); rpc/ turns those into the values here.
  */
+import type { Authenticator } from '@gatehouse/auth';
 import type { Logger } from '@gatehouse/observability';
 import type { MfaStore } from '../storage/ports.ts';
 import type { MfaOptions } from './options.ts';
@@ -11,6 +12,11 @@ import { otpKey } from './otp.ts';
 export interface MfaDeps {
   options: MfaOptions;
   store: MfaStore;
+  /**
+   * Credential resolution for the RPCs a signed-in user calls (the shared session store); null where
+   * mfa has none (split mode without --redis-url): then only MFA-cookie RPCs can be called.
+   */
+  authenticator: Authenticator | null;
   logger: Logger;
   /** Unix seconds */
   clock?: () => number;
