@@ -14,12 +14,15 @@ import { ROUTES, buildOpenApi } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import type { QueryLimits } from './graphql/limits.ts';
+import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
 
 export interface GatewayOptions {
   http: HttpLayerOptions;
   version: string;
   introspection: boolean;
   limits: QueryLimits;
+  /** `--enable-playground` (null when false): GraphiQL at `GET /graphql` for super-admins */
+  playground: Omit<PlaygroundOptions, 'basePath'> | null;
   internalToken: string;
   deadlineMs: number;
 }
@@ -69,6 +72,7 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
     logger: deps.logger,
   });
   app.post('/graphql', graphql.handler);
+  if (opts.playground) mountPlayground(app, { ...opts.playground, basePath: new URL(opts.http.url).pathname.replace(/\/+$/, '') });
   app.all('/graphql', (req, res) => {
     res.setHeader('Allow', 'POST, OPTIONS');
     sendErrorFor(req, res, new AppError('method_not_allowed', 'Method Not Allowed'));

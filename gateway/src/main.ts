@@ -24,6 +24,7 @@ export function gatewayOptions(config: Config): GatewayOptions {
     version: VERSION,
     introspection: config.enableGraphqlIntrospection,
     limits: { maxDepth: config.graphqlMaxDepth, maxComplexity: config.graphqlMaxComplexity, maxAliases: config.graphqlMaxAliases },
+    playground: config.enablePlayground ? { adminSecret: config.adminSecret, disableAdminHeaderAuth: config.disableAdminHeaderAuth } : null,
     internalToken: deriveInternalToken(config.clientSecret),
     deadlineMs: 30_000,
   };
