@@ -161,6 +161,29 @@ export function describeMfaStore(name: string, open: OpenMfaStore): void {
         expect(await store.findOtp(userId, 'email')).toEqual(next);
       });
 
+      it('a new code replaces the old one within one transaction too, and a deleted one stays deleted', async () => {
+        const userId = `u-${randomUUID()}`;
+        const gone = `u-${randomUUID()}`;
+        const last = otp(userId, 'email', { sentAt: now + 3 });
+        await store.transaction(async (tx) => {
+          await tx.otps.put(otp(userId));
+          await tx.otps.put(otp(userId, 'email', { sentAt: now + 1 }));
+          await tx.otps.delete(userId, 'email');
+          await tx.otps.put(last);
+          await tx.otps.put(otp(gone, 'sms'));
+          await tx.otps.delete(gone, 'sms');
+        });
+        expect(await store.findOtp(userId, 'email')).toEqual(last);
+        expect(await store.findOtp(gone, 'sms')).toBeNull();
+      });
+
+      it('one live code per user and channel when several codes are stored at once', async () => {
+        const userId = `u-${randomUUID()}`;
+        const codes = [otp(userId), otp(userId), otp(userId), otp(userId)];
+        await Promise.all(codes.map(put));
+        expect(codes).toContainEqual(await store.findOtp(userId, 'email'));
+      });
+
       it('keeps the codes of each user and channel apart', async () => {
         const ada = `u-${randomUUID()}`;
         const bob = `u-${randomUUID()}`;

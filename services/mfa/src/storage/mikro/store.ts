@@ -85,10 +85,12 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
           },
           otps: {
             async put(o) {
-              const id = otpId(o.userId, o.channel);
-              await em.nativeDelete(MfaOtpEntity, { id });
-              em.persist(em.create(MfaOtpEntity, { id, ...o }));
-              await em.flush();
+              // One statement (INSERT ... ON CONFLICT / ON DUPLICATE KEY UPDATE) rather than delete then
+              // insert: concurrent puts for one user and channel then queue on the row lock instead of
+              // failing on the primary key (PostgreSQL) or deadlocking on gap locks (InnoDB); and a second
+              // put in the same transaction is written, where em.create of a key already in the identity
+              // map flushed nothing after the delete.
+              await em.upsert(MfaOtpEntity, { id: otpId(o.userId, o.channel), ...o });
             },
             async delete(userId, channel) {
               await em.nativeDelete(MfaOtpEntity, { id: otpId(userId, channel) });
