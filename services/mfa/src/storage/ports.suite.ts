@@ -148,6 +148,18 @@ export function describeMfaStore(name: string, open: OpenMfaStore): void {
         expect(events[0]).toMatchObject({ name: 'mfa.completed', data: { session: s.id, n: results.indexOf(true) + 1 } });
         expect(await store.findOtp(s.userId, 'email')).toBeNull();
       });
+
+      it('opens MFA sessions for many logins at once', async () => {
+        // Each round opens its sessions before the earlier rounds' expiry, so a store that drops expired
+        // sessions on create finds none to drop: the case where InnoDB's REPEATABLE READ locks the empty
+        // range, every insert of the round falls into it, and concurrent creates deadlock.
+        for (let round = 1; round <= 20; round++) {
+          const at = Y2100 - 1_000_000 - round * 1000;
+          const many = Array.from({ length: 8 }, () => session({ authTime: at, createdAt: at, expiresAt: at + 300 }));
+          await Promise.all(many.map((s) => create(s)));
+          for (const s of many) expect(await store.findSessionByHandleHash(s.handleHash)).toEqual(s);
+        }
+      });
     });
 
     describe('email/SMS OTP (behaviour.md §4.4)', () => {
@@ -225,6 +237,14 @@ export function describeMfaStore(name: string, open: OpenMfaStore): void {
         expect(await store.failures.failuresSince(key, 0)).toEqual([now + 100, now + 200, now + 300]);
         await store.failures.recordFailure(key, now + 400, now + 201);
         expect(await store.failures.failuresSince(key, 0)).toEqual([now + 300, now + 400]);
+      });
+
+      it('counts every failed verification when several are recorded at once', async () => {
+        for (let round = 1; round <= 8; round++) {
+          const keys = [`otp:u-${randomUUID()}`, `otp:u-${randomUUID()}`];
+          await Promise.all([...keys, ...keys].map((key) => recordFailure(store.failures, key, now + round)));
+          for (const key of keys) expect(await store.failures.failuresSince(key, 0)).toEqual([now + round, now + round]);
+        }
       });
 
       it('counted separately for TOTP and for email/SMS OTP, and per user: a success resets one counter only', async () => {
