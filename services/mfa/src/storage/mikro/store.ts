@@ -2,6 +2,7 @@
  * @module @gatehouse/mfa/storage/mikro/store
  * {@link MfaStore} on MikroORM through libs/db (SQLite, PostgreSQL, MySQL, MariaDB).
  */
+import { IsolationLevel, type EntityManager } from '@mikro-orm/core';
 import { newEnvelope } from '@gatehouse/bus';
 import type { Database } from '@gatehouse/db';
 import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from '../ports.ts';
@@ -40,6 +41,13 @@ const toOtp = (r: OtpRow): OtpRecord => ({
  * @param clock Unix seconds, stamped on outbox envelopes
  */
 export function createMikroMfaStore(db: Database, clock: () => number = () => Math.floor(Date.now() / 1000)): MfaStore {
+  // READ COMMITTED, PostgreSQL's default, also on MySQL/MariaDB, whose REPEATABLE READ default makes
+  // the pruning range deletes below lock the gap they scan even when they match nothing: two
+  // transactions that then insert into each other's gap (two logins, two wrong codes at once)
+  // deadlock. Under READ COMMITTED InnoDB takes no gap locks for searches (MySQL 8.4 manual
+  // §17.7.2.1); nothing here re-reads a row, so repeatable reads buy nothing. SQLite ignores it.
+  const inTransaction = <T>(fn: (em: EntityManager) => Promise<T>): Promise<T> =>
+    db.fork().transactional(fn, { isolationLevel: IsolationLevel.READ_COMMITTED });
   return {
     async findSessionByHandleHash(handleHash) {
       const row = await db.fork().findOne(MfaSessionEntity, { handleHash });
@@ -51,7 +59,7 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
     },
     failures: {
       async recordFailure(key, at, pruneBefore) {
-        await db.transactional(async (em) => {
+        await inTransaction(async (em) => {
           if (pruneBefore !== undefined) await em.nativeDelete(MfaOtpFailureEntity, { key, failedAt: { $lt: pruneBefore } });
           em.persist(em.create(MfaOtpFailureEntity, { key, failedAt: at }));
         });
@@ -65,7 +73,7 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
       },
     },
     transaction(fn) {
-      return db.transactional(async (em) => {
+      return inTransaction(async (em) => {
         const tx: MfaTransaction = {
           sessions: {
             async create(s) {
@@ -85,10 +93,12 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
           },
           otps: {
             async put(o) {
-              const id = otpId(o.userId, o.channel);
-              await em.nativeDelete(MfaOtpEntity, { id });
-              em.persist(em.create(MfaOtpEntity, { id, ...o }));
-              await em.flush();
+              // One statement (INSERT ... ON CONFLICT / ON DUPLICATE KEY UPDATE) rather than delete then
+              // insert: concurrent puts for one user and channel then queue on the row lock instead of
+              // failing on the primary key (PostgreSQL) or deadlocking on gap locks (InnoDB); and a second
+              // put in the same transaction is written, where em.create of a key already in the identity
+              // map flushed nothing after the delete.
+              await em.upsert(MfaOtpEntity, { id: otpId(o.userId, o.channel), ...o });
             },
             async delete(userId, channel) {
               await em.nativeDelete(MfaOtpEntity, { id: otpId(userId, channel) });

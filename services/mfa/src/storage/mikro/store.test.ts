@@ -1,0 +1,5 @@
+/** @module mikro/store.test: the MikroORM MfaStore on SQLite passes the conformance suite. */
+import { describeMfaStore } from '../ports.suite.ts';
+import { openScratchMfaStore } from './scratch.ts';
+
+describeMfaStore('MikroORM on sqlite', (clock) => openScratchMfaStore('sqlite', clock));

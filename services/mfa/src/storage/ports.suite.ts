@@ -1,0 +1,343 @@
+/**
+ * @module @gatehouse/mfa/storage/ports.suite
+ * Conformance suite every {@link MfaStore} implementation passes (STYLE §8): memory, SQLite (unit
+ * run), PostgreSQL and MariaDB (integration run). Titles use behaviour.md §4.2 (MFA session) and
+ * §4.4 (email/SMS OTP, lockout).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { assertNotLocked, LOCKOUT_WINDOW_SECONDS, recordFailure } from '@gatehouse/auth';
+import type { Envelope } from '@gatehouse/bus';
+import type { MfaSessionRecord, MfaStore, OtpChannel, OtpRecord } from './ports.ts';
+
+export interface MfaStoreHandle {
+  readonly store: MfaStore;
+  /** every envelope committed so far, in commit order (the rows of `mfa_outbox`) */
+  outbox(): Promise<Envelope[]>;
+  close(): Promise<void>;
+}
+
+/** `open` gets the clock (Unix seconds) the store must stamp on the envelopes it writes. */
+export type OpenMfaStore = (clock: () => number) => Promise<MfaStoreHandle>;
+
+/** A year-2100 time: past 2^31, so 32-bit columns would not hold it. */
+const Y2100 = 4_102_444_800;
+
+const hashOf = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** Registers the suite for one implementation. `open` runs once in beforeAll; tests share the store. */
+export function describeMfaStore(name: string, open: OpenMfaStore): void {
+  describe(`MfaStore conformance: ${name}`, () => {
+    let handle: MfaStoreHandle;
+    let store: MfaStore;
+    let now = 1_800_000_000;
+    beforeAll(async () => {
+      handle = await open(() => now);
+      store = handle.store;
+    });
+    afterAll(async () => {
+      await handle?.close();
+    });
+    beforeEach(() => {
+      now += 3600;
+    });
+
+    const session = (over: Partial<MfaSessionRecord> = {}): MfaSessionRecord => ({
+      id: randomUUID(),
+      handleHash: hashOf(randomUUID()),
+      userId: `u-${randomUUID()}`,
+      purpose: 'login',
+      channel: 'email',
+      contact: 'ada@example.com',
+      user: { id: 'u-1', email: 'ada@example.com', email_verified: false, roles: ['user'], phone_number: null, app_data: { plan: 'pro', seats: [1, 'two'] } },
+      loginMethod: 'basic_auth',
+      roles: ['user', 'editor'],
+      scope: ['openid', 'email', 'offline_access'],
+      state: 'st-1',
+      authTime: now - 5,
+      expiresAt: now + 300,
+      createdAt: now,
+      ...over,
+    });
+    const otp = (userId: string, channel: OtpChannel = 'email', over: Partial<OtpRecord> = {}): OtpRecord => ({
+      userId, channel, digest: hashOf(`${userId}:${channel}:${randomUUID()}`), expiresAt: now + 300, sentAt: now, ...over,
+    });
+    /** creates the sessions in one transaction */
+    const create = (...sessions: MfaSessionRecord[]) => store.transaction(async (tx) => {
+      for (const s of sessions) await tx.sessions.create(s);
+    });
+    const put = (o: OtpRecord) => store.transaction((tx) => tx.otps.put(o));
+    /** envelopes committed by `fn`, given that nothing else commits meanwhile */
+    const committedBy = async (fn: () => Promise<unknown>): Promise<Envelope[]> => {
+      const before = (await handle.outbox()).length;
+      await fn();
+      return (await handle.outbox()).slice(before);
+    };
+
+    describe('MFA session (behaviour.md §4.2)', () => {
+      it('stores the user id, purpose, OTP channel, stored scope, roles, login method, state and expiry, and finds the session by its cookie handle', async () => {
+        const s = session({ authTime: Y2100 - 60, createdAt: Y2100 - 10, expiresAt: Y2100 + 290 });
+        await create(s);
+        expect(await store.findSessionByHandleHash(s.handleHash)).toEqual(s);
+      });
+
+      it('stores a session with OTP channel none (TOTP, passkeys) with its nulls and empty lists as such', async () => {
+        const s = session({ purpose: 'password_reset', channel: null, contact: null, state: null, roles: [], scope: [], user: { id: 'u-2', email: null } });
+        await create(s);
+        expect(await store.findSessionByHandleHash(s.handleHash)).toEqual(s);
+      });
+
+      it('finds a session only by the SHA-256 of its own cookie handle', async () => {
+        const a = session();
+        const b = session({ userId: a.userId });
+        await create(a, b);
+        expect((await store.findSessionByHandleHash(a.handleHash))?.id).toBe(a.id);
+        expect((await store.findSessionByHandleHash(b.handleHash))?.id).toBe(b.id);
+        expect(await store.findSessionByHandleHash(hashOf('unknown handle'))).toBeNull();
+        expect(await store.findSessionByHandleHash(a.id)).toBeNull();
+      });
+
+      it('refuses a second session with the same cookie handle, and keeps the first', async () => {
+        const first = session();
+        await create(first);
+        await expect(create(session({ handleHash: first.handleHash }))).rejects.toThrow();
+        expect(await store.findSessionByHandleHash(first.handleHash)).toEqual(first);
+      });
+
+      it('stores the expiry as given, even one already past: expiry is checked on every read', async () => {
+        const s = session({ expiresAt: now - 1 });
+        await create(s);
+        expect(await store.findSessionByHandleHash(s.handleHash)).toMatchObject({ expiresAt: now - 1 });
+      });
+
+      it('re-arms a session: the new expiry replaces the old and nothing else changes', async () => {
+        const s = session();
+        await create(s);
+        await store.transaction((tx) => tx.sessions.rearm(s.id, Y2100));
+        expect(await store.findSessionByHandleHash(s.handleHash)).toEqual({ ...s, expiresAt: Y2100 });
+        // re-arming a session that is gone is no error
+        await store.transaction((tx) => tx.sessions.rearm(randomUUID(), Y2100));
+      });
+
+      it('single use: deleting the session answers true, then false once it is gone', async () => {
+        const s = session();
+        const other = session({ userId: s.userId });
+        await create(s, other);
+        expect(await store.transaction((tx) => tx.sessions.delete(s.id))).toBe(true);
+        expect(await store.findSessionByHandleHash(s.handleHash)).toBeNull();
+        expect(await store.transaction((tx) => tx.sessions.delete(s.id))).toBe(false);
+        expect(await store.findSessionByHandleHash(other.handleHash)).toEqual(other);
+      });
+
+      it('single use: of concurrent completions of one session exactly one deletes it, and only its events commit', async () => {
+        const s = session();
+        await create(s);
+        await put(otp(s.userId));
+        const complete = (n: number) => store.transaction(async (tx) => {
+          if (!(await tx.sessions.delete(s.id))) return false;
+          await tx.otps.delete(s.userId, 'email');
+          tx.events.emit('mfa.completed', { session: s.id, n });
+          return true;
+        });
+        let results: boolean[] = [];
+        const events = await committedBy(async () => {
+          results = await Promise.all([1, 2, 3, 4, 5].map(complete));
+        });
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(events).toHaveLength(1);
+        expect(events[0]).toMatchObject({ name: 'mfa.completed', data: { session: s.id, n: results.indexOf(true) + 1 } });
+        expect(await store.findOtp(s.userId, 'email')).toBeNull();
+      });
+
+      it('opens MFA sessions for many logins at once', async () => {
+        // Each round opens its sessions before the earlier rounds' expiry, so a store that drops expired
+        // sessions on create finds none to drop: the case where InnoDB's REPEATABLE READ locks the empty
+        // range, every insert of the round falls into it, and concurrent creates deadlock.
+        for (let round = 1; round <= 20; round++) {
+          const at = Y2100 - 1_000_000 - round * 1000;
+          const many = Array.from({ length: 8 }, () => session({ authTime: at, createdAt: at, expiresAt: at + 300 }));
+          await Promise.all(many.map((s) => create(s)));
+          for (const s of many) expect(await store.findSessionByHandleHash(s.handleHash)).toEqual(s);
+        }
+      });
+    });
+
+    describe('email/SMS OTP (behaviour.md §4.4)', () => {
+      it('one live code per user and channel: a new code replaces the old one', async () => {
+        const userId = `u-${randomUUID()}`;
+        const old = otp(userId);
+        await put(old);
+        expect(await store.findOtp(userId, 'email')).toEqual(old);
+        const next = otp(userId, 'email', { expiresAt: Y2100, sentAt: Y2100 - 300 });
+        await put(next);
+        expect(await store.findOtp(userId, 'email')).toEqual(next);
+      });
+
+      it('a new code replaces the old one within one transaction too, and a deleted one stays deleted', async () => {
+        const userId = `u-${randomUUID()}`;
+        const gone = `u-${randomUUID()}`;
+        const last = otp(userId, 'email', { sentAt: now + 3 });
+        await store.transaction(async (tx) => {
+          await tx.otps.put(otp(userId));
+          await tx.otps.put(otp(userId, 'email', { sentAt: now + 1 }));
+          await tx.otps.delete(userId, 'email');
+          await tx.otps.put(last);
+          await tx.otps.put(otp(gone, 'sms'));
+          await tx.otps.delete(gone, 'sms');
+        });
+        expect(await store.findOtp(userId, 'email')).toEqual(last);
+        expect(await store.findOtp(gone, 'sms')).toBeNull();
+      });
+
+      it('one live code per user and channel when several codes are stored at once', async () => {
+        const userId = `u-${randomUUID()}`;
+        const codes = [otp(userId), otp(userId), otp(userId), otp(userId)];
+        await Promise.all(codes.map(put));
+        expect(codes).toContainEqual(await store.findOtp(userId, 'email'));
+      });
+
+      it('keeps the codes of each user and channel apart', async () => {
+        const ada = `u-${randomUUID()}`;
+        const bob = `u-${randomUUID()}`;
+        const codes = [otp(ada, 'email'), otp(ada, 'sms'), otp(bob, 'email')];
+        for (const o of codes) await put(o);
+        expect(await Promise.all(codes.map((o) => store.findOtp(o.userId, o.channel)))).toEqual(codes);
+        expect(await store.findOtp(bob, 'sms')).toBeNull();
+      });
+
+      it('deletes the code of one user and channel only; deleting a missing code is no error', async () => {
+        const userId = `u-${randomUUID()}`;
+        const sms = otp(userId, 'sms');
+        await put(otp(userId, 'email'));
+        await put(sms);
+        await store.transaction(async (tx) => {
+          await tx.otps.delete(userId, 'email');
+          await tx.otps.delete(userId, 'email');
+          await tx.otps.delete(`u-${randomUUID()}`, 'sms');
+        });
+        expect(await store.findOtp(userId, 'email')).toBeNull();
+        expect(await store.findOtp(userId, 'sms')).toEqual(sms);
+      });
+    });
+
+    describe('lockout (behaviour.md §4.4)', () => {
+      it('lists failed verifications at or after a time, oldest first', async () => {
+        const key = `otp:u-${randomUUID()}`;
+        for (const at of [now + 30, now + 10, now + 20, now + 20]) await store.failures.recordFailure(key, at);
+        expect(await store.failures.failuresSince(key, 0)).toEqual([now + 10, now + 20, now + 20, now + 30]);
+        expect(await store.failures.failuresSince(key, now + 20)).toEqual([now + 20, now + 20, now + 30]);
+        expect(await store.failures.failuresSince(key, now + 31)).toEqual([]);
+        expect(await store.failures.failuresSince(`otp:u-${randomUUID()}`, 0)).toEqual([]);
+      });
+
+      it('a sliding window: recording a failure prunes those before the window, keeping its first second', async () => {
+        const key = `otp:u-${randomUUID()}`;
+        for (const at of [now, now + 100, now + 200]) await store.failures.recordFailure(key, at);
+        await store.failures.recordFailure(key, now + 300, now + 100);
+        expect(await store.failures.failuresSince(key, 0)).toEqual([now + 100, now + 200, now + 300]);
+        await store.failures.recordFailure(key, now + 400, now + 201);
+        expect(await store.failures.failuresSince(key, 0)).toEqual([now + 300, now + 400]);
+      });
+
+      it('counts every failed verification when several are recorded at once', async () => {
+        for (let round = 1; round <= 8; round++) {
+          const keys = [`otp:u-${randomUUID()}`, `otp:u-${randomUUID()}`];
+          await Promise.all([...keys, ...keys].map((key) => recordFailure(store.failures, key, now + round)));
+          for (const key of keys) expect(await store.failures.failuresSince(key, 0)).toEqual([now + round, now + round]);
+        }
+      });
+
+      it('counted separately for TOTP and for email/SMS OTP, and per user: a success resets one counter only', async () => {
+        const user = `u-${randomUUID()}`;
+        const keys = [`otp:${user}`, `totp:${user}`, `otp:u-${randomUUID()}`];
+        for (const key of keys) await store.failures.recordFailure(key, now);
+        await store.failures.clear(keys[0]!);
+        expect(await store.failures.failuresSince(keys[0]!, 0)).toEqual([]);
+        expect(await store.failures.failuresSince(keys[1]!, 0)).toEqual([now]);
+        expect(await store.failures.failuresSince(keys[2]!, 0)).toEqual([now]);
+        await store.failures.clear(keys[0]!);
+      });
+
+      it('5 failed verifications within a sliding 15 min lock further attempts until the window clears', async () => {
+        const key = `otp:u-${randomUUID()}`;
+        const first = now;
+        for (let i = 0; i < 5; i++) await recordFailure(store.failures, key, first + i * 60);
+        const at = first + 5 * 60;
+        await expect(assertNotLocked(store.failures, key, at, 'otp_lockout')).rejects.toMatchObject({
+          code: 'resource_exhausted', headers: { 'Retry-After': String(first + LOCKOUT_WINDOW_SECONDS - at) },
+        });
+        await expect(assertNotLocked(store.failures, key, first + LOCKOUT_WINDOW_SECONDS, 'otp_lockout')).resolves.toBeUndefined();
+      });
+    });
+
+    describe('transactions', () => {
+      it('commits the writes of a transaction with its events, in emit order, stamped by the clock', async () => {
+        const s = session();
+        const code = otp(s.userId);
+        const data = { event_name: 'verify_otp', to: 'ada@example.com', user: s.user, variables: { otp: 'ABC123' } };
+        const events = await committedBy(() => store.transaction(async (tx) => {
+          await tx.sessions.create(s);
+          await tx.otps.put(code);
+          tx.events.emit('email.send', data);
+          tx.events.emit('mfa.session_opened', null);
+        }));
+        expect(events).toEqual([
+          { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'email.send', source: 'mfa', occurredAt: now, data },
+          { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'mfa.session_opened', source: 'mfa', occurredAt: now, data: null },
+        ]);
+        expect(events[0]!.id).not.toBe(events[1]!.id);
+        expect(await store.findSessionByHandleHash(s.handleHash)).toEqual(s);
+        expect(await store.findOtp(s.userId, 'email')).toEqual(code);
+      });
+
+      it('returns what the transaction returns', async () => {
+        await expect(store.transaction(async () => ({ ok: 1 }))).resolves.toEqual({ ok: 1 });
+      });
+
+      it('rolls back every write and every event when the transaction throws, and rethrows the error', async () => {
+        const kept = session();
+        const doomed = session();
+        const codeA = otp(kept.userId);
+        const codeB = otp(doomed.userId, 'sms');
+        await store.transaction(async (tx) => {
+          await tx.sessions.create(kept);
+          await tx.sessions.create(doomed);
+          await tx.otps.put(codeA);
+          await tx.otps.put(codeB);
+        });
+        const fresh = session();
+        const boom = new Error('boom');
+        const events = await committedBy(() => expect(store.transaction(async (tx) => {
+          await tx.sessions.create(fresh);
+          await tx.sessions.rearm(kept.id, Y2100);
+          expect(await tx.sessions.delete(doomed.id)).toBe(true);
+          await tx.otps.put(otp(kept.userId));
+          await tx.otps.delete(doomed.userId, 'sms');
+          await tx.otps.put(otp(fresh.userId));
+          tx.events.emit('email.send', { to: 'ada@example.com' });
+          throw boom;
+        })).rejects.toBe(boom));
+        expect(events).toEqual([]);
+        expect(await store.findSessionByHandleHash(fresh.handleHash)).toBeNull();
+        expect(await store.findSessionByHandleHash(kept.handleHash)).toEqual(kept);
+        expect(await store.findSessionByHandleHash(doomed.handleHash)).toEqual(doomed);
+        expect(await store.findOtp(kept.userId, 'email')).toEqual(codeA);
+        expect(await store.findOtp(doomed.userId, 'sms')).toEqual(codeB);
+        expect(await store.findOtp(fresh.userId, 'email')).toBeNull();
+      });
+
+      it('readers never see the writes of a transaction that does not commit', async () => {
+        const s = session();
+        let read: Promise<MfaSessionRecord | null> | undefined;
+        await expect(store.transaction(async (tx) => {
+          await tx.sessions.create(s);
+          // asked while the transaction is open; a store may answer now or after it ends
+          read = store.findSessionByHandleHash(s.handleHash);
+          await new Promise((r) => setTimeout(r, 20));
+          throw new Error('abandoned');
+        })).rejects.toThrow('abandoned');
+        expect(await read).toBeNull();
+      });
+    });
+  });
+}
