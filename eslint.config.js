@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tools/**', '.ci/**', 'charts/**', 'coverage/**', '**/*.d.ts', 'eslint.config.js', 'jest.config.js', 'bin/gatehouse.mjs'] },
+  { ignores: ['node_modules/**', '.tools/**', '.ci/**', 'charts/**', 'coverage/**', '**/*.d.ts', 'eslint.config.js', 'jest.config.js', 'bin/gatehouse.mjs', 'libs/contracts/src/gen/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

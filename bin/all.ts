@@ -7,7 +7,7 @@
 import { parseConfigOrExit, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
 import { createLogger, createMetricsRegistry, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
-import { closeOnSignal, createInProcessClient, orFatal, serviceDescriptor, startGrpcServer, type HandlerMap, type ServiceDescriptor } from '@gatehouse/rpc';
+import { closeOnSignal, createInProcessClient, orFatal, serviceDescriptor, startGrpcServer, typedClient, type HandlerMap, type ServiceDescriptor } from '@gatehouse/rpc';
 import { buildAuthn } from '../services/authn/src/main.ts';
 import { buildAuthz } from '../services/authz/src/main.ts';
 import { buildMfa } from '../services/mfa/src/main.ts';
@@ -27,18 +27,14 @@ export interface AllInOne {
 }
 
 /**
- * Builds notifications, authn, mfa and authz from one Config and wires them in process (authn and mfa
- * call each other's internal APIs through in-process clients, bound once both are built).
+ * Builds notifications, mfa, authn and authz from one Config and wires them in process. Calls go one
+ * way (issue 14 §5): authn asks mfa, mfa calls no one, so mfa is built first.
  */
 export async function buildAllInOne(config: Config, shared: { logger: Logger; registry: Registry; bus: Bus }): Promise<AllInOne> {
   const { logger, registry, bus } = shared;
   const notifications = await buildNotifications(config, { logger, registry, bus });
-  const mfaInternal: HandlerMap = {};
-  const authnInternal: HandlerMap = {};
-  const authn = await buildAuthn(config, { logger, bus, soleWriter: true, mfa: createInProcessClient(serviceDescriptor('mfa.internal'), mfaInternal) });
-  const mfa = await buildMfa(config, { logger, bus, authn: createInProcessClient(serviceDescriptor('authn.internal'), authnInternal) });
-  Object.assign(authnInternal, authn.internalHandlers);
-  Object.assign(mfaInternal, mfa.internalHandlers);
+  const mfa = await buildMfa(config, { logger, bus });
+  const authn = await buildAuthn(config, { logger, bus, soleWriter: true, mfa: typedClient(mfa.internal.desc, createInProcessClient(mfa.internal.desc, mfa.internal.handlers)) });
   const authz = await buildAuthz(config, { logger, authenticator: authn.authenticator, registry });
   const authnDesc = serviceDescriptor('authn');
   const mfaDesc = serviceDescriptor('mfa');
@@ -47,14 +43,14 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
     gateway: {
       clients: {
         authn: createInProcessClient(authnDesc, authn.handlers),
-        mfa: createInProcessClient(mfaDesc, mfa.handlers),
+        mfa: createInProcessClient(mfaDesc, mfa.public.handlers),
         authz: createInProcessClient(authzDesc, authz.handlers),
       },
       supergraphSdl: readSupergraph(),
       subgraphs: { authn: { schema: authn.schema }, mfa: { schema: mfa.schema }, authz: { schema: authz.schema } },
     },
-    grpc: [{ desc: authnDesc, handlers: authn.handlers }, { desc: mfaDesc, handlers: mfa.handlers }, { desc: authzDesc, handlers: authz.handlers }],
-    closers: [notifications.close, authn.close, mfa.close, authz.close],
+    grpc: [{ desc: authnDesc, handlers: authn.handlers }, { desc: mfaDesc, handlers: mfa.public.handlers }, { desc: authzDesc, handlers: authz.handlers }],
+    closers: [notifications.close, mfa.close, authn.close, authz.close],
   };
 }
 

@@ -138,11 +138,11 @@ describe('charts/gatehouse', () => {
     expect(argValue(args, '--admin-address')).toBeUndefined();
   });
 
-  it('points authn and mfa at each other\'s gRPC Service for their internal APIs', () => {
+  it('points authn at mfa\'s gRPC Service for its internal API, and mfa at no one (calls go one way)', () => {
     const authn = containerOf(deployments(objects).get('authn')!).args;
     const mfa = containerOf(deployments(objects).get('mfa')!).args;
     expect(argValue(authn, '--mfa-address')).toBe('rel-mfa:9091');
-    expect(argValue(mfa, '--authn-address')).toBe('rel-authn:9091');
+    expect(argValue(mfa, '--authn-address')).toBeUndefined();
     expect(argValue(authn, '--authn-graphql-url')).toBeUndefined();
   });
 

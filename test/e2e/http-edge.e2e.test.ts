@@ -210,16 +210,16 @@ describe('HTTP edge of an all-in-one server', () => {
     });
 
     it('an operation deeper than --graphql-max-depth is refused before it runs', async () => {
-      // default 15: the refusal names the depth; (no recursive type exists, so the deep query is also invalid otherwise)
+      // default 15 (no recursive type exists, so the deep query is also invalid otherwise: only the limit is reported)
       let deep = 'id';
       for (let i = 0; i < 16; i++) deep = `f${i} { ${deep} }`;
       const r = await gql(d.url, `query { profile { ${deep} } }`);
       expect(r.status).toBe(200);
-      expect(r.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ message: 'query depth 18 exceeds the maximum of 15', extensions: { code: 'INVALID_ARGUMENT' } })]));
+      expect(r.body.errors.map((e: { message: string; extensions: unknown }) => [e.message, e.extensions])).toEqual([['query depth exceeds the maximum of 15', { code: 'INVALID_ARGUMENT' }]]);
       // with --graphql-max-depth=2 a valid depth-3 login is refused and has no effect
       const email = `depth-${Date.now()}@example.com`;
       const signup = await gql(locked.url, `mutation { signup(params: {email: "${email}", password: "Correct-Horse-9", confirm_password: "Correct-Horse-9"}) { user { id } } }`);
-      expect(signup.body.errors[0]).toMatchObject({ message: 'query depth 3 exceeds the maximum of 2', extensions: { code: 'INVALID_ARGUMENT' } });
+      expect(signup.body.errors[0]).toMatchObject({ message: 'query depth exceeds the maximum of 2', extensions: { code: 'INVALID_ARGUMENT' } });
       const ok = await gql(locked.url, `mutation { signup(params: {email: "${email}", password: "Correct-Horse-9", confirm_password: "Correct-Horse-9"}) { message } }`);
       expect(ok.body).toEqual({ data: { signup: { message: 'Signed up successfully.' } } });
     });

@@ -75,7 +75,7 @@ describe.each(['all', 'split'] as Mode[])('email OTP at login (%s)', (mode) => {
     expect(Number(early.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await post(d.url, '/v1/resend_otp', {})).toMatchObject({ status: 401, body: INVALID_SESSION });
     // MFA operations of later releases answer 501 through the same route table
-    expect(await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).toMatchObject({ status: 501, body: { code: 'unimplemented', message: 'mfa.SkipMfaSetup is not implemented yet' } });
+    expect(await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).toMatchObject({ status: 501, body: { code: 'unimplemented', message: 'authn.SkipMfaSetup is not implemented yet' } });
     // the wrong guess did not use the code up
     expect((await post(d.url, '/v1/verify_otp', { otp: code }, mfa)).body.message).toBe('OTP verified successfully.');
   });
@@ -102,10 +102,11 @@ describe.each(['all', 'split'] as Mode[])('email OTP at login (%s)', (mode) => {
     expect(await resend.json()).toMatchObject({ errors: [{ message: 'invalid session', extensions: { code: 'UNAUTHENTICATED' } }] });
   });
 
-  it('native gRPC: MfaService.VerifyOtp on the public port with the mfa cookie as metadata; the internal API is not exposed', async () => {
+  it('native gRPC: AuthnService.VerifyOtp on the public port with the mfa cookie as metadata; the internal APIs are not exposed', async () => {
     const { email, mfa, code } = await loginUnverified('grpc');
-    const client = createGrpcClient(serviceDescriptor('mfa'), { address: d.grpcAddress });
-    const internal = createGrpcClient(serviceDescriptor('authn.internal'), { address: d.grpcAddress });
+    // verify_otp ends in a session, so authn serves it and asks mfa for the verdict (issue 14 §5)
+    const client = createGrpcClient(serviceDescriptor('authn'), { address: d.grpcAddress });
+    const internal = createGrpcClient(serviceDescriptor('mfa.internal'), { address: d.grpcAddress });
     try {
       const ctx = createCallContext({ headers: mfa, protocol: 'grpc' });
       const res = await client.call('VerifyOtp', { otp: code }, ctx);
@@ -113,8 +114,8 @@ describe.each(['all', 'split'] as Mode[])('email OTP at login (%s)', (mode) => {
       expect(ctx.setCookies.map((c) => c.split('=')[0])).toEqual(expect.arrayContaining(['mfa', 'cookie_session']));
       const again = await client.call('VerifyOtp', { otp: code }, createCallContext({ headers: mfa, protocol: 'grpc' })).catch((e: unknown) => e);
       expect(again).toMatchObject(INVALID_SESSION);
-      // authn's internal API (tokens for any user id) is never served on the public port
-      const forged = await internal.call('CompleteMfaLogin', { user_id: (res.user as { id: string }).id, verified_channel: 'email', verified_contact: email, login_method: 'basic_auth', message: 'x' }, createCallContext({ protocol: 'grpc' })).catch((e: unknown) => e);
+      // mfa's internal API (challenges for any user) is never served on the public port
+      const forged = await internal.call('OpenOtpChallenge', { user: res.user, channel: 'email', purpose: 'login', login_method: 'basic_auth' }, createCallContext({ protocol: 'grpc' })).catch((e: unknown) => e);
       expect(forged).toMatchObject({ code: 'unimplemented' });
     } finally {
       client.close();

@@ -141,13 +141,10 @@ Input: dict "root" $ "command" <name>.
     {{- end -}}
   {{- end -}}
 {{- end -}}
-{{- /* authn and mfa call each other's internal APIs (service-to-service, never through the gateway) */ -}}
+{{- /* authn calls mfa's internal API (service-to-service, never through the gateway); calls go one way */ -}}
 {{- $grpcPort := include "gatehouse.flagValue" $root.Values.ports.grpc -}}
 {{- if and (eq $cmd "authn") (index $root.Values.services "mfa").enabled -}}
   {{- $args = append $args (printf "--mfa-address=%s-mfa:%v" $fullname $grpcPort) -}}
-{{- end -}}
-{{- if eq $cmd "mfa" -}}
-  {{- $args = append $args (printf "--authn-address=%s-authn:%v" $fullname $grpcPort) -}}
 {{- end -}}
 {{- toJson (dict "args" $args "env" $env) -}}
 {{- end -}}

@@ -141,9 +141,11 @@ export async function createGraphqlGateway(opts: GraphqlGatewayOptions): Promise
     gateway,
     introspection: opts.introspection,
     csrfPrevention: false, // the spec's Origin/Referer rule is the CSRF defence (graphql.md §1.1)
-    allowBatchedHttpRequests: false,
+    allowBatchedHttpRequests: false, // graphql.md §1.1: an array body is refused (400, GraphQL-shaped)
     includeStacktraceInErrorResponses: false,
     formatError: (formatted) => formatGatewayError(formatted),
+    // Runs in the same walk as graphql-js's rules and stops it for a refused document (limits.ts). Leave
+    // Apollo's `maxRecursiveSelections` off: with it, these rules move to a second pass after graphql-js's.
     validationRules: [queryLimitsRule(opts.limits)],
     plugins: plugins(),
     logger: {

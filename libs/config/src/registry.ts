@@ -153,7 +153,7 @@ export const registry = {
     enableGraphqlIntrospection: { flag: '--enable-graphql-introspection', parser: bool, default: true, help: 'allow schema introspection on /graphql' },
     enableOrgDiscovery: { flag: '--enable-org-discovery', parser: bool, default: false, help: 'mount GET /api/v1/org-discovery?email= and set meta.is_org_discovery_enabled' },
     graphqlMaxDepth: { flag: '--graphql-max-depth <n>', parser: positiveInt, default: 15, help: 'GraphQL query depth limit (levels); deeper queries are rejected before execution' },
-    graphqlMaxComplexity: { flag: '--graphql-max-complexity <n>', parser: positiveInt, default: 300, help: 'GraphQL query complexity limit (fields counted); larger queries are rejected before execution' },
+    graphqlMaxComplexity: { flag: '--graphql-max-complexity <n>', parser: positiveInt, default: 300, help: 'GraphQL query complexity limit (selections counted: fields, fragment spreads and inline fragments, a fragment each time it is spread, over the whole document); larger queries are rejected before execution' },
     graphqlMaxAliases: { flag: '--graphql-max-aliases <n>', parser: positiveInt, default: 30, help: 'GraphQL alias count limit per query' },
   }),
   ...section('Auth behaviour', ALL, {
@@ -235,7 +235,7 @@ export const registry = {
     fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite); required with a SQL --fga-store' },
   }),
   ...section('Split mode (routing)', GATEWAY, {
-    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'mfa'], help: 'gRPC address of the authn service (gateway; mfa, which has authn issue tokens once a challenge completes)' },
+    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway'], help: 'gRPC address of the authn service' },
     mfaAddress: { flag: '--mfa-address <host:port>', parser: address, commands: ['gateway', 'authn'], help: 'gRPC address of the mfa service (gateway; authn, which opens MFA sessions through it)' },
     adminAddress: { flag: '--admin-address <host:port>', parser: address, help: 'gRPC address of the admin service' },
     orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },

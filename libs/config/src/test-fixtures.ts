@@ -28,7 +28,6 @@ export function argvFor(command: CommandName, ...extra: string[]): string[] {
   if (command !== 'gateway') parts.push(...DB);
   if (command !== 'gateway' && command !== 'notifications') parts.push(...JWT);
   if (command === 'gateway') parts.push(...GATEWAY_ROUTES);
-  if (command === 'mfa') parts.push('--authn-address=authn:9091');
   return [...parts, ...extra];
 }
 

@@ -211,9 +211,9 @@ describe('engine, log level, gateway routes', () => {
       '--mfa-graphql-url is required for the gateway command', '--authz-graphql-url is required for the gateway command',
     ]);
   });
-  it('requires --authn-address for mfa, which has authn issue the tokens once a challenge completes', () => {
-    expect(loadConfig('mfa', without(argvFor('mfa'), '--authn-address')).errors).toEqual(['--authn-address is required for the mfa command']);
-    expect(ok('mfa').authnAddress).toBe('authn:9091');
+  it('runs mfa without --authn-address, which it no longer accepts: calls go one way, authn asks mfa (issue 14 §5)', () => {
+    expect(loadConfig('mfa', argvFor('mfa')).errors).toEqual([]);
+    expect(loadConfig('mfa', [...argvFor('mfa'), '--authn-address=authn:9091']).errors).not.toEqual([]);
     expect(ok('authn', '--mfa-address=mfa:9091').mfaAddress).toBe('mfa:9091');
   });
   it('refuses a malformed service address', () => {

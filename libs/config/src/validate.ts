@@ -29,10 +29,11 @@ const GATEWAY_ROUTES: readonly FlagKey[] = [
   'authnAddress', 'mfaAddress', 'authzAddress', 'authnGraphqlUrl', 'mfaGraphqlUrl', 'authzGraphqlUrl',
 ];
 /**
- * mfa completes every challenge through authn (verify_otp issues tokens), so it cannot run without it.
- * authn without `--mfa-address` still runs; its main warns that logins needing an MFA session are refused.
+ * Peers a service cannot run without. Calls go one way (issue 14 §5): authn asks mfa, mfa calls no
+ * one, and authn without `--mfa-address` still runs (its main warns that logins needing an MFA session
+ * are refused), so no service needs one today.
  */
-const PEER_ROUTES: Partial<Record<CommandName, FlagKey>> = { mfa: 'authnAddress' };
+const PEER_ROUTES: Partial<Record<CommandName, FlagKey>> = {};
 
 /**
  * Every fatal rule of behaviour.md §1.4 that needs more than one flag, in the table's order.

@@ -54,14 +54,14 @@ export function isBcryptHash(hash: string): boolean {
  *
  * - argon2 (any variant or parameters) verifies; `needsRehash` is true when it is not argon2id
  *   with {@link ARGON2_PARAMS}.
- * - bcrypt (`$2a$`/`$2b$`/`$2y$`, legacy databases, cost 4–16) verifies through bcrypt.ts; a
- *   match always has `needsRehash: true` (behaviour.md §3.1: re-hash to argon2id in the same request).
+ * - bcrypt (`$2a$`/`$2b$`/`$2y$`, legacy databases, cost 4–16) verifies through bcrypt.ts, on
+ *   libuv's thread pool; a match always has `needsRehash: true` (behaviour.md §3.1: re-hash to
+ *   argon2id in the same request).
  * - Anything else (empty, malformed): `{ ok: false }`, never throws.
  */
 export async function verifyPassword(hash: string, password: string): Promise<PasswordCheck> {
   if (typeof hash === 'string' && isBcryptHash(hash)) {
-    // synchronous CPU work; legacy hashes are re-hashed on first success, so this path fades out
-    return verifyBcrypt(hash, password) ? { ok: true, needsRehash: true } : { ok: false, needsRehash: false };
+    return (await verifyBcrypt(hash, password)) ? { ok: true, needsRehash: true } : { ok: false, needsRehash: false };
   }
   if (typeof hash !== 'string' || !hash.startsWith('$argon2')) {
     await dummyVerify(password);

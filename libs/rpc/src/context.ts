@@ -27,11 +27,17 @@ export interface CallContext {
   readonly deadlineMs?: number;
 }
 
-/** A unary RPC implementation. Requests and responses use the spec's snake_case wire fields. */
-export type Handler<Req = any, Res = any> = (req: Req, ctx: CallContext) => Promise<Res>;
+/**
+ * A unary RPC implementation. Requests and responses use the spec's snake_case wire fields; services
+ * type theirs through `defineService` (./typed.ts), so the untyped form is only what transports see.
+ */
+export type Handler<Req = unknown, Res = unknown> = (req: Req, ctx: CallContext) => Promise<Res>;
 
-/** A service's RPCs keyed by the proto method name (`Signup`, `CheckPermissions`, ...). */
-export type HandlerMap = Record<string, Handler>;
+/**
+ * A service's RPCs keyed by the proto method name (`Signup`, `CheckPermissions`, ...), as transports
+ * dispatch them: the request has been normalised by the method's codec.
+ */
+export type HandlerMap = Record<string, Handler<Record<string, unknown>>>;
 
 /** Builds a context for internal calls and tests. */
 export function createCallContext(init: Partial<Omit<CallContext, 'setCookies'>> & { setCookies?: string[] } = {}): CallContext {

@@ -87,16 +87,16 @@ describe('internal (service-to-service) APIs', () => {
     const calls: string[] = [];
     const internal = await startGrpcServer({
       host: '127.0.0.1', port: 0, logger: createLogger('silent'), internalToken: 'tok',
-      services: [{ desc: internalDesc, internal: true, handlers: { async CompleteMfaLogin(req) { calls.push(String(req.user_id)); return { message: 'ok' }; } } }],
+      services: [{ desc: internalDesc, internal: true, handlers: { async GetUser(req) { calls.push(String(req.user_id)); return { id: String(req.user_id) }; } } }],
     });
     const address = `127.0.0.1:${internal.port}`;
     const service = createGrpcClient(internalDesc, { address, internalToken: 'tok' });
     const stranger = createGrpcClient(internalDesc, { address });
     const forger = createGrpcClient(internalDesc, { address, internalToken: 'guess' });
     try {
-      await expect(service.call('CompleteMfaLogin', { user_id: 'u1' }, createCallContext())).resolves.toMatchObject({ message: 'ok' });
+      await expect(service.call('GetUser', { user_id: 'u1' }, createCallContext())).resolves.toMatchObject({ id: 'u1' });
       for (const client of [stranger, forger]) {
-        await expect(client.call('CompleteMfaLogin', { user_id: 'u2' }, createCallContext())).rejects.toMatchObject({ code: 'permission_denied' });
+        await expect(client.call('GetUser', { user_id: 'u2' }, createCallContext())).rejects.toMatchObject({ code: 'permission_denied' });
       }
       expect(calls).toEqual(['u1']);
     } finally {

@@ -1,7 +1,7 @@
 export { createCallContext } from './context.ts';
 export type { CallContext, Handler, HandlerMap, Protocol } from './context.ts';
 export { PROTO_ROOT, serviceDescriptor, servicesWithProto } from './proto.ts';
-export type { DescriptorName, InternalServiceName, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
+export type { DescriptorName, FullNameOf, InternalServiceName, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
 export { FORWARDED_HEADERS, createGrpcClient, createInProcessClient, grpcImplementation, rawServiceDefinition, startGrpcServer } from './grpc.ts';
 export type { GrpcClientOptions, GrpcServerOptions, ServedService, ServiceClient } from './grpc.ts';
 export { AUTH_RESPONSE_SDL, Int64Scalar, MapScalar, SHARED_SCALARS_SDL, alwaysFails, bindResolvers, buildSubgraph, toGraphqlError } from './graphql.ts';
@@ -12,3 +12,5 @@ export { startGrpcProxy } from './proxy.ts';
 export type { GrpcProxyOptions } from './proxy.ts';
 export { deriveInternalToken } from './internal-token.ts';
 export { closeOnSignal, fatal, orFatal } from './process.ts';
+export { defineService, notImplemented, typedClient } from './typed.ts';
+export type { ClientOf, HandlerResult, HandlersOf, ProtoServiceName, RequestOf, ResponseOf, RpcTransport, ServiceImplementation } from './typed.ts';

@@ -51,7 +51,7 @@ describe('request normalisation (the codec both transports share)', () => {
     expect(() => signup.normalizeRequest({ roles: ['user', 7] }))
       .toThrow(expect.objectContaining({ message: 'invalid value for field "roles[1]": expected list of string' }));
     expect(() => signup.normalizeRequest({ app_data: 'x' }))
-      .toThrow(expect.objectContaining({ message: 'invalid value for field "app_data": expected object' }));
+      .toThrow(expect.objectContaining({ message: 'malformed app_data' })); // behaviour.md §3.1: 400 `malformed app_data`
     expect(() => signup.normalizeRequest({ is_multi_factor_auth_enabled: 'yes' }))
       .toThrow(expect.objectContaining({ message: 'invalid value for field "is_multi_factor_auth_enabled": expected boolean' }));
   });

@@ -31,7 +31,7 @@ const PROTO_FILES: Record<ServiceName, string | null> = {
   orgs: 'gatehouse/orgs/v1/orgs.proto',
 };
 
-const SERVICE_NAMES: Record<DescriptorName, string> = {
+const SERVICE_NAMES = {
   authn: 'gatehouse.authn.v1.AuthnService',
   authz: 'gatehouse.authz.v1.AuthzService',
   mfa: 'gatehouse.mfa.v1.MfaService',
@@ -39,7 +39,10 @@ const SERVICE_NAMES: Record<DescriptorName, string> = {
   orgs: 'gatehouse.orgs.v1.OrgsService',
   'authn.internal': 'gatehouse.authn.v1.AuthnInternal',
   'mfa.internal': 'gatehouse.mfa.v1.MfaInternal',
-};
+} as const satisfies Record<DescriptorName, string>;
+
+/** The proto service full name of a descriptor name (`mfa` → `gatehouse.mfa.v1.MfaService`). */
+export type FullNameOf<D extends DescriptorName> = (typeof SERVICE_NAMES)[D];
 
 const protoFileOf = (name: DescriptorName): string | null => PROTO_FILES[name.split('.')[0] as ServiceName];
 
@@ -63,10 +66,14 @@ export interface MethodCodec {
   decodeResponse(buf: Buffer): Record<string, unknown>;
 }
 
-export interface ServiceDescriptor {
+/**
+ * One proto service's RPCs and their codecs. `N`, the service's full name, carries its generated
+ * types to `defineService` and `typedClient` (./typed.ts).
+ */
+export interface ServiceDescriptor<N extends string = string> {
   readonly service: DescriptorName;
   /** fully-qualified proto service name */
-  readonly fullName: string;
+  readonly fullName: N;
   readonly methods: ReadonlyMap<string, MethodCodec>;
 }
 
@@ -94,8 +101,8 @@ const descriptors = new Map<DescriptorName, ServiceDescriptor>();
  * Returns the descriptor of one service's proto.
  * @throws Error when the service has no proto yet (a programming error, not a caller error)
  */
-export function serviceDescriptor(service: DescriptorName): ServiceDescriptor {
-  const cached = descriptors.get(service);
+export function serviceDescriptor<D extends DescriptorName>(service: D): ServiceDescriptor<FullNameOf<D>> {
+  const cached = descriptors.get(service) as ServiceDescriptor<FullNameOf<D>> | undefined;
   if (cached) return cached;
   if (!protoFileOf(service)) throw new Error(`service ${service} has no proto`);
   const fullName = SERVICE_NAMES[service];
@@ -105,7 +112,7 @@ export function serviceDescriptor(service: DescriptorName): ServiceDescriptor {
     method.resolve();
     methods.set(method.name, createCodec(`/${fullName}/${method.name}`, method.name, method.resolvedRequestType!, method.resolvedResponseType!));
   }
-  const desc: ServiceDescriptor = { service, fullName, methods };
+  const desc: ServiceDescriptor<FullNameOf<D>> = { service, fullName, methods };
   descriptors.set(service, desc);
   return desc;
 }
@@ -198,9 +205,12 @@ function absentValue(f: FieldPlan): unknown {
 class FieldRefusal {
   readonly path: string[];
   readonly expected: string;
-  constructor(path: string[], expected: string) {
+  /** a JSON-object field (google.protobuf.Struct): refused as `malformed <field>` (behaviour.md §3.1 app_data) */
+  readonly malformed: boolean;
+  constructor(path: string[], expected: string, malformed = false) {
     this.path = path;
     this.expected = expected;
+    this.malformed = malformed;
   }
 }
 
@@ -335,7 +345,7 @@ function normalizeValueIn(f: FieldPlan, value: unknown): unknown {
       return shapeInOf(f)(value);
     case 'struct':
       if (isPlainObject(value)) return value;
-      throw new FieldRefusal([], f.expected);
+      throw new FieldRefusal([], f.expected, true);
     case 'int':
     case 'float':
     case 'bool':
@@ -348,7 +358,8 @@ function normalizeValueIn(f: FieldPlan, value: unknown): unknown {
 /**
  * The request normaliser of one message type.
  * @throws AppError `invalid_argument`: `invalid value for field "<path>": expected <type>` naming the first
- *   offending field (`checks[3].relation`), or `invalid JSON body` when the request is not an object
+ *   offending field (`checks[3].relation`); `malformed <field>` for a JSON-object field that is not one
+ *   (`malformed app_data`); `invalid JSON body` when the request is not an object
  */
 function normalizeRequestOf(type: protobuf.Type): (input: unknown) => Record<string, unknown> {
   const shape = compileShaper(planOf(type), 'in');
@@ -357,7 +368,9 @@ function normalizeRequestOf(type: protobuf.Type): (input: unknown) => Record<str
       return shape(input ?? {});
     } catch (err) {
       if (!(err instanceof FieldRefusal)) throw err;
-      throw new AppError('invalid_argument', err.path.length === 0 ? 'invalid JSON body' : `invalid value for field "${err.path.join('.')}": expected ${err.expected}`);
+      if (err.path.length === 0) throw new AppError('invalid_argument', 'invalid JSON body');
+      const field = err.path.join('.');
+      throw new AppError('invalid_argument', err.malformed ? `malformed ${field}` : `invalid value for field "${field}": expected ${err.expected}`);
     }
   };
 }

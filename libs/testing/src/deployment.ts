@@ -164,10 +164,9 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
         await waitForHttp(`http://127.0.0.1:${h}/healthz`, timeout, p.alive);
         return { grpc: `127.0.0.1:${g}`, graphql: `http://127.0.0.1:${h}/graphql` };
       };
-      // authn and mfa call each other: mfa's ports are chosen first so authn can be told them
-      const mfaPorts = await ports();
-      const authn = await svc('authn', undefined, [`--mfa-address=127.0.0.1:${mfaPorts.grpc}`]);
-      const mfa = await svc('mfa', mfaPorts, [`--authn-address=${authn.grpc}`]);
+      // calls go one way (authn asks mfa): mfa starts first and authn is told where it listens
+      const mfa = await svc('mfa');
+      const authn = await svc('authn', undefined, [`--mfa-address=${mfa.grpc}`]);
       const authz = [];
       for (let i = 0; i < (opts.authzReplicas ?? 1); i++) authz.push(await svc('authz'));
       authzGrpcAddresses.push(...authz.map((a) => a.grpc));

@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createAuthenticator, createMemorySessionStore, parseCookies, type SessionStore } from '@gatehouse/auth';
 import { createJwtSigner } from '@gatehouse/crypto';
 import { createLogger } from '@gatehouse/observability';
-import { createCallContext, type CallContext } from '@gatehouse/rpc';
+import { createCallContext, createInProcessClient, serviceDescriptor, type CallContext } from '@gatehouse/rpc';
 import { createAuthnService } from './service.ts';
 import type { AuthnOptions } from './domain/options.ts';
 import type { MfaInternalClient, PermissionChecker } from './domain/deps.ts';
@@ -73,11 +73,15 @@ export function makeAuthn(
     logger: createLogger('silent'), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
   });
 
+  const publicClient = createInProcessClient(serviceDescriptor('authn'), service.handlers);
+  const internalClient = createInProcessClient(serviceDescriptor('authn.internal'), service.internalHandlers);
+
   async function call<T = any>(rpc: string, req: unknown = {}, headers: Record<string, string> = {}): Promise<Reply<T>> {
     const ctx: CallContext = createCallContext({ headers, protocol: 'rest' });
-    const handler = service.handlers[rpc] ?? service.internalHandlers[rpc];
+    // through the codec, as every transport calls a handler (the request normalised against the proto)
+    const handler = service.handlers[rpc] ? publicClient : service.internalHandlers[rpc] ? internalClient : null;
     if (!handler) throw new Error(`no handler ${rpc}`);
-    const res = (await handler(req, ctx)) as T;
+    const res = (await handler.call(rpc, req, ctx)) as T;
     return { res, cookies: [...ctx.setCookies] };
   }
 

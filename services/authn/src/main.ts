@@ -10,7 +10,7 @@ import { databaseOptionsOf, dropLegacyUniqueIndexes, openDatabase, sqliteDataVer
 import { createPlatformAuth, createRedisSessionStore, type Authenticator, type SessionStore } from '@gatehouse/auth';
 import { createJetStreamBus, type Bus } from '@gatehouse/bus';
 import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel } from '@gatehouse/observability';
-import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, type HandlerMap } from '@gatehouse/rpc';
+import { closeOnSignal, createGrpcClient, typedClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, type HandlerMap } from '@gatehouse/rpc';
 import { createAuthnService, createUserActivityCheck, type MfaInternalClient } from './service.ts';
 import { authnSchema, createMikroAuthnStorage } from './storage/mikro/index.ts';
 import { createCachedAuthnStorage } from './storage/cached.ts';
@@ -97,7 +97,8 @@ export async function runAuthn(argv: readonly string[]): Promise<void> {
   const registry = createMetricsRegistry();
   const bus = config.natsUrl ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() })) : null;
   const internalToken = deriveInternalToken(config.clientSecret);
-  const mfa = config.mfaAddress ? createGrpcClient(serviceDescriptor('mfa.internal'), { address: config.mfaAddress, internalToken }) : null;
+  const mfaDesc = serviceDescriptor('mfa.internal');
+  const mfa = config.mfaAddress ? typedClient(mfaDesc, createGrpcClient(mfaDesc, { address: config.mfaAddress, internalToken })) : null;
   if (!mfa) logger.warn('no --mfa-address: a login with an unverified email is refused instead of sent a code (behaviour.md §3.3 step 8)');
   const runtime = await buildAuthn(config, { logger, bus, ...(mfa ? { mfa } : {}) });
   const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({

@@ -2,26 +2,19 @@
  * @module @gatehouse/authn/service
  * createAuthnService(deps) → { handlers }: the transport-free authn RPCs, keyed by proto method name.
  */
-import type { HandlerMap } from '@gatehouse/rpc';
-import { completeMfaLogin, getUserById, type CompleteMfaLoginRequest } from './domain/complete-mfa.ts';
+import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
+import { getUserById, verifyOtp } from './domain/complete-mfa.ts';
 import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
-import { deactivateAccountHandler } from './handlers/deactivate-account.ts';
-import { getJwksHandler } from './handlers/get-jwks.ts';
-import { getOpenidConfigurationHandler } from './handlers/get-openid-configuration.ts';
-import { loginHandler } from './handlers/login.ts';
-import { magicLinkLoginHandler } from './handlers/magic-link-login.ts';
-import { forgotPasswordHandler, resetPasswordHandler } from './handlers/password-reset.ts';
-import { resendVerifyEmailHandler } from './handlers/resend-verify-email.ts';
-import { verifyEmailHandler, verifyEmailLinkHandler } from './handlers/verify-email.ts';
-import { logoutHandler } from './handlers/logout.ts';
-import { metaHandler } from './handlers/meta.ts';
-import { profileHandler } from './handlers/profile.ts';
-import { revokeHandler } from './handlers/revoke.ts';
-import { sessionHandler } from './handlers/session.ts';
-import { signupHandler } from './handlers/signup.ts';
-import { updateProfileHandler } from './handlers/update-profile.ts';
-import { validateJwtTokenHandler } from './handlers/validate-jwt-token.ts';
-import { validateSessionHandler } from './handlers/validate-session.ts';
+import { login } from './domain/login.ts';
+import { magicLinkLogin } from './domain/magic-link.ts';
+import { meta, openidConfiguration } from './domain/meta.ts';
+import { forgotPassword, resetPassword } from './domain/password-reset.ts';
+import { deactivateAccount, profile, updateProfile } from './domain/profile.ts';
+import { resendVerifyEmail } from './domain/resend.ts';
+import { logout, refreshSession, revoke } from './domain/session.ts';
+import { signup } from './domain/signup.ts';
+import { validateJwtToken, validateSession } from './domain/validate.ts';
+import { verifyEmail, verifyEmailLinkTarget } from './domain/verify-email.ts';
 
 export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
 export type { AuthnOptions } from './domain/options.ts';
@@ -42,30 +35,41 @@ export interface AuthnService {
 export function createAuthnService(deps: AuthnDeps): AuthnService {
   const c = createAuthnContext(deps);
   return {
-    handlers: {
-      Signup: signupHandler(c),
-      Login: loginHandler(c),
-      Logout: logoutHandler(c),
-      Profile: profileHandler(c),
-      UpdateProfile: updateProfileHandler(c),
-      Session: sessionHandler(c),
-      Revoke: revokeHandler(c),
-      ValidateJwtToken: validateJwtTokenHandler(c),
-      ValidateSession: validateSessionHandler(c),
-      DeactivateAccount: deactivateAccountHandler(c),
-      Meta: metaHandler(c),
-      GetJwks: getJwksHandler(c),
-      GetOpenidConfiguration: getOpenidConfigurationHandler(c),
-      MagicLinkLogin: magicLinkLoginHandler(c),
-      VerifyEmail: verifyEmailHandler(c),
-      VerifyEmailLink: verifyEmailLinkHandler(c),
-      ResendVerifyEmail: resendVerifyEmailHandler(c),
-      ForgotPassword: forgotPasswordHandler(c),
-      ResetPassword: resetPasswordHandler(c),
-    },
-    internalHandlers: {
-      CompleteMfaLogin: (req, ctx) => completeMfaLogin(c, ctx, req as CompleteMfaLoginRequest),
-      GetUser: (req) => getUserById(c, String((req as { user_id?: string }).user_id ?? '')),
-    },
+    handlers: defineService(serviceDescriptor('authn'), {
+      Signup: (req, ctx) => signup(c, ctx, req),
+      Login: (req, ctx) => login(c, ctx, req),
+      Logout: (_req, ctx) => logout(c, ctx),
+      Profile: (_req, ctx) => profile(c, ctx),
+      UpdateProfile: (req, ctx) => updateProfile(c, ctx, req),
+      Session: (req, ctx) => refreshSession(c, ctx, req),
+      Revoke: (req) => revoke(c, req),
+      ValidateJwtToken: (req) => validateJwtToken(c, req),
+      ValidateSession: (req) => validateSession(c, req),
+      DeactivateAccount: (_req, ctx) => deactivateAccount(c, ctx),
+      Meta: async () => meta(c),
+      GetJwks: async () => c.jwt.jwks(),
+      GetOpenidConfiguration: async () => openidConfiguration(c),
+      MagicLinkLogin: (req) => magicLinkLogin(c, req),
+      VerifyEmail: (req, ctx) => verifyEmail(c, ctx, req),
+      VerifyEmailLink: (req, ctx) => verifyEmailLinkTarget(c, ctx, req),
+      ResendVerifyEmail: (req) => resendVerifyEmail(c, req),
+      ForgotPassword: (req) => forgotPassword(c, req),
+      ResetPassword: (req) => resetPassword(c, req),
+      VerifyOtp: (req, ctx) => verifyOtp(c, ctx, req),
+      SkipMfaSetup: notImplemented,
+      WebauthnRegistrationVerify: notImplemented,
+      WebauthnLoginVerify: notImplemented,
+      Users: notImplemented,
+      User: notImplemented,
+      UpdateUser: notImplemented,
+      DeleteUser: notImplemented,
+      VerificationRequests: notImplemented,
+      RevokeAccess: notImplemented,
+      EnableAccess: notImplemented,
+      InviteMembers: notImplemented,
+    }).handlers,
+    internalHandlers: defineService(serviceDescriptor('authn.internal'), {
+      GetUser: (req) => getUserById(c, req.user_id),
+    }).handlers,
   };
 }

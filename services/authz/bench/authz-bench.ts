@@ -2,7 +2,7 @@
 import { createEngine } from '../src/domain/index.ts';
 import type { Engine } from '../src/domain/index.ts';
 import { createMemoryStore } from '../src/storage/memory.ts';
-import { createSqlStore } from '../src/storage/sql.ts';
+import { createSqlStore } from '../src/storage/sql/store.ts';
 import { loadavg } from 'node:os';
 import { openSqlite } from '../test/sql-adapters.ts';
 import { DEFAULT_DATASET, generateGithubDataset, prng } from './github-dataset.ts';

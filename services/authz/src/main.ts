@@ -14,8 +14,8 @@ import { Gauge } from 'prom-client';
 import { closeOnSignal, deriveInternalToken, fatal, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, type HandlerMap } from '@gatehouse/rpc';
 import { createEngine, type Engine } from './domain/index.ts';
 import { createMemoryStore } from './storage/memory.ts';
-import { createSqlStore } from './storage/sql.ts';
-import { fgaMigrations, sqlPortOf } from './storage/db-port.ts';
+import { createSqlStore } from './storage/sql/store.ts';
+import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
 import { createAuthzService } from './service.ts';
 import { createAuthzSubgraph } from './graphql/resolvers.ts';
 

@@ -1,5 +1,5 @@
 /** @module conformance.int.test: the YAML conformance data against PostgreSQL and MariaDB (fresh database per case, dropped after). */
-import { createSqlStore } from '../src/storage/sql.ts';
+import { createSqlStore } from '../src/storage/sql/store.ts';
 import { describeConformance } from './conformance.ts';
 import { openMysql, openPostgres } from './sql-adapters.ts';
 

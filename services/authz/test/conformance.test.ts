@@ -1,6 +1,6 @@
 /** @module conformance.test: the YAML conformance data against the memory store and SQLite. */
 import { createMemoryStore } from '../src/storage/memory.ts';
-import { createSqlStore } from '../src/storage/sql.ts';
+import { createSqlStore } from '../src/storage/sql/store.ts';
 import { describeConformance } from './conformance.ts';
 import { openSqlite } from './sql-adapters.ts';
 

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { AppError } from '@gatehouse/errors';
 import { createEngine } from '../src/domain/index.ts';
 import type { Tuple } from '../src/domain/index.ts';
-import type { AuthzStore } from '../src/storage/storage.ts';
+import type { AuthzStore } from '../src/storage/ports.ts';
 
 interface CheckCase {
   user: string;

@@ -6,9 +6,9 @@ import { createRequire } from 'node:module';
 import { describe, it, expect } from '@jest/globals';
 import { createScratchDatabase, openDatabase, sqliteDataVersion } from '@gatehouse/db';
 import { createLogger } from '@gatehouse/observability';
-import { fgaMigrations, sqlPortOf } from '../src/storage/db-port.ts';
-import { createSqlStore } from '../src/storage/sql.ts';
-import { runStorageSuite } from '../src/storage/storage.suite.ts';
+import { fgaMigrations, sqlPortOf } from '../src/storage/sql/db-port.ts';
+import { createSqlStore } from '../src/storage/sql/store.ts';
+import { runStorageSuite } from '../src/storage/ports.suite.ts';
 import { describeConformance } from './conformance.ts';
 
 for (const type of ['sqlite', 'postgres', 'mariadb'] as const) {

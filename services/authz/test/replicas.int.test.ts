@@ -1,7 +1,7 @@
 /** @module replicas.int.test: two engines (replicas) on one PostgreSQL or MariaDB store stay consistent (behaviour.md §7.1 Versions). */
 import { describe, it, expect } from '@jest/globals';
 import { createEngine } from '../src/domain/index.ts';
-import { createSqlStore } from '../src/storage/sql.ts';
+import { createSqlStore } from '../src/storage/sql/store.ts';
 import type { TestDatabase } from './sql-adapters.ts';
 import { openMysql, openPostgres } from './sql-adapters.ts';
 

@@ -1,8 +1,8 @@
 /** @module sql-adapters: SqlPort adapters for tests and benchmarks: better-sqlite3, pg and mysql2, each on a fresh database. */
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import type { SqlPort } from '../src/storage/sql.ts';
-import { fgaSchemaStatements } from '../src/storage/sql.ts';
+import type { SqlPort } from '../src/storage/sql/store.ts';
+import { fgaSchemaStatements } from '../src/storage/sql/store.ts';
 
 const require = createRequire(import.meta.url);
 

@@ -1,6 +1,6 @@
 /** @module storage.int.test: the SQL store on PostgreSQL and MariaDB passes the storage conformance suite (fresh database per test). */
-import { createSqlStore } from '../src/storage/sql.ts';
-import { runStorageSuite } from '../src/storage/storage.suite.ts';
+import { createSqlStore } from '../src/storage/sql/store.ts';
+import { runStorageSuite } from '../src/storage/ports.suite.ts';
 import { openMysql, openPostgres } from './sql-adapters.ts';
 
 runStorageSuite('postgres', async () => {

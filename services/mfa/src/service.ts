@@ -1,37 +1,43 @@
 /**
  * @module @gatehouse/mfa/service
- * createMfaService(deps) → { handlers, internalHandlers }: the transport-free mfa RPCs keyed by proto
- * method name: `MfaService` (public) and `MfaInternal` (service-to-service).
+ * createMfaService(deps): mfa's handler maps, one entry per RPC of `MfaService` (public) and
+ * `MfaInternal` (service-to-service), each from rpc/. RPCs the contract declares and this release
+ * does not serve yet answer `unimplemented` (after the auth-class check of libs/rpc).
  */
-import type { HandlerMap } from '@gatehouse/rpc';
-import { openOtpChallenge, type OpenOtpChallengeRequest } from './domain/challenge.ts';
+import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { createMfaContext, type MfaDeps } from './domain/deps.ts';
-import { resendOtp, type ResendOtpRequest } from './domain/resend-otp.ts';
-import { verifyOtp, type VerifyOtpRequest } from './domain/verify-otp.ts';
+import { openOtpChallengeRpc } from './rpc/open-otp-challenge.ts';
+import { resendOtpRpc } from './rpc/resend-otp.ts';
+import { verifyOtpChallengeRpc } from './rpc/verify-otp-challenge.ts';
 
-export type { AuthnInternalClient, MfaDeps } from './domain/deps.ts';
+export type { MfaDeps } from './domain/deps.ts';
 export type { MfaOptions } from './domain/options.ts';
 
 export interface MfaService {
   /** proto `gatehouse.mfa.v1.MfaService` */
-  handlers: HandlerMap;
+  public: ServiceImplementation<'gatehouse.mfa.v1.MfaService'>;
   /** proto `gatehouse.mfa.v1.MfaInternal` */
-  internalHandlers: HandlerMap;
+  internal: ServiceImplementation<'gatehouse.mfa.v1.MfaInternal'>;
 }
 
-/**
- * Builds the mfa service. Requests and responses are the spec's snake_case shapes (normalised by
- * the proto codecs); handlers push `Set-Cookie` values into `ctx.setCookies` and throw AppError.
- */
+/** Builds the mfa service; handlers push `Set-Cookie` values into `ctx.setCookies` and throw AppError. */
 export function createMfaService(deps: MfaDeps): MfaService {
   const c = createMfaContext(deps);
   return {
-    handlers: {
-      VerifyOtp: (req, ctx) => verifyOtp(c, ctx, req as VerifyOtpRequest),
-      ResendOtp: (req, ctx) => resendOtp(c, ctx, req as ResendOtpRequest),
-    },
-    internalHandlers: {
-      OpenOtpChallenge: (req, ctx) => openOtpChallenge(c, ctx, req as OpenOtpChallengeRequest),
-    },
+    public: defineService(serviceDescriptor('mfa'), {
+      ResendOtp: resendOtpRpc(c),
+      LockMfa: notImplemented,
+      EmailOtpMfaSetup: notImplemented,
+      SmsOtpMfaSetup: notImplemented,
+      TotpMfaSetup: notImplemented,
+      WebauthnRegistrationOptions: notImplemented,
+      WebauthnLoginOptions: notImplemented,
+      WebauthnCredentials: notImplemented,
+      WebauthnDeleteCredential: notImplemented,
+    }),
+    internal: defineService(serviceDescriptor('mfa.internal'), {
+      OpenOtpChallenge: openOtpChallengeRpc(c),
+      VerifyOtpChallenge: verifyOtpChallengeRpc(c),
+    }),
   };
 }

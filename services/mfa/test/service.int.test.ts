@@ -1,14 +1,13 @@
 /**
  * The mfa service's email-OTP flow on each SQL store (behaviour.md §3.3 step 8, §4.2–§4.4): opening a
- * challenge, verify_otp and resend_otp, with the codes read from the `email.send` jobs in
- * `mfa_outbox` and authn's internal API recorded behind its client interface.
+ * challenge, the verdict on verify_otp (authn, which asks for it, issues the tokens) and resend_otp,
+ * with the codes read from the `email.send` jobs in `mfa_outbox`.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createScratchDatabase, openDatabase, type Database, type DatabaseType, type ScratchDatabase } from '@gatehouse/db';
 import { createLogger } from '@gatehouse/observability';
 import { createCallContext, type CallContext } from '@gatehouse/rpc';
-import { createMfaService, type AuthnInternalClient, type MfaService } from '../src/service.ts';
-import type { CompleteMfaLoginRequest } from '../src/domain/deps.ts';
+import { createMfaService, type MfaService } from '../src/service.ts';
 import { OTP_ALPHABET } from '../src/domain/otp.ts';
 import { createMikroMfaStore } from '../src/storage/mikro/store.ts';
 import { mfaSchema } from '../src/storage/mikro/schema.ts';
@@ -24,22 +23,13 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
   let scratch: ScratchDatabase;
   let db: Database;
   let now = 1_800_000_000;
-  let completions: CompleteMfaLoginRequest[];
   let mfa: MfaService;
   let withoutSmtp: MfaService;
-
-  const authn: AuthnInternalClient = {
-    async call(_rpc, req, ctx) {
-      completions.push(req);
-      ctx.setCookies.push('cookie_session=s; Path=/');
-      return { message: req.message, access_token: 'at' };
-    },
-  };
 
   beforeAll(async () => {
     scratch = await createScratchDatabase(type);
     db = await openDatabase(scratch.options, mfaSchema, { logger: createLogger('silent') });
-    const deps = { store: createMikroMfaStore(db, () => now), authn, logger: createLogger('silent'), clock: () => now };
+    const deps = { store: createMikroMfaStore(db, () => now), logger: createLogger('silent'), clock: () => now };
     mfa = createMfaService({ ...deps, options: OPTIONS });
     withoutSmtp = createMfaService({ ...deps, options: { ...OPTIONS, smtpHost: undefined } as never });
   }, 60_000);
@@ -48,7 +38,6 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
     await scratch?.drop();
   });
   beforeEach(() => {
-    completions = [];
     now += 3600;
   });
 
@@ -59,14 +48,14 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
   };
   const open = async (user: Record<string, unknown> = USER, grant: Record<string, unknown> = {}): Promise<{ cookie: string; setCookies: string[] }> => {
     const ctx = createCallContext();
-    await mfa.internalHandlers.OpenOtpChallenge!({
+    await mfa.internal.handlers.OpenOtpChallenge!({
       user, channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid'], state: 's1', auth_time: now, ...grant,
     }, ctx);
     return { cookie: ctx.setCookies[0]!.split(';')[0]!, setCookies: ctx.setCookies };
   };
   const withCookie = (cookie: string): CallContext => createCallContext({ headers: { cookie } });
   const verify = (cookie: string, otp: string, more: Record<string, unknown> = {}, ctx = withCookie(cookie)) =>
-    mfa.handlers.VerifyOtp!({ otp, email: null, phone_number: null, is_totp: null, state: null, ...more }, ctx);
+    mfa.internal.handlers.VerifyOtpChallenge!({ otp, email: null, phone_number: null, is_totp: null, state: null, ...more }, ctx);
   const user = (id: string) => ({ ...USER, id, email: `${id}@example.com` });
 
   it('opens an MFA session: an httpOnly mfa cookie for 300 s and a 6-character code mailed through the outbox', async () => {
@@ -84,18 +73,17 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
     expect(stored).not.toContain(setCookies[0]!.split(/[=;]/)[1]);
   });
 
-  it('verify_otp accepts the code trimmed and in any case, hands authn the stored grant, and ends the session', async () => {
+  it('verify_otp accepts the code trimmed and in any case, answers the stored grant for authn, and ends the session', async () => {
     const u = user('verify');
     const { cookie } = await open(u, { roles: ['admin'], scope: ['openid', 'offline_access'], state: 'st-9', login_method: 'basic_auth' });
     const [code] = await codesFor(u.email);
     const ctx = withCookie(cookie);
     const res = await verify(cookie, `  ${code!.toLowerCase()} `, { email: u.email.toUpperCase(), roles: ['ignored'] }, ctx);
-    expect(res).toMatchObject({ message: 'OTP verified successfully.', access_token: 'at' });
-    expect(completions).toEqual([{
+    expect(res).toEqual({
       user_id: u.id, verified_channel: 'email', verified_contact: u.email, login_method: 'basic_auth',
-      roles: ['admin'], scope: ['openid', 'offline_access'], state: 'st-9', auth_time: expect.any(Number), message: 'OTP verified successfully.',
-    }]);
-    expect(ctx.setCookies).toEqual(['mfa=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax', 'cookie_session=s; Path=/']);
+      roles: ['admin'], scope: ['openid', 'offline_access'], state: 'st-9', auth_time: expect.any(Number),
+    });
+    expect(ctx.setCookies).toEqual(['mfa=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax']);
     // single use: the session and the code are gone
     await expect(verify(cookie, code!)).rejects.toMatchObject({ code: 'unauthenticated', message: 'invalid session' });
   });
@@ -105,12 +93,11 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
     const { cookie } = await open(u);
     const [code] = await codesFor(u.email);
     const invalid = { code: 'unauthenticated', message: 'invalid session' };
-    await expect(mfa.handlers.VerifyOtp!({ otp: code }, createCallContext())).rejects.toMatchObject(invalid);
+    await expect(mfa.internal.handlers.VerifyOtpChallenge!({ otp: code }, createCallContext())).rejects.toMatchObject(invalid);
     await expect(verify('mfa=forged', code!)).rejects.toMatchObject(invalid);
     await expect(verify(cookie, code!, { email: 'someone@example.com' })).rejects.toMatchObject(invalid);
     now += 301;
     await expect(verify(cookie, code!)).rejects.toMatchObject(invalid);
-    expect(completions).toEqual([]);
   });
 
   it('a wrong code is 400 invalid otp; the sixth attempt in 15 minutes is 429 even with the right code, and the window clears', async () => {
@@ -122,12 +109,11 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
     const locked = await verify(cookie, code!).catch((e: unknown) => e);
     expect(locked).toMatchObject({ code: 'resource_exhausted', message: 'too many failed attempts, please try again later' });
     expect(Number((locked as { headers: Record<string, string> }).headers['Retry-After'])).toBeGreaterThan(0);
-    expect(completions).toEqual([]);
     // 15 minutes later the window has cleared; a new login sends a new code that works
     now += 900;
     const again = await open(u);
     const codes = await codesFor(u.email);
-    await expect(verify(again.cookie, codes.at(-1)!)).resolves.toMatchObject({ message: 'OTP verified successfully.' });
+    await expect(verify(again.cookie, codes.at(-1)!)).resolves.toMatchObject({ user_id: u.id });
   });
 
   it('the code expires after 300 s even while a later session is live: 400 otp expired', async () => {
@@ -145,15 +131,15 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
   it('gives the mfa cookie the whole 300 s when the clock turns a second during the database write', async () => {
     // every clock reading is one second later than the one before (a slow write that crosses a second)
     let t = now;
-    const ticking = createMfaService({ store: createMikroMfaStore(db, () => now), authn, logger: createLogger('silent'), clock: () => t++, options: OPTIONS });
+    const ticking = createMfaService({ store: createMikroMfaStore(db, () => now), logger: createLogger('silent'), clock: () => t++, options: OPTIONS });
     const opened = createCallContext();
-    await ticking.internalHandlers.OpenOtpChallenge!({
+    await ticking.internal.handlers.OpenOtpChallenge!({
       user: user('tick'), channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid'], state: 's1', auth_time: now,
     }, opened);
     expect(opened.setCookies[0]).toMatch(/^mfa=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=300; HttpOnly; Secure; SameSite=Lax$/);
     t += 40;
     const resent = withCookie(opened.setCookies[0]!.split(';')[0]!);
-    await ticking.handlers.ResendOtp!({}, resent);
+    await ticking.public.handlers.ResendOtp!({}, resent);
     expect(resent.setCookies[0]).toMatch(/; Max-Age=300; /);
   });
 
@@ -161,18 +147,18 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
     const u = user('resend');
     const { cookie } = await open(u);
     now += 10;
-    const early = await mfa.handlers.ResendOtp!({}, withCookie(cookie)).catch((e: unknown) => e);
+    const early = await mfa.public.handlers.ResendOtp!({}, withCookie(cookie)).catch((e: unknown) => e);
     expect(early).toMatchObject({ code: 'resource_exhausted', message: 'please wait before requesting another OTP', headers: { 'Retry-After': '20' } });
     now += 20;
     const ctx = withCookie(cookie);
-    await expect(mfa.handlers.ResendOtp!({ email: u.email }, ctx)).resolves.toEqual({ message: 'OTP has been sent. Please check your inbox' });
+    await expect(mfa.public.handlers.ResendOtp!({ email: u.email }, ctx)).resolves.toEqual({ message: 'OTP has been sent. Please check your inbox' });
     expect(ctx.setCookies).toEqual([`${cookie}; Path=/; Max-Age=300; HttpOnly; Secure; SameSite=Lax`]);
     const [first, second] = await codesFor(u.email);
     expect(second).toBeDefined();
     // the session now lives 300 s from the resend, past the first send's expiry
     now += 290;
     if (first !== second) await expect(verify(cookie, first!)).rejects.toMatchObject({ message: 'invalid otp' });
-    await expect(verify(cookie, second!)).resolves.toMatchObject({ message: 'OTP verified successfully.' });
+    await expect(verify(cookie, second!)).resolves.toMatchObject({ user_id: u.id });
   });
 
   it('is_totp without an authenticator is failed_precondition; bad otp input is invalid_argument', async () => {
@@ -186,20 +172,19 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
   it('without SMTP no challenge opens and no code is resent: failed_precondition email service not enabled', async () => {
     const u = user('nosmtp');
     const ctx = createCallContext();
-    await expect(withoutSmtp.internalHandlers.OpenOtpChallenge!({ user: u, channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: [], scope: [], state: null, auth_time: now }, ctx))
+    await expect(withoutSmtp.internal.handlers.OpenOtpChallenge!({ user: u, channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: [], scope: [], state: null, auth_time: now }, ctx))
       .rejects.toMatchObject({ code: 'failed_precondition', message: 'email service not enabled' });
     expect(ctx.setCookies).toEqual([]);
     const { cookie } = await open(u);
     now += 31;
-    await expect(withoutSmtp.handlers.ResendOtp!({}, withCookie(cookie))).rejects.toMatchObject({ code: 'failed_precondition', message: 'email service not enabled' });
+    await expect(withoutSmtp.public.handlers.ResendOtp!({}, withCookie(cookie))).rejects.toMatchObject({ code: 'failed_precondition', message: 'email service not enabled' });
   });
 
-  it('two concurrent completions with the right code: exactly one gets tokens', async () => {
+  it('two concurrent completions with the right code: exactly one gets a verdict', async () => {
     const u = user('race');
     const { cookie } = await open(u);
     const [code] = await codesFor(u.email);
     const results = await Promise.allSettled([verify(cookie, code!), verify(cookie, code!)]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(completions).toHaveLength(1);
   });
 });

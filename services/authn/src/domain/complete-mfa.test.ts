@@ -1,20 +1,32 @@
 import { describe, it, expect } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import { PASSWORD, makeAuthn } from '../fixture.ts';
+import type { mfa } from '@gatehouse/contracts';
+import { AppError } from '@gatehouse/errors';
 import type { MfaInternalClient } from './deps.ts';
 import { SMTP } from './email-fixture.ts';
 
-/** mfa's internal API as authn sees it: records each challenge and sets the cookie mfa would. */
+/**
+ * mfa's internal API as authn sees it: records each challenge and sets the cookie mfa would; its
+ * verdict on verify_otp is the one the test sets (the real mfa service is exercised end to end by
+ * test/e2e/mfa-otp.e2e.test.ts and services/mfa/test).
+ */
 function recordingMfa() {
   const opened: Array<Record<string, unknown>> = [];
+  let verdict: mfa.MfaVerdict | Error = new AppError('unauthenticated', 'invalid session');
   const client: MfaInternalClient = {
-    async call(_rpc, req, ctx) {
-      opened.push(req);
+    async OpenOtpChallenge(req, ctx) {
+      opened.push({ ...req });
       ctx.setCookies.push('mfa=handle; Path=/; Max-Age=300; HttpOnly');
       return { expires_at: 0, code_sent: true };
     },
+    async VerifyOtpChallenge(_req, ctx) {
+      if (verdict instanceof Error) throw verdict;
+      ctx.setCookies.push('mfa=; Path=/; Max-Age=0; HttpOnly');
+      return verdict;
+    },
   };
-  return { client, opened };
+  return { client, opened, decide(v: mfa.MfaVerdict | Error) { verdict = v; } };
 }
 
 /** An authn with SMTP and email verification on (and `mfa`, when given), and ada signed up, unverified. */
@@ -59,37 +71,53 @@ describe('login of an unverified email with SMTP configured (behaviour.md §3.3 
   });
 });
 
-describe('CompleteMfaLogin (authn internal API for verify_otp, behaviour.md §4.1, §4.3)', () => {
-  const complete = (userId: string, over: Record<string, unknown> = {}) => ({
+describe('verify_otp: authn issues the tokens on mfa\'s verdict (behaviour.md §4.1, §4.3; issue 14 §5)', () => {
+  const verdict = (userId: string, over: Partial<mfa.MfaVerdict> = {}): mfa.MfaVerdict => ({
     user_id: userId, verified_channel: 'email', verified_contact: 'ada@example.com', login_method: 'basic_auth',
-    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, message: 'OTP verified successfully.', ...over,
+    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, ...over,
   });
+  /** an authn whose mfa has proven `v` for the caller's session */
+  const provenBy = async (v: (userId: string) => mfa.MfaVerdict | Error) => {
+    const m = recordingMfa();
+    const a = await unverifiedUser(m.client);
+    const u = (await a.storage.users.findByEmail('ada@example.com'))!;
+    m.decide(v(u.id));
+    return { a, u, m };
+  };
 
   it('marks the email verified, issues tokens with the stored grant, sets session cookies and emits user.login', async () => {
-    const a = await unverifiedUser(recordingMfa().client);
-    const id = (await a.storage.users.findByEmail('ada@example.com'))!.id;
-    const { res, cookies } = await a.call('CompleteMfaLogin', complete(id));
+    const { a, u: { id } } = await provenBy((userId) => verdict(userId));
+    const { res, cookies } = await a.call('VerifyOtp', { otp: 'ABC123' }, { cookie: 'mfa=handle' });
     expect(res.message).toBe('OTP verified successfully.');
     expect(res.user).toMatchObject({ id, email_verified: true });
     expect(decodeJwt(res.access_token)).toMatchObject({ sub: id, login_method: 'basic_auth', scope: ['openid', 'offline_access'] });
     expect(res.refresh_token).toEqual(expect.any(String));
-    expect(cookies.map((c: string) => c.split('=')[0])).toEqual(['cookie_session', 'cookie_session_domain']);
+    // mfa cleared its cookie, authn set the session cookies
+    expect(cookies.map((c: string) => c.split('=')[0])).toEqual(['mfa', 'cookie_session', 'cookie_session_domain']);
     expect((await a.storage.users.findById(id))!.emailVerifiedAt).toBe(a.now());
     expect(a.storage.published.at(-1)).toMatchObject({ name: 'user.login', data: { login_method: 'basic_auth', user: { id, email_verified: true } } });
     // the user now logs in with the password alone
     await expect(a.call('Login', { email: 'ada@example.com', password: PASSWORD })).resolves.toMatchObject({ res: { message: 'Logged in successfully' } });
   });
 
-  it('refuses a revoked user, a changed address and an unknown user; issues nothing', async () => {
-    const a = await unverifiedUser(recordingMfa().client);
-    const u = (await a.storage.users.findByEmail('ada@example.com'))!;
-    await expect(a.call('CompleteMfaLogin', complete(u.id, { verified_contact: 'old@example.com' })))
-      .rejects.toMatchObject({ code: 'failed_precondition', message: "the email address the code was sent to is no longer the account's" });
-    await expect(a.call('CompleteMfaLogin', complete('no-such-user'))).rejects.toMatchObject({ code: 'not_found', message: 'user not found' });
+  it('refuses a revoked user, a changed address, an unknown user and mfa\'s own refusal; issues nothing', async () => {
+    const { a, u, m } = await provenBy((userId) => verdict(userId, { verified_contact: 'old@example.com' }));
+    const verifyOtp = () => a.call('VerifyOtp', { otp: 'ABC123' }, { cookie: 'mfa=handle' });
+    await expect(verifyOtp()).rejects.toMatchObject({ code: 'failed_precondition', message: "the email address the code was sent to is no longer the account's" });
+    m.decide(verdict('no-such-user'));
+    await expect(verifyOtp()).rejects.toMatchObject({ code: 'not_found', message: 'user not found' });
+    m.decide(new AppError('invalid_argument', 'invalid otp'));
+    await expect(verifyOtp()).rejects.toMatchObject({ code: 'invalid_argument', message: 'invalid otp' });
+    m.decide(verdict(u.id));
     await a.storage.users.transaction((tx) => tx.users.update({ ...u, revokedTimestamp: a.now() }));
-    await expect(a.call('CompleteMfaLogin', complete(u.id))).rejects.toMatchObject({ code: 'failed_precondition', message: 'user access has been revoked' });
+    await expect(verifyOtp()).rejects.toMatchObject({ code: 'failed_precondition', message: 'user access has been revoked' });
     expect((await a.storage.users.findById(u.id))!.emailVerifiedAt).toBeNull();
     expect(a.storage.published.map((e) => e.name)).not.toContain('user.login');
+  });
+
+  it('without the mfa service answers failed_precondition', async () => {
+    const a = await unverifiedUser();
+    await expect(a.call('VerifyOtp', { otp: 'ABC123' })).rejects.toMatchObject({ code: 'failed_precondition', message: 'MFA is not available' });
   });
 
   it('GetUser answers the User record by id (the federated entity), not_found otherwise', async () => {

@@ -13,18 +13,25 @@ import { openSessionAndRespond } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
 import { isRevoked, toWireUser, type WireUser } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
+import type { mfa } from '@gatehouse/contracts';
 
-/** proto `CompleteMfaLoginRequest` */
-export interface CompleteMfaLoginRequest {
-  user_id: string;
-  verified_channel: string;
-  verified_contact: string;
-  login_method: string;
-  roles: string[];
-  scope: string[];
-  state: string | null;
-  auth_time: number;
-  message: string;
+/** A challenge mfa has proven (proto `MfaVerdict`), and the message of the AuthResponse (behaviour.md §9). */
+type CompleteMfaLoginRequest = mfa.MfaVerdict & { message: string };
+
+export const OTP_VERIFIED = 'OTP verified successfully.';
+
+/**
+ * `POST /v1/verify_otp` (behaviour.md §4.3): authn asks mfa for the verdict on the caller's MFA session
+ * and code (the `mfa` cookie travels in `ctx`; mfa clears it through `ctx.setCookies`), then issues the
+ * withheld tokens. authn is the one place sessions are issued (issue 14 §5).
+ * @throws AppError `failed_precondition` `MFA is not available` without the mfa service; mfa's codes
+ *   (`unauthenticated` `invalid session`, `invalid_argument` `invalid otp`, `resource_exhausted`, ...);
+ *   {@link completeMfaLogin}'s
+ */
+export async function verifyOtp(c: AuthnContext, ctx: CallContext, req: mfa.VerifyOtpChallengeRequest): Promise<AuthResponse> {
+  if (!c.mfa) throw new AppError('failed_precondition', 'MFA is not available');
+  const verdict = await c.mfa.VerifyOtpChallenge(req, ctx);
+  return completeMfaLogin(c, ctx, { ...verdict, message: OTP_VERIFIED });
 }
 
 /**

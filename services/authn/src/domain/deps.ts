@@ -5,7 +5,8 @@
 import type { Authenticator, SessionStore } from '@gatehouse/auth';
 import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
-import type { CallContext } from '@gatehouse/rpc';
+import type { ProtoServices } from '@gatehouse/contracts';
+import type { ClientOf } from '@gatehouse/rpc';
 import type { LoginLockout, UserRepository } from '../storage/storage.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
 import type { AuthnOptions } from './options.ts';
@@ -17,14 +18,12 @@ export interface PermissionChecker {
   checkAll(subject: string, relations: RequiredRelation[]): Promise<boolean>;
 }
 
-/** The mfa service's internal API (proto `gatehouse.mfa.v1.MfaInternal`), as a client of any transport. */
-export interface MfaInternalClient {
-  /**
-   * `OpenOtpChallenge`: opens an MFA session with an emailed code; the `mfa` cookie comes back on `ctx.setCookies`.
-   * @throws AppError with mfa's code (`unavailable` when it cannot be reached)
-   */
-  call(rpc: 'OpenOtpChallenge', req: Record<string, unknown>, ctx: CallContext): Promise<Record<string, unknown>>;
-}
+/**
+ * The mfa service's internal API (proto `gatehouse.mfa.v1.MfaInternal`), as a typed client of any
+ * transport: authn asks mfa for challenges and verdicts, mfa never calls authn (issue 14 §5).
+ * Each call throws AppError with mfa's code (`unavailable` when it cannot be reached).
+ */
+export type MfaInternalClient = Pick<ClientOf<ProtoServices['gatehouse.mfa.v1.MfaInternal']>, 'OpenOtpChallenge' | 'VerifyOtpChallenge'>;
 
 export interface AuthnDeps {
   options: AuthnOptions;

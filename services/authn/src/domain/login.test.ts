@@ -42,7 +42,7 @@ describe('login (behaviour.md §3.3)', () => {
     await expect(a.call('Login', { password: 'x' })).rejects.toMatchObject({ code: 'invalid_argument', message: 'email or phone number is required' });
     await expect(a.call('Login', creds())).rejects.toMatchObject({ code: 'failed_precondition', message: 'basic authentication is disabled for this instance' });
     await expect(a.call('Login', { phone_number: '+12025550123', password: 'x' })).rejects.toMatchObject({ code: 'failed_precondition', message: 'mobile basic authentication is disabled for this instance' });
-    await expect(a.call('Login', { email: 42, password: 'x' })).rejects.toMatchObject({ code: 'invalid_argument', message: 'email must be a string' });
+    await expect(a.call('Login', { email: 42, password: 'x' })).rejects.toMatchObject({ code: 'invalid_argument', message: 'invalid value for field "email": expected string' });
   });
 
   it('locks out after 5 failures in 15 min, even with the right password, with Retry-After', async () => {

@@ -65,7 +65,7 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
     if (!isEmailServiceEnabled(o) || !c.mfa) throw new AppError('failed_precondition', 'email address is not verified');
     // the mfa service owns MFA sessions and codes: it mails the code and sets the `mfa` cookie;
     // verify_otp then marks the email verified and issues tokens with this grant (§4.1)
-    await c.mfa.call('OpenOtpChallenge', {
+    await c.mfa.OpenOtpChallenge({
       user: toWireUser(user), channel: 'email', purpose: 'login', login_method: loginMethod, roles, scope, state, auth_time: c.now(),
     }, ctx);
     if (newHash) await c.users.transaction((tx) => upgradeHash(tx, user.id, newHash));

@@ -58,7 +58,7 @@ describe('forgot_password (behaviour.md §3.4)', () => {
       [{}, 'invalid_argument', 'email or phone number is required'],
       [{ email: 'not-an-email' }, 'invalid_argument', 'invalid email address'],
       [{ email: 'x'.repeat(321) }, 'invalid_argument', 'email must be at most 320 characters'],
-      [{ email: 42 }, 'invalid_argument', 'email must be a string'],
+      [{ email: 42 }, 'invalid_argument', 'invalid value for field "email": expected string'],
       [{ phone_number: '+12025550123' }, 'failed_precondition', 'SMS service not enabled'],
     ];
     for (const [req, code, message] of cases) await expect(a.call('ForgotPassword', req)).rejects.toMatchObject({ code, message });

@@ -73,17 +73,17 @@ describe('signup (behaviour.md §3.2)', () => {
     await expect(a.call('Signup', body({ email: 'b@example.com', password: 'short', confirm_password: 'short' }))).rejects.toMatchObject({ message: 'password must be between 8 and 128 characters' });
   });
 
-  it('refuses wrong JSON types with invalid_argument, never a crash', async () => {
+  it('refuses wrong JSON types with invalid_argument naming the field, never a crash', async () => {
     const a = makeAuthn();
     const cases: Array<[unknown, string]> = [
-      [body({ email: 123 }), 'email must be a string'],
-      [body({ roles: 'x' }), 'roles must be a list of strings'],
-      [body({ scope: [1] }), 'scope must be a list of strings'],
+      [body({ email: 123 }), 'invalid value for field "email": expected string'],
+      [body({ roles: 'x' }), 'invalid value for field "roles": expected list of string'],
+      [body({ scope: [1] }), 'invalid value for field "scope[0]": expected list of string'],
       [body({ given_name: 'x'.repeat(257) }), 'given_name must be at most 256 characters'],
-      [body({ given_name: { a: 1 } }), 'given_name must be a string'],
-      [body({ is_multi_factor_auth_enabled: 'yes' }), 'is_multi_factor_auth_enabled must be a boolean'],
-      [[1, 2], 'request body must be a JSON object'],
-      ['string', 'request body must be a JSON object'],
+      [body({ given_name: { a: 1 } }), 'invalid value for field "given_name": expected string'],
+      [body({ is_multi_factor_auth_enabled: 'yes' }), 'invalid value for field "is_multi_factor_auth_enabled": expected boolean'],
+      [[1, 2], 'invalid JSON body'],
+      ['string', 'invalid JSON body'],
     ];
     for (const [req, message] of cases) await expect(a.call('Signup', req)).rejects.toMatchObject({ code: 'invalid_argument', message });
   });

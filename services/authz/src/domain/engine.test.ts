@@ -4,7 +4,7 @@ import { AppError } from '@gatehouse/errors';
 import { createEngine, parseSubject } from './index.ts';
 import type { Engine } from './index.ts';
 import { createMemoryStore } from '../storage/memory.ts';
-import type { AuthzStore } from '../storage/storage.ts';
+import type { AuthzStore } from '../storage/ports.ts';
 
 const MODEL = `model
   schema 1.1

@@ -15,7 +15,7 @@ import { addParsed } from './snapshot.ts';
 import type { ReadQuery } from './tuple.ts';
 import { encodeToken, parseReadQuery, parseTupleForm, validateDeleteBatch, validateWriteBatch } from './tuple.ts';
 import { TypeSystem } from './type-system.ts';
-import type { AuthzStore } from '../storage/storage.ts';
+import type { AuthzStore } from '../storage/ports.ts';
 
 /** One check result (service-spec §2 PermissionResult). */
 export interface CheckResult {

@@ -6,8 +6,8 @@ import type { ParsedTuple } from './tuple.ts';
 import { TupleIndex } from './tuple-index.ts';
 import { TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
-import { CHANGE_RETENTION } from '../storage/storage.ts';
-import type { AuthzStore, StoredModel, TupleChange, TupleKey } from '../storage/storage.ts';
+import { CHANGE_RETENTION } from '../storage/ports.ts';
+import type { AuthzStore, StoredModel, TupleChange, TupleKey } from '../storage/ports.ts';
 
 /** One consistent view: the active model, its type system and the tuples it allows, at `revision`. */
 export interface Snapshot {

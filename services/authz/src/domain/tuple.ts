@@ -3,7 +3,7 @@ import { AppError } from '@gatehouse/errors';
 import type { Tuple, UserRef } from './object-ref.ts';
 import { parseUser, splitObject } from './object-ref.ts';
 import type { TypeSystem } from './type-system.ts';
-import type { TupleFilter } from '../storage/storage.ts';
+import type { TupleFilter } from '../storage/ports.ts';
 
 /** Tuples per write or delete call, and contextual tuples per check (behaviour.md §7.1, §7.3). */
 export const MAX_TUPLES_PER_CALL = 100;

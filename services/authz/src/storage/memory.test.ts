@@ -1,7 +1,7 @@
 /** @module memory.test: the in-memory store passes the storage conformance suite. */
 import { describe, expect, it } from '@jest/globals';
 import { createMemoryStore } from './memory.ts';
-import { runStorageSuite } from './storage.suite.ts';
+import { runStorageSuite } from './ports.suite.ts';
 
 runStorageSuite('memory', async () => ({ store: createMemoryStore(), close: async () => undefined }));
 

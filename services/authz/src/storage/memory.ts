@@ -1,6 +1,6 @@
-/** @module memory: in-memory AuthzStore with forward, reverse and per-type indexes (passes storage.suite.ts). */
-import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from './storage.ts';
-import { CHANGE_RETENTION, splitObjectKey } from './storage.ts';
+/** @module memory: in-memory AuthzStore with forward, reverse and per-type indexes (passes ports.suite.ts). */
+import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from './ports.ts';
+import { CHANGE_RETENTION, splitObjectKey } from './ports.ts';
 
 const keyOf = (t: TupleKey): string => `${t.object}\u0000${t.relation}\u0000${t.user}`;
 const copy = (t: TupleKey): TupleKey => ({ user: t.user, relation: t.relation, object: t.object });

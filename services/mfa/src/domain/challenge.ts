@@ -1,45 +1,47 @@
 /**
  * @module @gatehouse/mfa/domain/challenge
  * Opening an MFA session with an emailed code: login of an unverified email with SMTP configured
- * (behaviour.md §3.3 step 8). authn calls it through mfa's internal API.
+ * (behaviour.md §3.3 step 8). authn asks for it through mfa's internal API.
  */
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
-import type { CallContext } from '@gatehouse/rpc';
-import type { MfaContext } from './deps.ts';
-import { armCookie, MFA_SESSION_TTL_SECONDS } from './mfa-session.ts';
+import { queueOtpEmail } from '../events.ts';
+import type { ArmedSession, MfaContext } from './deps.ts';
+import { MFA_SESSION_TTL_SECONDS } from './mfa-session.ts';
 import { isEmailServiceEnabled } from './options.ts';
 import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
-import { queueOtpEmail } from './otp-email.ts';
 
-/** proto `OpenOtpChallengeRequest` */
-export interface OpenOtpChallengeRequest {
-  user: Record<string, unknown> | null;
+/** What the first step decided: the user, and the grant tokens are finally issued with (§4.1). */
+export interface OtpChallenge {
+  /** the user's wire User record (for the email template's `{{.user.*}}`); needs `id` and `email` */
+  user: Record<string, unknown>;
+  /** `email` (sms waits for the SMS channel) */
   channel: string;
+  /** `login` (behaviour.md §4.2) */
   purpose: string;
-  login_method: string;
-  roles: string[];
-  scope: string[];
+  loginMethod: string;
+  roles: readonly string[];
+  scope: readonly string[];
   state: string | null;
-  auth_time: number;
+  /** Unix seconds of the first step; 0 means now */
+  authTime: number;
 }
 
 /**
- * Opens a 300 s MFA session for `req.user`, sends a code to the user's email (unless a code sent
- * less than 30 s ago is still live: then that code stands, behaviour.md §4.4 resend limit), and
- * pushes the `mfa` cookie onto `ctx.setCookies`.
- * @returns `{expires_at}` (Unix s) and whether a new code was sent
+ * Opens a 300 s MFA session for `challenge.user` and sends a code to the user's email, unless a code
+ * sent less than 30 s ago is still live: then that code stands (behaviour.md §4.4 resend limit).
+ * @returns the new session's handle and expiry (for the `mfa` cookie), and whether a code was sent
  * @throws AppError `invalid_argument` for an unsupported channel or purpose, or a user without an
  *   id or email; `failed_precondition` `email service not enabled` without SMTP
  */
-export async function openOtpChallenge(c: MfaContext, ctx: CallContext, req: OpenOtpChallengeRequest): Promise<{ expires_at: number; code_sent: boolean }> {
-  if (req.channel !== 'email') throw new AppError('invalid_argument', `unsupported OTP channel: ${req.channel}`);
-  if (req.purpose !== 'login') throw new AppError('invalid_argument', `unsupported MFA session purpose: ${req.purpose}`);
-  const user = req.user;
-  const userId = typeof user?.id === 'string' ? user.id : '';
-  const email = typeof user?.email === 'string' ? user.email : '';
-  if (!user || !userId || !email) throw new AppError('invalid_argument', 'the user needs an id and an email address');
+export async function openOtpChallenge(c: MfaContext, challenge: OtpChallenge): Promise<ArmedSession & { codeSent: boolean }> {
+  if (challenge.channel !== 'email') throw new AppError('invalid_argument', `unsupported OTP channel: ${challenge.channel}`);
+  if (challenge.purpose !== 'login') throw new AppError('invalid_argument', `unsupported MFA session purpose: ${challenge.purpose}`);
+  const user = challenge.user;
+  const userId = typeof user.id === 'string' ? user.id : '';
+  const email = typeof user.email === 'string' ? user.email : '';
+  if (!userId || !email) throw new AppError('invalid_argument', 'the user needs an id and an email address');
   if (!isEmailServiceEnabled(c.options)) throw new AppError('failed_precondition', 'email service not enabled');
 
   const now = c.now();
@@ -51,13 +53,12 @@ export async function openOtpChallenge(c: MfaContext, ctx: CallContext, req: Ope
   await c.store.transaction(async (tx) => {
     await tx.sessions.create({
       id: randomUUID(), handleHash: sha256Hex(handle), userId, purpose: 'login', channel: 'email', contact: email, user,
-      loginMethod: req.login_method, roles: [...req.roles], scope: [...req.scope], state: req.state,
-      authTime: req.auth_time || now, expiresAt, createdAt: now,
+      loginMethod: challenge.loginMethod, roles: [...challenge.roles], scope: [...challenge.scope], state: challenge.state,
+      authTime: challenge.authTime || now, expiresAt, createdAt: now,
     });
     if (code === null) return;
     await tx.otps.put({ userId, channel: 'email', digest: otpDigest(c.otpKey, userId, 'email', code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     queueOtpEmail(tx, email, user, code);
   });
-  ctx.setCookies.push(armCookie(c, handle, expiresAt, now));
-  return { expires_at: expiresAt, code_sent: code !== null };
+  return { handle, expiresAt, armedAt: now, codeSent: code !== null };
 }

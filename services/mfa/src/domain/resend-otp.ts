@@ -4,37 +4,31 @@
  * stops working and the session is re-armed for another 300 s.
  */
 import { AppError } from '@gatehouse/errors';
-import type { CallContext } from '@gatehouse/rpc';
-import type { MfaContext } from './deps.ts';
-import { armCookie, MFA_SESSION_TTL_SECONDS, requireMfaSession } from './mfa-session.ts';
+import { queueOtpEmail } from '../events.ts';
+import type { ArmedSession, MfaContext } from './deps.ts';
+import { MFA_SESSION_TTL_SECONDS, requireMfaSession, type SessionClaim } from './mfa-session.ts';
 import { isEmailServiceEnabled } from './options.ts';
 import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
-import { queueOtpEmail } from './otp-email.ts';
 
 export const OTP_SENT = 'OTP has been sent. Please check your inbox';
 
-/** proto `ResendOtpRequest` */
-export interface ResendOtpRequest {
-  email: string | null;
-  phone_number: string | null;
-  state: string | null;
-}
-
 /**
- * @returns `{message}`; the re-armed `mfa` cookie is on `ctx.setCookies`
+ * @param handle the `mfa` cookie's value
+ * @returns the re-armed session (same handle, new expiry)
  * @throws AppError `unauthenticated` `invalid session`; `failed_precondition` `no one-time code to
  *   resend for this session` / `email service not enabled` / `SMS service not enabled`;
  *   `resource_exhausted` `please wait before requesting another OTP` (with `Retry-After`) within 30 s
  *   of the last send
  */
-export async function resendOtp(c: MfaContext, ctx: CallContext, req: ResendOtpRequest): Promise<{ message: string }> {
-  const { session, handle } = await requireMfaSession(c, ctx, req, null);
-  if (!session.channel || !session.contact) throw new AppError('failed_precondition', 'no one-time code to resend for this session');
+export async function resendOtp(c: MfaContext, handle: string | undefined, claim: SessionClaim): Promise<ArmedSession> {
+  const session = await requireMfaSession(c, handle, claim, null);
+  const { channel, contact } = session;
+  if (!channel || !contact) throw new AppError('failed_precondition', 'no one-time code to resend for this session');
   // the SMS channel arrives with the SMS leg of the mfa service; no session of this release has it
-  if (session.channel === 'sms') throw new AppError('failed_precondition', 'SMS service not enabled');
+  if (channel === 'sms') throw new AppError('failed_precondition', 'SMS service not enabled');
   if (!isEmailServiceEnabled(c.options)) throw new AppError('failed_precondition', 'email service not enabled');
   const now = c.now();
-  const last = await c.store.findOtp(session.userId, session.channel);
+  const last = await c.store.findOtp(session.userId, channel);
   if (last && now - last.sentAt < OTP_RESEND_INTERVAL_SECONDS) {
     throw new AppError('resource_exhausted', 'please wait before requesting another OTP', {
       headers: { 'Retry-After': String(OTP_RESEND_INTERVAL_SECONDS - (now - last.sentAt)) },
@@ -44,10 +38,9 @@ export async function resendOtp(c: MfaContext, ctx: CallContext, req: ResendOtpR
   const code = generateOtp();
   const expiresAt = now + MFA_SESSION_TTL_SECONDS;
   await c.store.transaction(async (tx) => {
-    await tx.otps.put({ userId: session.userId, channel: session.channel!, digest: otpDigest(c.otpKey, session.userId, session.channel!, code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
+    await tx.otps.put({ userId: session.userId, channel, digest: otpDigest(c.otpKey, session.userId, channel, code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     await tx.sessions.rearm(session.id, expiresAt);
-    queueOtpEmail(tx, session.contact!, session.user, code);
+    queueOtpEmail(tx, contact, session.user, code);
   });
-  ctx.setCookies.push(armCookie(c, handle, expiresAt, now));
-  return { message: OTP_SENT };
+  return { handle: handle!, expiresAt, armedAt: now };
 }

@@ -1,77 +1,85 @@
 /**
  * @module @gatehouse/mfa/domain/verify-otp
- * `POST /v1/verify_otp` (behaviour.md §4.3) for email/SMS codes: proves the session's code, ends the
- * MFA session and has authn issue the withheld tokens (§4.1 "no gate": the code just proven
- * satisfies the gate for this login).
+ * The verdict on an MFA session's email/SMS code (behaviour.md §4.3 verify_otp). mfa proves the code
+ * and consumes the session; authn, which asked, issues the withheld tokens (§4.1 "no gate": the code
+ * just proven satisfies the gate for this login). mfa never calls authn (issue 14 §5).
  */
-import { assertNotLocked, clearMfaCookie, recordFailure } from '@gatehouse/auth';
+import { assertNotLocked, recordFailure } from '@gatehouse/auth';
 import { AppError } from '@gatehouse/errors';
-import type { CallContext } from '@gatehouse/rpc';
 import type { MfaContext } from './deps.ts';
-import { INVALID_SESSION, requireMfaSession } from './mfa-session.ts';
-import { cookieOptions } from './options.ts';
+import { INVALID_SESSION, requireMfaSession, type SessionClaim } from './mfa-session.ts';
 import { otpMatches } from './otp.ts';
 
-export const OTP_VERIFIED = 'OTP verified successfully.';
 /** the longest input accepted: TOTP codes and recovery codes share the field (behaviour.md §4.3) */
 const MAX_OTP_CHARS = 16;
-
-/** proto `VerifyOtpRequest` */
-export interface VerifyOtpRequest {
-  email: string | null;
-  phone_number: string | null;
-  otp: string | null;
-  is_totp: boolean | null;
-  state: string | null;
-}
 
 /** Lockout key of a user's email/SMS code verifications (TOTP counts apart, behaviour.md §4.4). */
 export const otpLockoutKey = (userId: string): string => `otp:${userId}`;
 
+/** A code to check against the caller's MFA session. */
+export interface OtpAttempt extends SessionClaim {
+  otp: string | null | undefined;
+  /** the caller says the code is a TOTP code */
+  isTotp: boolean | null | undefined;
+}
+
+/** A proven challenge: who proved which contact, and the grant of the first step (§4.1). */
+export interface MfaVerdict {
+  userId: string;
+  /** `email` or `sms`: that contact becomes verified */
+  verifiedChannel: string;
+  /** the address the code was sent to */
+  verifiedContact: string;
+  loginMethod: string;
+  roles: string[];
+  scope: string[];
+  state: string | null;
+  /** Unix seconds of the first step */
+  authTime: number;
+}
+
 /**
- * @returns authn's AuthResponse (`OTP verified successfully.` with tokens); the session cookies and
- *   the cleared `mfa` cookie are on `ctx.setCookies`
+ * Proves the session's code and consumes the session and the code (single use: of two concurrent
+ * completions only the one that deletes the session wins).
+ * @param handle the `mfa` cookie's value
  * @throws AppError `invalid_argument` (no otp, or over 16 characters); `unauthenticated` `invalid
- *   session`; `failed_precondition` `authenticator app is not set up for this account` (`is_totp`:
+ *   session`; `failed_precondition` `authenticator app is not set up for this account` (`isTotp`:
  *   no TOTP can be enrolled in this release); `resource_exhausted` after 5 failures in 15 min;
- *   `not_found` `OTP not found`; `invalid_argument` `otp expired` / `invalid otp`; authn's
- *   `failed_precondition` `user access has been revoked`
+ *   `not_found` `OTP not found`; `invalid_argument` `otp expired` / `invalid otp`
  */
-export async function verifyOtp(c: MfaContext, ctx: CallContext, req: VerifyOtpRequest): Promise<Record<string, unknown>> {
-  const input = (req.otp ?? '').trim();
+export async function verifyOtpChallenge(c: MfaContext, handle: string | undefined, attempt: OtpAttempt): Promise<MfaVerdict> {
+  const input = (attempt.otp ?? '').trim();
   if (!input) throw new AppError('invalid_argument', 'otp is required');
   if (input.length > MAX_OTP_CHARS) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
-  const { session } = await requireMfaSession(c, ctx, req, 'login');
-  if (req.is_totp === true) throw new AppError('failed_precondition', 'authenticator app is not set up for this account');
+  const session = await requireMfaSession(c, handle, attempt, 'login');
+  if (attempt.isTotp === true) throw new AppError('failed_precondition', 'authenticator app is not set up for this account');
 
   const now = c.now();
   const lockKey = otpLockoutKey(session.userId);
   await assertNotLocked(c.store.failures, lockKey, now, 'otp_lockout');
-  const otp = session.channel ? await c.store.findOtp(session.userId, session.channel) : null;
-  if (!session.channel || !otp) throw new AppError('not_found', 'OTP not found');
+  const channel = session.channel;
+  const otp = channel ? await c.store.findOtp(session.userId, channel) : null;
+  if (!channel || !otp) throw new AppError('not_found', 'OTP not found');
   if (otp.expiresAt <= now) throw new AppError('invalid_argument', 'otp expired');
-  if (!otpMatches(c.otpKey, session.userId, session.channel, input, otp.digest)) {
+  if (!otpMatches(c.otpKey, session.userId, channel, input, otp.digest)) {
     await recordFailure(c.store.failures, lockKey, now);
     throw new AppError('invalid_argument', 'invalid otp');
   }
   await c.store.failures.clear(lockKey);
-  // single use: of two concurrent completions only the one that deletes the session goes on
   const consumed = await c.store.transaction(async (tx) => {
     if (!(await tx.sessions.delete(session.id))) return false;
-    await tx.otps.delete(session.userId, session.channel!);
+    await tx.otps.delete(session.userId, channel);
     return true;
   });
   if (!consumed) throw new AppError('unauthenticated', INVALID_SESSION);
-  ctx.setCookies.push(clearMfaCookie(cookieOptions(c.options)));
-  return c.authn.call('CompleteMfaLogin', {
-    user_id: session.userId,
-    verified_channel: session.channel,
-    verified_contact: session.contact ?? '',
-    login_method: session.loginMethod,
+  return {
+    userId: session.userId,
+    verifiedChannel: channel,
+    verifiedContact: session.contact ?? '',
+    loginMethod: session.loginMethod,
     roles: session.roles,
     scope: session.scope,
     state: session.state,
-    auth_time: session.authTime,
-    message: OTP_VERIFIED,
-  }, ctx);
+    authTime: session.authTime,
+  };
 }

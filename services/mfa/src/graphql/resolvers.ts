@@ -3,7 +3,7 @@
  * Binds the mfa subgraph's root fields to the same handlers as the gRPC server (ARCHITECTURE §3).
  */
 import type { GraphQLSchema } from 'graphql';
-import { bindResolvers, buildSubgraph, serviceDescriptor, type FieldBinding, type HandlerMap } from '@gatehouse/rpc';
+import { bindResolvers, buildSubgraph, type FieldBinding, type ServiceImplementation } from '@gatehouse/rpc';
 import { mfaTypeDefs } from './schema.ts';
 
 const p = (rpc: string): FieldBinding => ({ rpc, arg: 'params' });
@@ -30,7 +30,7 @@ export const mfaBindings = {
   },
 } satisfies Parameters<typeof bindResolvers>[2];
 
-/** Builds the mfa subgraph schema over `handlers` (proto method name → handler). */
-export function createMfaSubgraph(handlers: HandlerMap): GraphQLSchema {
-  return buildSubgraph(mfaTypeDefs, bindResolvers(serviceDescriptor('mfa'), handlers, mfaBindings));
+/** Builds the mfa subgraph schema over the public mfa service. */
+export function createMfaSubgraph(service: ServiceImplementation<'gatehouse.mfa.v1.MfaService'>): GraphQLSchema {
+  return buildSubgraph(mfaTypeDefs, bindResolvers(service.desc, service.handlers, mfaBindings));
 }

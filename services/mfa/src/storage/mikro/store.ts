@@ -4,7 +4,7 @@
  */
 import { newEnvelope } from '@gatehouse/bus';
 import type { Database } from '@gatehouse/db';
-import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from '../storage.ts';
+import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from '../ports.ts';
 import { MfaOtpEntity, MfaOtpFailureEntity, MfaSessionEntity } from './schema.ts';
 
 type SessionRow = typeof MfaSessionEntity['~entity'];

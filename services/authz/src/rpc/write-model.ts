@@ -1,0 +1,14 @@
+/** @module authz/rpc/write-model: WriteModel (spec §4 `POST /v1/admin/fga/model`, behaviour.md §7.1). */
+import { type AuthzDeps, type AuthzHandler, admin, requireEngine } from './deps.ts';
+
+/**
+ * Appends a model version written in the OpenFGA DSL (schema 1.1, at most 256 KiB) and makes it active:
+ * `{id (ULID), dsl (as submitted)}`. An absent `dsl` is '' (`dsl is required`).
+ * @throws AppError `failed_precondition` (engine off); `unauthenticated` (not super-admin);
+ *   `invalid_argument` (invalid model); `unavailable`
+ */
+export const writeModel = (deps: AuthzDeps): AuthzHandler<'WriteModel'> => async (req, ctx) => {
+  const engine = requireEngine(deps);
+  await admin(deps, ctx);
+  return engine.writeModel(req.dsl ?? '');
+};

@@ -1,0 +1,136 @@
+/** @module authz/storage/ports.suite: the conformance suite every AuthzStore implementation passes (STYLE §8; OpenFGA pkg/storage/test). */
+import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
+import type { AuthzStore, TupleKey } from './ports.ts';
+
+/** A store under test and how to dispose of it. */
+export interface StoreHarness {
+  store: AuthzStore;
+  close(): Promise<void>;
+}
+
+const t = (user: string, relation: string, object: string): TupleKey => ({ user, relation, object });
+const plain = (rows: TupleKey[]): TupleKey[] => rows.map(({ user, relation, object }) => ({ user, relation, object }));
+
+/** Registers the suite under `name`; `open` must return an empty store each time. */
+export function runStorageSuite(name: string, open: () => Promise<StoreHarness>): void {
+  describe(`storage conformance: ${name}`, () => {
+    let h: StoreHarness;
+    beforeEach(async () => {
+      h = await open();
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    it('starts empty', async () => {
+      expect(await h.store.latestModel()).toBeNull();
+      expect(await h.store.hasTuples()).toBe(false);
+      expect(await h.store.readAll()).toEqual([]);
+    });
+
+    it('increases the revision on every write', async () => {
+      const r0 = await h.store.revision();
+      const r1 = await h.store.writeTuples([t('user:anne', 'viewer', 'doc:1')], []);
+      expect(r1).toBeGreaterThan(r0);
+      expect(await h.store.revision()).toBe(r1);
+      const r2 = await h.store.appendModel({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', dsl: 'model' });
+      expect(r2).toBeGreaterThan(r1);
+      const r3 = await h.store.writeTuples([], [t('user:anne', 'viewer', 'doc:1')]);
+      expect(r3).toBeGreaterThan(r2);
+      // a revision known without I/O is always the one revision() answers
+      const known = h.store.knownRevision?.() ?? null;
+      if (known !== null) expect(known).toBe(await h.store.revision());
+    });
+
+    it('writes and deletes atomically, ignoring duplicates and missing tuples', async () => {
+      await h.store.writeTuples([t('user:anne', 'viewer', 'doc:1'), t('user:anne', 'viewer', 'doc:1'), t('group:eng#member', 'viewer', 'doc:1')], []);
+      await h.store.writeTuples([t('user:anne', 'viewer', 'doc:1')], [t('user:zed', 'viewer', 'doc:9')]);
+      expect(plain(await h.store.readAll())).toEqual([t('user:anne', 'viewer', 'doc:1'), t('group:eng#member', 'viewer', 'doc:1')]);
+      await h.store.writeTuples([t('user:bob', 'viewer', 'doc:2')], [t('user:anne', 'viewer', 'doc:1')]);
+      expect(plain(await h.store.readAll())).toEqual([t('group:eng#member', 'viewer', 'doc:1'), t('user:bob', 'viewer', 'doc:2')]);
+    });
+
+    it('matches exactly and case-sensitively', async () => {
+      await h.store.writeTuples([t('user:Anne', 'viewer', 'doc:A'), t('user:anne', 'viewer', 'doc:a')], []);
+      expect(plain((await h.store.readPage({ user: 'user:anne' }, 0, 10)).tuples)).toEqual([t('user:anne', 'viewer', 'doc:a')]);
+      expect(plain(await h.store.readByObject('doc', 'A', 'viewer'))).toEqual([t('user:Anne', 'viewer', 'doc:A')]);
+    });
+
+    it('reads pages in stable insertion order with filters', async () => {
+      const rows = [
+        t('user:a', 'viewer', 'doc:1'),
+        t('user:b', 'editor', 'doc:1'),
+        t('user:a', 'viewer', 'folder:1'),
+        t('user:a', 'viewer', 'doc:2'),
+        t('user:c', 'viewer', 'doc:1'),
+      ];
+      await h.store.writeTuples(rows, []);
+      const first = await h.store.readPage({}, 0, 2);
+      expect(plain(first.tuples)).toEqual(rows.slice(0, 2));
+      expect(first.more).toBe(true);
+      const rest = await h.store.readPage({}, first.tuples[1]!.seq, 10);
+      expect(plain(rest.tuples)).toEqual(rows.slice(2));
+      expect(rest.more).toBe(false);
+      expect(plain((await h.store.readPage({ objectType: 'doc' }, 0, 10)).tuples)).toEqual([rows[0], rows[1], rows[3], rows[4]]);
+      expect(plain((await h.store.readPage({ objectType: 'doc', objectId: '1', relation: 'viewer' }, 0, 10)).tuples)).toEqual([rows[0], rows[4]]);
+      expect(plain((await h.store.readPage({ user: 'user:a', relation: 'viewer' }, 0, 10)).tuples)).toEqual([rows[0], rows[2], rows[3]]);
+      const exact = await h.store.readPage({ user: 'user:c' }, 0, 1);
+      expect(exact.more).toBe(false);
+    });
+
+    it('answers forward and reverse lookups', async () => {
+      await h.store.writeTuples([t('user:a', 'viewer', 'doc:1'), t('team:x#member', 'viewer', 'doc:1'), t('user:a', 'viewer', 'doc:2'), t('user:a', 'viewer', 'folder:1')], []);
+      expect(plain(await h.store.readByObject('doc', '1', 'viewer'))).toEqual([t('user:a', 'viewer', 'doc:1'), t('team:x#member', 'viewer', 'doc:1')]);
+      expect(plain(await h.store.readByUser('user:a', 'viewer', 'doc'))).toEqual([t('user:a', 'viewer', 'doc:1'), t('user:a', 'viewer', 'doc:2')]);
+      expect(await h.store.readByUser('team:x#member', 'viewer', 'folder')).toEqual([]);
+    });
+
+    it('deletes the tuples of a user as user and as object', async () => {
+      await h.store.writeTuples([t('user:a', 'viewer', 'doc:1'), t('user:b', 'manager', 'user:a'), t('user:b', 'viewer', 'doc:1'), t('user:a#friend', 'viewer', 'doc:3')], []);
+      const before = await h.store.revision();
+      const { deleted, revision } = await h.store.deleteUserTuples('user:a');
+      expect(plain(deleted)).toEqual([t('user:a', 'viewer', 'doc:1'), t('user:b', 'manager', 'user:a')]);
+      expect(revision).toBeGreaterThan(before);
+      expect(plain(await h.store.readAll())).toEqual([t('user:b', 'viewer', 'doc:1'), t('user:a#friend', 'viewer', 'doc:3')]);
+    });
+
+    it('appends model versions, the newest latest, and resets only without tuples', async () => {
+      await h.store.appendModel({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAA', dsl: 'one' });
+      await h.store.appendModel({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAB', dsl: 'two' });
+      expect(await h.store.latestModel()).toEqual({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAB', dsl: 'two' });
+      await h.store.writeTuples([t('user:a', 'viewer', 'doc:1')], []);
+      const rev = await h.store.revision();
+      expect(await h.store.resetIfEmpty()).toBe(false);
+      expect(await h.store.latestModel()).toEqual({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAB', dsl: 'two' });
+      expect(await h.store.revision()).toBeGreaterThanOrEqual(rev);
+      await h.store.writeTuples([], [t('user:a', 'viewer', 'doc:1')]);
+      expect(await h.store.resetIfEmpty()).toBe(true);
+      expect(await h.store.latestModel()).toBeNull();
+    });
+
+    it('logs every revision in the change log, in order', async () => {
+      const r0 = await h.store.revision();
+      const r1 = await h.store.writeTuples([t('user:a', 'viewer', 'doc:1'), t('group:g#member', 'viewer', 'doc:1')], [t('user:b', 'viewer', 'doc:1')]);
+      const r2 = await h.store.appendModel({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAD', dsl: 'model' });
+      const { revision: r3 } = await h.store.deleteUserTuples('user:nobody');
+      const { revision: r4 } = await h.store.deleteUserTuples('user:a');
+      const changes = await h.store.readChanges(r0, r4);
+      expect(changes).toEqual([
+        { revision: r1, op: 'write', tuple: t('user:a', 'viewer', 'doc:1') },
+        { revision: r1, op: 'write', tuple: t('group:g#member', 'viewer', 'doc:1') },
+        { revision: r1, op: 'delete', tuple: t('user:b', 'viewer', 'doc:1') },
+        { revision: r2, op: 'model', tuple: null },
+        { revision: r3, op: 'none', tuple: null },
+        { revision: r4, op: 'delete', tuple: t('user:a', 'viewer', 'doc:1') },
+      ]);
+      expect((await h.store.readChanges(r1, r2)).map((c) => c.op)).toEqual(['model']);
+      expect(await h.store.readChanges(r4, r4 + 10)).toEqual([]);
+    });
+
+    it('stores large model texts unchanged', async () => {
+      const dsl = `model\n  schema 1.1\n${'type t\n'.repeat(30000)}`;
+      await h.store.appendModel({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAC', dsl });
+      expect((await h.store.latestModel())?.dsl).toBe(dsl);
+    });
+  });
+}

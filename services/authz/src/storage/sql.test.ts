@@ -1,9 +1,0 @@
-/** @module sql.test: the SQL store on SQLite (better-sqlite3) passes the storage conformance suite. */
-import { openSqlite } from '../../test/sql-adapters.ts';
-import { createSqlStore } from './sql.ts';
-import { runStorageSuite } from './storage.suite.ts';
-
-runStorageSuite('sqlite', async () => {
-  const db = await openSqlite();
-  return { store: createSqlStore(db.port), close: db.close };
-});

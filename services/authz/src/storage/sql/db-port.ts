@@ -1,0 +1,54 @@
+/**
+ * @module authz/storage/sql/db-port
+ * Adapts a platform Database (@gatehouse/db, MikroORM) to the SqlPort the SQL tuple store needs,
+ * and declares the store's tables as the authz service's migration.
+ */
+import type { EntityManager } from '@mikro-orm/core';
+import type { Database, DatabaseType, MigrationContext, MigrationDefinition } from '@gatehouse/db';
+import { fgaSchemaStatements, type SqlDialect, type SqlPort } from './store.ts';
+
+/** The SQL dialect family of a database type. */
+export function dialectOf(type: DatabaseType): SqlDialect {
+  if (type === 'postgres') return 'postgres';
+  if (type === 'mysql' || type === 'mariadb') return 'mysql';
+  if (type === 'sqlite') return 'sqlite';
+  throw new Error(`no SQL dialect for ${type}`);
+}
+
+const applyFgaSchema = async (ctx: MigrationContext): Promise<void> => {
+  for (const sql of fgaSchemaStatements(dialectOf(ctx.type))) await ctx.execute(sql);
+};
+
+/**
+ * The authz tables (fga_models, fga_tuples, fga_revision, fga_changes). Every statement is
+ * idempotent (CREATE ... IF NOT EXISTS), so 0002 adds the change log replicas catch up from to a
+ * database that ran 0001 before it existed.
+ */
+export const fgaMigrations: MigrationDefinition[] = [
+  { name: '0001_fga_store', up: applyFgaSchema },
+  { name: '0002_fga_changes', up: applyFgaSchema },
+];
+
+function portOn(em: EntityManager, dialect: SqlDialect, db: Database): SqlPort {
+  const conn = em.getConnection() as unknown as { execute(sql: string, params: unknown[], method: 'all', ctx?: unknown): Promise<unknown> };
+  return {
+    dialect,
+    async execute(sql, params = []) {
+      // MikroORM takes `?` placeholders on every driver; the store numbers them for PostgreSQL.
+      const text = dialect === 'postgres' ? sql.replace(/\$\d+/g, '?') : sql;
+      const res = await conn.execute(text, params, 'all', em.getTransactionContext());
+      return Array.isArray(res) ? (res as Record<string, unknown>[]) : [];
+    },
+    transaction: (fn) => db.transactional((tx) => fn(portOn(tx, dialect, db))),
+  };
+}
+
+/** A SqlPort over the database: each statement on a fresh fork; `transaction` on one connection. */
+export function sqlPortOf(db: Database): SqlPort {
+  const dialect = dialectOf(db.type);
+  return {
+    dialect,
+    execute: (sql, params) => portOn(db.fork(), dialect, db).execute(sql, params),
+    transaction: (fn) => db.transactional((em) => fn(portOn(em, dialect, db))),
+  };
+}

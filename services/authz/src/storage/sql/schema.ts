@@ -1,0 +1,70 @@
+/** @module authz/storage/sql/schema: DDL of the engine's three tables for SQLite, PostgreSQL and MySQL/MariaDB. */
+
+/** The SQL dialects the store speaks. */
+export type SqlDialect = 'sqlite' | 'postgres' | 'mysql';
+
+/**
+ * `CREATE TABLE IF NOT EXISTS` statements (and the revision row) for `fga_models`, `fga_tuples`,
+ * `fga_revision` and `fga_changes` (the change log replicas catch up from), with indexes for forward lookups `(object_type, object_id, relation)` and reverse
+ * lookups `(subject, relation, object_type)`. Idempotent: safe to run at every start.
+ * MySQL/MariaDB tables use `utf8mb4_bin` so matching is exact and case-sensitive, as tuple keys require.
+ */
+export function fgaSchemaStatements(dialect: SqlDialect): string[] {
+  if (dialect === 'mysql') {
+    const opts = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+    return [
+      `CREATE TABLE IF NOT EXISTS fga_models (id VARCHAR(26) NOT NULL PRIMARY KEY, dsl MEDIUMTEXT NOT NULL, created_at BIGINT NOT NULL) ${opts}`,
+      `CREATE TABLE IF NOT EXISTS fga_tuples (
+        seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        tuple_key CHAR(64) NOT NULL,
+        object_type VARCHAR(100) NOT NULL,
+        object_id VARCHAR(255) NOT NULL,
+        relation VARCHAR(100) NOT NULL,
+        subject VARCHAR(512) NOT NULL,
+        UNIQUE KEY fga_tuples_key_uq (tuple_key),
+        KEY fga_tuples_object_idx (object_type, object_id, relation),
+        KEY fga_tuples_subject_idx (subject, relation, object_type)
+      ) ${opts}`,
+      `CREATE TABLE IF NOT EXISTS fga_revision (id INT NOT NULL PRIMARY KEY, revision BIGINT NOT NULL) ${opts}`,
+      `CREATE TABLE IF NOT EXISTS fga_changes (
+        id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        revision BIGINT NOT NULL,
+        op VARCHAR(8) NOT NULL,
+        subject VARCHAR(512) NULL,
+        relation VARCHAR(100) NULL,
+        object_type VARCHAR(100) NULL,
+        object_id VARCHAR(255) NULL,
+        KEY fga_changes_revision_idx (revision)
+      ) ${opts}`,
+      'INSERT IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',
+    ];
+  }
+  const seq = dialect === 'postgres' ? 'seq BIGSERIAL PRIMARY KEY' : 'seq INTEGER PRIMARY KEY AUTOINCREMENT';
+  return [
+    'CREATE TABLE IF NOT EXISTS fga_models (id VARCHAR(26) NOT NULL PRIMARY KEY, dsl TEXT NOT NULL, created_at BIGINT NOT NULL)',
+    `CREATE TABLE IF NOT EXISTS fga_tuples (
+      ${seq},
+      tuple_key CHAR(64) NOT NULL UNIQUE,
+      object_type VARCHAR(100) NOT NULL,
+      object_id VARCHAR(255) NOT NULL,
+      relation VARCHAR(100) NOT NULL,
+      subject VARCHAR(512) NOT NULL
+    )`,
+    'CREATE INDEX IF NOT EXISTS fga_tuples_object_idx ON fga_tuples (object_type, object_id, relation)',
+    'CREATE INDEX IF NOT EXISTS fga_tuples_subject_idx ON fga_tuples (subject, relation, object_type)',
+    'CREATE TABLE IF NOT EXISTS fga_revision (id INTEGER NOT NULL PRIMARY KEY, revision BIGINT NOT NULL)',
+    `CREATE TABLE IF NOT EXISTS fga_changes (
+      ${dialect === 'postgres' ? 'id BIGSERIAL PRIMARY KEY' : 'id INTEGER PRIMARY KEY AUTOINCREMENT'},
+      revision BIGINT NOT NULL,
+      op VARCHAR(8) NOT NULL,
+      subject VARCHAR(512) NULL,
+      relation VARCHAR(100) NULL,
+      object_type VARCHAR(100) NULL,
+      object_id VARCHAR(255) NULL
+    )`,
+    'CREATE INDEX IF NOT EXISTS fga_changes_revision_idx ON fga_changes (revision)',
+    dialect === 'postgres'
+      ? 'INSERT INTO fga_revision (id, revision) VALUES (1, 0) ON CONFLICT (id) DO NOTHING'
+      : 'INSERT OR IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',
+  ];
+}

@@ -1,0 +1,242 @@
+/** @module authz/storage/sql/store: AuthzStore over a minimal SQL port (SQLite, PostgreSQL, MySQL/MariaDB); passes ports.suite.ts. */
+import { createHash } from 'node:crypto';
+import type { SqlDialect } from './schema.ts';
+import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from '../ports.ts';
+import { CHANGE_RETENTION, splitObjectKey } from '../ports.ts';
+
+export { fgaSchemaStatements } from './schema.ts';
+export type { SqlDialect } from './schema.ts';
+
+/**
+ * The smallest database surface the store needs; the platform adapts its database to it.
+ * `execute` takes `?` placeholders (rewritten to `$n` for PostgreSQL) and returns rows (empty for writes).
+ * `transaction` runs `fn` on one connection inside BEGIN/COMMIT, rolling back when it throws.
+ */
+export interface SqlPort {
+  execute(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  transaction<T>(fn: (tx: SqlPort) => Promise<T>): Promise<T>;
+  dialect: SqlDialect;
+}
+
+const COLS = 'seq, object_type, object_id, relation, subject';
+
+/** Stable unique key of a tuple: SHA-256 of its three parts (fits every dialect's index limits). */
+function tupleKey(t: TupleKey): string {
+  return createHash('sha256').update(`${t.object}\n${t.relation}\n${t.user}`).digest('hex');
+}
+
+function rowToTuple(r: Record<string, unknown>): StoredTuple {
+  return { seq: Number(r.seq), user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` };
+}
+
+/**
+ * Creates the store. Run {@link fgaSchemaStatements} on the database first.
+ * @param options.externalVersion SQLite only: `PRAGMA data_version` of this process's connection to the
+ *   file (`sqliteDataVersion` in @gatehouse/db). With it, `revision()` answers from memory while no other
+ *   process has committed and this store has not written, instead of a query on every engine call.
+ */
+export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => number) | null } = {}): AuthzStore {
+  const external = options.externalVersion ?? null;
+  /** the revision last read, valid while `external()` still answers `seen` and no own write ran since */
+  let known: number | null = null;
+  let seen = Number.NaN;
+  /** moved before and after every own write: a revision read that overlapped one is not kept */
+  let ownWrites = 0;
+  const writing = async <T>(work: () => Promise<T>): Promise<T> => {
+    ownWrites++;
+    known = null;
+    try {
+      return await work();
+    } finally {
+      ownWrites++;
+      known = null;
+    }
+  };
+  const q = (port: SqlPort, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> => {
+    if (port.dialect !== 'postgres') return port.execute(sql, params);
+    let n = 0;
+    return port.execute(sql.replace(/\?/g, () => `$${++n}`), params);
+  };
+  const insertIgnore = (n: number): string => {
+    const values = Array.from({ length: n }, () => '(?, ?, ?, ?, ?)').join(', ');
+    const cols = 'fga_tuples (tuple_key, object_type, object_id, relation, subject)';
+    if (db.dialect === 'mysql') return `INSERT IGNORE INTO ${cols} VALUES ${values}`;
+    if (db.dialect === 'postgres') return `INSERT INTO ${cols} VALUES ${values} ON CONFLICT (tuple_key) DO NOTHING`;
+    return `INSERT OR IGNORE INTO ${cols} VALUES ${values}`;
+  };
+  // Every write transaction bumps the revision first: the row lock orders writers and reset (no tuple slips past a reset).
+  const bump = async (tx: SqlPort): Promise<number> => {
+    await q(tx, 'UPDATE fga_revision SET revision = revision + 1 WHERE id = 1');
+    const rows = await q(tx, 'SELECT revision FROM fga_revision WHERE id = 1');
+    const revision = Number(rows[0]?.revision ?? 0);
+    if (revision % 100 === 0) await q(tx, 'DELETE FROM fga_changes WHERE revision <= ?', [revision - CHANGE_RETENTION]);
+    return revision;
+  };
+  // The change log: one row per tuple operation, or one marker row, for every revision.
+  const log = async (tx: SqlPort, revision: number, entries: Array<{ op: TupleChange['op']; tuple: TupleKey | null }>): Promise<void> => {
+    const rows = entries.length > 0 ? entries : [{ op: 'none' as const, tuple: null }];
+    const params = rows.flatMap(({ op, tuple }) => {
+      const o = tuple ? splitObjectKey(tuple.object) : null;
+      return [revision, op, tuple?.user ?? null, tuple?.relation ?? null, o?.type ?? null, o?.id ?? null];
+    });
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ');
+    await q(tx, `INSERT INTO fga_changes (revision, op, subject, relation, object_type, object_id) VALUES ${values}`, params);
+  };
+
+  return {
+    async revision() {
+      let at = ownWrites;
+      if (external) {
+        const v = external();
+        if (known !== null && v === seen) return known;
+        seen = v; // read before the query: a commit after this point moves the version again
+        at = ownWrites;
+      }
+      const rows = await q(db, 'SELECT revision FROM fga_revision WHERE id = 1');
+      const revision = Number(rows[0]?.revision ?? 0);
+      if (external && at === ownWrites) known = revision;
+      return revision;
+    },
+
+    knownRevision() {
+      // exactly revision()'s answer-from-memory case
+      return external !== null && known !== null && external() === seen ? known : null;
+    },
+
+    async readPage(filter: TupleFilter, afterSeq, limit) {
+      const where = ['seq > ?'];
+      const params: unknown[] = [afterSeq];
+      if (filter.user !== undefined) {
+        where.push('subject = ?');
+        params.push(filter.user);
+      }
+      if (filter.relation !== undefined) {
+        where.push('relation = ?');
+        params.push(filter.relation);
+      }
+      if (filter.objectType !== undefined) {
+        where.push('object_type = ?');
+        params.push(filter.objectType);
+      }
+      if (filter.objectId !== undefined) {
+        where.push('object_id = ?');
+        params.push(filter.objectId);
+      }
+      const rows = await q(db, `SELECT ${COLS} FROM fga_tuples WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${limit + 1}`, params);
+      return { tuples: rows.slice(0, limit).map(rowToTuple), more: rows.length > limit };
+    },
+
+    async readByObject(objectType, objectId, relation) {
+      const rows = await q(db, `SELECT ${COLS} FROM fga_tuples WHERE object_type = ? AND object_id = ? AND relation = ? ORDER BY seq`, [
+        objectType,
+        objectId,
+        relation,
+      ]);
+      return rows.map(rowToTuple).map(({ user, relation: r, object }) => ({ user, relation: r, object }));
+    },
+
+    async readByUser(user, relation, objectType) {
+      const rows = await q(db, `SELECT ${COLS} FROM fga_tuples WHERE subject = ? AND relation = ? AND object_type = ? ORDER BY seq`, [
+        user,
+        relation,
+        objectType,
+      ]);
+      return rows.map(rowToTuple).map(({ user: u, relation: r, object }) => ({ user: u, relation: r, object }));
+    },
+
+    async readAll() {
+      const rows = await q(db, 'SELECT object_type, object_id, relation, subject FROM fga_tuples ORDER BY seq');
+      return rows.map((r) => ({ user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` }));
+    },
+
+    async hasTuples() {
+      return (await q(db, 'SELECT seq FROM fga_tuples LIMIT 1')).length > 0;
+    },
+
+    async readChanges(afterRevision, uptoRevision) {
+      const rows = await q(
+        db,
+        'SELECT revision, op, subject, relation, object_type, object_id FROM fga_changes WHERE revision > ? AND revision <= ? ORDER BY revision, id',
+        [afterRevision, uptoRevision],
+      );
+      return rows.map((r) => ({
+        revision: Number(r.revision),
+        op: String(r.op) as TupleChange['op'],
+        tuple:
+          r.subject === null || r.subject === undefined
+            ? null
+            : { user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` },
+      }));
+    },
+
+    async writeTuples(writes, deletes) {
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          if (writes.length > 0) {
+            const params = writes.flatMap((t) => {
+              const o = splitObjectKey(t.object);
+              return [tupleKey(t), o.type, o.id, t.relation, t.user];
+            });
+            await q(tx, insertIgnore(writes.length), params);
+          }
+          if (deletes.length > 0) {
+            await q(tx, `DELETE FROM fga_tuples WHERE tuple_key IN (${deletes.map(() => '?').join(', ')})`, deletes.map(tupleKey));
+          }
+          await log(tx, revision, [...writes.map((tuple) => ({ op: 'write' as const, tuple })), ...deletes.map((tuple) => ({ op: 'delete' as const, tuple }))]);
+          return revision;
+        });
+      });
+    },
+
+    async deleteUserTuples(user) {
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          const o = splitObjectKey(user);
+          const cond = 'subject = ? OR (object_type = ? AND object_id = ?)';
+          const rows = await q(tx, `SELECT ${COLS} FROM fga_tuples WHERE ${cond} ORDER BY seq`, [user, o.type, o.id]);
+          if (rows.length > 0) await q(tx, `DELETE FROM fga_tuples WHERE ${cond}`, [user, o.type, o.id]);
+          const deleted = rows.map(rowToTuple).map(({ user: u, relation, object }) => ({ user: u, relation, object }));
+          await log(tx, revision, deleted.map((tuple) => ({ op: 'delete' as const, tuple })));
+          return { deleted, revision };
+        });
+      });
+    },
+
+    async appendModel(model: StoredModel) {
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          await q(tx, 'INSERT INTO fga_models (id, dsl, created_at) VALUES (?, ?, ?)', [model.id, model.dsl, Math.floor(Date.now() / 1000)]);
+          await log(tx, revision, [{ op: 'model', tuple: null }]);
+          return revision;
+        });
+      });
+    },
+
+    async latestModel() {
+      const rows = await q(db, 'SELECT id, dsl FROM fga_models ORDER BY id DESC LIMIT 1');
+      const r = rows[0];
+      return r ? { id: String(r.id), dsl: String(r.dsl) } : null;
+    },
+
+    async resetIfEmpty() {
+      return writing(async () => {
+        return db.transaction(async (tx) => {
+          const revision = await bump(tx);
+          if ((await q(tx, 'SELECT seq FROM fga_tuples LIMIT 1')).length > 0) throw new ResetRefused();
+          await q(tx, 'DELETE FROM fga_models');
+          await log(tx, revision, [{ op: 'reset', tuple: null }]);
+          return true;
+        }).catch((err: unknown) => {
+          if (err instanceof ResetRefused) return false;
+          throw err;
+        });
+      });
+    },
+  };
+}
+
+/** Rolls the reset transaction back (the revision bump included) when tuples exist. */
+class ResetRefused extends Error {}
