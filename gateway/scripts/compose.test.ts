@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { parse, validate } from 'graphql';
+import { readFileSync } from 'node:fs';
+import { buildSchema, isInputObjectType, isObjectType, parse, validate, type GraphQLSchema } from 'graphql';
 import federationInternals from '@apollo/federation-internals';
 import { composeSupergraph } from './compose.ts';
 import { readSupergraph } from '../src/graphql/supergraph.ts';
@@ -41,6 +42,31 @@ describe('supergraph (graphql.md §5.3)', () => {
     for (const op of ops) expect({ op, errors: validate(api, parse(op)).map((e) => e.message) }).toEqual({ op, errors: [] });
   });
 
+  it('the API schema is exactly graphql.md §2-§3: 115 root fields, their arguments, and every type with its fields', () => {
+    const want = shapeOf(buildSchema(readFileSync(new URL('./api-schema.graphql', import.meta.url), 'utf8')));
+    const have = shapeOf(apiSchema());
+    expect(Object.keys(want.Query!).length + Object.keys(want.Mutation!).length).toBe(115);
+    expect(Object.keys(have).sort()).toEqual(Object.keys(want).sort());
+    for (const type of Object.keys(want)) expect({ type, fields: have[type] }).toEqual({ type, fields: want[type] });
+  });
+
+  it('operations on the admin, orgs and mfa subgraphs and on the moved MFA completions validate', () => {
+    const api = apiSchema();
+    const ops = [
+      'query { _admin_meta { version roles social_providers { provider scopes } authorization_engine { is_enabled store } env } }',
+      'query keys($params: ListSAMLIDPKeysRequest!) { _list_saml_idp_keys(params: $params) { id status } }',
+      'mutation invite($params: InviteMemberRequest!) { _invite_members(params: $params) { message users { id } Users { id } } }',
+      'query members($params: ListOrgMembersRequest!) { _org_members(params: $params) { pagination { total } org_members { user_id email roles } } }',
+      'mutation { _generate_jwt_keys(params: { type: "RS256" }) { secret } }',
+      'query { webauthn_credentials { id name transports last_used_at } }',
+      'mutation reg($email: String, $phone_number: String) { webauthn_registration_options(email: $email, phone_number: $phone_number) { options } }',
+      'mutation del($id: ID!) { webauthn_delete_credential(id: $id) { message } }',
+      'mutation skip($data: SkipMfaSetupRequest!) { skip_mfa_setup(params: $data) { access_token user { id } } }',
+      'mutation totp { totp_mfa_setup { authenticator_secret authenticator_recovery_codes } }',
+    ];
+    for (const op of ops) expect({ op, errors: validate(api, parse(op)).map((e) => e.message) }).toEqual({ op, errors: [] });
+  });
+
   it('federation internals are not exposed in the API schema', () => {
     const api = apiSchema();
     const names = Object.keys(api.getTypeMap());
@@ -48,3 +74,22 @@ describe('supergraph (graphql.md §5.3)', () => {
     expect(api.getQueryType()!.getFields()._entities).toBeUndefined();
   });
 });
+
+/**
+ * Every object and input type of `schema` (built-ins and scalars aside): field → type, with the
+ * arguments of object fields (`(params: SignUpRequest!) AuthResponse!`). Descriptions and directives
+ * are left out.
+ */
+function shapeOf(schema: GraphQLSchema): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__')) continue;
+    if (isObjectType(type)) {
+      out[type.name] = Object.fromEntries(Object.values(type.getFields()).map((f) => [
+        f.name, `${f.args.length ? `(${f.args.map((a) => `${a.name}: ${String(a.type)}`).join(', ')}) ` : ''}${String(f.type)}`]));
+    } else if (isInputObjectType(type)) {
+      out[type.name] = Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, String(f.type)]));
+    }
+  }
+  return out;
+}

@@ -5,12 +5,16 @@
  */
 import { composeServices } from '@apollo/composition';
 import type { DocumentNode } from 'graphql';
+import { adminTypeDefs } from '../../services/admin/src/graphql/schema.ts';
 import { authnTypeDefs } from '../../services/authn/src/graphql/schema.ts';
 import { authzTypeDefs } from '../../services/authz/src/graphql/schema.ts';
 import { mfaTypeDefs } from '../../services/mfa/src/graphql/schema.ts';
+import { orgsTypeDefs } from '../../services/orgs/src/graphql/schema.ts';
 
 /** The subgraphs of this release, by name. */
-export const SUBGRAPH_SDLS: Record<string, DocumentNode> = { authn: authnTypeDefs, mfa: mfaTypeDefs, authz: authzTypeDefs };
+export const SUBGRAPH_SDLS: Record<string, DocumentNode> = {
+  authn: authnTypeDefs, mfa: mfaTypeDefs, admin: adminTypeDefs, orgs: orgsTypeDefs, authz: authzTypeDefs,
+};
 
 /** @throws Error listing composition errors */
 export function composeSupergraph(): string {

@@ -3,7 +3,8 @@
  * `POST /graphql`: Apollo Gateway over the composed supergraph (graphql.md §5). All-in-one uses
  * in-process data sources sharing the gateway's context; split mode calls each service's subgraph
  * over HTTP, forwarding the caller's credentials and client IP and bringing `Set-Cookie` back
- * (graphql.md §5.3). Every GraphQL answer is HTTP 200 (graphql.md §1.1).
+ * (graphql.md §5.3). A subgraph with no target answers `unimplemented`. Every GraphQL answer is
+ * HTTP 200 (graphql.md §1.1).
  */
 import type { GraphQLSchema } from 'graphql';
 import type { Request, Response, RequestHandler } from 'express';
@@ -87,6 +88,23 @@ class RoundRobinDataSource implements GraphQLDataSource<GatewayContext> {
   }
 }
 
+/**
+ * A subgraph the supergraph names but this deployment does not run (the admin and orgs services
+ * until they exist): every fetch from it answers `unimplemented`, as the REST routes of a service
+ * that is not part of the deployment do (rest.ts), instead of failing the gateway's start.
+ */
+class AbsentSubgraph implements GraphQLDataSource<GatewayContext> {
+  private readonly message: string;
+
+  constructor(name: string) {
+    this.message = `the ${name} service is not part of this deployment yet`;
+  }
+
+  async process(): ReturnType<GraphQLDataSource<GatewayContext>['process']> {
+    return { errors: [{ message: this.message, extensions: { code: 'UNIMPLEMENTED' } }] };
+  }
+}
+
 function plugins(): ApolloServerPlugin<GatewayContext>[] {
   return [{
     async requestDidStart() {
@@ -111,7 +129,10 @@ export async function createGraphqlGateway(opts: GraphqlGatewayOptions): Promise
     supergraphSdl: opts.supergraphSdl,
     buildService: ({ name }) => {
       const target = opts.subgraphs[name];
-      if (!target) throw new Error(`no subgraph configured for ${name}`);
+      if (!target) {
+        opts.logger.warn({ subgraph: name }, 'subgraph not configured: its fields answer unimplemented');
+        return new AbsentSubgraph(name);
+      }
       if ('schema' in target) return new LocalGraphQLDataSource(target.schema);
       return target.urls.length > 1 ? new RoundRobinDataSource(target.urls, opts.internalToken) : new ForwardingDataSource(target.urls[0]!, opts.internalToken);
     },

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 export const SUPERGRAPH_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../supergraph.graphql');
 
 /** The subgraphs the supergraph names, in this release. */
-export const SUBGRAPH_NAMES = ['authn', 'mfa', 'authz'] as const;
+export const SUBGRAPH_NAMES = ['authn', 'mfa', 'admin', 'orgs', 'authz'] as const;
 
 /** Reads the committed supergraph SDL. */
 export function readSupergraph(): string {

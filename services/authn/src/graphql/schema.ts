@@ -1,7 +1,10 @@
 /**
  * @module authn/graphql/schema
  * The authn subgraph: root fields, argument names and nullability, and type names exactly as
- * graphql.md §2-§3 give them, so existing Authorizer clients (authorizer-js) work unchanged.
+ * graphql.md §2-§3 give them, so existing Authorizer clients (authorizer-js) work unchanged. Besides
+ * graphql.md §5.1's authn fields it serves the MFA completions that issue a session (verify_otp,
+ * skip_mfa_setup, webauthn_registration_verify, webauthn_login_verify): authn alone issues sessions
+ * (issue 14). The composed API schema is the same wherever a root field lives.
  */
 import { gql } from 'graphql-tag';
 import { AUTH_RESPONSE_SDL, SHARED_SCALARS_SDL } from '@gatehouse/rpc';
@@ -41,6 +44,9 @@ export const authnTypeDefs = gql`
     _enable_access(param: UpdateAccessRequest!): Response!
     _invite_members(params: InviteMemberRequest!): InviteMembersResponse!
     verify_otp(params: VerifyOTPRequest!): AuthResponse!
+    skip_mfa_setup(params: SkipMfaSetupRequest!): AuthResponse!
+    webauthn_registration_verify(params: WebauthnRegistrationVerifyRequest!): AuthResponse!
+    webauthn_login_verify(params: WebauthnLoginVerifyRequest!): AuthResponse!
   }
 
   type Response @shareable {
@@ -198,14 +204,6 @@ export const authnTypeDefs = gql`
     app_data: Map
   }
 
-  input VerifyOTPRequest {
-    email: String
-    phone_number: String
-    otp: String!
-    is_totp: Boolean
-    state: String
-  }
-
   input LoginRequest {
     email: String
     phone_number: String
@@ -344,5 +342,32 @@ export const authnTypeDefs = gql`
   input InviteMemberRequest {
     emails: [String!]!
     redirect_uri: String
+  }
+
+  input VerifyOTPRequest {
+    email: String
+    phone_number: String
+    otp: String!
+    is_totp: Boolean
+    state: String
+  }
+
+  input SkipMfaSetupRequest {
+    email: String
+    phone_number: String
+    state: String
+  }
+
+  input WebauthnRegistrationVerifyRequest {
+    name: String
+    credential: String!
+    email: String
+    phone_number: String
+    state: String
+  }
+
+  input WebauthnLoginVerifyRequest {
+    state: String
+    credential: String!
   }
 `;

@@ -1,0 +1,73 @@
+/**
+ * @module admin/graphql/resolvers
+ * The admin subgraph's root fields → AdminService RPCs (graphql.md §2), for
+ * `bindResolvers(serviceDescriptor('admin'), handlers, adminBindings)`: the resolvers call the same
+ * handlers as the gRPC server through the same proto codec (ARCHITECTURE §3). The deprecated
+ * operations answer their fixed errors instead (graphql.md §1.3).
+ */
+import { alwaysFails, type FieldBinding, type bindResolvers } from '@gatehouse/rpc';
+
+const p = (rpc: string): FieldBinding => ({ rpc, arg: 'params' });
+const none = (rpc: string): FieldBinding => ({ rpc, arg: null });
+
+/** Root field → AdminService RPC and the argument holding its request. */
+export const adminBindings = {
+  Query: {
+    _admin_session: none('AdminSession'),
+    _admin_meta: none('AdminMeta'),
+    _webhook: p('Webhook'),
+    _webhooks: p('Webhooks'),
+    _webhook_logs: p('WebhookLogs'),
+    _email_templates: p('EmailTemplates'),
+    _audit_logs: p('AuditLogs'),
+    _client: p('Client'),
+    _clients: p('Clients'),
+    _trusted_issuer: p('TrustedIssuer'),
+    _trusted_issuers: p('TrustedIssuers'),
+    _saml_service_provider: p('SamlServiceProvider'),
+    _list_saml_service_providers: p('ListSamlServiceProviders'),
+    // a bare GraphQL list, which REST wraps as {saml_idp_keys} (graphql.md D7)
+    _list_saml_idp_keys: { rpc: 'ListSamlIdpKeys', arg: 'params', unwrap: 'saml_idp_keys' },
+  },
+  Mutation: {
+    _admin_login: p('AdminLogin'),
+    _admin_logout: none('AdminLogout'),
+    _add_webhook: p('AddWebhook'),
+    _update_webhook: p('UpdateWebhook'),
+    _delete_webhook: p('DeleteWebhook'),
+    _test_endpoint: p('TestEndpoint'),
+    _add_email_template: p('AddEmailTemplate'),
+    _update_email_template: p('UpdateEmailTemplate'),
+    _delete_email_template: p('DeleteEmailTemplate'),
+    _create_client: p('CreateClient'),
+    _update_client: p('UpdateClient'),
+    _delete_client: p('DeleteClient'),
+    _rotate_client_secret: p('RotateClientSecret'),
+    _add_trusted_issuer: p('AddTrustedIssuer'),
+    _update_trusted_issuer: p('UpdateTrustedIssuer'),
+    _delete_trusted_issuer: p('DeleteTrustedIssuer'),
+    _create_saml_service_provider: p('CreateSamlServiceProvider'),
+    _update_saml_service_provider: p('UpdateSamlServiceProvider'),
+    _delete_saml_service_provider: p('DeleteSamlServiceProvider'),
+    _rotate_saml_idp_cert: p('RotateSamlIdpCert'),
+    _retire_saml_idp_key: p('RetireSamlIdpKey'),
+    _import_saml_sp_metadata: p('ImportSamlSpMetadata'),
+  },
+} satisfies Parameters<typeof bindResolvers>[2];
+
+const ENV_DEPRECATED = 'deprecated. please configure env via cli args';
+
+/**
+ * The deprecated operations: always `unimplemented` with these exact messages, with no auth check
+ * and no side effects (graphql.md §1.3; spec §7). Merge them into the bound resolvers.
+ */
+export const adminFixedErrors = {
+  Query: {
+    _env: alwaysFails('unimplemented', ENV_DEPRECATED),
+  },
+  Mutation: {
+    _update_env: alwaysFails('unimplemented', ENV_DEPRECATED),
+    _admin_signup: alwaysFails('unimplemented', 'deprecated. please configure admin secret via cli args'),
+    _generate_jwt_keys: alwaysFails('unimplemented', 'deprecated. please configure jwt keys via cli args'),
+  },
+};
