@@ -1,17 +1,15 @@
 /**
  * @module bin/all
- * All-in-one mode (ARCHITECTURE §1): one process builds every service from one Config and wires the
- * gateway to them through in-process transports. No code path of its own: the same factories, the same
- * codecs, the same HTTP layer as split mode.
+ * All-in-one mode (ARCHITECTURE §1): one process builds every service of the registry from one Config
+ * and wires the gateway to them through in-process transports. No code path of its own: the same
+ * module builds, the same codecs, the same HTTP layer as split mode.
  */
 import { parseConfigOrExit, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
 import { createLogger, createMetricsRegistry, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
-import { closeOnSignal, createInProcessClient, createLocalNetwork, orFatal, serviceDescriptor, startGrpcServer, typedClient, type HandlerMap, type ServiceDescriptor } from '@gatehouse/rpc';
-import { buildAuthn } from '../services/authn/src/main.ts';
-import { buildAuthz } from '../services/authz/src/main.ts';
-import { buildMfa } from '../services/mfa/src/main.ts';
-import { buildNotifications } from '../services/notifications/src/main.ts';
+import { closeOnSignal, createInProcessClient, orFatal, startGrpcServer, type ServiceImplementation } from '@gatehouse/rpc';
+import { buildInProcess } from '@gatehouse/service';
+import { SERVICES } from '../services/registry.ts';
 import { serveGateway } from '../gateway/src/main.ts';
 import type { GatewayServices } from '../gateway/src/app.ts';
 import { readSupergraph } from '../gateway/src/graphql/supergraph.ts';
@@ -20,43 +18,25 @@ import { readSupergraph } from '../gateway/src/graphql/supergraph.ts';
 export interface AllInOne {
   /** what the gateway needs: in-process clients and subgraph schemas */
   gateway: GatewayServices;
-  /** the services the public gRPC port serves directly */
-  grpc: Array<{ desc: ServiceDescriptor; handlers: HandlerMap }>;
+  /** the public APIs the public gRPC port serves directly */
+  grpc: ServiceImplementation[];
   /** each service's close, in build order (close them in reverse; the bus is the caller's) */
   closers: Array<() => Promise<unknown>>;
 }
 
-/**
- * Builds notifications, authn, mfa and authz from one Config and wires them in process. Calls go one
- * way (issue 14 §5): authn asks mfa, mfa calls no one; authn's client finds mfa on the in-process
- * network when it calls.
- */
+/** Builds every service of the registry from one Config and wires them in process. */
 export async function buildAllInOne(config: Config, shared: { logger: Logger; registry: Registry; bus: Bus }): Promise<AllInOne> {
-  const { logger, registry, bus } = shared;
-  const notifications = await buildNotifications(config, { logger, registry, bus });
-  const local = createLocalNetwork();
-  const mfaInternal = serviceDescriptor('mfa.internal');
-  const authn = await buildAuthn(config, { logger, bus, soleWriter: true, mfa: typedClient(mfaInternal, local.transport(mfaInternal)) });
-  // mfa checks signed-in callers against authn's session store (one store per deployment)
-  const mfa = await buildMfa(config, { logger, bus, authenticator: authn.authenticator });
-  local.serve(mfa.internal);
-  const authz = await buildAuthz(config, { logger, authenticator: authn.authenticator, registry });
-  const authnDesc = serviceDescriptor('authn');
-  const mfaDesc = serviceDescriptor('mfa');
-  const authzDesc = serviceDescriptor('authz');
-  return {
-    gateway: {
-      clients: {
-        authn: createInProcessClient(authnDesc, authn.handlers),
-        mfa: createInProcessClient(mfaDesc, mfa.public.handlers),
-        authz: createInProcessClient(authzDesc, authz.handlers),
-      },
-      supergraphSdl: readSupergraph(),
-      subgraphs: { authn: { schema: authn.schema }, mfa: { schema: mfa.schema }, authz: { schema: authz.schema } },
-    },
-    grpc: [{ desc: authnDesc, handlers: authn.handlers }, { desc: mfaDesc, handlers: mfa.public.handlers }, { desc: authzDesc, handlers: authz.handlers }],
-    closers: [notifications.close, authn.close, mfa.close, authz.close],
-  };
+  const built = await buildInProcess(SERVICES, config, shared);
+  const gateway: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {} };
+  const grpc: ServiceImplementation[] = [];
+  for (const { module, runtime } of built) {
+    if (module.publicApi && runtime.public) {
+      gateway.clients[module.publicApi] = createInProcessClient(runtime.public.desc, runtime.public.handlers);
+      grpc.push(runtime.public);
+    }
+    if (runtime.schema) gateway.subgraphs[module.name] = { schema: runtime.schema };
+  }
+  return { gateway, grpc, closers: built.map(({ runtime }) => () => runtime.close()) };
 }
 
 /** `gatehouse all [flags]`. */
@@ -71,5 +51,5 @@ export async function runAllInOne(argv: readonly string[]): Promise<void> {
   const closers = await serveGateway(config, all.gateway, (admit) => startGrpcServer({
     host: config.host, port: config.grpcPort, logger, admit, services: all.grpc,
   }), { logger, registry });
-  closeOnSignal([() => bus.close(), ...all.closers, ...closers], (m) => logger.info(m));
+  closeOnSignal([() => bus.close(), ...all.closers.reverse(), ...closers], (m) => logger.info(m));
 }

@@ -1,9 +1,12 @@
 /**
  * @module scripts/gen-chart-flags
- * Writes charts/gatehouse/files/flags.json from the flag registry (`listFlags`, STYLE §5): every flag
- * by its Config key (kebab name, type, secret) and, per command, the keys that command accepts. The
- * chart's templates read it (`.Files.Get` + `fromJson`) so a container only gets the flags its
- * command accepts (the binary refuses unknown flags) and secret flags only arrive via `$(VAR)`.
+ * Writes charts/gatehouse/files/flags.json from the flag registry (`listFlags`, STYLE §5) and the
+ * service registry (services/registry.ts, issue 14 §4): every flag by its Config key (kebab name,
+ * type, secret); per command, the keys that command accepts; and the services: the chart's
+ * components, those the gateway routes to, and the peers each calls. The chart's templates read it
+ * (`.Files.Get` + `fromJson`) so a container only gets the flags its command accepts (the binary
+ * refuses unknown flags), secret flags only arrive via `$(VAR)`, and a service added to the registry
+ * gets its Deployment and Service without a template edit.
  *
  * Run: `npx node scripts/gen-chart-flags.ts` (writes the file) or `--check` (exit 1 when stale).
  */
@@ -11,6 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMMANDS, listFlags } from '@gatehouse/config';
+import { SERVICES } from '../services/registry.ts';
 
 /** Where the chart expects the generated allow-lists. */
 export const FLAGS_JSON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../charts/gatehouse/files/flags.json');
@@ -25,11 +29,31 @@ export interface ChartFlag {
   readonly secret: boolean;
 }
 
-/** The file's shape: `flags` by Config key, `commands` → accepted keys (registry order). */
+/** The services as the chart deploys them (from services/registry.ts). */
+export interface ChartServices {
+  /** every Deployment + Service, the gateway first, then the registry's order */
+  readonly components: readonly string[];
+  /** the services the gateway routes to (a public API): `--<name>-address`, `--<name>-graphql-url` */
+  readonly routed: readonly string[];
+  /** service → the peers whose internal API it calls (`--<peer>-address`) */
+  readonly calls: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The file's shape: `flags` by Config key, `commands` → accepted keys (registry order), `services`. */
 export interface ChartFlags {
   readonly generatedBy: string;
   readonly flags: Readonly<Record<string, ChartFlag>>;
   readonly commands: Readonly<Record<string, readonly string[]>>;
+  readonly services: ChartServices;
+}
+
+/** The chart's view of the service registry; pure. */
+export function chartServices(): ChartServices {
+  return {
+    components: ['gateway', ...SERVICES.map((m) => m.name)],
+    routed: SERVICES.filter((m) => m.publicApi).map((m) => m.name),
+    calls: Object.fromEntries(SERVICES.filter((m) => m.calls.length > 0).map((m) => [m.name, m.calls.map((api) => api.split('.')[0]!)])),
+  };
 }
 
 /** Builds the allow-lists from the registry; pure. */
@@ -42,7 +66,7 @@ export function chartFlags(): ChartFlags {
     commands[command] = infos.map((f) => f.key);
     for (const f of infos) flags[f.key] = { flag: f.flag, type: f.type, secret: f.secret };
   }
-  return { generatedBy: 'scripts/gen-chart-flags.ts (npx node scripts/gen-chart-flags.ts); do not edit', flags, commands };
+  return { generatedBy: 'scripts/gen-chart-flags.ts (npx node scripts/gen-chart-flags.ts); do not edit', flags, commands, services: chartServices() };
 }
 
 /** The file's exact text (stable: 2-space JSON plus a trailing newline). */

@@ -5,16 +5,12 @@
  */
 import { composeServices } from '@apollo/composition';
 import type { DocumentNode } from 'graphql';
-import { adminTypeDefs } from '../../services/admin/src/graphql/schema.ts';
-import { authnTypeDefs } from '../../services/authn/src/graphql/schema.ts';
-import { authzTypeDefs } from '../../services/authz/src/graphql/schema.ts';
-import { mfaTypeDefs } from '../../services/mfa/src/graphql/schema.ts';
-import { orgsTypeDefs } from '../../services/orgs/src/graphql/schema.ts';
+import { SERVICES } from '../../services/registry.ts';
 
-/** The subgraphs of this release, by name. */
-export const SUBGRAPH_SDLS: Record<string, DocumentNode> = {
-  authn: authnTypeDefs, mfa: mfaTypeDefs, admin: adminTypeDefs, orgs: orgsTypeDefs, authz: authzTypeDefs,
-};
+/** The subgraphs of this release, by name: every service of the registry that has one. */
+export const SUBGRAPH_SDLS: Record<string, DocumentNode> = Object.fromEntries(
+  SERVICES.flatMap((m) => (m.typeDefs ? [[m.name, m.typeDefs] as const] : [])),
+);
 
 /** @throws Error listing composition errors */
 export function composeSupergraph(): string {

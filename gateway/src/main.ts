@@ -1,11 +1,13 @@
 /**
  * @module gateway/main
- * `gatehouse gateway [flags]`: the edge in split mode. It reaches each service only through gRPC
- * clients (REST), subgraph URLs (GraphQL) and the gRPC forwarder (public port), all given by flags.
+ * `gatehouse gateway [flags]`: the edge in split mode. It reaches each service of the registry
+ * (services/registry.ts) only through gRPC clients (REST), subgraph URLs (GraphQL) and the gRPC
+ * forwarder (public port), all given by flags.
  */
 import { parseConfigOrExit, VERSION, type Config } from '@gatehouse/config';
 import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
-import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcProxy } from '@gatehouse/rpc';
+import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcProxy, type ServiceDescriptor } from '@gatehouse/rpc';
+import { SERVICES } from '../../services/registry.ts';
 import { createGatewayApp, listen, type GatewayOptions, type GatewayServices } from './app.ts';
 import { readSupergraph } from './graphql/supergraph.ts';
 
@@ -46,35 +48,31 @@ export async function serveGateway(
   return [gw.close, http.close, grpc.close, metrics.close];
 }
 
-/** `gatehouse gateway [flags]` (split mode). */
+/** A flag value that may be one address or a list (replicas), as a comma list / a list of URLs. */
+const listOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' && v !== '' ? [v] : []);
+
+/**
+ * `gatehouse gateway [flags]` (split mode): a gRPC client, a subgraph URL and a public-port upstream
+ * for every service of the registry that has a public API, at its `--<name>-address` and
+ * `--<name>-graphql-url` (libs/config requires them).
+ */
 export async function runGateway(argv: readonly string[]): Promise<void> {
   const config = parseConfigOrExit('gateway', argv);
   const logger = createLogger(config.logLevel as LogLevel).child({ service: 'gateway' });
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
-  const authnAddress = config.authnAddress!;
-  const mfaAddress = config.mfaAddress!;
-  const authzAddress = [...(config.authzAddress ?? [])].join(',');
-  const services: GatewayServices = {
-    clients: {
-      authn: createGrpcClient(serviceDescriptor('authn'), { address: authnAddress, internalToken }),
-      mfa: createGrpcClient(serviceDescriptor('mfa'), { address: mfaAddress, internalToken }),
-      authz: createGrpcClient(serviceDescriptor('authz'), { address: authzAddress, internalToken }),
-    },
-    supergraphSdl: readSupergraph(),
-    subgraphs: {
-      authn: { urls: [config.authnGraphqlUrl!] },
-      mfa: { urls: [config.mfaGraphqlUrl!] },
-      authz: { urls: [...(config.authzGraphqlUrl ?? [])] },
-    },
-  };
+  const services: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {} };
+  const upstreams: Array<{ desc: ServiceDescriptor; address: string }> = [];
+  for (const module of SERVICES) {
+    if (!module.publicApi) continue;
+    const address = listOf(config[`${module.name}Address` as keyof Config]).join(',');
+    const desc = serviceDescriptor(module.publicApi);
+    services.clients[module.publicApi] = createGrpcClient(desc, { address, internalToken });
+    upstreams.push({ desc, address });
+    if (module.typeDefs) services.subgraphs[module.name] = { urls: listOf(config[`${module.name}GraphqlUrl` as keyof Config]) };
+  }
   const closers = await serveGateway(config, services, (admit) => startGrpcProxy({
-    host: config.host, port: config.grpcPort, internalToken, logger, admit,
-    upstreams: [
-      { desc: serviceDescriptor('authn'), address: authnAddress },
-      { desc: serviceDescriptor('mfa'), address: mfaAddress },
-      { desc: serviceDescriptor('authz'), address: authzAddress },
-    ],
+    host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams,
   }), { logger, registry });
-  closeOnSignal([...closers, async () => { services.clients.authn?.close(); services.clients.mfa?.close(); services.clients.authz?.close(); }], (m) => logger.info(m));
+  closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); }], (m) => logger.info(m));
 }

@@ -9,9 +9,11 @@ import { readFileSync } from 'node:fs';
 import { loadConfig, type CommandName } from '@gatehouse/config';
 import { FLAGS_JSON, chartFlags, chartFlagsText } from '../../scripts/gen-chart-flags.ts';
 import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
+import { SERVICES as REGISTRY } from '../../services/registry.ts';
 
 const meta = chartFlags();
-const SERVICES = ['authn', 'authz', 'gateway', 'mfa', 'notifications'];
+// the chart deploys the gateway and every service of the registry (issue 14 §4: the registry drives the chart)
+const SERVICES = ['gateway', ...REGISTRY.map((m) => m.name)].sort();
 
 /** The rendered Secret's data, decoded, by Secret key. */
 function secretData(objects: readonly K8sObject[]): Record<string, string> {
@@ -65,7 +67,7 @@ describe('charts/gatehouse', () => {
       metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
     });
     expect(deployments(objects).get('authz')!.spec.replicas).toBeUndefined(); // the HPA owns it
-    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(5);
+    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(SERVICES.length);
   });
 
   it('gives containers env only as secretKeyRef, each one used by a $(VAR) arg', () => {
@@ -135,7 +137,10 @@ describe('charts/gatehouse', () => {
     expect(argValue(args, '--authz-graphql-url')).toBe('http://rel-authz:8080/graphql');
     expect(argValue(args, '--mfa-address')).toBe('rel-mfa:9091');
     expect(argValue(args, '--mfa-graphql-url')).toBe('http://rel-mfa:8080/graphql');
-    expect(argValue(args, '--admin-address')).toBeUndefined();
+    expect(argValue(args, '--admin-address')).toBe('rel-admin:9091');
+    expect(argValue(args, '--orgs-graphql-url')).toBe('http://rel-orgs:8080/graphql');
+    // notifications has no API the gateway routes to
+    expect(args.filter((a) => a.startsWith('--notifications-'))).toEqual([]);
   });
 
   it('points authn at mfa\'s gRPC Service for its internal API, and mfa at no one (calls go one way)', () => {
@@ -180,10 +185,11 @@ describe('charts/gatehouse values', () => {
     expect(noAdmin.stderr).toContain('secrets: adminSecret is required');
   });
 
-  it('renders no admin/orgs objects while disabled, and routes the gateway to them once enabled; mfa can be switched off', () => {
-    const off = renderChart('rel', [EXAMPLE_VALUES]);
+  it('renders no admin/orgs objects and no routes to them while disabled, and routes the gateway to them when enabled; mfa can be switched off', () => {
+    const off = renderChart('rel', [EXAMPLE_VALUES], { services: { admin: { enabled: false }, orgs: { enabled: false } } });
     expect(off.filter((o) => /-(admin|orgs)$/.test(o.metadata.name))).toEqual([]);
-    const on = renderChart('rel', [EXAMPLE_VALUES], { services: { admin: { enabled: true } } });
+    expect(argValue(containerOf(deployments(off).get('gateway')!).args, '--admin-address')).toBeUndefined();
+    const on = renderChart('rel', [EXAMPLE_VALUES], { services: { orgs: { enabled: false } } });
     expect([...deployments(on).keys()].sort()).toEqual(['admin', 'authn', 'authz', 'gateway', 'mfa', 'notifications']);
     const gw = containerOf(deployments(on).get('gateway')!).args;
     expect(argValue(gw, '--admin-address')).toBe('rel-admin:9091');

@@ -47,7 +47,7 @@ describe('skaffold.yaml', () => {
     const data: Record<string, string> = Object.fromEntries(Object.entries(secret.data as Record<string, string>)
       .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     const byService = deployments(objects);
-    expect([...byService.keys()].sort()).toEqual(['authn', 'authz', 'gateway', 'mfa', 'notifications']);
+    expect([...byService.keys()].sort()).toEqual(['admin', 'authn', 'authz', 'gateway', 'mfa', 'notifications', 'orgs']);
     expect(byService.get('authz')!.spec.replicas).toBe(2);
     for (const [name, d] of byService) {
       const c = containerOf(d);

@@ -9,15 +9,12 @@ scripts/gen-chart-flags.ts: `flags` (Config key -> {flag, type, secret}) and `co
 {{- default .Release.Name .Values.fullnameOverride | trunc 45 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* The services in chart order (the gateway first); enabled ones get a Deployment + Service. */}}
+{{/* The services in chart order (the gateway first, then services/registry.ts, through the generated
+files/flags.json); enabled ones get a Deployment + Service. */}}
 {{- define "gatehouse.components" -}}
-gateway authn authz notifications mfa admin orgs
+{{- (.Files.Get "files/flags.json" | fromJson).services.components | join " " -}}
 {{- end -}}
 
-{{/* Services the gateway routes to, in the order its address flags are rendered. */}}
-{{- define "gatehouse.routed" -}}
-authn mfa admin orgs authz
-{{- end -}}
 
 {{- define "gatehouse.selectorLabels" -}}
 app.kubernetes.io/name: {{ .root.Chart.Name }}
@@ -133,7 +130,7 @@ Input: dict "root" $ "command" <name>.
   {{- end -}}
 {{- end -}}
 {{- if eq $cmd "gateway" -}}
-  {{- range $svc := include "gatehouse.routed" . | splitList " " -}}
+  {{- range $svc := $meta.services.routed -}}
     {{- if (index $root.Values.services $svc).enabled -}}
       {{- $host := printf "%s-%s" $fullname $svc -}}
       {{- $args = append $args (printf "--%s-address=%s:%v" $svc $host (include "gatehouse.flagValue" $root.Values.ports.grpc)) -}}
@@ -141,10 +138,12 @@ Input: dict "root" $ "command" <name>.
     {{- end -}}
   {{- end -}}
 {{- end -}}
-{{- /* authn calls mfa's internal API (service-to-service, never through the gateway); calls go one way */ -}}
+{{- /* the peers a service calls (internal APIs, never through the gateway; calls go one way) */ -}}
 {{- $grpcPort := include "gatehouse.flagValue" $root.Values.ports.grpc -}}
-{{- if and (eq $cmd "authn") (index $root.Values.services "mfa").enabled -}}
-  {{- $args = append $args (printf "--mfa-address=%s-mfa:%v" $fullname $grpcPort) -}}
+{{- range $peer := (index $meta.services.calls $cmd | default list) -}}
+  {{- if (index $root.Values.services $peer).enabled -}}
+    {{- $args = append $args (printf "--%s-address=%s-%s:%v" $peer $fullname $peer $grpcPort) -}}
+  {{- end -}}
 {{- end -}}
 {{- toJson (dict "args" $args "env" $env) -}}
 {{- end -}}

@@ -5,7 +5,7 @@
  */
 
 export type { CommandName } from './commands.ts';
-export { COMMANDS } from './commands.ts';
+export { COMMAND_SUMMARY, COMMANDS } from './commands.ts';
 export type { Config, ConfigIo, ConfigResult } from './load.ts';
 export { loadConfig, parseConfigOrExit } from './load.ts';
 export type { FlagInfo } from './help.ts';

@@ -23,10 +23,11 @@ const applies = (key: FlagKey, command: CommandName): boolean =>
 const given = (i: RuleInput, key: FlagKey): boolean => i.values[key] !== undefined || i.invalid.has(key);
 
 const SQL_FGA_STORES = new Set(['sqlite', 'postgres', 'mysql']);
-// The services of this release. admin and orgs are not built yet: their address flags are accepted
-// (so charts can render them) but not required, and their routes answer `unimplemented`.
+// Where the gateway finds every service of services/registry.ts that has a public API (a test in
+// gateway/scripts/registry.test.ts holds this list equal to the registry's).
 const GATEWAY_ROUTES: readonly FlagKey[] = [
-  'authnAddress', 'mfaAddress', 'authzAddress', 'authnGraphqlUrl', 'mfaGraphqlUrl', 'authzGraphqlUrl',
+  'authnAddress', 'mfaAddress', 'adminAddress', 'orgsAddress', 'authzAddress',
+  'authnGraphqlUrl', 'mfaGraphqlUrl', 'adminGraphqlUrl', 'orgsGraphqlUrl', 'authzGraphqlUrl',
 ];
 /**
  * Peers a service cannot run without. Calls go one way (issue 14 §5): authn asks mfa, mfa calls no

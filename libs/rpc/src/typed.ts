@@ -122,3 +122,14 @@ export function typedClient<N extends ProtoServiceName>(desc: ServiceDescriptor<
   for (const rpc of desc.methods.keys()) client[rpc] = (req: unknown, ctx: CallContext) => transport.call(rpc, req, ctx);
   return Object.freeze(client) as ClientOf<ProtoServices[N]>;
 }
+
+/**
+ * A service of the contract whose RPCs this release does not serve yet: every RPC answers
+ * `unimplemented` `<service>.<Rpc> is not implemented yet`, after the auth-class check (so an
+ * unauthenticated call to an admin RPC is 401 on every surface, issue 14 §2). As a service gains
+ * RPCs it moves to `defineService` with `notImplemented` for the rest.
+ */
+export function unimplementedService<N extends ProtoServiceName>(desc: ServiceDescriptor<N>, guard: Guard): ServiceImplementation<N> {
+  const handlers = Object.fromEntries([...desc.methods.keys()].map((rpc) => [rpc, notImplemented]));
+  return defineService(desc, handlers as unknown as HandlersOf<ProtoServices[N]>, guard);
+}

@@ -3,7 +3,8 @@
  * Starts Gatehouse in either mode on free loopback ports, as real processes (STYLE §8: e2e tests
  * see only the public REST/GraphQL/gRPC surface):
  * - all-in-one: `gatehouse all` on a fresh SQLite file (or another database);
- * - split: `gatehouse authn`, `mfa`, `authz` (one or more replicas), `notifications` and `gateway` on a
+ * - split: every service command (`authn`, `mfa`, `admin`, `orgs`, `authz` with one or more replicas,
+ *   `notifications`), each after the peers it calls, and `gateway` on a
  *   fresh PostgreSQL database, Redis and NATS JetStream (its own stream).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { createScratchDatabase, type DatabaseType } from '@gatehouse/db';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { listFlags, type CommandName } from '@gatehouse/config';
+import { COMMANDS, listFlags, registry, type CommandName, type FlagKey } from '@gatehouse/config';
 import { freePort, waitForHttp } from './ports.ts';
 import { spawnGatehouse, type GatehouseProcess } from './process.ts';
 
@@ -104,6 +105,17 @@ async function deleteStream(servers: string, name: string): Promise<void> {
   }
 }
 
+/** Whether `command` takes the flag of Config key `key` (the flag registry of libs/config). */
+function accepts(command: CommandName, key: string): boolean {
+  const spec = (registry as Record<string, { commands: readonly CommandName[] } | undefined>)[key as FlagKey];
+  return spec !== undefined && spec.commands.includes(command);
+}
+
+/** The services `command` calls: those whose `--<service>-address` it takes. */
+function peersOf(command: CommandName): CommandName[] {
+  return COMMANDS.filter((peer) => peer !== command && peer !== 'all' && peer !== 'gateway' && accepts(command, `${peer}Address`));
+}
+
 /** Starts one deployment. Always `stop()` it (afterAll). */
 export async function startDeployment(mode: Mode, opts: StartOptions = {}): Promise<Deployment> {
   const adminSecret = secret();
@@ -157,26 +169,35 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     } else {
       type Ports = { grpc: number; http: number; metrics: number };
       const ports = async (): Promise<Ports> => ({ grpc: await freePort(), http: await freePort(), metrics: await freePort() });
-      const svc = async (command: CommandName, at?: Ports, peers: string[] = []): Promise<{ grpc: string; graphql: string }> => {
-        const { grpc: g, http: h, metrics: m } = at ?? await ports();
+      const svc = async (command: CommandName, peers: string[] = []): Promise<{ grpc: string; graphql: string }> => {
+        const { grpc: g, http: h, metrics: m } = await ports();
         const p = spawnTracked(command, flagsFor(command, [...common, ...dataFlags, ...redisFlags,
           `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...peers, ...extra]), `http://127.0.0.1:${h}/healthz`);
         await waitForHttp(`http://127.0.0.1:${h}/healthz`, timeout, p.alive);
         return { grpc: `127.0.0.1:${g}`, graphql: `http://127.0.0.1:${h}/graphql` };
       };
-      // calls go one way (authn asks mfa): mfa starts first and authn is told where it listens
-      const mfa = await svc('mfa');
-      const authn = await svc('authn', undefined, [`--mfa-address=${mfa.grpc}`]);
-      const authz = [];
-      for (let i = 0; i < (opts.authzReplicas ?? 1); i++) authz.push(await svc('authz'));
-      authzGrpcAddresses.push(...authz.map((a) => a.grpc));
-      await svc('notifications');
+      // every service command, started after the peers it calls: a service that takes
+      // `--<peer>-address` (libs/config) is told where that peer listens (calls go one way, so the
+      // order exists). Nothing here names a service but authz, which may run several replicas.
+      const started = new Map<CommandName, Array<{ grpc: string; graphql: string }>>();
+      const pending = COMMANDS.filter((c) => c !== 'all' && c !== 'gateway');
+      while (pending.length > 0) {
+        const next = pending.findIndex((c) => peersOf(c).every((peer) => started.has(peer)));
+        if (next === -1) throw new Error(`services call each other in a cycle: ${pending.join(', ')}`);
+        const command = pending.splice(next, 1)[0]!;
+        const peerFlags = peersOf(command).map((peer) => `--${peer}-address=${started.get(peer)![0]!.grpc}`);
+        const replicas = command === 'authz' ? (opts.authzReplicas ?? 1) : 1;
+        const instances = [];
+        for (let i = 0; i < replicas; i++) instances.push(await svc(command, peerFlags));
+        started.set(command, instances);
+      }
+      authzGrpcAddresses.push(...(started.get('authz') ?? []).map((a) => a.grpc));
+      const routes = [...started].flatMap(([command, instances]) => [
+        ...(accepts('gateway', `${command}Address`) ? [`--${command}-address=${instances.map((a) => a.grpc).join(',')}`] : []),
+        ...(accepts('gateway', `${command}GraphqlUrl`) ? [`--${command}-graphql-url=${instances.map((a) => a.graphql).join(',')}`] : []),
+      ]);
       const gw = spawnTracked('gateway', flagsFor('gateway', [...common, ...redisFlags,
-        `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`,
-        `--authn-address=${authn.grpc}`, `--authn-graphql-url=${authn.graphql}`,
-        `--mfa-address=${mfa.grpc}`, `--mfa-graphql-url=${mfa.graphql}`,
-        `--authz-address=${authz.map((a) => a.grpc).join(',')}`, `--authz-graphql-url=${authz.map((a) => a.graphql).join(',')}`,
-        ...extra]), `${url}/healthz`);
+        `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...routes, ...extra]), `${url}/healthz`);
       await waitForHttp(`${url}/healthz`, timeout, gw.alive);
     }
   } catch (err) {

@@ -1,32 +1,20 @@
 /**
  * @module authn/main
  * The only file that wires authn: flags → database (migrations, legacy index cleanup) → session
- * store (Redis, else the database) → signer and authenticator → handlers → listeners, plus the
- * outbox relay that moves authn's events to the bus.
+ * store (Redis, else the database) → signer and authenticator → handlers, plus the outbox relay that
+ * moves authn's events to the bus. `buildAuthn` is the module's build (src/index.ts), the same in
+ * all-in-one and split mode.
  */
-import type { GraphQLSchema } from 'graphql';
-import { parseConfigOrExit, VERSION, type Config } from '@gatehouse/config';
+import { VERSION, type Config } from '@gatehouse/config';
 import { databaseOptionsOf, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, type Database } from '@gatehouse/db';
-import { createPlatformAuth, createRedisSessionStore, type Authenticator, type SessionStore } from '@gatehouse/auth';
-import { createJetStreamBus, type Bus } from '@gatehouse/bus';
-import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel } from '@gatehouse/observability';
-import { closeOnSignal, createGrpcClient, typedClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, type HandlerMap } from '@gatehouse/rpc';
-import { createAuthnService, createUserActivityCheck, type MfaInternalClient } from './service.ts';
+import { createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
+import { orFatal, serviceDescriptor } from '@gatehouse/rpc';
+import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
+import { createAuthnService, createUserActivityCheck } from './service.ts';
 import { authnSchema, createMikroAuthnStorage } from './storage/mikro/index.ts';
 import { createCachedAuthnStorage } from './storage/cached.ts';
 import { createAuthnSubgraph } from './graphql/resolvers.ts';
 import type { AuthnOptions } from './domain/options.ts';
-
-export interface AuthnRuntime {
-  handlers: HandlerMap;
-  /** proto `AuthnInternal`: served to other services only */
-  internalHandlers: HandlerMap;
-  schema: GraphQLSchema;
-  authenticator: Authenticator;
-  sessions: SessionStore;
-  db: Database;
-  close(): Promise<void>;
-}
 
 /** The flags authn reads, as its options. */
 function authnOptions(config: Config): AuthnOptions {
@@ -34,13 +22,15 @@ function authnOptions(config: Config): AuthnOptions {
 }
 
 /**
- * Builds authn in this process. `bus` receives authn's events through the outbox relay; without a
- * bus (split mode with no --nats-url) events stay in the outbox until one is configured.
- * `soleWriter` (all-in-one only): no other process writes this database, so on SQLite without
+ * Builds authn in this process. `shared.bus` receives authn's events through the outbox relay;
+ * without a bus (split mode with no --nats-url) events stay in the outbox until one is configured.
+ * `shared.soleWriter` (all-in-one only): no other process writes this database, so on SQLite without
  * Redis the session and user-activity reads are cached in process (libs/auth README).
- * `mfa`: the mfa service's internal API (in process in all-in-one, gRPC in split mode).
+ * `shared.peer('mfa.internal')`: the mfa service's internal API (in process in all-in-one, gRPC to
+ * --mfa-address in split mode). Its runtime's `authenticator` is the deployment's credential
+ * resolution, which all-in-one shares with the services built after it.
  */
-export async function buildAuthn(config: Config, shared: { logger: Logger; bus: Bus | null; soleWriter?: boolean; mfa?: MfaInternalClient }): Promise<AuthnRuntime> {
+export async function buildAuthn(config: Config, shared: ServiceShared): Promise<ServiceRuntime & { sessions: SessionStore; db: Database }> {
   const logger = shared.logger.child({ service: 'authn' });
   const dbOptions = databaseOptionsOf(config);
   const db = await orFatal('database', () => openDatabase(dbOptions, authnSchema, { logger }));
@@ -62,8 +52,10 @@ export async function buildAuthn(config: Config, shared: { logger: Logger; bus: 
   // behaviour.md §2.1: a revoked or deleted user's tokens stop validating at once
   const activity = cached?.activity ?? createUserActivityCheck(storage.users);
   const { jwt, authenticator } = createPlatformAuth(config, sessions, { users: activity });
+  const mfa = shared.peer('mfa.internal');
+  if (!mfa) logger.warn('no --mfa-address: a login with an unverified email is refused instead of sent a code (behaviour.md §3.3 step 8)');
   const { handlers, internalHandlers } = createAuthnService({
-    ...(shared.mfa ? { mfa: shared.mfa } : {}),
+    ...(mfa ? { mfa } : {}),
     activity,
     options: authnOptions(config),
     users: storage.users,
@@ -76,8 +68,8 @@ export async function buildAuthn(config: Config, shared: { logger: Logger; bus: 
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   if (!shared.bus) logger.warn('no --nats-url: events stay in the outbox until a bus is configured');
   return {
-    handlers,
-    internalHandlers,
+    public: { desc: serviceDescriptor('authn'), handlers },
+    internal: { desc: serviceDescriptor('authn.internal'), handlers: internalHandlers },
     schema: createAuthnSubgraph(handlers, internalHandlers),
     authenticator,
     sessions,
@@ -88,30 +80,4 @@ export async function buildAuthn(config: Config, shared: { logger: Logger; bus: 
       await db.close();
     },
   };
-}
-
-/** `gatehouse authn [flags]` (split mode). */
-export async function runAuthn(argv: readonly string[]): Promise<void> {
-  const config = parseConfigOrExit('authn', argv);
-  const logger = createLogger(config.logLevel as LogLevel).child({ service: 'authn' });
-  const registry = createMetricsRegistry();
-  const bus = config.natsUrl ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() })) : null;
-  const internalToken = deriveInternalToken(config.clientSecret);
-  const mfaDesc = serviceDescriptor('mfa.internal');
-  const mfa = config.mfaAddress ? typedClient(mfaDesc, createGrpcClient(mfaDesc, { address: config.mfaAddress, internalToken })) : null;
-  if (!mfa) logger.warn('no --mfa-address: a login with an unverified email is refused instead of sent a code (behaviour.md §3.3 step 8)');
-  const runtime = await buildAuthn(config, { logger, bus, ...(mfa ? { mfa } : {}) });
-  const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, internalToken,
-    services: [
-      { desc: serviceDescriptor('authn'), handlers: runtime.handlers },
-      { desc: serviceDescriptor('authn.internal'), handlers: runtime.internalHandlers, internal: true },
-    ],
-  }));
-  const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
-    host: config.host, port: config.httpPort, schema: runtime.schema, internalToken, logger,
-  }));
-  const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
-  logger.info({ grpc_port: grpc.port, http_port: http.port, metrics_port: metrics.port }, 'authn started');
-  closeOnSignal([async () => bus?.close(), runtime.close, grpc.close, http.close, metrics.close, async () => mfa?.close()], (m) => logger.info(m));
 }

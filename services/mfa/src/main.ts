@@ -1,29 +1,17 @@
 /**
  * @module mfa/main
- * The only file that wires mfa: flags → database (migrations) → store → handlers → listeners, plus
- * the outbox relay that moves its email jobs to the bus.
+ * The only file that wires mfa: flags → database (migrations) → store → handlers, plus the outbox
+ * relay that moves its email jobs to the bus. `buildMfa` is the module's build (src/index.ts), the
+ * same in all-in-one and split mode.
  */
-import type { GraphQLSchema } from 'graphql';
-import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
-import { parseConfigOrExit, type Config } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase, startOutboxRelay, type Database } from '@gatehouse/db';
-import { createJetStreamBus, type Bus } from '@gatehouse/bus';
-import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel } from '@gatehouse/observability';
-import { closeOnSignal, deriveInternalToken, orFatal, startGrpcServer, startServiceHttp, type ServiceImplementation } from '@gatehouse/rpc';
+import type { Config } from '@gatehouse/config';
+import { databaseOptionsOf, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { orFatal } from '@gatehouse/rpc';
+import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createMfaSubgraph } from './graphql/resolvers.ts';
 import { createMfaService, type MfaOptions } from './service.ts';
 import { createMikroMfaStore } from './storage/mikro/store.ts';
 import { mfaSchema } from './storage/mikro/schema.ts';
-
-export interface MfaRuntime {
-  /** proto `MfaService` */
-  public: ServiceImplementation<'gatehouse.mfa.v1.MfaService'>;
-  /** proto `MfaInternal`: served to other services only */
-  internal: ServiceImplementation<'gatehouse.mfa.v1.MfaInternal'>;
-  schema: GraphQLSchema;
-  db: Database;
-  close(): Promise<void>;
-}
 
 /** The flags mfa reads, as its options. */
 function mfaOptions(config: Config): MfaOptions {
@@ -32,48 +20,23 @@ function mfaOptions(config: Config): MfaOptions {
 
 /**
  * Builds mfa in this process. mfa calls no other service (issue 14 §5: authn asks it for verdicts);
- * `bus` receives the email jobs through the outbox relay (none: they wait in the outbox);
- * `authenticator` checks signed-in callers against the deployment's session store (null: none).
+ * `shared.bus` receives the email jobs through the outbox relay (none: they wait in the outbox);
+ * `shared.authenticator` checks signed-in callers (none: their RPCs answer 401).
  */
-export async function buildMfa(config: Config, shared: { logger: Logger; bus: Bus | null; authenticator: Authenticator | null }): Promise<MfaRuntime> {
+export async function buildMfa(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
   const logger = shared.logger.child({ service: 'mfa' });
   const db = await orFatal('database', () => openDatabase(databaseOptionsOf(config), mfaSchema, { logger }));
   const service = createMfaService({ options: mfaOptions(config), store: createMikroMfaStore(db), authenticator: shared.authenticator, logger });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   if (!shared.bus) logger.warn('no --nats-url: OTP emails stay in the outbox until a bus is configured');
+  if (!shared.authenticator) logger.warn('no --redis-url: the mfa RPCs of a signed-in user answer 401 (no session store to check callers against)');
   return {
-    ...service,
+    public: service.public,
+    internal: service.internal,
     schema: createMfaSubgraph(service.public),
-    db,
     async close() {
       await relay?.stop();
       await db.close();
     },
   };
-}
-
-/** `gatehouse mfa [flags]` (split mode). */
-export async function runMfa(argv: readonly string[]): Promise<void> {
-  const config = parseConfigOrExit('mfa', argv);
-  const logger = createLogger(config.logLevel as LogLevel).child({ service: 'mfa' });
-  const registry = createMetricsRegistry();
-  const internalToken = deriveInternalToken(config.clientSecret);
-  const bus = config.natsUrl ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() })) : null;
-  // signed-in callers are checked against the shared session store, which split mode keeps in Redis
-  const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:' }) : null;
-  if (!sessions) logger.warn('no --redis-url: the mfa RPCs of a signed-in user answer 401 (no session store to check callers against)');
-  const runtime = await buildMfa(config, { logger, bus, authenticator: sessions ? createPlatformAuth(config, sessions).authenticator : null });
-  const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, internalToken,
-    services: [
-      runtime.public,
-      { ...runtime.internal, internal: true },
-    ],
-  }));
-  const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
-    host: config.host, port: config.httpPort, schema: runtime.schema, internalToken, logger,
-  }));
-  const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
-  logger.info({ grpc_port: grpc.port, http_port: http.port, metrics_port: metrics.port }, 'mfa started');
-  closeOnSignal([async () => bus?.close(), runtime.close, async () => sessions?.close(), grpc.close, http.close, metrics.close], (m) => logger.info(m));
 }

@@ -1,7 +1,20 @@
 /**
  * @module @gatehouse/notifications
  * The delivery worker: email (SMTP) today; the job contract producers enqueue through the outbox.
+ * `notificationsModule` is its entry in services/registry.ts (docs/architecture.md).
  */
+import type { ServiceModule } from '@gatehouse/service';
+
+export const notificationsModule: ServiceModule = {
+  name: 'notifications',
+  calls: [],
+  requires: [{ key: 'natsUrl', why: 'the worker consumes delivery jobs from NATS JetStream' }],
+  async build(config, shared) {
+    const { buildNotifications } = await import('./main.ts');
+    return buildNotifications(config, shared);
+  },
+};
+
 export { EMAIL_EVENTS, EMAIL_SEND, emailJobEnvelope, isEmailEventName, parseEmailJob } from './job.ts';
 export type { EmailEventName, EmailJob } from './job.ts';
 export { renderEmail, htmlToText, validateTemplateSyntax } from './domain/render.ts';

@@ -1,0 +1,84 @@
+/**
+ * @module @gatehouse/service/module
+ * What a service is to the rest of the repository (issue 14 §4): one `ServiceModule`, exported by its
+ * `src/index.ts` and listed once in `services/registry.ts`. All-in-one, split mode (`runService`), the
+ * gateway, the supergraph composition, the CLI and the chart iterate that list; nothing else names
+ * the services.
+ */
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { Authenticator } from '@gatehouse/auth';
+import type { Bus } from '@gatehouse/bus';
+import type { CommandName, Config } from '@gatehouse/config';
+import type { Logger, Registry } from '@gatehouse/observability';
+import type { ProtoServices } from '@gatehouse/contracts';
+import type { ClientOf, DescriptorName, FullNameOf, InternalServiceName, ServiceImplementation, ServiceName } from '@gatehouse/rpc';
+
+/** A service's name: its CLI command, chart component, subgraph and metric label. */
+export type ServiceModuleName = Exclude<CommandName, 'all' | 'gateway'>;
+
+/** A typed client of a peer's internal API (proto `<Service>Internal`). */
+export type PeerClient<D extends InternalServiceName> = FullNameOf<D> extends keyof ProtoServices ? ClientOf<ProtoServices[FullNameOf<D>]> : never;
+
+/** What every service is built with, in either mode. */
+export interface ServiceShared {
+  /** the process's logger; the service takes a child with `{ service: <name> }` */
+  logger: Logger;
+  /** the process's metrics registry (one per process: all-in-one registers each name once) */
+  registry: Registry;
+  /** the event bus its outbox relay publishes to, and consumers read; null: events wait in the outbox */
+  bus: Bus | null;
+  /**
+   * The deployment's credential resolution, for services that check callers but own no sessions:
+   * authn's in all-in-one; over the Redis session store in split mode; null when neither exists.
+   */
+  authenticator: Authenticator | null;
+  /**
+   * A client of a peer's internal API: in process in all-in-one (resolved when called, so building
+   * order does not matter), gRPC to `--<peer>-address` in split mode; null when not configured.
+   * Calls go one way (issue 14 §5): a factor service never asks for authn.
+   */
+  peer<D extends InternalServiceName>(name: D): PeerClient<D> | null;
+  /** all-in-one: no other process writes the database (credential caches, libs/auth README) */
+  soleWriter: boolean;
+}
+
+/** A built service, ready to be served. */
+export interface ServiceRuntime {
+  /** its public API (routed by the gateway, served on the public gRPC port), if any */
+  public?: ServiceImplementation;
+  /** its service-to-service API (`<service>.internal`), served only to callers holding the internal token */
+  internal?: ServiceImplementation;
+  /** its federation subgraph, when it has one */
+  schema?: GraphQLSchema;
+  /** the credential resolution it builds for the deployment (authn), shared with later services in all-in-one */
+  authenticator?: Authenticator;
+  /** readiness: false while a dependency it needs is down (`/healthz` answers 503) */
+  health?: () => Promise<boolean>;
+  /** fields of its `<name> started` log line (e.g. authz's `store`) */
+  logFields?: Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+/** One service, as the registry lists it. */
+export interface ServiceModule {
+  readonly name: ServiceModuleName;
+  /** the descriptor of its public proto service, if it has one (`authn` → gatehouse.authn.v1.AuthnService) */
+  readonly publicApi?: ServiceName;
+  /** the descriptor of its internal proto service, if it has one */
+  readonly internalApi?: InternalServiceName;
+  /** its subgraph SDL (composed into gateway/supergraph.graphql at build time), if it has a subgraph */
+  readonly typeDefs?: DocumentNode;
+  /** the internal APIs of peers it calls (split mode: `--<peer>-address` flags) */
+  readonly calls: readonly InternalServiceName[];
+  /** several replicas behind the gateway (its address flags take comma lists) */
+  readonly replicated?: boolean;
+  /** `--<flag>` values it cannot run without in split mode, with the reason for the FATAL line */
+  readonly requires?: ReadonlyArray<{ key: keyof Config; why: string }>;
+  /** Builds the service in this process from the one Config. */
+  build(config: Config, shared: ServiceShared): Promise<ServiceRuntime>;
+}
+
+/** The descriptor names of every proto service a module serves (public, then internal). */
+export function descriptorsOf(module: ServiceModule): DescriptorName[] {
+  return [...(module.publicApi ? [module.publicApi] : []), ...(module.internalApi ? [module.internalApi] : [])];
+}

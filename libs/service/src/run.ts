@@ -1,0 +1,79 @@
+/**
+ * @module @gatehouse/service/run
+ * `gatehouse <service> [flags]` in split mode (ARCHITECTURE §1, §6), for every service alike: flags →
+ * shared dependencies (logger, metrics, NATS, the Redis session store, gRPC clients of the peers it
+ * calls) → `module.build` → its gRPC port (public and internal APIs), its HTTP port (subgraph and
+ * `/healthz`) and its metrics port. Replaces the start-up code each service used to carry.
+ */
+import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
+import { createJetStreamBus } from '@gatehouse/bus';
+import { parseConfigOrExit, type Config } from '@gatehouse/config';
+import { createLogger, createMetricsRegistry, startMetricsServer, type LogLevel } from '@gatehouse/observability';
+import {
+  closeOnSignal, createGrpcClient, deriveInternalToken, fatal, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, typedClient,
+  type InternalServiceName, type ServedService,
+} from '@gatehouse/rpc';
+import type { PeerClient, ServiceModule, ServiceShared } from './module.ts';
+
+/** `--<peer>-address` of an internal API (`mfa.internal` → `mfaAddress`). */
+export const addressKeyOf = (api: InternalServiceName): keyof Config => `${api.split('.')[0]}Address` as keyof Config;
+
+/**
+ * Runs one service as its own process until SIGTERM/SIGINT.
+ * @param argv the flags after the command name
+ * @throws never: a missing required flag or a port in use ends the process with one `FATAL:` line
+ */
+export async function runService(module: ServiceModule, argv: readonly string[]): Promise<void> {
+  const config = parseConfigOrExit(module.name, argv);
+  const logger = createLogger(config.logLevel as LogLevel).child({ service: module.name });
+  for (const { key, why } of module.requires ?? []) {
+    if (config[key] === undefined) fatal(`--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required for \`gatehouse ${module.name}\`: ${why}`);
+  }
+  const registry = createMetricsRegistry();
+  const internalToken = deriveInternalToken(config.clientSecret);
+  const bus = config.natsUrl
+    ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
+    : null;
+  // split mode keeps sessions in Redis, so every service can check a caller itself (ARCHITECTURE §2)
+  const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:' }) : null;
+  const peers: Array<{ close(): void }> = [];
+  let authenticator: Authenticator | null | undefined;
+  const shared: ServiceShared = {
+    logger,
+    registry,
+    bus,
+    // made on first use: a service that checks no caller (notifications) takes no token flags
+    get authenticator() {
+      return (authenticator ??= sessions ? createPlatformAuth(config, sessions).authenticator : null);
+    },
+    soleWriter: false,
+    peer<D extends InternalServiceName>(api: D): PeerClient<D> | null {
+      const address = config[addressKeyOf(api)];
+      if (typeof address !== 'string' || address === '') return null;
+      const desc = serviceDescriptor(api);
+      const client = typedClient(desc, createGrpcClient(desc, { address, internalToken }));
+      peers.push(client);
+      return client as unknown as PeerClient<D>;
+    },
+  };
+  const runtime = await module.build(config, shared);
+  const served: ServedService[] = [
+    ...(runtime.public ? [runtime.public] : []),
+    ...(runtime.internal ? [{ ...runtime.internal, internal: true }] : []),
+  ];
+  const grpc = served.length === 0 ? null : await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({
+    host: config.host, port: config.grpcPort, logger, internalToken, services: served,
+  }));
+  const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
+    host: config.host, port: config.httpPort, internalToken: runtime.schema ? internalToken : '', logger,
+    ...(runtime.schema ? { schema: runtime.schema } : {}),
+    ...(runtime.health ? { health: runtime.health } : {}),
+  }));
+  const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
+  logger.info({ grpc_port: grpc?.port ?? null, http_port: http.port, metrics_port: metrics.port, ...runtime.logFields }, `${module.name} started`);
+  closeOnSignal([
+    async () => bus?.close(), runtime.close, async () => sessions?.close(),
+    ...(grpc ? [grpc.close] : []), http.close, metrics.close,
+    async () => { for (const p of peers) p.close(); },
+  ], (m) => logger.info(m));
+}

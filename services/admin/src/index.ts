@@ -1,0 +1,20 @@
+/**
+ * @module @gatehouse/admin
+ * The admin service's module (docs/architecture.md): admin sessions, webhooks, email templates, the
+ * audit log, clients, trusted issuers and the SAML IdP role (ARCHITECTURE §2), built by the admin-plane
+ * issue; today its contract, subgraph and auth checks.
+ */
+import type { ServiceModule } from '@gatehouse/service';
+import { adminTypeDefs } from './graphql/schema.ts';
+
+export const adminModule: ServiceModule = {
+  name: 'admin',
+  publicApi: 'admin',
+  typeDefs: adminTypeDefs,
+  calls: [],
+  requires: [{ key: 'redisUrl', why: 'callers\' sessions are shared through Redis in split mode' }],
+  async build(config, shared) {
+    const { buildAdmin } = await import('./main.ts');
+    return buildAdmin(config, shared);
+  },
+};

@@ -1,0 +1,19 @@
+/**
+ * @module @gatehouse/authn
+ * The authn service's module (docs/architecture.md): users, passwords, sessions and tokens, the one
+ * place sessions are issued (issue 14 §5); it asks mfa for challenges and verdicts.
+ */
+import type { ServiceModule } from '@gatehouse/service';
+import { authnTypeDefs } from './graphql/schema.ts';
+
+export const authnModule: ServiceModule = {
+  name: 'authn',
+  publicApi: 'authn',
+  internalApi: 'authn.internal',
+  typeDefs: authnTypeDefs,
+  calls: ['mfa.internal'],
+  async build(config, shared) {
+    const { buildAuthn } = await import('./main.ts');
+    return buildAuthn(config, shared);
+  },
+};

@@ -1,0 +1,19 @@
+/**
+ * @module @gatehouse/mfa
+ * The mfa service's module (docs/architecture.md): MFA sessions, one-time codes and (later) factors;
+ * it answers authn's challenges and verdicts and calls no other service (issue 14 §5).
+ */
+import type { ServiceModule } from '@gatehouse/service';
+import { mfaTypeDefs } from './graphql/schema.ts';
+
+export const mfaModule: ServiceModule = {
+  name: 'mfa',
+  publicApi: 'mfa',
+  internalApi: 'mfa.internal',
+  typeDefs: mfaTypeDefs,
+  calls: [],
+  async build(config, shared) {
+    const { buildMfa } = await import('./main.ts');
+    return buildMfa(config, shared);
+  },
+};
