@@ -1,0 +1,147 @@
+/**
+ * @module test/e2e/admin-auth
+ * Authentication before dispatch (issue 14 §2; spec §5 "Admin credentials"; behaviour.md §5.1): every
+ * admin operation, implemented or not, answers 401 `unauthenticated` to an anonymous caller and to a
+ * plain signed-in user, on REST, GraphQL and native gRPC, in both modes. The table is what the
+ * running gateway publishes: `/openapi.json` for REST, introspection for GraphQL, and the protos'
+ * RPCs for gRPC. An admin passes the check and then gets the operation's own answer (501 for the
+ * operations of later releases), which shows the refusal is the auth check and not the dispatch.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCallContext, createGrpcClient, serviceDescriptor, type ServiceName } from '@gatehouse/rpc';
+import { startDeployment, type Deployment } from '@gatehouse/testing';
+import { gql, postJson, raw } from '../support/http.ts';
+import { PASSWORD, freshEmail } from '../support/scenario.ts';
+
+/** graphql.md §1.3: the deprecated admin operations answer their fixed errors to anyone, with no auth check. */
+const DEPRECATED = new Set(['_env', '_update_env', '_admin_signup', '_generate_jwt_keys']);
+/** the one admin operation callable without admin credentials (graphql.md §2) */
+const PUBLIC_ADMIN = new Set(['_admin_login']);
+
+interface TypeRef { kind: string; name: string | null; ofType: TypeRef | null }
+interface InputValue { name: string; type: TypeRef }
+interface FullType { name: string; kind: string; inputFields: InputValue[] | null; enumValues: Array<{ name: string }> | null }
+
+const TYPE_REF = 'kind name ofType { kind name ofType { kind name ofType { kind name } } }';
+const INTROSPECTION = `{ __schema {
+  queryType { fields { name args { name type { ${TYPE_REF} } } type { ${TYPE_REF} } } }
+  mutationType { fields { name args { name type { ${TYPE_REF} } } type { ${TYPE_REF} } } }
+  types { name kind inputFields { name type { ${TYPE_REF} } } enumValues { name } }
+} }`;
+
+const named = (t: TypeRef): TypeRef => (t.ofType ? named(t.ofType) : t);
+
+/** A value of input type `t` that passes GraphQL validation: every non-null field filled, nothing else. */
+function sample(t: TypeRef, types: Map<string, FullType>): unknown {
+  if (t.kind === 'NON_NULL') return sample(t.ofType!, types);
+  if (t.kind === 'LIST') return [];
+  const type = types.get(t.name!)!;
+  if (type.kind === 'ENUM') return type.enumValues![0]!.name;
+  if (type.kind === 'INPUT_OBJECT') {
+    return Object.fromEntries(type.inputFields!.filter((f) => f.type.kind === 'NON_NULL').map((f) => [f.name, sample(f.type, types)]));
+  }
+  return ({ String: 'x', ID: 'x', Boolean: false, Int: 1, Int64: 1, Float: 1, Map: {} } as Record<string, unknown>)[type.name] ?? 'x';
+}
+
+const typeText = (t: TypeRef): string => (t.kind === 'NON_NULL' ? `${typeText(t.ofType!)}!` : t.kind === 'LIST' ? `[${typeText(t.ofType!)}]` : t.name!);
+
+interface GqlOp { field: string; query: string; variables: Record<string, unknown> }
+
+/** Every `_`-prefixed root field of the running gateway's schema, as a valid operation. */
+async function adminOperations(url: string, headers: Record<string, string>): Promise<GqlOp[]> {
+  const res = await gql(url, INTROSPECTION, {}, { origin: url, ...headers });
+  const schema = (res.body as { data: { __schema: { queryType: { fields: never[] }; mutationType: { fields: never[] }; types: FullType[] } } }).data.__schema;
+  const types = new Map(schema.types.map((t) => [t.name, t]));
+  const ops: GqlOp[] = [];
+  for (const [keyword, fields] of [['query', schema.queryType.fields], ['mutation', schema.mutationType.fields]] as const) {
+    for (const f of fields as Array<{ name: string; args: InputValue[]; type: TypeRef }>) {
+      if (!f.name.startsWith('_') || DEPRECATED.has(f.name) || PUBLIC_ADMIN.has(f.name)) continue;
+      const vars = f.args.map((a) => `$${a.name}: ${typeText(a.type)}`).join(', ');
+      const args = f.args.map((a) => `${a.name}: $${a.name}`).join(', ');
+      const selection = ['OBJECT', 'INTERFACE', 'UNION'].includes(types.get(named(f.type).name!)!.kind) ? ' { __typename }' : '';
+      ops.push({
+        field: f.name,
+        query: `${keyword} op${vars ? `(${vars})` : ''} { ${f.name}${args ? `(${args})` : ''}${selection} }`,
+        variables: Object.fromEntries(f.args.map((a) => [a.name, sample(a.type, types)])),
+      });
+    }
+  }
+  return ops;
+}
+
+describe.each(['all', 'split'] as const)('admin operations refuse anonymous and plain-user callers with 401 on every surface (%s)', (mode) => {
+  let d: Deployment;
+  let callers: Record<'anonymous' | 'plain user' | 'user with a wrong admin secret', Record<string, string>>;
+  let admin: Record<string, string>;
+
+  beforeAll(async () => {
+    d = await startDeployment(mode, { readyTimeoutMs: 60_000 });
+    const email = freshEmail('admin-auth');
+    const signup = await postJson(`${d.url}/v1/signup`, { email, password: PASSWORD, confirm_password: PASSWORD }, { origin: d.url });
+    const token = (signup.body as { access_token: string }).access_token;
+    expect(typeof token).toBe('string');
+    callers = {
+      anonymous: {},
+      'plain user': { authorization: `Bearer ${token}` },
+      'user with a wrong admin secret': { authorization: `Bearer ${token}`, 'x-service-admin-secret': `${d.adminSecret}-not` },
+    };
+    admin = { 'x-service-admin-secret': d.adminSecret };
+  }, 120_000);
+  afterAll(async () => { await d?.stop(); });
+
+  it('REST: every /v1/admin/* route of /openapi.json but admin/login', async () => {
+    const doc = (await raw(`${d.url}/openapi.json`)).body as { paths: Record<string, Record<string, { 'x-gatehouse-auth': string }>> };
+    const routes = Object.entries(doc.paths).filter(([p]) => p.startsWith('/v1/admin/') && p !== '/v1/admin/login')
+      .flatMap(([p, methods]) => Object.keys(methods).map((m) => ({ path: p, method: m.toUpperCase() })));
+    // the 77 admin routes of spec §4 other than admin/login
+    expect(routes).toHaveLength(77);
+    for (const { path, method } of routes) {
+      for (const [who, headers] of Object.entries(callers)) {
+        const res = await raw(`${d.url}${path}`, { method, headers: { origin: d.url, 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{}' } : {}) });
+        expect({ route: `${method} ${path}`, who, status: res.status, code: (res.body as { code?: string }).code })
+          .toEqual({ route: `${method} ${path}`, who, status: 401, code: 'unauthenticated' });
+      }
+    }
+    // an admin passes the check: the operations of later releases then answer 501, not 401
+    const res = await raw(`${d.url}/v1/admin/webhooks`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', ...admin }, body: '{}' });
+    expect({ status: res.status, body: res.body }).toEqual({ status: 501, body: { code: 'unimplemented', message: 'admin.Webhooks is not implemented yet' } });
+  });
+
+  it('GraphQL: every _-prefixed operation but _admin_login and the deprecated ones', async () => {
+    const ops = await adminOperations(d.url, admin);
+    expect(ops).toHaveLength(77);
+    for (const op of ops) {
+      for (const [who, headers] of Object.entries(callers)) {
+        const res = await gql(d.url, op.query, op.variables, { origin: d.url, ...headers });
+        const body = res.body as { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> };
+        expect({ field: op.field, who, codes: (body.errors ?? []).map((e) => e.extensions?.code) })
+          .toEqual({ field: op.field, who, codes: ['UNAUTHENTICATED'] });
+      }
+    }
+    const asAdmin = await gql(d.url, 'query { _webhooks { __typename } }', {}, { origin: d.url, ...admin });
+    expect((asAdmin.body as { errors: Array<{ extensions: { code: string } }> }).errors.map((e) => e.extensions.code)).toEqual(['UNIMPLEMENTED']);
+  });
+
+  it('native gRPC: every admin and org-admin RPC of every service on the public port', async () => {
+    let checked = 0;
+    for (const service of ['authn', 'mfa', 'admin', 'orgs', 'authz'] as ServiceName[]) {
+      const desc = serviceDescriptor(service);
+      const client = createGrpcClient(desc, { address: d.grpcAddress });
+      try {
+        for (const method of desc.methods.values()) {
+          if (method.auth !== 'admin' && method.auth !== 'org_admin') continue;
+          // DeleteUserTuples is authz's internal-platform API: on the replicas' own port, not the public one
+          if (method.name === 'DeleteUserTuples') continue;
+          for (const [who, headers] of Object.entries(callers)) {
+            const err = await client.call(method.name, {}, createCallContext({ headers, protocol: 'grpc' })).then(() => null, (e: unknown) => e as { code: string });
+            expect({ rpc: `${service}.${method.name}`, who, code: err?.code }).toEqual({ rpc: `${service}.${method.name}`, who, code: 'unauthenticated' });
+          }
+          checked += 1;
+        }
+      } finally {
+        client.close();
+      }
+    }
+    expect(checked).toBe(77);
+  });
+});
