@@ -12,6 +12,8 @@ export type * as admin from './gen/gatehouse/admin/v1/admin.ts';
 export type * as authn from './gen/gatehouse/authn/v1/authn.ts';
 export type * as authz from './gen/gatehouse/authz/v1/authz.ts';
 export type * as common from './gen/gatehouse/common/v1/common.ts';
+export type * as events from './gen/gatehouse/events/v1/events.ts';
 export type * as mfa from './gen/gatehouse/mfa/v1/mfa.ts';
 export type * as orgs from './gen/gatehouse/orgs/v1/orgs.ts';
 export type { ProtoServices } from './gen/services.ts';
+export type { BusEventName, BusEvents, TypedEventSink } from './events.ts';

@@ -4,6 +4,7 @@
  * (ARCHITECTURE §4) and what the notifications worker consumes (behaviour.md §5.5).
  */
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
+import type { events } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
 
 /** Envelope name of an email delivery job. */
@@ -21,19 +22,16 @@ export const EMAIL_EVENTS = [
 
 export type EmailEventName = (typeof EMAIL_EVENTS)[number];
 
-/** The data of an `email.send` envelope. Wire fields are snake_case. */
-export interface EmailJob {
+/**
+ * The data of an `email.send` envelope (proto `gatehouse.events.v1.EmailSendJob`, the bus's
+ * contract) once validated: one of the six events, and the User record (behaviour.md §5.3 fields) as
+ * the plain object templates read as `{{.user.*}}`.
+ */
+export type EmailJob = Omit<events.EmailSendJob, 'event_name' | 'user' | 'variables'> & {
   event_name: EmailEventName;
-  /** recipient address */
-  to: string;
-  /** the User record (behaviour.md §5.3 fields), exposed to templates as `{{.user.*}}` */
   user: Record<string, unknown>;
-  /**
-   * per-event variables: `verification_url` for the five link events (built by the sender from
-   * `--url`, never from a Host header, behaviour.md §1.1), `otp` for `verify_otp`
-   */
   variables: { verification_url?: string; otp?: string };
-}
+};
 
 /** True when `value` is one of the six email events. */
 export function isEmailEventName(value: unknown): value is EmailEventName {

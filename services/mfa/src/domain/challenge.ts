@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
+import type { common } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
 import { queueOtpEmail } from '../events.ts';
 import type { ArmedSession, MfaContext } from './deps.ts';
@@ -14,8 +15,8 @@ import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } 
 
 /** What the first step decided: the user, and the grant tokens are finally issued with (§4.1). */
 export interface OtpChallenge {
-  /** the user's wire User record (for the email template's `{{.user.*}}`); needs `id` and `email` */
-  user: Record<string, unknown>;
+  /** the user's User record (for the email template's `{{.user.*}}`); needs `id` and `email` */
+  user: common.User | null;
   /** `email` (sms waits for the SMS channel) */
   channel: string;
   /** `login` (behaviour.md §4.2) */
@@ -39,9 +40,9 @@ export async function openOtpChallenge(c: MfaContext, challenge: OtpChallenge): 
   if (challenge.channel !== 'email') throw new AppError('invalid_argument', `unsupported OTP channel: ${challenge.channel}`);
   if (challenge.purpose !== 'login') throw new AppError('invalid_argument', `unsupported MFA session purpose: ${challenge.purpose}`);
   const user = challenge.user;
-  const userId = typeof user.id === 'string' ? user.id : '';
-  const email = typeof user.email === 'string' ? user.email : '';
-  if (!userId || !email) throw new AppError('invalid_argument', 'the user needs an id and an email address');
+  const userId = user?.id ?? '';
+  const email = user?.email ?? '';
+  if (!user || !userId || !email) throw new AppError('invalid_argument', 'the user needs an id and an email address');
   if (!isEmailServiceEnabled(c.options)) throw new AppError('failed_precondition', 'email service not enabled');
 
   const now = c.now();

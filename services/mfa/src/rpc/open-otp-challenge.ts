@@ -8,8 +8,7 @@ import { setMfaCookie } from './cookies.ts';
 /** @throws AppError as {@link openOtpChallenge}; `invalid_argument` without a user */
 export const openOtpChallengeRpc = (c: MfaContext) => async (req: mfa.OpenOtpChallengeRequest, ctx: CallContext): Promise<mfa.OpenOtpChallengeResponse> => {
   const armed = await openOtpChallenge(c, {
-    // the email template's {{.user.*}} reads the wire User as plain fields
-    user: req.user ? { ...req.user } : {},
+    user: req.user ?? null,
     channel: req.channel, purpose: req.purpose, loginMethod: req.login_method,
     roles: req.roles, scope: req.scope, state: req.state ?? null, authTime: req.auth_time,
   });

@@ -8,6 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { assertNotLocked, LOCKOUT_WINDOW_SECONDS, recordFailure } from '@gatehouse/auth';
 import type { Envelope } from '@gatehouse/bus';
+import type { common } from '@gatehouse/contracts';
 import type { MfaSessionRecord, MfaStore, OtpChannel, OtpRecord } from './ports.ts';
 
 export interface MfaStoreHandle {
@@ -17,6 +18,17 @@ export interface MfaStoreHandle {
   close(): Promise<void>;
 }
 
+
+/** A User record as the codec shapes it (every field present), with `over` set. */
+function wireUser(over: Partial<common.User>): common.User {
+  return {
+    id: 'u', email: null, email_verified: false, signup_methods: 'basic_auth', given_name: null, family_name: null, middle_name: null,
+    nickname: null, preferred_username: null, gender: null, birthdate: null, phone_number: null, phone_number_verified: false,
+    picture: null, roles: [], created_at: 1_700_000_000, updated_at: 1_700_000_000, revoked_timestamp: null,
+    is_multi_factor_auth_enabled: null, has_skipped_mfa_setup_at: null, mfa_locked_at: null, enrolled_mfa_methods: [], app_data: null,
+    ...over,
+  };
+}
 /** `open` gets the clock (Unix seconds) the store must stamp on the envelopes it writes. */
 export type OpenMfaStore = (clock: () => number) => Promise<MfaStoreHandle>;
 
@@ -49,7 +61,7 @@ export function describeMfaStore(name: string, open: OpenMfaStore): void {
       purpose: 'login',
       channel: 'email',
       contact: 'ada@example.com',
-      user: { id: 'u-1', email: 'ada@example.com', email_verified: false, roles: ['user'], phone_number: null, app_data: { plan: 'pro', seats: [1, 'two'] } },
+      user: wireUser({ id: 'u-1', email: 'ada@example.com', roles: ['user'], phone_number: null, app_data: { plan: 'pro', seats: [1, 'two'] } }),
       loginMethod: 'basic_auth',
       roles: ['user', 'editor'],
       scope: ['openid', 'email', 'offline_access'],
@@ -82,7 +94,7 @@ export function describeMfaStore(name: string, open: OpenMfaStore): void {
       });
 
       it('stores a session with OTP channel none (TOTP, passkeys) with its nulls and empty lists as such', async () => {
-        const s = session({ purpose: 'password_reset', channel: null, contact: null, state: null, roles: [], scope: [], user: { id: 'u-2', email: null } });
+        const s = session({ purpose: 'password_reset', channel: null, contact: null, state: null, roles: [], scope: [], user: wireUser({ id: 'u-2', email: null }) });
         await create(s);
         expect(await store.findSessionByHandleHash(s.handleHash)).toEqual(s);
       });

@@ -4,6 +4,7 @@
  * run in. One implementation, on MikroORM through libs/db (storage/mikro).
  */
 import type { FailureLog } from '@gatehouse/auth';
+import type { common } from '@gatehouse/contracts';
 
 /** `login`, or `password_reset` for the phone leg of forgot_password (behaviour.md §4.2). */
 export type MfaPurpose = 'login' | 'password_reset';
@@ -21,7 +22,7 @@ export interface MfaSessionRecord {
   /** the address the code goes to (email or phone number) */
   contact: string | null;
   /** the User record (wire shape) the challenge was opened for, for `{{.user.*}}` in a resent email */
-  user: Record<string, unknown>;
+  user: common.User;
   /** applied when tokens are finally issued; never re-read from the completion request (§4.1) */
   loginMethod: string;
   roles: string[];

@@ -4,6 +4,7 @@
  */
 import { IsolationLevel, type EntityManager } from '@mikro-orm/core';
 import { newEnvelope } from '@gatehouse/bus';
+import type { common } from '@gatehouse/contracts';
 import type { Database } from '@gatehouse/db';
 import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from '../ports.ts';
 import { MfaOtpEntity, MfaOtpFailureEntity, MfaSessionEntity } from './schema.ts';
@@ -21,7 +22,8 @@ function toSession(r: SessionRow): MfaSessionRecord {
     purpose: r.purpose as MfaSessionRecord['purpose'],
     channel: (r.channel ?? null) as OtpChannel | null,
     contact: r.contact ?? null,
-    user: JSON.parse(r.user) as Record<string, unknown>,
+    // written by this store from a wire User (the codec shaped it)
+    user: JSON.parse(r.user) as common.User,
     loginMethod: r.loginMethod,
     roles: JSON.parse(r.roles) as string[],
     scope: JSON.parse(r.scope) as string[],

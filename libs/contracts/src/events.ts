@@ -1,0 +1,23 @@
+/**
+ * @module @gatehouse/contracts/events
+ * The bus's contract: each envelope name (behaviour.md §8, dotted lower-case) with the proto message
+ * its `data` carries (proto/gatehouse/events/v1/events.proto). Producers emit through typed helpers
+ * built on this map, and consumers parse into these types, so the shape lives in one place.
+ */
+import type { EmailSendJob, UserCreated, UserDeactivated, UserLoggedIn } from './gen/gatehouse/events/v1/events.ts';
+
+export interface BusEvents {
+  'user.created': UserCreated;
+  'user.signup': UserCreated;
+  'user.login': UserLoggedIn;
+  'user.deactivated': UserDeactivated;
+  'email.send': EmailSendJob;
+}
+
+/** An envelope name of the bus's contract. */
+export type BusEventName = keyof BusEvents;
+
+/** Something events are emitted to, typed by the contract (an outbox transaction, the in-process bus). */
+export interface TypedEventSink {
+  emit<N extends BusEventName>(name: N, data: BusEvents[N]): void;
+}
