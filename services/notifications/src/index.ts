@@ -20,8 +20,8 @@ export type { EmailEventName, EmailJob } from './job.ts';
 export { renderEmail, htmlToText, validateTemplateSyntax } from './domain/render.ts';
 export type { RenderOptions, RenderedEmail } from './domain/render.ts';
 export { defaultSubject, defaultTemplate } from './domain/default-templates.ts';
-export { createSmtpMailer, fromMailbox } from './domain/mailer.ts';
-export type { Mailer, OutgoingEmail, SmtpOptions } from './domain/mailer.ts';
+export { createSmtpMailer, fromMailbox } from './smtp/mailer.ts';
+export type { Mailer, OutgoingEmail, SmtpOptions } from './smtp/mailer.ts';
 export { createEmailSendHandler } from './consumers/email-send.ts';
 export type { EmailSendDeps, TemplateLookup } from './consumers/email-send.ts';
 export {

@@ -9,7 +9,7 @@ import { databaseOptionsOf, openDatabase } from '@gatehouse/db';
 import { fatal, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createNotificationsService } from './service.ts';
-import { createSmtpMailer, type Mailer } from './domain/mailer.ts';
+import { createSmtpMailer, type Mailer } from './smtp/mailer.ts';
 import { notificationsSchema } from './storage/mikro/schema.ts';
 
 /** An SMTP mailer from the `--smtp-*` flags (the caller checks `config.isEmailConfigured`). */

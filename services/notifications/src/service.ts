@@ -8,7 +8,7 @@ import type { Database } from '@gatehouse/db';
 import { AppError } from '@gatehouse/errors';
 import type { Logger, Registry } from '@gatehouse/observability';
 import { createEmailSendHandler, type TemplateLookup } from './consumers/email-send.ts';
-import type { Mailer } from './domain/mailer.ts';
+import type { Mailer } from './smtp/mailer.ts';
 import { EMAIL_SEND } from './job.ts';
 import { deliveryCounter } from './metrics.ts';
 import { createMikroDeliveryStore } from './storage/mikro/store.ts';

@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import type { Bus } from '@gatehouse/bus';
 import { createLogger, createMetricsRegistry, type Registry } from '@gatehouse/observability';
-import { createSmtpMailer } from '../src/domain/mailer.ts';
+import { createSmtpMailer } from '../src/smtp/mailer.ts';
 import { createNotificationsService, type NotificationsService } from '../src/service.ts';
 import type { DeliveryStore } from '../src/storage/storage.ts';
 import type { EmailJob } from '../src/job.ts';

@@ -1,6 +1,6 @@
 /** @module mailer.int.test: the nodemailer SMTP mailer against a real SMTP server (smtp-server on 127.0.0.1:0). */
 import { describe, it, expect, afterEach } from '@jest/globals';
-import { createSmtpMailer, type SmtpOptions } from '../src/domain/mailer.ts';
+import { createSmtpMailer, type SmtpOptions } from '../src/smtp/mailer.ts';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.ts';
 
 const MSG = { to: 'ann@acme.test', subject: 'Réinitialiser — Reset Password', html: '<p>Hello <b>Ann</b> é</p>', text: 'Hello Ann é' };

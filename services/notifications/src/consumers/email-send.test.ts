@@ -2,7 +2,7 @@
 import { describe, it, expect } from '@jest/globals';
 import { createLogger, createMetricsRegistry } from '@gatehouse/observability';
 import { emailJobEnvelope, type EmailJob } from '../job.ts';
-import type { Mailer, OutgoingEmail } from '../domain/mailer.ts';
+import type { Mailer, OutgoingEmail } from '../smtp/mailer.ts';
 import { deliveryCounter } from '../metrics.ts';
 import { createMemoryDeliveryStore } from '../storage/memory.ts';
 import { createEmailSendHandler, type EmailSendDeps } from './email-send.ts';

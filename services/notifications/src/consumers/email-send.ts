@@ -8,7 +8,7 @@ import type { Delivery, Envelope } from '@gatehouse/bus';
 import { AppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
 import { isEmailEventName, parseEmailJob, type EmailEventName, type EmailJob } from '../job.ts';
-import type { Mailer } from '../domain/mailer.ts';
+import type { Mailer } from '../smtp/mailer.ts';
 import { renderEmail, type RenderOptions, type RenderedEmail } from '../domain/render.ts';
 import type { DeliveryCounter } from '../metrics.ts';
 import type { DeliveryStore, NewAttempt } from '../storage/storage.ts';

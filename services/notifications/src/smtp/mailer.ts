@@ -1,6 +1,6 @@
 /**
- * @module @gatehouse/notifications/domain/mailer
- * Sends one rendered email over SMTP with nodemailer (flags `--smtp-*`, `--skip-tls-verification`,
+ * @module @gatehouse/notifications/smtp/mailer
+ * The SMTP transport (kept out of the transport-free domain/): sends one rendered email with nodemailer (flags `--smtp-*`, `--skip-tls-verification`,
  * service-spec §1; behaviour.md §5.5 "Sending").
  */
 import { createTransport } from 'nodemailer';
