@@ -2,7 +2,7 @@
  * @module @gatehouse/authn/domain/auth-response
  * AuthResponse with every field present (behaviour.md §2.1, graphql.md §3.1).
  */
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import type { IssuedTokens } from './tokens.ts';
 import { toWireUser, type WireUser } from './user.ts';
 

@@ -6,7 +6,7 @@
  */
 import { AppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import type { AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';

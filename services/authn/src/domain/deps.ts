@@ -7,7 +7,7 @@ import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import type { ProtoServices } from '@gatehouse/contracts';
 import type { ClientOf } from '@gatehouse/rpc';
-import type { LoginLockout, UserRepository } from '../storage/storage.ts';
+import type { LoginLockout, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
 import type { AuthnOptions } from './options.ts';
 import type { RequiredRelation } from './validation.ts';

@@ -4,7 +4,7 @@
  * worker consumes; services never import each other, ARCHITECTURE §2). Jobs are written to the
  * outbox in the transaction of the state change (ARCHITECTURE §4) with `tx.events.emit`.
  */
-import type { EventSink, VerificationPurpose } from '../storage/storage.ts';
+import type { EventSink, VerificationPurpose } from '../storage/ports.ts';
 import type { WireUser } from './user.ts';
 
 /** Envelope name of an email delivery job. */

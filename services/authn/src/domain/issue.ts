@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { sessionCookies, type SessionRecord } from '@gatehouse/auth';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import { tokenAuthResponse, type AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { cookieOptions } from './options.ts';

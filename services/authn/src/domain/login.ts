@@ -8,7 +8,7 @@ import { AppError } from '@gatehouse/errors';
 import { dummyVerify, hashPassword, verifyPassword } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
 import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
-import type { AuthnTx } from '../storage/storage.ts';
+import type { AuthnTx } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';
 import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';

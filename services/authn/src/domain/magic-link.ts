@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { selfServiceRoles } from './roles.ts';

@@ -6,7 +6,7 @@ import { AppError } from '@gatehouse/errors';
 import { clearMfaCookie, clearSessionCookies, type UserCaller } from '@gatehouse/auth';
 import { hashPassword, verifyPassword } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { cookieOptions, isMfaAvailable, isMfaEnforced } from './options.ts';
 import { PROFILE_FIELDS } from './signup.ts';

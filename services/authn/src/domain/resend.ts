@@ -4,7 +4,7 @@
  * once per 60 s per address and purpose; the previous link stops working. One answer always.
  */
 import { AppError } from '@gatehouse/errors';
-import type { VerificationPurpose } from '../storage/storage.ts';
+import type { VerificationPurpose } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { isRevoked } from './user.ts';
 import { asObject, MAX_URL_CHARS, normaliseEmail, optString } from './validation.ts';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { hashPassword } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { atHash } from '@gatehouse/crypto';
 import type { SessionRecord } from '@gatehouse/auth';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { toWireUser } from './user.ts';
 

@@ -2,7 +2,7 @@
  * @module @gatehouse/authn/domain/user
  * The wire User (behaviour.md §5.3, graphql.md §3.1): every field present, lists `[]`, unset `null`.
  */
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 
 export interface WireUser {
   id: string;

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
-import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/storage.ts';
+import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { queueLinkEmail } from './email-job.ts';
 import { toWireUser } from './user.ts';
