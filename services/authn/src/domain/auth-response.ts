@@ -4,7 +4,8 @@
  */
 import type { UserRecord } from '../storage/ports.ts';
 import type { IssuedTokens } from './tokens.ts';
-import { toWireUser, type WireUser } from './user.ts';
+import type { common } from '@gatehouse/contracts';
+import { publicUser } from './user.ts';
 
 export interface AuthResponse {
   message: string;
@@ -12,7 +13,7 @@ export interface AuthResponse {
   id_token: string | null;
   refresh_token: string | null;
   expires_in: number | null;
-  user: WireUser | null;
+  user: common.User | null;
   should_show_email_otp_screen: boolean;
   should_show_mobile_otp_screen: boolean;
   should_show_totp_screen: boolean;
@@ -58,6 +59,6 @@ export function tokenAuthResponse(message: string, tokens: IssuedTokens, user: U
     id_token: tokens.idToken,
     refresh_token: tokens.refreshToken,
     expires_in: tokens.expiresIn,
-    user: toWireUser(user),
+    user: publicUser(user),
   };
 }

@@ -11,9 +11,10 @@ import type { AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
-import { isRevoked, toWireUser, type WireUser } from './user.ts';
+import { isRevoked, publicUser } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
-import type { mfa } from '@gatehouse/contracts';
+import type { common, mfa } from '@gatehouse/contracts';
+import { userLoggedIn } from '../events.ts';
 
 /** A challenge mfa has proven (proto `MfaVerdict`), and the message of the AuthResponse (behaviour.md §9). */
 type CompleteMfaLoginRequest = mfa.MfaVerdict & { message: string };
@@ -68,7 +69,7 @@ export async function completeMfaLogin(c: AuthnContext, ctx: CallContext, req: C
     loginMethod: req.login_method, roles: [...req.roles], scope: [...req.scope], authTime: req.auth_time || now,
   }, req.message);
   await c.users.transaction(async (tx) => {
-    tx.events.emit('user.login', { user: toWireUser(user), login_method: req.login_method });
+    userLoggedIn(tx.events, user, req.login_method);
   });
   return response;
 }
@@ -77,8 +78,8 @@ export async function completeMfaLogin(c: AuthnContext, ctx: CallContext, req: C
  * @returns the User record (behaviour.md §5.3)
  * @throws AppError `not_found` `user not found`
  */
-export async function getUserById(c: AuthnContext, userId: string): Promise<WireUser> {
+export async function getUserById(c: AuthnContext, userId: string): Promise<common.User> {
   const u = userId ? await c.users.findById(userId) : null;
   if (!u) throw new AppError('not_found', 'user not found');
-  return toWireUser(u);
+  return publicUser(u);
 }

@@ -27,7 +27,7 @@ export type MfaInternalClient = Pick<ClientOf<ProtoServices['gatehouse.mfa.v1.Mf
 
 export interface AuthnDeps {
   options: AuthnOptions;
-  /** users + the unit of work; events go through `users.transaction(tx => tx.events.emit(...))` */
+  /** users + the unit of work; events are emitted inside `users.transaction` through the builders of events.ts */
   users: UserRepository;
   sessions: SessionStore;
   lockout: LoginLockout;

@@ -14,7 +14,8 @@ import { openSessionAndRespond } from './issue.ts';
 import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
-import { isRevoked, toWireUser } from './user.ts';
+import { userLoggedIn } from '../events.ts';
+import { isRevoked, publicUser } from './user.ts';
 import { MAX_URL_CHARS, asObject, optString, optStringList } from './validation.ts';
 
 export const INVALID_CREDENTIALS = 'invalid credentials';
@@ -66,7 +67,7 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
     // the mfa service owns MFA sessions and codes: it mails the code and sets the `mfa` cookie;
     // verify_otp then marks the email verified and issues tokens with this grant (§4.1)
     await c.mfa.OpenOtpChallenge({
-      user: toWireUser(user), channel: 'email', purpose: 'login', login_method: loginMethod, roles, scope, state, auth_time: c.now(),
+      user: publicUser(user), channel: 'email', purpose: 'login', login_method: loginMethod, roles, scope, state, auth_time: c.now(),
     }, ctx);
     if (newHash) await c.users.transaction((tx) => upgradeHash(tx, user.id, newHash));
     return { ...emptyAuthResponse(EMAIL_OTP_SENT), should_show_email_otp_screen: true };
@@ -79,7 +80,7 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
   const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod, roles, scope, authTime: c.now() }, 'Logged in successfully');
   await c.users.transaction(async (tx) => {
     if (newHash) await upgradeHash(tx, user.id, newHash);
-    tx.events.emit('user.login', { user: toWireUser(user), login_method: loginMethod });
+    userLoggedIn(tx.events, user, loginMethod);
   });
   return response;
 }

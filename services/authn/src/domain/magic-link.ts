@@ -10,7 +10,8 @@ import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { selfServiceRoles } from './roles.ts';
-import { isRevoked, toWireUser } from './user.ts';
+import { userSignedUp } from '../events.ts';
+import { isRevoked } from './user.ts';
 import { asObject, MAX_URL_CHARS, normaliseEmail, optString, optStringList } from './validation.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 
@@ -57,9 +58,7 @@ export async function magicLinkLogin(c: AuthnContext, raw: unknown): Promise<{ m
       if (!o.enableSignup) return;
       user = newMagicLinkUser(email, roles, now);
       await tx.users.create(user);
-      const wire = toWireUser(user);
-      tx.events.emit('user.created', { user: wire, signup_method: 'magic_link_login' });
-      tx.events.emit('user.signup', { user: wire, signup_method: 'magic_link_login' });
+      userSignedUp(tx.events, user, 'magic_link_login');
     }
     if (isRevoked(user)) return;
     await issueLink(c, tx, {

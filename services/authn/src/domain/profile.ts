@@ -10,7 +10,9 @@ import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { cookieOptions, isMfaAvailable, isMfaEnforced } from './options.ts';
 import { PROFILE_FIELDS } from './signup.ts';
-import { isRevoked, toWireUser, type WireUser } from './user.ts';
+import type { common } from '@gatehouse/contracts';
+import { userDeactivated } from '../events.ts';
+import { isRevoked, publicUser } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 import {
   MAX_URL_CHARS, asObject, checkPasswordPolicy, normaliseEmail, normalisePhone, optAppData, optBool, optString,
@@ -30,8 +32,8 @@ async function currentUser(c: AuthnContext, ctx: CallContext): Promise<{ caller:
 }
 
 /** `GET /v1/profile`: the caller's User. @throws `unauthenticated` `unauthorized` */
-export async function profile(c: AuthnContext, ctx: CallContext): Promise<WireUser> {
-  return toWireUser((await currentUser(c, ctx)).user);
+export async function profile(c: AuthnContext, ctx: CallContext): Promise<common.User> {
+  return publicUser((await currentUser(c, ctx)).user);
 }
 
 /**
@@ -140,7 +142,7 @@ export async function deactivateAccount(c: AuthnContext, ctx: CallContext): Prom
     const current = (await tx.users.findById(user.id)) ?? user;
     const next = { ...current, revokedTimestamp: now, deactivatedAt: now, updatedAt: now };
     await tx.users.update(next);
-    tx.events.emit('user.deactivated', { user: toWireUser(next) });
+    userDeactivated(tx.events, next);
   });
   await c.sessions.deleteAllForUser(user.id);
   const co = cookieOptions(c.options);

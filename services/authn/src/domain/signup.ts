@@ -14,7 +14,7 @@ import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles } from './roles.ts';
-import { toWireUser } from './user.ts';
+import { userSignedUp } from '../events.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 import {
   MAX_URL_CHARS, asObject, checkPasswordPolicy, normaliseEmail, normalisePhone, optAppData, optBool, optString, optStringList,
@@ -108,9 +108,7 @@ export async function signup(c: AuthnContext, ctx: CallContext, raw: unknown): P
     if (phone !== null && (await tx.users.findByPhone(phone))) throw invalid('user with given phone number already exists');
     if (phoneVerificationPath) phoneVerificationNotAvailable();
     await tx.users.create(user);
-    const wire = toWireUser(user);
-    tx.events.emit('user.created', { user: wire, signup_method: user.signupMethods });
-    tx.events.emit('user.signup', { user: wire, signup_method: user.signupMethods });
+    userSignedUp(tx.events, user, user.signupMethods);
     if (emailVerificationPath) {
       await issueLink(c, tx, {
         purpose: 'basic_auth_signup', user, redirectUri: redirect, state: state ?? null, scope: scopeReq ?? null,

@@ -1,38 +1,16 @@
 /**
  * @module @gatehouse/authn/domain/user
- * The wire User (behaviour.md §5.3, graphql.md §3.1): every field present, lists `[]`, unset `null`.
+ * Rules about a stored user, and the User record it is shown as (behaviour.md §5.3, graphql.md §3.1).
  */
+import type { common } from '@gatehouse/contracts';
 import type { UserRecord } from '../storage/ports.ts';
 
-export interface WireUser {
-  id: string;
-  email: string | null;
-  email_verified: boolean;
-  signup_methods: string;
-  given_name: string | null;
-  family_name: string | null;
-  middle_name: string | null;
-  nickname: string | null;
-  preferred_username: string | null;
-  gender: string | null;
-  birthdate: string | null;
-  phone_number: string | null;
-  phone_number_verified: boolean;
-  picture: string | null;
-  roles: string[];
-  created_at: number;
-  updated_at: number;
-  revoked_timestamp: number | null;
-  is_multi_factor_auth_enabled: boolean | null;
-  has_skipped_mfa_setup_at: number | null;
-  mfa_locked_at: number | null;
-  /** verified factors; owned by the mfa service, `[]` until it is wired */
-  enrolled_mfa_methods: string[];
-  app_data: Record<string, unknown> | null;
-}
-
-/** Maps a stored user to the wire User. The password hash never leaves. */
-export function toWireUser(u: UserRecord): WireUser {
+/**
+ * The User record as it leaves authn (behaviour.md §5.3): every field present, lists `[]`, unset
+ * `null`. Responses, event payloads, email templates (`{{.user.*}}`) and the custom access token
+ * script all see this shape; the password hash never leaves.
+ */
+export function publicUser(u: UserRecord): common.User {
   return {
     id: u.id,
     email: u.email,

@@ -7,7 +7,8 @@ import { AppError } from '@gatehouse/errors';
 import { sha256Hex, type JWTPayload } from '@gatehouse/crypto';
 import type { AuthnContext } from './deps.ts';
 import { assertRelations } from './relations.ts';
-import { isRevoked, toWireUser, type WireUser } from './user.ts';
+import type { common } from '@gatehouse/contracts';
+import { isRevoked, publicUser } from './user.ts';
 import { asObject, optString, optStringList, parseRequiredRelations } from './validation.ts';
 
 const TOKEN_TYPES = ['access_token', 'refresh_token', 'id_token'];
@@ -52,7 +53,7 @@ export async function validateJwtToken(c: AuthnContext, raw: unknown): Promise<{
   return { is_valid: true, claims };
 }
 
-export async function validateSession(c: AuthnContext, raw: unknown): Promise<{ is_valid: true; user: WireUser }> {
+export async function validateSession(c: AuthnContext, raw: unknown): Promise<{ is_valid: true; user: common.User }> {
   const req = asObject(raw);
   let cookie = optString(req, 'cookie', 4096)?.trim();
   const roles = optStringList(req, 'roles');
@@ -69,5 +70,5 @@ export async function validateSession(c: AuthnContext, raw: unknown): Promise<{ 
   if (!user || isRevoked(user)) throw unauthorized();
   if (roles && roles.some((r) => !session.roles.includes(r))) throw unauthorized();
   await assertRelations(c, user.id, relations);
-  return { is_valid: true, user: toWireUser(user) };
+  return { is_valid: true, user: publicUser(user) };
 }

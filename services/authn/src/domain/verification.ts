@@ -9,8 +9,7 @@ import { AppError } from '@gatehouse/errors';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
-import { queueLinkEmail } from './email-job.ts';
-import { toWireUser } from './user.ts';
+import { linkEmail } from '../events.ts';
 
 /** Link lifetime in seconds (behaviour.md §2.1). */
 export const LINK_TTL_SECONDS = 30 * 60;
@@ -64,7 +63,7 @@ export async function issueLink(c: AuthnContext, tx: AuthnTx, req: LinkRequest):
     updatedAt: now,
   };
   await tx.verifications.issue(request);
-  queueLinkEmail(tx.events, req.purpose, email, toWireUser(req.user), req.linkOf(token, request));
+  linkEmail(tx.events, req.purpose, email, req.user, req.linkOf(token, request));
   return { token, request };
 }
 

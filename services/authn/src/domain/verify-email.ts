@@ -13,7 +13,8 @@ import { openSessionAndRespond } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
-import { addSignupMethod, isRevoked, toWireUser } from './user.ts';
+import { userLoggedIn } from '../events.ts';
+import { addSignupMethod, isRevoked } from './user.ts';
 import { asObject, MAX_URL_CHARS, optString } from './validation.ts';
 import { findRedeemable, userOf } from './verification.ts';
 
@@ -65,7 +66,7 @@ async function redeem(c: AuthnContext, ctx: CallContext, token: string | undefin
   const scope = request.scope ?? fromLink.scope ?? [...DEFAULT_SCOPE];
   const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod, roles, scope, authTime: now }, EMAIL_VERIFIED);
   await c.users.transaction(async (tx) => {
-    tx.events.emit('user.login', { user: toWireUser(user), login_method: loginMethod });
+    userLoggedIn(tx.events, user, loginMethod);
   });
   return response;
 }
