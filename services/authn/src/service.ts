@@ -4,11 +4,10 @@
  */
 import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
-import { getUserById, verifyOtp } from './domain/complete-mfa.ts';
+import { verifyOtp } from './domain/complete-mfa.ts';
 import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
 import { login } from './domain/login.ts';
 import { magicLinkLogin } from './domain/magic-link.ts';
-import { meta, openidConfiguration } from './domain/meta.ts';
 import { forgotPassword, resetPassword } from './domain/password-reset.ts';
 import { deactivateAccount, profile, updateProfile } from './domain/profile.ts';
 import { resendVerifyEmail } from './domain/resend.ts';
@@ -16,6 +15,10 @@ import { logout, refreshSession, revoke } from './domain/session.ts';
 import { signup } from './domain/signup.ts';
 import { validateJwtToken, validateSession } from './domain/validate.ts';
 import { verifyEmail, verifyEmailLinkTarget } from './domain/verify-email.ts';
+import { getJwksRpc } from './rpc/get-jwks.ts';
+import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
+import { getUserRpc } from './rpc/get-user.ts';
+import { metaRpc } from './rpc/meta.ts';
 
 export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
 export type { AuthnOptions } from './domain/options.ts';
@@ -47,9 +50,9 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       ValidateJwtToken: (req) => validateJwtToken(c, req),
       ValidateSession: (req) => validateSession(c, req),
       DeactivateAccount: (_req, ctx) => deactivateAccount(c, ctx),
-      Meta: async () => meta(c),
-      GetJwks: async () => c.jwt.jwks(),
-      GetOpenidConfiguration: async () => openidConfiguration(c),
+      Meta: metaRpc(c),
+      GetJwks: getJwksRpc(c),
+      GetOpenidConfiguration: getOpenidConfigurationRpc(c),
       MagicLinkLogin: (req) => magicLinkLogin(c, req),
       VerifyEmail: (req, ctx) => verifyEmail(c, ctx, req),
       VerifyEmailLink: (req, ctx) => verifyEmailLinkTarget(c, ctx, req),
@@ -70,7 +73,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       InviteMembers: notImplemented,
     }, createAuthGuard(c.authenticator)).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
-      GetUser: (req) => getUserById(c, req.user_id),
+      GetUser: getUserRpc(c),
     }).handlers,
   };
 }

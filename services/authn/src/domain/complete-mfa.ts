@@ -1,8 +1,7 @@
 /**
  * @module @gatehouse/authn/domain/complete-mfa
- * authn's internal API for the mfa service (proto `AuthnInternal`): issuing the withheld tokens once
- * a challenge is complete (behaviour.md §4.1 "no gate", §4.3 verify_otp), and users by id for the
- * federated `User` entity (graphql.md §5.2).
+ * Issuing the withheld tokens once the mfa service has proven a challenge (behaviour.md §4.1 "no
+ * gate", §4.3 verify_otp).
  */
 import { AppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
@@ -11,9 +10,9 @@ import type { AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSessionAndRespond } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
-import { isRevoked, publicUser } from './user.ts';
+import { isRevoked } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
-import type { common, mfa } from '@gatehouse/contracts';
+import type { mfa } from '@gatehouse/contracts';
 import { userLoggedIn } from '../events.ts';
 
 /** A challenge mfa has proven (proto `MfaVerdict`), and the message of the AuthResponse (behaviour.md §9). */
@@ -72,14 +71,4 @@ export async function completeMfaLogin(c: AuthnContext, ctx: CallContext, req: C
     userLoggedIn(tx.events, user, req.login_method);
   });
   return response;
-}
-
-/**
- * @returns the User record (behaviour.md §5.3)
- * @throws AppError `not_found` `user not found`
- */
-export async function getUserById(c: AuthnContext, userId: string): Promise<common.User> {
-  const u = userId ? await c.users.findById(userId) : null;
-  if (!u) throw new AppError('not_found', 'user not found');
-  return publicUser(u);
 }

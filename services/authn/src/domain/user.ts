@@ -3,7 +3,8 @@
  * Rules about a stored user, and the User record it is shown as (behaviour.md §5.3, graphql.md §3.1).
  */
 import type { common } from '@gatehouse/contracts';
-import type { UserRecord } from '../storage/ports.ts';
+import { AppError } from '@gatehouse/errors';
+import type { UserReader, UserRecord } from '../storage/ports.ts';
 
 /**
  * The User record as it leaves authn (behaviour.md §5.3): every field present, lists `[]`, unset
@@ -40,6 +41,16 @@ export function publicUser(u: UserRecord): common.User {
 
 /** True when the user may not authenticate: admin-revoked or self-deactivated (behaviour.md §3.1). */
 export const isRevoked = (u: UserRecord): boolean => u.revokedTimestamp !== null || u.deactivatedAt !== null;
+
+/**
+ * The stored user `userId` (the federated `User` entity, graphql.md §5.2).
+ * @throws AppError `not_found` `user not found`, also for an empty id
+ */
+export async function getUserById(users: UserReader, userId: string): Promise<UserRecord> {
+  const u = userId ? await users.findById(userId) : null;
+  if (!u) throw new AppError('not_found', 'user not found');
+  return u;
+}
 
 /** Adds a signup method to the comma list once. */
 export function addSignupMethod(list: string, method: string): string {
