@@ -11,14 +11,16 @@ import { magicLinkLogin } from './domain/magic-link.ts';
 import { forgotPassword, resetPassword } from './domain/password-reset.ts';
 import { deactivateAccount, profile, updateProfile } from './domain/profile.ts';
 import { resendVerifyEmail } from './domain/resend.ts';
-import { logout, refreshSession, revoke } from './domain/session.ts';
+import { logout, refreshSession } from './domain/session.ts';
 import { signup } from './domain/signup.ts';
-import { validateJwtToken, validateSession } from './domain/validate.ts';
 import { verifyEmail, verifyEmailLinkTarget } from './domain/verify-email.ts';
 import { getJwksRpc } from './rpc/get-jwks.ts';
 import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
 import { getUserRpc } from './rpc/get-user.ts';
 import { metaRpc } from './rpc/meta.ts';
+import { revokeRpc } from './rpc/revoke.ts';
+import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
+import { validateSessionRpc } from './rpc/validate-session.ts';
 
 export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
 export type { AuthnOptions } from './domain/options.ts';
@@ -46,9 +48,9 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       Profile: (_req, ctx) => profile(c, ctx),
       UpdateProfile: (req, ctx) => updateProfile(c, ctx, req),
       Session: (req, ctx) => refreshSession(c, ctx, req),
-      Revoke: (req) => revoke(c, req),
-      ValidateJwtToken: (req) => validateJwtToken(c, req),
-      ValidateSession: (req) => validateSession(c, req),
+      Revoke: revokeRpc(c),
+      ValidateJwtToken: validateJwtTokenRpc(c),
+      ValidateSession: validateSessionRpc(c),
       DeactivateAccount: (_req, ctx) => deactivateAccount(c, ctx),
       Meta: metaRpc(c),
       GetJwks: getJwksRpc(c),

@@ -15,7 +15,7 @@ import type { RequiredRelation } from './validation.ts';
 /** The authorization engine hook for `required_relations` (behaviour.md §7.4). */
 export interface PermissionChecker {
   /** true when `subject` (`user:<id>`) holds every relation (AND) */
-  checkAll(subject: string, relations: RequiredRelation[]): Promise<boolean>;
+  checkAll(subject: string, relations: readonly RequiredRelation[]): Promise<boolean>;
 }
 
 /**

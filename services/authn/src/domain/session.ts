@@ -12,7 +12,7 @@ import { cookieOptions } from './options.ts';
 import { assertRelations } from './relations.ts';
 import { issueTokens } from './tokens.ts';
 import { isRevoked } from './user.ts';
-import { MAX_URL_CHARS, asObject, optString, optStringList, parseRequiredRelations } from './validation.ts';
+import { MAX_URL_CHARS, asObject, optString, optStringList, optText, parseRequiredRelations } from './validation.ts';
 
 const unauthorized = () => new AppError('unauthenticated', 'unauthorized');
 
@@ -55,14 +55,17 @@ export async function logout(c: AuthnContext, ctx: CallContext): Promise<{ messa
   return { message: 'Logged out successfully' };
 }
 
+/** behaviour.md §9 */
+export const TOKEN_REVOKED = 'Token revoked';
+
 /**
  * `POST /v1/revoke`: deletes the session a refresh token belongs to. No credentials needed.
- * @throws `invalid_argument` `missing refresh token` / `invalid token` / `token does not match`;
+ * @param refreshToken the request's `refresh_token` (at most 16384 characters)
+ * @throws AppError `invalid_argument` `missing refresh token` / `invalid token` / `token does not match`;
  *   `not_found` `token not found`
  */
-export async function revoke(c: AuthnContext, raw: unknown): Promise<{ message: string }> {
-  const req = asObject(raw);
-  const token = optString(req, 'refresh_token', 16384);
+export async function revoke(c: AuthnContext, refreshToken: string | null | undefined): Promise<void> {
+  const token = optText('refresh_token', refreshToken, 16384);
   if (!token) throw new AppError('invalid_argument', 'missing refresh token');
   let claims;
   try {
@@ -77,5 +80,4 @@ export async function revoke(c: AuthnContext, raw: unknown): Promise<{ message: 
   if (!session || session.userId !== claims.sub) throw new AppError('not_found', 'token not found');
   if (!session.refreshTokenId || session.refreshTokenId !== claims.jti) throw new AppError('invalid_argument', 'token does not match');
   await c.sessions.delete(session.id);
-  return { message: 'Token revoked' };
 }

@@ -40,6 +40,31 @@ export function optStringList(req: Record<string, unknown>, field: string, maxIt
   return list.length > 0 ? list : undefined;
 }
 
+/**
+ * An optional text field of a request, at most `max` characters (UTF-16 code units, as JSON counts
+ * them); null and absent are `undefined`.
+ * @throws AppError `invalid_argument` `<field> must be at most <max> characters`
+ */
+export function optText(field: string, value: string | null | undefined, max = MAX_FIELD_CHARS): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (value.length > max) throw bad(`${field} must be at most ${max} characters`);
+  return value;
+}
+
+/**
+ * A list of strings (`roles`, `scope`): entries trimmed, blanks dropped, duplicates removed;
+ * an empty result is `undefined` ("not supplied"). An empty list allocates nothing.
+ * @throws AppError `invalid_argument` `<field> must be a list of strings` (an entry over 256
+ *   characters), `<field> must have at most <maxItems> entries`
+ */
+export function normaliseList(field: string, list: readonly string[], maxItems = 100): string[] | undefined {
+  if (list.length === 0) return undefined;
+  if (list.some((x) => x.length > MAX_FIELD_CHARS)) throw bad(`${field} must be a list of strings`);
+  if (list.length > maxItems) throw bad(`${field} must have at most ${maxItems} entries`);
+  const out = [...new Set(list.map((x) => x.trim()).filter(Boolean))];
+  return out.length > 0 ? out : undefined;
+}
+
 /** An optional boolean. */
 export function optBool(req: Record<string, unknown>, field: string): boolean | undefined {
   const v = req[field];
@@ -108,6 +133,29 @@ export function checkPasswordPolicy(password: string, strong: boolean): void {
 export interface RequiredRelation {
   relation: string;
   object: string;
+}
+
+/** One `required_relations` entry as a request carries it: either field may be absent. */
+export interface RelationInput {
+  relation?: string | null | undefined;
+  object?: string | null | undefined;
+}
+
+const NO_RELATIONS: readonly RequiredRelation[] = Object.freeze([]);
+
+/**
+ * `required_relations` (behaviour.md §7.4): 0–100 entries, neither field blank, both trimmed. An
+ * empty list allocates nothing (the validation endpoints' common case).
+ * @throws AppError `invalid_argument` `required_relations must have at most 100 entries`,
+ *   `each required relation needs relation and object`
+ */
+export function requiredRelations(list: readonly RelationInput[]): readonly RequiredRelation[] {
+  if (list.length === 0) return NO_RELATIONS;
+  if (list.length > 100) throw bad('required_relations must have at most 100 entries');
+  return list.map(({ relation, object }) => {
+    if (!relation?.trim() || !object?.trim()) throw bad('each required relation needs relation and object');
+    return { relation: relation.trim(), object: object.trim() };
+  });
 }
 
 /** `required_relations`: 0–100 `{relation, object}`, neither blank. */
