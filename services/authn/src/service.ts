@@ -9,16 +9,19 @@ import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
 import { login } from './domain/login.ts';
 import { magicLinkLogin } from './domain/magic-link.ts';
 import { forgotPassword, resetPassword } from './domain/password-reset.ts';
-import { deactivateAccount, profile, updateProfile } from './domain/profile.ts';
 import { resendVerifyEmail } from './domain/resend.ts';
-import { logout, refreshSession } from './domain/session.ts';
 import { signup } from './domain/signup.ts';
 import { verifyEmail, verifyEmailLinkTarget } from './domain/verify-email.ts';
+import { deactivateAccountRpc } from './rpc/deactivate-account.ts';
 import { getJwksRpc } from './rpc/get-jwks.ts';
 import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
 import { getUserRpc } from './rpc/get-user.ts';
+import { logoutRpc } from './rpc/logout.ts';
 import { metaRpc } from './rpc/meta.ts';
+import { profileRpc } from './rpc/profile.ts';
 import { revokeRpc } from './rpc/revoke.ts';
+import { sessionRpc } from './rpc/session.ts';
+import { updateProfileRpc } from './rpc/update-profile.ts';
 import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
 import { validateSessionRpc } from './rpc/validate-session.ts';
 
@@ -44,14 +47,14 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
     handlers: defineService(serviceDescriptor('authn'), {
       Signup: (req, ctx) => signup(c, ctx, req),
       Login: (req, ctx) => login(c, ctx, req),
-      Logout: (_req, ctx) => logout(c, ctx),
-      Profile: (_req, ctx) => profile(c, ctx),
-      UpdateProfile: (req, ctx) => updateProfile(c, ctx, req),
-      Session: (req, ctx) => refreshSession(c, ctx, req),
+      Logout: logoutRpc(c),
+      Profile: profileRpc(c),
+      UpdateProfile: updateProfileRpc(c),
+      Session: sessionRpc(c),
       Revoke: revokeRpc(c),
       ValidateJwtToken: validateJwtTokenRpc(c),
       ValidateSession: validateSessionRpc(c),
-      DeactivateAccount: (_req, ctx) => deactivateAccount(c, ctx),
+      DeactivateAccount: deactivateAccountRpc(c),
       Meta: metaRpc(c),
       GetJwks: getJwksRpc(c),
       GetOpenidConfiguration: getOpenidConfigurationRpc(c),

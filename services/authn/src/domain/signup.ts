@@ -15,6 +15,7 @@ import { openSessionAndRespond } from './issue.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles } from './roles.ts';
 import { userSignedUp } from '../events.ts';
+import { PROFILE_FIELDS } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 import {
   MAX_URL_CHARS, asObject, checkPasswordPolicy, normaliseEmail, normalisePhone, optAppData, optBool, optString, optStringList,
@@ -22,12 +23,6 @@ import {
 
 const invalid = (m: string) => new AppError('invalid_argument', m);
 const precondition = (m: string) => new AppError('failed_precondition', m);
-
-/** Profile fields shared by signup and update_profile. */
-export const PROFILE_FIELDS = [
-  ['given_name', 'givenName'], ['family_name', 'familyName'], ['middle_name', 'middleName'],
-  ['nickname', 'nickname'], ['gender', 'gender'], ['birthdate', 'birthdate'],
-] as const;
 
 /** behaviour.md §3.2: the answer to an email signup with verification on, fresh or duplicate. */
 export const VERIFICATION_SENT = 'Verification email has been sent. Please check your inbox';

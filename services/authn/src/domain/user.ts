@@ -7,6 +7,18 @@ import { AppError } from '@gatehouse/errors';
 import type { UserReader, UserRecord } from '../storage/ports.ts';
 
 /**
+ * The free-text profile fields signup and update_profile take, each as the request names it (for
+ * messages) and as the record does (behaviour.md §3.1: at most 256 characters, trimmed).
+ */
+export const PROFILE_FIELDS = [
+  ['given_name', 'givenName'], ['family_name', 'familyName'], ['middle_name', 'middleName'],
+  ['nickname', 'nickname'], ['gender', 'gender'], ['birthdate', 'birthdate'],
+] as const;
+
+/** The profile fields of a request: absent or null is "not supplied". */
+export type ProfileFields = { [K in (typeof PROFILE_FIELDS)[number][1]]?: string | null | undefined };
+
+/**
  * The User record as it leaves authn (behaviour.md §5.3): every field present, lists `[]`, unset
  * `null`. Responses, event payloads, email templates (`{{.user.*}}`) and the custom access token
  * script all see this shape; the password hash never leaves.
@@ -50,6 +62,16 @@ export async function getUserById(users: UserReader, userId: string): Promise<Us
   const u = userId ? await users.findById(userId) : null;
   if (!u) throw new AppError('not_found', 'user not found');
   return u;
+}
+
+/**
+ * A signed-in caller's stored user, who must still be active (behaviour.md §2.1).
+ * @throws AppError `unauthenticated` `unauthorized` when the user is gone, revoked or deactivated
+ */
+export async function activeUser(users: UserReader, userId: string): Promise<UserRecord> {
+  const user = await users.findById(userId);
+  if (!user || isRevoked(user)) throw new AppError('unauthenticated', 'unauthorized');
+  return user;
 }
 
 /** Adds a signup method to the comma list once. */

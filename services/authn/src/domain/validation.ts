@@ -89,6 +89,24 @@ export function optAppData(req: Record<string, unknown>): Record<string, unknown
 }
 
 /**
+ * `app_data` (behaviour.md §3.1): a JSON object of at most 16 KiB serialised, returned as a copy;
+ * null and absent are `undefined`. (A value that is not an object never gets here: the codec refuses
+ * it as `malformed app_data`.)
+ * @throws AppError `invalid_argument` `app_data too large`, `malformed app_data`
+ */
+export function checkAppData(value: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined {
+  if (value === null || value === undefined) return undefined;
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    throw bad('malformed app_data');
+  }
+  if (Buffer.byteLength(json, 'utf8') > 16 * 1024) throw bad('app_data too large');
+  return JSON.parse(json) as Record<string, unknown>;
+}
+
+/**
  * RFC 5322 addr-spec, practical form: a dot-atom local part (≤ 64 chars) and a domain of at least
  * two DNS labels. Quoted local parts, comments and IP-literal domains are refused: no mailbox
  * provider issues them and they are a common injection vector.
