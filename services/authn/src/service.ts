@@ -4,26 +4,26 @@
  */
 import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
-import { verifyOtp } from './domain/complete-mfa.ts';
 import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
-import { login } from './domain/login.ts';
 import { magicLinkLogin } from './domain/magic-link.ts';
 import { forgotPassword, resetPassword } from './domain/password-reset.ts';
 import { resendVerifyEmail } from './domain/resend.ts';
-import { signup } from './domain/signup.ts';
 import { verifyEmail, verifyEmailLinkTarget } from './domain/verify-email.ts';
 import { deactivateAccountRpc } from './rpc/deactivate-account.ts';
 import { getJwksRpc } from './rpc/get-jwks.ts';
 import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
 import { getUserRpc } from './rpc/get-user.ts';
+import { loginRpc } from './rpc/login.ts';
 import { logoutRpc } from './rpc/logout.ts';
 import { metaRpc } from './rpc/meta.ts';
 import { profileRpc } from './rpc/profile.ts';
 import { revokeRpc } from './rpc/revoke.ts';
 import { sessionRpc } from './rpc/session.ts';
+import { signupRpc } from './rpc/signup.ts';
 import { updateProfileRpc } from './rpc/update-profile.ts';
 import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
 import { validateSessionRpc } from './rpc/validate-session.ts';
+import { verifyOtpRpc } from './rpc/verify-otp.ts';
 
 export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
 export type { AuthnOptions } from './domain/options.ts';
@@ -45,8 +45,8 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
   const c = createAuthnContext(deps);
   return {
     handlers: defineService(serviceDescriptor('authn'), {
-      Signup: (req, ctx) => signup(c, ctx, req),
-      Login: (req, ctx) => login(c, ctx, req),
+      Signup: signupRpc(c),
+      Login: loginRpc(c),
       Logout: logoutRpc(c),
       Profile: profileRpc(c),
       UpdateProfile: updateProfileRpc(c),
@@ -64,7 +64,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       ResendVerifyEmail: (req) => resendVerifyEmail(c, req),
       ForgotPassword: (req) => forgotPassword(c, req),
       ResetPassword: (req) => resetPassword(c, req),
-      VerifyOtp: (req, ctx) => verifyOtp(c, ctx, req),
+      VerifyOtp: verifyOtpRpc(c),
       SkipMfaSetup: notImplemented,
       WebauthnRegistrationVerify: notImplemented,
       WebauthnLoginVerify: notImplemented,

@@ -7,7 +7,7 @@ import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import type { ProtoServices } from '@gatehouse/contracts';
 import type { ClientOf } from '@gatehouse/rpc';
-import type { LoginLockout, UserRepository } from '../storage/ports.ts';
+import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
 import type { AuthnOptions } from './options.ts';
 import type { RequiredRelation } from './validation.ts';
@@ -16,6 +16,54 @@ import type { RequiredRelation } from './validation.ts';
 export interface PermissionChecker {
   /** true when `subject` (`user:<id>`) holds every relation (AND) */
   checkAll(subject: string, relations: readonly RequiredRelation[]): Promise<boolean>;
+}
+
+/**
+ * The mfa service's challenges, as one call sees them: authn asks, mfa never calls authn (issue 14
+ * §5). rpc/mfa.ts binds the mfa service's client to the caller's call, so the `mfa` cookie that mfa
+ * sets or clears travels back with it. Each method throws AppError with mfa's code (`unavailable`
+ * when mfa cannot be reached).
+ */
+export interface MfaChallenges {
+  /** Opens a 300 s MFA session for a login and mails its code (behaviour.md §3.3 step 8, §4.4). */
+  openEmailOtp(challenge: OtpChallenge): Promise<void>;
+  /** mfa's verdict on the caller's MFA session and code (behaviour.md §4.3); the session is consumed. */
+  verifyOtp(attempt: OtpAttempt): Promise<MfaVerdict>;
+}
+
+/** What the first step of a login decided: the user, and the grant tokens are finally issued with (§4.1). */
+export interface OtpChallenge {
+  user: UserRecord;
+  loginMethod: string;
+  roles: string[];
+  scope: string[];
+  state: string | null;
+  /** Unix seconds of the first step */
+  authTime: number;
+}
+
+/** A code the caller offers for its MFA session (behaviour.md §4.3 verify_otp). */
+export interface OtpAttempt {
+  otp?: string | null | undefined;
+  /** the caller says the code is a TOTP or recovery code */
+  isTotp?: boolean | null | undefined;
+  email?: string | null | undefined;
+  phoneNumber?: string | null | undefined;
+  state?: string | null | undefined;
+}
+
+/** A proven challenge: who proved which contact, and the grant of the first step (§4.1). */
+export interface MfaVerdict {
+  userId: string;
+  /** `email` or `sms`: that contact becomes verified */
+  verifiedChannel: string;
+  /** the address the code was sent to; it must still be the user's */
+  verifiedContact: string;
+  loginMethod: string;
+  roles: string[];
+  scope: string[];
+  /** Unix seconds of the first step; 0 means now */
+  authTime: number;
 }
 
 /**

@@ -37,6 +37,15 @@ export interface Issued {
   cookie: SessionCookie | null;
 }
 
+/** How a login-type flow ends: the message of its AuthResponse (behaviour.md §9), and what was issued. */
+export interface AuthOutcome {
+  message: string;
+  /** null when nothing was issued: a verification link was mailed, or a code was sent */
+  issued: Issued | null;
+  /** login step 8: a code was mailed and the email OTP screen comes next (behaviour.md §3.3) */
+  emailOtpSent?: boolean;
+}
+
 /**
  * Creates a session (opaque 256-bit handle, only its SHA-256 stored; expiry `--session-expires-in`)
  * and signs tokens bound to it.

@@ -6,16 +6,13 @@
  */
 import type { authn, common } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
-import type { Issued } from '../domain/issue.ts';
+import type { AuthOutcome, Issued } from '../domain/issue.ts';
 import type { AuthnOptions } from '../domain/options.ts';
 import { publicUser, type ProfileFields } from '../domain/user.ts';
 import { setSessionCookies } from './cookies.ts';
 
-/**
- * The AuthResponse of a flow: `issued`'s tokens and user, or none of them.
- * @param showEmailOtpScreen login step 8: the email OTP screen comes next (behaviour.md §3.3)
- */
-export function authResponse(message: string, issued: Issued | null, showEmailOtpScreen = false): common.AuthResponse {
+/** The AuthResponse of a flow: `issued`'s tokens and user, or none of them. */
+function authResponse(message: string, issued: Issued | null, showEmailOtpScreen: boolean): common.AuthResponse {
   const tokens = issued?.tokens;
   return {
     message,
@@ -40,10 +37,18 @@ export function authResponse(message: string, issued: Issued | null, showEmailOt
   };
 }
 
-/** Sets the session cookies of what was issued, if a session was opened, and answers with its AuthResponse. */
-export function issuedResponse(ctx: CallContext, options: AuthnOptions, message: string, issued: Issued): common.AuthResponse {
-  if (issued.cookie) setSessionCookies(ctx, options, issued.cookie);
-  return authResponse(message, issued);
+/**
+ * Sets the session cookies when a session was opened, and answers with the AuthResponse.
+ * @param emailOtpSent login step 8: the email OTP screen comes next (behaviour.md §3.3)
+ */
+export function issuedResponse(ctx: CallContext, options: AuthnOptions, message: string, issued: Issued | null, emailOtpSent = false): common.AuthResponse {
+  if (issued?.cookie) setSessionCookies(ctx, options, issued.cookie);
+  return authResponse(message, issued, emailOtpSent);
+}
+
+/** {@link issuedResponse} for a login-type flow's outcome. */
+export function outcomeResponse(ctx: CallContext, options: AuthnOptions, outcome: AuthOutcome): common.AuthResponse {
+  return issuedResponse(ctx, options, outcome.message, outcome.issued, outcome.emailOtpSent);
 }
 
 /** The profile fields of a signup or update_profile request. */
