@@ -5,24 +5,26 @@
 import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
 import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
-import { magicLinkLogin } from './domain/magic-link.ts';
-import { forgotPassword, resetPassword } from './domain/password-reset.ts';
-import { resendVerifyEmail } from './domain/resend.ts';
-import { verifyEmail, verifyEmailLinkTarget } from './domain/verify-email.ts';
 import { deactivateAccountRpc } from './rpc/deactivate-account.ts';
+import { forgotPasswordRpc } from './rpc/forgot-password.ts';
 import { getJwksRpc } from './rpc/get-jwks.ts';
 import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
 import { getUserRpc } from './rpc/get-user.ts';
 import { loginRpc } from './rpc/login.ts';
 import { logoutRpc } from './rpc/logout.ts';
+import { magicLinkLoginRpc } from './rpc/magic-link-login.ts';
 import { metaRpc } from './rpc/meta.ts';
 import { profileRpc } from './rpc/profile.ts';
+import { resendVerifyEmailRpc } from './rpc/resend-verify-email.ts';
+import { resetPasswordRpc } from './rpc/reset-password.ts';
 import { revokeRpc } from './rpc/revoke.ts';
 import { sessionRpc } from './rpc/session.ts';
 import { signupRpc } from './rpc/signup.ts';
 import { updateProfileRpc } from './rpc/update-profile.ts';
 import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
 import { validateSessionRpc } from './rpc/validate-session.ts';
+import { verifyEmailRpc } from './rpc/verify-email.ts';
+import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
 import { verifyOtpRpc } from './rpc/verify-otp.ts';
 
 export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
@@ -58,12 +60,12 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       Meta: metaRpc(c),
       GetJwks: getJwksRpc(c),
       GetOpenidConfiguration: getOpenidConfigurationRpc(c),
-      MagicLinkLogin: (req) => magicLinkLogin(c, req),
-      VerifyEmail: (req, ctx) => verifyEmail(c, ctx, req),
-      VerifyEmailLink: (req, ctx) => verifyEmailLinkTarget(c, ctx, req),
-      ResendVerifyEmail: (req) => resendVerifyEmail(c, req),
-      ForgotPassword: (req) => forgotPassword(c, req),
-      ResetPassword: (req) => resetPassword(c, req),
+      MagicLinkLogin: magicLinkLoginRpc(c),
+      VerifyEmail: verifyEmailRpc(c),
+      VerifyEmailLink: verifyEmailLinkRpc(c),
+      ResendVerifyEmail: resendVerifyEmailRpc(c),
+      ForgotPassword: forgotPasswordRpc(c),
+      ResetPassword: resetPasswordRpc(c),
       VerifyOtp: verifyOtpRpc(c),
       SkipMfaSetup: notImplemented,
       WebauthnRegistrationVerify: notImplemented,
