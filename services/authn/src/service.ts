@@ -1,14 +1,18 @@
 /**
  * @module @gatehouse/authn/service
- * createAuthnService(deps) → { handlers }: the transport-free authn RPCs, keyed by proto method name.
+ * createAuthnService(deps): authn's handler maps, one entry per RPC of `AuthnService` (public) and
+ * `AuthnInternal` (service-to-service), each from rpc/<method>.ts. The map only: who may call is each
+ * RPC's auth class (proto), enforced by the guard before any handler; rpc/ turns the wire into domain
+ * values and back; the logic is in domain/. RPCs the contract declares and this release does not
+ * serve yet answer `unimplemented` (after the auth-class check).
  */
 import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
-import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
 import { deactivateAccountRpc } from './rpc/deactivate-account.ts';
 import { forgotPasswordRpc } from './rpc/forgot-password.ts';
 import { getJwksRpc } from './rpc/get-jwks.ts';
 import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
+import { createRpcContext, type AuthnDeps } from './rpc/deps.ts';
 import { getUserRpc } from './rpc/get-user.ts';
 import { loginRpc } from './rpc/login.ts';
 import { logoutRpc } from './rpc/logout.ts';
@@ -27,7 +31,8 @@ import { verifyEmailRpc } from './rpc/verify-email.ts';
 import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
 import { verifyOtpRpc } from './rpc/verify-otp.ts';
 
-export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
+export type { PermissionChecker } from './domain/deps.ts';
+export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
 export type { AuthnOptions } from './domain/options.ts';
 export { createUserActivityCheck } from './domain/user.ts';
 
@@ -39,12 +44,12 @@ export interface AuthnService {
 }
 
 /**
- * Builds the authn service. Requests and responses are the spec's snake_case JSON shapes; handlers
- * push `Set-Cookie` values into `ctx.setCookies` and throw AppError.
+ * Builds the authn service. Requests and responses are the generated contract's types (snake_case
+ * wire fields); handlers push `Set-Cookie` values into `ctx.setCookies` and throw AppError.
  * @throws AppError `invalid_argument` when `--custom-access-token-script` does not compile
  */
 export function createAuthnService(deps: AuthnDeps): AuthnService {
-  const c = createAuthnContext(deps);
+  const c = createRpcContext(deps);
   return {
     handlers: defineService(serviceDescriptor('authn'), {
       Signup: signupRpc(c),

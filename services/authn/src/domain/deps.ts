@@ -1,12 +1,11 @@
 /**
  * @module @gatehouse/authn/domain/deps
- * What the authn service is built from, and the per-service context its flows share.
+ * What the authn domain is built from, the ports it asks other services through, and the context its
+ * flows share.
  */
-import type { Authenticator, SessionStore } from '@gatehouse/auth';
+import type { SessionStore } from '@gatehouse/auth';
 import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
-import type { ProtoServices } from '@gatehouse/contracts';
-import type { ClientOf } from '@gatehouse/rpc';
 import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
 import type { AuthnOptions } from './options.ts';
@@ -67,27 +66,21 @@ export interface MfaVerdict {
 }
 
 /**
- * The mfa service's internal API (proto `gatehouse.mfa.v1.MfaInternal`), as a typed client of any
- * transport: authn asks mfa for challenges and verdicts, mfa never calls authn (issue 14 §5).
- * Each call throws AppError with mfa's code (`unavailable` when it cannot be reached).
+ * What the authn domain is built from. The domain is transport-free (issue 14 §3): it sees no call
+ * context, cookie, credential or wire message; rpc/deps.ts adds those pieces for the handlers.
  */
-export type MfaInternalClient = Pick<ClientOf<ProtoServices['gatehouse.mfa.v1.MfaInternal']>, 'OpenOtpChallenge' | 'VerifyOtpChallenge'>;
-
-export interface AuthnDeps {
+export interface DomainDeps {
   options: AuthnOptions;
   /** users + the unit of work; events are emitted inside `users.transaction` through the builders of events.ts */
   users: UserRepository;
   sessions: SessionStore;
   lockout: LoginLockout;
   jwt: JwtSigner;
-  authenticator: Authenticator;
   /**
    * The authenticator's user-activity check (behaviour.md §2.1), cached in all-in-one on SQLite;
    * absent: flows read the user and test `isRevoked`
    */
   activity?: { isActive(userId: string): Promise<boolean> };
-  /** absent (split mode without --mfa-address): flows that need an MFA session refuse as if no channel existed */
-  mfa?: MfaInternalClient;
   /** absent: a non-empty `required_relations` fails with `failed_precondition` */
   permissions?: PermissionChecker;
   /** Unix seconds */
@@ -95,8 +88,8 @@ export interface AuthnDeps {
   logger: Logger;
 }
 
-/** Deps plus what is derived once at start. */
-export interface AuthnContext extends AuthnDeps {
+/** Deps plus what is derived once at start: the context every domain flow takes. */
+export interface AuthnContext extends DomainDeps {
   now(): number;
   customClaims: CustomClaims | null;
 }
@@ -104,7 +97,7 @@ export interface AuthnContext extends AuthnDeps {
 /**
  * @throws AppError `invalid_argument` when the custom access token script does not compile
  */
-export function createAuthnContext(deps: AuthnDeps): AuthnContext {
+export function createAuthnContext(deps: DomainDeps): AuthnContext {
   const clock = deps.clock ?? (() => Math.floor(Date.now() / 1000));
   return { ...deps, now: clock, customClaims: compileCustomClaims(deps.options.customAccessTokenScript, deps.logger) };
 }

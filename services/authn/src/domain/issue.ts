@@ -1,16 +1,14 @@
 /**
  * @module @gatehouse/authn/domain/issue
  * Opening a session and issuing tokens bound to it (behaviour.md §2.2 "any response that issues
- * tokens": a new session, tokens bound to it, both session cookies set).
+ * tokens": a new session, tokens bound to it, both session cookies set). The cookies are values
+ * here ({@link SessionCookie}); rpc/cookies.ts writes them as Set-Cookie.
  */
 import { randomUUID } from 'node:crypto';
-import { sessionCookies, type SessionRecord } from '@gatehouse/auth';
+import type { SessionRecord } from '@gatehouse/auth';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
-import type { CallContext } from '@gatehouse/rpc';
 import type { UserRecord } from '../storage/ports.ts';
-import { tokenAuthResponse, type AuthResponse } from './auth-response.ts';
 import type { AuthnContext } from './deps.ts';
-import { cookieOptions } from './options.ts';
 import { issueTokens, type IssuedTokens } from './tokens.ts';
 
 export interface SessionGrant {
@@ -72,9 +70,3 @@ export async function openSession(c: AuthnContext, user: UserRecord, grant: Sess
   return { user, tokens, cookie: { handle, maxAgeSeconds: session.expiresAt - now } };
 }
 
-/** {@link openSession}, pushing both session cookies and answering with the AuthResponse. */
-export async function openSessionAndRespond(c: AuthnContext, ctx: CallContext, user: UserRecord, grant: SessionGrant, message: string): Promise<{ response: AuthResponse }> {
-  const { tokens, cookie } = await openSession(c, user, grant);
-  ctx.setCookies.push(...sessionCookies(cookie!.handle, cookie!.maxAgeSeconds, cookieOptions(c.options)));
-  return { response: tokenAuthResponse(message, tokens, user) };
-}

@@ -4,10 +4,13 @@
  * set from a domain {@link SessionCookie}, and cleared with `mfa`, through `ctx.setCookies`, which
  * every transport carries back as Set-Cookie.
  */
-import { clearMfaCookie, clearSessionCookies, sessionCookies } from '@gatehouse/auth';
+import { clearMfaCookie, clearSessionCookies, sessionCookies, type AppCookieOptions } from '@gatehouse/auth';
 import type { CallContext } from '@gatehouse/rpc';
 import type { SessionCookie } from '../domain/issue.ts';
-import { cookieOptions, type AuthnOptions } from '../domain/options.ts';
+import type { AuthnOptions } from '../domain/options.ts';
+
+/** The cookie settings of the flags `--url`, `--app-cookie-secure`, `--app-cookie-same-site`. */
+const cookieOptions = (o: AuthnOptions): AppCookieOptions => ({ url: o.url, secure: o.appCookieSecure, sameSite: o.appCookieSameSite });
 
 /** Sets both session cookies for a new session. */
 export function setSessionCookies(ctx: CallContext, options: AuthnOptions, cookie: SessionCookie): void {

@@ -5,8 +5,9 @@
  * cookie mfa sets or clears comes back through `ctx.setCookies`.
  */
 import type { CallContext } from '@gatehouse/rpc';
-import type { MfaChallenges, MfaInternalClient } from '../domain/deps.ts';
+import type { MfaChallenges } from '../domain/deps.ts';
 import { publicUser } from '../domain/user.ts';
+import type { MfaInternalClient } from './deps.ts';
 
 /** The challenges of `client` for the call `ctx`; null without the mfa service. */
 export function mfaChallengesOf(client: MfaInternalClient | undefined, ctx: CallContext): MfaChallenges | null {
