@@ -57,11 +57,9 @@ export async function completeMfaLogin(c: AuthnContext, v: MfaVerdict): Promise<
     await tx.users.update(next);
     return next;
   });
-  const issued = await openSession(c, user, {
-    loginMethod: v.loginMethod, roles: [...v.roles], scope: [...v.scope], authTime: v.authTime || now,
-  });
+  const issued = await openSession(c, user, { ...v.grant, authTime: v.grant.authTime || now });
   await c.users.transaction(async (tx) => {
-    userLoggedIn(tx.events, user, v.loginMethod);
+    userLoggedIn(tx.events, user, v.grant.loginMethod);
   });
   return issued;
 }

@@ -8,8 +8,10 @@ import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
+import type { SessionGrant } from './issue.ts';
+import type { ContactInput } from './user.ts';
 import type { AuthnOptions } from './options.ts';
-import type { RequiredRelation } from './validation.ts';
+import type { Opt, RequiredRelation } from './validation.ts';
 
 /** The authorization engine hook for `required_relations` (behaviour.md §7.4). */
 export interface PermissionChecker {
@@ -33,36 +35,28 @@ export interface MfaChallenges {
 /** What the first step of a login decided: the user, and the grant tokens are finally issued with (§4.1). */
 export interface OtpChallenge {
   user: UserRecord;
-  loginMethod: string;
-  roles: string[];
-  scope: string[];
+  /** `authTime`: the first step */
+  grant: SessionGrant;
   state: string | null;
-  /** Unix seconds of the first step */
-  authTime: number;
 }
 
 /** A code the caller offers for its MFA session (behaviour.md §4.3 verify_otp). */
-export interface OtpAttempt {
-  otp?: string | null | undefined;
+export interface OtpAttempt extends ContactInput {
+  otp?: Opt<string>;
   /** the caller says the code is a TOTP or recovery code */
-  isTotp?: boolean | null | undefined;
-  email?: string | null | undefined;
-  phoneNumber?: string | null | undefined;
-  state?: string | null | undefined;
+  isTotp?: Opt<boolean>;
+  state?: Opt<string>;
 }
 
-/** A proven challenge: who proved which contact, and the grant of the first step (§4.1). */
+/** A proven challenge: who proved which contact, and the grant its first step decided (§4.1). */
 export interface MfaVerdict {
   userId: string;
   /** `email` or `sms`: that contact becomes verified */
   verifiedChannel: string;
   /** the address the code was sent to; it must still be the user's */
   verifiedContact: string;
-  loginMethod: string;
-  roles: string[];
-  scope: string[];
-  /** Unix seconds of the first step; 0 means now */
-  authTime: number;
+  /** what the session is opened with; `authTime` 0 means now */
+  grant: SessionGrant;
 }
 
 /**

@@ -12,9 +12,9 @@ import type { AuthnContext, MfaChallenges } from './deps.ts';
 import { openSession, type AuthOutcome } from './issue.ts';
 import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
-import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
-import { isRevoked } from './user.ts';
-import { MAX_URL_CHARS, normaliseList, optText } from './validation.ts';
+import { DEFAULT_SCOPE, grantedRoles, type GrantRequest } from './roles.ts';
+import { isRevoked, type ContactInput } from './user.ts';
+import { MAX_URL_CHARS, normaliseList, optText, type Opt } from './validation.ts';
 
 /** behaviour.md §9 */
 export const LOGGED_IN = 'Logged in successfully';
@@ -22,16 +22,9 @@ export const EMAIL_OTP_SENT = 'Please check email inbox for the OTP';
 export const INVALID_CREDENTIALS = 'invalid credentials';
 export const MFA_LOCKED_MESSAGE = "your account's multi-factor authentication is locked; contact your administrator to regain access";
 
-/** A password login: by email, else by phone number. */
-export interface LoginRequest {
-  email?: string | null | undefined;
-  phoneNumber?: string | null | undefined;
-  password?: string | null | undefined;
-  /** a subset of the user's roles; none: the granted-roles default (behaviour.md §2.1) */
-  roles: readonly string[];
-  /** none: the default scope */
-  scope: readonly string[];
-  state?: string | null | undefined;
+/** A password login: by email, else by phone number; the roles asked for are a subset of the user's (§2.1). */
+export interface LoginRequest extends GrantRequest, ContactInput {
+  password?: Opt<string>;
 }
 
 /**
@@ -90,7 +83,7 @@ export async function login(c: AuthnContext, mfa: MfaChallenges | null, req: Log
     if (!isEmailServiceEnabled(o) || !mfa) throw new AppError('failed_precondition', 'email address is not verified');
     // the mfa service owns MFA sessions and codes: it mails the code and sets the `mfa` cookie;
     // verify_otp then marks the email verified and issues tokens with this grant (§4.1)
-    await mfa.openEmailOtp({ user, loginMethod, roles, scope, state, authTime: c.now() });
+    await mfa.openEmailOtp({ user, grant: { loginMethod, roles, scope, authTime: c.now() }, state });
     if (newHash) await c.users.transaction((tx) => upgradeHash(tx, user.id, newHash));
     return { message: EMAIL_OTP_SENT, issued: null, emailOtpSent: true };
   }

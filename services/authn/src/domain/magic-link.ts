@@ -9,10 +9,10 @@ import { AppError } from '@gatehouse/errors';
 import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { checkRedirectUri } from './redirect.ts';
-import { selfServiceRoles } from './roles.ts';
+import { selfServiceRoles, type GrantRequest } from './roles.ts';
 import { userSignedUp } from '../events.ts';
 import { isRevoked } from './user.ts';
-import { MAX_URL_CHARS, normaliseEmail, normaliseList, optText } from './validation.ts';
+import { MAX_URL_CHARS, normaliseEmail, normaliseList, optText, type Opt } from './validation.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 
 export const MAGIC_LINK_SENT =
@@ -28,14 +28,13 @@ function newMagicLinkUser(email: string, roles: string[], now: number): UserReco
   };
 }
 
-/** A magic link request. */
-export interface MagicLinkRequest {
-  email?: string | null | undefined;
-  /** self-service roles (behaviour.md §3.1), added to an existing user when the link is redeemed */
-  roles: readonly string[];
-  scope: readonly string[];
-  state?: string | null | undefined;
-  redirectUri?: string | null | undefined;
+/**
+ * A magic link request; its roles are self-service roles (behaviour.md §3.1), added to an existing
+ * user when the link is redeemed, and its roles, scope and state travel in the link.
+ */
+export interface MagicLinkRequest extends GrantRequest {
+  email?: Opt<string>;
+  redirectUri?: Opt<string>;
 }
 
 /**

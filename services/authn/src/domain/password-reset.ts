@@ -11,8 +11,8 @@ import type { AuthnContext } from './deps.ts';
 import { lockoutKey } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { checkRedirectUri } from './redirect.ts';
-import { isRevoked } from './user.ts';
-import { checkPasswordPolicy, MAX_URL_CHARS, normaliseEmail, normalisePhone, optText } from './validation.ts';
+import { isRevoked, type ContactInput } from './user.ts';
+import { checkPasswordPolicy, MAX_URL_CHARS, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
 import { findRedeemable, issueLink, resetPasswordLink, userOf } from './verification.ts';
 import { USER_REVOKED } from './verify-email.ts';
 
@@ -30,21 +30,19 @@ function resetTarget(c: AuthnContext, requested: string | undefined): string {
 }
 
 /** A forgot_password request: an email, else a phone number. */
-export interface ForgotPasswordRequest {
-  email?: string | null | undefined;
-  phoneNumber?: string | null | undefined;
-  state?: string | null | undefined;
+export interface ForgotPasswordRequest extends ContactInput {
+  state?: Opt<string>;
   /** where the mailed link points (validated per behaviour.md §3.1) */
-  redirectUri?: string | null | undefined;
+  redirectUri?: Opt<string>;
 }
 
 /** A reset_password request: a link token, or an OTP with the phone number; the new password twice. */
 export interface ResetPasswordRequest {
-  token?: string | null | undefined;
-  otp?: string | null | undefined;
-  phoneNumber?: string | null | undefined;
-  password?: string | null | undefined;
-  confirmPassword?: string | null | undefined;
+  token?: Opt<string>;
+  otp?: Opt<string>;
+  phoneNumber?: Opt<string>;
+  password?: Opt<string>;
+  confirmPassword?: Opt<string>;
 }
 
 /**

@@ -10,9 +10,9 @@ import type { UserRecord } from '../storage/ports.ts';
 import { userDeactivated } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
 import { isMfaAvailable, isMfaEnforced } from './options.ts';
-import { activeUser, PROFILE_FIELDS, type ProfileFields } from './user.ts';
+import { activeUser, PROFILE_FIELDS, type ProfileInput } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
-import { MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normalisePhone, optText } from './validation.ts';
+import { MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
 
 const invalid = (m: string) => new AppError('invalid_argument', m);
 
@@ -23,15 +23,12 @@ export const EMAIL_CHANGE_SUFFIX = ' For the email change we have sent new verif
 export const ACCOUNT_DEACTIVATED = 'user account deactivated successfully';
 
 /** An update_profile request: absent or null is "leave unchanged", an empty string clears. */
-export interface ProfileUpdate extends ProfileFields {
-  oldPassword?: string | null | undefined;
-  newPassword?: string | null | undefined;
-  confirmNewPassword?: string | null | undefined;
-  email?: string | null | undefined;
-  phoneNumber?: string | null | undefined;
-  picture?: string | null | undefined;
-  isMultiFactorAuthEnabled?: boolean | null | undefined;
-  appData?: Record<string, unknown> | null | undefined;
+export interface ProfileUpdate extends ProfileInput {
+  oldPassword?: Opt<string>;
+  newPassword?: Opt<string>;
+  confirmNewPassword?: Opt<string>;
+  /** the MFA preference (behaviour.md §4.7) */
+  isMultiFactorAuthEnabled?: Opt<boolean>;
 }
 
 export interface ProfileUpdated {

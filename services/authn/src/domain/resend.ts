@@ -7,7 +7,7 @@ import { AppError } from '@gatehouse/errors';
 import type { VerificationPurpose } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { isRevoked } from './user.ts';
-import { MAX_URL_CHARS, normaliseEmail, optText } from './validation.ts';
+import { MAX_URL_CHARS, normaliseEmail, optText, type Opt } from './validation.ts';
 import { issueLink, linkFor, userOf } from './verification.ts';
 
 export const RESEND_MESSAGE =
@@ -17,11 +17,11 @@ const RESENDABLE: readonly VerificationPurpose[] = ['basic_auth_signup', 'forgot
 
 /** A request to re-send a pending link. */
 export interface ResendRequest {
-  email?: string | null | undefined;
+  email?: Opt<string>;
   /** the purpose: `basic_auth_signup`, `forgot_password` or `update_email` */
-  identifier?: string | null | undefined;
+  identifier?: Opt<string>;
   /** replaces the pending request's `state` when given */
-  state?: string | null | undefined;
+  state?: Opt<string>;
 }
 
 /**

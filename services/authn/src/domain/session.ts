@@ -7,9 +7,10 @@ import type { UserCaller } from '@gatehouse/auth';
 import type { AuthnContext } from './deps.ts';
 import { openSession, type Issued } from './issue.ts';
 import { assertRelations } from './relations.ts';
+import type { GrantRequest } from './roles.ts';
 import { issueTokens } from './tokens.ts';
 import { activeUser } from './user.ts';
-import { MAX_URL_CHARS, normaliseList, optText, requiredRelations, type RelationInput } from './validation.ts';
+import { MAX_URL_CHARS, normaliseList, optText, requiredRelations, type RelationInput, type Opt } from './validation.ts';
 
 /** behaviour.md §9 */
 export const SESSION_REFRESHED = 'Session token refreshed';
@@ -18,14 +19,11 @@ export const TOKEN_REVOKED = 'Token revoked';
 
 const unauthorized = () => new AppError('unauthenticated', 'unauthorized');
 
-/** What `session` may narrow the caller's grant to, and what the caller must hold. */
-export interface SessionRefresh {
-  /** a subset of the session's roles; none: the session's roles */
-  roles: readonly string[];
-  /** a subset of the session's scope; none: the session's scope */
-  scope: readonly string[];
-  /** echoed by clients only; checked for length */
-  state: string | null | undefined;
+/**
+ * What `session` may narrow the caller's grant to (a subset of the session's roles and scope; none:
+ * the session's), and the relations the caller must hold (§7.4).
+ */
+export interface SessionRefresh extends GrantRequest {
   requiredRelations: readonly RelationInput[];
 }
 
@@ -69,7 +67,7 @@ export async function logout(c: AuthnContext, caller: UserCaller): Promise<void>
  * @throws AppError `invalid_argument` `missing refresh token` / `invalid token` / `token does not match`;
  *   `not_found` `token not found`
  */
-export async function revoke(c: AuthnContext, refreshToken: string | null | undefined): Promise<void> {
+export async function revoke(c: AuthnContext, refreshToken: Opt<string>): Promise<void> {
   const token = optText('refresh_token', refreshToken, 16384);
   if (!token) throw new AppError('invalid_argument', 'missing refresh token');
   let claims;

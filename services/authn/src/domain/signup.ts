@@ -12,11 +12,11 @@ import { userSignedUp } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSession, type AuthOutcome } from './issue.ts';
 import { checkRedirectUri } from './redirect.ts';
-import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles } from './roles.ts';
-import { PROFILE_FIELDS, type ProfileFields } from './user.ts';
+import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles, type GrantRequest } from './roles.ts';
+import { PROFILE_FIELDS, type ProfileInput } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 import {
-  MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normaliseList, normalisePhone, optText,
+  MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normaliseList, normalisePhone, optText, type Opt,
 } from './validation.ts';
 
 const invalid = (m: string) => new AppError('invalid_argument', m);
@@ -27,20 +27,15 @@ export const SIGNED_UP = 'Signed up successfully.';
 /** behaviour.md §3.2: the answer to an email signup with verification on, fresh or duplicate. */
 export const VERIFICATION_SENT = 'Verification email has been sent. Please check your inbox';
 
-/** A signup request: an email or a phone number, the password twice, and the optional profile. */
-export interface SignupRequest extends ProfileFields {
-  email?: string | null | undefined;
-  phoneNumber?: string | null | undefined;
-  password?: string | null | undefined;
-  confirmPassword?: string | null | undefined;
-  picture?: string | null | undefined;
-  /** self-service roles (behaviour.md §3.1); none: `--default-roles` */
-  roles: readonly string[];
-  /** none: the default scope */
-  scope: readonly string[];
-  redirectUri?: string | null | undefined;
-  state?: string | null | undefined;
-  appData?: Record<string, unknown> | null | undefined;
+/**
+ * A signup request: an email or a phone number, the password twice, the optional profile, and
+ * self-service roles (behaviour.md §3.1; none: `--default-roles`).
+ */
+export interface SignupRequest extends ProfileInput, GrantRequest {
+  password?: Opt<string>;
+  confirmPassword?: Opt<string>;
+  /** where the verification link leads (validated per behaviour.md §3.1) */
+  redirectUri?: Opt<string>;
 }
 
 /** Phone-only signup with phone verification needs the SMS OTP leg of the mfa service (not in this release). */

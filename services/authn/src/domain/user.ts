@@ -5,6 +5,7 @@
 import type { common } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
 import type { UserReader, UserRecord } from '../storage/ports.ts';
+import type { Opt } from './validation.ts';
 
 /**
  * The free-text profile fields signup and update_profile take, each as the request names it (for
@@ -16,7 +17,19 @@ export const PROFILE_FIELDS = [
 ] as const;
 
 /** The profile fields of a request: absent or null is "not supplied". */
-export type ProfileFields = { [K in (typeof PROFILE_FIELDS)[number][1]]?: string | null | undefined };
+export type ProfileFields = { [K in (typeof PROFILE_FIELDS)[number][1]]?: Opt<string> };
+
+/** The identifiers a request names a user by (behaviour.md §3.3 step 1: the email wins when both are given). */
+export interface ContactInput {
+  email?: Opt<string>;
+  phoneNumber?: Opt<string>;
+}
+
+/** The user fields signup and update_profile both take. */
+export interface ProfileInput extends ProfileFields, ContactInput {
+  picture?: Opt<string>;
+  appData?: Opt<Record<string, unknown>>;
+}
 
 /**
  * The User record as it leaves authn (behaviour.md §5.3): every field present, lists `[]`, unset

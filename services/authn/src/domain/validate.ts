@@ -9,7 +9,7 @@ import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { assertRelations } from './relations.ts';
 import { isRevoked } from './user.ts';
-import { normaliseList, optText, requiredRelations, type RelationInput } from './validation.ts';
+import { normaliseList, optText, requiredRelations, type RelationInput, type Opt } from './validation.ts';
 
 const TOKEN_TYPES = ['access_token', 'refresh_token', 'id_token'];
 const invalidToken = (cause?: unknown) => new AppError('unauthenticated', 'invalid token', cause === undefined ? {} : { cause });
@@ -18,9 +18,9 @@ const unauthorized = () => new AppError('unauthenticated', 'unauthorized');
 /** A token to validate, and what its holder must have. */
 export interface TokenQuery {
   /** `access_token`, `refresh_token` or `id_token` */
-  tokenType: string | null | undefined;
+  tokenType: Opt<string>;
   /** the compact JWS */
-  token: string | null | undefined;
+  token: Opt<string>;
   /** roles the token's role claim must all hold */
   roles: readonly string[];
   requiredRelations: readonly RelationInput[];
@@ -29,7 +29,7 @@ export interface TokenQuery {
 /** A session cookie value to validate, and what its session must have. */
 export interface SessionCookieQuery {
   /** the `cookie_session` value (percent-encoded or not) */
-  cookie: string | null | undefined;
+  cookie: Opt<string>;
   /** roles the session must all hold */
   roles: readonly string[];
   requiredRelations: readonly RelationInput[];

@@ -9,6 +9,9 @@ import { AppError } from '@gatehouse/errors';
 
 const bad = (message: string): AppError => new AppError('invalid_argument', message);
 
+/** A request field: absent and null both mean "not supplied" (behaviour.md §0.1 request nulls). */
+export type Opt<T> = T | null | undefined;
+
 /** Default maximum length of free-text fields (names, gender, birthdate, state, ...). */
 export const MAX_FIELD_CHARS = 256;
 /** `picture` and `redirect_uri` may be URLs: allow more. */
@@ -19,7 +22,7 @@ export const MAX_URL_CHARS = 2048;
  * them); null and absent are `undefined`.
  * @throws AppError `invalid_argument` `<field> must be at most <max> characters`
  */
-export function optText(field: string, value: string | null | undefined, max = MAX_FIELD_CHARS): string | undefined {
+export function optText(field: string, value: Opt<string>, max = MAX_FIELD_CHARS): string | undefined {
   if (value === null || value === undefined) return undefined;
   if (value.length > max) throw bad(`${field} must be at most ${max} characters`);
   return value;
@@ -45,7 +48,7 @@ export function normaliseList(field: string, list: readonly string[], maxItems =
  * it as `malformed app_data`.)
  * @throws AppError `invalid_argument` `app_data too large`, `malformed app_data`
  */
-export function checkAppData(value: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined {
+export function checkAppData(value: Opt<Record<string, unknown>>): Record<string, unknown> | undefined {
   if (value === null || value === undefined) return undefined;
   let json: string;
   try {
@@ -106,8 +109,8 @@ export interface RequiredRelation {
 
 /** One `required_relations` entry as a request carries it: either field may be absent. */
 export interface RelationInput {
-  relation?: string | null | undefined;
-  object?: string | null | undefined;
+  relation?: Opt<string>;
+  object?: Opt<string>;
 }
 
 const NO_RELATIONS: readonly RequiredRelation[] = Object.freeze([]);

@@ -13,7 +13,7 @@ import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
 import { userLoggedIn } from '../events.ts';
 import { addSignupMethod, isRevoked } from './user.ts';
-import { MAX_URL_CHARS, optText } from './validation.ts';
+import { MAX_URL_CHARS, optText, type Opt } from './validation.ts';
 import { findRedeemable, userOf } from './verification.ts';
 
 export const EMAIL_VERIFIED = 'Email verified successfully.';
@@ -24,15 +24,15 @@ const MAX_TOKEN_CHARS = 512;
 
 /** A verify_email request. */
 export interface VerifyEmailRequest {
-  token?: string | null | undefined;
-  state?: string | null | undefined;
+  token?: Opt<string>;
+  state?: Opt<string>;
 }
 
 /** The query of the emailed link `GET /verify_email`; `roles` and `scope` are space- or comma-separated. */
 export interface EmailLinkVisit extends VerifyEmailRequest {
-  redirectUri?: string | null | undefined;
-  roles?: string | null | undefined;
-  scope?: string | null | undefined;
+  redirectUri?: Opt<string>;
+  roles?: Opt<string>;
+  scope?: Opt<string>;
 }
 
 /** Where the link target redirects, and what it issued (its session cookie is set with the redirect). */

@@ -14,16 +14,17 @@ export function mfaChallengesOf(client: MfaInternalClient | undefined, ctx: Call
   if (!client) return null;
   return {
     async openEmailOtp(ch) {
+      const { grant } = ch;
       await client.OpenOtpChallenge({
         user: publicUser(ch.user), channel: 'email', purpose: 'login',
-        login_method: ch.loginMethod, roles: ch.roles, scope: ch.scope, state: ch.state, auth_time: ch.authTime,
+        login_method: grant.loginMethod, roles: grant.roles, scope: grant.scope, state: ch.state, auth_time: grant.authTime,
       }, ctx);
     },
     async verifyOtp(a) {
       const v = await client.VerifyOtpChallenge({ email: a.email, phone_number: a.phoneNumber, otp: a.otp, is_totp: a.isTotp, state: a.state }, ctx);
       return {
         userId: v.user_id, verifiedChannel: v.verified_channel, verifiedContact: v.verified_contact,
-        loginMethod: v.login_method, roles: v.roles, scope: v.scope, authTime: v.auth_time,
+        grant: { loginMethod: v.login_method, roles: v.roles, scope: v.scope, authTime: v.auth_time },
       };
     },
   };
