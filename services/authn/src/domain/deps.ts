@@ -9,8 +9,8 @@ import type { Logger } from '@gatehouse/observability';
 import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
 import type { SessionGrant } from './issue.ts';
-import type { ContactInput } from './user.ts';
 import type { AuthnOptions } from './options.ts';
+import type { ContactInput } from './user.ts';
 import type { Opt, RequiredRelation } from './validation.ts';
 
 /** The authorization engine hook for `required_relations` (behaviour.md §7.4). */

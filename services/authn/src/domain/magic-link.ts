@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import type { UserRecord } from '../storage/ports.ts';
+import { userSignedUp } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { selfServiceRoles, type GrantRequest } from './roles.ts';
-import { userSignedUp } from '../events.ts';
 import { isRevoked } from './user.ts';
 import { MAX_URL_CHARS, normaliseEmail, normaliseList, optText, type Opt } from './validation.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';

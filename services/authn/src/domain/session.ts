@@ -10,7 +10,7 @@ import { assertRelations } from './relations.ts';
 import type { GrantRequest } from './roles.ts';
 import { issueTokens } from './tokens.ts';
 import { activeUser } from './user.ts';
-import { MAX_URL_CHARS, normaliseList, optText, requiredRelations, type RelationInput, type Opt } from './validation.ts';
+import { MAX_URL_CHARS, normaliseList, optText, requiredRelations, type Opt, type RelationInput } from './validation.ts';
 
 /** behaviour.md §9 */
 export const SESSION_REFRESHED = 'Session token refreshed';

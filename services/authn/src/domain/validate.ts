@@ -9,7 +9,7 @@ import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { assertRelations } from './relations.ts';
 import { isRevoked } from './user.ts';
-import { normaliseList, optText, requiredRelations, type RelationInput, type Opt } from './validation.ts';
+import { normaliseList, optText, requiredRelations, type Opt, type RelationInput } from './validation.ts';
 
 const TOKEN_TYPES = ['access_token', 'refresh_token', 'id_token'];
 const invalidToken = (cause?: unknown) => new AppError('unauthenticated', 'invalid token', cause === undefined ? {} : { cause });

@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/ports.ts';
-import type { AuthnContext } from './deps.ts';
 import { linkEmail } from '../events.ts';
+import type { AuthnContext } from './deps.ts';
 
 /** Link lifetime in seconds (behaviour.md §2.1). */
 export const LINK_TTL_SECONDS = 30 * 60;

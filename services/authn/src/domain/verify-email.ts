@@ -6,12 +6,12 @@
  */
 import { AppError, toAppError } from '@gatehouse/errors';
 import type { UserRecord, VerificationPurpose } from '../storage/ports.ts';
+import { userLoggedIn } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSession, type Issued } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
-import { userLoggedIn } from '../events.ts';
 import { addSignupMethod, isRevoked } from './user.ts';
 import { MAX_URL_CHARS, optText, type Opt } from './validation.ts';
 import { findRedeemable, userOf } from './verification.ts';
