@@ -9,10 +9,11 @@ import { createLogger } from '@gatehouse/observability';
 import { createCallContext, createInProcessClient, serviceDescriptor, type CallContext } from '@gatehouse/rpc';
 import { createAuthnService } from './service.ts';
 import type { AuthnOptions } from './domain/options.ts';
-import type { MfaInternalClient, PermissionChecker } from './domain/deps.ts';
+import type { PermissionChecker } from './domain/deps.ts';
+import type { MfaInternalClient } from './rpc/deps.ts';
 import { createUserActivityCheck } from './domain/user.ts';
 import { createMemoryAuthnStorage } from './storage/memory.ts';
-import type { LoginLockout, UserRepository } from './storage/storage.ts';
+import type { LoginLockout, UserRepository } from './storage/ports.ts';
 
 export const URL_ = 'https://auth.example.com';
 export const T0 = 1_800_000_000;

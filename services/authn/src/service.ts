@@ -1,23 +1,38 @@
 /**
  * @module @gatehouse/authn/service
- * createAuthnService(deps) → { handlers }: the transport-free authn RPCs, keyed by proto method name.
+ * createAuthnService(deps): authn's handler maps, one entry per RPC of `AuthnService` (public) and
+ * `AuthnInternal` (service-to-service), each from rpc/<method>.ts. The map only: who may call is each
+ * RPC's auth class (proto), enforced by the guard before any handler; rpc/ turns the wire into domain
+ * values and back; the logic is in domain/. RPCs the contract declares and this release does not
+ * serve yet answer `unimplemented` (after the auth-class check).
  */
 import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
-import { getUserById, verifyOtp } from './domain/complete-mfa.ts';
-import { createAuthnContext, type AuthnDeps } from './domain/deps.ts';
-import { login } from './domain/login.ts';
-import { magicLinkLogin } from './domain/magic-link.ts';
-import { meta, openidConfiguration } from './domain/meta.ts';
-import { forgotPassword, resetPassword } from './domain/password-reset.ts';
-import { deactivateAccount, profile, updateProfile } from './domain/profile.ts';
-import { resendVerifyEmail } from './domain/resend.ts';
-import { logout, refreshSession, revoke } from './domain/session.ts';
-import { signup } from './domain/signup.ts';
-import { validateJwtToken, validateSession } from './domain/validate.ts';
-import { verifyEmail, verifyEmailLinkTarget } from './domain/verify-email.ts';
+import { deactivateAccountRpc } from './rpc/deactivate-account.ts';
+import { forgotPasswordRpc } from './rpc/forgot-password.ts';
+import { getJwksRpc } from './rpc/get-jwks.ts';
+import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
+import { createRpcContext, type AuthnDeps } from './rpc/deps.ts';
+import { getUserRpc } from './rpc/get-user.ts';
+import { loginRpc } from './rpc/login.ts';
+import { logoutRpc } from './rpc/logout.ts';
+import { magicLinkLoginRpc } from './rpc/magic-link-login.ts';
+import { metaRpc } from './rpc/meta.ts';
+import { profileRpc } from './rpc/profile.ts';
+import { resendVerifyEmailRpc } from './rpc/resend-verify-email.ts';
+import { resetPasswordRpc } from './rpc/reset-password.ts';
+import { revokeRpc } from './rpc/revoke.ts';
+import { sessionRpc } from './rpc/session.ts';
+import { signupRpc } from './rpc/signup.ts';
+import { updateProfileRpc } from './rpc/update-profile.ts';
+import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
+import { validateSessionRpc } from './rpc/validate-session.ts';
+import { verifyEmailRpc } from './rpc/verify-email.ts';
+import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
+import { verifyOtpRpc } from './rpc/verify-otp.ts';
 
-export type { AuthnDeps, MfaInternalClient, PermissionChecker } from './domain/deps.ts';
+export type { PermissionChecker } from './domain/deps.ts';
+export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
 export type { AuthnOptions } from './domain/options.ts';
 export { createUserActivityCheck } from './domain/user.ts';
 
@@ -29,34 +44,34 @@ export interface AuthnService {
 }
 
 /**
- * Builds the authn service. Requests and responses are the spec's snake_case JSON shapes; handlers
- * push `Set-Cookie` values into `ctx.setCookies` and throw AppError.
+ * Builds the authn service. Requests and responses are the generated contract's types (snake_case
+ * wire fields); handlers push `Set-Cookie` values into `ctx.setCookies` and throw AppError.
  * @throws AppError `invalid_argument` when `--custom-access-token-script` does not compile
  */
 export function createAuthnService(deps: AuthnDeps): AuthnService {
-  const c = createAuthnContext(deps);
+  const c = createRpcContext(deps);
   return {
     handlers: defineService(serviceDescriptor('authn'), {
-      Signup: (req, ctx) => signup(c, ctx, req),
-      Login: (req, ctx) => login(c, ctx, req),
-      Logout: (_req, ctx) => logout(c, ctx),
-      Profile: (_req, ctx) => profile(c, ctx),
-      UpdateProfile: (req, ctx) => updateProfile(c, ctx, req),
-      Session: (req, ctx) => refreshSession(c, ctx, req),
-      Revoke: (req) => revoke(c, req),
-      ValidateJwtToken: (req) => validateJwtToken(c, req),
-      ValidateSession: (req) => validateSession(c, req),
-      DeactivateAccount: (_req, ctx) => deactivateAccount(c, ctx),
-      Meta: async () => meta(c),
-      GetJwks: async () => c.jwt.jwks(),
-      GetOpenidConfiguration: async () => openidConfiguration(c),
-      MagicLinkLogin: (req) => magicLinkLogin(c, req),
-      VerifyEmail: (req, ctx) => verifyEmail(c, ctx, req),
-      VerifyEmailLink: (req, ctx) => verifyEmailLinkTarget(c, ctx, req),
-      ResendVerifyEmail: (req) => resendVerifyEmail(c, req),
-      ForgotPassword: (req) => forgotPassword(c, req),
-      ResetPassword: (req) => resetPassword(c, req),
-      VerifyOtp: (req, ctx) => verifyOtp(c, ctx, req),
+      Signup: signupRpc(c),
+      Login: loginRpc(c),
+      Logout: logoutRpc(c),
+      Profile: profileRpc(c),
+      UpdateProfile: updateProfileRpc(c),
+      Session: sessionRpc(c),
+      Revoke: revokeRpc(c),
+      ValidateJwtToken: validateJwtTokenRpc(c),
+      ValidateSession: validateSessionRpc(c),
+      DeactivateAccount: deactivateAccountRpc(c),
+      Meta: metaRpc(c),
+      GetJwks: getJwksRpc(c),
+      GetOpenidConfiguration: getOpenidConfigurationRpc(c),
+      MagicLinkLogin: magicLinkLoginRpc(c),
+      VerifyEmail: verifyEmailRpc(c),
+      VerifyEmailLink: verifyEmailLinkRpc(c),
+      ResendVerifyEmail: resendVerifyEmailRpc(c),
+      ForgotPassword: forgotPasswordRpc(c),
+      ResetPassword: resetPasswordRpc(c),
+      VerifyOtp: verifyOtpRpc(c),
       SkipMfaSetup: notImplemented,
       WebauthnRegistrationVerify: notImplemented,
       WebauthnLoginVerify: notImplemented,
@@ -70,7 +85,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       InviteMembers: notImplemented,
     }, createAuthGuard(c.authenticator)).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
-      GetUser: (req) => getUserById(c, req.user_id),
+      GetUser: getUserRpc(c),
     }).handlers,
   };
 }

@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose';
 import { PASSWORD, makeAuthn } from '../fixture.ts';
 import type { mfa } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
-import type { MfaInternalClient } from './deps.ts';
+import type { MfaInternalClient } from '../rpc/deps.ts';
 import { SMTP } from './email-fixture.ts';
 
 /**

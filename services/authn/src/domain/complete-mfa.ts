@@ -1,61 +1,54 @@
 /**
  * @module @gatehouse/authn/domain/complete-mfa
- * authn's internal API for the mfa service (proto `AuthnInternal`): issuing the withheld tokens once
- * a challenge is complete (behaviour.md §4.1 "no gate", §4.3 verify_otp), and users by id for the
- * federated `User` entity (graphql.md §5.2).
+ * Issuing the withheld tokens once the mfa service has proven a challenge (behaviour.md §4.1 "no
+ * gate", §4.3 verify_otp). authn is the one place sessions are issued (issue 14 §5).
  */
 import { AppError } from '@gatehouse/errors';
-import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
-import type { AuthResponse } from './auth-response.ts';
-import type { AuthnContext } from './deps.ts';
-import { openSessionAndRespond } from './issue.ts';
+import type { UserRecord } from '../storage/ports.ts';
+import { userLoggedIn } from '../events.ts';
+import type { AuthnContext, MfaChallenges, MfaVerdict, OtpAttempt } from './deps.ts';
+import { openSession, type Issued } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
-import { isRevoked, toWireUser, type WireUser } from './user.ts';
+import { isRevoked } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
-import type { mfa } from '@gatehouse/contracts';
 
-/** A challenge mfa has proven (proto `MfaVerdict`), and the message of the AuthResponse (behaviour.md §9). */
-type CompleteMfaLoginRequest = mfa.MfaVerdict & { message: string };
-
+/** behaviour.md §9 */
 export const OTP_VERIFIED = 'OTP verified successfully.';
 
 /**
- * `POST /v1/verify_otp` (behaviour.md §4.3): authn asks mfa for the verdict on the caller's MFA session
- * and code (the `mfa` cookie travels in `ctx`; mfa clears it through `ctx.setCookies`), then issues the
- * withheld tokens. authn is the one place sessions are issued (issue 14 §5).
+ * `POST /v1/verify_otp` (behaviour.md §4.3): asks mfa for the verdict on the caller's MFA session and
+ * code, then issues the withheld tokens.
+ * @param mfa the mfa service's challenges for this call; null without the mfa service
  * @throws AppError `failed_precondition` `MFA is not available` without the mfa service; mfa's codes
  *   (`unauthenticated` `invalid session`, `invalid_argument` `invalid otp`, `resource_exhausted`, ...);
  *   {@link completeMfaLogin}'s
  */
-export async function verifyOtp(c: AuthnContext, ctx: CallContext, req: mfa.VerifyOtpChallengeRequest): Promise<AuthResponse> {
-  if (!c.mfa) throw new AppError('failed_precondition', 'MFA is not available');
-  const verdict = await c.mfa.VerifyOtpChallenge(req, ctx);
-  return completeMfaLogin(c, ctx, { ...verdict, message: OTP_VERIFIED });
+export async function verifyOtp(c: AuthnContext, mfa: MfaChallenges | null, attempt: OtpAttempt): Promise<Issued> {
+  if (!mfa) throw new AppError('failed_precondition', 'MFA is not available');
+  return completeMfaLogin(c, await mfa.verifyOtp(attempt));
 }
 
 /**
  * Marks the contact the code was proven on as verified (an email code verifies the email, behaviour.md
- * §3.3 step 8, §4.3), opens a session with the grant stored in the MFA session, sets both session
- * cookies and emits `user.login`.
- * @returns AuthResponse with `req.message` and tokens
+ * §3.3 step 8, §4.3), opens a session with the grant stored in the MFA session and emits `user.login`.
+ * @returns the tokens and the session cookie
  * @throws AppError `not_found` `user not found` (deleted meanwhile); `failed_precondition`
  *   `user access has been revoked` or the MFA-lock message; `failed_precondition` when the proven
  *   address is no longer the user's (changed during the challenge); `invalid_argument` for an
  *   unknown channel
  */
-export async function completeMfaLogin(c: AuthnContext, ctx: CallContext, req: CompleteMfaLoginRequest): Promise<AuthResponse> {
-  if (req.verified_channel !== 'email' && req.verified_channel !== 'sms') {
-    throw new AppError('invalid_argument', `unknown verified channel: ${req.verified_channel}`);
+export async function completeMfaLogin(c: AuthnContext, v: MfaVerdict): Promise<Issued> {
+  if (v.verifiedChannel !== 'email' && v.verifiedChannel !== 'sms') {
+    throw new AppError('invalid_argument', `unknown verified channel: ${v.verifiedChannel}`);
   }
   const now = c.now();
   const user = await c.users.transaction(async (tx) => {
-    const u = await tx.users.findById(req.user_id);
+    const u = await tx.users.findById(v.userId);
     if (!u) throw new AppError('not_found', 'user not found');
     if (isRevoked(u)) throw new AppError('failed_precondition', USER_REVOKED);
     if (u.mfaLockedAt !== null) throw new AppError('failed_precondition', MFA_LOCKED_MESSAGE);
-    const email = req.verified_channel === 'email';
-    if ((email ? u.email : u.phoneNumber) !== req.verified_contact) {
+    const email = v.verifiedChannel === 'email';
+    if ((email ? u.email : u.phoneNumber) !== v.verifiedContact) {
       throw new AppError('failed_precondition', `the ${email ? 'email address' : 'phone number'} the code was sent to is no longer the account's`);
     }
     const verified = email ? u.emailVerifiedAt : u.phoneNumberVerifiedAt;
@@ -64,21 +57,9 @@ export async function completeMfaLogin(c: AuthnContext, ctx: CallContext, req: C
     await tx.users.update(next);
     return next;
   });
-  const { response } = await openSessionAndRespond(c, ctx, user, {
-    loginMethod: req.login_method, roles: [...req.roles], scope: [...req.scope], authTime: req.auth_time || now,
-  }, req.message);
+  const issued = await openSession(c, user, { ...v.grant, authTime: v.grant.authTime || now });
   await c.users.transaction(async (tx) => {
-    tx.events.emit('user.login', { user: toWireUser(user), login_method: req.login_method });
+    userLoggedIn(tx.events, user, v.grant.loginMethod);
   });
-  return response;
-}
-
-/**
- * @returns the User record (behaviour.md §5.3)
- * @throws AppError `not_found` `user not found`
- */
-export async function getUserById(c: AuthnContext, userId: string): Promise<WireUser> {
-  const u = userId ? await c.users.findById(userId) : null;
-  if (!u) throw new AppError('not_found', 'user not found');
-  return toWireUser(u);
+  return issued;
 }

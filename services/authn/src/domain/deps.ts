@@ -1,45 +1,80 @@
 /**
  * @module @gatehouse/authn/domain/deps
- * What the authn service is built from, and the per-service context its flows share.
+ * What the authn domain is built from, the ports it asks other services through, and the context its
+ * flows share.
  */
-import type { Authenticator, SessionStore } from '@gatehouse/auth';
+import type { SessionStore } from '@gatehouse/auth';
 import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
-import type { ProtoServices } from '@gatehouse/contracts';
-import type { ClientOf } from '@gatehouse/rpc';
-import type { LoginLockout, UserRepository } from '../storage/storage.ts';
+import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
+import type { SessionGrant } from './issue.ts';
 import type { AuthnOptions } from './options.ts';
-import type { RequiredRelation } from './validation.ts';
+import type { ContactInput } from './user.ts';
+import type { Opt, RequiredRelation } from './validation.ts';
 
 /** The authorization engine hook for `required_relations` (behaviour.md §7.4). */
 export interface PermissionChecker {
   /** true when `subject` (`user:<id>`) holds every relation (AND) */
-  checkAll(subject: string, relations: RequiredRelation[]): Promise<boolean>;
+  checkAll(subject: string, relations: readonly RequiredRelation[]): Promise<boolean>;
 }
 
 /**
- * The mfa service's internal API (proto `gatehouse.mfa.v1.MfaInternal`), as a typed client of any
- * transport: authn asks mfa for challenges and verdicts, mfa never calls authn (issue 14 §5).
- * Each call throws AppError with mfa's code (`unavailable` when it cannot be reached).
+ * The mfa service's challenges, as one call sees them: authn asks, mfa never calls authn (issue 14
+ * §5). rpc/mfa.ts binds the mfa service's client to the caller's call, so the `mfa` cookie that mfa
+ * sets or clears travels back with it. Each method throws AppError with mfa's code (`unavailable`
+ * when mfa cannot be reached).
  */
-export type MfaInternalClient = Pick<ClientOf<ProtoServices['gatehouse.mfa.v1.MfaInternal']>, 'OpenOtpChallenge' | 'VerifyOtpChallenge'>;
+export interface MfaChallenges {
+  /** Opens a 300 s MFA session for a login and mails its code (behaviour.md §3.3 step 8, §4.4). */
+  openEmailOtp(challenge: OtpChallenge): Promise<void>;
+  /** mfa's verdict on the caller's MFA session and code (behaviour.md §4.3); the session is consumed. */
+  verifyOtp(attempt: OtpAttempt): Promise<MfaVerdict>;
+}
 
-export interface AuthnDeps {
+/** What the first step of a login decided: the user, and the grant tokens are finally issued with (§4.1). */
+export interface OtpChallenge {
+  user: UserRecord;
+  /** `authTime`: the first step */
+  grant: SessionGrant;
+  state: string | null;
+}
+
+/** A code the caller offers for its MFA session (behaviour.md §4.3 verify_otp). */
+export interface OtpAttempt extends ContactInput {
+  otp?: Opt<string>;
+  /** the caller says the code is a TOTP or recovery code */
+  isTotp?: Opt<boolean>;
+  state?: Opt<string>;
+}
+
+/** A proven challenge: who proved which contact, and the grant its first step decided (§4.1). */
+export interface MfaVerdict {
+  userId: string;
+  /** `email` or `sms`: that contact becomes verified */
+  verifiedChannel: string;
+  /** the address the code was sent to; it must still be the user's */
+  verifiedContact: string;
+  /** what the session is opened with; `authTime` 0 means now */
+  grant: SessionGrant;
+}
+
+/**
+ * What the authn domain is built from. The domain is transport-free (issue 14 §3): it sees no call
+ * context, cookie, credential or wire message; rpc/deps.ts adds those pieces for the handlers.
+ */
+export interface DomainDeps {
   options: AuthnOptions;
-  /** users + the unit of work; events go through `users.transaction(tx => tx.events.emit(...))` */
+  /** users + the unit of work; events are emitted inside `users.transaction` through the builders of events.ts */
   users: UserRepository;
   sessions: SessionStore;
   lockout: LoginLockout;
   jwt: JwtSigner;
-  authenticator: Authenticator;
   /**
    * The authenticator's user-activity check (behaviour.md §2.1), cached in all-in-one on SQLite;
    * absent: flows read the user and test `isRevoked`
    */
   activity?: { isActive(userId: string): Promise<boolean> };
-  /** absent (split mode without --mfa-address): flows that need an MFA session refuse as if no channel existed */
-  mfa?: MfaInternalClient;
   /** absent: a non-empty `required_relations` fails with `failed_precondition` */
   permissions?: PermissionChecker;
   /** Unix seconds */
@@ -47,8 +82,8 @@ export interface AuthnDeps {
   logger: Logger;
 }
 
-/** Deps plus what is derived once at start. */
-export interface AuthnContext extends AuthnDeps {
+/** Deps plus what is derived once at start: the context every domain flow takes. */
+export interface AuthnContext extends DomainDeps {
   now(): number;
   customClaims: CustomClaims | null;
 }
@@ -56,7 +91,7 @@ export interface AuthnContext extends AuthnDeps {
 /**
  * @throws AppError `invalid_argument` when the custom access token script does not compile
  */
-export function createAuthnContext(deps: AuthnDeps): AuthnContext {
+export function createAuthnContext(deps: DomainDeps): AuthnContext {
   const clock = deps.clock ?? (() => Math.floor(Date.now() / 1000));
   return { ...deps, now: clock, customClaims: compileCustomClaims(deps.options.customAccessTokenScript, deps.logger) };
 }

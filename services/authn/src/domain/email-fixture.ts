@@ -5,14 +5,14 @@
  */
 import { makeAuthn } from '../fixture.ts';
 import type { AuthnOptions } from './options.ts';
-import type { EmailJob } from './email-job.ts';
+import { EMAIL_SEND, type EmailJob } from '../events.ts';
 
 export const SMTP: Partial<AuthnOptions> = { smtpHost: 'smtp.example.com', smtpPort: 587, smtpSenderEmail: 'noreply@example.com' };
 
 export function makeEmailAuthn(over: Partial<AuthnOptions> = {}) {
   const a = makeAuthn({ ...SMTP, enableEmailVerification: true, enableMagicLinkLogin: true, ...over });
   /** every queued email job, in commit order */
-  const mails = (): EmailJob[] => a.storage.published.filter((e) => e.name === 'email.send').map((e) => e.data as EmailJob);
+  const mails = (): EmailJob[] => a.storage.published.filter((e) => e.name === EMAIL_SEND).map((e) => e.data as EmailJob);
   /** the token of the newest mail (to `to`, when given) */
   const lastToken = (to?: string): string => {
     const job = mails().filter((m) => to === undefined || m.to === to).at(-1);

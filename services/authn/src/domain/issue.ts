@@ -1,17 +1,15 @@
 /**
  * @module @gatehouse/authn/domain/issue
- * Opening a session and answering with tokens and cookies (behaviour.md §2.2 "any response that
- * issues tokens": a new session, tokens bound to it, both session cookies set).
+ * Opening a session and issuing tokens bound to it (behaviour.md §2.2 "any response that issues
+ * tokens": a new session, tokens bound to it, both session cookies set). The cookies are values
+ * here ({@link SessionCookie}); rpc/cookies.ts writes them as Set-Cookie.
  */
 import { randomUUID } from 'node:crypto';
-import { sessionCookies, type SessionRecord } from '@gatehouse/auth';
+import type { SessionRecord } from '@gatehouse/auth';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
-import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
-import { tokenAuthResponse, type AuthResponse } from './auth-response.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
-import { cookieOptions } from './options.ts';
-import { issueTokens } from './tokens.ts';
+import { issueTokens, type IssuedTokens } from './tokens.ts';
 
 export interface SessionGrant {
   loginMethod: string;
@@ -21,12 +19,37 @@ export interface SessionGrant {
   authTime: number;
 }
 
+/** The value both session cookies carry (behaviour.md §2.4), and how long they live. */
+export interface SessionCookie {
+  /** the opaque 256-bit handle, base64url; only its SHA-256 is stored */
+  handle: string;
+  /** seconds until the session expires: the cookies' Max-Age */
+  maxAgeSeconds: number;
+}
+
+/** Tokens issued to a user, and the cookies of the session they are bound to. */
+export interface Issued {
+  user: UserRecord;
+  tokens: IssuedTokens;
+  /** the new session's cookie; null when no session was opened (a bearer refresh, behaviour.md §2.2) */
+  cookie: SessionCookie | null;
+}
+
+/** How a login-type flow ends: the message of its AuthResponse (behaviour.md §9), and what was issued. */
+export interface AuthOutcome {
+  message: string;
+  /** null when nothing was issued: a verification link was mailed, or a code was sent */
+  issued: Issued | null;
+  /** login step 8: a code was mailed and the email OTP screen comes next (behaviour.md §3.3) */
+  emailOtpSent?: boolean;
+}
+
 /**
- * Creates a session (opaque 256-bit handle in the cookie, only its SHA-256 stored; expiry
- * `--session-expires-in`), signs tokens bound to it, pushes both session cookies
- * (Max-Age = seconds to expiry) and returns the AuthResponse.
+ * Creates a session (opaque 256-bit handle, only its SHA-256 stored; expiry `--session-expires-in`)
+ * and signs tokens bound to it.
+ * @returns the tokens and the session cookie (Max-Age = seconds to expiry)
  */
-export async function openSessionAndRespond(c: AuthnContext, ctx: CallContext, user: UserRecord, grant: SessionGrant, message: string): Promise<{ response: AuthResponse; session: SessionRecord }> {
+export async function openSession(c: AuthnContext, user: UserRecord, grant: SessionGrant): Promise<Issued> {
   const now = c.now();
   const handle = randomToken(32);
   const draft: SessionRecord = {
@@ -44,9 +67,6 @@ export async function openSessionAndRespond(c: AuthnContext, ctx: CallContext, u
   const tokens = await issueTokens(c, user, draft);
   const session = { ...draft, refreshTokenId: tokens.refreshTokenId };
   await c.sessions.create(session);
-  ctx.setCookies.push(...sessionCookies(handle, session.expiresAt - now, cookieOptions(c.options)));
-  return {
-    session,
-    response: tokenAuthResponse(message, tokens, user),
-  };
+  return { user, tokens, cookie: { handle, maxAgeSeconds: session.expiresAt - now } };
 }
+

@@ -6,7 +6,7 @@
  */
 import { assertNotLocked as assertWindowOpen, recordFailure } from '@gatehouse/auth';
 import { sha256Hex } from '@gatehouse/crypto';
-import type { LoginLockout } from '../storage/storage.ts';
+import type { LoginLockout } from '../storage/ports.ts';
 
 export { LOCKOUT_MAX_FAILURES, LOCKOUT_WINDOW_SECONDS } from '@gatehouse/auth';
 

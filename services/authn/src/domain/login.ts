@@ -6,30 +6,48 @@
  */
 import { AppError } from '@gatehouse/errors';
 import { dummyVerify, hashPassword, verifyPassword } from '@gatehouse/crypto';
-import type { CallContext } from '@gatehouse/rpc';
-import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
-import type { AuthnTx } from '../storage/storage.ts';
-import type { AuthnContext } from './deps.ts';
-import { openSessionAndRespond } from './issue.ts';
+import type { AuthnTx } from '../storage/ports.ts';
+import { userLoggedIn } from '../events.ts';
+import type { AuthnContext, MfaChallenges } from './deps.ts';
+import { openSession, type AuthOutcome } from './issue.ts';
 import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
-import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
-import { isRevoked, toWireUser } from './user.ts';
-import { MAX_URL_CHARS, asObject, optString, optStringList } from './validation.ts';
+import { DEFAULT_SCOPE, grantedRoles, type GrantRequest } from './roles.ts';
+import { isRevoked, type ContactInput } from './user.ts';
+import { MAX_URL_CHARS, normaliseList, optText, type Opt } from './validation.ts';
 
-export const INVALID_CREDENTIALS = 'invalid credentials';
+/** behaviour.md §9 */
+export const LOGGED_IN = 'Logged in successfully';
 export const EMAIL_OTP_SENT = 'Please check email inbox for the OTP';
+export const INVALID_CREDENTIALS = 'invalid credentials';
 export const MFA_LOCKED_MESSAGE = "your account's multi-factor authentication is locked; contact your administrator to regain access";
 
-export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<AuthResponse> {
+/** A password login: by email, else by phone number; the roles asked for are a subset of the user's (§2.1). */
+export interface LoginRequest extends GrantRequest, ContactInput {
+  password?: Opt<string>;
+}
+
+/**
+ * Runs the steps of behaviour.md §3.3 in order: identifier, method enabled, lockout, password (one
+ * answer for every failure, the same work whether or not the account exists), roles, MFA lock,
+ * verified identifier, tokens (`user.login`).
+ * @param mfa the mfa service's challenges for this call; null without the mfa service (step 8 then
+ *   refuses as if no channel existed)
+ * @returns `Logged in successfully` with tokens and the session cookie, or {@link EMAIL_OTP_SENT}
+ *   with nothing issued when a code was mailed (step 8)
+ * @throws AppError `invalid_argument` (no identifier, a field over its length, `invalid roles`);
+ *   `failed_precondition` (a disabled method, the MFA lock, an unverified identifier);
+ *   `resource_exhausted` (lockout, with `Retry-After`); `unauthenticated` `invalid credentials`;
+ *   `unimplemented` (an unverified phone with SMS configured)
+ */
+export async function login(c: AuthnContext, mfa: MfaChallenges | null, req: LoginRequest): Promise<AuthOutcome> {
   const o = c.options;
-  const req = asObject(raw);
-  const rawEmail = optString(req, 'email', 320);
-  const rawPhone = optString(req, 'phone_number', 64);
-  const password = optString(req, 'password', 1024) ?? '';
-  const rolesReq = optStringList(req, 'roles');
-  const scopeReq = optStringList(req, 'scope');
-  const state = optString(req, 'state', MAX_URL_CHARS) ?? null;
+  const rawEmail = optText('email', req.email, 320);
+  const rawPhone = optText('phone_number', req.phoneNumber, 64);
+  const password = optText('password', req.password, 1024) ?? '';
+  const rolesReq = normaliseList('roles', req.roles);
+  const scopeReq = normaliseList('scope', req.scope);
+  const state = optText('state', req.state, MAX_URL_CHARS) ?? null;
 
   // 1. identifier; the email wins when both are given
   const email = rawEmail?.trim().toLowerCase() || null;
@@ -62,26 +80,24 @@ export async function login(c: AuthnContext, ctx: CallContext, raw: unknown): Pr
   const scope = scopeReq ?? [...DEFAULT_SCOPE];
   const newHash = check.needsRehash ? await hashPassword(password) : null;
   if (email !== null && user.emailVerifiedAt === null) {
-    if (!isEmailServiceEnabled(o) || !c.mfa) throw new AppError('failed_precondition', 'email address is not verified');
+    if (!isEmailServiceEnabled(o) || !mfa) throw new AppError('failed_precondition', 'email address is not verified');
     // the mfa service owns MFA sessions and codes: it mails the code and sets the `mfa` cookie;
     // verify_otp then marks the email verified and issues tokens with this grant (§4.1)
-    await c.mfa.OpenOtpChallenge({
-      user: toWireUser(user), channel: 'email', purpose: 'login', login_method: loginMethod, roles, scope, state, auth_time: c.now(),
-    }, ctx);
+    await mfa.openEmailOtp({ user, grant: { loginMethod, roles, scope, authTime: c.now() }, state });
     if (newHash) await c.users.transaction((tx) => upgradeHash(tx, user.id, newHash));
-    return { ...emptyAuthResponse(EMAIL_OTP_SENT), should_show_email_otp_screen: true };
+    return { message: EMAIL_OTP_SENT, issued: null, emailOtpSent: true };
   }
   if (phone !== null && user.phoneNumberVerifiedAt === null) {
     if (isSmsServiceEnabled(o)) throw new AppError('unimplemented', 'SMS OTP verification at login is not available yet');
     throw new AppError('failed_precondition', 'phone number is not verified');
   }
   // 10. tokens
-  const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod, roles, scope, authTime: c.now() }, 'Logged in successfully');
+  const issued = await openSession(c, user, { loginMethod, roles, scope, authTime: c.now() });
   await c.users.transaction(async (tx) => {
     if (newHash) await upgradeHash(tx, user.id, newHash);
-    tx.events.emit('user.login', { user: toWireUser(user), login_method: loginMethod });
+    userLoggedIn(tx.events, user, loginMethod);
   });
-  return response;
+  return { message: LOGGED_IN, issued };
 }
 
 /** Step 5: an outdated hash (bcrypt, weaker argon2 parameters) is replaced after a successful check. */

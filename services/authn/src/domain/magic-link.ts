@@ -6,12 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
+import { userSignedUp } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
 import { checkRedirectUri } from './redirect.ts';
-import { selfServiceRoles } from './roles.ts';
-import { isRevoked, toWireUser } from './user.ts';
-import { asObject, MAX_URL_CHARS, normaliseEmail, optString, optStringList } from './validation.ts';
+import { selfServiceRoles, type GrantRequest } from './roles.ts';
+import { isRevoked } from './user.ts';
+import { MAX_URL_CHARS, normaliseEmail, normaliseList, optText, type Opt } from './validation.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 
 export const MAGIC_LINK_SENT =
@@ -28,21 +29,29 @@ function newMagicLinkUser(email: string, roles: string[], now: number): UserReco
 }
 
 /**
- * `POST /v1/magic_link_login` `{email*, roles, scope, state, redirect_uri}` → `{message}`.
+ * A magic link request; its roles are self-service roles (behaviour.md §3.1), added to an existing
+ * user when the link is redeemed, and its roles, scope and state travel in the link.
+ */
+export interface MagicLinkRequest extends GrantRequest {
+  email?: Opt<string>;
+  redirectUri?: Opt<string>;
+}
+
+/**
+ * `POST /v1/magic_link_login`: the answer is always {@link MAGIC_LINK_SENT}.
  * Unknown address + signup enabled: the user is created (`user.created`, `user.signup`, method
  * `magic_link_login`). Revoked user, or unknown address with signup disabled: nothing is sent.
  * At most one mail per address per 60 s. The user, events and `email.send` job commit together.
  * @throws AppError `failed_precondition` `magic link login is disabled for this instance`;
  *   `invalid_argument` `invalid email address` / `invalid roles` / `invalid redirect URI`
  */
-export async function magicLinkLogin(c: AuthnContext, raw: unknown): Promise<{ message: string }> {
+export async function magicLinkLogin(c: AuthnContext, req: MagicLinkRequest): Promise<void> {
   const o = c.options;
-  const req = asObject(raw);
-  const rawEmail = optString(req, 'email', 320);
-  const rolesReq = optStringList(req, 'roles');
-  const scope = optStringList(req, 'scope');
-  const state = optString(req, 'state', MAX_URL_CHARS);
-  const redirectReq = optString(req, 'redirect_uri', MAX_URL_CHARS);
+  const rawEmail = optText('email', req.email, 320);
+  const rolesReq = normaliseList('roles', req.roles);
+  const scope = normaliseList('scope', req.scope);
+  const state = optText('state', req.state, MAX_URL_CHARS);
+  const redirectReq = optText('redirect_uri', req.redirectUri, MAX_URL_CHARS);
   if (!o.enableMagicLinkLogin) throw new AppError('failed_precondition', 'magic link login is disabled for this instance');
   const email = normaliseEmail(rawEmail ?? '');
   // validated for every address, so a refusal never depends on whether the account exists
@@ -57,9 +66,7 @@ export async function magicLinkLogin(c: AuthnContext, raw: unknown): Promise<{ m
       if (!o.enableSignup) return;
       user = newMagicLinkUser(email, roles, now);
       await tx.users.create(user);
-      const wire = toWireUser(user);
-      tx.events.emit('user.created', { user: wire, signup_method: 'magic_link_login' });
-      tx.events.emit('user.signup', { user: wire, signup_method: 'magic_link_login' });
+      userSignedUp(tx.events, user, 'magic_link_login');
     }
     if (isRevoked(user)) return;
     await issueLink(c, tx, {
@@ -67,5 +74,4 @@ export async function magicLinkLogin(c: AuthnContext, raw: unknown): Promise<{ m
       linkOf: (token, r) => verifyEmailLink(o.url, token, r),
     });
   });
-  return { message: MAGIC_LINK_SENT };
 }

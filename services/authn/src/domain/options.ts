@@ -1,9 +1,9 @@
 /**
  * @module @gatehouse/authn/domain/options
  * The flags authn reads (camelCase names of the kebab-case flags, behaviour.md §1) and what
- * follows from them (MFA availability §4.1, cookie settings §2.4).
+ * follows from them (MFA availability §4.1).
  */
-import type { AppCookieOptions, SameSite } from '@gatehouse/auth';
+import type { SameSite } from '@gatehouse/auth';
 
 /** Social providers with `--<provider>-client-id` / `--<provider>-client-secret` (spec §1). */
 export const PROVIDERS = ['google', 'facebook', 'github', 'linkedin', 'apple', 'discord', 'twitter', 'microsoft', 'twitch', 'roblox'] as const;
@@ -86,4 +86,3 @@ export const isMfaEnforced = (o: AuthnOptions): boolean => o.enforceMfa && isMfa
 
 export const isProviderEnabled = (o: AuthnOptions, p: Provider): boolean => Boolean(o[`${p}ClientId`] && o[`${p}ClientSecret`]);
 
-export const cookieOptions = (o: AuthnOptions): AppCookieOptions => ({ url: o.url, secure: o.appCookieSecure, sameSite: o.appCookieSameSite });

@@ -11,8 +11,8 @@ import type { AuthnContext } from './deps.ts';
 import { lockoutKey } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { checkRedirectUri } from './redirect.ts';
-import { isRevoked } from './user.ts';
-import { asObject, checkPasswordPolicy, MAX_URL_CHARS, normaliseEmail, normalisePhone, optString } from './validation.ts';
+import { isRevoked, type ContactInput } from './user.ts';
+import { checkPasswordPolicy, MAX_URL_CHARS, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
 import { findRedeemable, issueLink, resetPasswordLink, userOf } from './verification.ts';
 import { USER_REVOKED } from './verify-email.ts';
 
@@ -29,21 +29,36 @@ function resetTarget(c: AuthnContext, requested: string | undefined): string {
   return c.options.resetPasswordUrl || `${c.options.url}/app/reset-password`;
 }
 
+/** A forgot_password request: an email, else a phone number. */
+export interface ForgotPasswordRequest extends ContactInput {
+  state?: Opt<string>;
+  /** where the mailed link points (validated per behaviour.md §3.1) */
+  redirectUri?: Opt<string>;
+}
+
+/** A reset_password request: a link token, or an OTP with the phone number; the new password twice. */
+export interface ResetPasswordRequest {
+  token?: Opt<string>;
+  otp?: Opt<string>;
+  phoneNumber?: Opt<string>;
+  password?: Opt<string>;
+  confirmPassword?: Opt<string>;
+}
+
 /**
- * `POST /v1/forgot_password` `{email | phone_number, state, redirect_uri}`. Email: mails a 30 min
+ * `POST /v1/forgot_password`: the answer is always {@link RESET_LINK_SENT}. Email: mails a 30 min
  * `forgot_password` link `<redirect>?token=…` to an existing, active account (at most one per 60 s)
  * and answers the same text whether or not the account exists.
  * @throws AppError `invalid_argument` `email or phone number is required` / `invalid email address` /
  *   `invalid phone number` / `invalid redirect URI`; `failed_precondition` for a disabled login
  *   method, `email service not enabled`, `SMS service not enabled`; `unimplemented` for the SMS leg
  */
-export async function forgotPassword(c: AuthnContext, raw: unknown): Promise<{ message: string; should_show_mobile_otp_screen: boolean }> {
+export async function forgotPassword(c: AuthnContext, req: ForgotPasswordRequest): Promise<void> {
   const o = c.options;
-  const req = asObject(raw);
-  const rawEmail = optString(req, 'email', 320);
-  const rawPhone = optString(req, 'phone_number', 64);
-  optString(req, 'state', MAX_URL_CHARS);
-  const redirectReq = optString(req, 'redirect_uri', MAX_URL_CHARS);
+  const rawEmail = optText('email', req.email, 320);
+  const rawPhone = optText('phone_number', req.phoneNumber, 64);
+  optText('state', req.state, MAX_URL_CHARS);
+  const redirectReq = optText('redirect_uri', req.redirectUri, MAX_URL_CHARS);
   const hasEmail = rawEmail !== undefined && rawEmail.trim() !== '';
   const hasPhone = rawPhone !== undefined && rawPhone.trim() !== '';
   if (!hasEmail && !hasPhone) throw invalid('email or phone number is required');
@@ -67,25 +82,23 @@ export async function forgotPassword(c: AuthnContext, raw: unknown): Promise<{ m
       linkOf: (token) => resetPasswordLink(target, token),
     });
   });
-  return { message: RESET_LINK_SENT, should_show_mobile_otp_screen: false };
 }
 
 /**
- * `POST /v1/reset_password` `{token | otp + phone_number, password*, confirm_password*}`. Token leg:
+ * `POST /v1/reset_password`, answered {@link PASSWORD_UPDATED}. Token leg:
  * a valid `forgot_password` or `invite_member` token; sets the password, verifies the email, consumes
  * the token, deletes every session of the user and clears the login lockout. No tokens, no cookies.
  * @throws AppError `invalid_argument` `token or otp is required` / `phone number is required` /
  *   `invalid token` / `passwords don't match` / a password-policy message; `unauthenticated`
  *   `invalid session` for the OTP leg; `failed_precondition` `user access has been revoked`
  */
-export async function resetPassword(c: AuthnContext, raw: unknown): Promise<{ message: string }> {
+export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest): Promise<void> {
   const o = c.options;
-  const req = asObject(raw);
-  const token = optString(req, 'token', 512);
-  const otp = optString(req, 'otp', 64);
-  const phone = optString(req, 'phone_number', 64);
-  const password = optString(req, 'password', 1024);
-  const confirm = optString(req, 'confirm_password', 1024);
+  const token = optText('token', req.token, 512);
+  const otp = optText('otp', req.otp, 64);
+  const phone = optText('phone_number', req.phoneNumber, 64);
+  const password = optText('password', req.password, 1024);
+  const confirm = optText('confirm_password', req.confirmPassword, 1024);
   const hasToken = token !== undefined && token.trim() !== '';
   if (!hasToken && (otp === undefined || otp.trim() === '')) throw invalid('token or otp is required');
   if (!hasToken) {
@@ -114,5 +127,4 @@ export async function resetPassword(c: AuthnContext, raw: unknown): Promise<{ me
   await c.sessions.deleteAllForUser(user.id);
   if (user.email) await c.lockout.clear(lockoutKey('email', user.email));
   if (user.phoneNumber) await c.lockout.clear(lockoutKey('phone', user.phoneNumber));
-  return { message: PASSWORD_UPDATED };
 }

@@ -1,61 +1,66 @@
 /**
  * @module @gatehouse/authn/domain/profile
- * `profile`, `update_profile` and `deactivate_account` (behaviour.md §3.5, §2.2, §4.7).
+ * `update_profile` and `deactivate_account` (behaviour.md §3.5, §2.2, §4.7); `profile` is the
+ * caller's {@link activeUser}.
  */
 import { AppError } from '@gatehouse/errors';
-import { clearMfaCookie, clearSessionCookies, type UserCaller } from '@gatehouse/auth';
+import type { UserCaller } from '@gatehouse/auth';
 import { hashPassword, verifyPassword } from '@gatehouse/crypto';
-import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
+import { userDeactivated } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
-import { cookieOptions, isMfaAvailable, isMfaEnforced } from './options.ts';
-import { PROFILE_FIELDS } from './signup.ts';
-import { isRevoked, toWireUser, type WireUser } from './user.ts';
+import { isMfaAvailable, isMfaEnforced } from './options.ts';
+import { activeUser, PROFILE_FIELDS, type ProfileInput } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
-import {
-  MAX_URL_CHARS, asObject, checkPasswordPolicy, normaliseEmail, normalisePhone, optAppData, optBool, optString,
-} from './validation.ts';
+import { MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
 
 const invalid = (m: string) => new AppError('invalid_argument', m);
 
+/** behaviour.md §9 */
 export const PROFILE_UPDATED = 'Profile details updated successfully.';
 /** behaviour.md §3.5: appended when an update_email link was mailed */
 export const EMAIL_CHANGE_SUFFIX = ' For the email change we have sent new verification email, please verify and continue';
+export const ACCOUNT_DEACTIVATED = 'user account deactivated successfully';
 
-async function currentUser(c: AuthnContext, ctx: CallContext): Promise<{ caller: UserCaller; user: UserRecord }> {
-  const caller = await c.authenticator.requireUser(ctx);
-  const user = await c.users.findById(caller.userId);
-  if (!user || isRevoked(user)) throw new AppError('unauthenticated', 'unauthorized');
-  return { caller, user };
+/** An update_profile request: absent or null is "leave unchanged", an empty string clears. */
+export interface ProfileUpdate extends ProfileInput {
+  oldPassword?: Opt<string>;
+  newPassword?: Opt<string>;
+  confirmNewPassword?: Opt<string>;
+  /** the MFA preference (behaviour.md §4.7) */
+  isMultiFactorAuthEnabled?: Opt<boolean>;
 }
 
-/** `GET /v1/profile`: the caller's User. @throws `unauthenticated` `unauthorized` */
-export async function profile(c: AuthnContext, ctx: CallContext): Promise<WireUser> {
-  return toWireUser((await currentUser(c, ctx)).user);
+export interface ProfileUpdated {
+  /** {@link PROFILE_UPDATED}, with {@link EMAIL_CHANGE_SUFFIX} when a link was mailed */
+  message: string;
+  /** every session of the user was deleted (an email or phone change): the caller's cookies are cleared */
+  signedOut: boolean;
 }
 
 /**
  * `POST /v1/update_profile`. A password change deletes every other session; an email or phone
- * change deletes every session and clears the cookies. Uniqueness → 409 `already_exists`. With
- * `--enable-email-verification` a new address is unverified and an `update_email` link is mailed
- * in the same transaction (the message then carries the §3.5 suffix).
+ * change deletes every session. Uniqueness → 409 `already_exists`. With `--enable-email-verification`
+ * a new address is unverified and an `update_email` link is mailed in the same transaction.
+ * @throws AppError `invalid_argument` (no field, a field over its length, the password rules,
+ *   an invalid email or phone, app_data); `failed_precondition` (basic auth off, the MFA preference
+ *   refused, §4.7); `already_exists`; `unauthenticated` `unauthorized` (user gone or revoked)
  */
-export async function updateProfile(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<{ message: string }> {
+export async function updateProfile(c: AuthnContext, caller: UserCaller, u: ProfileUpdate): Promise<ProfileUpdated> {
   const o = c.options;
-  const req = asObject(raw);
-  const oldPassword = optString(req, 'old_password', 1024);
-  const newPassword = optString(req, 'new_password', 1024);
-  const confirmNew = optString(req, 'confirm_new_password', 1024);
-  const rawEmail = optString(req, 'email', 320);
-  const rawPhone = optString(req, 'phone_number', 64);
-  const fields = PROFILE_FIELDS.map(([wire, key]) => [key, optString(req, wire)] as const);
-  const picture = optString(req, 'picture', MAX_URL_CHARS);
-  const mfa = optBool(req, 'is_multi_factor_auth_enabled');
-  const appData = optAppData(req);
+  const oldPassword = optText('old_password', u.oldPassword, 1024);
+  const newPassword = optText('new_password', u.newPassword, 1024);
+  const confirmNew = optText('confirm_new_password', u.confirmNewPassword, 1024);
+  const rawEmail = optText('email', u.email, 320);
+  const rawPhone = optText('phone_number', u.phoneNumber, 64);
+  const fields = PROFILE_FIELDS.map(([field, key]) => [key, optText(field, u[key])] as const);
+  const picture = optText('picture', u.picture, MAX_URL_CHARS);
+  const mfa = u.isMultiFactorAuthEnabled ?? undefined;
+  const appData = checkAppData(u.appData);
   const given = [oldPassword, newPassword, confirmNew, rawEmail, rawPhone, picture, mfa, appData, ...fields.map(([, v]) => v)];
   if (given.every((v) => v === undefined)) throw invalid('please enter at least one param to update');
 
-  const { caller, user } = await currentUser(c, ctx);
+  const user = await activeUser(c.users, caller.userId);
   const now = c.now();
   const next: UserRecord = { ...user };
 
@@ -122,28 +127,24 @@ export async function updateProfile(c: AuthnContext, ctx: CallContext, raw: unkn
   });
 
   // sessions go before the response is sent (behaviour.md §2.2)
-  if (identifierChanged) {
-    await c.sessions.deleteAllForUser(user.id);
-    const co = cookieOptions(o);
-    ctx.setCookies.push(...clearSessionCookies(co), clearMfaCookie(co));
-  } else if (passwordChanged) {
-    await c.sessions.deleteAllForUser(user.id, caller.sessionId);
-  }
-  return { message: verificationMailed ? `${PROFILE_UPDATED}${EMAIL_CHANGE_SUFFIX}` : PROFILE_UPDATED };
+  if (identifierChanged) await c.sessions.deleteAllForUser(user.id);
+  else if (passwordChanged) await c.sessions.deleteAllForUser(user.id, caller.sessionId);
+  return { message: verificationMailed ? `${PROFILE_UPDATED}${EMAIL_CHANGE_SUFFIX}` : PROFILE_UPDATED, signedOut: identifierChanged };
 }
 
-/** `POST /v1/deactivate_account`: sets revoked_timestamp, deletes all sessions, clears cookies, emits `user.deactivated`. */
-export async function deactivateAccount(c: AuthnContext, ctx: CallContext): Promise<{ message: string }> {
-  const { user } = await currentUser(c, ctx);
+/**
+ * `POST /v1/deactivate_account`: sets revoked_timestamp, deletes every session, emits
+ * `user.deactivated` (the caller's cookies are cleared). Only admin `enable_access` undoes it.
+ * @throws AppError `unauthenticated` `unauthorized` (user gone or revoked)
+ */
+export async function deactivateAccount(c: AuthnContext, caller: UserCaller): Promise<void> {
+  const user = await activeUser(c.users, caller.userId);
   const now = c.now();
   await c.users.transaction(async (tx) => {
     const current = (await tx.users.findById(user.id)) ?? user;
     const next = { ...current, revokedTimestamp: now, deactivatedAt: now, updatedAt: now };
     await tx.users.update(next);
-    tx.events.emit('user.deactivated', { user: toWireUser(next) });
+    userDeactivated(tx.events, next);
   });
   await c.sessions.deleteAllForUser(user.id);
-  const co = cookieOptions(c.options);
-  ctx.setCookies.push(...clearSessionCookies(co), clearMfaCookie(co));
-  return { message: 'user account deactivated successfully' };
 }

@@ -11,7 +11,7 @@ import type { RequiredRelation } from './validation.ts';
  * @throws AppError `failed_precondition` `authorization engine is not enabled` when no engine is wired;
  *   `permission_denied` `unauthorized` on any denial; `unavailable` when the engine fails
  */
-export async function assertRelations(c: AuthnContext, userId: string, relations: RequiredRelation[]): Promise<void> {
+export async function assertRelations(c: AuthnContext, userId: string, relations: readonly RequiredRelation[]): Promise<void> {
   if (relations.length === 0) return;
   if (!c.permissions) throw new AppError('failed_precondition', 'authorization engine is not enabled');
   let allowed: boolean;

@@ -4,10 +4,10 @@
  * once per 60 s per address and purpose; the previous link stops working. One answer always.
  */
 import { AppError } from '@gatehouse/errors';
-import type { VerificationPurpose } from '../storage/storage.ts';
+import type { VerificationPurpose } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { isRevoked } from './user.ts';
-import { asObject, MAX_URL_CHARS, normaliseEmail, optString } from './validation.ts';
+import { MAX_URL_CHARS, normaliseEmail, optText, type Opt } from './validation.ts';
 import { issueLink, linkFor, userOf } from './verification.ts';
 
 export const RESEND_MESSAGE =
@@ -15,18 +15,26 @@ export const RESEND_MESSAGE =
 
 const RESENDABLE: readonly VerificationPurpose[] = ['basic_auth_signup', 'forgot_password', 'update_email'];
 
+/** A request to re-send a pending link. */
+export interface ResendRequest {
+  email?: Opt<string>;
+  /** the purpose: `basic_auth_signup`, `forgot_password` or `update_email` */
+  identifier?: Opt<string>;
+  /** replaces the pending request's `state` when given */
+  state?: Opt<string>;
+}
+
 /**
- * `POST /v1/resend_verify_email` `{email*, identifier*, state}` → `{message}`. A new link goes out
+ * `POST /v1/resend_verify_email`: the answer is always {@link RESEND_MESSAGE}. A new link goes out
  * only when an unexpired, unconsumed request of that purpose exists for the address and its user is
  * still active; it keeps the request's redirect, scope and roles (and takes a new `state` if given).
  * @throws AppError `invalid_argument` `invalid identifier` / `invalid email address`
  */
-export async function resendVerifyEmail(c: AuthnContext, raw: unknown): Promise<{ message: string }> {
+export async function resendVerifyEmail(c: AuthnContext, req: ResendRequest): Promise<void> {
   const o = c.options;
-  const req = asObject(raw);
-  const rawEmail = optString(req, 'email', 320);
-  const identifier = optString(req, 'identifier', 64);
-  const state = optString(req, 'state', MAX_URL_CHARS);
+  const rawEmail = optText('email', req.email, 320);
+  const identifier = optText('identifier', req.identifier, 64);
+  const state = optText('state', req.state, MAX_URL_CHARS);
   if (!RESENDABLE.includes(identifier?.trim() as VerificationPurpose)) throw new AppError('invalid_argument', 'invalid identifier');
   const purpose = identifier!.trim() as VerificationPurpose;
   const email = normaliseEmail(rawEmail ?? '');
@@ -42,5 +50,4 @@ export async function resendVerifyEmail(c: AuthnContext, raw: unknown): Promise<
       linkOf: (token, r) => linkFor(o.url, token, r),
     });
   });
-  return { message: RESEND_MESSAGE };
 }

@@ -4,8 +4,17 @@
  */
 import { AppError } from '@gatehouse/errors';
 import type { AuthnOptions } from './options.ts';
+import type { Opt } from './validation.ts';
 
 const invalidRoles = (): AppError => new AppError('invalid_argument', 'invalid roles');
+
+/** What a request asks to be granted (behaviour.md §2.1); an empty list asks for the default. */
+export interface GrantRequest {
+  roles: readonly string[];
+  scope: readonly string[];
+  /** the client's opaque value: checked for length, carried in a link where there is one */
+  state?: Opt<string>;
+}
 
 /**
  * Roles a self-service signup may ask for: all in `--roles`, none in `--protected-roles`;

@@ -67,24 +67,6 @@ describe('session (behaviour.md §2.2, §3.5)', () => {
   });
 });
 
-describe('logout (behaviour.md §2.2)', () => {
-  it('deletes only the current session and clears the session pair and mfa', async () => {
-    const a = makeAuthn();
-    const s1 = await a.signup();
-    const s2 = await a.call('Login', { email: 'ada@example.com', password: 'Str0ng!pass' });
-    const { res, cookies } = await a.call('Logout', {}, s1.cookie);
-    expect(res).toEqual({ message: 'Logged out successfully' });
-    expect(cookies).toEqual([
-      'cookie_session=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=None',
-      'cookie_session_domain=; Path=/; Domain=example.com; Max-Age=0; HttpOnly; Secure; SameSite=None',
-      'mfa=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=None',
-    ]);
-    await expect(a.call('Profile', {}, s1.bearer)).rejects.toMatchObject({ code: 'unauthenticated' });
-    await expect(a.call('Profile', {}, { authorization: `Bearer ${s2.res.access_token}` })).resolves.toBeDefined();
-    await expect(a.call('Logout', {}, s1.cookie)).rejects.toMatchObject({ code: 'unauthenticated' });
-  });
-});
-
 describe('revoke (behaviour.md §3.5)', () => {
   it('deletes the session of a refresh token', async () => {
     const a = makeAuthn();

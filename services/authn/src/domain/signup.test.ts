@@ -26,9 +26,8 @@ describe('signup (behaviour.md §3.2)', () => {
     expect(res.should_offer_mfa_setup).toBe(false);
     expect(res.authenticator_recovery_codes).toBeNull();
     expect(decodeJwt(res.access_token)).toMatchObject({ iss: URL_, sub: res.user.id, token_type: 'access_token' });
-    expect(cookies).toHaveLength(2);
-    expect(cookies[0]).toMatch(/^cookie_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=86400; HttpOnly; Secure; SameSite=None$/);
-    expect(cookies[1]).toMatch(/^cookie_session_domain=[A-Za-z0-9_-]{43}; Path=\/; Domain=example.com; Max-Age=86400; HttpOnly; Secure; SameSite=None$/);
+    // the cookies' attributes: rpc/cookies.test.ts
+    expect(cookies.map((c: string) => c.split('=')[0])).toEqual(['cookie_session', 'cookie_session_domain']);
     expect(a.storage.published.map((e) => e.name)).toEqual(['user.created', 'user.signup']);
     expect(a.storage.published[0]!.data).toMatchObject({ user: { id: res.user.id, email: 'ada@example.com' } });
     const stored = await a.storage.users.findByEmail('ada@example.com');

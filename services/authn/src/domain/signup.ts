@@ -7,52 +7,66 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { hashPassword } from '@gatehouse/crypto';
-import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord } from '../storage/storage.ts';
-import { emptyAuthResponse, type AuthResponse } from './auth-response.ts';
+import type { UserRecord } from '../storage/ports.ts';
+import { userSignedUp } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
-import { openSessionAndRespond } from './issue.ts';
+import { openSession, type AuthOutcome } from './issue.ts';
 import { checkRedirectUri } from './redirect.ts';
-import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles } from './roles.ts';
-import { toWireUser } from './user.ts';
+import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles, type GrantRequest } from './roles.ts';
+import { PROFILE_FIELDS, type ProfileInput } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 import {
-  MAX_URL_CHARS, asObject, checkPasswordPolicy, normaliseEmail, normalisePhone, optAppData, optBool, optString, optStringList,
+  MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normaliseList, normalisePhone, optText, type Opt,
 } from './validation.ts';
 
 const invalid = (m: string) => new AppError('invalid_argument', m);
 const precondition = (m: string) => new AppError('failed_precondition', m);
 
-/** Profile fields shared by signup and update_profile. */
-export const PROFILE_FIELDS = [
-  ['given_name', 'givenName'], ['family_name', 'familyName'], ['middle_name', 'middleName'],
-  ['nickname', 'nickname'], ['gender', 'gender'], ['birthdate', 'birthdate'],
-] as const;
-
+/** behaviour.md §9 */
+export const SIGNED_UP = 'Signed up successfully.';
 /** behaviour.md §3.2: the answer to an email signup with verification on, fresh or duplicate. */
 export const VERIFICATION_SENT = 'Verification email has been sent. Please check your inbox';
+
+/**
+ * A signup request: an email or a phone number, the password twice, the optional profile, and
+ * self-service roles (behaviour.md §3.1; none: `--default-roles`).
+ */
+export interface SignupRequest extends ProfileInput, GrantRequest {
+  password?: Opt<string>;
+  confirmPassword?: Opt<string>;
+  /** where the verification link leads (validated per behaviour.md §3.1) */
+  redirectUri?: Opt<string>;
+}
 
 /** Phone-only signup with phone verification needs the SMS OTP leg of the mfa service (not in this release). */
 function phoneVerificationNotAvailable(): never {
   throw new AppError('unimplemented', 'signup with phone verification is not available yet');
 }
 
-export async function signup(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<AuthResponse> {
+/**
+ * Creates the account (`user.created`, `user.signup`) and logs it in, or, with email verification
+ * on, mails a `basic_auth_signup` link instead; a duplicate email then gets the same answer and
+ * nothing is created or sent (behaviour.md §0.2).
+ * @returns `Signed up successfully.` with tokens and the session cookie, or {@link VERIFICATION_SENT}
+ *   with nothing issued
+ * @throws AppError `invalid_argument` (no identifier, a field over its length, the password rules,
+ *   an invalid email or phone, roles, redirect URI or app_data, a taken identifier);
+ *   `failed_precondition` for a disabled method; `unimplemented` for phone verification
+ */
+export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthOutcome> {
   const o = c.options;
-  const req = asObject(raw);
-  // Types first: a wrong JSON type is a 400 whatever else is wrong.
-  const rawEmail = optString(req, 'email', 320);
-  const rawPhone = optString(req, 'phone_number', 64);
-  const password = optString(req, 'password', 1024);
-  const confirm = optString(req, 'confirm_password', 1024);
-  const profile = Object.fromEntries(PROFILE_FIELDS.map(([wire, key]) => [key, optString(req, wire)?.trim() || null]));
-  const picture = optString(req, 'picture', MAX_URL_CHARS)?.trim() || null;
-  const rolesReq = optStringList(req, 'roles');
-  const scopeReq = optStringList(req, 'scope');
-  const redirectUri = optString(req, 'redirect_uri', MAX_URL_CHARS);
-  const state = optString(req, 'state', MAX_URL_CHARS);
-  const appData = optAppData(req);
-  optBool(req, 'is_multi_factor_auth_enabled'); // accepted and ignored (graphql.md D5)
+  // every field's own rule first: a field over its length is a 400 whatever else is wrong
+  const rawEmail = optText('email', req.email, 320);
+  const rawPhone = optText('phone_number', req.phoneNumber, 64);
+  const password = optText('password', req.password, 1024);
+  const confirm = optText('confirm_password', req.confirmPassword, 1024);
+  const profile = Object.fromEntries(PROFILE_FIELDS.map(([field, key]) => [key, optText(field, req[key])?.trim() || null]));
+  const picture = optText('picture', req.picture, MAX_URL_CHARS)?.trim() || null;
+  const rolesReq = normaliseList('roles', req.roles);
+  const scopeReq = normaliseList('scope', req.scope);
+  const redirectUri = optText('redirect_uri', req.redirectUri, MAX_URL_CHARS);
+  const state = optText('state', req.state, MAX_URL_CHARS);
+  const appData = checkAppData(req.appData);
 
   const hasEmail = rawEmail !== undefined && rawEmail.trim() !== '';
   const hasPhone = rawPhone !== undefined && rawPhone.trim() !== '';
@@ -108,9 +122,7 @@ export async function signup(c: AuthnContext, ctx: CallContext, raw: unknown): P
     if (phone !== null && (await tx.users.findByPhone(phone))) throw invalid('user with given phone number already exists');
     if (phoneVerificationPath) phoneVerificationNotAvailable();
     await tx.users.create(user);
-    const wire = toWireUser(user);
-    tx.events.emit('user.created', { user: wire, signup_method: user.signupMethods });
-    tx.events.emit('user.signup', { user: wire, signup_method: user.signupMethods });
+    userSignedUp(tx.events, user, user.signupMethods);
     if (emailVerificationPath) {
       await issueLink(c, tx, {
         purpose: 'basic_auth_signup', user, redirectUri: redirect, state: state ?? null, scope: scopeReq ?? null,
@@ -121,14 +133,14 @@ export async function signup(c: AuthnContext, ctx: CallContext, raw: unknown): P
   });
   if (emailVerificationPath) {
     c.logger.debug({ created }, 'signup with email verification');
-    return emptyAuthResponse(VERIFICATION_SENT);
+    return { message: VERIFICATION_SENT, issued: null };
   }
 
-  const { response } = await openSessionAndRespond(c, ctx, user, {
+  const issued = await openSession(c, user, {
     loginMethod: user.signupMethods,
     roles: grantedRoles(o, user.roles, rolesReq),
     scope: scopeReq ?? [...DEFAULT_SCOPE],
     authTime: now,
-  }, 'Signed up successfully.');
-  return response;
+  });
+  return { message: SIGNED_UP, issued };
 }

@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { atHash } from '@gatehouse/crypto';
 import type { SessionRecord } from '@gatehouse/auth';
-import type { UserRecord } from '../storage/storage.ts';
+import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
-import { toWireUser } from './user.ts';
+import { publicUser } from './user.ts';
 
 export interface IssuedTokens {
   accessToken: string;
@@ -77,7 +77,7 @@ export async function issueTokens(
     login_method: session.loginMethod,
   };
   const accessPayload = { ...common, token_type: 'access_token', scope: session.scope };
-  const custom = c.customClaims ? c.customClaims(toWireUser(user), accessPayload) : {};
+  const custom = c.customClaims ? c.customClaims(publicUser(user), accessPayload) : {};
   const accessToken = await c.jwt.sign({ ...custom, ...accessPayload }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now });
   const idClaims: Record<string, unknown> = {
     ...custom,

@@ -1,38 +1,42 @@
 /**
  * @module @gatehouse/authn/domain/user
- * The wire User (behaviour.md §5.3, graphql.md §3.1): every field present, lists `[]`, unset `null`.
+ * Rules about a stored user, and the User record it is shown as (behaviour.md §5.3, graphql.md §3.1).
  */
-import type { UserRecord } from '../storage/storage.ts';
+import type { common } from '@gatehouse/contracts';
+import { AppError } from '@gatehouse/errors';
+import type { UserReader, UserRecord } from '../storage/ports.ts';
+import type { Opt } from './validation.ts';
 
-export interface WireUser {
-  id: string;
-  email: string | null;
-  email_verified: boolean;
-  signup_methods: string;
-  given_name: string | null;
-  family_name: string | null;
-  middle_name: string | null;
-  nickname: string | null;
-  preferred_username: string | null;
-  gender: string | null;
-  birthdate: string | null;
-  phone_number: string | null;
-  phone_number_verified: boolean;
-  picture: string | null;
-  roles: string[];
-  created_at: number;
-  updated_at: number;
-  revoked_timestamp: number | null;
-  is_multi_factor_auth_enabled: boolean | null;
-  has_skipped_mfa_setup_at: number | null;
-  mfa_locked_at: number | null;
-  /** verified factors; owned by the mfa service, `[]` until it is wired */
-  enrolled_mfa_methods: string[];
-  app_data: Record<string, unknown> | null;
+/**
+ * The free-text profile fields signup and update_profile take, each as the request names it (for
+ * messages) and as the record does (behaviour.md §3.1: at most 256 characters, trimmed).
+ */
+export const PROFILE_FIELDS = [
+  ['given_name', 'givenName'], ['family_name', 'familyName'], ['middle_name', 'middleName'],
+  ['nickname', 'nickname'], ['gender', 'gender'], ['birthdate', 'birthdate'],
+] as const;
+
+/** The profile fields of a request: absent or null is "not supplied". */
+export type ProfileFields = { [K in (typeof PROFILE_FIELDS)[number][1]]?: Opt<string> };
+
+/** The identifiers a request names a user by (behaviour.md §3.3 step 1: the email wins when both are given). */
+export interface ContactInput {
+  email?: Opt<string>;
+  phoneNumber?: Opt<string>;
 }
 
-/** Maps a stored user to the wire User. The password hash never leaves. */
-export function toWireUser(u: UserRecord): WireUser {
+/** The user fields signup and update_profile both take. */
+export interface ProfileInput extends ProfileFields, ContactInput {
+  picture?: Opt<string>;
+  appData?: Opt<Record<string, unknown>>;
+}
+
+/**
+ * The User record as it leaves authn (behaviour.md §5.3): every field present, lists `[]`, unset
+ * `null`. Responses, event payloads, email templates (`{{.user.*}}`) and the custom access token
+ * script all see this shape; the password hash never leaves.
+ */
+export function publicUser(u: UserRecord): common.User {
   return {
     id: u.id,
     email: u.email,
@@ -62,6 +66,26 @@ export function toWireUser(u: UserRecord): WireUser {
 
 /** True when the user may not authenticate: admin-revoked or self-deactivated (behaviour.md §3.1). */
 export const isRevoked = (u: UserRecord): boolean => u.revokedTimestamp !== null || u.deactivatedAt !== null;
+
+/**
+ * The stored user `userId` (the federated `User` entity, graphql.md §5.2).
+ * @throws AppError `not_found` `user not found`, also for an empty id
+ */
+export async function getUserById(users: UserReader, userId: string): Promise<UserRecord> {
+  const u = userId ? await users.findById(userId) : null;
+  if (!u) throw new AppError('not_found', 'user not found');
+  return u;
+}
+
+/**
+ * A signed-in caller's stored user, who must still be active (behaviour.md §2.1).
+ * @throws AppError `unauthenticated` `unauthorized` when the user is gone, revoked or deactivated
+ */
+export async function activeUser(users: UserReader, userId: string): Promise<UserRecord> {
+  const user = await users.findById(userId);
+  if (!user || isRevoked(user)) throw new AppError('unauthenticated', 'unauthorized');
+  return user;
+}
 
 /** Adds a signup method to the comma list once. */
 export function addSignupMethod(list: string, method: string): string {

@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { checkPasswordPolicy, normaliseEmail, normalisePhone, optAppData, parseRequiredRelations } from './validation.ts';
+import { checkAppData, checkPasswordPolicy, normaliseEmail, normaliseList, normalisePhone, optText, requiredRelations } from './validation.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { testOptions } from '../fixture.ts';
 
@@ -24,16 +24,34 @@ describe('shared input rules (behaviour.md §3.1)', () => {
     expect(() => checkPasswordPolicy('ÄÖÜ1aaaa!', true)).toThrow(/password is not valid/);
     expect(() => checkPasswordPolicy('😀😀😀😀😀😀😀', false)).toThrow('password must be between 8 and 128 characters');
   });
-  it('bounds app_data', () => {
-    expect(optAppData({ app_data: { a: [1] } })).toEqual({ a: [1] });
-    expect(optAppData({ app_data: null })).toBeUndefined();
-    expect(() => optAppData({ app_data: 3 })).toThrow('malformed app_data');
+  it('bounds text fields, naming the field', () => {
+    expect(optText('state', null)).toBeUndefined();
+    expect(optText('state', undefined)).toBeUndefined();
+    expect(optText('state', ' x ')).toBe(' x ');
+    expect(optText('nickname', 'x'.repeat(256))).toHaveLength(256);
+    expect(() => optText('nickname', 'x'.repeat(257))).toThrow('nickname must be at most 256 characters');
+    expect(() => optText('token', 'x'.repeat(513), 512)).toThrow('token must be at most 512 characters');
   });
-  it('parses required_relations', () => {
-    expect(parseRequiredRelations({ required_relations: [{ relation: 'viewer', object: 'doc:1' }] })).toEqual([{ relation: 'viewer', object: 'doc:1' }]);
-    expect(() => parseRequiredRelations({ required_relations: [{ relation: 'viewer' }] })).toThrow('each required relation needs relation and object');
-    expect(() => parseRequiredRelations({ required_relations: 'x' })).toThrow('required_relations must be a list');
-    expect(() => parseRequiredRelations({ required_relations: Array(101).fill({ relation: 'r', object: 'o' }) })).toThrow('at most 100');
+  it('normalises roles and scope lists', () => {
+    expect(normaliseList('roles', [])).toBeUndefined();
+    expect(normaliseList('roles', [' ', ''])).toBeUndefined();
+    expect(normaliseList('roles', [' user ', 'editor', 'user'])).toEqual(['user', 'editor']);
+    expect(() => normaliseList('roles', ['x'.repeat(257)])).toThrow('roles must be a list of strings');
+    expect(() => normaliseList('scope', Array(101).fill('openid'))).toThrow('scope must have at most 100 entries');
+  });
+  it('bounds app_data and copies it', () => {
+    const data = { a: [1] };
+    expect(checkAppData(data)).toEqual({ a: [1] });
+    expect(checkAppData(data)).not.toBe(data);
+    expect(checkAppData(null)).toBeUndefined();
+    expect(() => checkAppData({ big: 'x'.repeat(16 * 1024) })).toThrow('app_data too large');
+  });
+  it('checks required_relations', () => {
+    expect(requiredRelations([])).toEqual([]);
+    expect(requiredRelations([{ relation: ' viewer ', object: 'doc:1' }])).toEqual([{ relation: 'viewer', object: 'doc:1' }]);
+    expect(() => requiredRelations([{ relation: 'viewer', object: null }])).toThrow('each required relation needs relation and object');
+    expect(() => requiredRelations([{ relation: ' ', object: 'doc:1' }])).toThrow('each required relation needs relation and object');
+    expect(() => requiredRelations(Array(101).fill({ relation: 'r', object: 'o' }))).toThrow('at most 100');
   });
   it('applies the redirect_uri rule', () => {
     const o = testOptions({ redirectUris: ['myapp://cb', 'https://app.example.org/cb'], allowedOrigins: ['https://spa.example.net', '*.example.io', 'localhost:3000'] });

@@ -1,61 +1,58 @@
 /**
  * @module @gatehouse/authn/domain/validation
- * Request field parsing and the shared input rules of behaviour.md §3.1. Every refusal is
- * AppError `invalid_argument` with a message naming the field; nothing here throws anything else.
+ * The shared input rules of behaviour.md §3.1 (lengths, lists, app_data, email, phone, password) and
+ * §7.4 (required_relations), applied to requests the codec has already given their proto types. Every
+ * refusal is AppError `invalid_argument` with a message naming the field; nothing here throws
+ * anything else.
  */
 import { AppError } from '@gatehouse/errors';
 
 const bad = (message: string): AppError => new AppError('invalid_argument', message);
+
+/** A request field: absent and null both mean "not supplied" (behaviour.md §0.1 request nulls). */
+export type Opt<T> = T | null | undefined;
 
 /** Default maximum length of free-text fields (names, gender, birthdate, state, ...). */
 export const MAX_FIELD_CHARS = 256;
 /** `picture` and `redirect_uri` may be URLs: allow more. */
 export const MAX_URL_CHARS = 2048;
 
-/** The request as an object; `null`/`undefined` mean `{}` (behaviour.md §0.1). */
-export function asObject(req: unknown): Record<string, unknown> {
-  if (req === null || req === undefined) return {};
-  if (typeof req !== 'object' || Array.isArray(req)) throw bad('request body must be a JSON object');
-  return req as Record<string, unknown>;
+/**
+ * An optional text field of a request, at most `max` characters (UTF-16 code units, as JSON counts
+ * them); null and absent are `undefined`.
+ * @throws AppError `invalid_argument` `<field> must be at most <max> characters`
+ */
+export function optText(field: string, value: Opt<string>, max = MAX_FIELD_CHARS): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (value.length > max) throw bad(`${field} must be at most ${max} characters`);
+  return value;
 }
 
-/** An optional string field; `null` and absent are `undefined`. */
-export function optString(req: Record<string, unknown>, field: string, max = MAX_FIELD_CHARS): string | undefined {
-  const v = req[field];
-  if (v === null || v === undefined) return undefined;
-  if (typeof v !== 'string') throw bad(`${field} must be a string`);
-  if (v.length > max) throw bad(`${field} must be at most ${max} characters`);
-  return v;
+/**
+ * A list of strings (`roles`, `scope`): entries trimmed, blanks dropped, duplicates removed;
+ * an empty result is `undefined` ("not supplied"). An empty list allocates nothing.
+ * @throws AppError `invalid_argument` `<field> must be a list of strings` (an entry over 256
+ *   characters), `<field> must have at most <maxItems> entries`
+ */
+export function normaliseList(field: string, list: readonly string[], maxItems = 100): string[] | undefined {
+  if (list.length === 0) return undefined;
+  if (list.some((x) => x.length > MAX_FIELD_CHARS)) throw bad(`${field} must be a list of strings`);
+  if (list.length > maxItems) throw bad(`${field} must have at most ${maxItems} entries`);
+  const out = [...new Set(list.map((x) => x.trim()).filter(Boolean))];
+  return out.length > 0 ? out : undefined;
 }
 
-/** An optional list of strings (`roles`, `scope`); absent, null and `[]` are `undefined`. */
-export function optStringList(req: Record<string, unknown>, field: string, maxItems = 100): string[] | undefined {
-  const v = req[field];
-  if (v === null || v === undefined) return undefined;
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x.length > MAX_FIELD_CHARS)) {
-    throw bad(`${field} must be a list of strings`);
-  }
-  if (v.length > maxItems) throw bad(`${field} must have at most ${maxItems} entries`);
-  const list = [...new Set((v as string[]).map((x) => x.trim()).filter(Boolean))];
-  return list.length > 0 ? list : undefined;
-}
-
-/** An optional boolean. */
-export function optBool(req: Record<string, unknown>, field: string): boolean | undefined {
-  const v = req[field];
-  if (v === null || v === undefined) return undefined;
-  if (typeof v !== 'boolean') throw bad(`${field} must be a boolean`);
-  return v;
-}
-
-/** `app_data`: a JSON object of at most 16 KiB serialised (behaviour.md §3.1). */
-export function optAppData(req: Record<string, unknown>): Record<string, unknown> | undefined {
-  const v = req.app_data;
-  if (v === null || v === undefined) return undefined;
-  if (typeof v !== 'object' || Array.isArray(v)) throw bad('malformed app_data');
+/**
+ * `app_data` (behaviour.md §3.1): a JSON object of at most 16 KiB serialised, returned as a copy;
+ * null and absent are `undefined`. (A value that is not an object never gets here: the codec refuses
+ * it as `malformed app_data`.)
+ * @throws AppError `invalid_argument` `app_data too large`, `malformed app_data`
+ */
+export function checkAppData(value: Opt<Record<string, unknown>>): Record<string, unknown> | undefined {
+  if (value === null || value === undefined) return undefined;
   let json: string;
   try {
-    json = JSON.stringify(v);
+    json = JSON.stringify(value);
   } catch {
     throw bad('malformed app_data');
   }
@@ -110,19 +107,25 @@ export interface RequiredRelation {
   object: string;
 }
 
-/** `required_relations`: 0–100 `{relation, object}`, neither blank. */
-export function parseRequiredRelations(req: Record<string, unknown>): RequiredRelation[] {
-  const v = req.required_relations;
-  if (v === null || v === undefined) return [];
-  if (!Array.isArray(v)) throw bad('required_relations must be a list');
-  if (v.length > 100) throw bad('required_relations must have at most 100 entries');
-  return v.map((e) => {
-    const entry = e as Record<string, unknown> | null;
-    const relation = entry && typeof entry === 'object' ? entry.relation : undefined;
-    const object = entry && typeof entry === 'object' ? entry.object : undefined;
-    if (typeof relation !== 'string' || typeof object !== 'string' || !relation.trim() || !object.trim()) {
-      throw bad('each required relation needs relation and object');
-    }
+/** One `required_relations` entry as a request carries it: either field may be absent. */
+export interface RelationInput {
+  relation?: Opt<string>;
+  object?: Opt<string>;
+}
+
+const NO_RELATIONS: readonly RequiredRelation[] = Object.freeze([]);
+
+/**
+ * `required_relations` (behaviour.md §7.4): 0–100 entries, neither field blank, both trimmed. An
+ * empty list allocates nothing (the validation endpoints' common case).
+ * @throws AppError `invalid_argument` `required_relations must have at most 100 entries`,
+ *   `each required relation needs relation and object`
+ */
+export function requiredRelations(list: readonly RelationInput[]): readonly RequiredRelation[] {
+  if (list.length === 0) return NO_RELATIONS;
+  if (list.length > 100) throw bad('required_relations must have at most 100 entries');
+  return list.map(({ relation, object }) => {
+    if (!relation?.trim() || !object?.trim()) throw bad('each required relation needs relation and object');
     return { relation: relation.trim(), object: object.trim() };
   });
 }

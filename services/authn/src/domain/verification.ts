@@ -7,10 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
-import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/storage.ts';
+import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/ports.ts';
+import { linkEmail } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
-import { queueLinkEmail } from './email-job.ts';
-import { toWireUser } from './user.ts';
 
 /** Link lifetime in seconds (behaviour.md §2.1). */
 export const LINK_TTL_SECONDS = 30 * 60;
@@ -64,7 +63,7 @@ export async function issueLink(c: AuthnContext, tx: AuthnTx, req: LinkRequest):
     updatedAt: now,
   };
   await tx.verifications.issue(request);
-  queueLinkEmail(tx.events, req.purpose, email, toWireUser(req.user), req.linkOf(token, request));
+  linkEmail(tx.events, req.purpose, email, req.user, req.linkOf(token, request));
   return { token, request };
 }
 

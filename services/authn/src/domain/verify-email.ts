@@ -5,16 +5,15 @@
  * verified, and log the user in. The MFA gate (§4.1) is not wired in this release: tokens are issued.
  */
 import { AppError, toAppError } from '@gatehouse/errors';
-import type { CallContext } from '@gatehouse/rpc';
-import type { UserRecord, VerificationPurpose } from '../storage/storage.ts';
-import type { AuthResponse } from './auth-response.ts';
+import type { UserRecord, VerificationPurpose } from '../storage/ports.ts';
+import { userLoggedIn } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
-import { openSessionAndRespond } from './issue.ts';
+import { openSession, type Issued } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
-import { addSignupMethod, isRevoked, toWireUser } from './user.ts';
-import { asObject, MAX_URL_CHARS, optString } from './validation.ts';
+import { addSignupMethod, isRevoked } from './user.ts';
+import { MAX_URL_CHARS, optText, type Opt } from './validation.ts';
 import { findRedeemable, userOf } from './verification.ts';
 
 export const EMAIL_VERIFIED = 'Email verified successfully.';
@@ -22,6 +21,27 @@ export const INVALID_VERIFICATION_TOKEN = 'invalid verification token';
 export const USER_REVOKED = 'user access has been revoked';
 const PURPOSES: readonly VerificationPurpose[] = ['basic_auth_signup', 'magic_link_login', 'update_email', 'invite_member'];
 const MAX_TOKEN_CHARS = 512;
+
+/** A verify_email request. */
+export interface VerifyEmailRequest {
+  token?: Opt<string>;
+  state?: Opt<string>;
+}
+
+/** The query of the emailed link `GET /verify_email`; `roles` and `scope` are space- or comma-separated. */
+export interface EmailLinkVisit extends VerifyEmailRequest {
+  redirectUri?: Opt<string>;
+  roles?: Opt<string>;
+  scope?: Opt<string>;
+}
+
+/** Where the link target redirects, and what it issued (its session cookie is set with the redirect). */
+export interface LinkRedirect {
+  /** the 302 Location */
+  redirectUrl: string;
+  /** null when the redemption failed (the Location then carries `error`) */
+  issued: Issued | null;
+}
 
 /** Roles and scope a link may carry in its query (space or comma separated). */
 interface LinkGrant {
@@ -32,11 +52,11 @@ interface LinkGrant {
 /**
  * Redeems `token`: checks it, applies the verification (and, for `update_email`, the new address;
  * for a magic link, the requested roles and the `magic_link_login` signup method), consumes it,
- * then issues tokens and session cookies and emits `user.login`.
+ * then opens a session and emits `user.login`.
  * @throws AppError `invalid_argument` `invalid verification token`; `failed_precondition`
  *   `user access has been revoked` or the MFA-lock message; `invalid_argument` `invalid roles`
  */
-async function redeem(c: AuthnContext, ctx: CallContext, token: string | undefined, fromLink: LinkGrant): Promise<AuthResponse> {
+async function redeem(c: AuthnContext, token: string | undefined, fromLink: LinkGrant): Promise<Issued> {
   const o = c.options;
   const now = c.now();
   const { user, request, roles } = await c.users.transaction(async (tx) => {
@@ -63,19 +83,22 @@ async function redeem(c: AuthnContext, ctx: CallContext, token: string | undefin
   if (user.mfaLockedAt !== null) throw new AppError('failed_precondition', MFA_LOCKED_MESSAGE);
   const loginMethod = request.identifier === 'magic_link_login' ? 'magic_link_login' : 'basic_auth';
   const scope = request.scope ?? fromLink.scope ?? [...DEFAULT_SCOPE];
-  const { response } = await openSessionAndRespond(c, ctx, user, { loginMethod, roles, scope, authTime: now }, EMAIL_VERIFIED);
+  const issued = await openSession(c, user, { loginMethod, roles, scope, authTime: now });
   await c.users.transaction(async (tx) => {
-    tx.events.emit('user.login', { user: toWireUser(user), login_method: loginMethod });
+    userLoggedIn(tx.events, user, loginMethod);
   });
-  return response;
+  return issued;
 }
 
-/** `POST /v1/verify_email` `{token, state}` → AuthResponse `Email verified successfully.` with tokens and cookies. */
-export async function verifyEmail(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<AuthResponse> {
-  const req = asObject(raw);
-  const token = optString(req, 'token', MAX_TOKEN_CHARS);
-  optString(req, 'state', MAX_URL_CHARS);
-  return redeem(c, ctx, token, {});
+/**
+ * `POST /v1/verify_email`, answered {@link EMAIL_VERIFIED}: redeems the token and logs the user in.
+ * @returns the tokens and the session cookie
+ * @throws AppError as {@link redeem}; `invalid_argument` for a field over its length
+ */
+export async function verifyEmail(c: AuthnContext, req: VerifyEmailRequest): Promise<Issued> {
+  const token = optText('token', req.token, MAX_TOKEN_CHARS);
+  optText('state', req.state, MAX_URL_CHARS);
+  return redeem(c, token, {});
 }
 
 const splitList = (v: string | undefined): string[] | undefined => {
@@ -84,34 +107,35 @@ const splitList = (v: string | undefined): string[] | undefined => {
 };
 
 /**
- * The link target `GET /verify_email?token&redirect_uri&state&roles&scope` (behaviour.md §3.4):
- * `{redirect_url}` for a 302. Success: `redirect_uri` (validated per §3.1, default `<url>/app`)
- * with `access_token`, `token_type=bearer`, `expires_in`, `id_token`, `state` (only when given) and
- * `refresh_token` (only with `offline_access`) in the query; session cookies go to `ctx.setCookies`.
+ * The link target `GET /verify_email?token&redirect_uri&state&roles&scope` (behaviour.md §3.4): the
+ * Location of a 302. Success: `redirect_uri` (validated per §3.1, default `<url>/app`) with
+ * `access_token`, `token_type=bearer`, `expires_in`, `id_token`, `state` (only when given) and
+ * `refresh_token` (only with `offline_access`) in the query, and the session cookie to set.
  * Failure: the same target with `error` (the error code) and `error_description` (its message);
  * an unusable `redirect_uri` falls back to `<url>/app`. Never throws for a refusal.
  */
-export async function verifyEmailLinkTarget(c: AuthnContext, ctx: CallContext, raw: unknown): Promise<{ redirect_url: string }> {
+export async function verifyEmailLinkTarget(c: AuthnContext, visit: EmailLinkVisit): Promise<LinkRedirect> {
   const o = c.options;
   let target = `${o.url}/app`;
   let state: string | undefined;
+  let issued: Issued | null = null;
   const q = new URLSearchParams();
   try {
-    const req = asObject(raw);
-    const token = optString(req, 'token', MAX_TOKEN_CHARS);
-    state = optString(req, 'state', MAX_URL_CHARS) || undefined;
-    target = checkRedirectUri(o, optString(req, 'redirect_uri', MAX_URL_CHARS));
+    const token = optText('token', visit.token, MAX_TOKEN_CHARS);
+    state = optText('state', visit.state, MAX_URL_CHARS) || undefined;
+    target = checkRedirectUri(o, optText('redirect_uri', visit.redirectUri, MAX_URL_CHARS));
     const grant: LinkGrant = {};
-    const roles = splitList(optString(req, 'roles', MAX_URL_CHARS));
-    const scope = splitList(optString(req, 'scope', MAX_URL_CHARS));
+    const roles = splitList(optText('roles', visit.roles, MAX_URL_CHARS));
+    const scope = splitList(optText('scope', visit.scope, MAX_URL_CHARS));
     if (roles) grant.roles = roles;
     if (scope) grant.scope = scope;
-    const res = await redeem(c, ctx, token, grant);
-    q.set('access_token', res.access_token ?? '');
+    issued = await redeem(c, token, grant);
+    const t = issued.tokens;
+    q.set('access_token', t.accessToken);
     q.set('token_type', 'bearer');
-    q.set('expires_in', String(res.expires_in ?? 0));
-    q.set('id_token', res.id_token ?? '');
-    if (res.refresh_token) q.set('refresh_token', res.refresh_token);
+    q.set('expires_in', String(t.expiresIn));
+    q.set('id_token', t.idToken);
+    if (t.refreshToken) q.set('refresh_token', t.refreshToken);
   } catch (err) {
     const e = toAppError(err);
     if (e.code === 'internal' || e.code === 'unavailable') c.logger.error({ err }, 'verify_email link failed');
@@ -121,5 +145,5 @@ export async function verifyEmailLinkTarget(c: AuthnContext, ctx: CallContext, r
   if (state !== undefined) q.set('state', state);
   const u = new URL(target);
   for (const [k, v] of q) u.searchParams.set(k, v);
-  return { redirect_url: u.toString() };
+  return { redirectUrl: u.toString(), issued };
 }

@@ -5,7 +5,7 @@
  */
 import { createCachedActivityCheck, createCachedSessionStore, type CacheOptions, type CachedActivityCheck, type SessionStore } from '@gatehouse/auth';
 import { createUserActivityCheck } from '../domain/user.ts';
-import type { AuthnTx, UserRepository } from './storage.ts';
+import type { AuthnTx, UserRepository } from './ports.ts';
 
 export interface CachedAuthnStorage {
   /** the user repository whose committed writes evict `activity` */

@@ -1,5 +1,5 @@
 import { createMemoryAuthnStorage } from './memory.ts';
-import { runAuthnStorageSuite } from './storage.suite.ts';
+import { runAuthnStorageSuite } from './ports.suite.ts';
 
 runAuthnStorageSuite('memory', async () => {
   const s = createMemoryAuthnStorage();

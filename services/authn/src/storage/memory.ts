@@ -1,9 +1,9 @@
 /**
  * @module @gatehouse/authn/storage/memory
- * In-memory storage for unit tests; passes storage.suite.ts. Transactions are serialised and roll
+ * In-memory storage for unit tests; passes ports.suite.ts. Transactions are serialised and roll
  * back by restoring a snapshot; events reach `published` only after commit.
  */
-import type { AuthnTx, LoginLockout, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './storage.ts';
+import type { AuthnTx, LoginLockout, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './ports.ts';
 
 export interface PublishedEvent {
   name: string;

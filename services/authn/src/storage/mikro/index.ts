@@ -5,7 +5,7 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Database, ServiceSchema } from '@gatehouse/db';
 import type { SessionStore } from '@gatehouse/auth';
-import type { LoginLockout, UserRepository } from '../storage.ts';
+import type { LoginLockout, UserRepository } from '../ports.ts';
 import { LoginFailureEntity, SessionEntity, UserEntity, VerificationRequestEntity } from './entities.ts';
 import { createMikroLoginLockout } from './lockout.ts';
 import { authnMigrations } from './migrations.ts';

@@ -3,7 +3,7 @@
  * LoginLockout on `authn_login_failures`: one row per failure, pruned past the window.
  */
 import type { Database } from '@gatehouse/db';
-import type { LoginLockout } from '../storage.ts';
+import type { LoginLockout } from '../ports.ts';
 import { LoginFailureEntity } from './entities.ts';
 
 export function createMikroLoginLockout(db: Database): LoginLockout {

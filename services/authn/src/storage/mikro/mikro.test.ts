@@ -3,7 +3,7 @@ import { createScratchDatabase, openDatabase, type Database, type DatabaseType, 
 import { runSessionStoreSuite } from '@gatehouse/auth/testing';
 import { createLogger } from '@gatehouse/observability';
 import { DeadlockException } from '@mikro-orm/core';
-import { runAuthnStorageSuite, sampleUser } from '../storage.suite.ts';
+import { runAuthnStorageSuite, sampleUser } from '../ports.suite.ts';
 import { authnSchema, createMikroAuthnStorage } from './index.ts';
 
 const logger = createLogger('silent');

@@ -7,7 +7,7 @@ import { DeadlockException, LockWaitTimeoutException, type EntityManager } from 
 import type { Database } from '@gatehouse/db';
 import { newEnvelope } from '@gatehouse/bus';
 import { AppError } from '@gatehouse/errors';
-import type { AuthnTx, UserReader, UserRecord, UserRepository } from '../storage.ts';
+import type { AuthnTx, UserReader, UserRecord, UserRepository } from '../ports.ts';
 import { UserEntity } from './entities.ts';
 import { createMikroVerificationStore } from './verifications.ts';
 

@@ -3,7 +3,7 @@
  * VerificationStore on MikroORM (`authn_verification_requests`), bound to a transaction's EntityManager.
  */
 import type { EntityManager } from '@mikro-orm/core';
-import type { VerificationPurpose, VerificationRequestRecord, VerificationStore } from '../storage.ts';
+import type { VerificationPurpose, VerificationRequestRecord, VerificationStore } from '../ports.ts';
 import { VerificationRequestEntity } from './entities.ts';
 
 type Row = Record<string, unknown>;

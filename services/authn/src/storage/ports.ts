@@ -1,5 +1,5 @@
 /**
- * @module @gatehouse/authn/storage
+ * @module @gatehouse/authn/storage/ports
  * What the authn domain needs from storage: users, the login lockout counters and a unit of work
  * that writes a state change and its events (outbox) in one transaction (ARCHITECTURE §4).
  */

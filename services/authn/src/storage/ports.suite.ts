@@ -1,10 +1,10 @@
 /**
- * @module @gatehouse/authn/storage/storage.suite
+ * @module @gatehouse/authn/storage/ports.suite
  * Conformance suite every authn storage implementation must pass (memory, SQLite, PostgreSQL, MariaDB).
  */
 import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { LoginLockout, UserRecord, UserRepository, VerificationRequestRecord } from './storage.ts';
+import type { LoginLockout, UserRecord, UserRepository, VerificationRequestRecord } from './ports.ts';
 
 export interface AuthnStorageHarness {
   users: UserRepository;

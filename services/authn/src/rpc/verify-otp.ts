@@ -1,0 +1,15 @@
+/** @module @gatehouse/authn/rpc/verify-otp — AuthnService.VerifyOtp (POST /v1/verify_otp, behaviour.md §4.3). */
+import { OTP_VERIFIED, verifyOtp } from '../domain/complete-mfa.ts';
+import type { AuthnHandler, RpcContext } from './deps.ts';
+import { mfaChallengesOf } from './mfa.ts';
+import { issuedResponse } from './wire.ts';
+
+/**
+ * Completes the caller's MFA session (its `mfa` cookie, cleared by mfa) with a code and issues the
+ * withheld tokens with session cookies.
+ * @throws AppError as {@link verifyOtp}
+ */
+export const verifyOtpRpc = (c: RpcContext): AuthnHandler<'VerifyOtp'> => async (req, ctx) => {
+  const issued = await verifyOtp(c, mfaChallengesOf(c.mfa, ctx), { otp: req.otp, isTotp: req.is_totp, email: req.email, phoneNumber: req.phone_number, state: req.state });
+  return issuedResponse(ctx, c.options, OTP_VERIFIED, issued);
+};
