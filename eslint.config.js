@@ -56,8 +56,7 @@ export default tseslint.config(
     // The domain is transport-free (issue 14 §3): plain values in, plain values out, storage through
     // its ports. Wire messages, cookies, call contexts, ORMs and buses stay in rpc/, storage/, main.ts.
     files: ['services/*/src/domain/**/*.ts'],
-    // TODO(issue 14): authn's domain still reads call contexts; drop this ignore with its conversion
-    ignores: ['services/*/src/domain/**/*.test.ts', 'services/authn/src/domain/**'],
+    ignores: ['services/*/src/domain/**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: [], patterns: [
       DEEP_IMPORTS,
       { group: TRANSPORTS, message: 'domain/ is transport-free (issue 14 §3, docs/architecture.md): move wire, cookie and storage code to rpc/ or storage/' },

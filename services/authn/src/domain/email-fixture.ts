@@ -5,14 +5,18 @@
  */
 import { makeAuthn } from '../fixture.ts';
 import type { AuthnOptions } from './options.ts';
-import { EMAIL_SEND, type EmailJob } from '../events.ts';
+import type { BusEvents } from '@gatehouse/contracts';
+
+/** An `email.send` job of one of authn's link mails: its `verification_url` is always set. */
+type LinkMail = Omit<BusEvents['email.send'], 'variables'> & { variables: { verification_url: string } };
 
 export const SMTP: Partial<AuthnOptions> = { smtpHost: 'smtp.example.com', smtpPort: 587, smtpSenderEmail: 'noreply@example.com' };
 
 export function makeEmailAuthn(over: Partial<AuthnOptions> = {}) {
   const a = makeAuthn({ ...SMTP, enableEmailVerification: true, enableMagicLinkLogin: true, ...over });
   /** every queued email job, in commit order */
-  const mails = (): EmailJob[] => a.storage.published.filter((e) => e.name === EMAIL_SEND).map((e) => e.data as EmailJob);
+  // the outbox keeps envelopes untyped; these were emitted through events.ts (linkEmail, which always sets the link)
+  const mails = (): LinkMail[] => a.storage.published.filter((e) => e.name === 'email.send').map((e) => e.data as LinkMail);
   /** the token of the newest mail (to `to`, when given) */
   const lastToken = (to?: string): string => {
     const job = mails().filter((m) => to === undefined || m.to === to).at(-1);
