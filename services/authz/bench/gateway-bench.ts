@@ -252,7 +252,8 @@ async function grpcLoad(address: string, token: string, bodies: string[], inFlig
     const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`grpc-load exited with ${code}`))));
+    // 'close', not 'exit': a process can exit before its piped stdout has all been read
+    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`grpc-load exited with ${code}`))));
     const share = Math.floor(inFlight / clients) + (k < inFlight % clients ? 1 : 0);
     child.stdin!.end(JSON.stringify({ address, token, bodies, inFlight: share, startAt, durationS }));
   }));

@@ -44,7 +44,8 @@ async function main(): Promise<void> {
   await Promise.all(Array.from({ length: job.inFlight }, (_, w) => worker(w)));
   const cpu = process.cpuUsage(cpuBefore);
   client.close();
-  process.stdout.write(`${JSON.stringify({ latencies, errors, cpuS: (cpu.user + cpu.system) / 1e6 })}\n`);
+  // stdout to a pipe is asynchronous: exit only once the whole result has been handed over
+  await new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify({ latencies, errors, cpuS: (cpu.user + cpu.system) / 1e6 })}\n`, () => resolve()));
 }
 
 main().then(() => process.exit(0), (err: unknown) => {
