@@ -75,6 +75,28 @@ export function usableMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: bo
   };
 }
 
+/**
+ * The MFA methods this build can enrol and challenge. Meta (behaviour.md §5.2) reports a method only
+ * when it is usable by the flags AND served, so a client never offers a method whose routes answer 501
+ * (test/e2e/discovery.e2e.test.ts holds Meta to the routes). The MFA issue sets each to true as it
+ * serves the method.
+ */
+export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
+  totp: false, webauthn: false, emailOtp: false, smsOtp: false,
+});
+
+/** The MFA methods Meta reports: usable by the flags and served by this build. */
+export function offeredMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean } {
+  const usable = usableMfaMethods(o);
+  const on = !o.disableMfa;
+  return {
+    totp: on && usable.totp && SERVED_MFA_METHODS.totp,
+    webauthn: on && usable.webauthn && SERVED_MFA_METHODS.webauthn,
+    emailOtp: on && usable.emailOtp && SERVED_MFA_METHODS.emailOtp,
+    smsOtp: on && usable.smsOtp && SERVED_MFA_METHODS.smsOtp,
+  };
+}
+
 /** MFA available: not `--disable-mfa` and at least one usable method (behaviour.md §4.1). */
 export function isMfaAvailable(o: AuthnOptions): boolean {
   const m = usableMfaMethods(o);

@@ -1,7 +1,12 @@
 /**
  * @module @gatehouse/authn/rpc/get-openid-configuration
  * AuthnService.GetOpenidConfiguration (GET /.well-known/openid-configuration): the OpenID Provider
- * Metadata of OIDC Discovery 1.0 §3.
+ * Metadata of OIDC Discovery 1.0 §3, stating only what this build serves. An OIDC client library
+ * follows discovery, so advertising an endpoint that answers 404 breaks it: the authorization, token,
+ * userinfo and revocation endpoints and their grants, response types and modes are added by the OAuth
+ * 2.0 provider issue as it serves them (test/e2e/discovery.e2e.test.ts fetches every advertised URL).
+ * Until then the document is not a complete OpenID Provider's (§3 requires `authorization_endpoint`):
+ * it publishes the issuer, the keys and the token claims that `validate_jwt_token` callers rely on.
  */
 import type { AuthnHandler, RpcContext } from './deps.ts';
 
@@ -10,13 +15,7 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
   const u = c.options.url;
   return {
     issuer: u,
-    authorization_endpoint: `${u}/authorize`,
-    token_endpoint: `${u}/oauth/token`,
-    userinfo_endpoint: `${u}/userinfo`,
     jwks_uri: `${u}/.well-known/jwks.json`,
-    revocation_endpoint: `${u}/oauth/revoke`,
-    response_types_supported: ['code', 'token', 'id_token', 'code id_token', 'code token', 'id_token token', 'code id_token token'],
-    response_modes_supported: ['query', 'fragment', 'form_post'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [c.jwt.alg],
     scopes_supported: ['openid', 'email', 'profile', 'phone', 'offline_access'],
@@ -25,8 +24,5 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
       'email', 'email_verified', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username',
       'gender', 'birthdate', 'picture', 'phone_number', 'phone_number_verified', 'updated_at',
     ],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'implicit'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    code_challenge_methods_supported: ['S256', 'plain'],
   };
 };

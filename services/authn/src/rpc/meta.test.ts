@@ -1,5 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
 import { URL_, makeAuthn } from '../fixture.ts';
+import { SERVED_MFA_METHODS, isMfaAvailable, isMfaEnforced, offeredMfaMethods, usableMfaMethods } from '../domain/options.ts';
 
 describe('meta (behaviour.md §5.2)', () => {
   it('reports every field, non-null', async () => {
@@ -11,19 +12,31 @@ describe('meta (behaviour.md §5.2)', () => {
       is_apple_login_enabled: false, is_discord_login_enabled: false, is_twitter_login_enabled: false, is_microsoft_login_enabled: false,
       is_twitch_login_enabled: false, is_roblox_login_enabled: false,
       is_email_verification_enabled: false, is_basic_authentication_enabled: true, is_magic_link_login_enabled: false,
-      is_sign_up_enabled: true, is_strong_password_enabled: true, is_multi_factor_auth_enabled: true,
+      is_sign_up_enabled: true, is_strong_password_enabled: true, is_multi_factor_auth_enabled: false,
       is_mobile_basic_authentication_enabled: true, is_phone_verification_enabled: false, is_org_discovery_enabled: false,
-      is_totp_mfa_enabled: true, is_email_otp_mfa_enabled: false, is_sms_otp_mfa_enabled: false, is_webauthn_enabled: true, is_mfa_enforced: false,
+      // no MFA method is served by this build yet: none is reported, whatever the flags allow
+      is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false, is_sms_otp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: false,
     });
   });
 
-  it('follows the MFA availability rules of §4.1', async () => {
+  it('reports no MFA method this build does not serve, even when the flags make it usable (§4.1)', async () => {
     const smtp = { smtpHost: 'h', smtpPort: 25, smtpSenderEmail: 'a@b.co' };
-    expect((await makeAuthn({ ...smtp, enforceMfa: true }).call('Meta')).res).toMatchObject({ is_email_otp_mfa_enabled: true, is_mfa_enforced: true });
-    const off = (await makeAuthn({ disableMfa: true, enforceMfa: true }).call('Meta')).res;
-    expect(off).toMatchObject({ is_multi_factor_auth_enabled: false, is_totp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: false });
-    const none = (await makeAuthn({ disableTotpLogin: true, disableWebauthnMfa: true }).call('Meta')).res;
-    expect(none).toMatchObject({ is_multi_factor_auth_enabled: false });
+    const everything = (await makeAuthn({ ...smtp, enforceMfa: true }).call('Meta')).res;
+    expect(everything).toMatchObject({
+      is_multi_factor_auth_enabled: false, is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false,
+      is_sms_otp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: false,
+    });
+  });
+
+  it('keeps the §4.1 rules of which methods the flags make usable', () => {
+    const base = makeAuthn().options;
+    const smtp = { smtpHost: 'h', smtpPort: 25, smtpSenderEmail: 'a@b.co' };
+    expect(usableMfaMethods(base)).toEqual({ totp: true, webauthn: true, emailOtp: false, smsOtp: false });
+    expect(usableMfaMethods({ ...base, ...smtp })).toMatchObject({ emailOtp: true });
+    expect(isMfaAvailable({ ...base, disableTotpLogin: true, disableWebauthnMfa: true })).toBe(false);
+    expect(isMfaEnforced({ ...base, disableMfa: true, enforceMfa: true })).toBe(false);
+    // a method is offered only when usable and served
+    expect(offeredMfaMethods(base)).toEqual({ totp: SERVED_MFA_METHODS.totp, webauthn: SERVED_MFA_METHODS.webauthn, emailOtp: false, smsOtp: false });
   });
 });
 
@@ -40,11 +53,14 @@ describe('GetJwks and GetOpenidConfiguration', () => {
     const a = makeAuthn();
     const { res } = await a.call('GetOpenidConfiguration');
     expect(res).toMatchObject({
-      issuer: URL_, jwks_uri: `${URL_}/.well-known/jwks.json`, authorization_endpoint: `${URL_}/authorize`,
-      token_endpoint: `${URL_}/oauth/token`, userinfo_endpoint: `${URL_}/userinfo`, revocation_endpoint: `${URL_}/oauth/revoke`,
-      subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['ES256'], code_challenge_methods_supported: ['S256', 'plain'],
+      issuer: URL_, jwks_uri: `${URL_}/.well-known/jwks.json`,
+      subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['ES256'],
     });
-    for (const k of ['response_types_supported', 'scopes_supported', 'claims_supported', 'grant_types_supported']) expect(res[k]).toEqual(expect.any(Array));
+    // the OAuth 2.0 endpoints are advertised once they are served (the OAuth 2.0 provider issue)
+    for (const k of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'revocation_endpoint', 'grant_types_supported', 'response_types_supported']) {
+      expect(res).not.toHaveProperty(k);
+    }
+    for (const k of ['scopes_supported', 'claims_supported']) expect(res[k]).toEqual(expect.any(Array));
     expect(res.scopes_supported).toEqual(expect.arrayContaining(['openid', 'offline_access']));
   });
 });

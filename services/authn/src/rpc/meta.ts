@@ -1,16 +1,18 @@
 /** @module @gatehouse/authn/rpc/meta — AuthnService.Meta (GET /v1/meta, behaviour.md §5.2): the server's features. */
 import type { authn } from '@gatehouse/contracts';
-import { isMfaAvailable, isMfaEnforced, isProviderEnabled, usableMfaMethods, type Provider } from '../domain/options.ts';
+import { isProviderEnabled, offeredMfaMethods, type Provider } from '../domain/options.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 
 /**
- * Meta, every field non-null, read from the flags. The MFA method fields are false whenever MFA is
- * not available (behaviour.md §4.1), so clients never offer a method the server will not challenge.
+ * Meta, every field non-null, read from the flags. An MFA method is reported only when the flags make
+ * it usable (behaviour.md §4.1) and this build serves it (`SERVED_MFA_METHODS`), so clients never
+ * offer a method the server will not challenge; `is_multi_factor_auth_enabled` and `is_mfa_enforced`
+ * follow the methods reported.
  */
 export const metaRpc = (c: RpcContext): AuthnHandler<'Meta'> => async (): Promise<authn.Meta> => {
   const o = c.options;
-  const m = usableMfaMethods(o);
-  const mfa = isMfaAvailable(o);
+  const m = offeredMfaMethods(o);
+  const mfa = m.totp || m.webauthn || m.emailOtp || m.smsOtp;
   const provider = (p: Provider): boolean => isProviderEnabled(o, p);
   return {
     version: o.version,
@@ -34,10 +36,10 @@ export const metaRpc = (c: RpcContext): AuthnHandler<'Meta'> => async (): Promis
     is_mobile_basic_authentication_enabled: o.enableMobileBasicAuthentication,
     is_phone_verification_enabled: o.enablePhoneVerification,
     is_org_discovery_enabled: o.enableOrgDiscovery,
-    is_totp_mfa_enabled: mfa && m.totp,
-    is_email_otp_mfa_enabled: mfa && m.emailOtp,
-    is_sms_otp_mfa_enabled: mfa && m.smsOtp,
-    is_webauthn_enabled: mfa && m.webauthn,
-    is_mfa_enforced: isMfaEnforced(o),
+    is_totp_mfa_enabled: m.totp,
+    is_email_otp_mfa_enabled: m.emailOtp,
+    is_sms_otp_mfa_enabled: m.smsOtp,
+    is_webauthn_enabled: m.webauthn,
+    is_mfa_enforced: o.enforceMfa && mfa,
   };
 };

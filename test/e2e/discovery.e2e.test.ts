@@ -1,0 +1,57 @@
+/**
+ * @module test/e2e/discovery
+ * Discovery and Meta state only what this build serves (issue 15 "what was seen" 1 and 2): an OIDC
+ * client library follows the discovery document, and a client offers the MFA methods Meta reports, so
+ * an advertised endpoint that answers 404, or a reported method whose routes answer 501, breaks them.
+ * The test follows both against a running deployment: it keeps holding as features land.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startDeployment, type Deployment } from '@gatehouse/testing';
+import { postJson, raw } from '../support/http.ts';
+import { PASSWORD, freshEmail } from '../support/scenario.ts';
+
+/** Each Meta MFA flag and a route that must answer (not 501) when the flag is true. */
+const MFA_ROUTES: Record<string, string> = {
+  is_totp_mfa_enabled: '/v1/totp_mfa_setup',
+  is_email_otp_mfa_enabled: '/v1/email_otp_mfa_setup',
+  is_sms_otp_mfa_enabled: '/v1/sms_otp_mfa_setup',
+  is_webauthn_enabled: '/v1/webauthn_registration_options',
+};
+
+describe('discovery and Meta state only what is served (all)', () => {
+  let d: Deployment;
+  beforeAll(async () => {
+    // every MFA method the flags allow: SMTP for email OTP, TOTP and passkeys on by default
+    d = await startDeployment('all', { flags: ['--smtp-host=127.0.0.1', '--smtp-port=2525', '--smtp-sender-email=noreply@example.com'] });
+  }, 60_000);
+  afterAll(async () => { await d?.stop(); });
+
+  it('every endpoint the OpenID discovery document advertises answers (no 404)', async () => {
+    const disc = (await raw(`${d.url}/.well-known/openid-configuration`)).body as Record<string, unknown>;
+    const endpoints = Object.entries(disc).filter(([k, v]) => (k.endsWith('_endpoint') || k.endsWith('_uri')) && typeof v === 'string');
+    expect(endpoints.map(([k]) => k)).toContain('jwks_uri');
+    for (const [key, url] of endpoints) {
+      expect(String(url).startsWith(`${d.url}/`)).toBe(true);
+      const res = await raw(String(url));
+      expect({ key, status: res.status }).not.toEqual({ key, status: 404 });
+    }
+    // no grant or response type is advertised while no authorization or token endpoint is served
+    if (!('authorization_endpoint' in disc)) expect(disc).not.toHaveProperty('response_types_supported');
+    if (!('token_endpoint' in disc)) expect(disc).not.toHaveProperty('grant_types_supported');
+  });
+
+  it('every MFA method Meta reports has routes that answer (not 501) for a signed-in user', async () => {
+    const meta = (await raw(`${d.url}/v1/meta`)).body as Record<string, boolean>;
+    const signup = await postJson(`${d.url}/v1/signup`, { email: freshEmail('discovery'), password: PASSWORD, confirm_password: PASSWORD }, { origin: d.url });
+    const token = (signup.body as { access_token: string }).access_token;
+    for (const [flag, route] of Object.entries(MFA_ROUTES)) {
+      expect(typeof meta[flag]).toBe('boolean');
+      const res = await postJson(`${d.url}${route}`, {}, { origin: d.url, authorization: `Bearer ${token}` });
+      // a method is reported exactly when its route is served
+      expect({ flag, reported: meta[flag], served: res.status !== 501 }).toEqual({ flag, reported: res.status !== 501, served: res.status !== 501 });
+    }
+    const anyMethod = Object.keys(MFA_ROUTES).some((f) => meta[f]);
+    expect(meta.is_multi_factor_auth_enabled).toBe(anyMethod);
+    if (!anyMethod) expect(meta.is_mfa_enforced).toBe(false);
+  });
+});
