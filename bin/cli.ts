@@ -4,18 +4,22 @@
  * and each service name run one process of split mode (ARCHITECTURE §1). Flags are the only
  * configuration (spec §1); `gatehouse <command> --help` lists them.
  */
-import { COMMAND_SUMMARY, COMMANDS, helpText, type CommandName } from '@gatehouse/config';
+import { COMMAND_SUMMARY, COMMANDS, VERSION, helpText, type CommandName } from '@gatehouse/config';
 
 const USAGE = `usage: gatehouse <command> [flags]
 
 commands:
 ${COMMANDS.map((c) => `  ${c.padEnd(15)}${COMMAND_SUMMARY[c]}`).join('\n')}
 
-Run \`gatehouse <command> --help\` for that command's flags.
+Run \`gatehouse <command> --help\` for that command's flags, \`gatehouse --version\` for the version.
 `;
 
 const [command, ...argv] = process.argv.slice(2);
 
+if (command === '--version' || command === '-v' || command === 'version') {
+  process.stdout.write(`gatehouse ${VERSION}\n`);
+  process.exit(0);
+}
 if (!command || command === '--help' || command === '-h' || command === 'help') {
   process.stdout.write(USAGE);
   process.exit(command ? 0 : 2);

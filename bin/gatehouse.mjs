@@ -1,4 +1,11 @@
 #!/usr/bin/env node
 // The `gatehouse` CLI: `gatehouse <command> [flags]` (all, gateway, authn, mfa, admin, orgs, authz, notifications).
-// Node 24 runs the TypeScript sources directly (type stripping).
-import './cli.ts';
+// Node 24 runs the TypeScript sources directly (type stripping); an older Node cannot, so say so plainly
+// instead of failing with ERR_UNKNOWN_FILE_EXTENSION. This file stays plain JavaScript for that reason.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
+  process.stderr.write(`FATAL: Gatehouse needs Node 24 or newer, this is Node ${process.versions.node}. `
+    + 'The repository brings Node 24 itself: run it through npm (`npm start`, `npx gatehouse <command>`).\n');
+  process.exit(1);
+}
+await import('./cli.ts');

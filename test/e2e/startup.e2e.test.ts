@@ -107,6 +107,11 @@ describe('warnings and help', () => {
     expect(await p.exited).not.toBeNull();
   });
 
+  it('gatehouse --version prints the version and exits 0', async () => {
+    const r = await runGatehouse('--version', [], 30_000);
+    expect({ code: r.code, output: r.output.trim() }).toEqual({ code: 0, output: expect.stringMatching(/^gatehouse \d+\.\d+\.\d+$/) });
+  });
+
   it('gatehouse all --help lists the flags of the spec tables', async () => {
     const r = await runGatehouse('all', ['--help'], 30_000);
     expect(r.code).toBe(0);
