@@ -74,7 +74,10 @@ export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthO
   if (!o.enableSignup) throw precondition('signup is disabled for this instance');
   if (hasEmail && !o.enableBasicAuthentication) throw precondition('basic authentication is disabled for this instance');
   if (!hasEmail && !o.enableMobileBasicAuthentication) throw precondition('mobile basic authentication is disabled for this instance');
-  if (password === undefined || confirm === undefined || password !== confirm) throw invalid('password and confirm password does not match');
+  // a missing field is named, not reported as a mismatch (issue 15: validation messages name the missing field)
+  if (password === undefined || password === '') throw invalid('password is required');
+  if (confirm === undefined || confirm === '') throw invalid('confirm_password is required');
+  if (password !== confirm) throw invalid('password and confirm password does not match');
   checkPasswordPolicy(password, o.enableStrongPassword);
   const email = hasEmail ? normaliseEmail(rawEmail) : null;
   const phone = hasPhone ? normalisePhone(rawPhone) : null;
