@@ -54,6 +54,10 @@ describe('validate_session (behaviour.md §3.5)', () => {
     await expect(a.call('ValidateSession', { cookie: value, roles: ['admin'] })).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
     await expect(a.call('ValidateSession', { cookie: 'unknown' })).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
     await expect(a.call('ValidateSession', {})).rejects.toMatchObject({ code: 'unauthenticated' });
+    // without a body cookie, the caller's own session cookie header is validated
+    await expect(a.call('ValidateSession', {}, s.cookie)).resolves.toMatchObject({ res: { is_valid: true, user: { id: s.res.user.id } } });
+    await expect(a.call('ValidateSession', {}, { cookie: `cookie_session_domain=${value}` })).resolves.toMatchObject({ res: { is_valid: true } });
+    await expect(a.call('ValidateSession', { cookie: 'unknown' }, s.cookie)).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
     await expect(a.call('ValidateSession', { cookie: value, required_relations: [{ relation: 'r', object: 'o:1' }] })).rejects.toMatchObject({ code: 'failed_precondition' });
     a.advance(86400);
     await expect(a.call('ValidateSession', { cookie: value })).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
