@@ -120,7 +120,7 @@ describe('warnings (behaviour.md §1.4)', () => {
     const result = loadConfig('all', argvFor('all', '--allowed-origins=*', '--admin-secret=short', '--allow-private-webhook-targets'));
     expect(result.errors).toEqual([]);
     expect(result.warnings).toEqual([
-      '--allowed-origins is *: any origin may call the API; list the origins of your apps',
+      '--allowed-origins is *: browsers may make state-changing calls only from the server\'s own origin (--url or the request\'s host), and CORS answers any origin without credentials; list the origins of your apps',
       '--admin-secret is shorter than 32 characters; use a long random value',
       '--allow-private-webhook-targets is on: webhooks and test_endpoint may reach private networks',
     ]);

@@ -134,7 +134,7 @@ export const registry = {
     clientId: { flag: '--client-id <id>', parser: str, required: true, help: 'client id of this instance; required' },
     clientSecret: { flag: '--client-secret <secret>', parser: str, required: true, secret: true, help: 'client secret of this instance; required' },
     adminSecret: { flag: '--admin-secret <secret>', parser: str, required: true, secret: true, help: 'super-admin secret; required, no default; use 32+ random characters' },
-    allowedOrigins: { flag: '--allowed-origins <list>', parser: originList, default: ['*'], help: 'origins allowed for CORS and redirects, comma list of scheme://host[:port] (host may start with *.); * allows any origin' },
+    allowedOrigins: { flag: '--allowed-origins <list>', parser: originList, default: ['*'], help: 'origins allowed for CORS and redirects, comma list of scheme://host[:port] (host may start with *.); * admits only the server\'s own origin for state-changing calls and answers CORS for any origin without credentials' },
     defaultAuthorizeResponseType: { flag: '--default-authorize-response-type <type>', parser: oneOf(['code', 'token', 'id_token']), default: 'token', help: '/authorize response_type when the request has none: code, token or id_token' },
     defaultAuthorizeResponseMode: { flag: '--default-authorize-response-mode <mode>', parser: oneOf(['query', 'fragment', 'form_post', 'web_message']), default: 'query', help: '/authorize response_mode when the request has none: query, fragment, form_post or web_message' },
     redirectUris: { flag: '--redirect-uris <list>', parser: httpUrlList, default: [], help: 'redirect URIs accepted by exact match, comma list of absolute http(s) URLs (origins in --allowed-origins are accepted too)' },

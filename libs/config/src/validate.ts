@@ -108,7 +108,8 @@ export function warningRules(i: RuleInput): string[] {
   const { values: v } = i;
   const warnings: string[] = [];
   if (v.allowedOrigins.includes('*')) {
-    warnings.push('--allowed-origins is *: any origin may call the API; list the origins of your apps');
+    // behaviour.md §2.5: with *, CSRF admits the same origin only; CORS answers * without credentials
+    warnings.push('--allowed-origins is *: browsers may make state-changing calls only from the server\'s own origin (--url or the request\'s host), and CORS answers any origin without credentials; list the origins of your apps');
   }
   if (v.url?.startsWith('http:') && v.appCookieSecure) warnings.push('browsers will not store Secure cookies over http');
   if (v.adminSecret !== undefined && v.adminSecret.length < 32) {
