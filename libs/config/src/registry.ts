@@ -127,7 +127,7 @@ export const registry = {
   ...section('Session memory store', ALL, {
     redisUrl: {
       flag: '--redis-url <url>', parser: str, secret: true,
-      help: 'Redis URL; when set the rate limiter is shared through Redis; sessions, challenges and lockout counters stay in the main database',
+      help: 'Redis URL; when set, sessions and the rate limiter live in Redis, shared by every process (split mode needs it for authz, admin and orgs to check callers); MFA challenges and lockout counters stay in the main database',
     },
   }),
   ...section('App', ALL, {
