@@ -74,7 +74,9 @@ describe('notifications worker on NATS JetStream', () => {
     // a restarted worker process: a new connection, the same durable consumer
     const worker2 = buildWorker({ bus: await newBus(), store, smtpPort: sink.port, backoffMs: [50] });
     await worker2.service.start();
-    await sink.waitFor(7);
+    // A job the stopped worker's last pull had already claimed is redelivered once that claim's ack
+    // wait (30 s, libs/bus) runs out; usually none is, but on a loaded machine one can be.
+    await sink.waitFor(7, 45_000);
     await eventually(async () => (await Promise.all(secondBatch.map((e) => store.findJob(e.id)))).every((j) => j?.status === 'sent'));
     await settle();
     const recipients = sink.received.map((m) => m.to).sort();
@@ -86,7 +88,7 @@ describe('notifications worker on NATS JetStream', () => {
       expect((await store.listAttempts(e.id)).map((a) => a.outcome)).toEqual(['sent']);
     }
     await worker2.service.stop();
-  });
+  }, 90_000);
 
   it('retries through JetStream redelivery after two refused SMTP sessions and sends once', async () => {
     const before = sink.received.length;
