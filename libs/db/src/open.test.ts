@@ -1,5 +1,6 @@
 /** @module @gatehouse/db/open.test — openDatabase, migrations and the outbox on every SQL driver. */
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { createLogger } from '@gatehouse/observability';
 import { openDatabase, createScratchDatabase } from './index.ts';
@@ -126,6 +127,23 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as const)('a MikroORM Migration 
       await again.close();
     } finally {
       await scratch.drop();
+    }
+  });
+});
+
+describe('openDatabase logging', () => {
+  it('writes one `service` key per line, whether or not the caller\'s logger carries one (issue 15 logs)', async () => {
+    for (const bound of [true, false]) {
+      const chunks: string[] = [];
+      const stream = new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(chunk.toString()); done(); } });
+      const base = createLogger('info', stream);
+      const scratch = await createScratchDatabase('sqlite');
+      const db = await openDatabase(scratch.options, testSchema, { logger: bound ? base.child({ service: 'dbtest' }) : base });
+      await db.close();
+      await scratch.drop();
+      const lines = chunks.join('').trim().split('\n');
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect({ bound, keys: line.match(/"service":/g)?.length }).toEqual({ bound, keys: 1 });
     }
   });
 });

@@ -25,7 +25,8 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   if (!SERVICE_NAME.test(schema.service)) {
     throw new AppError('invalid_argument', `invalid service name for table prefixes: ${schema.service}`);
   }
-  const logger = deps.logger.child({ component: 'db', service: schema.service });
+  // one `service` key per line: the caller's logger usually carries it already
+  const logger = deps.logger.child({ component: 'db', ...('service' in deps.logger.bindings() ? {} : { service: schema.service }) });
   const base = await buildOrmOptions(options);
   const isMongo = options.type === 'mongodb';
   const outboxSchema = outboxEntity(schema.service);

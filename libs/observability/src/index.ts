@@ -32,6 +32,8 @@ export function createLogger(level: LogLevel = 'info', destination?: NodeJS.Writ
     base: undefined,
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
     formatters: { level: (label: string) => ({ level: label }) },
+    // ISO-8601 (`"time":"2026-11-25T23:40:01.123Z"`), readable without converting epoch milliseconds
+    timestamp: pino.stdTimeFunctions.isoTime,
   };
   return destination ? pino(options, destination as never) : pino(options);
 }

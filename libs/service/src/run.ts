@@ -25,7 +25,9 @@ export const addressKeyOf = (api: InternalServiceName): keyof Config => `${api.s
  */
 export async function runService(module: ServiceModule, argv: readonly string[]): Promise<void> {
   const config = parseConfigOrExit(module.name, argv);
-  const logger = createLogger(config.logLevel as LogLevel).child({ service: module.name });
+  // the module's build adds its own `service` key: its lines and ours each carry exactly one
+  const root = createLogger(config.logLevel as LogLevel);
+  const logger = root.child({ service: module.name });
   for (const { key, why } of module.requires ?? []) {
     if (config[key] === undefined) fatal(`--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required for \`gatehouse ${module.name}\`: ${why}`);
   }
@@ -39,7 +41,7 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   const peers: Array<{ close(): void }> = [];
   let authenticator: Authenticator | null | undefined;
   const shared: ServiceShared = {
-    logger,
+    logger: root,
     registry,
     bus,
     // made on first use: a service that checks no caller (notifications) takes no token flags

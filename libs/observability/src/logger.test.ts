@@ -1,0 +1,26 @@
+/** The process logger (STYLE §6; issue 15 logs): one JSON object per line, ISO-8601 time, secrets redacted. */
+import { describe, expect, it } from '@jest/globals';
+import { Writable } from 'node:stream';
+import { createLogger } from './index.ts';
+
+function capture(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
+  const chunks: string[] = [];
+  const stream = new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(chunk.toString()); done(); } });
+  return { stream, lines: () => chunks.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe('createLogger', () => {
+  it('writes one JSON object per line with an ISO-8601 time and the level as a word', () => {
+    const out = capture();
+    createLogger('info', out.stream).child({ service: 'authz' }).info({ store: null }, 'authz started');
+    const [line] = out.lines();
+    expect(line).toMatchObject({ level: 'info', service: 'authz', store: null, msg: 'authz started' });
+    expect(line!.time).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/));
+  });
+
+  it('redacts credentials wherever they appear in a line', () => {
+    const out = capture();
+    createLogger('info', out.stream).info({ headers: { authorization: 'Bearer x', cookie: 'cookie_session=y' }, password: 'p' }, 'request');
+    expect(out.lines()[0]).toMatchObject({ headers: { authorization: '[redacted]', cookie: '[redacted]' }, password: '[redacted]' });
+  });
+});
