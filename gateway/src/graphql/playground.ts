@@ -32,7 +32,7 @@ export const PLAYGROUND_ASSETS_PATH = '/graphql/playground';
  * `<style>` element GraphiQL writes (the scroll lock of its dialogs, react-remove-scroll) carries the
  * page's nonce, which the boot script hands it through `__webpack_nonce__`; other styles go through
  * the CSSOM, which CSP does not restrict.
- * @param nonce base64, fresh for every page
+ * @param nonce 128 random bits as hex (a valid CSP nonce with no '/', so the page holds no '//'), fresh for every page
  */
 export const playgroundCsp = (nonce: string): string =>
   `default-src 'none'; script-src 'self'; style-src 'self' 'nonce-${nonce}'; font-src 'self' data:; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
@@ -132,7 +132,7 @@ export function mountPlayground(app: Express, opts: PlaygroundOptions): void {
     res.vary('Accept');
     if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) !== 'text/html') { next(); return; }
     if (!hasAdminHeader(req, opts)) { next(new AppError('unauthenticated', 'unauthorized', { reason: 'playground_not_admin' })); return; }
-    const nonce = randomBytes(16).toString('base64');
+    const nonce = randomBytes(16).toString('hex');
     res.setHeader('Content-Security-Policy', playgroundCsp(nonce));
     res.setHeader('Cache-Control', 'no-store');
     res.type('html').status(200).send(page.replace('{{nonce}}', nonce));
