@@ -3,10 +3,11 @@
  * service and RPC. It drives routing, 404/405 answers, metric labels and the OpenAPI document. Who may
  * call a route is its RPC's, declared once in proto/ and read here, never written twice (issue 14 §2).
  */
-import { serviceDescriptor, type AuthClass as RpcAuthClass } from '@gatehouse/rpc';
+import { serviceDescriptor, type AuthClass as RpcAuthClass, type ServiceName } from '@gatehouse/rpc';
+
+export type { ServiceName } from '@gatehouse/rpc';
 
 export type HttpMethod = 'GET' | 'POST';
-export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
 /**
  * Who may call a route (spec §5): its RPC's `(gatehouse.common.v1.auth)` option (see AuthClass in
  * @gatehouse/rpc). `internal` RPCs are never routed.

@@ -23,28 +23,26 @@ export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
 export type InternalServiceName = 'authn.internal' | 'mfa.internal';
 export type DescriptorName = ServiceName | InternalServiceName;
 
-const PROTO_FILES: Record<ServiceName, string | null> = {
-  authn: 'gatehouse/authn/v1/authn.proto',
-  authz: 'gatehouse/authz/v1/authz.proto',
-  mfa: 'gatehouse/mfa/v1/mfa.proto',
-  admin: 'gatehouse/admin/v1/admin.proto',
-  orgs: 'gatehouse/orgs/v1/orgs.proto',
-};
+/** Every service with a proto, in no particular order (the names of ServiceName, at run time). */
+const SERVICES: readonly ServiceName[] = ['authn', 'mfa', 'admin', 'orgs', 'authz'];
 
-const SERVICE_NAMES = {
-  authn: 'gatehouse.authn.v1.AuthnService',
-  authz: 'gatehouse.authz.v1.AuthzService',
-  mfa: 'gatehouse.mfa.v1.MfaService',
-  admin: 'gatehouse.admin.v1.AdminService',
-  orgs: 'gatehouse.orgs.v1.OrgsService',
-  'authn.internal': 'gatehouse.authn.v1.AuthnInternal',
-  'mfa.internal': 'gatehouse.mfa.v1.MfaInternal',
-} as const satisfies Record<DescriptorName, string>;
+/**
+ * The proto service full name of a descriptor name, by the layout every proto follows:
+ * `proto/gatehouse/<service>/v1/<service>.proto` declares `gatehouse.<service>.v1.<Service>Service`
+ * and, when it has one, `<Service>Internal` (`mfa.internal` → `gatehouse.mfa.v1.MfaInternal`).
+ */
+export type FullNameOf<D extends DescriptorName> = D extends `${infer S extends ServiceName}.internal`
+  ? `gatehouse.${S}.v1.${Capitalize<S>}Internal`
+  : D extends ServiceName ? `gatehouse.${D}.v1.${Capitalize<D>}Service` : never;
 
-/** The proto service full name of a descriptor name (`mfa` → `gatehouse.mfa.v1.MfaService`). */
-export type FullNameOf<D extends DescriptorName> = (typeof SERVICE_NAMES)[D];
+function fullNameOf<D extends DescriptorName>(name: D): FullNameOf<D> {
+  const [service, internal] = name.split('.') as [ServiceName, string | undefined];
+  const pascal = service[0]!.toUpperCase() + service.slice(1);
+  return `gatehouse.${service}.v1.${pascal}${internal ? 'Internal' : 'Service'}` as FullNameOf<D>;
+}
 
-const protoFileOf = (name: DescriptorName): string | null => PROTO_FILES[name.split('.')[0] as ServiceName];
+/** `proto/gatehouse/<service>/v1/<service>.proto`, relative to PROTO_ROOT. */
+const protoFileOf = (service: ServiceName): string => `gatehouse/${service}/v1/${service}.proto`;
 
 /** Per-RPC codec: JSON-ish objects in the spec's wire shape on both sides. */
 export interface MethodCodec {
@@ -90,7 +88,7 @@ function loadRoot(): protobuf.Root {
   if (root) return root;
   const r = new protobuf.Root();
   r.resolvePath = (_origin, target) => (target.startsWith('google/') || path.isAbsolute(target) ? target : path.join(PROTO_ROOT, target));
-  const files = Object.values(PROTO_FILES).filter((f): f is string => f !== null);
+  const files = SERVICES.map(protoFileOf);
   r.loadSync(files.map((f) => path.join(PROTO_ROOT, f)), { keepCase: true });
   r.resolveAll();
   root = r;
@@ -101,13 +99,12 @@ const descriptors = new Map<DescriptorName, ServiceDescriptor>();
 
 /**
  * Returns the descriptor of one service's proto.
- * @throws Error when the service has no proto yet (a programming error, not a caller error)
+ * @throws Error when its proto does not declare the service (a programming error, not a caller error)
  */
 export function serviceDescriptor<D extends DescriptorName>(service: D): ServiceDescriptor<FullNameOf<D>> {
   const cached = descriptors.get(service) as ServiceDescriptor<FullNameOf<D>> | undefined;
   if (cached) return cached;
-  if (!protoFileOf(service)) throw new Error(`service ${service} has no proto`);
-  const fullName = SERVICE_NAMES[service];
+  const fullName = fullNameOf(service);
   const svc = loadRoot().lookupService(fullName);
   const methods = new Map<string, MethodCodec>();
   for (const method of svc.methodsArray) {
@@ -143,7 +140,7 @@ function authClassOf(method: protobuf.Method): AuthClass {
 
 /** Every service that has a proto. */
 export function servicesWithProto(): ServiceName[] {
-  return (Object.keys(PROTO_FILES) as ServiceName[]).filter((s) => PROTO_FILES[s] !== null);
+  return [...SERVICES];
 }
 
 const STRUCT = 'google.protobuf.Struct';
