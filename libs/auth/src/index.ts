@@ -20,3 +20,4 @@ export { createRedisSessionStore, type RedisSessionStoreOptions } from './redis-
 export { createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type UserCaller } from './authenticator.ts';
 export { createPlatformAuth, jwtOptionsOf } from './from-config.ts';
 export { createAuthGuard } from './guard.ts';
+export { SUPER_ADMIN_ACTOR, actorOf, auditRecord, type AuditActor, type AuditDetails } from './audit.ts';

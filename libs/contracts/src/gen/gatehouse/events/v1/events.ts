@@ -65,3 +65,33 @@ export interface EmailVariables {
   /** the code of `verify_otp` */
   otp?: string | null | undefined;
 }
+
+/**
+ * `audit.recorded` (behaviour.md §5.7): one AuditLog row, emitted by the service that performed the
+ * action (through its outbox, after the action commits) and written by the audit consumer, so a
+ * failing audit store never fails the request. Build it with `auditRecord` of @gatehouse/auth.
+ */
+export interface AuditRecorded {
+  /** a §5.7 action: `user.login_success`, `admin.user_updated`, ... */
+  action: string;
+  /** null for a super-admin (behaviour.md §5.7) */
+  actor_id?:
+    | string
+    | null
+    | undefined;
+  /** `user`, `admin` or `service_account` */
+  actor_type: string;
+  actor_email?:
+    | string
+    | null
+    | undefined;
+  /** a §5.7 resource type: `user`, `session`, `webhook`, ... */
+  resource_type?: string | null | undefined;
+  resource_id?: string | null | undefined;
+  ip_address: string;
+  user_agent: string;
+  /** a JSON object as text; always holds `protocol` (`rest`, `graphql`, `grpc`), never a secret */
+  metadata: string;
+  /** Unix s of the action */
+  created_at: number;
+}

@@ -1,0 +1,60 @@
+/**
+ * @module @gatehouse/auth/audit
+ * Builds the `audit.recorded` bus event (behaviour.md §5.7) from a call: who acted (the resolved
+ * caller), from where (client IP, user agent) and on which surface (`protocol`, always in
+ * `metadata`). Services emit it through their outbox with the state change it records, and the audit
+ * consumer writes the AuditLog row, so recording never blocks or fails the request.
+ */
+import type { BusEvents } from '@gatehouse/contracts';
+import type { CallContext } from '@gatehouse/rpc';
+import type { AdminCaller, UserCaller } from './authenticator.ts';
+
+/** behaviour.md §5.7 `actor_type`, `actor_id`, `actor_email`. */
+export interface AuditActor {
+  type: 'user' | 'admin' | 'service_account';
+  /** null for a super-admin */
+  id: string | null;
+  email?: string | null;
+}
+
+/** A super-admin: `actor_type: admin`, `actor_id: null` (behaviour.md §5.7). */
+export const SUPER_ADMIN_ACTOR: AuditActor = Object.freeze({ type: 'admin', id: null });
+
+/** The actor of a resolved caller: a super-admin, or the user (org admins are users, §5.7). */
+export function actorOf(caller: UserCaller | AdminCaller, email?: string | null): AuditActor {
+  return caller.kind === 'admin' ? SUPER_ADMIN_ACTOR : { type: 'user', id: caller.userId, email: email ?? null };
+}
+
+export interface AuditDetails {
+  actor: AuditActor;
+  /** a §5.7 resource type (`user`, `session`, `webhook`, ...) */
+  resourceType?: string;
+  resourceId?: string;
+  /**
+   * action details for `metadata` (changed field names, a tuple count, a failure reason); never a
+   * secret value. `protocol` is added from the call and cannot be overridden.
+   */
+  details?: Record<string, unknown>;
+  /** Unix seconds; default now */
+  at?: number;
+}
+
+/**
+ * The `audit.recorded` event for `action` performed in the call `ctx` (behaviour.md §5.7).
+ * @param action a §5.7 action name, e.g. `user.login_success`, `admin.user_updated`
+ * @returns the event data, to be emitted through the service's outbox (`events.emit('audit.recorded', …)`)
+ */
+export function auditRecord(ctx: CallContext, action: string, o: AuditDetails): BusEvents['audit.recorded'] {
+  return {
+    action,
+    actor_id: o.actor.id ?? undefined,
+    actor_type: o.actor.type,
+    actor_email: o.actor.email ?? undefined,
+    resource_type: o.resourceType,
+    resource_id: o.resourceId,
+    ip_address: ctx.clientIp,
+    user_agent: ctx.headers['user-agent'] ?? '',
+    metadata: JSON.stringify({ ...o.details, protocol: ctx.protocol }),
+    created_at: o.at ?? Math.floor(Date.now() / 1000),
+  };
+}
