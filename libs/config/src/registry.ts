@@ -237,7 +237,7 @@ export const registry = {
   ...section('Split mode (routing)', GATEWAY, {
     authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway'], help: 'gRPC address of the authn service' },
     mfaAddress: { flag: '--mfa-address <host:port>', parser: address, commands: ['gateway', 'authn'], help: 'gRPC address of the mfa service (gateway; authn, which opens MFA sessions through it)' },
-    adminAddress: { flag: '--admin-address <host:port>', parser: address, help: 'gRPC address of the admin service' },
+    adminAddress: { flag: '--admin-address <host:port>', parser: address, commands: ['gateway', 'notifications'], help: 'gRPC address of the admin service (gateway; notifications, which reads webhook targets and stored email templates through it)' },
     orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },
     authzAddress: { flag: '--authz-address <list>', parser: addressList, help: 'gRPC addresses of the authz replicas, comma list of host:port' },
     authnGraphqlUrl: { flag: '--authn-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the authn service' },

@@ -467,6 +467,35 @@ export interface SAMLSPMetadataParseResult {
   certificate?: string | null | undefined;
 }
 
+export interface WebhookTargetRequest {
+  webhook_id: string;
+}
+
+export interface WebhookTargetResponse {
+  found: boolean;
+  enabled: boolean;
+  endpoint: string;
+  /** string values only (behaviour.md §5.4) */
+  headers:
+    | { [key: string]: any }
+    | null;
+  /**
+   * the HMAC-SHA-256 key of `x-service-signature` (a `whsec_` secret, or --client-secret for a
+   * carried-over row without one)
+   */
+  signing_secret: string;
+}
+
+export interface StoredEmailTemplateRequest {
+  event_name: string;
+}
+
+export interface StoredEmailTemplateResponse {
+  found: boolean;
+  subject: string;
+  template: string;
+}
+
 export interface AdminService {
   /** Admin session (behaviour.md §5.1). The only admin RPC callable without admin credentials. */
   AdminLogin(request: AdminLoginRequest): Promise<Response>;
@@ -522,4 +551,20 @@ export interface AdminService {
    */
   ListSamlIdpKeys(request: ListSAMLIDPKeysRequest): Promise<ListSAMLIDPKeysResponse>;
   ImportSamlSpMetadata(request: ImportSAMLSPMetadataRequest): Promise<SAMLSPMetadataParseResult>;
+}
+
+/**
+ * --- issue 17 (webhooks, email templates): admin's service-to-service API ---
+ * Served only on the admin service's own port to callers holding the deployment's internal token;
+ * the notifications worker reads a webhook's target before each delivery attempt (behaviour.md §5.4)
+ * and the stored email template of an event before rendering a mail (§5.5).
+ */
+export interface AdminInternal {
+  /**
+   * The current target of a webhook: endpoint, headers and signing secret; `found: false` when it
+   * was deleted (its pending deliveries are cancelled).
+   */
+  WebhookTarget(request: WebhookTargetRequest): Promise<WebhookTargetResponse>;
+  /** The stored template of an email event; `found: false` means the built-in one applies. */
+  StoredEmailTemplate(request: StoredEmailTemplateRequest): Promise<StoredEmailTemplateResponse>;
 }

@@ -95,3 +95,38 @@ export interface AuditRecorded {
   /** Unix s of the action */
   created_at: number;
 }
+
+/**
+ * `webhook.deliver` (behaviour.md §5.4): one delivery of one event to one webhook, queued by admin
+ * through its outbox for every enabled webhook of the event; the notifications worker makes up to
+ * 5 attempts. The envelope id is the delivery id, so a re-queued delivery is deduplicated.
+ */
+export interface WebhookDeliverJob {
+  /** stable across retries; also in the body */
+  delivery_id: string;
+  webhook_id: string;
+  event_name: string;
+  /** the exact JSON body every attempt sends (behaviour.md §5.4 payload) */
+  body: string;
+}
+
+/**
+ * `webhook.attempted` (behaviour.md §5.4 logging): one attempt of a delivery, emitted by the
+ * notifications worker through its outbox and written as a WebhookLog row by admin.
+ */
+export interface WebhookAttempted {
+  /** the WebhookLog id (UUIDv4); admin inserts it once */
+  id: string;
+  webhook_id: string;
+  delivery_id: string;
+  /** 1-5 */
+  attempt: number;
+  /** 0 when no HTTP response */
+  http_status: number;
+  /** the exact body sent */
+  request: string;
+  /** the first 64 KiB of the response body, or the error text */
+  response: string;
+  /** Unix s of the attempt */
+  created_at: number;
+}

@@ -1,0 +1,133 @@
+/**
+ * @module @gatehouse/delivery/http
+ * One guarded outbound POST (behaviour.md §5.4 delivery and `test_endpoint`, §5.6): undici with a
+ * per-request dispatcher whose `connect.lookup` resolves the host, refuses §5.6 addresses, and hands
+ * the socket exactly the address it checked, so a name that re-resolves between the check and the
+ * connection (DNS rebinding) cannot reach a refused address. Redirects are never followed; each
+ * request has one overall timeout; only the first 64 KiB of the response body are kept.
+ */
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import ipaddr from 'ipaddr.js';
+import { Agent, request } from 'undici';
+import { hostOf, isRefusedAddress, parseEndpoint, PRIVATE_TARGET_REASON, systemResolver, type HostResolver } from './guard.ts';
+
+/** Stored and returned response bodies are cut here (behaviour.md §10 sizes). */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+/** §5.4: each attempt and `test_endpoint` time out after 10 s. */
+export const OUTBOUND_TIMEOUT_MS = 10_000;
+
+/** Why an outbound POST got no HTTP response. */
+export class OutboundError extends Error {
+  /** `ssrf`: refused by §5.6 (never retried); `transport`: connection, DNS, TLS or timeout */
+  readonly kind: 'ssrf' | 'transport';
+  constructor(kind: 'ssrf' | 'transport', message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = kind;
+    this.name = 'OutboundError';
+  }
+}
+
+export interface OutboundPost {
+  url: string;
+  headers: Record<string, string>;
+  /** the exact body bytes, as UTF-8 text */
+  body: string;
+  /** `--allow-private-webhook-targets` */
+  allowPrivate: boolean;
+  timeoutMs?: number;
+  /** name resolution (default: the system resolver); tests pass their own */
+  resolve?: HostResolver;
+}
+
+export interface OutboundResponse {
+  /** the HTTP status */
+  status: number;
+  /** the first 64 KiB of the body, as UTF-8 text */
+  body: string;
+}
+
+const ssrf = (): OutboundError => new OutboundError('ssrf', `SSRF validation failed: ${PRIVATE_TARGET_REASON}`);
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A `net.connect` lookup that resolves, checks and pins (see module doc). */
+function pinnedLookup(resolve: HostResolver, allowPrivate: boolean) {
+  return (host: string, options: LookupOptions, callback: LookupCallback): void => {
+    resolve(host).then((addresses) => {
+      const usable = allowPrivate ? addresses : addresses.filter((a) => !isRefusedAddress(a));
+      // one refused address refuses the name: an attacker's record set must not pick our side
+      if (!allowPrivate && usable.length !== addresses.length) return callback(ssrf(), '');
+      const address = usable[0];
+      if (!address) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), '');
+      const family = ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4;
+      if (options.all) return callback(null, [{ address, family }]);
+      return callback(null, address, family);
+    }, (err: NodeJS.ErrnoException) => callback(err, ''));
+  };
+}
+
+async function readCapped(body: AsyncIterable<Buffer>, destroy: () => void): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= MAX_RESPONSE_BYTES) {
+      destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+}
+
+function causeText(err: unknown): string {
+  const e = err as { message?: string; cause?: { message?: string; code?: string }; code?: string };
+  if (e?.cause instanceof OutboundError) return e.cause.message;
+  const parts = [e?.message, e?.cause?.message].filter((m): m is string => typeof m === 'string' && m !== '');
+  return parts.join(': ') || String(err);
+}
+
+/**
+ * Sends one POST under the §5.6 guard.
+ * @returns the status and the first 64 KiB of the body, for any HTTP status (3xx included, not followed)
+ * @throws OutboundError `ssrf` when the target is refused (URL rules or a refused address), `transport`
+ *   for DNS, connection, TLS errors and the timeout
+ */
+export async function guardedPost(p: OutboundPost): Promise<OutboundResponse> {
+  let url: URL;
+  try {
+    url = parseEndpoint(p.url);
+  } catch (err) {
+    throw new OutboundError('ssrf', `SSRF validation failed: ${(err as Error).message.replace(/^invalid endpoint: /, '')}`);
+  }
+  // an IP literal never reaches `lookup` (net.connect skips it), so it is checked here
+  const host = hostOf(url);
+  if (!p.allowPrivate && ipaddr.isValid(host) && isRefusedAddress(host)) throw ssrf();
+  const timeoutMs = p.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
+  const dispatcher = new Agent({
+    connect: { lookup: pinnedLookup(p.resolve ?? systemResolver, p.allowPrivate) as never, timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      headers: p.headers,
+      body: p.body,
+      dispatcher,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = await readCapped(res.body, () => res.body.destroy());
+    return { status: res.statusCode, body };
+  } catch (err) {
+    if (err instanceof OutboundError) throw err;
+    const cause = (err as { cause?: unknown }).cause;
+    if (cause instanceof OutboundError) throw cause;
+    if ((err as { name?: string }).name === 'TimeoutError' || (err as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT') {
+      throw new OutboundError('transport', `request timed out after ${timeoutMs} ms`, { cause: err });
+    }
+    throw new OutboundError('transport', causeText(err), { cause: err });
+  } finally {
+    void dispatcher.close().catch(() => undefined);
+  }
+}
