@@ -37,7 +37,7 @@ describe('services/registry.ts', () => {
 
   it('serves every proto service exactly once, and each module\'s descriptors exist', () => {
     const served = SERVICES.flatMap(descriptorsOf);
-    const all: DescriptorName[] = ['authn', 'mfa', 'admin', 'orgs', 'authz', 'authn.internal', 'mfa.internal'];
+    const all: DescriptorName[] = ['authn', 'mfa', 'admin', 'orgs', 'authz', 'authn.internal', 'mfa.internal', 'admin.internal'];
     expect([...served].sort()).toEqual([...all].sort());
     for (const d of served) expect(serviceDescriptor(d).methods.size).toBeGreaterThan(0);
   });
@@ -58,7 +58,7 @@ describe('services/registry.ts', () => {
     expect(chartServices()).toEqual({
       components: ['gateway', ...SERVICES.map((m) => m.name)],
       routed: SERVICES.filter((m) => m.publicApi).map((m) => m.name),
-      calls: { authn: ['mfa'] },
+      calls: { authn: ['mfa'], notifications: ['admin'] },
     });
   });
 

@@ -1,23 +1,75 @@
 /**
  * @module admin/main
- * The only file that wires admin: its handler map and its subgraph (the admin plane owns no tables
- * yet). `buildAdmin` is the module's build (src/index.ts), the same in all-in-one and split mode.
+ * The only file that wires admin: flags → database (migrations) → store → handlers and subgraph; the
+ * outbox relay that publishes its audit events and webhook jobs; and its bus consumers: the audit
+ * log (§5.7), the webhook fan-out of §8 events and the webhook attempt log (§5.4). `buildAdmin` is
+ * the module's build (src/index.ts), the same in all-in-one and split mode.
  */
+import type { Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { bindResolvers, buildSubgraph } from '@gatehouse/rpc';
+import { databaseOptionsOf, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { checkEndpoint, guardedPost } from '@gatehouse/delivery';
+import { bindResolvers, buildSubgraph, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
+import { AUDIT_CONSUMER, auditRecordedHandler } from './consumers/audit-recorded.ts';
+import { ATTEMPTS_CONSUMER, webhookAttemptedHandler } from './consumers/webhook-attempted.ts';
+import { FANOUT_CONSUMER, webhookFanoutHandler } from './consumers/webhook-fanout.ts';
+import { WEBHOOK_EVENTS } from './domain/events.ts';
+import type { Outbound } from './domain/deps.ts';
 import { adminBindings, adminFixedErrors } from './graphql/resolvers.ts';
 import { adminTypeDefs } from './graphql/schema.ts';
 import { createAdminService } from './service.ts';
+import { adminSchema } from './storage/mikro/schema.ts';
+import { createMikroAdminStore } from './storage/mikro/store.ts';
 
-/** Builds admin in this process; `shared.authenticator` checks its callers. */
-export async function buildAdmin(_config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
-  const service = createAdminService({ authenticator: shared.authenticator });
-  const resolvers = bindResolvers(service.desc, service.handlers, adminBindings);
-  for (const op of ['Query', 'Mutation'] as const) Object.assign((resolvers[op] ??= {}), adminFixedErrors[op]);
+/** The §5.6 guard and the guarded POST of libs/delivery, under `--allow-private-webhook-targets`. */
+function outboundOf(allowPrivate: boolean): Outbound {
   return {
-    public: service,
+    async checkEndpoint(endpoint) { await checkEndpoint(endpoint, { allowPrivate }); },
+    post: (p) => guardedPost({ ...p, allowPrivate }),
+  };
+}
+
+/** Builds admin in this process; `shared.authenticator` checks its callers, `shared.bus` carries its events. */
+export async function buildAdmin(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
+  const logger = shared.logger.child({ service: 'admin' });
+  const db = await orFatal('database', () => openDatabase(databaseOptionsOf(config), adminSchema, { logger }));
+  const store = createMikroAdminStore(db);
+  const c = {
+    store, logger, outbound: outboundOf(config.allowPrivateWebhookTargets), now: () => Math.floor(Date.now() / 1000),
+    authenticator: shared.authenticator, clientSecret: config.clientSecret,
+  };
+  const service = createAdminService(c);
+  const resolvers = bindResolvers(service.public.desc, service.public.handlers, adminBindings);
+  for (const op of ['Query', 'Mutation'] as const) Object.assign((resolvers[op] ??= {}), adminFixedErrors[op]);
+
+  const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
+  const subscriptions: Subscription[] = [];
+  if (shared.bus) {
+    // the audit store may be down for a while: keep the event and try again for about an hour
+    subscriptions.push(await shared.bus.consume({
+      durable: AUDIT_CONSUMER, names: ['audit.recorded'], maxAttempts: 100, backoffMs: [1000, 2000, 5000, 10_000, 30_000, 60_000],
+      handler: auditRecordedHandler(store, logger),
+    }));
+    subscriptions.push(await shared.bus.consume({
+      durable: FANOUT_CONSUMER, names: WEBHOOK_EVENTS, maxAttempts: 100, backoffMs: [1000, 2000, 5000, 10_000, 30_000, 60_000],
+      handler: webhookFanoutHandler(c),
+    }));
+    subscriptions.push(await shared.bus.consume({
+      durable: ATTEMPTS_CONSUMER, names: ['webhook.attempted'], maxAttempts: 100, backoffMs: [1000, 2000, 5000, 10_000, 30_000, 60_000],
+      handler: webhookAttemptedHandler(store, logger),
+    }));
+  } else {
+    logger.warn('no bus: audit rows, webhook deliveries and their logs wait in the outboxes until one is configured');
+  }
+  return {
+    public: service.public,
+    internal: service.internal,
     schema: buildSubgraph(adminTypeDefs, resolvers),
-    async close() {},
+    async close() {
+      for (const s of subscriptions) await s.stop();
+      await relay?.stop();
+      await db.close();
+    },
   };
 }

@@ -1,13 +1,14 @@
 /**
  * @module @gatehouse/notifications
- * The delivery worker: email (SMTP) today; the job contract producers enqueue through the outbox.
+ * The delivery worker: email (SMTP) and webhooks (issue 17); the job contract producers enqueue through the outbox.
  * `notificationsModule` is its entry in services/registry.ts (docs/architecture.md).
  */
 import type { ServiceModule } from '@gatehouse/service';
 
 export const notificationsModule: ServiceModule = {
   name: 'notifications',
-  calls: [],
+  // webhook targets and stored email templates (issue 17, behaviour.md §5.4, §5.5)
+  calls: ['admin.internal'],
   requires: [{ key: 'natsUrl', why: 'the worker consumes delivery jobs from NATS JetStream' }],
   async build(config, shared) {
     const { buildNotifications } = await import('./main.ts');
