@@ -4,6 +4,7 @@
  * build (src/index.ts), the same in all-in-one and split mode (where runService serves the service's
  * own gRPC port, also the direct API for internal platforms, its subgraph and its metrics).
  */
+import { newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import { databaseOptionsOf, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import type { Logger, Registry } from '@gatehouse/observability';
@@ -61,7 +62,12 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     return opened;
   });
   if (engine) registerEngineMetrics(engine, shared.registry);
-  const { handlers } = createAuthzService({ engine, authenticator });
+  const bus = shared.bus;
+  // behaviour.md §5.7: engine admin actions, published after they commit; a failure never fails the write
+  const audit = bus ? (record: Parameters<NonNullable<Parameters<typeof createAuthzService>[0]['audit']>>[0]): void => {
+    bus.publish(newEnvelope('audit.recorded', 'authz', record)).catch((err: unknown) => logger.warn({ err, action: record.action }, 'audit event not published'));
+  } : undefined;
+  const { handlers } = createAuthzService({ engine, authenticator, ...(audit ? { audit } : {}) });
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     schema: createAuthzSubgraph(handlers),

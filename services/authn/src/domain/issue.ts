@@ -42,6 +42,8 @@ export interface AuthOutcome {
   issued: Issued | null;
   /** login step 8: a code was mailed and the email OTP screen comes next (behaviour.md §3.3) */
   emailOtpSent?: boolean;
+  /** signup: the account this call created (absent when nothing was created), for the audit log (§5.7) */
+  createdUserId?: string;
 }
 
 /**

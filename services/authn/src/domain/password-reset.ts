@@ -92,7 +92,7 @@ export async function forgotPassword(c: AuthnContext, req: ForgotPasswordRequest
  *   `invalid token` / `passwords don't match` / a password-policy message; `unauthenticated`
  *   `invalid session` for the OTP leg; `failed_precondition` `user access has been revoked`
  */
-export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest): Promise<void> {
+export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest): Promise<{ userId: string }> {
   const o = c.options;
   const token = optText('token', req.token, 512);
   const otp = optText('otp', req.otp, 64);
@@ -127,4 +127,5 @@ export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest):
   await c.sessions.deleteAllForUser(user.id);
   if (user.email) await c.lockout.clear(lockoutKey('email', user.email));
   if (user.phoneNumber) await c.lockout.clear(lockoutKey('phone', user.phoneNumber));
+  return { userId: user.id };
 }

@@ -136,7 +136,7 @@ export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthO
   });
   if (emailVerificationPath) {
     c.logger.debug({ created }, 'signup with email verification');
-    return { message: VERIFICATION_SENT, issued: null };
+    return { message: VERIFICATION_SENT, issued: null, ...(created ? { createdUserId: user.id } : {}) };
   }
 
   const issued = await openSession(c, user, {
@@ -145,5 +145,5 @@ export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthO
     scope: scopeReq ?? [...DEFAULT_SCOPE],
     authTime: now,
   });
-  return { message: SIGNED_UP, issued };
+  return { message: SIGNED_UP, issued, createdUserId: user.id };
 }

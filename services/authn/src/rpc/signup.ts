@@ -1,5 +1,6 @@
 /** @module @gatehouse/authn/rpc/signup — AuthnService.Signup (POST /v1/signup, behaviour.md §3.2). */
 import { signup } from '../domain/signup.ts';
+import { recordUserAction } from './audit.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 import { outcomeResponse, profileFieldsOf } from './wire.ts';
 
@@ -8,8 +9,12 @@ import { outcomeResponse, profileFieldsOf } from './wire.ts';
  * is accepted and ignored (graphql.md D5).
  * @throws AppError as {@link signup}
  */
-export const signupRpc = (c: RpcContext): AuthnHandler<'Signup'> => async (req, ctx) => outcomeResponse(ctx, c.options, await signup(c, {
-  email: req.email, phoneNumber: req.phone_number, password: req.password, confirmPassword: req.confirm_password,
-  ...profileFieldsOf(req), picture: req.picture, roles: req.roles, scope: req.scope,
-  redirectUri: req.redirect_uri, state: req.state, appData: req.app_data,
-}));
+export const signupRpc = (c: RpcContext): AuthnHandler<'Signup'> => async (req, ctx) => {
+  const outcome = await signup(c, {
+    email: req.email, phoneNumber: req.phone_number, password: req.password, confirmPassword: req.confirm_password,
+    ...profileFieldsOf(req), picture: req.picture, roles: req.roles, scope: req.scope,
+    redirectUri: req.redirect_uri, state: req.state, appData: req.app_data,
+  });
+  if (outcome.createdUserId) await recordUserAction(c, ctx, 'user.signup', { userId: outcome.createdUserId, email: req.email });
+  return outcomeResponse(ctx, c.options, outcome);
+};

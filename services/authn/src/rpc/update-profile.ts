@@ -1,6 +1,7 @@
 /** @module @gatehouse/authn/rpc/update-profile — AuthnService.UpdateProfile (POST /v1/update_profile, behaviour.md §3.5). */
 import { updateProfile } from '../domain/profile.ts';
 import { clearCookies } from './cookies.ts';
+import { recordUserAction } from './audit.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 import { profileFieldsOf } from './wire.ts';
 
@@ -13,5 +14,9 @@ export const updateProfileRpc = (c: RpcContext): AuthnHandler<'UpdateProfile'> =
     isMultiFactorAuthEnabled: req.is_multi_factor_auth_enabled, appData: req.app_data,
   });
   if (signedOut) clearCookies(ctx, c.options);
+  // field names only, never values (behaviour.md §5.7)
+  const changed = Object.keys(req).filter((k) => !/password/.test(k) && (req as Record<string, unknown>)[k] != null);
+  if (req.new_password) await recordUserAction(c, ctx, 'user.password_changed', { userId: caller.userId });
+  if (changed.length > 0) await recordUserAction(c, ctx, 'user.profile_updated', { userId: caller.userId, details: { changed_fields: changed } });
   return { message };
 };

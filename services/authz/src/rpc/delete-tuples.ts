@@ -1,5 +1,5 @@
 /** @module authz/rpc/delete-tuples: DeleteTuples (spec §4 `POST /v1/admin/fga/tuples/delete`, behaviour.md §7.1 Write / delete). */
-import { type AuthzDeps, type AuthzHandler, requireEngine } from './deps.ts';
+import { type AuthzDeps, type AuthzHandler, recordEngineAction, requireEngine } from './deps.ts';
 import { toTuples } from './wire.ts';
 
 /**
@@ -7,8 +7,10 @@ import { toTuples } from './wire.ts';
  * @throws AppError `failed_precondition` (engine off);
  *   `invalid_argument` (count, form); `unavailable`
  */
-export const deleteTuples = (deps: AuthzDeps): AuthzHandler<'DeleteTuples'> => async (req) => {
+export const deleteTuples = (deps: AuthzDeps): AuthzHandler<'DeleteTuples'> => async (req, ctx) => {
   const engine = requireEngine(deps);
-  await engine.deleteTuples(toTuples(req));
+  const tuples = toTuples(req);
+  await engine.deleteTuples(tuples);
+  await recordEngineAction(deps, ctx, 'admin.fga_tuples_deleted', 'fga_tuple', tuples.length === 1 ? `${tuples[0]!.object}#${tuples[0]!.relation}@${tuples[0]!.user}` : 'batch', { tuple_count: tuples.length });
   return { message: 'Tuples deleted successfully' };
 };

@@ -1,13 +1,14 @@
 /** @module authz/rpc/reset: Reset (spec §4 `POST /v1/admin/fga/reset`, behaviour.md §7.1 Reset). */
-import { type AuthzDeps, type AuthzHandler, requireEngine } from './deps.ts';
+import { type AuthzDeps, type AuthzHandler, recordEngineAction, requireEngine } from './deps.ts';
 
 /**
  * Deletes every model version, refused while any tuple exists.
  * @throws AppError `failed_precondition` (engine off; `remove all relationship tuples before resetting the
  *   authorization model`); `unavailable`
  */
-export const reset = (deps: AuthzDeps): AuthzHandler<'Reset'> => async () => {
+export const reset = (deps: AuthzDeps): AuthzHandler<'Reset'> => async (_req, ctx) => {
   const engine = requireEngine(deps);
   await engine.reset();
+  await recordEngineAction(deps, ctx, 'admin.fga_reset', 'fga_model', 'all');
   return { message: 'Authorization model reset successfully' };
 };

@@ -1,5 +1,5 @@
 /** @module authz/rpc/write-model: WriteModel (spec §4 `POST /v1/admin/fga/model`, behaviour.md §7.1). */
-import { type AuthzDeps, type AuthzHandler, requireEngine } from './deps.ts';
+import { type AuthzDeps, type AuthzHandler, recordEngineAction, requireEngine } from './deps.ts';
 
 /**
  * Appends a model version written in the OpenFGA DSL (schema 1.1, at most 256 KiB) and makes it active:
@@ -7,7 +7,9 @@ import { type AuthzDeps, type AuthzHandler, requireEngine } from './deps.ts';
  * @throws AppError `failed_precondition` (engine off);
  *   `invalid_argument` (invalid model); `unavailable`
  */
-export const writeModel = (deps: AuthzDeps): AuthzHandler<'WriteModel'> => async (req) => {
+export const writeModel = (deps: AuthzDeps): AuthzHandler<'WriteModel'> => async (req, ctx) => {
   const engine = requireEngine(deps);
-  return engine.writeModel(req.dsl ?? '');
+  const model = await engine.writeModel(req.dsl ?? '');
+  await recordEngineAction(deps, ctx, 'admin.fga_model_written', 'fga_model', model.id);
+  return model;
 };

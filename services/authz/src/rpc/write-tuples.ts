@@ -1,5 +1,5 @@
 /** @module authz/rpc/write-tuples: WriteTuples (spec §4 `POST /v1/admin/fga/tuples`, behaviour.md §7.1 Write / delete). */
-import { type AuthzDeps, type AuthzHandler, requireEngine } from './deps.ts';
+import { type AuthzDeps, type AuthzHandler, recordEngineAction, requireEngine } from './deps.ts';
 import { toTuples } from './wire.ts';
 
 /**
@@ -7,8 +7,10 @@ import { toTuples } from './wire.ts';
  * @throws AppError `failed_precondition` (engine off, no model);
  *   `invalid_argument` (count, form, `invalid tuple "…": …`); `unavailable`
  */
-export const writeTuples = (deps: AuthzDeps): AuthzHandler<'WriteTuples'> => async (req) => {
+export const writeTuples = (deps: AuthzDeps): AuthzHandler<'WriteTuples'> => async (req, ctx) => {
   const engine = requireEngine(deps);
-  await engine.writeTuples(toTuples(req));
+  const tuples = toTuples(req);
+  await engine.writeTuples(tuples);
+  await recordEngineAction(deps, ctx, 'admin.fga_tuples_written', 'fga_tuple', tuples.length === 1 ? `${tuples[0]!.object}#${tuples[0]!.relation}@${tuples[0]!.user}` : 'batch', { tuple_count: tuples.length });
   return { message: 'Tuples written successfully' };
 };

@@ -32,11 +32,20 @@ describe('authn service on SQLite storage', () => {
     await expect(a.call('Login', { email: 'ada@example.com', password: PASSWORD })).rejects.toMatchObject({ code: 'resource_exhausted' });
     await a.call('DeactivateAccount', {}, { authorization: `Bearer ${login.res.access_token}` });
     await expect(a.call('Profile', {}, { authorization: `Bearer ${rotated.res.access_token}` })).rejects.toMatchObject({ code: 'unauthenticated' });
-    const events = await db.execute<{ name: string; source: string }>('select name, source from authn_outbox order by seq');
+    const outbox = await db.execute<{ name: string; source: string; data: string }>('select name, source, data from authn_outbox order by seq');
+    const events = outbox.filter((e) => e.name !== 'audit.recorded').map(({ name, source }) => ({ name, source }));
     expect(events).toEqual([
       { name: 'user.created', source: 'authn' }, { name: 'user.signup', source: 'authn' },
       { name: 'user.login', source: 'authn' }, { name: 'user.deactivated', source: 'authn' },
     ]);
+    // behaviour.md §5.7: each user action once, through the same outbox, never with a secret
+    const audit = outbox.filter((e) => e.name === 'audit.recorded').map((e) => JSON.parse(e.data) as { action: string; actor_id?: string; metadata: string });
+    expect(audit.map((r) => r.action)).toEqual([
+      'user.signup', 'user.login_success', 'user.profile_updated',
+      ...Array(6).fill('user.login_failed'), 'user.deactivated',
+    ]);
+    expect(new Set(audit.map((r) => r.actor_id))).toEqual(new Set([login.res.user.id]));
+    expect(audit.every((r) => !r.metadata.includes(PASSWORD) && typeof (JSON.parse(r.metadata) as { protocol?: string }).protocol === 'string')).toBe(true);
   });
 
   it('writes the user, the verification request and the email.send job in one transaction', async () => {
@@ -45,7 +54,7 @@ describe('authn service on SQLite storage', () => {
       { storage: (clock) => createMikroAuthnStorage(db, { clock }) });
     await a.call('Signup', { email: 'grace@example.com', password: PASSWORD, confirm_password: PASSWORD });
     const rows = await db.execute<{ name: string; data: string }>('select name, data from authn_outbox order by seq');
-    expect(rows.map((r) => r.name)).toEqual(['user.created', 'user.signup', 'email.send']);
+    expect(rows.map((r) => r.name).filter((n) => n !== 'audit.recorded')).toEqual(['user.created', 'user.signup', 'email.send']);
     const job = JSON.parse(rows[2]!.data) as { event_name: string; to: string; variables: { verification_url: string } };
     expect(job).toMatchObject({ event_name: 'basic_auth_signup', to: 'grace@example.com' });
     const token = new URL(job.variables.verification_url).searchParams.get('token')!;
