@@ -64,7 +64,18 @@ describe.each(['all', 'split'] as const)('webhooks and email templates (%s)', (m
     const mail = await sink.waitForMail(email, { timeoutMs: 30_000 });
     expect(mail.subject).toBe(`Welcome ${email} to Gatehouse`);
     expect(mail.html).toContain('Hi &lt;b&gt;Ann&lt;/b&gt;, <a href="');
-    expect(sink.tokenLink(mail).searchParams.get('token')).toBeTruthy();
+    const token = sink.tokenLink(mail).searchParams.get('token');
+    expect(token).toBeTruthy();
+    // redeeming the link is the audited user.email_verified (behaviour.md §5.7)
+    expect((await post(d.url, '/v1/verify_email', { token })).status).toBe(200);
+    const until = Date.now() + 20_000;
+    let verified: any[] = [];
+    while (verified.length === 0 && Date.now() < until) {
+      verified = (await post(d.url, '/v1/admin/audit_logs', { action: 'user.email_verified' }, admin)).body.audit_logs.filter((r: any) => r.actor_email === email);
+      if (verified.length === 0) await sleep(250);
+    }
+    expect(verified).toHaveLength(1);
+    expect(verified[0]).toMatchObject({ actor_type: 'user', resource_type: 'user', resource_id: verified[0].actor_id });
 
     const list = await post(d.url, '/v1/admin/email_templates', {}, admin);
     const stored = (list.body.email_templates as any[]).find((t) => t.event_name === 'basic_auth_signup');
@@ -186,6 +197,35 @@ describe.each(['all', 'split'] as const)('webhooks and email templates (%s)', (m
       await remove(hook.id);
     }, 120_000);
   }
+
+  it('webhook, webhooks and webhook_logs answer the same on REST, GraphQL and gRPC', async () => {
+    const hook = await addHook('/surfaces', { event_name: 'user.deleted', headers: { 'x-k': 'v' } });
+    const rest = {
+      one: (await post(d.url, '/v1/admin/webhook', { id: hook.id }, admin)).body,
+      list: (await post(d.url, '/v1/admin/webhooks', { limit: 1000 }, admin)).body,
+      logs: (await post(d.url, '/v1/admin/webhook_logs', { webhook_id: hook.id }, admin)).body,
+    };
+    const fields = 'id event_name event_description endpoint enabled headers created_at updated_at';
+    const graph = (await gql(d.url, `query($id: WebhookRequest!, $p: PaginationRequest, $l: ListWebhookLogRequest) {
+      _webhook(params: $id) { ${fields} }
+      _webhooks(params: $p) { pagination { page limit offset total } webhooks { ${fields} } }
+      _webhook_logs(params: $l) { pagination { page limit offset total } webhook_logs { id } }
+    }`, { id: { id: hook.id }, p: { limit: 1000 }, l: { webhook_id: hook.id } }, { origin: d.url, ...admin })).body as any;
+    expect(graph.data).toEqual({ _webhook: rest.one, _webhooks: rest.list, _webhook_logs: rest.logs });
+    const client = createGrpcClient(serviceDescriptor('admin'), { address: d.grpcAddress });
+    try {
+      const ctx = createCallContext({ headers: admin, protocol: 'grpc' });
+      expect(await client.call('Webhook', { id: hook.id }, ctx)).toEqual(rest.one);
+      expect(await client.call('Webhooks', { limit: 1000 }, ctx)).toEqual(rest.list);
+      expect(await client.call('WebhookLogs', { webhook_id: hook.id }, ctx)).toEqual(rest.logs);
+      await expect(client.call('Webhook', { id: '' }, ctx)).rejects.toMatchObject({ code: 'invalid_argument', message: 'webhook ID required' });
+    } finally {
+      client.close();
+    }
+    expect(rest.one.headers).toEqual({ 'x-k': 'v' });
+    expect(JSON.stringify(rest.list)).not.toContain('whsec_');
+    await remove(hook.id);
+  }, 60_000);
 
   it('webhooks: the list is paginated newest first; a disabled webhook gets nothing', async () => {
     const a = await addHook('/off', { enabled: false, event_description: 'quiet' });
