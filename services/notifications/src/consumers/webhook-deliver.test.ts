@@ -63,6 +63,19 @@ describe('webhook.deliver (behaviour.md §5.4)', () => {
     expect(ssrf.attempts.map((a) => [a.http_status, a.response])).toEqual([[0, 'SSRF validation failed: requests to private/internal networks are not allowed']]);
   });
 
+  it('an attempt while admin cannot be reached is logged with http_status 0 and retried, nothing sent', async () => {
+    const attempts: Array<BusEvents['webhook.attempted']> = [];
+    const handler = createWebhookDeliverHandler({
+      targetOf: async () => { throw new Error('admin is unavailable'); },
+      post: async () => { throw new Error('must not post'); },
+      recordAttempt: async (a) => { attempts.push(a); },
+      logger: createLogger('silent'),
+      deliveries: deliveryCounter(createMetricsRegistry({ defaultMetrics: false })),
+    });
+    await expect(handler({ id: 'e', name: 'webhook.deliver', source: 'admin', occurredAt: 1, data: JOB }, { attempt: 1, isLastAttempt: false })).rejects.toThrow();
+    expect(attempts.map((a) => [a.attempt, a.http_status, a.response])).toEqual([[1, 0, 'webhook target unavailable: admin is unavailable']]);
+  });
+
   it('gives up after the last attempt without throwing', async () => {
     const h = harness(async () => ({ status: 503, body: 'still down' }));
     await h.run(5, true);

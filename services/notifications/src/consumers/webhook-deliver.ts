@@ -3,7 +3,8 @@
  * The `webhook.deliver` consumer (behaviour.md §5.4): one signed POST per attempt, up to 5 attempts
  * with 1/2/4/8 s waits (the bus's retry policy), each attempt reported as a `webhook.attempted`
  * event through the worker's outbox before the message is acknowledged, so admin writes one
- * WebhookLog row per attempt even across restarts. Retried: transport/DNS/TLS errors, timeouts, 408,
+ * WebhookLog row per attempt even across restarts (an attempt that cannot read the webhook from admin
+ * is logged with http_status 0 and retried). Retried: transport/DNS/TLS errors, timeouts, 408,
  * 429, 5xx. Not retried: 2xx (done), 3xx (never followed), other 4xx, §5.6 refusals.
  */
 import { randomUUID } from 'node:crypto';
@@ -56,7 +57,20 @@ export function createWebhookDeliverHandler(deps: WebhookDeliverDeps): (envelope
       deps.logger.error({ job_id: envelope.id }, 'malformed webhook job dropped');
       return;
     }
-    const target = await deps.targetOf(job.webhook_id);
+    const record = (httpStatus: number, response: string): Promise<void> => deps.recordAttempt({
+      id: randomUUID(), webhook_id: job.webhook_id!, delivery_id: job.delivery_id!, attempt: delivery.attempt, http_status: httpStatus,
+      request: job.body!, response, created_at: now(),
+    });
+    let target: WebhookTarget;
+    try {
+      target = await deps.targetOf(job.webhook_id);
+    } catch (err) {
+      // admin's internal API is unreachable: the attempt still gets its log row, and is retried
+      await record(0, `webhook target unavailable: ${err instanceof Error ? err.message : String(err)}`);
+      deps.deliveries.inc({ event: job.event_name ?? 'webhook', outcome: delivery.isLastAttempt ? 'dead' : 'failed' });
+      if (delivery.isLastAttempt) return;
+      throw new RetryableDelivery(`webhook attempt ${delivery.attempt} failed`);
+    }
     if (!target.found || !target.enabled) {
       deps.logger.info({ webhook_id: job.webhook_id, delivery_id: job.delivery_id }, 'webhook deleted or disabled: delivery cancelled');
       return;
@@ -79,10 +93,7 @@ export function createWebhookDeliverHandler(deps: WebhookDeliverDeps): (envelope
       response = err instanceof Error ? err.message : String(err);
       retry = !(err instanceof OutboundError && err.kind === 'ssrf');
     }
-    await deps.recordAttempt({
-      id: randomUUID(), webhook_id: job.webhook_id, delivery_id: job.delivery_id, attempt: delivery.attempt, http_status: httpStatus,
-      request: job.body, response, created_at: now(),
-    });
+    await record(httpStatus, response);
     const ok = httpStatus >= 200 && httpStatus < 300;
     const outcome = ok ? 'sent' : retry && !delivery.isLastAttempt ? 'failed' : 'dead';
     deps.deliveries.inc({ event: job.event_name ?? 'webhook', outcome });
