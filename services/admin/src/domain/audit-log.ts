@@ -9,6 +9,8 @@ import type { AdminDomain } from './deps.ts';
 import { pageWindow, paginationOf, type PaginationInput } from './pagination.ts';
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+/** Cut to the column's size, so an over-long value is stored shortened rather than retried forever. */
+const cut = (v: string | null, max: number): string | null => (v === null ? null : v.slice(0, max));
 
 /**
  * The row of one `audit.recorded` event; its id is the envelope id, so a redelivery inserts nothing.
@@ -26,12 +28,12 @@ export function auditRowOf(eventId: string, occurredAt: number, data: Record<str
   }
   return {
     id: eventId,
-    actorId: str(data['actor_id']),
-    actorType: str(data['actor_type']) ?? 'user',
-    actorEmail: str(data['actor_email']),
-    action,
-    resourceType: str(data['resource_type']),
-    resourceId: str(data['resource_id']),
+    actorId: cut(str(data['actor_id']), 64),
+    actorType: cut(str(data['actor_type']), 32) ?? 'user',
+    actorEmail: cut(str(data['actor_email']), 320),
+    action: action.slice(0, 128),
+    resourceType: cut(str(data['resource_type']), 64),
+    resourceId: cut(str(data['resource_id']), 255),
     ipAddress: (str(data['ip_address']) ?? '').slice(0, 64),
     userAgent: (str(data['user_agent']) ?? '').slice(0, 1024),
     metadata,

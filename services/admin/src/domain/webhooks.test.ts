@@ -94,3 +94,17 @@ describe('email templates (behaviour.md §5.5)', () => {
     await expect(updateEmailTemplate(d, audit, { id: t!.id, eventName: 'verify_otp' })).rejects.toMatchObject({ code: 'already_exists' });
   });
 });
+
+describe('audit rows (behaviour.md §5.7)', () => {
+  it('an audit.recorded event becomes one row keyed by the envelope id; over-long values are cut to their columns', async () => {
+    const { auditRowOf } = await import('./audit-log.ts');
+    const row = auditRowOf('11111111-1111-4111-8111-111111111111', 1_700_000_000, {
+      action: 'admin.fga_tuples_written', actor_type: 'admin', resource_type: 'fga_tuple', resource_id: `doc:${'x'.repeat(400)}`,
+      ip_address: '127.0.0.1', user_agent: 'jest', metadata: '{"protocol":"rest","tuple_count":1}', created_at: 1_700_000_005,
+    });
+    expect(row).toMatchObject({ id: '11111111-1111-4111-8111-111111111111', actorId: null, actorType: 'admin', createdAt: 1_700_000_005 });
+    expect(row!.resourceId).toHaveLength(255);
+    expect(auditRowOf('x', 1, { metadata: '{}' })).toBeNull();
+    expect(auditRowOf('y', 7, { action: 'user.logout', metadata: 'not json' })).toMatchObject({ metadata: '{}', createdAt: 7 });
+  });
+});
