@@ -79,6 +79,19 @@ describe.each(['all', 'split'] as const)('webhooks and email templates (%s)', (m
 
     const list = await post(d.url, '/v1/admin/email_templates', {}, admin);
     const stored = (list.body.email_templates as any[]).find((t) => t.event_name === 'basic_auth_signup');
+    // the same answer on GraphQL and gRPC, and the same refusal
+    const graph = await gql(d.url, `query { _email_templates { pagination { page limit offset total }
+      email_templates { id event_name subject template design created_at updated_at } } }`, {}, { origin: d.url, ...admin });
+    expect((graph.body as any).data._email_templates).toEqual(list.body);
+    const graphBad = await gql(d.url, 'mutation($p: AddEmailTemplateRequest!) { _add_email_template(params: $p) { message } }',
+      { p: { event_name: 'forgot_password', subject: 'x', template: '{{ .a | b }}' } }, { origin: d.url, ...admin });
+    expect((graphBad.body as any).errors.map((e: any) => [e.message, e.extensions.code])).toEqual([['unsupported template syntax: {{ .a | b }}', 'INVALID_ARGUMENT']]);
+    const rpc = createGrpcClient(serviceDescriptor('admin'), { address: d.grpcAddress });
+    try {
+      expect(await rpc.call('EmailTemplates', {}, createCallContext({ headers: admin, protocol: 'grpc' }))).toEqual(list.body);
+    } finally {
+      rpc.close();
+    }
     expect(stored).toMatchObject({ design: '', subject: 'Welcome {{.user.email}} to {{ .organization.name }}' });
     expect((await post(d.url, '/v1/admin/update_email_template', { id: stored.id, subject: 'Second {{.user.email}}' }, admin)).body)
       .toEqual({ message: 'Email template updated successfully.' });
