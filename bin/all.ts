@@ -6,7 +6,7 @@
  */
 import { parseConfigOrExit, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
-import { createLogger, createMetricsRegistry, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createInProcessClient, orFatal, startGrpcServer, type ServiceImplementation } from '@gatehouse/rpc';
 import { buildInProcess } from '@gatehouse/service';
 import { SERVICES } from '../services/registry.ts';
@@ -49,7 +49,7 @@ export async function runAllInOne(argv: readonly string[]): Promise<void> {
     : createInProcessBus({ logger });
   const all = await buildAllInOne(config, { logger, registry, bus });
   const closers = await serveGateway(config, all.gateway, (admit) => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, admit, services: all.grpc,
+    host: config.host, port: config.grpcPort, logger, admit, services: all.grpc, observe: createGrpcServerMetrics(registry),
   }), { logger, registry });
   closeOnSignal([() => bus.close(), ...all.closers.reverse(), ...closers], (m) => logger.info(m));
 }

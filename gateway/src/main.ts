@@ -5,7 +5,7 @@
  * forwarder (public port), all given by flags.
  */
 import { parseConfigOrExit, VERSION, type Config } from '@gatehouse/config';
-import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcProxy, type ServiceDescriptor } from '@gatehouse/rpc';
 import { SERVICES } from '../../services/registry.ts';
 import { createGatewayApp, listen, type GatewayOptions, type GatewayServices } from './app.ts';
@@ -72,7 +72,7 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
     if (module.typeDefs) services.subgraphs[module.name] = { urls: listOf(config[`${module.name}GraphqlUrl` as keyof Config]) };
   }
   const closers = await serveGateway(config, services, (admit) => startGrpcProxy({
-    host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams,
+    host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams, observe: createGrpcServerMetrics(registry),
   }), { logger, registry });
   closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); }], (m) => logger.info(m));
 }

@@ -7,7 +7,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { AppError, codeFromGrpcStatus, isErrorCode, toAppError } from '@gatehouse/errors';
-import type { Logger } from '@gatehouse/observability';
+import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
 import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
 
@@ -142,6 +142,8 @@ export interface GrpcServerOptions {
   internalToken?: string;
   /** `grpc` for the public port; services behind the gateway keep what the gateway forwarded */
   defaultProtocol?: Protocol;
+  /** told of every answered call (the `gatehouse_grpc_server_*` metrics of @gatehouse/observability) */
+  observe?: GrpcCallObserver;
 }
 
 function peerIp(peer: string): string {
@@ -176,11 +178,25 @@ function errorToGrpc(err: AppError): Partial<grpc.StatusObject> {
   return { code: err.grpcStatus, details: err.message, metadata: md };
 }
 
+/**
+ * `answer`, wrapped to tell `observe` of the call's status code and its duration in seconds from
+ * now (the call's arrival); `answer` itself when there is no observer.
+ */
+export function observedAnswer(answer: grpc.sendUnaryData<Buffer>, path: string, observe: GrpcCallObserver | undefined): grpc.sendUnaryData<Buffer> {
+  if (observe === undefined) return answer;
+  const start = performance.now();
+  return (err, value, trailer, flags) => {
+    observe(path, err ? (err.code ?? grpc.status.UNKNOWN) : grpc.status.OK, (performance.now() - start) / 1000);
+    answer(err, value, trailer, flags);
+  };
+}
+
 /** Builds the unary handler implementations of one service for a grpc-js server. */
 export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerOptions, 'host' | 'port' | 'services'>): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const method of served.desc.methods.values()) {
-    impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+    impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, answer: grpc.sendUnaryData<Buffer>) => {
+      const callback = observedAnswer(answer, method.path, opts.observe);
       void (async () => {
         const md = call.metadata;
         const trusted = Boolean(opts.internalToken) && md.get(INTERNAL_KEY)[0] === opts.internalToken;

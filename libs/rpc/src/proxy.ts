@@ -5,8 +5,8 @@
  * client IP and its internal token; trailers (Set-Cookie) and error statuses come back unchanged.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '@gatehouse/observability';
-import { rawServiceDefinition } from './grpc.ts';
+import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
+import { observedAnswer, rawServiceDefinition } from './grpc.ts';
 import type { ServiceDescriptor } from './proto.ts';
 
 export interface GrpcProxyOptions {
@@ -17,6 +17,8 @@ export interface GrpcProxyOptions {
   internalToken: string;
   logger: Logger;
   admit?: (clientIp: string) => Promise<boolean>;
+  /** told of every answered call (the `gatehouse_grpc_server_*` metrics of @gatehouse/observability) */
+  observe?: GrpcCallObserver;
 }
 
 function peerIp(peer: string): string {
@@ -39,7 +41,8 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<{ port: nu
     clients.push(client);
     const impl: grpc.UntypedServiceImplementation = {};
     for (const method of desc.methods.values()) {
-      impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+      impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, answer: grpc.sendUnaryData<Buffer>) => {
+        const callback = observedAnswer(answer, method.path, opts.observe);
         void (async () => {
           const clientIp = peerIp(call.getPeer());
           if (opts.admit && !(await opts.admit(clientIp).catch(() => true))) {

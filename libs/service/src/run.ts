@@ -8,7 +8,7 @@
 import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
 import { createJetStreamBus } from '@gatehouse/bus';
 import { parseConfigOrExit, type Config } from '@gatehouse/config';
-import { createLogger, createMetricsRegistry, startMetricsServer, type LogLevel } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, type LogLevel } from '@gatehouse/observability';
 import {
   closeOnSignal, createGrpcClient, deriveInternalToken, fatal, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, typedClient,
   type InternalServiceName, type ServedService,
@@ -64,7 +64,7 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     ...(runtime.internal ? [{ ...runtime.internal, internal: true }] : []),
   ];
   const grpc = served.length === 0 ? null : await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, internalToken, services: served,
+    host: config.host, port: config.grpcPort, logger, internalToken, services: served, observe: createGrpcServerMetrics(registry),
   }));
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
     host: config.host, port: config.httpPort, internalToken: runtime.schema ? internalToken : '', logger,
