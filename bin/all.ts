@@ -49,7 +49,7 @@ export async function runAllInOne(argv: readonly string[]): Promise<void> {
     : createInProcessBus({ logger });
   const all = await buildAllInOne(config, { logger, registry, bus });
   const closers = await serveGateway(config, all.gateway, (admit) => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, admit, services: all.grpc, observe: createGrpcServerMetrics(registry),
+    host: config.host, port: config.grpcPort, logger, admit, services: all.grpc, observe: createGrpcServerMetrics(registry), reflection: true,
   }), { logger, registry });
   closeOnSignal([() => bus.close(), ...all.closers.reverse(), ...closers], (m) => logger.info(m));
 }

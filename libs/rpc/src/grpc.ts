@@ -10,6 +10,7 @@ import { AppError, codeFromGrpcStatus, isErrorCode, toAppError } from '@gatehous
 import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
 import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
+import { addReflection } from './reflection.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
 export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin'] as const;
@@ -144,6 +145,8 @@ export interface GrpcServerOptions {
   defaultProtocol?: Protocol;
   /** told of every answered call (the `gatehouse_grpc_server_*` metrics of @gatehouse/observability) */
   observe?: GrpcCallObserver;
+  /** serve gRPC server reflection for `services` (the public port only; ./reflection.ts) */
+  reflection?: boolean;
 }
 
 function peerIp(peer: string): string {
@@ -251,6 +254,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<{ port: 
     'grpc.max_connection_age_grace_ms': 30_000,
   });
   for (const served of opts.services) server.addService(rawServiceDefinition(served.desc), grpcImplementation(served, opts));
+  if (opts.reflection) addReflection(server, opts.services.map((s) => s.desc));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });

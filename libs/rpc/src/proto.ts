@@ -42,7 +42,7 @@ function fullNameOf<D extends DescriptorName>(name: D): FullNameOf<D> {
 }
 
 /** `proto/gatehouse/<service>/v1/<service>.proto`, relative to PROTO_ROOT. */
-const protoFileOf = (service: ServiceName): string => `gatehouse/${service}/v1/${service}.proto`;
+export const protoFileOf = (service: ServiceName): string => `gatehouse/${service}/v1/${service}.proto`;
 
 /** Per-RPC codec: JSON-ish objects in the spec's wire shape on both sides. */
 export interface MethodCodec {

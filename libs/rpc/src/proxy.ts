@@ -7,6 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
 import { observedAnswer, rawServiceDefinition } from './grpc.ts';
+import { addReflection } from './reflection.ts';
 import type { ServiceDescriptor } from './proto.ts';
 
 export interface GrpcProxyOptions {
@@ -20,6 +21,7 @@ export interface GrpcProxyOptions {
   /** told of every answered call (the `gatehouse_grpc_server_*` metrics of @gatehouse/observability) */
   observe?: GrpcCallObserver;
 }
+
 
 function peerIp(peer: string): string {
   const stripped = peer.replace(/^ipv[46]:/, '');
@@ -76,6 +78,8 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<{ port: nu
     }
     server.addService(rawServiceDefinition(desc), impl);
   }
+  // answered here, not forwarded: the gateway knows the public protos
+  addReflection(server, opts.upstreams.map((u) => u.desc));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
