@@ -36,6 +36,7 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
     }
     if (runtime.schema) gateway.subgraphs[module.name] = { schema: runtime.schema };
   }
+  gateway.readiness = [...(shared.bus.readiness ? [shared.bus.readiness] : []), ...built.flatMap(({ runtime }) => runtime.readiness ?? [])];
   return { gateway, grpc, closers: built.map(({ runtime }) => () => runtime.close()) };
 }
 

@@ -5,7 +5,7 @@
  * forwarder (public port), all given by flags.
  */
 import { parseConfigOrExit, VERSION, type Config } from '@gatehouse/config';
-import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, type DependencyCheck, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcProxy, type ServiceDescriptor } from '@gatehouse/rpc';
 import { SERVICES } from '../../services/registry.ts';
 import { createGatewayApp, listen, type GatewayOptions, type GatewayServices } from './app.ts';
@@ -61,13 +61,16 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
   const logger = createLogger(config.logLevel as LogLevel).child({ service: 'gateway' });
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
-  const services: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {} };
+  const readiness: DependencyCheck[] = [];
+  const services: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {}, readiness };
   const upstreams: Array<{ desc: ServiceDescriptor; address: string }> = [];
   for (const module of SERVICES) {
     if (!module.publicApi) continue;
     const address = listOf(config[`${module.name}Address` as keyof Config]).join(',');
     const desc = serviceDescriptor(module.publicApi);
-    services.clients[module.publicApi] = createGrpcClient(desc, { address, internalToken });
+    const client = createGrpcClient(desc, { address, internalToken });
+    services.clients[module.publicApi] = client;
+    readiness.push({ name: `service:${module.name}`, target: address, check: () => client.waitForReady!(1500) });
     upstreams.push({ desc, address });
     if (module.typeDefs) services.subgraphs[module.name] = { urls: listOf(config[`${module.name}GraphqlUrl` as keyof Config]) };
   }

@@ -16,7 +16,7 @@ export {
   createCachedActivityCheck, createCachedSessionStore,
   type CacheOptions, type CachedActivityCheck, type SessionCacheOptions,
 } from './session-cache.ts';
-export { createRedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
+export { createRedisSessionStore, type RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
 export { createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type UserCaller } from './authenticator.ts';
 export { createPlatformAuth, jwtOptionsOf } from './from-config.ts';
 export { createAuthGuard } from './guard.ts';

@@ -50,4 +50,8 @@ export { startMetricsServer } from './metrics-server.ts';
 export type { MetricsServer } from './metrics-server.ts';
 export { registerRequestSeries } from './request-series.ts';
 export { createGrpcServerMetrics, type GrpcCallObserver } from './grpc-metrics.ts';
+export {
+  dependencyState, readinessReport, redisTarget, watchRedis,
+  type DependencyCheck, type DependencyState, type ReadinessReport, type RedisLike,
+} from './dependency.ts';
 export type { RequestSeriesOptions, RequestSeriesTable, Series } from './request-series.ts';

@@ -29,6 +29,11 @@ export interface ServiceClient {
    */
   call(rpc: string, req: unknown, ctx: CallContext): Promise<Record<string, unknown>>;
   close(): void;
+  /**
+   * gRPC clients only: resolves once a connection to the service (any replica) is up, for `/readyz`.
+   * @throws Error with grpc-js's reason when none comes up within `timeoutMs`
+   */
+  waitForReady?(timeoutMs: number): Promise<void>;
 }
 
 function methodOf(desc: ServiceDescriptor, rpc: string): MethodCodec {
@@ -106,6 +111,9 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
       });
     },
     close() { client.close(); },
+    waitForReady: (timeoutMs) => new Promise<void>((resolve, reject) => {
+      client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve()));
+    }),
   };
 }
 

@@ -6,7 +6,7 @@ export { FORWARDED_HEADERS, createGrpcClient, createInProcessClient, grpcImpleme
 export type { GrpcClientOptions, GrpcServerOptions, ServedService, ServiceClient } from './grpc.ts';
 export { AUTH_RESPONSE_SDL, Int64Scalar, MapScalar, SHARED_SCALARS_SDL, alwaysFails, bindResolvers, buildSubgraph, toGraphqlError } from './graphql.ts';
 export type { FieldBinding, SubgraphContext } from './graphql.ts';
-export { startServiceHttp } from './service-http.ts';
+export { readinessHandler, startServiceHttp } from './service-http.ts';
 export type { ServiceHttpOptions } from './service-http.ts';
 export { startGrpcProxy } from './proxy.ts';
 export type { GrpcProxyOptions } from './proxy.ts';

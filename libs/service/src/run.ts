@@ -37,7 +37,7 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
     : null;
   // split mode keeps sessions in Redis, so every service can check a caller itself (ARCHITECTURE §2)
-  const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:' }) : null;
+  const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', logger }) : null;
   const peers: Array<{ close(): void }> = [];
   let authenticator: Authenticator | null | undefined;
   const shared: ServiceShared = {
@@ -69,7 +69,9 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
     host: config.host, port: config.httpPort, internalToken: runtime.schema ? internalToken : '', logger,
     ...(runtime.schema ? { schema: runtime.schema } : {}),
-    ...(runtime.health ? { health: runtime.health } : {}),
+    // its own dependencies only: a peer's outage fails the calls that need the peer, but must not
+    // take this service out of rotation (readiness would cascade along the call graph)
+    readiness: [...(bus?.readiness ? [bus.readiness] : []), ...(sessions ? [sessions.readiness] : []), ...(runtime.readiness ?? [])],
   }));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc?.port ?? null, http_port: http.port, metrics_port: metrics.port, ...runtime.logFields }, `${module.name} started`);

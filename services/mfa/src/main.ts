@@ -5,7 +5,7 @@
  * same in all-in-one and split mode.
  */
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
 import { orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createMfaSubgraph } from './graphql/resolvers.ts';
@@ -34,6 +34,7 @@ export async function buildMfa(config: Config, shared: ServiceShared): Promise<S
     public: service.public,
     internal: service.internal,
     schema: createMfaSubgraph(service.public),
+    readiness: [databaseReadiness(db, databaseOptionsOf(config))],
     async close() {
       await relay?.stop();
       await db.close();

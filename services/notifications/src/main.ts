@@ -5,7 +5,7 @@
  * consumes from NATS JetStream (src/index.ts requires --nats-url), in all-in-one from its bus.
  */
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase } from '@gatehouse/db';
 import { fatal, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createNotificationsService } from './service.ts';
@@ -48,6 +48,7 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
   });
   await service.start();
   return {
+    readiness: [databaseReadiness(db, databaseOptionsOf(config))],
     async close() {
       await service.stop();
       await db.close();
