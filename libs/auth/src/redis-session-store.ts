@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { AppError } from '@gatehouse/errors';
-import { watchRedis, type DependencyCheck, type Logger } from '@gatehouse/observability';
+import { watchRedis, type DependencyCheck, type StateLogger } from '@gatehouse/observability';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 
 export interface RedisSessionStoreOptions {
@@ -15,7 +15,7 @@ export interface RedisSessionStoreOptions {
   /** Unix seconds (tests) */
   clock?: () => number;
   /** where `redis is down` / `redis is back up` go (one line per state change); default: silent */
-  logger?: Pick<Logger, 'info' | 'warn'>;
+  logger?: StateLogger;
 }
 
 /** A SessionStore on Redis, with its connection's readiness check (`/readyz`). */

@@ -5,7 +5,12 @@
  * of ioredis, NATS and the database become one structured log line per state change, never
  * stack-trace floods"). `/healthz` stays liveness and never looks at dependencies.
  */
-import type { Logger } from 'pino';
+
+/** Where state lines go: a pino logger, or anything with its `info`/`warn` (object, message) form. */
+export interface StateLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
 
 /** One dependency of a process, as `/readyz` reports it. */
 export interface DependencyCheck {
@@ -77,7 +82,7 @@ export interface DependencyState {
 }
 
 /** One structured log line per state change of dependency `name` at `target`. */
-export function dependencyState(logger: Pick<Logger, 'info' | 'warn'>, name: string, target: string): DependencyState {
+export function dependencyState(logger: StateLogger, name: string, target: string): DependencyState {
   let down = false;
   return {
     up() {
@@ -117,7 +122,7 @@ export function redisTarget(url: string): string {
  * ioredis from printing `[ioredis] Unhandled error event` stacks. Returns the client's readiness check
  * (a PING).
  */
-export function watchRedis(redis: RedisLike, logger: Pick<Logger, 'info' | 'warn'>, url: string): DependencyCheck {
+export function watchRedis(redis: RedisLike, logger: StateLogger, url: string): DependencyCheck {
   const target = redisTarget(url);
   const state = dependencyState(logger, 'redis', target);
   redis.on('error', (err) => state.down(err));

@@ -52,6 +52,6 @@ export { registerRequestSeries } from './request-series.ts';
 export { createGrpcServerMetrics, type GrpcCallObserver } from './grpc-metrics.ts';
 export {
   dependencyState, readinessReport, redisTarget, watchRedis,
-  type DependencyCheck, type DependencyState, type ReadinessReport, type RedisLike,
+  type DependencyCheck, type DependencyState, type ReadinessReport, type RedisLike, type StateLogger,
 } from './dependency.ts';
 export type { RequestSeriesOptions, RequestSeriesTable, Series } from './request-series.ts';

@@ -7,7 +7,7 @@
  */
 import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
 import { createJetStreamBus } from '@gatehouse/bus';
-import { parseConfigOrExit, type Config } from '@gatehouse/config';
+import { loadConfigOrExit, type Config } from '@gatehouse/config';
 import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, type LogLevel } from '@gatehouse/observability';
 import {
   closeOnSignal, createGrpcClient, deriveInternalToken, fatal, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, typedClient,
@@ -24,10 +24,11 @@ export const addressKeyOf = (api: InternalServiceName): keyof Config => `${api.s
  * @throws never: a missing required flag or a port in use ends the process with one `FATAL:` line
  */
 export async function runService(module: ServiceModule, argv: readonly string[]): Promise<void> {
-  const config = parseConfigOrExit(module.name, argv);
+  const { config, warnings } = loadConfigOrExit(module.name, argv);
   // the module's build adds its own `service` key: its lines and ours each carry exactly one
   const root = createLogger(config.logLevel as LogLevel);
   const logger = root.child({ service: module.name });
+  for (const w of warnings) logger.warn(w);
   for (const { key, why } of module.requires ?? []) {
     if (config[key] === undefined) fatal(`--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required for \`gatehouse ${module.name}\`: ${why}`);
   }
