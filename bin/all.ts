@@ -48,7 +48,7 @@ export async function runAllInOne(argv: readonly string[]): Promise<void> {
   for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();
   const bus: Bus = config.natsUrl
-    ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
+    ? await orFatal('nats', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
     : createInProcessBus({ logger });
   const all = await buildAllInOne(config, { logger, registry, bus });
   const closers = await serveGateway(config, all.gateway, (admit) => startGrpcServer({

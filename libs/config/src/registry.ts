@@ -110,6 +110,10 @@ export const registry = {
     databaseType: { flag: '--database-type <type>', parser: oneOf(['sqlite', 'postgres', 'mysql', 'mariadb', 'mongodb'], true), help: 'main database: sqlite, postgres, mysql, mariadb or mongodb; required' },
     databaseUrl: { flag: '--database-url <url>', parser: str, secret: true, help: 'connection URL (a file path for sqlite); or give --database-host with --database-name' },
     databaseName: { flag: '--database-name <name>', parser: str, help: 'database name, with --database-host' },
+    databaseCreate: {
+      flag: '--database-create', parser: bool, default: false,
+      help: 'create the PostgreSQL/MySQL database (and the --fga-store-url one) when it does not exist; without it a missing database stops start-up, so a mistyped name is noticed',
+    },
     databaseUsername: { flag: '--database-username <user>', parser: str, help: 'database user, with --database-host' },
     databasePassword: { flag: '--database-password <password>', parser: str, secret: true, help: 'database password, with --database-host' },
     databaseHost: { flag: '--database-host <host>', parser: str, help: 'database host, used when --database-url is not set' },

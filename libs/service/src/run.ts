@@ -35,7 +35,7 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
   const bus = config.natsUrl
-    ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
+    ? await orFatal('nats', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
     : null;
   // split mode keeps sessions in Redis, so every service can check a caller itself (ARCHITECTURE §2)
   const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', logger }) : null;

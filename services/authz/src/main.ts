@@ -27,7 +27,7 @@ async function openStore(config: Config, logger: Logger): Promise<{ engine: Engi
   if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
   const options = config.fga.sharesMainDatabase
     ? databaseOptionsOf(config)
-    : { type: config.fga.store as DatabaseType, url: config.fga.url ?? '' };
+    : { type: config.fga.store as DatabaseType, url: config.fga.url ?? '', ...(config.databaseCreate ? { create: true } : {}) };
   const db = await openDatabase(options, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger });
   // SQLite: the revision is re-read only after another process commits (PRAGMA data_version)
   const externalVersion = db.type === 'sqlite' ? sqliteDataVersion(options.url ?? options.name ?? ':memory:') : null;
