@@ -1,7 +1,7 @@
 export { createCallContext } from './context.ts';
 export type { CallContext, Handler, HandlerMap, Protocol } from './context.ts';
-export { PROTO_ROOT, serviceDescriptor, servicesWithProto } from './proto.ts';
-export type { AuthClass, DescriptorName, FullNameOf, InternalServiceName, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
+export { PROTO_ROOT, messageSchema, serviceDescriptor, servicesWithProto } from './proto.ts';
+export type { AuthClass, DescriptorName, FullNameOf, InternalServiceName, JsonSchema, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
 export { FORWARDED_HEADERS, createGrpcClient, createInProcessClient, grpcImplementation, rawServiceDefinition, startGrpcServer } from './grpc.ts';
 export type { GrpcClientOptions, GrpcServerOptions, ServedService, ServiceClient } from './grpc.ts';
 export { AUTH_RESPONSE_SDL, Int64Scalar, MapScalar, SHARED_SCALARS_SDL, alwaysFails, bindResolvers, buildSubgraph, toGraphqlError } from './graphql.ts';
