@@ -231,7 +231,7 @@ export function messageSchema(type: protobuf.Type, direction: 'request' | 'respo
   defs[key] = {}; // reserved: recursive types refer to it while it is built
   const properties: Record<string, JsonSchema> = {};
   for (const f of planOf(type)) {
-    let item: JsonSchema;
+    let item: JsonSchema = {};
     switch (f.kind) {
       case 'struct': item = { type: 'object', additionalProperties: true }; break;
       case 'message': item = messageSchema(f.message!, direction, defs); break;
@@ -239,7 +239,8 @@ export function messageSchema(type: protobuf.Type, direction: 'request' | 'respo
       case 'int': item = { type: 'integer' }; break;
       case 'float': item = { type: 'number' }; break;
       case 'bool': item = { type: 'boolean' }; break;
-      default: item = { type: 'string' };
+      case 'string':
+      case 'other': item = { type: 'string' }; break; // `other`: bytes, base64 text on the wire
     }
     let schema: JsonSchema = f.repeated ? { type: f.nullableList ? ['array', 'null'] : 'array', items: item } : item;
     if (!f.repeated && f.optional) schema = { anyOf: [schema, { type: 'null' }] };
