@@ -42,6 +42,13 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** NATS server for split mode (and all-in-one with `nats`); default the machine's {@link MACHINE.natsUrl} */
   natsUrl?: string;
+  /**
+   * Run the MFA gate (behaviour.md §4.1). Default false: every process gets `--disable-mfa`, so a
+   * fresh user's login issues tokens (G1) as tests that are not about MFA expect. MFA tests pass
+   * `mfa: true` (and `--enforce-mfa`, `--disable-<method>` in `flags` as they need). Every process
+   * always gets an `--encryption-key` (TOTP secrets, OTP HMACs).
+   */
+  mfa?: boolean;
 }
 
 export interface Deployment {
@@ -122,6 +129,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const clientId = `client-${randomBytes(4).toString('hex')}`;
   const clientSecret = secret();
   const jwtSecret = secret();
+  const encryptionKey = secret();
   const httpPort = await freePort();
   const grpcPort = await freePort();
   const metricsPort = await freePort();
@@ -135,9 +143,11 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     '--host=127.0.0.1', '--log-level=warn', `--url=${url}`,
     `--admin-secret=${adminSecret}`, `--client-id=${clientId}`, `--client-secret=${clientSecret}`,
     '--app-cookie-secure=false', '--app-cookie-same-site=lax', '--rate-limit-rps=1000', '--rate-limit-burst=1000',
+    ...(opts.mfa === true ? [] : ['--disable-mfa']),
   ];
   const dataFlags = [
     `--database-type=${dbType}`, `--database-url=${db.url}`, '--jwt-type=HS256', `--jwt-secret=${jwtSecret}`,
+    `--encryption-key=${encryptionKey}`,
     ...(natsStream ? [`--nats-url=${natsUrl}`, `--nats-stream=${natsStream}`] : []),
   ];
   const redisFlags = mode === 'split' || opts.redis ? [`--redis-url=${MACHINE.redisUrl}`] : [];

@@ -46,8 +46,12 @@ export function issuedResponse(ctx: CallContext, options: AuthnOptions, message:
   return authResponse(message, issued, emailOtpSent);
 }
 
-/** {@link issuedResponse} for a login-type flow's outcome. */
+/**
+ * {@link issuedResponse} for a login-type flow's outcome; a gated outcome answers mfa's AuthResponse
+ * as is (tokens null; the `mfa` cookie is already on the call).
+ */
 export function outcomeResponse(ctx: CallContext, options: AuthnOptions, outcome: AuthOutcome): common.AuthResponse {
+  if (outcome.gate) return outcome.gate;
   return issuedResponse(ctx, options, outcome.message, outcome.issued, outcome.emailOtpSent);
 }
 
