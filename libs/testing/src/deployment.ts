@@ -15,6 +15,7 @@ import { createScratchDatabase, type DatabaseType } from '@gatehouse/db';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { COMMANDS, listFlags, registry, type CommandName, type FlagKey } from '@gatehouse/config';
+import { deriveInternalToken } from '@gatehouse/rpc';
 import { freePort, waitForHttp } from './ports.ts';
 import { spawnGatehouse, type GatehouseProcess } from './process.ts';
 
@@ -64,6 +65,14 @@ export interface Deployment {
   readonly processes: readonly GatehouseProcess[];
   /** the authz replicas in split mode, so a test can address each directly */
   readonly authzGrpcAddresses: readonly string[];
+  /**
+   * Split mode: the gRPC address each service process listens on (its `*Internal` APIs are served
+   * there to callers holding {@link internalToken}); empty in all-in-one, whose internal calls stay
+   * in the process.
+   */
+  readonly serviceGrpcAddresses: ReadonlyMap<CommandName, string>;
+  /** the deployment's internal token (derived from `--client-secret`), for service-to-service calls in tests */
+  readonly internalToken: string;
   readonly natsStream: string | null;
   /** the main database (`--database-type` / `--database-url`), so a test can inspect service tables */
   readonly databaseType: DatabaseType;
@@ -155,6 +164,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const timeout = opts.readyTimeoutMs ?? 30_000;
   const processes: GatehouseProcess[] = [];
   const authzGrpcAddresses: string[] = [];
+  const serviceGrpcAddresses = new Map<CommandName, string>();
   /** how each process was started, by its index in `processes` */
   const specs: Array<{ command: CommandName; flags: string[]; healthUrl: string }> = [];
   const stopped = new Map<CommandName, number>();
@@ -202,6 +212,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
         started.set(command, instances);
       }
       authzGrpcAddresses.push(...(started.get('authz') ?? []).map((a) => a.grpc));
+      for (const [command, instances] of started) serviceGrpcAddresses.set(command, instances[0]!.grpc);
       const routes = [...started].flatMap(([command, instances]) => [
         ...(accepts('gateway', `${command}Address`) ? [`--${command}-address=${instances.map((a) => a.grpc).join(',')}`] : []),
         ...(accepts('gateway', `${command}GraphqlUrl`) ? [`--${command}-graphql-url=${instances.map((a) => a.graphql).join(',')}`] : []),
@@ -241,6 +252,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     clientId,
     processes,
     authzGrpcAddresses,
+    serviceGrpcAddresses,
+    internalToken: deriveInternalToken(clientSecret),
     natsStream,
     databaseType: dbType,
     databaseUrl: db.url,

@@ -9,6 +9,7 @@ import { userLoggedIn } from '../events.ts';
 import type { Audit, AuthnContext, MfaChallenges, MfaVerdict, OtpAttempt } from './deps.ts';
 import { openSession, type Issued } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
+import { withEnrolled } from './mfa-gate.ts';
 import { isRevoked } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
 
@@ -25,7 +26,7 @@ export const OTP_VERIFIED = 'OTP verified successfully.';
  */
 export async function verifyOtp(c: AuthnContext, mfa: MfaChallenges | null, attempt: OtpAttempt, audit?: Audit): Promise<Issued> {
   if (!mfa) throw new AppError('failed_precondition', 'MFA is not available');
-  return completeMfaLogin(c, await mfa.verifyOtp(attempt), audit);
+  return withEnrolled(mfa, await completeMfaLogin(c, await mfa.verifyOtp(attempt), audit));
 }
 
 /**

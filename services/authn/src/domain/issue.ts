@@ -36,6 +36,8 @@ export interface Issued {
   tokens: IssuedTokens;
   /** the new session's cookie; null when no session was opened (a bearer refresh, behaviour.md §2.2) */
   cookie: SessionCookie | null;
+  /** the user's `enrolled_mfa_methods` when the flow asked mfa (behaviour.md §5.3); absent: [] */
+  enrolledMfaMethods?: string[];
 }
 
 /** How a login-type flow ends: the message of its AuthResponse (behaviour.md §9), and what was issued. */

@@ -15,7 +15,7 @@ import type { common } from '@gatehouse/contracts';
 import type { UserRecord } from '../storage/ports.ts';
 import { userLoggedIn } from '../events.ts';
 import type { Audit, AuthnContext, MfaChallenges } from './deps.ts';
-import { openSession, type AuthOutcome, type SessionGrant } from './issue.ts';
+import { openSession, type AuthOutcome, type Issued, type SessionGrant } from './issue.ts';
 import { isMfaAvailable, isMfaEnforced } from './options.ts';
 import { activeUser, isRevoked, type ContactInput } from './user.ts';
 
@@ -54,9 +54,16 @@ export async function passMfaGate(c: AuthnContext, mfa: MfaChallenges | null, st
     const d = await mfa.evaluateGate(user, grant, step.state);
     if (d.outcome !== 'issue' && d.response) return { message: d.response.message, issued: null, gate: d.response };
   }
-  const issued = await openSession(c, user, grant);
+  const issued = await withEnrolled(mfa, await openSession(c, user, grant));
   if (step.emitLogin) await c.users.transaction(async (tx) => userLoggedIn(tx.events, user, grant.loginMethod));
   return { message: step.issuedMessage, issued };
+}
+
+/** `issued` with the user's `enrolled_mfa_methods` from mfa (behaviour.md §5.3); unchanged without mfa. */
+export async function withEnrolled(mfa: MfaChallenges | null, issued: Issued): Promise<Issued> {
+  if (!mfa) return issued;
+  const methods = (await mfa.enrolledMethods([issued.user.id])).get(issued.user.id) ?? [];
+  return { ...issued, enrolledMfaMethods: methods };
 }
 
 /**
@@ -95,7 +102,7 @@ export async function skipMfaSetup(c: AuthnContext, mfa: MfaChallenges | null, c
     await tx.users.update(next);
     return next;
   });
-  const issued = await openSession(c, user, { ...v.grant, amr: [], authTime: v.grant.authTime || now });
+  const issued = await withEnrolled(mfa, await openSession(c, user, { ...v.grant, amr: [], authTime: v.grant.authTime || now }));
   await c.users.transaction(async (tx) => userLoggedIn(tx.events, user, v.grant.loginMethod));
   return { message: MFA_SETUP_SKIPPED, issued };
 }

@@ -9,7 +9,7 @@ import type { mfa } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
 import type { Audit, MfaChallenges, MfaVerdict } from '../domain/deps.ts';
 import { publicUser } from '../domain/user.ts';
-import type { MfaInternalClient } from './deps.ts';
+import type { MfaInternalClient, RpcContext } from './deps.ts';
 
 const verdictOf = (v: mfa.MfaVerdict): MfaVerdict => ({
   userId: v.user_id, verifiedChannel: v.verified_channel, verifiedContact: v.verified_contact,
@@ -69,3 +69,9 @@ export function mfaChallengesOf(client: MfaInternalClient | undefined, ctx: Call
 
 /** The domain's {@link Audit} for the call `ctx` (libs/auth `auditRecord`). */
 export const auditOf = (ctx: CallContext): Audit => (action, details) => auditRecord(ctx, action, details);
+
+/** The user's `enrolled_mfa_methods` (behaviour.md §5.3) from mfa; [] without the mfa service. */
+export async function enrolledOf(c: RpcContext, ctx: CallContext, userId: string): Promise<string[]> {
+  const mfa = mfaChallengesOf(c.mfa, ctx);
+  return mfa ? ((await mfa.enrolledMethods([userId])).get(userId) ?? []) : [];
+}

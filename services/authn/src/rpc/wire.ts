@@ -20,7 +20,7 @@ function authResponse(message: string, issued: Issued | null, showEmailOtpScreen
     id_token: tokens ? tokens.idToken : null,
     refresh_token: tokens ? tokens.refreshToken : null,
     expires_in: tokens ? tokens.expiresIn : null,
-    user: issued ? publicUser(issued.user) : null,
+    user: issued ? publicUser(issued.user, issued.enrolledMfaMethods) : null,
     should_show_email_otp_screen: showEmailOtpScreen,
     should_show_mobile_otp_screen: false,
     should_show_totp_screen: false,

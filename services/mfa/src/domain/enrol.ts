@@ -101,7 +101,13 @@ async function consume(c: MfaContext, session: MfaSessionRecord): Promise<void> 
 export async function skipMfaSetup(c: MfaContext, handle: string | undefined, claim: SessionClaim): Promise<MfaSessionRecord> {
   const session = await requireMfaSession(c, handle, claim, 'login');
   const f = await factorsOf(c, session.userId);
-  if (c.methods.enforced || f.totp || f.emailOtp || f.smsOtp || f.passkey) throw new AppError('failed_precondition', CANNOT_SKIP);
+  // a session with a code is an offer only when the code is a setup's (email/SMS OTP enrolment);
+  // otherwise it is a challenge (login step 8, G2, G3), which is not skippable
+  const setup = session.channel ? await c.store.findOtpEnrolment(session.userId, session.channel) : null;
+  const challenge = session.channel !== null && (setup === null || setup.verifiedAt !== null);
+  if (!c.methods.available || c.methods.enforced || f.totp || f.emailOtp || f.smsOtp || f.passkey || challenge) {
+    throw new AppError('failed_precondition', CANNOT_SKIP);
+  }
   await consume(c, session);
   return session;
 }

@@ -12,7 +12,7 @@ import { otpMatches } from './otp.ts';
 import type { MfaSessionRecord } from '../storage/ports.ts';
 import { looksLikeRecoveryCode, matchingStep, recoveryCodeHash } from './totp.ts';
 
-/** the longest input accepted: TOTP codes and recovery codes share the field (behaviour.md §4.3) */
+/** the longest input accepted (behaviour.md §4.3), but for a UUID-shaped recovery code with `is_totp` (§4.5) */
 const MAX_OTP_CHARS = 16;
 
 /** Lockout key of a user's email/SMS code verifications (TOTP counts apart, behaviour.md §4.4). */
@@ -67,7 +67,10 @@ const verdictOf = (session: MfaSessionRecord, channel: string, contact: string, 
 export async function verifyOtpChallenge(c: MfaContext, handle: string | undefined, attempt: OtpAttempt): Promise<MfaVerdict> {
   const input = (attempt.otp ?? '').trim();
   if (!input) throw new AppError('invalid_argument', 'otp is required');
-  if (input.length > MAX_OTP_CHARS) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
+  // behaviour.md §4.3 limits `otp` to 16 characters, while §4.5 makes recovery codes UUIDs (36) that
+  // verify_otp with `is_totp` accepts: a UUID-shaped code is the one longer input (docs/mfa.md)
+  const recoveryShaped = attempt.isTotp === true && looksLikeRecoveryCode(input);
+  if (input.length > MAX_OTP_CHARS && !recoveryShaped) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
   const session = await requireMfaSession(c, handle, attempt, 'login');
   if (attempt.isTotp === true) return verifyTotp(c, session, input);
 
