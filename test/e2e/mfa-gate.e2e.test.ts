@@ -240,7 +240,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     });
   }
 
-  it('the verify_email link of a magic link redirects with mfa_required, mfa_methods and mfa_gate, and sets mfa (§3.4)', async () => {
+  it('the verify_email link of a magic link redirects with mfa_required, mfa_methods and mfa_gate, and sets mfa; POST verify_email answers the offer (§3.4)', async () => {
     const email = address('link');
     await post(d.url, '/v1/magic_link_login', { email, state: 'st-7' });
     const link = sink.tokenLink(await sink.waitForMail(email));
@@ -253,6 +253,13 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const skipped = await post(d.url, '/v1/skip_mfa_setup', {}, cookieHeader(visit.cookies));
     expect(skipped.body).toMatchObject({ message: 'MFA setup skipped', user: { email } });
     expect(decodeJwt(skipped.body.access_token)).toMatchObject({ login_method: 'magic_link_login' });
+    // POST verify_email is gated the same way (a fresh address: not skipped yet)
+    const other = address('link-post');
+    await post(d.url, '/v1/magic_link_login', { email: other });
+    const token = sink.tokenLink(await sink.waitForMail(other)).searchParams.get('token')!;
+    const verified = await post(d.url, '/v1/verify_email', { token });
+    expect(verified.body).toEqual(OFFER);
+    expect(verified.cookies).toEqual([expect.stringMatching(/^mfa=/)]);
   });
 
   it('bad input: an otp of 17 characters, wrong types → 400 with the message, nothing counted or consumed', async () => {
@@ -271,7 +278,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(ok.body.message).toBe('OTP verified successfully.');
   });
 
-  it('user-credential setups: totp_mfa_setup answers the TOTP screen and its mfa cookie; without a credential 401', async () => {
+  it('user-credential setups: totp_mfa_setup answers the TOTP screen and its mfa cookie, email OTP setup mails a code, SMS is not available; without a credential 401', async () => {
     const { email, mfa } = await offered(d, 'usersetup');
     const tokens = (await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).body.access_token as string;
     const setup = await post(d.url, '/v1/totp_mfa_setup', {}, bearer(tokens));
@@ -282,6 +289,15 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(done.body).toMatchObject({ message: 'OTP verified successfully.', user: { email } });
     expect(await post(d.url, '/v1/totp_mfa_setup', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated', message: 'unauthorized' } });
     expect(await post(d.url, '/v1/email_otp_mfa_setup', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    // email OTP with the user's credential: a code to the user's own address, completed by verify_otp
+    const emailSetup = await post(d.url, '/v1/email_otp_mfa_setup', {}, bearer(done.body.access_token));
+    expect(emailSetup.body).toEqual({ message: 'Check your email for the verification code' });
+    const code = sink.otpOf(await sink.waitForMail(email));
+    const both = await post(d.url, '/v1/verify_otp', { otp: code }, cookieHeader(emailSetup.cookies));
+    expect(both.body).toMatchObject({ message: 'OTP verified successfully.', user: { enrolled_mfa_methods: ['totp', 'email_otp'] } });
+    // SMS is not configured here: the method is not available
+    expect(await post(d.url, '/v1/sms_otp_mfa_setup', {}, bearer(done.body.access_token)))
+      .toMatchObject({ status: 400, body: { code: 'failed_precondition', message: 'SMS OTP is not available on this server' } });
   });
 
   it('GraphQL: signup answers the offer; skip_mfa_setup, totp_mfa_setup, verify_otp with is_totp, the G4 login and lock_mfa with the same fields as REST', async () => {
