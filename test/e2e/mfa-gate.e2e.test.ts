@@ -164,9 +164,12 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect((await get(d.url, '/v1/profile', bearer(enrolled.body.access_token))).body.enrolled_mfa_methods).toEqual(['email_otp']);
 
     const challenged = await login(d, email);
-    expect(challenged.body).toMatchObject({
-      message: 'Please check email inbox for the OTP', ...NOTHING_ISSUED, should_show_email_otp_screen: true,
-      should_show_totp_screen: false, should_offer_webauthn_mfa_verify: false, authenticator_secret: null,
+    expect(challenged.body).toEqual({
+      message: 'Please check email inbox for the OTP', ...NOTHING_ISSUED,
+      should_show_email_otp_screen: true, should_show_mobile_otp_screen: false, should_show_totp_screen: false,
+      should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: false, should_offer_email_otp_mfa_setup: false,
+      should_offer_sms_otp_mfa_setup: false, should_offer_mfa_setup: false,
+      authenticator_secret: null, authenticator_scanner_image: null, authenticator_recovery_codes: null,
     });
     const gate = cookieHeader(challenged.cookies);
     expect(await post(d.url, '/v1/lock_mfa', {}, gate)).toMatchObject({
