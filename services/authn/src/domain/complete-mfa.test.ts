@@ -47,6 +47,7 @@ describe('login of an unverified email with SMTP configured (behaviour.md §3.3 
     });
     expect(cookies).toEqual(['mfa=handle; Path=/; Max-Age=300; HttpOnly']);
     expect(mfa.opened).toEqual([{
+      signup_verification: false, decoy: false,
       user: expect.objectContaining({ email: 'ada@example.com', email_verified: false }),
       channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid', 'email'], state: 'st-1', auth_time: a.now(),
     }]);

@@ -1,8 +1,8 @@
 /**
  * @module @gatehouse/authn/domain/login
  * `POST /v1/login` (behaviour.md §3.3). The MFA gate (§4.1) is not wired yet: step 9 passes. An
- * unverified email with SMTP configured gets an emailed code and an MFA session from the mfa service
- * (step 8), completed by verify_otp.
+ * unverified email with SMTP configured gets an emailed code, an unverified phone with SMS configured
+ * a texted one, and an MFA session from the mfa service (step 8), completed by verify_otp.
  */
 import { AppError } from '@gatehouse/errors';
 import { dummyVerify, hashPassword, verifyPassword } from '@gatehouse/crypto';
@@ -19,6 +19,7 @@ import { MAX_URL_CHARS, normaliseList, optText, type Opt } from './validation.ts
 /** behaviour.md §9 */
 export const LOGGED_IN = 'Logged in successfully';
 export const EMAIL_OTP_SENT = 'Please check email inbox for the OTP';
+export const MOBILE_OTP_SENT = 'Please check text message for the OTP';
 export const INVALID_CREDENTIALS = 'invalid credentials';
 export const MFA_LOCKED_MESSAGE = "your account's multi-factor authentication is locked; contact your administrator to regain access";
 
@@ -33,12 +34,11 @@ export interface LoginRequest extends GrantRequest, ContactInput {
  * verified identifier, tokens (`user.login`).
  * @param mfa the mfa service's challenges for this call; null without the mfa service (step 8 then
  *   refuses as if no channel existed)
- * @returns `Logged in successfully` with tokens and the session cookie, or {@link EMAIL_OTP_SENT}
- *   with nothing issued when a code was mailed (step 8)
+ * @returns `Logged in successfully` with tokens and the session cookie, or {@link EMAIL_OTP_SENT} /
+ *   {@link MOBILE_OTP_SENT} with nothing issued when a code was mailed or sent by SMS (step 8)
  * @throws AppError `invalid_argument` (no identifier, a field over its length, `invalid roles`);
  *   `failed_precondition` (a disabled method, the MFA lock, an unverified identifier);
- *   `resource_exhausted` (lockout, with `Retry-After`); `unauthenticated` `invalid credentials`;
- *   `unimplemented` (an unverified phone with SMS configured)
+ *   `resource_exhausted` (lockout, with `Retry-After`); `unauthenticated` `invalid credentials`
  */
 export async function login(c: AuthnContext, mfa: MfaChallenges | null, req: LoginRequest): Promise<AuthOutcome> {
   const o = c.options;
@@ -88,8 +88,11 @@ export async function login(c: AuthnContext, mfa: MfaChallenges | null, req: Log
     return { message: EMAIL_OTP_SENT, issued: null, emailOtpSent: true };
   }
   if (phone !== null && user.phoneNumberVerifiedAt === null) {
-    if (isSmsServiceEnabled(o)) throw new AppError('unimplemented', 'SMS OTP verification at login is not available yet');
-    throw new AppError('failed_precondition', 'phone number is not verified');
+    if (!isSmsServiceEnabled(o) || !mfa) throw new AppError('failed_precondition', 'phone number is not verified');
+    // the code goes by SMS through the mfa service; verify_otp then marks the phone verified (§4.1)
+    await mfa.openOtp({ channel: 'sms', user, grant: { loginMethod, roles, scope, authTime: c.now() }, state });
+    if (newHash) await c.users.transaction((tx) => upgradeHash(tx, user.id, newHash));
+    return { message: MOBILE_OTP_SENT, issued: null, mobileOtpSent: true };
   }
   // 10. tokens
   const issued = await openSession(c, user, { loginMethod, roles, scope, authTime: c.now() });

@@ -21,6 +21,8 @@ export interface OtpAttempt extends SessionClaim {
   otp: string | null | undefined;
   /** the caller says the code is a TOTP code */
   isTotp: boolean | null | undefined;
+  /** the purpose the session must have (default `login`); `password_reset` for reset_password (behaviour.md §3.4) */
+  purpose?: string | null | undefined;
 }
 
 /** A proven challenge: who proved which contact, and the grant of the first step (§4.1). */
@@ -51,7 +53,9 @@ export async function verifyOtpChallenge(c: MfaContext, handle: string | undefin
   const input = (attempt.otp ?? '').trim();
   if (!input) throw new AppError('invalid_argument', 'otp is required');
   if (input.length > MAX_OTP_CHARS) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
-  const session = await requireMfaSession(c, handle, attempt, 'login');
+  const purpose = attempt.purpose ?? 'login';
+  if (purpose !== 'login' && purpose !== 'password_reset') throw new AppError('invalid_argument', `unsupported MFA session purpose: ${purpose}`);
+  const session = await requireMfaSession(c, handle, attempt, purpose);
   if (attempt.isTotp === true) throw new AppError('failed_precondition', 'authenticator app is not set up for this account');
 
   const now = c.now();

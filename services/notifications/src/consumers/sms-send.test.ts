@@ -25,7 +25,7 @@ afterEach(async () => {
   await sink.close();
 });
 
-function setup(sender = TWILIO_TEST_CREDENTIALS.sender) {
+function setup(sender: string = TWILIO_TEST_CREDENTIALS.sender) {
   const store = createMemoryDeliveryStore();
   const registry = createMetricsRegistry({ defaultMetrics: false });
   const twilio = createTwilioSender({ ...TWILIO_TEST_CREDENTIALS, sender, apiUrl: sink.url, timeoutMs: 3000 });

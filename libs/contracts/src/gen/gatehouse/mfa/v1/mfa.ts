@@ -23,7 +23,15 @@ export interface VerifyOtpChallengeRequest {
   phone_number?: string | null | undefined;
   otp?: string | null | undefined;
   is_totp?: boolean | null | undefined;
-  state?: string | null | undefined;
+  state?:
+    | string
+    | null
+    | undefined;
+  /**
+   * issue 16 (h/sms): the purpose the session must have: `login` (default) or `password_reset`
+   * (reset_password with an OTP, behaviour.md §3.4)
+   */
+  purpose?: string | null | undefined;
 }
 
 /**
@@ -125,6 +133,17 @@ export interface OpenOtpChallengeRequest {
     | undefined;
   /** Unix s of the first step, kept as the session's auth_time */
   auth_time: number;
+  /**
+   * issue 16 (h/sms): phone signup verification: the session and the code live 600 s instead of
+   * 300 s (behaviour.md §4.2, §4.4)
+   */
+  signup_verification: boolean;
+  /**
+   * issue 16 (h/sms): a decoy for an unknown or revoked phone (forgot_password, behaviour.md §3.4):
+   * the same session and cookie, but no code is sent and none satisfies it; `user` carries only the
+   * phone number the caller gave
+   */
+  decoy: boolean;
 }
 
 export interface OpenOtpChallengeResponse {
