@@ -11,7 +11,7 @@ import { decodeJwt } from 'jose';
 import { openDatabase, type Database } from '@gatehouse/db';
 import { notificationsSchema } from '@gatehouse/notifications';
 import { createLogger } from '@gatehouse/observability';
-import { startDeployment, startTwilioSink, TWILIO_TEST_CREDENTIALS, type Deployment, type Mode, type TwilioSink } from '@gatehouse/testing';
+import { freePort, runGatehouse, startDeployment, startTwilioSink, TWILIO_TEST_CREDENTIALS, type Deployment, type Mode, type TwilioSink } from '@gatehouse/testing';
 import { closeGrpcClients, grpcRpc, rpcName, type Result, type Surface } from '../support/surfaces.ts';
 import { NEW_PASSWORD, PASSWORD, post, sleep } from './email-support.ts';
 
@@ -260,7 +260,7 @@ describe('without Twilio (all)', () => {
     await d?.stop();
   });
 
-  it('forgot_password by phone answers SMS service not enabled; an unverified phone cannot log in', async () => {
+  it('forgot_password by phone answers SMS service not enabled; phone signup issues tokens (phone verified at creation)', async () => {
     expect(await post(d.url, '/v1/forgot_password', { phone_number: phone() }))
       .toMatchObject({ status: 400, body: { code: 'failed_precondition', message: 'SMS service not enabled' } });
     const number = phone();
@@ -268,4 +268,20 @@ describe('without Twilio (all)', () => {
     const s = await post(d.url, '/v1/signup', { phone_number: number, password: PASSWORD, confirm_password: PASSWORD });
     expect(s.body).toMatchObject({ message: 'Signed up successfully.', user: { phone_number_verified: true } });
   });
+});
+
+describe('startup rule (behaviour.md §1.4), through the binary', () => {
+  it('--enable-phone-verification without all four --twilio-* flags: FATAL line, exit 1', async () => {
+    const [http, grpc, metrics] = [await freePort(), await freePort(), await freePort()];
+    const r = await runGatehouse('all', [
+      '--host=127.0.0.1', `--url=http://127.0.0.1:${http}`, '--admin-secret=an-admin-secret-of-at-least-32-characters',
+      '--client-id=sms-client', '--client-secret=sms-secret', '--database-type=sqlite', '--database-url=:memory:',
+      '--jwt-type=HS256', '--jwt-secret=sms-jwt-secret', `--http-port=${http}`, `--grpc-port=${grpc}`, `--metrics-port=${metrics}`,
+      '--enable-phone-verification', `--twilio-account-sid=${TWILIO_TEST_CREDENTIALS.accountSid}`, `--twilio-api-key=${TWILIO_TEST_CREDENTIALS.apiKey}`,
+      `--twilio-sender=${TWILIO_TEST_CREDENTIALS.sender}`, '--twilio-api-url=http://127.0.0.1:9',
+    ], 30_000);
+    expect(r.stderr.split('\n')).toContain(
+      'FATAL: --enable-phone-verification requires SMS (--twilio-account-sid, --twilio-api-key, --twilio-api-secret, --twilio-sender)');
+    expect(r.code).toBe(1);
+  }, 40_000);
 });
