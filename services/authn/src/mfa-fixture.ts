@@ -11,6 +11,10 @@ import type { MfaInternalClient } from './rpc/deps.ts';
  * verdict on verify_otp is the one the test sets (the real mfa service is exercised end to end by
  * test/e2e/mfa-otp.e2e.test.ts and services/mfa/test).
  */
+const unused = async (): Promise<never> => {
+  throw new AppError('unimplemented', 'not used by these tests');
+};
+
 export function recordingMfa() {
   const opened: Array<Record<string, unknown>> = [];
   const verified: Array<Record<string, unknown>> = [];
@@ -27,6 +31,10 @@ export function recordingMfa() {
       ctx.setCookies.push('mfa=; Path=/; Max-Age=0; HttpOnly');
       return verdict;
     },
+    // the gate lets every user through (G1); the gate itself is tested in services/mfa and e2e
+    async EvaluateGate() { return { outcome: 'issue', response: null }; },
+    async EnrolledMfaMethods(req) { return { users: req.user_ids.map((id) => ({ user_id: id, methods: [] })) }; },
+    SkipMfaSetup: unused, LockMfa: unused, BeginOtpEnrolment: unused, BeginTotpEnrolment: unused, ResetUserMfa: unused,
   };
   return { client, opened, verified, decide(v: mfa.MfaVerdict | Error) { verdict = v; } };
 }

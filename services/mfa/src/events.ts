@@ -26,3 +26,4 @@ export function queueOtp(tx: MfaTransaction, channel: OtpChannel, destination: s
   const job: BusEvents['email.send'] = { event_name: 'verify_otp', to: destination, user, variables: { otp: code } };
   tx.events.emit('email.send', job);
 }
+

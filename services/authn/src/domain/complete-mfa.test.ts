@@ -54,7 +54,7 @@ describe('login of an unverified email with SMTP configured (behaviour.md §3.3 
 describe('verify_otp: authn issues the tokens on mfa\'s verdict (behaviour.md §4.1, §4.3; issue 14 §5)', () => {
   const verdict = (userId: string, over: Partial<mfa.MfaVerdict> = {}): mfa.MfaVerdict => ({
     user_id: userId, verified_channel: 'email', verified_contact: 'ada@example.com', login_method: 'basic_auth',
-    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, ...over,
+    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, amr: [], enrolled_method: '', ...over,
   });
   /** an authn whose mfa has proven `v` for the caller's session */
   const provenBy = async (v: (userId: string) => mfa.MfaVerdict | Error) => {

@@ -7,7 +7,7 @@
 import { AppError } from '@gatehouse/errors';
 import { hashPassword } from '@gatehouse/crypto';
 import type { AuthnTx, UserRecord } from '../storage/ports.ts';
-import type { Auditor, AuthnContext, MfaChallenges, MfaVerdict } from './deps.ts';
+import type { Audit, AuthnContext, MfaChallenges, MfaVerdict } from './deps.ts';
 import { lockoutKey } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { checkRedirectUri } from './redirect.ts';
@@ -62,7 +62,7 @@ export interface ResetPasswordRequest {
  *   method, `email service not enabled`, `SMS service not enabled`
  */
 export async function forgotPassword(
-  c: AuthnContext, req: ForgotPasswordRequest, mfa: MfaChallenges | null = null, audit?: Auditor,
+  c: AuthnContext, req: ForgotPasswordRequest, mfa: MfaChallenges | null = null, audit?: Audit,
 ): Promise<'email' | 'phone'> {
   const o = c.options;
   const rawEmail = optText('email', req.email, 320);
@@ -99,7 +99,7 @@ export async function forgotPassword(
  * The phone leg of forgot_password: a real, active account gets a texted code and a
  * `password_reset` MFA session; anyone else the same cookie on a decoy session (behaviour.md §3.4).
  */
-async function forgotPasswordByPhone(c: AuthnContext, mfa: MfaChallenges, phone: string, state: string | null, audit?: Auditor): Promise<void> {
+async function forgotPasswordByPhone(c: AuthnContext, mfa: MfaChallenges, phone: string, state: string | null, audit?: Audit): Promise<void> {
   const now = c.now();
   const user = await c.users.findByPhone(phone);
   const grant = { loginMethod: 'mobile_basic_auth', roles: [], scope: [], authTime: now };
@@ -132,7 +132,7 @@ async function forgotPasswordByPhone(c: AuthnContext, mfa: MfaChallenges, phone:
  *   characters` / `invalid otp` / `otp expired`; `unauthenticated` `invalid session`;
  *   `resource_exhausted` after 5 wrong codes; `failed_precondition` `user access has been revoked`
  */
-export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest, mfa: MfaChallenges | null = null, audit?: Auditor): Promise<void> {
+export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest, mfa: MfaChallenges | null = null, audit?: Audit): Promise<void> {
   const o = c.options;
   const token = optText('token', req.token, 512);
   const otp = optText('otp', req.otp, MAX_OTP_CHARS);
@@ -161,7 +161,7 @@ export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest, 
 }
 
 /** `user.password_reset` for `u` (behaviour.md §5.7). */
-function auditReset(tx: AuthnTx, audit: Auditor | undefined, u: UserRecord, via: 'token' | 'otp', at: number): void {
+function auditReset(tx: AuthnTx, audit: Audit | undefined, u: UserRecord, via: 'token' | 'otp', at: number): void {
   if (!audit) return;
   tx.events.emit('audit.recorded', audit('user.password_reset', {
     actor: { type: 'user', id: u.id, email: u.email }, resourceType: 'user', resourceId: u.id, details: { via }, at,
@@ -169,7 +169,7 @@ function auditReset(tx: AuthnTx, audit: Auditor | undefined, u: UserRecord, via:
 }
 
 /** The token leg: redeems the token, sets the password and verifies the email. */
-async function setPasswordByToken(c: AuthnContext, token: string, passwordHash: string, audit?: Auditor): Promise<UserRecord> {
+async function setPasswordByToken(c: AuthnContext, token: string, passwordHash: string, audit?: Audit): Promise<UserRecord> {
   const now = c.now();
   return c.users.transaction(async (tx) => {
     const r = await findRedeemable(c, tx, token, ['forgot_password', 'invite_member'], 'invalid token');
@@ -188,7 +188,7 @@ async function setPasswordByToken(c: AuthnContext, token: string, passwordHash: 
  * The OTP leg, after mfa proved the code of a `password_reset` session: sets the password and
  * verifies the phone the code was texted to, if it is still the user's.
  */
-async function setPasswordByOtp(c: AuthnContext, v: MfaVerdict, passwordHash: string, audit?: Auditor): Promise<UserRecord> {
+async function setPasswordByOtp(c: AuthnContext, v: MfaVerdict, passwordHash: string, audit?: Audit): Promise<UserRecord> {
   const now = c.now();
   return c.users.transaction(async (tx) => {
     const u = await tx.users.findById(v.userId);

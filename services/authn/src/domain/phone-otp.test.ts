@@ -23,7 +23,7 @@ function phoneAuthn(over: Partial<AuthnOptions> = {}) {
 }
 const smsVerdict = (userId: string, over: Partial<mfa.MfaVerdict> = {}): mfa.MfaVerdict => ({
   user_id: userId, verified_channel: 'sms', verified_contact: PHONE, login_method: 'mobile_basic_auth',
-  roles: ['user'], scope: ['openid'], state: 'st-1', auth_time: 0, ...over,
+  roles: ['user'], scope: ['openid'], state: 'st-1', auth_time: 0, amr: ['sms'], enrolled_method: '', ...over,
 });
 
 describe('phone-only signup with phone verification (behaviour.md §3.2)', () => {

@@ -1,8 +1,7 @@
 /**
  * @module @gatehouse/authn/domain/signup
  * `POST /v1/signup` (behaviour.md §3.2). With email verification on, the user is created unverified
- * and a `basic_auth_signup` link is mailed (no tokens). The MFA gate (§4.1) is not wired yet: a
- * successful signup without verification issues tokens.
+ * and a `basic_auth_signup` link is mailed (no tokens); otherwise the MFA gate (§4.1) decides.
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
@@ -10,7 +9,8 @@ import { hashPassword } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import { userSignedUp } from '../events.ts';
 import type { AuthnContext, MfaChallenges } from './deps.ts';
-import { openSession, type AuthOutcome } from './issue.ts';
+import type { AuthOutcome } from './issue.ts';
+import { passMfaGate } from './mfa-gate.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles, type GrantRequest } from './roles.ts';
 import { PROFILE_FIELDS, type ProfileInput } from './user.ts';
@@ -47,16 +47,18 @@ export const PHONE_OTP_SENT = 'Please check the OTP in your inbox';
  * nothing is created or sent (behaviour.md §0.2).
  * Phone-only with phone verification on: the user is created with the phone unverified, and the mfa
  * service texts a 600 s code and opens an MFA session (`mfa` cookie); verify_otp completes it.
- * @param mfa the mfa service's challenges for this call; needed for phone verification
+ * @param mfa the mfa service's challenges for this call (the gate, phone verification); null without
+ *   the mfa service
  * @returns `Signed up successfully.` with tokens and the session cookie, {@link VERIFICATION_SENT}
- *   with nothing issued, or {@link PHONE_OTP_SENT} with the mobile OTP screen
+ *   with nothing issued, {@link PHONE_OTP_SENT} with the mobile OTP screen, or the gate's offer
+ *   (`Proceed to mfa setup`)
  * @throws AppError `invalid_argument` (no identifier, a field over its length, the password rules,
  *   an invalid email or phone, roles, redirect URI or app_data, a taken identifier);
  *   `failed_precondition` for a disabled method; `unavailable` for phone verification without the
  *   mfa service; mfa's codes when it cannot open the challenge (the account then exists unverified,
  *   and a password login texts a new code, §3.3 step 8)
  */
-export async function signup(c: AuthnContext, req: SignupRequest, mfa: MfaChallenges | null = null): Promise<AuthOutcome> {
+export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: SignupRequest): Promise<AuthOutcome> {
   const o = c.options;
   // every field's own rule first: a field over its length is a 400 whatever else is wrong
   const rawEmail = optText('email', req.email, 320);
@@ -147,6 +149,6 @@ export async function signup(c: AuthnContext, req: SignupRequest, mfa: MfaChalle
     return { message: PHONE_OTP_SENT, issued: null, mobileOtpSent: true };
   }
 
-  const issued = await openSession(c, user, grant);
-  return { message: SIGNED_UP, issued };
+  // the MFA gate (behaviour.md §3.2: a new user has no factor and has never skipped)
+  return passMfaGate(c, mfa, { user, grant, state: state ?? null, issuedMessage: SIGNED_UP, emitLogin: false });
 }

@@ -20,7 +20,7 @@ function authResponse(message: string, issued: Issued | null, showEmailOtpScreen
     id_token: tokens ? tokens.idToken : null,
     refresh_token: tokens ? tokens.refreshToken : null,
     expires_in: tokens ? tokens.expiresIn : null,
-    user: issued ? publicUser(issued.user) : null,
+    user: issued ? publicUser(issued.user, issued.enrolledMfaMethods) : null,
     should_show_email_otp_screen: showEmailOtpScreen,
     should_show_mobile_otp_screen: showMobileOtpScreen,
     should_show_totp_screen: false,
@@ -49,8 +49,12 @@ export function issuedResponse(
   return authResponse(message, issued, emailOtpSent, mobileOtpSent);
 }
 
-/** {@link issuedResponse} for a login-type flow's outcome. */
+/**
+ * {@link issuedResponse} for a login-type flow's outcome; a gated outcome answers mfa's AuthResponse
+ * as is (tokens null; the `mfa` cookie is already on the call).
+ */
 export function outcomeResponse(ctx: CallContext, options: AuthnOptions, outcome: AuthOutcome): common.AuthResponse {
+  if (outcome.gate) return outcome.gate;
   return issuedResponse(ctx, options, outcome.message, outcome.issued, outcome.emailOtpSent, outcome.mobileOtpSent);
 }
 

@@ -115,6 +115,7 @@ describe('refusals: nothing is stored and nothing is mailed', () => {
   const ada = user();
 
   it.each([
+    ['an SMS channel without SMS configured', loginChallenge(ada, { channel: 'sms' }), 'failed_precondition', 'SMS service not enabled'],
     ['an unknown channel', loginChallenge(ada, { channel: 'fax' }), 'invalid_argument', 'unsupported OTP channel: fax'],
     ['another purpose', loginChallenge(ada, { purpose: 'signup' }), 'invalid_argument', 'unsupported MFA session purpose: signup'],
     ['a user without an id', loginChallenge({ ...ada, id: '' }), 'invalid_argument', 'the user needs an id and an email address'],
