@@ -132,6 +132,9 @@ describe.each(['all', 'split'] as Mode[])('one-time codes by SMS (%s)', (mode) =
     await sleep(31_000);
     const resent = ok(await call(d, 'grpc', 'resend_otp', { phone_number: number }, mfa));
     expect(resent.body).toEqual({ message: 'OTP has been sent. Please check your inbox' });
+    const resentAudit = (await db.execute<{ data: string }>('select data from mfa_outbox where name = ?', ['audit.recorded']))
+      .map((r) => JSON.parse(r.data)).filter((a) => a.action === 'user.otp_resent' && JSON.parse(a.metadata).channel === 'sms');
+    expect(resentAudit.map((a) => JSON.parse(a.metadata).protocol)).toContain('grpc');
     const second = sink.otpOf(await sink.waitForSms(number, { count: 2 }));
     expect(await call(d, 'rest', 'verify_otp', { otp: first }, mfa)).toMatchObject({ ok: false, ...INVALID_OTP });
     const v = ok(await call(d, 'rest', 'verify_otp', { otp: second, phone_number: number }, mfa));
@@ -163,6 +166,25 @@ describe.each(['all', 'split'] as Mode[])('one-time codes by SMS (%s)', (mode) =
     expect(await call(d, 'rest', 'login', { phone_number: number, password: PASSWORD })).toMatchObject({ ok: false, code: 'unauthenticated', message: 'invalid credentials' });
     expect(ok(await call(d, surface, 'login', { phone_number: number, password: NEW_PASSWORD })).body.message).toBe('Logged in successfully');
   }, 90_000);
+
+  it('audit rows (§5.7) go out through the outboxes: user.phone_verified, user.forgot_password_requested, user.otp_resent, user.password_reset', async () => {
+    const { number, mfa: signupMfa, code: signupCode } = await signupByPhone('rest');
+    const verified = ok(await call(d, 'rest', 'verify_otp', { otp: signupCode }, signupMfa));
+    const userId = String(verified.body.user.id);
+    const mfa = mfaOf(ok(await call(d, 'grpc', 'forgot_password', { phone_number: number })).cookies);
+    const code = sink.otpOf(await sink.waitForSms(number, { count: 2 }));
+    ok(await call(d, 'graphql', 'reset_password', { otp: code, phone_number: number, password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }, mfa));
+    type Row = { data: string };
+    const audits = async (table: string): Promise<Array<{ action: string; resource_id: string; metadata: string }>> =>
+      (await db.execute<Row>(`select data from ${table} where name = ? order by seq`, ['audit.recorded']))
+        .map((r) => JSON.parse(r.data)).filter((a) => a.resource_id === userId);
+    const authn = await audits('authn_outbox');
+    expect(authn.map((a) => [a.action, JSON.parse(a.metadata).protocol])).toEqual([
+      ['user.phone_verified', 'rest'], ['user.forgot_password_requested', 'grpc'], ['user.password_reset', 'graphql'],
+    ]);
+    expect(JSON.stringify(authn)).not.toContain(NEW_PASSWORD);
+    expect(JSON.stringify(authn)).not.toContain(code);
+  });
 
   it('reset_password by OTP: 5 wrong codes then the right one → 429 on every surface, nothing changed', async () => {
     const { number, code } = await signupByPhone('rest');
