@@ -216,10 +216,31 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
       }
       // back to the offer (G7): a new enrolment is offered
       expect((await login(d, email)).body).toEqual(OFFER);
+      // a locked user's factors go too; the lock itself is the user row's (admin update_user with reset_mfa clears it)
+      const locked = await offered(d, 'reset-locked');
+      const skipped = await post(d.url, '/v1/skip_mfa_setup', {}, locked.mfa);
+      const lockedId = skipped.body.user.id as string;
+      const setup = await post(d.url, '/v1/totp_mfa_setup', {}, bearer(skipped.body.access_token));
+      expect((await post(d.url, '/v1/lock_mfa', {}, cookieHeader(setup.cookies))).status).toBe(200);
+      const again = createGrpcClient(serviceDescriptor('mfa.internal'), { address: d.serviceGrpcAddresses.get('mfa')!, internalToken: d.internalToken });
+      try {
+        // the pending TOTP of the setup and its 10 codes
+        expect(await again.call('ResetUserMfa', { user_id: lockedId }, createCallContext({ protocol: 'grpc' }))).toEqual({ deleted: 11 });
+      } finally {
+        again.close();
+      }
+      expect(await login(d, locked.email)).toMatchObject({ status: 400, body: { message: LOCKED } });
+      // without the internal token the internal API refuses
+      const outsider = createGrpcClient(serviceDescriptor('mfa.internal'), { address: d.serviceGrpcAddresses.get('mfa')! });
+      try {
+        await expect(outsider.call('ResetUserMfa', { user_id: lockedId }, createCallContext({ protocol: 'grpc' }))).rejects.toMatchObject({ code: 'permission_denied' });
+      } finally {
+        outsider.close();
+      }
     });
   }
 
-  it('the verify_email link of a magic link redirects with mfa_required, mfa_methods and mfa_gate, and sets mfa (§3.4)', async () => {
+  it('the verify_email link of a magic link redirects with mfa_required, mfa_methods and mfa_gate, and sets mfa; POST verify_email answers the offer (§3.4)', async () => {
     const email = address('link');
     await post(d.url, '/v1/magic_link_login', { email, state: 'st-7' });
     const link = sink.tokenLink(await sink.waitForMail(email));
@@ -232,6 +253,13 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const skipped = await post(d.url, '/v1/skip_mfa_setup', {}, cookieHeader(visit.cookies));
     expect(skipped.body).toMatchObject({ message: 'MFA setup skipped', user: { email } });
     expect(decodeJwt(skipped.body.access_token)).toMatchObject({ login_method: 'magic_link_login' });
+    // POST verify_email is gated the same way (a fresh address: not skipped yet)
+    const other = address('link-post');
+    await post(d.url, '/v1/magic_link_login', { email: other });
+    const token = sink.tokenLink(await sink.waitForMail(other)).searchParams.get('token')!;
+    const verified = await post(d.url, '/v1/verify_email', { token });
+    expect(verified.body).toEqual(OFFER);
+    expect(verified.cookies).toEqual([expect.stringMatching(/^mfa=/)]);
   });
 
   it('bad input: an otp of 17 characters, wrong types → 400 with the message, nothing counted or consumed', async () => {
@@ -250,7 +278,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(ok.body.message).toBe('OTP verified successfully.');
   });
 
-  it('user-credential setups: totp_mfa_setup answers the TOTP screen and its mfa cookie; without a credential 401', async () => {
+  it('user-credential setups: totp_mfa_setup answers the TOTP screen and its mfa cookie, email OTP setup mails a code, SMS is not available; without a credential 401', async () => {
     const { email, mfa } = await offered(d, 'usersetup');
     const tokens = (await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).body.access_token as string;
     const setup = await post(d.url, '/v1/totp_mfa_setup', {}, bearer(tokens));
@@ -261,9 +289,18 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(done.body).toMatchObject({ message: 'OTP verified successfully.', user: { email } });
     expect(await post(d.url, '/v1/totp_mfa_setup', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated', message: 'unauthorized' } });
     expect(await post(d.url, '/v1/email_otp_mfa_setup', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    // email OTP with the user's credential: a code to the user's own address, completed by verify_otp
+    const emailSetup = await post(d.url, '/v1/email_otp_mfa_setup', {}, bearer(done.body.access_token));
+    expect(emailSetup.body).toEqual({ message: 'Check your email for the verification code' });
+    const code = sink.otpOf(await sink.waitForMail(email));
+    const both = await post(d.url, '/v1/verify_otp', { otp: code }, cookieHeader(emailSetup.cookies));
+    expect(both.body).toMatchObject({ message: 'OTP verified successfully.', user: { enrolled_mfa_methods: ['totp', 'email_otp'] } });
+    // SMS is not configured here: the method is not available
+    expect(await post(d.url, '/v1/sms_otp_mfa_setup', {}, bearer(done.body.access_token)))
+      .toMatchObject({ status: 400, body: { code: 'failed_precondition', message: 'SMS OTP is not available on this server' } });
   });
 
-  it('GraphQL: login answers the offer, skip_mfa_setup and totp_mfa_setup with the same fields as REST', async () => {
+  it('GraphQL: signup answers the offer; skip_mfa_setup, totp_mfa_setup, verify_otp with is_totp, the G4 login and lock_mfa with the same fields as REST', async () => {
     const gql = async (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) => {
       const res = await fetch(`${d.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', origin: d.url, ...headers }, body: JSON.stringify({ query, variables }) });
       return { body: (await res.json()) as any, cookies: res.headers.getSetCookie() };
@@ -281,8 +318,19 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(skip.body.data.skip_mfa_setup).toMatchObject({ message: 'MFA setup skipped', access_token: expect.any(String), user: { email: fresh, enrolled_mfa_methods: [] } });
     const totp = await gql('mutation t { totp_mfa_setup { message should_show_totp_screen authenticator_secret } }', {}, bearer(skip.body.data.skip_mfa_setup.access_token));
     expect(totp.body.data.totp_mfa_setup).toEqual({ message: 'Proceed to totp verification screen', should_show_totp_screen: true, authenticator_secret: expect.stringMatching(/^[A-Z2-7]{32}$/) });
-    const lock = await gql('mutation l($p: LockMfaRequest!) { lock_mfa(params: $p) { message } }', { p: {} });
-    expect(lock.body).toMatchObject({ errors: [{ message: 'invalid session', extensions: { code: 'UNAUTHENTICATED' } }] });
+    const verify = 'mutation v($p: VerifyOTPRequest!) { verify_otp(params: $p) { message access_token id_token user { enrolled_mfa_methods } } }';
+    const enrolled = await gql(verify, { p: { otp: await totpNow(totp.body.data.totp_mfa_setup.authenticator_secret), is_totp: true } }, cookieHeader(totp.cookies));
+    expect(enrolled.body.data.verify_otp).toMatchObject({ message: 'OTP verified successfully.', user: { enrolled_mfa_methods: ['totp'] } });
+    expect(decodeJwt(enrolled.body.data.verify_otp.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
+    // G4 through GraphQL login, then lock_mfa with that session
+    const g4 = await gql('mutation g($p: LoginRequest!) { login(params: $p) { message access_token should_show_totp_screen } }', { p: { email: fresh, password: PASSWORD } });
+    expect(g4.body.data.login).toEqual({ message: 'Proceed to mfa verification', access_token: null, should_show_totp_screen: true });
+    const lock = await gql('mutation l($p: LockMfaRequest!) { lock_mfa(params: $p) { message } }', { p: {} }, cookieHeader(g4.cookies));
+    expect(lock.body.data.lock_mfa).toEqual({ message: 'Your account is locked. Contact your administrator to regain access.' });
+    const refused = await gql('mutation g($p: LoginRequest!) { login(params: $p) { message } }', { p: { email: fresh, password: PASSWORD } });
+    expect(refused.body).toMatchObject({ errors: [{ message: LOCKED, extensions: { code: 'FAILED_PRECONDITION' } }] });
+    const noSession = await gql('mutation l($p: LockMfaRequest!) { lock_mfa(params: $p) { message } }', { p: {} });
+    expect(noSession.body).toMatchObject({ errors: [{ message: 'invalid session', extensions: { code: 'UNAUTHENTICATED' } }] });
   });
 
   it('native gRPC: Login answers the G7 offer with the mfa cookie as metadata; VerifyOtp with a TOTP code completes it', async () => {
