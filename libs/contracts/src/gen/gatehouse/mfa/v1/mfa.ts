@@ -117,9 +117,9 @@ export interface OpenOtpChallengeRequest {
   user:
     | User
     | null;
-  /** `email` (sms waits for the SMS channel) */
+  /** `email` or `sms` */
   channel: string;
-  /** `login` (behaviour.md §4.2) */
+  /** `login`, or `password_reset` for forgot_password by phone (behaviour.md §4.2) */
   purpose: string;
   /** what tokens are finally issued with (behaviour.md §4.1: never re-read from the completion) */
   login_method: string;
@@ -270,8 +270,8 @@ export interface MfaService {
  */
 export interface MfaInternal {
   /**
-   * Opens an MFA session with an emailed code (behaviour.md §3.3 step 8, §4.2, §4.4); the `mfa`
-   * cookie travels back as Set-Cookie.
+   * Opens an MFA session with a code by email or SMS (behaviour.md §3.2 phone signup, §3.3 step 8,
+   * §3.4 forgot_password by phone, §4.2, §4.4); the `mfa` cookie travels back as Set-Cookie.
    */
   OpenOtpChallenge(request: OpenOtpChallengeRequest): Promise<OpenOtpChallengeResponse>;
   /**
