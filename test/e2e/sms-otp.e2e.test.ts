@@ -124,6 +124,13 @@ describe.each(['all', 'split'] as Mode[])('one-time codes by SMS (%s)', (mode) =
     expect(login.body).toMatchObject({ message: LOGIN_SMS, should_show_mobile_otp_screen: true, access_token: null, user: null });
     const mfa = mfaOf(login.cookies);
     expect(login.cookies.find((c) => c.startsWith('mfa='))).toMatch(/Max-Age=300;/);
+    // the same step 8 on REST and gRPC: each login its own MFA session, still no second SMS
+    for (const surface of ['rest', 'grpc'] as const) {
+      const again = ok(await call(d, surface, 'login', { phone_number: number, password: PASSWORD }));
+      expect(again.body).toMatchObject({ message: LOGIN_SMS, should_show_mobile_otp_screen: true, access_token: null });
+      expect(mfaOf(again.cookies)).not.toBe(mfa);
+    }
+    expect(sink.to(number)).toHaveLength(1);
     for (const surface of ['rest', 'graphql', 'grpc'] as const) {
       expect(await call(d, surface, 'resend_otp', { phone_number: number }, mfa)).toMatchObject({ ok: false, code: 'resource_exhausted', message: 'please wait before requesting another OTP' });
     }
