@@ -11,7 +11,7 @@ import { decodeJwt } from 'jose';
 import { generate } from 'otplib';
 import { createCallContext, createGrpcClient, serviceDescriptor, type CallContext } from '@gatehouse/rpc';
 import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSink } from '@gatehouse/testing';
-import { PASSWORD, address, bearer, cookieHeader, get, post, signup, type Reply } from './email-support.ts';
+import { PASSWORD, address, bearer, cookieHeader, get, post, signup, sleep, type Reply } from './email-support.ts';
 
 const INVALID_SESSION = { code: 'unauthenticated', message: 'invalid session' };
 const LOCKED = "your account's multi-factor authentication is locked; contact your administrator to regain access";
@@ -73,7 +73,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const code = await totpNow(res.body.authenticator_secret);
     const done = await post(dep.url, '/v1/verify_otp', { otp: code, is_totp: true }, mfa);
     expect(done.body.message).toBe('OTP verified successfully.');
-    return { email, code, codes: res.body.authenticator_recovery_codes as string[], done };
+    return { email, code, secret: res.body.authenticator_secret as string, codes: res.body.authenticator_recovery_codes as string[], done };
   };
 
   const login = (dep: Deployment, email: string) => post(dep.url, '/v1/login', { email, password: PASSWORD, scope: ['openid', 'email', 'offline_access'], state: 'st-1' });
@@ -104,8 +104,8 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(again.cookies.some((c) => c.startsWith('mfa='))).toBe(false);
   });
 
-  it('TOTP: enrol at the offer, G4 challenge at login, a replayed code refused, tokens with amr; skip refused once a factor exists', async () => {
-    const { email, code, done } = await withTotp(d, 'totp');
+  it('TOTP: enrol at the offer, G4 challenge at login, a replayed code refused, the next code issues tokens with amr; skip refused once a factor exists', async () => {
+    const { email, code, secret, done } = await withTotp(d, 'totp');
     expect(done.body).toMatchObject({ access_token: expect.any(String), user: { email } });
     expect(decodeJwt(done.body.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
     expect((await get(d.url, '/v1/profile', bearer(done.body.access_token))).body.enrolled_mfa_methods).toEqual(['totp']);
@@ -125,7 +125,15 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     // the code that enrolled is refused: its time step was accepted already (replay guard, §4.5)
     const used = await post(d.url, '/v1/verify_otp', { otp: code, is_totp: true }, mfa);
     expect(used).toMatchObject({ status: 400, body: { code: 'invalid_argument', message: 'invalid otp' } });
-  });
+    // the authenticator's next code (the next 30 s step, at the real clock) completes the login
+    await sleep(30_000 - (Date.now() % 30_000) + 250);
+    const next = await post(d.url, '/v1/verify_otp', { otp: await totpNow(secret), is_totp: true, email }, mfa);
+    expect(next.status).toBe(200);
+    expect(next.body).toMatchObject({ message: 'OTP verified successfully.', access_token: expect.any(String), user: { email, enrolled_mfa_methods: ['totp'] } });
+    expect(decodeJwt(next.body.id_token)).toMatchObject({ amr: ['pwd', 'otp', 'mfa'], login_method: 'basic_auth' });
+    expect(decodeJwt(next.body.access_token)).toMatchObject({ scope: ['openid', 'email', 'offline_access'] });
+    expect(next.cookies).toEqual(expect.arrayContaining(['mfa=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax', expect.stringMatching(/^cookie_session=/)]));
+  }, 60_000);
 
   it('a recovery code works once; 5 wrong codes lock TOTP verification, even the right code then gets 429', async () => {
     const { email, codes } = await withTotp(d, 'recovery');
@@ -156,9 +164,12 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect((await get(d.url, '/v1/profile', bearer(enrolled.body.access_token))).body.enrolled_mfa_methods).toEqual(['email_otp']);
 
     const challenged = await login(d, email);
-    expect(challenged.body).toMatchObject({
-      message: 'Please check email inbox for the OTP', ...NOTHING_ISSUED, should_show_email_otp_screen: true,
-      should_show_totp_screen: false, should_offer_webauthn_mfa_verify: false, authenticator_secret: null,
+    expect(challenged.body).toEqual({
+      message: 'Please check email inbox for the OTP', ...NOTHING_ISSUED,
+      should_show_email_otp_screen: true, should_show_mobile_otp_screen: false, should_show_totp_screen: false,
+      should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: false, should_offer_email_otp_mfa_setup: false,
+      should_offer_sms_otp_mfa_setup: false, should_offer_mfa_setup: false,
+      authenticator_secret: null, authenticator_scanner_image: null, authenticator_recovery_codes: null,
     });
     const gate = cookieHeader(challenged.cookies);
     expect(await post(d.url, '/v1/lock_mfa', {}, gate)).toMatchObject({
