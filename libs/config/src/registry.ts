@@ -211,6 +211,10 @@ export const registry = {
     twilioApiKey: { flag: '--twilio-api-key <key>', parser: str, help: 'Twilio API key SID' },
     twilioApiSecret: { flag: '--twilio-api-secret <secret>', parser: str, secret: true, help: 'Twilio API key secret' },
     twilioSender: { flag: '--twilio-sender <number>', parser: str, help: 'sending phone number (E.164) or messaging service SID' },
+    twilioApiUrl: {
+      flag: '--twilio-api-url <url>', parser: httpUrl, commands: ['all', 'notifications'],
+      help: 'development and testing only: base URL of a stand-in for Twilio\'s REST API (default https://api.twilio.com)',
+    },
   }),
   ...section('Social providers', ALL, {
     ...provider('google', 'Google', 'openid,profile,email'),

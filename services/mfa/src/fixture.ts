@@ -41,7 +41,8 @@ export const loginChallenge = (u: common.User | null, over: Partial<OtpChallenge
 
 /** The same first step as OpenOtpChallenge's wire request. */
 export const openRequest = (u: common.User, over: Partial<mfa.OpenOtpChallengeRequest> = {}): mfa.OpenOtpChallengeRequest => ({
-  user: u, channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid', 'email'], state: 'st-1', auth_time: 0, ...over,
+  user: u, channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid', 'email'], state: 'st-1', auth_time: 0,
+  signup_verification: false, decoy: false, ...over,
 });
 
 /** The `email.send` job of a code (events.ts). */

@@ -1,6 +1,6 @@
 /**
  * @module notifications/main
- * The only file that wires the worker: flags → database (delivery records) → SMTP mailer → durable
+ * The only file that wires the worker: flags → database (delivery records) → SMTP mailer and Twilio sender → durable
  * consumers on the bus. `buildNotifications` is the module's build (src/index.ts): in split mode it
  * consumes from NATS JetStream (src/index.ts requires --nats-url), in all-in-one from its bus.
  */
@@ -10,6 +10,7 @@ import { fatal, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createNotificationsService } from './service.ts';
 import { createSmtpMailer, type Mailer } from './smtp/mailer.ts';
+import { createTwilioSender, type SmsSender } from './twilio/sender.ts';
 import { notificationsSchema } from './storage/mikro/schema.ts';
 
 /** An SMTP mailer from the `--smtp-*` flags (the caller checks `config.isEmailConfigured`). */
@@ -26,22 +27,39 @@ function mailerOf(config: Config): Mailer {
   });
 }
 
+/** A Twilio sender from the `--twilio-*` flags (the caller checks `config.isSmsConfigured`). */
+function smsSenderOf(config: Config): SmsSender {
+  return createTwilioSender({
+    accountSid: config.twilioAccountSid!,
+    apiKey: config.twilioApiKey!,
+    apiSecret: config.twilioApiSecret!,
+    sender: config.twilioSender!,
+    apiUrl: config.twilioApiUrl,
+  });
+}
+
 /**
- * Builds and starts the worker in this process. Without SMTP configured no consumer starts: jobs wait
- * in the stream (durable) rather than being retried into dead letters.
+ * Builds and starts the worker in this process: the email consumer when SMTP is configured, the SMS
+ * consumer when Twilio is (behaviour.md §1.3). A channel without its provider starts no consumer: its
+ * jobs wait in the stream (durable) rather than being retried into dead letters.
  */
 export async function buildNotifications(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
   const logger = shared.logger.child({ service: 'notifications' });
   const bus = shared.bus ?? fatal('the notifications worker consumes delivery jobs from a bus (--nats-url in split mode)');
   if (!config.isEmailConfigured) {
     logger.info('SMTP is not configured (--smtp-host, --smtp-port, --smtp-sender-email): the email worker is not started');
-    return { async close() {} };
   }
+  if (!config.isSmsConfigured) {
+    logger.info('SMS is not configured (--twilio-account-sid, --twilio-api-key, --twilio-api-secret, --twilio-sender): the SMS worker is not started');
+  }
+  if (!config.isEmailConfigured && !config.isSmsConfigured) return { async close() {} };
+  if (config.twilioApiUrl && config.isSmsConfigured) logger.warn({ url: config.twilioApiUrl }, '--twilio-api-url is set: text messages go to a stand-in, not to Twilio (development and testing only)');
   const db = await orFatal('database', () => openDatabase(databaseOptionsOf(config), notificationsSchema, { logger }));
   const service = createNotificationsService({
     bus,
     db,
-    mailer: mailerOf(config),
+    mailer: config.isEmailConfigured ? mailerOf(config) : undefined,
+    smsSender: config.isSmsConfigured ? smsSenderOf(config) : undefined,
     options: { organizationName: config.organizationName, organizationLogo: config.organizationLogo ?? '' },
     logger,
     registry: shared.registry,

@@ -20,18 +20,20 @@ export const OTP_VERIFIED = 'OTP verified successfully.';
  * `POST /v1/verify_otp` (behaviour.md §4.3): asks mfa for the verdict on the caller's MFA session and
  * code, then issues the withheld tokens.
  * @param mfa the mfa service's challenges for this call; null without the mfa service
+ * @param audit builds the `user.email_verified` / `user.phone_verified` rows (behaviour.md §5.7)
  * @throws AppError `failed_precondition` `MFA is not available` without the mfa service; mfa's codes
  *   (`unauthenticated` `invalid session`, `invalid_argument` `invalid otp`, `resource_exhausted`, ...);
  *   {@link completeMfaLogin}'s
  */
 export async function verifyOtp(c: AuthnContext, mfa: MfaChallenges | null, attempt: OtpAttempt, audit?: Audit): Promise<Issued> {
   if (!mfa) throw new AppError('failed_precondition', 'MFA is not available');
-  return withEnrolled(mfa, await completeMfaLogin(c, await mfa.verifyOtp(attempt), audit));
+  return withEnrolled(mfa, await completeMfaLogin(c, await mfa.verifyOtp({ ...attempt, purpose: 'login' }), audit));
 }
 
 /**
- * Marks the contact the code was proven on as verified (an email code verifies the email, behaviour.md
- * §3.3 step 8, §4.3; a TOTP or recovery code proves none), opens a session with the grant stored in
+ * Marks the contact the code was proven on as verified (an email code verifies the email, an SMS code
+ * the phone, behaviour.md §3.2, §3.3 step 8, §4.3, audited as `user.email_verified` /
+ * `user.phone_verified`; a TOTP or recovery code proves none), opens a session with the grant stored in
  * the MFA session and the factor's `amr`, and emits `user.login` (and `user.mfa_enabled` when the
  * completion verified a new factor).
  * @returns the tokens and the session cookie
@@ -65,6 +67,11 @@ export async function completeMfaLogin(c: AuthnContext, v: MfaVerdict, audit?: A
     if (verified !== null) return u;
     const next: UserRecord = email ? { ...u, emailVerifiedAt: now, updatedAt: now } : { ...u, phoneNumberVerifiedAt: now, updatedAt: now };
     await tx.users.update(next);
+    if (audit) {
+      tx.events.emit('audit.recorded', audit(email ? 'user.email_verified' : 'user.phone_verified', {
+        actor: { type: 'user', id: u.id, email: u.email }, resourceType: 'user', resourceId: u.id, details: { via: 'otp' }, at: now,
+      }));
+    }
     return next;
   });
   const issued = await openSession(c, user, { ...v.grant, authTime: v.grant.authTime || now });

@@ -29,6 +29,12 @@ export interface PermissionChecker {
 export interface MfaChallenges {
   /** Opens a 300 s MFA session for a login and mails its code (behaviour.md §3.3 step 8, §4.4). */
   openEmailOtp(challenge: OtpChallenge): Promise<void>;
+  /**
+   * Opens an MFA session and sends its code on `challenge.channel` (issue 16): an SMS for login step 8
+   * of an unverified phone, phone signup verification (600 s) and forgot_password by phone (purpose
+   * `password_reset`, or a decoy session for an unknown phone). The `mfa` cookie travels back.
+   */
+  openOtp(challenge: ChannelChallenge): Promise<void>;
   /** mfa's verdict on the caller's MFA session and code (behaviour.md §4.3); the session is consumed. */
   verifyOtp(attempt: OtpAttempt): Promise<MfaVerdict>;
   // issue 16
@@ -52,6 +58,19 @@ export interface MfaChallenges {
   resetUserMfa(userId: string): Promise<number>;
   /** `enrolled_mfa_methods` of each user (behaviour.md §5.3). */
   enrolledMethods(userIds: readonly string[]): Promise<Map<string, string[]>>;
+  /** true when the caller sent an `mfa` cookie at all (a cheap first check; mfa decides whether it is valid) */
+  hasSession(): boolean;
+}
+
+/** {@link OtpChallenge} on a channel, with the options of the SMS legs (issue 16). */
+export interface ChannelChallenge extends OtpChallenge {
+  channel: 'email' | 'sms';
+  /** default `login`; `password_reset` for forgot_password by phone (behaviour.md §3.4, §4.2) */
+  purpose?: 'login' | 'password_reset';
+  /** phone signup verification: session and code live 600 s (behaviour.md §4.2, §4.4) */
+  signupVerification?: boolean;
+  /** an unknown or revoked phone (forgot_password): the same session and cookie, no code sent, none accepted */
+  decoy?: boolean;
 }
 
 /** The gate's answer (behaviour.md §4.1). */
@@ -82,7 +101,10 @@ export interface OtpAttempt extends ContactInput {
   /** the caller says the code is a TOTP or recovery code */
   isTotp?: Opt<boolean>;
   state?: Opt<string>;
+  /** the purpose the MFA session must have (default `login`; reset_password: `password_reset`) */
+  purpose?: 'login' | 'password_reset';
 }
+
 
 /** A proven challenge: who proved which contact, and the grant its first step decided (§4.1). */
 export interface MfaVerdict {

@@ -47,6 +47,8 @@ export interface AuthOutcome {
   issued: Issued | null;
   /** login step 8: a code was mailed and the email OTP screen comes next (behaviour.md §3.3) */
   emailOtpSent?: boolean;
+  /** a code was sent by SMS and the mobile OTP screen comes next (login step 8, phone signup; behaviour.md §3.2, §3.3) */
+  mobileOtpSent?: boolean;
   /** the MFA gate withheld the tokens (behaviour.md §4.1): the AuthResponse mfa built, answered as is */
   gate?: common.AuthResponse;
 }

@@ -14,7 +14,7 @@ describe('meta (behaviour.md §5.2)', () => {
       is_email_verification_enabled: false, is_basic_authentication_enabled: true, is_magic_link_login_enabled: false,
       is_sign_up_enabled: true, is_strong_password_enabled: true, is_multi_factor_auth_enabled: true,
       is_mobile_basic_authentication_enabled: true, is_phone_verification_enabled: false, is_org_discovery_enabled: false,
-      // TOTP is usable without flags and served; email OTP needs SMTP; passkeys and SMS are not served yet
+      // TOTP is usable without flags and served; email OTP needs SMTP, SMS OTP Twilio; passkeys are not served yet
       is_totp_mfa_enabled: true, is_email_otp_mfa_enabled: false, is_sms_otp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: false,
     });
   });
@@ -25,8 +25,10 @@ describe('meta (behaviour.md §5.2)', () => {
     const everything = (await makeAuthn({ ...smtp, ...twilio, enforceMfa: true }).call('Meta')).res;
     expect(everything).toMatchObject({
       is_multi_factor_auth_enabled: true, is_totp_mfa_enabled: true, is_email_otp_mfa_enabled: true,
-      is_sms_otp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: true,
+      is_sms_otp_mfa_enabled: true, is_webauthn_enabled: false, is_mfa_enforced: true,
     });
+    const noSms = (await makeAuthn({ ...twilio, disableSmsOtp: true }).call('Meta')).res;
+    expect(noSms).toMatchObject({ is_sms_otp_mfa_enabled: false });
     const noTotp = (await makeAuthn({ ...smtp, disableTotpLogin: true }).call('Meta')).res;
     expect(noTotp).toMatchObject({ is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: true });
     const off = (await makeAuthn({ ...smtp, enforceMfa: true, disableMfa: true }).call('Meta')).res;

@@ -4,10 +4,10 @@
  * process or gRPC), bound to one call: the caller's `mfa` cookie goes to mfa with `ctx`, and the
  * cookie mfa sets or clears comes back through `ctx.setCookies`.
  */
-import { auditRecord } from '@gatehouse/auth';
+import { auditRecord, COOKIE_MFA, parseCookies } from '@gatehouse/auth';
 import type { mfa } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
-import type { Audit, MfaChallenges, MfaVerdict } from '../domain/deps.ts';
+import type { Audit, ChannelChallenge, MfaChallenges, MfaVerdict } from '../domain/deps.ts';
 import { publicUser } from '../domain/user.ts';
 import type { MfaInternalClient, RpcContext } from './deps.ts';
 
@@ -20,16 +20,21 @@ const verdictOf = (v: mfa.MfaVerdict): MfaVerdict => ({
 /** The challenges of `client` for the call `ctx`; null without the mfa service. */
 export function mfaChallengesOf(client: MfaInternalClient | undefined, ctx: CallContext): MfaChallenges | null {
   if (!client) return null;
+  const openOtp = async (ch: ChannelChallenge): Promise<void> => {
+    const { grant } = ch;
+    await client.OpenOtpChallenge({
+      user: publicUser(ch.user), channel: ch.channel, purpose: ch.purpose ?? 'login',
+      login_method: grant.loginMethod, roles: grant.roles, scope: grant.scope, state: ch.state, auth_time: grant.authTime,
+      signup_verification: ch.signupVerification === true, decoy: ch.decoy === true,
+    }, ctx);
+  };
   return {
-    async openEmailOtp(ch) {
-      const { grant } = ch;
-      await client.OpenOtpChallenge({
-        user: publicUser(ch.user), channel: 'email', purpose: 'login',
-        login_method: grant.loginMethod, roles: grant.roles, scope: grant.scope, state: ch.state, auth_time: grant.authTime,
-      }, ctx);
-    },
+    openEmailOtp: (ch) => openOtp({ ...ch, channel: 'email' }),
+    openOtp,
     async verifyOtp(a) {
-      return verdictOf(await client.VerifyOtpChallenge({ email: a.email, phone_number: a.phoneNumber, otp: a.otp, is_totp: a.isTotp, state: a.state }, ctx));
+      return verdictOf(await client.VerifyOtpChallenge({
+        email: a.email, phone_number: a.phoneNumber, otp: a.otp, is_totp: a.isTotp, state: a.state, purpose: a.purpose,
+      }, ctx));
     },
     async evaluateGate(user, grant, state) {
       const d = await client.EvaluateGate({
@@ -64,6 +69,7 @@ export function mfaChallengesOf(client: MfaInternalClient | undefined, ctx: Call
       const res = await client.EnrolledMfaMethods({ user_ids: [...userIds] }, ctx);
       return new Map(res.users.map((u) => [u.user_id, u.methods]));
     },
+    hasSession: () => Boolean(parseCookies(ctx.headers.cookie)[COOKIE_MFA]),
   };
 }
 

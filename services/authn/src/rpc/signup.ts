@@ -5,7 +5,8 @@ import { mfaChallengesOf } from './mfa.ts';
 import { outcomeResponse, profileFieldsOf } from './wire.ts';
 
 /**
- * Signs up and logs in (session cookies), or mails a verification link. `is_multi_factor_auth_enabled`
+ * Signs up and logs in (session cookies), mails a verification link, or texts a code (phone
+ * verification; the mfa service sets the `mfa` cookie). `is_multi_factor_auth_enabled`
  * is accepted and ignored (graphql.md D5).
  * @throws AppError as {@link signup}
  */

@@ -3,7 +3,8 @@
  * What the mfa domain is built from, and the context its flows share. The domain is transport-free:
  * it sees no call context, cookie or wire message (issue 14 §3); rpc/ turns those into the values here.
  */
-import type { Authenticator } from '@gatehouse/auth';
+import type { AuditDetails, Authenticator } from '@gatehouse/auth';
+import type { BusEvents } from '@gatehouse/contracts';
 import type { Logger } from '@gatehouse/observability';
 import type { MfaStore } from '../storage/ports.ts';
 import type { MfaOptions } from './options.ts';
@@ -56,3 +57,9 @@ export interface ArmedSession {
   /** Unix seconds */
   armedAt: number;
 }
+
+/**
+ * Builds the `audit.recorded` row of an action in the current call (behaviour.md §5.7). rpc/ binds
+ * `auditRecord` of @gatehouse/auth to the call's context, so the domain never sees the transport.
+ */
+export type Auditor = (action: string, details: AuditDetails) => BusEvents['audit.recorded'];

@@ -7,11 +7,12 @@
 import type { common } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
 import type { MfaSessionRecord, OtpChannel } from '../storage/ports.ts';
-import { assertChannelServiceEnabled, openOtpChallenge } from './challenge.ts';
+import { openOtpChallenge } from './challenge.ts';
 import type { ArmedSession, MfaContext } from './deps.ts';
 import { factorsOf, openBareSession, stagePendingTotp, type GateRequest, type GateScreens } from './gate.ts';
 import { INVALID_SESSION, MFA_SESSION_TTL_SECONDS, requireMfaSession, type SessionClaim } from './mfa-session.ts';
-import { deliverOtp } from '../events.ts';
+import { queueOtp } from '../events.ts';
+import { assertChannelService } from './options.ts';
 import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
 
 /** behaviour.md §4.3 refusals */
@@ -49,7 +50,7 @@ export async function beginOtpEnrolment(c: MfaContext, req: OtpEnrolmentRequest)
   const destination = (email ? user?.email : user?.phone_number) ?? '';
   if (!user?.id) throw new AppError('invalid_argument', 'the setup needs the user');
   if (!destination) throw new AppError('failed_precondition', `account has no ${email ? 'email address' : 'phone number'} to send an OTP to`);
-  assertChannelServiceEnabled(c, req.channel);
+  assertChannelService(c.options, req.channel);
   const now = c.now();
   const enrolment = await c.store.findOtpEnrolment(user.id, req.channel);
   // a verified enrolment stays verified; a fresh setup (re)starts a pending one
@@ -73,7 +74,7 @@ export async function beginOtpEnrolment(c: MfaContext, req: OtpEnrolmentRequest)
     await tx.otpEnrolments.put(pending);
     await tx.otps.put({ userId: user.id, channel: req.channel, digest: otpDigest(c.otpKey, user.id, req.channel, code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     await tx.sessions.setChannel(s.id, req.channel, destination, expiresAt);
-    deliverOtp(tx, req.channel, destination, user, code);
+    queueOtp(tx, req.channel, destination, code, user);
   });
   return { handle: req.handle!, expiresAt, armedAt: now };
 }

@@ -3,6 +3,7 @@
  * The flags the mfa service reads (camelCase Config keys, behaviour.md §1) and what follows from them.
  */
 import type { AppCookieOptions, SameSite } from '@gatehouse/auth';
+import { AppError } from '@gatehouse/errors';
 
 /** The subset of flags mfa needs. */
 export interface MfaOptions {
@@ -55,7 +56,7 @@ export interface MfaMethods {
  * passkeys work (h/passkeys) and the SMS work (h/sms) set theirs to true here and in authn.
  */
 export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
-  totp: true, webauthn: false, emailOtp: true, smsOtp: false,
+  totp: true, webauthn: false, emailOtp: true, smsOtp: true,
 });
 
 /** {@link MfaMethods} from the flags. */
@@ -74,5 +75,14 @@ export function mfaMethods(o: MfaOptions): MfaMethods {
 
 /** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
 export const isEmailServiceEnabled = (o: MfaOptions): boolean => Boolean(o.smtpHost && o.smtpPort && o.smtpSenderEmail);
+
+/**
+ * Refuses a code on a channel whose provider is not configured (behaviour.md §3.4, §4.3).
+ * @throws AppError `failed_precondition` `email service not enabled` / `SMS service not enabled`
+ */
+export function assertChannelService(o: MfaOptions, channel: 'email' | 'sms'): void {
+  if (channel === 'email' && !isEmailServiceEnabled(o)) throw new AppError('failed_precondition', 'email service not enabled');
+  if (channel === 'sms' && !isSmsServiceEnabled(o)) throw new AppError('failed_precondition', 'SMS service not enabled');
+}
 
 export const cookieOptions = (o: MfaOptions): AppCookieOptions => ({ url: o.url, secure: o.appCookieSecure, sameSite: o.appCookieSameSite });

@@ -26,6 +26,8 @@ export interface OtpAttempt extends SessionClaim {
   otp: string | null | undefined;
   /** the caller says the code is a TOTP code */
   isTotp: boolean | null | undefined;
+  /** the purpose the session must have (default `login`); `password_reset` for reset_password (behaviour.md §3.4) */
+  purpose?: string | null | undefined;
 }
 
 /** A proven challenge: who proved which contact, and the grant of the first step (§4.1). */
@@ -70,8 +72,10 @@ export async function verifyOtpChallenge(c: MfaContext, handle: string | undefin
   // verify_otp with `is_totp` accepts: a UUID-shaped code is the one longer input (services/mfa/README.md)
   const recoveryShaped = attempt.isTotp === true && looksLikeRecoveryCode(input);
   if (input.length > MAX_OTP_CHARS && !recoveryShaped) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
-  const session = await requireMfaSession(c, handle, attempt, 'login');
-  if (attempt.isTotp === true) return verifyTotp(c, session, input);
+  const purpose = attempt.purpose ?? 'login';
+  if (purpose !== 'login' && purpose !== 'password_reset') throw new AppError('invalid_argument', `unsupported MFA session purpose: ${purpose}`);
+  const session = await requireMfaSession(c, handle, attempt, purpose);
+  if (attempt.isTotp === true && purpose === 'login') return verifyTotp(c, session, input);
 
   const now = c.now();
   const lockKey = otpLockoutKey(session.userId);

@@ -95,3 +95,16 @@ export interface AuditRecorded {
   /** Unix s of the action */
   created_at: number;
 }
+
+/**
+ * `sms.send` (behaviour.md §4.4 delivery): one text message for the notifications worker to send
+ * through Twilio. The worker writes the body `Your verification code is: <otp>`.
+ */
+export interface SmsSendJob {
+  /** the recipient phone number as stored on the user (behaviour.md §3.1: `^\+?[0-9]{10,15}$`) */
+  to: string;
+  /** the one-time code (behaviour.md §4.4 format) */
+  otp: string;
+  /** the user the code is for: attempt records and logs name the user, never the code */
+  user_id: string;
+}

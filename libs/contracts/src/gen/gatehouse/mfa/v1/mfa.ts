@@ -23,7 +23,15 @@ export interface VerifyOtpChallengeRequest {
   phone_number?: string | null | undefined;
   otp?: string | null | undefined;
   is_totp?: boolean | null | undefined;
-  state?: string | null | undefined;
+  state?:
+    | string
+    | null
+    | undefined;
+  /**
+   * issue 16 (h/sms): the purpose the session must have: `login` (default) or `password_reset`
+   * (reset_password with an OTP, behaviour.md §3.4)
+   */
+  purpose?: string | null | undefined;
 }
 
 /**
@@ -109,9 +117,9 @@ export interface OpenOtpChallengeRequest {
   user:
     | User
     | null;
-  /** `email` (sms waits for the SMS channel) */
+  /** `email` or `sms` */
   channel: string;
-  /** `login` (behaviour.md §4.2) */
+  /** `login`, or `password_reset` for forgot_password by phone (behaviour.md §4.2) */
   purpose: string;
   /** what tokens are finally issued with (behaviour.md §4.1: never re-read from the completion) */
   login_method: string;
@@ -123,6 +131,17 @@ export interface OpenOtpChallengeRequest {
     | undefined;
   /** Unix s of the first step, kept as the session's auth_time */
   auth_time: number;
+  /**
+   * issue 16 (h/sms): phone signup verification: the session and the code live 600 s instead of
+   * 300 s (behaviour.md §4.2, §4.4)
+   */
+  signup_verification: boolean;
+  /**
+   * issue 16 (h/sms): a decoy for an unknown or revoked phone (forgot_password, behaviour.md §3.4):
+   * the same session and cookie, but no code is sent and none satisfies it; `user` carries only the
+   * phone number the caller gave
+   */
+  decoy: boolean;
 }
 
 export interface OpenOtpChallengeResponse {
@@ -251,8 +270,8 @@ export interface MfaService {
  */
 export interface MfaInternal {
   /**
-   * Opens an MFA session with an emailed code (behaviour.md §3.3 step 8, §4.2, §4.4); the `mfa`
-   * cookie travels back as Set-Cookie.
+   * Opens an MFA session with a code by email or SMS (behaviour.md §3.2 phone signup, §3.3 step 8,
+   * §3.4 forgot_password by phone, §4.2, §4.4); the `mfa` cookie travels back as Set-Cookie.
    */
   OpenOtpChallenge(request: OpenOtpChallengeRequest): Promise<OpenOtpChallengeResponse>;
   /**
