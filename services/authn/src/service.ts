@@ -86,6 +86,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
     }, createAuthGuard(c.authenticator)).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
       GetUser: getUserRpc(c),
+      GetMeta: metaRpc(c),
     }).handlers,
   };
 }
