@@ -9,6 +9,7 @@ import { databaseOptionsOf, openDatabase, sqliteDataVersion, type Database, type
 import type { Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
 import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
+import { consumeUserDeleted } from './consumers/user-deleted.ts';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
 import { createMemoryStore } from './storage/memory.ts';
@@ -62,11 +63,16 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   });
   if (engine) registerEngineMetrics(engine, shared.registry);
   const { handlers } = createAuthzService({ engine, authenticator });
+  // behaviour.md §5.3 delete_user: the deleted user's tuples go, also when the event waited for us
+  const userDeleted = engine && shared.bus ? await consumeUserDeleted(shared.bus, engine, logger) : null;
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     schema: createAuthzSubgraph(handlers),
     engine,
     logFields: { store: config.fga.store },
-    async close() { await db?.close(); },
+    async close() {
+      await userDeleted?.stop();
+      await db?.close();
+    },
   };
 }
