@@ -122,16 +122,18 @@ export function createRedisAdminAccessStore(options: { url: string; keyPrefix: s
 const shared = new Map<string, AdminAccessStore>();
 
 /**
- * The deployment's admin store for this process: one Redis store per `--redis-url`, else the one
- * in-process store. Every caller in the process gets the same object (all-in-one: the admin service
- * that writes sessions and the authenticators that read them).
+ * The deployment's admin store for this process: one Redis store per `--redis-url` and `--client-id`,
+ * else the one in-process store. Every caller in the process gets the same object (all-in-one: the
+ * admin service that writes sessions and the authenticators that read them). Redis keys carry the
+ * client id, so deployments sharing one Redis never share lockout counters (a client IP locked in one
+ * is not locked in another).
  */
-export function adminAccessStoreFor(config: { redisUrl?: string | undefined }): AdminAccessStore {
-  const key = config.redisUrl ?? '';
+export function adminAccessStoreFor(config: { redisUrl?: string | undefined; clientId: string }): AdminAccessStore {
+  const key = config.redisUrl ? `${config.redisUrl}\n${config.clientId}` : '';
   let store = shared.get(key);
   if (!store) {
     store = config.redisUrl
-      ? createRedisAdminAccessStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', windowSeconds: 15 * 60 })
+      ? createRedisAdminAccessStore({ url: config.redisUrl, keyPrefix: `gatehouse:${config.clientId}:`, windowSeconds: 15 * 60 })
       : createMemoryAdminAccessStore();
     shared.set(key, store);
   }

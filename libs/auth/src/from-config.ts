@@ -49,7 +49,7 @@ export function createPlatformAuth(config: Config, sessions: SessionStore, extra
 }
 
 /** The `service-admin` cookie check against the deployment's admin store (behaviour.md §5.1). */
-export function adminSessionCheck(config: Pick<Config, 'redisUrl'>): { isValid(handle: string): Promise<boolean> } {
+export function adminSessionCheck(config: Pick<Config, 'redisUrl' | 'clientId'>): { isValid(handle: string): Promise<boolean> } {
   const store = adminAccessStoreFor(config);
   return { isValid: async (handle) => (await store.getSession(sha256Hex(handle), Math.floor(Date.now() / 1000))) !== null };
 }
