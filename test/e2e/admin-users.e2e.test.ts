@@ -41,8 +41,11 @@ async function allRows(d: Deployment): Promise<Record<string, Array<Record<strin
   if (d.databaseType === 'sqlite') {
     const db = new BetterSqlite3(d.databaseUrl, { readonly: true });
     try {
-      const tables = db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as Array<{ name: string }>;
-      for (const { name } of tables) out[name] = db.prepare(`select * from "${name}"`).all() as Array<Record<string, unknown>>;
+      // the typings of `Statement` lack `all` for statements without bound parameters: go through `unknown`
+      const all = (sql: string): unknown[] => (db.prepare(sql) as unknown as { all(): unknown[] }).all();
+      for (const { name } of all("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'") as Array<{ name: string }>) {
+        out[name] = all(`select * from "${name}"`) as Array<Record<string, unknown>>;
+      }
     } finally {
       db.close();
     }
