@@ -16,6 +16,65 @@ export interface MfaOptions {
   smtpHost?: string;
   smtpPort?: number;
   smtpSenderEmail?: string;
+  // issue 16: the MFA flags (behaviour.md §4.1) and what they depend on
+  /** `--organization-name`: the TOTP issuer (behaviour.md §4.5) */
+  organizationName: string;
+  enforceMfa: boolean;
+  disableMfa: boolean;
+  disableTotpLogin: boolean;
+  disableEmailOtp: boolean;
+  disableSmsOtp: boolean;
+  disableWebauthnMfa: boolean;
+  twilioAccountSid?: string;
+  twilioApiKey?: string;
+  twilioApiSecret?: string;
+  twilioSender?: string;
+}
+
+/** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3). */
+export const isSmsServiceEnabled = (o: MfaOptions): boolean =>
+  Boolean(o.twilioAccountSid && o.twilioApiKey && o.twilioApiSecret && o.twilioSender);
+
+/**
+ * behaviour.md §4.1: which methods are usable, whether MFA is available and whether it is enforced.
+ * A method is true only when it is usable and MFA is not disabled (the same rule as libs/config's
+ * `derive`, which Meta reports).
+ */
+export interface MfaMethods {
+  available: boolean;
+  enforced: boolean;
+  totp: boolean;
+  emailOtp: boolean;
+  smsOtp: boolean;
+  webauthn: boolean;
+}
+
+/**
+ * The methods this build can enrol and challenge. The gate offers and counts a method only when it is
+ * usable by the flags AND served, as Meta reports (authn's `SERVED_MFA_METHODS`). PLUG-IN POINT: the
+ * passkeys work (h/passkeys) and the SMS work (h/sms) set theirs to true here and in authn.
+ */
+export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
+  totp: true, webauthn: false, emailOtp: true, smsOtp: false,
+});
+
+/** {@link MfaMethods} from the flags. */
+export function mfaMethods(o: MfaOptions): MfaMethods {
+  const usable = {
+    totp: !o.disableTotpLogin,
+    emailOtp: !o.disableEmailOtp && isEmailServiceEnabled(o),
+    smsOtp: !o.disableSmsOtp && isSmsServiceEnabled(o),
+    webauthn: !o.disableWebauthnMfa,
+  };
+  const available = !o.disableMfa && (usable.totp || usable.emailOtp || usable.smsOtp || usable.webauthn);
+  return {
+    available,
+    enforced: Boolean(o.enforceMfa) && available,
+    totp: available && usable.totp && SERVED_MFA_METHODS.totp,
+    emailOtp: available && usable.emailOtp && SERVED_MFA_METHODS.emailOtp,
+    smsOtp: available && usable.smsOtp && SERVED_MFA_METHODS.smsOtp,
+    webauthn: available && usable.webauthn && SERVED_MFA_METHODS.webauthn,
+  };
 }
 
 /** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
