@@ -5,8 +5,8 @@
  * revoke → the user's token and cookie refused at once → enable; invites through the SMTP sink,
  * redeemed; bad input on every route (never a 5xx); and delete_user, after which no row of any
  * service's tables and no relationship tuple names the user, checked in the stores themselves. In
- * split mode authz is stopped during the delete and started again: its durable consumer of
- * `user.deleted` removes the tuples when it is back.
+ * split mode authz and mfa are stopped during the delete and started again: their durable consumers
+ * of `user.deleted` remove the tuples and the MFA data when they are back.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import BetterSqlite3 from 'better-sqlite3';
@@ -90,8 +90,16 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
   const tag = `${mode}${Date.now().toString(36)}`;
   const admin = () => ({ origin: d.url, 'x-service-admin-secret': d.adminSecret });
   const post = (path: string, body: unknown, headers: Record<string, string> = admin()) => postJson(`${d.url}/v1/${path}`, body, headers);
+  /** With MFA on (so mfa holds data to delete), a first step answers the setup offer: skip it for tokens (§4.3). */
+  const pastOffer = async (r: Awaited<ReturnType<typeof postJson>>) => {
+    if (r.status !== 200 || r.body.access_token) return r;
+    expect(r.body.message).toBe('Proceed to mfa setup');
+    const mfa = r.headers.getSetCookie().find((c) => c.startsWith('mfa='))!.split(';')[0]!;
+    return post('skip_mfa_setup', {}, { origin: d.url, cookie: mfa });
+  };
+  const login = async (email: string, password: string) => pastOffer(await post('login', { email, password }, { origin: d.url }));
   const signup = async (local: string, more: Record<string, unknown> = {}) => {
-    const r = await post('signup', { email: `${local}-${tag}@example.com`, password: PASSWORD, confirm_password: PASSWORD, ...more }, { origin: d.url });
+    const r = await pastOffer(await post('signup', { email: `${local}-${tag}@example.com`, password: PASSWORD, confirm_password: PASSWORD, ...more }, { origin: d.url }));
     expect(r.status).toBe(200);
     return { user: r.body.user as { id: string; email: string }, token: r.body.access_token as string, cookie: r.headers.getSetCookie().find((c) => c.startsWith('cookie_session='))!.split(';')[0]! };
   };
@@ -99,6 +107,7 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
   beforeAll(async () => {
     sink = await startSmtpSink();
     d = await startDeployment(mode, {
+      mfa: true,
       flags: [`--smtp-host=${sink.host}`, `--smtp-port=${sink.port}`, '--smtp-sender-email=noreply@gatehouse.test', '--skip-tls-verification', '--roles=user,editor', '--protected-roles=owner'],
       readyTimeoutMs: 60_000,
     });
@@ -181,7 +190,7 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
     const g = await gql(d.url, 'mutation($p: UpdateAccessRequest!) { _enable_access(param: $p) { message } }', { p: { user_id: u.user.id } }, admin());
     expect(g.body).toEqual({ data: { _enable_access: { message: 'user access enabled successfully' } } });
     expect((await post('admin/enable_access', { user_id: u.user.id })).body).toEqual({ message: 'user access enabled successfully' });
-    const again = await post('login', { email: u.user.email, password: PASSWORD }, { origin: d.url });
+    const again = await login(u.user.email, PASSWORD);
     expect(again.status).toBe(200);
     expect((await raw(`${d.url}/v1/profile`, { headers: { authorization: `Bearer ${again.body.access_token}` } })).status).toBe(200);
   });
@@ -202,9 +211,9 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
     expect(listed.body.pagination.total).toBeGreaterThanOrEqual(1);
     const redeemed = await post('reset_password', { token: link.searchParams.get('token'), password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }, { origin: d.url });
     expect({ status: redeemed.status, body: redeemed.body }).toEqual({ status: 200, body: { message: 'Password updated successfully.' } });
-    const login = await post('login', { email: fresh, password: NEW_PASSWORD }, { origin: d.url });
-    expect(login.status).toBe(200);
-    expect(login.body.user).toMatchObject({ email: fresh, email_verified: true });
+    const signedIn = await login(fresh, NEW_PASSWORD);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.user).toMatchObject({ email: fresh, email_verified: true });
     const all = await post('admin/invite_members', { emails: [fresh] });
     expect({ status: all.status, body: all.body }).toEqual({ status: 409, body: { code: 'already_exists', message: 'all emails already exist' } });
   });
@@ -256,7 +265,7 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
     }
   });
 
-  it(`delete_user leaves no row naming the user in any service's tables and no tuple naming user:<id>${mode === 'split' ? ', with authz stopped during the delete' : ''}`, async () => {
+  it(`delete_user leaves no row naming the user in any service's tables and no tuple naming user:<id>${mode === 'split' ? ', with authz and mfa stopped during the delete' : ''}`, async () => {
     const u = await signup('del');
     const other = await signup('del-other');
     const { id } = u.user;
@@ -270,21 +279,30 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
     expect((await post('admin/fga/tuples', { tuples })).status).toBe(200);
     expect((await post('forgot_password', { email: u.user.email }, { origin: d.url })).status).toBe(200);
     await sink.waitForMail(u.user.email);
+    // mfa's part: a pending TOTP enrolment (secret and recovery codes) and its MFA session
+    const totp = await post('totp_mfa_setup', {}, { origin: d.url, authorization: `Bearer ${u.token}` });
+    expect(totp.status).toBe(200);
     const before = await rowsNaming(d, [id, u.user.email]);
     expect(before.some((r) => r.startsWith('authn_users'))).toBe(true);
     expect(before.some((r) => r.startsWith('authn_verification_requests'))).toBe(true);
+    expect(before.some((r) => r.startsWith('mfa_totp'))).toBe(true);
     expect(before.filter((r) => r.startsWith('fga_tuples'))).toHaveLength(3);
 
-    if (mode === 'split') await d.stopProcess('authz');
+    if (mode === 'split') {
+      await d.stopProcess('authz');
+      await d.stopProcess('mfa');
+    }
     const del = await post('admin/delete_user', { email: u.user.email });
     expect({ status: del.status, body: del.body }).toEqual({ status: 200, body: { message: 'user deleted successfully' } });
     expect((await raw(`${d.url}/v1/profile`, { headers: { authorization: `Bearer ${u.token}` } })).status).toBe(401);
     expect((await post('admin/user', { id })).status).toBe(404);
     if (mode === 'split') {
-      // authz is down: its tuples wait for it; authn's part is already gone
+      // authz and mfa are down: their parts wait for them; authn's part is already gone
       const during = await rowsNaming(d, [id, u.user.email]);
-      expect(during.filter((r) => !r.startsWith('fga_'))).toEqual([]);
+      expect(during.filter((r) => !r.startsWith('fga_') && !r.startsWith('mfa_'))).toEqual([]);
       expect(during.filter((r) => r.startsWith('fga_tuples'))).toHaveLength(3);
+      expect(during.some((r) => r.startsWith('mfa_totp'))).toBe(true);
+      await d.startProcess('mfa');
       await d.startProcess('authz');
     }
     const left = await until('the deleted user\'s rows and tuples to go', () => rowsNaming(d, [id, u.user.email]), (rows) => rows.length === 0);

@@ -54,7 +54,7 @@ export interface FixtureStorage {
 
 export function makeAuthn(
   over: Partial<AuthnOptions> = {},
-  extra: { permissions?: PermissionChecker; mfa?: MfaInternalClient; mfaReset?: (userId: string) => Promise<void>; storage?: (clock: () => number) => FixtureStorage } = {},
+  extra: { permissions?: PermissionChecker; mfa?: MfaInternalClient; storage?: (clock: () => number) => FixtureStorage } = {},
 ) {
   let now = T0;
   const clock = () => now;
@@ -72,7 +72,6 @@ export function makeAuthn(
   const service = createAuthnService({
     options, activity, users: storage.users, sessions, lockout: storage.lockout, jwt, authenticator, clock,
     logger: createLogger('silent'), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
-    ...(extra.mfaReset ? { mfaReset: extra.mfaReset } : {}),
   });
 
   const publicClient = createInProcessClient(serviceDescriptor('authn'), service.handlers);

@@ -4,12 +4,12 @@
  * build (src/index.ts), the same in all-in-one and split mode (where runService serves the service's
  * own gRPC port, also the direct API for internal platforms, its subgraph and its metrics).
  */
+import { consumeUserDeleted } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import { databaseOptionsOf, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import type { Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
 import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
-import { consumeUserDeleted } from './consumers/user-deleted.ts';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
 import { createMemoryStore } from './storage/memory.ts';
@@ -64,7 +64,9 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   if (engine) registerEngineMetrics(engine, shared.registry);
   const { handlers } = createAuthzService({ engine, authenticator });
   // behaviour.md §5.3 delete_user: the deleted user's tuples go, also when the event waited for us
-  const userDeleted = engine && shared.bus ? await consumeUserDeleted(shared.bus, engine, logger) : null;
+  const userDeleted = engine && shared.bus
+    ? await consumeUserDeleted(shared.bus, { durable: 'authz-user-deleted', forget: (userId) => engine.deleteUserTuples(userId), logger })
+    : null;
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     schema: createAuthzSubgraph(handlers),

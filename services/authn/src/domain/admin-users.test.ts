@@ -1,5 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
 import { PASSWORD, T0, makeAuthn } from '../fixture.ts';
+import type { MfaInternalClient } from '../rpc/deps.ts';
 
 const ADMIN = { 'x-service-admin-secret': 'admin-secret' };
 const SMTP = { smtpHost: '127.0.0.1', smtpPort: 2525, smtpSenderEmail: 'no-reply@example.com' };
@@ -65,10 +66,16 @@ describe('update_user (behaviour.md §5.3, §4.7)', () => {
 
   it('reset_mfa clears the lock and the preference and asks mfa to drop the factors', async () => {
     const resets: string[] = [];
-    const { a, users } = await withUsers(1, {}, { mfaReset: async (id) => { resets.push(id); } });
+    const mfa = {
+      // the gate lets every login through: this test is about the reset
+      EvaluateGate: async () => ({ outcome: 'issue' }),
+      ResetUserMfa: async (req: { user_id: string }) => { resets.push(req.user_id); return { deleted: 2 }; },
+      EnrolledMfaMethods: async (req: { user_ids: string[] }) => ({ users: req.user_ids.map((user_id) => ({ user_id, methods: ['totp'] })) }),
+    } as unknown as MfaInternalClient;
+    const { a, users } = await withUsers(1, {}, { mfa });
     await a.call('UpdateUser', { id: users[0].id, is_multi_factor_auth_enabled: true }, ADMIN);
     const res = (await a.call('UpdateUser', { id: users[0].id, reset_mfa: true }, ADMIN)).res;
-    expect(res).toMatchObject({ is_multi_factor_auth_enabled: null, mfa_locked_at: null, has_skipped_mfa_setup_at: null });
+    expect(res).toMatchObject({ is_multi_factor_auth_enabled: null, mfa_locked_at: null, has_skipped_mfa_setup_at: null, enrolled_mfa_methods: ['totp'] });
     expect(resets).toEqual([users[0].id]);
     await expect(a.call('UpdateUser', { id: '' }, ADMIN)).rejects.toMatchObject({ code: 'invalid_argument', message: 'user ID is missing' });
     await expect(a.call('UpdateUser', { id: 'nope', nickname: 'x' }, ADMIN)).rejects.toMatchObject({ code: 'not_found', message: 'user not found' });

@@ -6,7 +6,7 @@
  */
 import type { Authenticator } from '@gatehouse/auth';
 import type { authn, ProtoServices } from '@gatehouse/contracts';
-import type { CallContext, ClientOf, HandlersOf } from '@gatehouse/rpc';
+import type { ClientOf, HandlersOf } from '@gatehouse/rpc';
 import { createAuthnContext, type AuthnContext, type DomainDeps } from '../domain/deps.ts';
 
 /**
@@ -24,23 +24,17 @@ export interface AuthnDeps extends DomainDeps {
   authenticator: Authenticator;
   /** absent (split mode without --mfa-address): flows that need an MFA session refuse as if no channel existed */
   mfa?: MfaInternalClient;
-  /**
-   * mfa's reset of a user's factors, codes and MFA sessions for admin `reset_mfa` (behaviour.md §4.7);
-   * absent: `reset_mfa` answers `unavailable`
-   */
-  mfaReset?: (userId: string, ctx: CallContext) => Promise<void>;
 }
 
 /** What every handler receives: the domain's context, and the transport-side pieces. */
 export interface RpcContext extends AuthnContext {
   authenticator: Authenticator;
   mfa: MfaInternalClient | undefined;
-  mfaReset: ((userId: string, ctx: CallContext) => Promise<void>) | undefined;
 }
 
 /** @throws AppError `invalid_argument` when the custom access token script does not compile */
 export function createRpcContext(deps: AuthnDeps): RpcContext {
-  return { ...createAuthnContext(deps), authenticator: deps.authenticator, mfa: deps.mfa, mfaReset: deps.mfaReset };
+  return { ...createAuthnContext(deps), authenticator: deps.authenticator, mfa: deps.mfa };
 }
 
 /** The handler of RPC `K` of `gatehouse.authn.v1.AuthnService`, typed by the generated contract. */

@@ -7,5 +7,5 @@ import type { AuthnHandler, RpcContext } from './deps.ts';
 /** @throws AppError `invalid_argument`, `failed_precondition`, `already_exists` (see inviteMembers) */
 export const inviteMembersRpc = (c: RpcContext): AuthnHandler<'InviteMembers'> => async (req, ctx) => {
   const users = await inviteMembers(c, { emails: req.emails, redirectUri: req.redirect_uri }, adminAuditOf(ctx));
-  return { message: invitedMessage(users.length), users: users.map(publicUser) };
+  return { message: invitedMessage(users.length), users: users.map((u) => publicUser(u)) };
 };
