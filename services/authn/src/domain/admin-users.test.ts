@@ -99,6 +99,13 @@ describe('revoke_access, enable_access, delete_user (behaviour.md §5.3)', () =>
     await a.call('DeactivateAccount', {}, { authorization: `Bearer ${s.res.access_token}` });
     await a.call('EnableAccess', { user_id: users[0].id }, ADMIN);
     expect((await a.call('Login', { email: 'user0@example.com', password: PASSWORD })).res.access_token).toEqual(expect.any(String));
+    // one audit row per state change, none for the repeats (behaviour.md §5.7)
+    const audits = a.storage.published.filter((e) => e.name === 'audit.recorded').map((e) => e.data as { action: string; resource_type: string; resource_id: string; actor_type: string });
+    expect(audits.filter((r) => r.action.startsWith('admin.access')).map((r) => [r.action, r.resource_type, r.resource_id, r.actor_type])).toEqual([
+      ['admin.access_revoked', 'user', users[0].id, 'admin'],
+      ['admin.access_enabled', 'user', users[0].id, 'admin'],
+      ['admin.access_enabled', 'user', users[0].id, 'admin'],
+    ]);
     await expect(a.call('RevokeAccess', { user_id: ' ' }, ADMIN)).rejects.toMatchObject({ code: 'invalid_argument', message: 'user ID is missing' });
     await expect(a.call('EnableAccess', { user_id: 'nope' }, ADMIN)).rejects.toMatchObject({ code: 'not_found', message: 'user not found' });
   });
@@ -115,6 +122,8 @@ describe('revoke_access, enable_access, delete_user (behaviour.md §5.3)', () =>
     await expect(a.call('Profile', {}, { authorization: `Bearer ${login.res.access_token}` })).rejects.toMatchObject({ code: 'unauthenticated' });
     const deleted = a.storage.published.find((e) => e.name === 'user.deleted')!.data as { user: { id: string; email: string; created_at: number } };
     expect(deleted.user).toMatchObject({ id: users[0].id, email: 'user0@example.com', created_at: T0 });
+    const audit = a.storage.published.filter((e) => e.name === 'audit.recorded').at(-1)!.data as { action: string; resource_id: string };
+    expect(audit).toMatchObject({ action: 'admin.user_deleted', resource_id: users[0].id });
     await expect(a.call('DeleteUser', { id: users[0].id }, ADMIN)).rejects.toMatchObject({ code: 'not_found', message: 'user not found' });
     await expect(a.call('DeleteUser', {}, ADMIN)).rejects.toMatchObject({ code: 'invalid_argument', message: 'either id or email is required' });
   });
@@ -128,6 +137,8 @@ describe('invite_members and verification_requests (behaviour.md §5.3)', () => 
     expect(res.users.map((u: { email: string; email_verified: boolean }) => [u.email, u.email_verified])).toEqual([['new1@example.com', false], ['new2@example.com', false]]);
     const mails = a.storage.published.filter((e) => e.name === 'email.send').map((e) => e.data as { event_name: string; variables: { verification_url: string } });
     expect(mails.map((m) => m.event_name)).toEqual(['invite_member', 'invite_member']);
+    const invited = a.storage.published.filter((e) => e.name === 'audit.recorded').map((e) => e.data as { action: string; resource_id: string });
+    expect(invited.filter((r) => r.action === 'admin.invite_sent').map((r) => r.resource_id)).toEqual(res.users.map((u: { id: string }) => u.id));
     expect(mails[0]!.variables.verification_url).toMatch(/^https:\/\/auth\.example\.com\/app\/setup-password\?token=[^&]+&redirect_uri=/);
     const listed = (await a.call('VerificationRequests', {}, ADMIN)).res;
     expect(listed.pagination).toEqual({ page: 1, limit: 10, offset: 0, total: 2 });
