@@ -265,6 +265,32 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
     }
   });
 
+  it('bad input answers the same code and message on GraphQL and gRPC as on REST', async () => {
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const cases: Array<{ rpc: string; path: string; field: string; arg: string; type: string; req: Record<string, unknown>; select: string }> = [
+      { rpc: 'User', path: 'admin/user', field: '_user', arg: 'params', type: 'GetUserRequest!', req: {}, select: '{ id }' },
+      { rpc: 'User', path: 'admin/user', field: '_user', arg: 'params', type: 'GetUserRequest!', req: { id: unknown }, select: '{ id }' },
+      { rpc: 'Users', path: 'admin/users', field: '_users', arg: 'params', type: 'ListUsersRequest', req: { pagination: { limit: 1001 } }, select: '{ pagination { total } }' },
+      { rpc: 'RevokeAccess', path: 'admin/revoke_access', field: '_revoke_access', arg: 'param', type: 'UpdateAccessRequest!', req: { user_id: '' }, select: '{ message }' },
+      { rpc: 'DeleteUser', path: 'admin/delete_user', field: '_delete_user', arg: 'params', type: 'DeleteUserRequest!', req: { id: unknown }, select: '{ message }' },
+      { rpc: 'UpdateUser', path: 'admin/update_user', field: '_update_user', arg: 'params', type: 'UpdateUserRequest!', req: { id: unknown, roles: ['root'] }, select: '{ id }' },
+      { rpc: 'InviteMembers', path: 'admin/invite_members', field: '_invite_members', arg: 'params', type: 'InviteMemberRequest!', req: { emails: ['nope'] }, select: '{ message }' },
+    ];
+    const grpc = createGrpcClient(serviceDescriptor('authn'), { address: d.grpcAddress });
+    try {
+      for (const c of cases) {
+        const rest = await post(c.path, c.req);
+        const g = await gql(d.url, `${c.rpc === 'User' || c.rpc === 'Users' ? 'query' : 'mutation'}($p: ${c.type}) { ${c.field}(${c.arg}: $p) ${c.select} }`, { p: c.req }, admin());
+        const viaGrpc = await grpc.call(c.rpc, c.req, createCallContext({ protocol: 'grpc', headers: { 'x-service-admin-secret': d.adminSecret } })).then(() => null, (e: { code: string; message: string }) => e);
+        expect({ rpc: c.rpc, graphql: [g.body.errors?.[0]?.extensions?.code, g.body.errors?.[0]?.message], grpc: [viaGrpc?.code, viaGrpc?.message] })
+          .toEqual({ rpc: c.rpc, graphql: [rest.body.code.toUpperCase(), rest.body.message], grpc: [rest.body.code, rest.body.message] });
+        expect(rest.status).toBeLessThan(500);
+      }
+    } finally {
+      grpc.close();
+    }
+  });
+
   it(`delete_user leaves no row naming the user in any service's tables and no tuple naming user:<id>${mode === 'split' ? ', with authz and mfa stopped during the delete' : ''}`, async () => {
     const u = await signup('del');
     const other = await signup('del-other');
