@@ -31,7 +31,8 @@ function recordingMfa() {
     },
     // the gate lets every user through (G1); the gate itself is tested in services/mfa and e2e
     async EvaluateGate() { return { outcome: 'issue', response: null }; },
-    SkipMfaSetup: unused, LockMfa: unused, BeginOtpEnrolment: unused, BeginTotpEnrolment: unused, ResetUserMfa: unused, EnrolledMfaMethods: unused,
+    async EnrolledMfaMethods(req) { return { users: req.user_ids.map((id) => ({ user_id: id, methods: [] })) }; },
+    SkipMfaSetup: unused, LockMfa: unused, BeginOtpEnrolment: unused, BeginTotpEnrolment: unused, ResetUserMfa: unused,
   };
   return { client, opened, decide(v: mfa.MfaVerdict | Error) { verdict = v; } };
 }

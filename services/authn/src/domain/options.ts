@@ -99,10 +99,13 @@ export function offeredMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: b
   };
 }
 
-/** MFA available: not `--disable-mfa` and at least one usable method (behaviour.md §4.1). */
+/**
+ * MFA available: not `--disable-mfa` and at least one usable method (behaviour.md §4.1), counting a
+ * method only when this build serves it, as Meta and the mfa service's gate do.
+ */
 export function isMfaAvailable(o: AuthnOptions): boolean {
-  const m = usableMfaMethods(o);
-  return !o.disableMfa && (m.totp || m.webauthn || m.emailOtp || m.smsOtp);
+  const m = offeredMfaMethods(o);
+  return m.totp || m.webauthn || m.emailOtp || m.smsOtp;
 }
 
 /** Enforced: `--enforce-mfa` and MFA available (behaviour.md §4.1). */

@@ -60,21 +60,16 @@ export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; em
 
 /** {@link MfaMethods} from the flags. */
 export function mfaMethods(o: MfaOptions): MfaMethods {
+  const on = !o.disableMfa;
   const usable = {
-    totp: !o.disableTotpLogin,
-    emailOtp: !o.disableEmailOtp && isEmailServiceEnabled(o),
-    smsOtp: !o.disableSmsOtp && isSmsServiceEnabled(o),
-    webauthn: !o.disableWebauthnMfa,
+    totp: on && !o.disableTotpLogin && SERVED_MFA_METHODS.totp,
+    emailOtp: on && !o.disableEmailOtp && isEmailServiceEnabled(o) && SERVED_MFA_METHODS.emailOtp,
+    smsOtp: on && !o.disableSmsOtp && isSmsServiceEnabled(o) && SERVED_MFA_METHODS.smsOtp,
+    webauthn: on && !o.disableWebauthnMfa && SERVED_MFA_METHODS.webauthn,
   };
-  const available = !o.disableMfa && (usable.totp || usable.emailOtp || usable.smsOtp || usable.webauthn);
-  return {
-    available,
-    enforced: Boolean(o.enforceMfa) && available,
-    totp: available && usable.totp && SERVED_MFA_METHODS.totp,
-    emailOtp: available && usable.emailOtp && SERVED_MFA_METHODS.emailOtp,
-    smsOtp: available && usable.smsOtp && SERVED_MFA_METHODS.smsOtp,
-    webauthn: available && usable.webauthn && SERVED_MFA_METHODS.webauthn,
-  };
+  // available: a method the gate can actually challenge (Meta's `is_multi_factor_auth_enabled`)
+  const available = usable.totp || usable.emailOtp || usable.smsOtp || usable.webauthn;
+  return { available, enforced: Boolean(o.enforceMfa) && available, ...usable };
 }
 
 /** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
