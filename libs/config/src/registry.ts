@@ -243,7 +243,7 @@ export const registry = {
     fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite); required with a SQL --fga-store' },
   }),
   ...section('Split mode (routing)', GATEWAY, {
-    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway'], help: 'gRPC address of the authn service' },
+    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'admin'], help: 'gRPC address of the authn service (gateway; admin, which reads Meta for AdminMeta through it)' },
     mfaAddress: { flag: '--mfa-address <host:port>', parser: address, commands: ['gateway', 'authn'], help: 'gRPC address of the mfa service (gateway; authn, which opens MFA sessions through it)' },
     adminAddress: { flag: '--admin-address <host:port>', parser: address, help: 'gRPC address of the admin service' },
     orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },

@@ -4,7 +4,7 @@
  * its `data` carries (proto/gatehouse/events/v1/events.proto). Producers emit through typed helpers
  * built on this map, and consumers parse into these types, so the shape lives in one place.
  */
-import type { AuditRecorded, EmailSendJob, SmsSendJob, UserCreated, UserDeactivated, UserLoggedIn } from './gen/gatehouse/events/v1/events.ts';
+import type { AuditRecorded, EmailSendJob, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn } from './gen/gatehouse/events/v1/events.ts';
 
 export interface BusEvents {
   'user.created': UserCreated;
@@ -14,6 +14,9 @@ export interface BusEvents {
   'email.send': EmailSendJob;
   'audit.recorded': AuditRecorded;
   'sms.send': SmsSendJob;
+  'user.deleted': UserDeleted;
+  'user.access_revoked': UserAccessChanged;
+  'user.access_enabled': UserAccessChanged;
 }
 
 /** An envelope name of the bus's contract. */

@@ -11,7 +11,7 @@ export const adminModule: ServiceModule = {
   name: 'admin',
   publicApi: 'admin',
   typeDefs: adminTypeDefs,
-  calls: [],
+  calls: ['authn.internal'],
   requires: [{ key: 'redisUrl', why: 'callers\' sessions are shared through Redis in split mode' }],
   async build(config, shared) {
     const { buildAdmin } = await import('./main.ts');

@@ -4,6 +4,7 @@
  * build (src/index.ts), the same in all-in-one and split mode (where runService serves the service's
  * own gRPC port, also the direct API for internal platforms, its subgraph and its metrics).
  */
+import { consumeUserDeleted } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
@@ -62,12 +63,19 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   });
   if (engine) registerEngineMetrics(engine, shared.registry);
   const { handlers } = createAuthzService({ engine, authenticator });
+  // behaviour.md §5.3 delete_user: the deleted user's tuples go, also when the event waited for us
+  const userDeleted = engine && shared.bus
+    ? await consumeUserDeleted(shared.bus, { durable: 'authz-user-deleted', forget: (userId) => engine.deleteUserTuples(userId), logger })
+    : null;
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     schema: createAuthzSubgraph(handlers),
     engine,
     logFields: { store: config.fga.store },
     readiness,
-    async close() { await db?.close(); },
+    async close() {
+      await userDeleted?.stop();
+      await db?.close();
+    },
   };
 }

@@ -14,6 +14,7 @@ import { INVALID_SESSION, MFA_SESSION_TTL_SECONDS, requireMfaSession, type Sessi
 import { queueOtp } from '../events.ts';
 import { assertChannelService } from './options.ts';
 import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { otpLockoutKey, totpLockoutKey } from './verify-otp.ts';
 
 /** behaviour.md §4.3 refusals */
 export const CANNOT_SKIP = 'cannot skip multi factor authentication setup';
@@ -155,4 +156,16 @@ export async function resetUserMfa(c: MfaContext, userId: string): Promise<numbe
     await tx.sessions.deleteAllOfUser(userId);
     return n;
   });
+}
+
+/**
+ * A deleted user (behaviour.md §5.3 delete_user, from the `user.deleted` consumer): everything
+ * {@link resetUserMfa} deletes, and the user's OTP and TOTP lockout counters. Idempotent.
+ * @returns how many factors were deleted
+ */
+export async function forgetUser(c: MfaContext, userId: string): Promise<number> {
+  const factors = await resetUserMfa(c, userId);
+  await c.store.failures.clear(otpLockoutKey(userId));
+  await c.store.failures.clear(totpLockoutKey(userId));
+  return factors;
 }

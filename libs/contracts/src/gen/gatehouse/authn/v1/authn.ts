@@ -400,4 +400,6 @@ export interface AuthnService {
 export interface AuthnInternal {
   /** One user by id, for the federated `User` entity (graphql.md §5.2: `__resolveReference`). */
   GetUser(request: GetUserByIdRequest): Promise<User>;
+  /** Meta as authn serves it, for the admin service's AdminMeta (behaviour.md §5.2: every Meta field). */
+  GetMeta(request: Empty): Promise<Meta>;
 }

@@ -108,3 +108,19 @@ export interface SmsSendJob {
   /** the user the code is for: attempt records and logs name the user, never the code */
   user_id: string;
 }
+
+/**
+ * `user.deleted` (behaviour.md §5.3 delete_user): the record as it was before the deletion. Every
+ * service that holds data about the user (mfa, authz, orgs) removes its part on this event.
+ */
+export interface UserDeleted {
+  user: User | null;
+}
+
+/**
+ * `user.access_revoked` / `user.access_enabled` (behaviour.md §5.3, §8): admin revoke_access /
+ * enable_access changed the user's state; the record after the change.
+ */
+export interface UserAccessChanged {
+  user: User | null;
+}
