@@ -4,9 +4,10 @@
  * and wires the gateway to them through in-process transports. No code path of its own: the same
  * module builds, the same codecs, the same HTTP layer as split mode.
  */
-import { parseConfigOrExit, type Config } from '@gatehouse/config';
+import { loadConfigOrExit, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
-import { createLogger, createMetricsRegistry, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
+import { databaseOptionsOf, databaseTarget } from '@gatehouse/db';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createInProcessClient, orFatal, startGrpcServer, type ServiceImplementation } from '@gatehouse/rpc';
 import { buildInProcess } from '@gatehouse/service';
 import { SERVICES } from '../services/registry.ts';
@@ -36,20 +37,31 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
     }
     if (runtime.schema) gateway.subgraphs[module.name] = { schema: runtime.schema };
   }
+  gateway.readiness = [...(shared.bus.readiness ? [shared.bus.readiness] : []), ...built.flatMap(({ runtime }) => runtime.readiness ?? [])];
   return { gateway, grpc, closers: built.map(({ runtime }) => () => runtime.close()) };
 }
 
 /** `gatehouse all [flags]`. */
 export async function runAllInOne(argv: readonly string[]): Promise<void> {
-  const config = parseConfigOrExit('all', argv);
+  const { config, warnings } = loadConfigOrExit('all', argv);
   const logger = createLogger(config.logLevel as LogLevel);
+  for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();
   const bus: Bus = config.natsUrl
-    ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
+    ? await orFatal('nats', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
     : createInProcessBus({ logger });
   const all = await buildAllInOne(config, { logger, registry, bus });
   const closers = await serveGateway(config, all.gateway, (admit) => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, admit, services: all.grpc,
-  }), { logger, registry });
+    host: config.host, port: config.grpcPort, logger, admit, services: all.grpc, observe: createGrpcServerMetrics(registry), reflection: true,
+  }), {
+    logger, registry,
+    summary: {
+      database: `${config.databaseType} ${databaseTarget(databaseOptionsOf(config))}`,
+      sessions: config.redisUrl ? `redis ${redisTarget(config.redisUrl)}` : 'database',
+      bus: bus.readiness ? `nats ${bus.readiness.target} stream ${config.natsStream}` : 'in-process',
+      authorization_store: config.fga.enabled ? config.fga.store : null,
+      email: config.isEmailConfigured ? `smtp ${config.smtpHost}:${config.smtpPort}` : null,
+    },
+  });
   closeOnSignal([() => bus.close(), ...all.closers.reverse(), ...closers], (m) => logger.info(m));
 }

@@ -3,7 +3,8 @@
  * `npm run generate`: TypeScript from proto/ (issue 14 §1). `buf generate` (buf.gen.yaml) writes the
  * ts-proto message and service interfaces to libs/contracts/src/gen/; this script then writes
  * `gen/services.ts`, the one map from each proto service's full name to its generated interface, which
- * is what lets `serviceDescriptor('gatehouse.mfa.v1.MfaService')` carry the service's types.
+ * is what lets `serviceDescriptor('gatehouse.mfa.v1.MfaService')` carry the service's types, and
+ * `buf build` writes `gen/descriptor-set.binpb`, the FileDescriptorSet gRPC reflection serves.
  *
  * `--out <dir>` writes to another directory instead (the staleness test compares the two).
  */
@@ -18,6 +19,8 @@ import protobuf from 'protobufjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PROTO = path.join(ROOT, 'proto');
 const DEFAULT_OUT = path.join(ROOT, 'libs/contracts/src/gen');
+/** The FileDescriptorSet of proto/ (binary protobuf), beside the generated TypeScript. */
+export const DESCRIPTOR_SET = 'descriptor-set.binpb';
 
 /** Every `.proto` file under proto/, relative to it. */
 function protoFiles(prefix = ''): string[] {
@@ -71,6 +74,9 @@ export function generateContracts(out: string): void {
     execFileSync(path.join(ROOT, 'node_modules/.bin/buf'), ['generate', '--template', 'buf.gen.yaml', '-o', scratch], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
     // buf writes to `<-o>/<plugin out>`
     execFileSync('cp', ['-r', path.join(scratch, 'libs/contracts/src/gen'), out]);
+    // the descriptors of every proto file and its imports, with real file names and dependency lists,
+    // which gRPC server reflection serves (libs/rpc/src/reflection.ts)
+    execFileSync(path.join(ROOT, 'node_modules/.bin/buf'), ['build', '--exclude-source-info', '-o', path.join(out, DESCRIPTOR_SET)], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -58,7 +58,7 @@ describe('services/registry.ts', () => {
     expect(chartServices()).toEqual({
       components: ['gateway', ...SERVICES.map((m) => m.name)],
       routed: SERVICES.filter((m) => m.publicApi).map((m) => m.name),
-      calls: { authn: ['mfa'], notifications: ['admin'] },
+      calls: { admin: ['authn'], authn: ['mfa'], notifications: ['admin'] },
     });
   });
 

@@ -8,7 +8,8 @@ import type http from 'node:http';
 import express, { type Express } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import { AppError, toAppError } from '@gatehouse/errors';
-import type { Logger, Registry } from '@gatehouse/observability';
+import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
+import { readinessHandler } from '@gatehouse/rpc';
 import { createHttpLayer, clientInfo, createGatewayServer, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
 import { ROUTES, buildOpenApi } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
@@ -32,6 +33,11 @@ export interface GatewayServices {
   supergraphSdl: string;
   /** subgraph name → in-process schema (all-in-one) or URLs (split) */
   subgraphs: Record<string, { schema: GraphQLSchema } | { urls: string[] }>;
+  /**
+   * What `/readyz` checks besides the gateway's own rate-limit store: the services it forwards to
+   * (split mode), or the dependencies of every service in the process (all-in-one).
+   */
+  readiness?: readonly DependencyCheck[];
 }
 
 export interface Gateway {
@@ -53,7 +59,7 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   for (const mw of layer.before) app.use(mw);
 
   app.get('/healthz', (_req, res) => { res.status(200).json({ status: 'ok' }); });
-  app.get('/readyz', (_req, res) => { res.status(200).json({ status: 'ok' }); });
+  app.get('/readyz', readinessHandler([...(layer.limiter.readiness ? [layer.limiter.readiness] : []), ...(services.readiness ?? [])]));
   const openapi = buildOpenApi(ROUTES, { version: opts.version, serverUrl: opts.http.url });
   app.get('/openapi.json', (_req, res) => { res.status(200).json(openapi); });
 

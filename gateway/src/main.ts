@@ -4,8 +4,8 @@
  * (services/registry.ts) only through gRPC clients (REST), subgraph URLs (GraphQL) and the gRPC
  * forwarder (public port), all given by flags.
  */
-import { parseConfigOrExit, VERSION, type Config } from '@gatehouse/config';
-import { createLogger, createMetricsRegistry, startMetricsServer, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
+import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startMetricsServer, type DependencyCheck, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcProxy, type ServiceDescriptor } from '@gatehouse/rpc';
 import { SERVICES } from '../../services/registry.ts';
 import { createGatewayApp, listen, type GatewayOptions, type GatewayServices } from './app.ts';
@@ -37,15 +37,43 @@ export async function serveGateway(
   config: Config,
   services: GatewayServices,
   grpcPublic: (admit: (ip: string) => Promise<boolean>) => Promise<{ port: number; close(): Promise<void> }>,
-  deps: { logger: Logger; registry: Registry },
+  deps: { logger: Logger; registry: Registry; summary?: Record<string, unknown> },
 ): Promise<Array<() => Promise<unknown>>> {
   const gw = await createGatewayApp(gatewayOptions(config), services, deps);
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => listen(gw.handler, config.host, config.httpPort));
   const admit = (ip: string): Promise<boolean> => gw.limiter.take(ip).catch(() => true);
   const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => grpcPublic(admit));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry: deps.registry }));
-  deps.logger.info({ http_port: http.port, grpc_port: grpc.port, metrics_port: metrics.port, url: config.url }, 'gateway listening');
+  deps.logger.info(startupSummary(config, { http: http.port, grpc: grpc.port, metrics: metrics.port }, deps.summary ?? {}), `Gatehouse is serving ${config.url}`);
   return [gw.close, http.close, grpc.close, metrics.close];
+}
+
+/**
+ * The one start-up line (issue 15): where everything is served, what storage and bus are in use
+ * (`extra`, from the caller), and which settings are development defaults a production deployment
+ * must not keep.
+ */
+export function startupSummary(config: Config, ports: { http: number; grpc: number; metrics: number }, extra: Record<string, unknown>): Record<string, unknown> {
+  const base = config.url.replace(/\/+$/, '');
+  const developmentDefaults = [
+    ...(config.env === 'development' ? ['--env=development'] : []),
+    ...(config.env === 'development' && config.url === `http://localhost:${config.httpPort}` ? [`--url=${config.url}`] : []),
+    ...(config.allowedOrigins.includes('*') ? ['--allowed-origins=*'] : []),
+    ...(!config.appCookieSecure ? ['--app-cookie-secure=false'] : []),
+    ...(config.adminSecret.length < 32 ? ['--admin-secret shorter than 32 characters'] : []),
+  ];
+  return {
+    url: base,
+    rest: `${base}/v1`,
+    graphql: `${base}/graphql`,
+    playground: config.enablePlayground ? `${base}/graphql (browsers sending the admin secret)` : null,
+    openapi: `${base}/openapi.json`,
+    grpc: `${config.host}:${ports.grpc}`,
+    http_port: ports.http,
+    metrics: `${config.metricsHost}:${ports.metrics}/metrics`,
+    ...extra,
+    development_defaults: developmentDefaults,
+  };
 }
 
 /** A flag value that may be one address or a list (replicas), as a comma list / a list of URLs. */
@@ -57,22 +85,26 @@ const listOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typ
  * `--<name>-graphql-url` (libs/config requires them).
  */
 export async function runGateway(argv: readonly string[]): Promise<void> {
-  const config = parseConfigOrExit('gateway', argv);
+  const { config, warnings } = loadConfigOrExit('gateway', argv);
   const logger = createLogger(config.logLevel as LogLevel).child({ service: 'gateway' });
+  for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
-  const services: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {} };
+  const readiness: DependencyCheck[] = [];
+  const services: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {}, readiness };
   const upstreams: Array<{ desc: ServiceDescriptor; address: string }> = [];
   for (const module of SERVICES) {
     if (!module.publicApi) continue;
     const address = listOf(config[`${module.name}Address` as keyof Config]).join(',');
     const desc = serviceDescriptor(module.publicApi);
-    services.clients[module.publicApi] = createGrpcClient(desc, { address, internalToken });
+    const client = createGrpcClient(desc, { address, internalToken });
+    services.clients[module.publicApi] = client;
+    readiness.push({ name: `service:${module.name}`, target: address, check: () => client.waitForReady!(1500) });
     upstreams.push({ desc, address });
     if (module.typeDefs) services.subgraphs[module.name] = { urls: listOf(config[`${module.name}GraphqlUrl` as keyof Config]) };
   }
   const closers = await serveGateway(config, services, (admit) => startGrpcProxy({
-    host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams,
-  }), { logger, registry });
+    host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams, observe: createGrpcServerMetrics(registry),
+  }), { logger, registry, summary: { services: Object.fromEntries(upstreams.map((u) => [u.desc.service, u.address])), sessions: config.redisUrl ? `redis ${redisTarget(config.redisUrl)}` : null } });
   closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); }], (m) => logger.info(m));
 }

@@ -14,7 +14,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { containerOf, deployments, expandArgs, renderChart, requireHelm, type K8sObject } from './helm.ts';
 
 const RELEASE = 'ghchart';
-const ORDER = ['authn', 'mfa', 'authz', 'notifications', 'gateway'] as const;
+const ORDER = ['mfa', 'authn', 'admin', 'orgs', 'authz', 'notifications', 'gateway'] as const;
 type Ports = { http: number; grpc: number; metrics: number };
 
 /**
@@ -85,7 +85,8 @@ describe('the chart-rendered args start a working split deployment', () => {
         spawned[svc] = localArgs(expandArgs(flags, vars), ports[svc]!, ports, rendered);
         const p = spawnGatehouse(command!, spawned[svc]!);
         processes.push(p);
-        await waitForHttp(`http://127.0.0.1:${ports[svc]!.http}/healthz`, 30_000, p.alive);
+        // the chart's readiness probe: every dependency of the pod answers
+        await waitForHttp(`http://127.0.0.1:${ports[svc]!.http}/readyz`, 30_000, p.alive);
       }
     } catch (err) {
       const logs = processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n');

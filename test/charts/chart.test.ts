@@ -151,13 +151,15 @@ describe('charts/gatehouse', () => {
     expect(argValue(authn, '--authn-graphql-url')).toBeUndefined();
   });
 
-  it('annotates pods for Prometheus and probes GET /healthz on the http port', () => {
+  it('annotates pods for Prometheus; startup and liveness probe GET /healthz, readiness GET /readyz', () => {
     for (const d of deployments(objects).values()) {
       const pod = d.spec.template;
       expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8081' });
       const c = containerOf(d);
       expect(c.ports.map((p: any) => [p.name, p.containerPort])).toEqual([['http', 8080], ['grpc', 9091], ['metrics', 8081]]);
-      for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      for (const probe of [c.startupProbe, c.livenessProbe]) expect(probe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBeGreaterThanOrEqual(120);
       expect(argValue(c.args, '--metrics-port')).toBe('8081');
     }
   });

@@ -29,6 +29,10 @@ const INTROSPECTION = `{ __schema {
   types { name kind inputFields { name type { ${TYPE_REF} } } enumValues { name } }
 } }`;
 
+let ipSeq = 0;
+/** A client IP no other request of this file used. */
+const freshIp = (): string => { ipSeq += 1; return `10.88.${Math.floor(ipSeq / 250)}.${(ipSeq % 250) + 1}`; };
+
 const named = (t: TypeRef): TypeRef => (t.ofType ? named(t.ofType) : t);
 
 /** A value of input type `t` that passes GraphQL validation: every non-null field filled, nothing else. */
@@ -75,7 +79,9 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
   let admin: Record<string, string>;
 
   beforeAll(async () => {
-    d = await startDeployment(mode, { readyTimeoutMs: 60_000 });
+    // the client IP comes from X-Forwarded-For: each wrong-secret request below has its own, so the
+    // admin-secret lockout (10 failures per IP, behaviour.md §5.1) does not turn the 401s into 429s
+    d = await startDeployment(mode, { flags: ['--trusted-proxies=127.0.0.1/32'], readyTimeoutMs: 60_000 });
     const email = freshEmail('admin-auth');
     const signup = await postJson(`${d.url}/v1/signup`, { email, password: PASSWORD, confirm_password: PASSWORD }, { origin: d.url });
     const token = (signup.body as { access_token: string }).access_token;
@@ -97,16 +103,16 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
     expect(routes).toHaveLength(77);
     for (const { path, method } of routes) {
       for (const [who, headers] of Object.entries(callers)) {
-        const res = await raw(`${d.url}${path}`, { method, headers: { origin: d.url, 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{}' } : {}) });
+        const res = await raw(`${d.url}${path}`, { method, headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...headers }, ...(method === 'POST' ? { body: '{}' } : {}) });
         expect({ route: `${method} ${path}`, who, status: res.status, code: (res.body as { code?: string }).code })
           .toEqual({ route: `${method} ${path}`, who, status: 401, code: 'unauthenticated' });
       }
     }
     // an admin passes the check: the operations of later releases then answer 501, not 401
-    const res = await raw(`${d.url}/v1/admin/clients`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', ...admin }, body: '{}' });
+    const res = await raw(`${d.url}/v1/admin/clients`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...admin }, body: '{}' });
     expect({ status: res.status, body: res.body }).toEqual({ status: 501, body: { code: 'unimplemented', message: 'admin.Clients is not implemented yet' } });
     // and an operation of this release answers (issue 17: webhooks are served)
-    const served = await raw(`${d.url}/v1/admin/webhooks`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', ...admin }, body: '{}' });
+    const served = await raw(`${d.url}/v1/admin/webhooks`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...admin }, body: '{}' });
     expect({ status: served.status, pagination: (served.body as { pagination?: unknown }).pagination }).toEqual({ status: 200, pagination: { page: 1, limit: 10, offset: 0, total: 0 } });
   });
 
@@ -115,18 +121,19 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
     expect(ops).toHaveLength(77);
     for (const op of ops) {
       for (const [who, headers] of Object.entries(callers)) {
-        const res = await gql(d.url, op.query, op.variables, { origin: d.url, ...headers });
+        const res = await gql(d.url, op.query, op.variables, { origin: d.url, 'x-forwarded-for': freshIp(), ...headers });
         const body = res.body as { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> };
         expect({ field: op.field, who, codes: (body.errors ?? []).map((e) => e.extensions?.code) })
           .toEqual({ field: op.field, who, codes: ['UNAUTHENTICATED'] });
       }
     }
-    const asAdmin = await gql(d.url, 'query { _clients { __typename } }', {}, { origin: d.url, ...admin });
+    const asAdmin = await gql(d.url, 'query { _clients { __typename } }', {}, { origin: d.url, 'x-forwarded-for': freshIp(), ...admin });
     expect((asAdmin.body as { errors: Array<{ extensions: { code: string } }> }).errors.map((e) => e.extensions.code)).toEqual(['UNIMPLEMENTED']);
   });
 
   it('native gRPC: every admin and org-admin RPC of every service on the public port', async () => {
     let checked = 0;
+    let wrongSecrets = 0;
     for (const service of ['authn', 'mfa', 'admin', 'orgs', 'authz'] as ServiceName[]) {
       const desc = serviceDescriptor(service);
       const client = createGrpcClient(desc, { address: d.grpcAddress });
@@ -137,7 +144,10 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
           if (method.name === 'DeleteUserTuples') continue;
           for (const [who, headers] of Object.entries(callers)) {
             const err = await client.call(method.name, {}, createCallContext({ headers, protocol: 'grpc' })).then(() => null, (e: unknown) => e as { code: string });
-            expect({ rpc: `${service}.${method.name}`, who, code: err?.code }).toEqual({ rpc: `${service}.${method.name}`, who, code: 'unauthenticated' });
+            // the public gRPC port's client IP is the socket peer: after 10 wrong secrets from it, the
+            // lockout answers 429 `resource_exhausted` instead (behaviour.md §5.1), still a refusal
+            const expected = who === 'user with a wrong admin secret' && ++wrongSecrets > 10 ? 'resource_exhausted' : 'unauthenticated';
+            expect({ rpc: `${service}.${method.name}`, who, code: err?.code }).toEqual({ rpc: `${service}.${method.name}`, who, code: expected });
           }
           checked += 1;
         }

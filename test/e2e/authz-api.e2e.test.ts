@@ -18,7 +18,9 @@ describe.each(['all', 'split'] as const)('authz admin API on three surfaces (%s)
   let admin: AuthzCreds;
   let user: { token: string; subject: string };
   beforeAll(async () => {
-    d = await startDeployment(mode);
+    // X-Forwarded-For names the client IP: the wrong admin secrets below come from distinct IPs, under
+    // the admin-secret lockout (10 failures per IP, behaviour.md §5.1) that would refuse the right one too
+    d = await startDeployment(mode, { flags: ['--trusted-proxies=127.0.0.1/32'] });
     admin = { adminSecret: d.adminSecret };
     user = await signupUser(d.url, `authz-api-${randomBytes(5).toString('hex')}@example.com`);
   }, 90_000);
@@ -151,7 +153,8 @@ describe.each(['all', 'split'] as const)('authz admin API on three surfaces (%s)
     for (const [op, args] of calls) {
       expectAllError(await onAll(d, { op, args, creds: { bearer: user.token } }), 'unauthenticated', 'unauthorized');
       expectAllError(await onAll(d, { op, args }), 'unauthenticated', 'unauthorized');
-      expectAllError(await onAll(d, { op, args, creds: { adminSecret: `${d.adminSecret}x` } }), 'unauthenticated', 'unauthorized');
+      // 8 wrong secrets reach the public gRPC port from its socket peer, fewer than the 10 that lock it
+      expectAllError(await onAll(d, { op, args, creds: { adminSecret: `${d.adminSecret}x`, forwardedFor: `10.66.0.${calls.findIndex(([o]) => o === op) + 1}` } }), 'unauthenticated', 'unauthorized');
     }
     expect((await readAll(d.grpcAddress, d.adminSecret, { object: 'doc:u0' }))).toEqual([]);
   });

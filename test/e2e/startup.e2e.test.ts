@@ -8,6 +8,7 @@ import { describe, it, expect, afterAll, jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createScratchDatabase } from '@gatehouse/db';
 import { freePort, runGatehouse, spawnGatehouse, waitForHttp, type GatehouseProcess } from '@gatehouse/testing';
 
 jest.setTimeout(60_000);
@@ -25,7 +26,7 @@ async function config(drop: string[] = [], extra: string[] = []): Promise<{ flag
   const base = [
     '--host=127.0.0.1', `--url=http://127.0.0.1:${http}`, '--app-cookie-secure=false',
     '--admin-secret=an-admin-secret-of-at-least-32-characters', '--client-id=startup-client', '--client-secret=startup-secret',
-    '--database-type=sqlite', `--database-url=${path.join(dir, `${http}.db`)}`, '--jwt-type=HS256', '--jwt-secret=startup-jwt-secret',
+    '--database-type=sqlite', `--database-url=${path.join(dir, `${http}.db`)}`, '--jwt-type=HS256', '--jwt-secret=startup-jwt-secret-of-at-least-32-bytes',
     `--http-port=${http}`, `--grpc-port=${grpc}`, `--metrics-port=${metrics}`,
   ];
   return { flags: [...base.filter((f) => !drop.includes(f.split('=')[0]!)), ...extra], httpPort: http };
@@ -90,6 +91,47 @@ describe('fatal startup rules (behaviour.md §1.4)', () => {
     const { flags, httpPort } = await config(['--admin-secret', '--client-id', '--jwt-type']);
     await expectFatal(flags, '--admin-secret is required and must not be empty', '--client-id is required', '--jwt-type is required');
     await expect(fetch(`http://127.0.0.1:${httpPort}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe('start-up errors name the flag, the address and the cause (issue 15 item 7)', () => {
+  it('a mistyped PostgreSQL database name is refused, not created; --database-create creates it', async () => {
+    // a scratch database dropped at once: a name that does not exist, and its drop() for afterwards
+    const scratch = await createScratchDatabase('postgres');
+    await scratch.drop();
+    const name = new URL(scratch.options.url!).pathname.slice(1);
+    const flags = (await config(['--database-type', '--database-url'], ['--database-type=postgres', `--database-url=postgres://postgres@127.0.0.1:5432/${name}`])).flags;
+    await expectFatal(flags,
+      `cannot connect to the database: cannot connect to postgres at 127.0.0.1:5432/${name}: database "${name}" does not exist (check the name, or pass --database-create to create it)`);
+    const created = spawnGatehouse('all', [...flags, '--database-create']);
+    running.push(created);
+    try {
+      await waitForHttp(`http://127.0.0.1:${flags.find((f) => f.startsWith('--http-port='))!.split('=')[1]}/readyz`, 45_000, created.alive);
+    } finally {
+      await created.stop();
+      await scratch.drop();
+    }
+  });
+
+  it('an unreachable database names host:port and the cause', async () => {
+    const port = await freePort();
+    await expectFatal((await config(['--database-type', '--database-url'], ['--database-type=postgres', `--database-url=postgres://postgres@127.0.0.1:${port}/gatehouse`])).flags,
+      `cannot connect to the database: cannot connect to postgres at 127.0.0.1:${port}/gatehouse: connect ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
+  it('an unreachable NATS is a NATS error, not a database one', async () => {
+    const port = await freePort();
+    const stderr = await runGatehouse('all', [...(await config()).flags, `--nats-url=nats://127.0.0.1:${port}`], 30_000);
+    expect(stderr.code).toBe(1);
+    expect(stderr.stderr).toMatch(new RegExp(`^FATAL: cannot connect to NATS \\(--nats-url\\): cannot use NATS JetStream at nats://127\\.0\\.0\\.1:${port}: `, 'm'));
+    expect(stderr.stderr).not.toContain('cannot connect to the database');
+  });
+
+  it('a key flag given a file path says it takes the PEM text; a short HS256 secret is refused in production', async () => {
+    await expectFatal((await config(['--jwt-type', '--jwt-secret'], ['--jwt-type=RS256', '--jwt-private-key=/etc/keys/key.pem', '--jwt-public-key=/etc/keys/pub.pem'])).flags,
+      '--jwt-private-key is not a valid PEM RSA private key: it takes the PEM text, not a file path (for example --jwt-private-key="$(cat /etc/keys/key.pem)")');
+    await expectFatal((await config(['--jwt-secret'], ['--jwt-secret=too-short'])).flags,
+      '--jwt-secret is 9 bytes; HS256 needs at least 32 (RFC 7518 §3.2): use a long random value (or --env=development to start anyway)');
   });
 });
 

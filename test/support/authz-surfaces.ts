@@ -19,6 +19,11 @@ export interface AuthzCreds {
   bearer?: string;
   cookie?: string;
   adminSecret?: string;
+  /**
+   * `X-Forwarded-For` on REST and GraphQL (the client IP, for a gateway started with
+   * `--trusted-proxies`): wrong admin secrets from distinct IPs stay under the admin-secret lockout
+   */
+  forwardedFor?: string;
 }
 
 export interface AuthzCall {
@@ -59,6 +64,7 @@ export function authzHeaders(creds: AuthzCreds | undefined): Record<string, stri
   if (creds?.bearer) h.authorization = `Bearer ${creds.bearer}`;
   if (creds?.cookie) h.cookie = creds.cookie;
   if (creds?.adminSecret) h['x-service-admin-secret'] = creds.adminSecret;
+  if (creds?.forwardedFor) h['x-forwarded-for'] = creds.forwardedFor;
   return h;
 }
 

@@ -122,14 +122,14 @@ export function grpc(t: Target, call: Call): Promise<Result> {
 }
 
 /**
- * Calls any AuthnService RPC by its proto name (`GetJwks`, `GetOpenidConfiguration`, ...) with a
+ * Calls any AuthnService (or, with `service` `mfa`, MfaService) RPC by its proto name (`GetJwks`, `GetOpenidConfiguration`, ...) with a
  * plain grpc-js client, as a third-party gRPC client would. An error's code is read from the
  * numeric gRPC status (behaviour.md §0.2 table) and its message from the status details; cookies
  * come from the `set-cookie` trailers.
  */
-export async function grpcRpc(t: Target, rpc: string, args: Record<string, unknown>, creds?: Credentials): Promise<Result> {
-  const method = serviceDescriptor('authn').methods.get(rpc);
-  if (!method) throw new Error(`no AuthnService.${rpc}`);
+export async function grpcRpc(t: Target, rpc: string, args: Record<string, unknown>, creds?: Credentials, service: 'authn' | 'mfa' = 'authn'): Promise<Result> {
+  const method = serviceDescriptor(service).methods.get(rpc);
+  if (!method) throw new Error(`no ${service}.${rpc}`);
   let client = clients.get(t.grpcAddress);
   if (!client) {
     client = new grpcJs.Client(t.grpcAddress, grpcJs.credentials.createInsecure());

@@ -49,7 +49,9 @@ describe('CSRF with an explicit --allowed-origins list (behaviour.md §2.5)', ()
   });
 
   it('refuses a listed host under another scheme or port when the entry has a scheme', async () => {
-    expect((await post({ origin: 'http://app.example.com' })).json).toEqual(MISMATCH);
+    const refused = await post({ origin: 'http://app.example.com' });
+    expect(refused.json).toEqual(MISMATCH);
+    expect(refused.headers['x-gatehouse-reason']).toBe('origin http://app.example.com is not listed in --allowed-origins');
     expect((await post({ origin: 'https://app.example.com:8443' })).json).toEqual(MISMATCH);
     expect((await post({ origin: 'http://localhost:3001' })).status).toBe(403);
     expect((await post({ origin: 'http://localhost:3000' })).status).toBe(200);
@@ -119,10 +121,11 @@ describe('CSRF with the default * (same origin only)', () => {
     expect(res.status).toBe(200);
   });
 
-  it('refuses a cross-origin request', async () => {
-    const res = await send(direct.base, 'POST', '/v1/login', { headers: { host: 'gate.local:8080', origin: 'https://evil.example' } });
+  it('refuses a cross-origin request, saying why in X-Gatehouse-Reason (the message is the spec\'s)', async () => {
+    const res = await send(direct.base, 'POST', '/v1/login', { headers: { host: 'gate.local:8080', origin: 'http://localhost:3000' } });
     expect(res.status).toBe(403);
     expect(res.json).toEqual(MISMATCH);
+    expect(res.headers['x-gatehouse-reason']).toBe('origin http://localhost:3000 is not this server\'s own; with --allowed-origins=* only the server\'s origin may make state-changing calls: list your app\'s origin in --allowed-origins');
   });
 
   it('decides each request by its own Origin and Host, whatever the request before it was', async () => {

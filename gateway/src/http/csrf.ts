@@ -80,7 +80,22 @@ export function checkCsrf(req: Request, policy: OriginPolicy, url: ParsedOrigin 
       memo.ok = ok;
     }
   }
-  return ok ? undefined : new AppError('permission_denied', CSRF_MISMATCH_MESSAGE, { reason: 'csrf_origin_mismatch' });
+  return ok ? undefined : new AppError('permission_denied', CSRF_MISMATCH_MESSAGE, {
+    reason: 'csrf_origin_mismatch',
+    // the message is the spec's (behaviour.md §2.5); this header says why, for whoever debugs it
+    headers: { 'X-Gatehouse-Reason': mismatchReason(value, policy.any) },
+  });
+}
+
+/**
+ * Why an origin was refused, naming the origin received (printable ASCII, at most 200 characters:
+ * it is echoed in a header) and the flag that decides (issue 15 item 3).
+ */
+export function mismatchReason(value: string, anyOrigin: boolean): string {
+  const shown = value.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+  return anyOrigin
+    ? `origin ${shown} is not this server's own; with --allowed-origins=* only the server's origin may make state-changing calls: list your app's origin in --allowed-origins`
+    : `origin ${shown} is not listed in --allowed-origins`;
 }
 
 /**

@@ -12,6 +12,7 @@ import { v1NotFound } from './not-found.ts';
 import { compileOriginPolicy } from './origins.ts';
 import { MemoryRateLimiter, type RateLimiter, rateLimit } from './rate-limit.ts';
 import { RedisRateLimiter } from './rate-limit-redis.ts';
+import { accessLog } from './access-log.ts';
 import { securityHeaders } from './security-headers.ts';
 
 /** The flags the HTTP layer reads (spec §1; behaviour.md §1.1, §1.2, §10). */
@@ -67,6 +68,7 @@ export function createHttpLayer(
   const metrics = createHttpMetrics(deps.registry);
   return {
     before: [
+      accessLog(deps.logger.child({ component: 'access' })),
       metrics.middleware,
       securityHeaders({ enableHsts: opts.enableHsts }),
       clientIpMiddleware(trusted),

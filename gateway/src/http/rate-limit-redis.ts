@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AppError } from '@gatehouse/errors';
-import type { Logger } from '@gatehouse/observability';
+import { watchRedis, type DependencyCheck, type Logger } from '@gatehouse/observability';
 import { type RateLimiter, type TokenBucketOptions, isRateLimitDisabled } from './rate-limit.ts';
 
 /**
@@ -60,6 +60,8 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #prefix: string;
   readonly #opts: TokenBucketOptions;
   readonly #ttlMs: number;
+  /** the connection's readiness (`/readyz`) when this limiter owns it; one log line per outage */
+  readonly readiness?: DependencyCheck;
 
   constructor(options: RedisRateLimiterOptions) {
     this.#opts = { rps: options.rps, burst: options.burst };
@@ -74,14 +76,7 @@ export class RedisRateLimiter implements RateLimiter {
         retryStrategy: (times) => Math.min(times * 200, 2000),
       });
       this.#owned = true;
-      let lastLogMs = 0;
-      this.#redis.on('error', (err: unknown) => {
-        const now = Date.now();
-        if (now - lastLogMs > 30_000) {
-          lastLogMs = now;
-          options.logger?.warn({ err }, 'rate limit store error');
-        }
-      });
+      this.readiness = watchRedis(this.#redis, options.logger ?? { info: () => undefined, warn: () => undefined }, options.redis);
     } else {
       this.#redis = options.redis;
       this.#owned = false;

@@ -1,6 +1,7 @@
 /** @module gateway/http/rate-limit Per-client-IP token bucket for the HTTP port and native gRPC (behaviour.md §10). */
 import type { RequestHandler } from 'express';
 import { AppError } from '@gatehouse/errors';
+import type { DependencyCheck } from '@gatehouse/observability';
 import { clientInfo } from './client-ip.ts';
 import { sendErrorFor } from './errors.ts';
 import { requestPath } from './request-path.ts';
@@ -14,6 +15,8 @@ export interface RateLimiter {
    */
   take(key: string): Promise<boolean>;
   close(): Promise<void>;
+  /** a shared store's connection, for `/readyz` (absent: in-process buckets) */
+  readonly readiness?: DependencyCheck;
 }
 
 /** Token-bucket parameters: `rps` tokens per second refill, `burst` capacity. Either 0 disables limiting. */

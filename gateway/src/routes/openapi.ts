@@ -1,4 +1,9 @@
-/** @module gateway/routes/openapi Builds the OpenAPI 3.1 document from the route table (ARCHITECTURE §3). */
+/**
+ * @module gateway/routes/openapi Builds the OpenAPI 3.1 document from the route table (ARCHITECTURE §3)
+ * and the protos: each route's request and response schema is its RPC's message, derived by
+ * @gatehouse/rpc from the same field plans the codec shapes every answer with (issue 15 §8).
+ */
+import { messageSchema, serviceDescriptor, type JsonSchema } from '@gatehouse/rpc';
 import type { AuthClass, Route } from './table.ts';
 
 type Json = Record<string, unknown>;
@@ -25,11 +30,12 @@ const ERROR_RESPONSES: readonly [string, string][] = [
   ['500', 'internal: `internal error`'],
 ];
 
-function operation(route: Route): Json {
+function operation(route: Route, defs: Record<string, JsonSchema>): Json {
+  const codec = serviceDescriptor(route.service).methods.get(route.rpc)!;
   const responses: Json = {
     '200': {
-      description: 'Success: the bare response object, no envelope (spec §1)',
-      content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+      description: 'Success: the bare response object, no envelope (spec §1); every field present, unset ones null (behaviour.md §0.1)',
+      content: { 'application/json': { schema: messageSchema(codec.responseType, 'response', defs) } },
     },
   };
   for (const [status] of ERROR_RESPONSES) {
@@ -49,23 +55,75 @@ function operation(route: Route): Json {
     op.requestBody = {
       required: false,
       description: 'The request fields at top level, no wrapper; an empty body means {} (behaviour.md §0.1)',
-      content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+      content: { 'application/json': { schema: messageSchema(codec.requestType, 'request', defs) } },
     };
   }
   return op;
+}
+
+/** The HTTP endpoints outside the route table: GraphQL and the probes (issue 15 §8). */
+function platformPaths(): Record<string, Json> {
+  const json = (schema: Json): Json => ({ 'application/json': { schema } });
+  const checks = { type: 'object', additionalProperties: { type: 'string' }, description: 'dependency name → `ok` or `down (<target>): <cause>`' };
+  return {
+    '/graphql': {
+      post: {
+        operationId: 'graphql',
+        summary: 'Federated GraphQL: one operation per REST route, the same fields (graphql.md)',
+        tags: ['graphql'],
+        requestBody: {
+          required: true,
+          content: json({
+            type: 'object', required: ['query'],
+            properties: { query: { type: 'string' }, variables: { type: ['object', 'null'] }, operationName: { type: ['string', 'null'] } },
+          }),
+        },
+        responses: {
+          '200': {
+            description: 'GraphQL result; errors carry `extensions.code` (behaviour.md §0.2)',
+            content: json({ type: 'object', properties: { data: { type: ['object', 'null'] }, errors: { type: 'array', items: { type: 'object' } } } }),
+          },
+        },
+      },
+      get: { operationId: 'graphqlPlayground', summary: 'GraphiQL, with --enable-playground, for browsers sending the admin secret', tags: ['graphql'], responses: { '200': { description: 'HTML page' } } },
+    },
+    '/healthz': {
+      get: {
+        operationId: 'healthz', summary: 'Liveness: the process answers', tags: ['probes'],
+        responses: { '200': { description: 'alive', content: json({ type: 'object', properties: { status: { const: 'ok' } } }) } },
+      },
+    },
+    '/readyz': {
+      get: {
+        operationId: 'readyz', summary: 'Readiness: every dependency of the process answers', tags: ['probes'],
+        responses: {
+          '200': { description: 'ready', content: json({ type: 'object', properties: { status: { const: 'ready' }, checks } }) },
+          '503': {
+            description: 'a dependency is down; `message` names the first one',
+            content: json({ type: 'object', properties: { code: { const: 'unavailable' }, message: { type: 'string' }, checks } }),
+          },
+        },
+      },
+    },
+    '/openapi.json': {
+      get: { operationId: 'openapi', summary: 'This document', tags: ['probes'], responses: { '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } },
+    },
+  };
 }
 
 /**
  * An OpenAPI 3.1 document for `table`: one operation per route with operationId
  * `<service>.<Rpc>`, the summary, security requirements per auth class (spec §5), and the
  * `{code, message}` Error schema behind the documented 400/401/403/404/405/409/429/500 responses.
- * Request and response bodies are generic objects until the proto-derived schemas exist.
+ * Request and response bodies are the RPCs' proto messages as JSON Schema; `/graphql`, `/healthz`,
+ * `/readyz` and `/openapi.json` are described too.
  */
 export function buildOpenApi(table: readonly Route[], options: { version: string; serverUrl: string }): Json {
-  const paths: Record<string, Json> = {};
+  const paths: Record<string, Json> = platformPaths();
+  const defs: Record<string, JsonSchema> = {};
   for (const route of table) {
     const item = paths[route.path] ?? {};
-    item[route.method.toLowerCase()] = operation(route);
+    item[route.method.toLowerCase()] = operation(route, defs);
     paths[route.path] = item;
   }
   const responses: Json = {};
@@ -86,6 +144,7 @@ export function buildOpenApi(table: readonly Route[], options: { version: string
     paths,
     components: {
       schemas: {
+        ...Object.fromEntries(Object.entries(defs).sort(([a], [b]) => a.localeCompare(b))),
         Error: {
           type: 'object',
           required: ['code', 'message'],

@@ -3,6 +3,7 @@ import { createJwtSigner, sha256Hex } from '@gatehouse/crypto';
 import { createCallContext, type CallContext } from '@gatehouse/rpc';
 import { createAuthenticator, RESOLVED_CALLER_MAX_HEADER_CHARS, RESOLVED_CALLER_TTL_SECONDS, type AuthenticatorOptions } from './authenticator.ts';
 import { createCachedActivityCheck, createCachedSessionStore } from './session-cache.ts';
+import { createMemoryAdminAccessStore } from './admin-access.ts';
 import { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
 
 const ISS = 'https://auth.example.com';
@@ -216,5 +217,33 @@ describe('resolved bearer callers over the credential caches (all-in-one)', () =
     expect(Object.isFrozen(await a.requireUser(bearer()))).toBe(false);
     await inner.delete('s1'); // not through any cache
     await expect(a.requireUser(bearer())).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+});
+
+describe('admin-secret lockout on the header (behaviour.md §5.1, §10)', () => {
+  it('10 wrong headers from one IP → 429 for that IP, the right secret too; other IPs and the cookie still pass', async () => {
+    const store = createMemoryAdminAccessStore();
+    const a = createAuthenticator({
+      jwt: { verify: async () => { throw new Error('no tokens here'); } }, sessions: createMemorySessionStore(), issuer: 'http://x',
+      adminSecret: 'the-admin-secret', disableAdminHeaderAuth: false, clientId: 'cid',
+      adminSessions: { isValid: async (h) => h === 'live-handle' }, adminSecretFailures: store.failures,
+    });
+    const call = (ip: string, headers: Record<string, string>) => createCallContext({ headers, clientIp: ip });
+    for (let i = 0; i < 10; i++) await expect(a.requireAdmin(call('10.1.1.1', { 'x-service-admin-secret': 'wrong' }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(a.requireAdmin(call('10.1.1.1', { 'x-service-admin-secret': 'the-admin-secret' }))).rejects.toMatchObject({ code: 'resource_exhausted' });
+    await expect(a.requireAdmin(call('10.1.1.2', { 'x-service-admin-secret': 'the-admin-secret' }))).resolves.toEqual({ kind: 'admin', via: 'header' });
+    await expect(a.requireAdmin(call('10.1.1.1', { cookie: 'service-admin=live-handle' }))).resolves.toEqual({ kind: 'admin', via: 'cookie' });
+  });
+
+  it('counts a wrong secret once per call, however often the call asks', async () => {
+    const store = createMemoryAdminAccessStore();
+    const a = createAuthenticator({
+      jwt: { verify: async () => { throw new Error('no tokens here'); } }, sessions: createMemorySessionStore(), issuer: 'http://x',
+      adminSecret: 'the-admin-secret', disableAdminHeaderAuth: false, clientId: 'cid', adminSecretFailures: store.failures,
+    });
+    const ctx = createCallContext({ headers: { 'x-service-admin-secret': 'wrong' }, clientIp: '10.2.2.2' });
+    await expect(a.requireAdmin(ctx)).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(a.resolveCaller(ctx)).rejects.toMatchObject({ code: 'unauthenticated' });
+    expect(await store.failures.failuresSince('10.2.2.2', 0)).toHaveLength(1);
   });
 });

@@ -10,6 +10,8 @@ import type { CallContext } from '@gatehouse/rpc';
 import { COOKIE_ADMIN, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, parseCookies } from './cookies.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 import type { CacheVersion } from './session-cache.ts';
+import { assertNotLocked, recordFailure, type FailureLog } from './lockout.ts';
+import { ADMIN_SECRET_MAX_FAILURES } from './admin-access.ts';
 
 export interface UserCaller {
   kind: 'user';
@@ -48,6 +50,11 @@ export interface AuthenticatorOptions {
   clientId: string;
   /** the admin service's session check, for the `service-admin` cookie (absent: the cookie is ignored) */
   adminSessions?: { isValid(handle: string): Promise<boolean> };
+  /**
+   * Admin-secret failures per client IP, shared by the deployment (behaviour.md §5.1, §10): 10 failed
+   * comparisons in 15 min → every `x-service-admin-secret` attempt from that IP is 429 (absent: no lockout)
+   */
+  adminSecretFailures?: FailureLog;
   /** optional liveness check of the user (revoked or deleted users fail, behaviour.md §2.1) */
   users?: { isActive(userId: string): Promise<boolean> } & Partial<CacheVersion>;
   /** Unix seconds */
@@ -227,21 +234,34 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     };
   }
 
-  function adminFromHeader(ctx: CallContext): AdminCaller | null {
+  /**
+   * The `x-service-admin-secret` header (unless `--disable-admin-header-auth`): a locked client IP is
+   * refused before the comparison, and a wrong secret counts one failure for the IP (§5.1).
+   * @throws AppError `resource_exhausted` while the caller's IP is locked
+   */
+  async function adminFromHeader(ctx: CallContext): Promise<AdminCaller | null> {
     const secret = ctx.headers['x-service-admin-secret'];
-    if (!o.disableAdminHeaderAuth && secret && o.adminSecret && timingSafeEqualString(secret, o.adminSecret)) {
-      return { kind: 'admin', via: 'header' };
-    }
+    if (o.disableAdminHeaderAuth || !secret) return null;
+    const failures = o.adminSecretFailures;
+    if (failures) await assertNotLocked(failures, ctx.clientIp, clock(), 'admin_secret_lockout', ADMIN_SECRET_MAX_FAILURES);
+    if (o.adminSecret && timingSafeEqualString(secret, o.adminSecret)) return { kind: 'admin', via: 'header' };
+    if (failures) await recordFailure(failures, ctx.clientIp, clock());
     return null;
   }
 
-  /** The `service-admin` cookie, then the admin-secret header; a promise only when the cookie must be checked. */
-  function adminOrNull(ctx: CallContext): AdminCaller | null | Promise<AdminCaller | null> {
+  // One answer per call: the guard and the handler may both ask, and a wrong secret counts once.
+  const adminOfCall = new WeakMap<CallContext, Promise<AdminCaller | null>>();
+
+  /** The `service-admin` cookie, then the admin-secret header. */
+  function adminOrNull(ctx: CallContext): Promise<AdminCaller | null> {
+    const known = adminOfCall.get(ctx);
+    if (known !== undefined) return known;
     const handle = ctx.headers.cookie === undefined ? undefined : parseCookies(ctx.headers.cookie)[COOKIE_ADMIN];
-    if (handle && o.adminSessions) {
-      return o.adminSessions.isValid(handle).then((ok) => (ok ? { kind: 'admin', via: 'cookie' } : adminFromHeader(ctx)));
-    }
-    return adminFromHeader(ctx);
+    const answer = handle && o.adminSessions
+      ? o.adminSessions.isValid(handle).then((ok) => (ok ? { kind: 'admin', via: 'cookie' } as const : adminFromHeader(ctx)))
+      : adminFromHeader(ctx);
+    adminOfCall.set(ctx, answer);
+    return answer;
   }
 
   return {
@@ -253,10 +273,9 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
       return admin;
     },
     resolveCaller(ctx) {
-      // not async, for the same reason as fromBearer; nothing above throws synchronously
-      const admin = adminOrNull(ctx);
-      if (admin instanceof Promise) return admin.then((a): Promise<UserCaller | AdminCaller> | AdminCaller => a ?? requireUser(ctx));
-      return admin !== null ? Promise.resolve<UserCaller | AdminCaller>(admin) : requireUser(ctx);
+      // without an admin credential nothing is read for it: straight to the user credential
+      if (!ctx.headers['x-service-admin-secret'] && !(ctx.headers.cookie ?? '').includes(COOKIE_ADMIN)) return requireUser(ctx);
+      return adminOrNull(ctx).then((a): Promise<UserCaller | AdminCaller> | AdminCaller => a ?? requireUser(ctx));
     },
   };
 }

@@ -7,6 +7,8 @@ import type { Config } from '@gatehouse/config';
 import { createJwtSigner, type JwtSigner, type JwtSignerOptions, type JwtType } from '@gatehouse/crypto';
 import { createAuthenticator, type Authenticator } from './authenticator.ts';
 import type { SessionStore } from './session-store.ts';
+import { sha256Hex } from '@gatehouse/crypto';
+import { adminAccessStoreFor } from './admin-access.ts';
 
 /** The `--jwt-*` flags as signer options (behaviour.md §1.2 secondary key for rotation). */
 export function jwtOptionsOf(config: Config): JwtSignerOptions {
@@ -26,7 +28,10 @@ export function jwtOptionsOf(config: Config): JwtSignerOptions {
   return opts;
 }
 
-/** Signer + authenticator over a session store. */
+/**
+ * Signer + authenticator over a session store. The admin cookie and the admin-secret lockout read the
+ * deployment's shared admin store (Redis under `--redis-url`, else this process's; behaviour.md §5.1).
+ */
 export function createPlatformAuth(config: Config, sessions: SessionStore, extra: { users?: { isActive(userId: string): Promise<boolean> } } = {}): { jwt: JwtSigner; authenticator: Authenticator } {
   const jwt = createJwtSigner(jwtOptionsOf(config));
   const authenticator = createAuthenticator({
@@ -36,7 +41,15 @@ export function createPlatformAuth(config: Config, sessions: SessionStore, extra
     adminSecret: config.adminSecret,
     disableAdminHeaderAuth: config.disableAdminHeaderAuth,
     clientId: config.clientId,
+    adminSessions: adminSessionCheck(config),
+    adminSecretFailures: adminAccessStoreFor(config).failures,
     ...(extra.users ? { users: extra.users } : {}),
   });
   return { jwt, authenticator };
+}
+
+/** The `service-admin` cookie check against the deployment's admin store (behaviour.md §5.1). */
+export function adminSessionCheck(config: Pick<Config, 'redisUrl' | 'clientId'>): { isValid(handle: string): Promise<boolean> } {
+  const store = adminAccessStoreFor(config);
+  return { isValid: async (handle) => (await store.getSession(sha256Hex(handle), Math.floor(Date.now() / 1000))) !== null };
 }

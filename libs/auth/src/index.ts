@@ -16,8 +16,13 @@ export {
   createCachedActivityCheck, createCachedSessionStore,
   type CacheOptions, type CachedActivityCheck, type SessionCacheOptions,
 } from './session-cache.ts';
-export { createRedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
+export { createRedisSessionStore, type RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
 export { createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type UserCaller } from './authenticator.ts';
-export { createPlatformAuth, jwtOptionsOf } from './from-config.ts';
+export { adminSessionCheck, createPlatformAuth, jwtOptionsOf } from './from-config.ts';
+export {
+  ADMIN_SECRET_MAX_FAILURES, ADMIN_SESSION_ABSOLUTE_SECONDS, ADMIN_SESSION_IDLE_SECONDS,
+  adminAccessStoreFor, createMemoryAdminAccessStore, createRedisAdminAccessStore, newAdminHandle,
+  type AdminAccessStore, type AdminSessionRecord,
+} from './admin-access.ts';
 export { createAuthGuard } from './guard.ts';
 export { SUPER_ADMIN_ACTOR, actorOf, auditRecord, type AuditActor, type AuditDetails } from './audit.ts';

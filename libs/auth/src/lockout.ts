@@ -22,13 +22,14 @@ export interface FailureLog {
 
 /**
  * @param reason the AppError `reason`, for logs and metrics (`login_lockout`, `otp_lockout`)
+ * @param maxFailures failures in the window that lock the key (5; the admin secret's is 10, §10)
  * @throws AppError `resource_exhausted` `too many failed attempts, please try again later` with a
  *   `Retry-After` header (seconds until the window admits another attempt)
  */
-export async function assertNotLocked(log: FailureLog, key: string, now: number, reason: string): Promise<void> {
+export async function assertNotLocked(log: FailureLog, key: string, now: number, reason: string, maxFailures = LOCKOUT_MAX_FAILURES): Promise<void> {
   const recent = await log.failuresSince(key, now - LOCKOUT_WINDOW_SECONDS + 1);
-  if (recent.length < LOCKOUT_MAX_FAILURES) return;
-  const unlockAt = recent[recent.length - LOCKOUT_MAX_FAILURES]! + LOCKOUT_WINDOW_SECONDS;
+  if (recent.length < maxFailures) return;
+  const unlockAt = recent[recent.length - maxFailures]! + LOCKOUT_WINDOW_SECONDS;
   throw new AppError('resource_exhausted', LOCKOUT_MESSAGE, {
     headers: { 'Retry-After': String(Math.max(1, unlockAt - now)) },
     reason,

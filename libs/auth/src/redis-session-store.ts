@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { AppError } from '@gatehouse/errors';
+import { watchRedis, type DependencyCheck, type StateLogger } from '@gatehouse/observability';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 
 export interface RedisSessionStoreOptions {
@@ -13,14 +14,22 @@ export interface RedisSessionStoreOptions {
   keyPrefix: string;
   /** Unix seconds (tests) */
   clock?: () => number;
+  /** where `redis is down` / `redis is back up` go (one line per state change); default: silent */
+  logger?: StateLogger;
 }
+
+/** A SessionStore on Redis, with its connection's readiness check (`/readyz`). */
+export type RedisSessionStore = SessionStore & { close(): Promise<void>; readonly readiness: DependencyCheck };
+
+const SILENT = { info: () => undefined, warn: () => undefined };
 
 /**
  * Keys: `<p>session:<id>` (JSON record), `<p>session_handle:<sha256>` (id), `<p>user_sessions:<userId>`
  * (set of ids; its expiry is pushed to the latest session's).
  */
-export function createRedisSessionStore(options: RedisSessionStoreOptions): SessionStore & { close(): Promise<void> } {
+export function createRedisSessionStore(options: RedisSessionStoreOptions): RedisSessionStore {
   const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const readiness = watchRedis(redis, options.logger ?? SILENT, options.url);
   const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
   const p = options.keyPrefix;
   const kSession = (id: string) => `${p}session:${id}`;
@@ -50,7 +59,8 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Sess
     await redis.multi().del(kSession(s.id), kHandle(s.handleHash)).srem(kUser(s.userId), s.id).exec();
   };
 
-  const store: SessionStore & { close(): Promise<void> } = {
+  const store: RedisSessionStore = {
+    readiness,
     create: write,
     async get(id) {
       return parse(await redis.get(kSession(id)));

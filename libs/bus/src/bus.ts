@@ -3,6 +3,7 @@
  * One publish/consume interface over NATS JetStream (split mode) and an in-process bus
  * (all-in-one). Events leave a service only through the transactional outbox (ARCHITECTURE §4).
  */
+import type { DependencyCheck } from '@gatehouse/observability';
 
 /**
  * A domain event (`user.signup`, `user.login`, ...; behaviour.md §8) or a delivery job
@@ -54,4 +55,6 @@ export interface Bus {
   publish(envelope: Envelope): Promise<void>;
   consume(options: ConsumerOptions): Promise<Subscription>;
   close(): Promise<void>;
+  /** the broker connection, for `/readyz` (absent: the in-process bus, which cannot be down) */
+  readonly readiness?: DependencyCheck;
 }

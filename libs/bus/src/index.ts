@@ -8,3 +8,4 @@ export { newEnvelope } from './envelope.ts';
 export { createInProcessBus } from './in-process.ts';
 export type { JetStreamBusOptions } from './jetstream.ts';
 export { createJetStreamBus } from './jetstream.ts';
+export { USER_DELETED_BACKOFF_MS, USER_DELETED_MAX_ATTEMPTS, consumeUserDeleted, userDeletedHandler, type UserDeletedConsumer } from './user-deleted.ts';

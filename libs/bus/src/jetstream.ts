@@ -9,7 +9,7 @@ import { connect, nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import type { Logger } from '@gatehouse/observability';
+import { dependencyState, type DependencyCheck, type Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
 import type { Bus, ConsumerOptions, Envelope, Subscription } from './bus.ts';
 import { assertConsumerOptions, assertEnvelope, backoffFor } from './envelope.ts';
@@ -71,6 +71,16 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, config: Par
   }
 }
 
+/** `nats://user:pw@host:4222` → `host:4222` (never the credentials). */
+function natsTarget(server: string): string {
+  try {
+    const u = new URL(server.includes('://') ? server : `nats://${server}`);
+    return `${u.hostname}:${u.port || '4222'}`;
+  } catch {
+    return 'nats';
+  }
+}
+
 /**
  * Connects to NATS (reconnecting forever), creates or updates the stream and returns the bus.
  * @throws AppError `unavailable` when NATS cannot be reached or JetStream is not enabled.
@@ -92,11 +102,23 @@ export async function createJetStreamBus(opts: JetStreamBusOptions): Promise<Bus
   const conn = nc;
   const manager = jsm;
   const js = jetstream(conn);
+  const target = opts.url.split(',').map(natsTarget).join(',');
+  const state = dependencyState(logger, 'nats', target);
   void (async () => {
     for await (const s of conn.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect') logger.warn({ status: s.type }, `nats ${s.type}`);
+      if (s.type === 'disconnect') state.down(new Error('disconnected from the server'));
+      else if (s.type === 'reconnect') state.up();
     }
   })().catch(() => undefined);
+  const readiness: DependencyCheck = {
+    name: 'nats', target,
+    // a round trip to the server: refused while disconnected (the client buffers, so rtt would wait)
+    check: async () => {
+      if (conn.isClosed()) throw new Error('the connection is closed');
+      if (state.isDown) throw new Error('disconnected from the server');
+      await conn.rtt();
+    },
+  };
   const subs = new Set<Subscription>();
   const subject = (name: string): string => `${prefix}.${name}`;
 
@@ -174,6 +196,7 @@ export async function createJetStreamBus(opts: JetStreamBusOptions): Promise<Bus
   }
 
   return {
+    readiness,
     async publish(envelope: Envelope): Promise<void> {
       assertEnvelope(envelope);
       if (conn.isClosed()) throw new AppError('unavailable', 'the bus is closed');

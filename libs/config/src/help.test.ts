@@ -28,13 +28,14 @@ describe('listFlags', () => {
       '--app-cookie-secure', '--admin-cookie-secure', '--jwt-type', '--jwt-secret', '--jwt-private-key', '--jwt-public-key',
       '--jwt-role-claim', '--custom-access-token-script', '--smtp-host', '--smtp-port', '--smtp-username', '--smtp-password',
       '--smtp-sender-email', '--smtp-sender-name', '--smtp-local-name', '--skip-tls-verification', '--twilio-account-sid',
-      '--twilio-api-key', '--twilio-api-secret', '--twilio-sender', '--microsoft-tenant-id', '--reset-password-url',
+      '--twilio-api-key', '--twilio-api-secret', '--twilio-sender', '--twilio-api-url', '--microsoft-tenant-id', '--reset-password-url',
       '--disable-admin-header-auth', '--trusted-proxies', '--fga-store', '--fga-store-url',
       '--access-token-expires-in', '--refresh-token-expires-in', '--session-expires-in', '--rate-limit-rps',
       '--rate-limit-burst', '--app-cookie-same-site', '--encryption-key', '--redirect-uris',
       '--allow-private-webhook-targets', '--jwt-secondary-type', '--jwt-secondary-secret', '--jwt-secondary-public-key',
       '--enable-hsts', '--enable-org-discovery', '--graphql-max-depth', '--graphql-max-complexity', '--graphql-max-aliases',
       '--nats-url', '--nats-stream',
+      '--database-create',
       ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox']
         .flatMap((p) => [`--${p}-client-id`, `--${p}-client-secret`, `--${p}-scopes`]),
     ];

@@ -7,7 +7,7 @@
 export type { CommandName } from './commands.ts';
 export { COMMAND_SUMMARY, COMMANDS } from './commands.ts';
 export type { Config, ConfigIo, ConfigResult } from './load.ts';
-export { loadConfig, parseConfigOrExit } from './load.ts';
+export { loadConfig, loadConfigOrExit, parseConfigOrExit } from './load.ts';
 export type { FlagInfo } from './help.ts';
 export { helpText, listFlags } from './help.ts';
 export { redactConfig } from './redact.ts';

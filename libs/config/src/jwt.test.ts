@@ -105,3 +105,37 @@ describe('rotation key (behaviour.md §1.2)', () => {
     ]);
   });
 });
+
+describe('start-up errors that say what to do (issue 15 item 7)', () => {
+  const hs = (type: string, secret: string, ...extra: string[]) =>
+    loadConfig('authn', [...BASE, ...DB, `--jwt-type=${type}`, `--jwt-secret=${secret}`, ...extra]);
+
+  it('refuses an HMAC secret shorter than the hash output in production (RFC 7518 §3.2)', () => {
+    expect(hs('HS256', 'x'.repeat(31)).errors).toEqual(['--jwt-secret is 31 bytes; HS256 needs at least 32 (RFC 7518 §3.2): use a long random value (or --env=development to start anyway)']);
+    expect(hs('HS256', 'x'.repeat(32)).errors).toEqual([]);
+    expect(hs('HS384', 'x'.repeat(47)).errors).toHaveLength(1);
+    expect(hs('HS512', 'x'.repeat(63)).errors[0]).toMatch(/^--jwt-secret is 63 bytes; HS512 needs at least 64/);
+    expect(hs('HS512', 'x'.repeat(64)).errors).toEqual([]);
+  });
+
+  it('only warns about a short secret with --env=development', () => {
+    const dev = hs('HS256', 'short', '--env=development');
+    expect(dev.errors).toEqual([]);
+    expect(dev.warnings).toContain('--jwt-secret is 5 bytes; HS256 needs at least 32 (RFC 7518 §3.2): use a long random value');
+  });
+
+  it('keeps accepting a short previous secret, so rotating away from it stays possible', () => {
+    expect(hs('HS256', 'x'.repeat(32), '--jwt-secondary-type=HS256', '--jwt-secondary-secret=old').errors).toEqual([]);
+  });
+
+  it('says a key flag takes the PEM text when given a file path', () => {
+    expect(withKeys('RS256', '/etc/gatehouse/key.pem', rsa.publicKey).errors).toEqual([
+      '--jwt-private-key is not a valid PEM RSA private key: it takes the PEM text, not a file path (for example --jwt-private-key="$(cat /etc/gatehouse/key.pem)")',
+    ]);
+    expect(withKeys('ES256', p256.privateKey, 'public.pem').errors).toEqual([
+      '--jwt-public-key is not a valid PEM EC public key: it takes the PEM text, not a file path (for example --jwt-public-key="$(cat public.pem)")',
+    ]);
+    // not a path: the plain message of behaviour.md §1.4
+    expect(withKeys('RS256', 'garbage', rsa.publicKey).errors).toEqual(['--jwt-private-key is not a valid PEM RSA private key']);
+  });
+});

@@ -69,6 +69,37 @@ function parsePublic(pemText: string, type: JwtType): KeyObject | null {
   }
 }
 
+/**
+ * behaviour.md §1.4's `<flag> is not a valid PEM <kind>`; when the value is no PEM at all but looks
+ * like a file name, the message says the flag takes the PEM text (issue 15 item 7).
+ */
+function notPem(flag: string, value: string, kind: string): string {
+  if (!value.includes('-----BEGIN') && /^(?:[./~]|[\w.-]+\.(?:pem|key|crt|pub)$)/.test(value.trim())) {
+    return `${flag} is not a valid PEM ${kind}: it takes the PEM text, not a file path (for example ${flag}="$(cat ${value.trim()})")`;
+  }
+  return `${flag} is not a valid PEM ${kind}`;
+}
+
+/** RFC 7518 §3.2: an HMAC key for HS256/384/512 must be at least as long as the hash output. */
+export const HMAC_MIN_BYTES: Readonly<Record<string, number>> = { HS256: 32, HS384: 48, HS512: 64 };
+
+/**
+ * The signing HS* secret when shorter than RFC 7518 §3.2 allows, as a message (fatal in production, warnings
+ * with `--env=development`, issue 15 item 7).
+ */
+export function shortHmacSecrets(flags: JwtFlags): string[] {
+  const out: string[] = [];
+  const check = (flag: string, type: JwtType | undefined, secret: string | undefined): void => {
+    const min = type === undefined ? undefined : HMAC_MIN_BYTES[type];
+    if (min === undefined || secret === undefined) return;
+    const bytes = Buffer.byteLength(secret, 'utf8');
+    if (bytes < min) out.push(`${flag} is ${bytes} bytes; ${type} needs at least ${min} (RFC 7518 §3.2): use a long random value`);
+  };
+  // the secondary secret only verifies old tokens: rotating away from a short one must stay possible
+  check('--jwt-secret', flags.jwtType, flags.jwtSecret);
+  return out;
+}
+
 function sameKey(a: KeyObject, b: KeyObject): boolean {
   const der = (k: KeyObject): Buffer => k.export({ type: 'spki', format: 'der' });
   return der(a).equals(der(b));
@@ -95,8 +126,8 @@ export function checkJwt(flags: JwtFlags, invalidType: boolean): string[] {
     const fam = family(type);
     const priv = parsePrivate(flags.jwtPrivateKey, type);
     const pub = parsePublic(flags.jwtPublicKey, type);
-    if (priv === null) errors.push(`--jwt-private-key is not a valid PEM ${fam} private key`);
-    if (pub === null) errors.push(`--jwt-public-key is not a valid PEM ${fam} public key`);
+    if (priv === null) errors.push(notPem('--jwt-private-key', flags.jwtPrivateKey, `${fam} private key`));
+    if (pub === null) errors.push(notPem('--jwt-public-key', flags.jwtPublicKey, `${fam} public key`));
     const privProblem = priv === null ? null : keyProblem(priv, type, '--jwt-private-key');
     if (privProblem !== null) errors.push(privProblem);
     if (priv !== null && pub !== null && privProblem === null && !sameKey(createPublicKey(priv), pub)) {
@@ -120,7 +151,7 @@ function checkSecondary(flags: JwtFlags): string[] {
   }
   if (flags.jwtSecondaryPublicKey === undefined) return [`--jwt-secondary-public-key is required for ${type}`];
   const pub = parsePublic(flags.jwtSecondaryPublicKey, type);
-  if (pub === null) return [`--jwt-secondary-public-key is not a valid PEM ${family(type)} public key`];
+  if (pub === null) return [notPem('--jwt-secondary-public-key', flags.jwtSecondaryPublicKey, `${family(type)} public key`)];
   const problem = keyProblem(pub, type, '--jwt-secondary-public-key');
   return problem === null ? [] : [problem];
 }

@@ -114,3 +114,14 @@ export function parseConfigOrExit(command: CommandName, argv: readonly string[],
   }
   return result.config;
 }
+
+/**
+ * {@link parseConfigOrExit} for a process's main: the warnings come back instead of being printed,
+ * for the caller to log through its JSON logger once it exists (issue 15: every line JSON; the
+ * logger's level and format are flags, so it cannot exist before the flags are read).
+ */
+export function loadConfigOrExit(command: CommandName, argv: readonly string[]): { config: Config; warnings: readonly string[] } {
+  const warnings: string[] = [];
+  const config = parseConfigOrExit(command, argv, { ...processIo, warn: (msg) => { warnings.push(msg); } });
+  return { config, warnings };
+}

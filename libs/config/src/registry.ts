@@ -110,6 +110,10 @@ export const registry = {
     databaseType: { flag: '--database-type <type>', parser: oneOf(['sqlite', 'postgres', 'mysql', 'mariadb', 'mongodb'], true), help: 'main database: sqlite, postgres, mysql, mariadb or mongodb; required' },
     databaseUrl: { flag: '--database-url <url>', parser: str, secret: true, help: 'connection URL (a file path for sqlite); or give --database-host with --database-name' },
     databaseName: { flag: '--database-name <name>', parser: str, help: 'database name, with --database-host' },
+    databaseCreate: {
+      flag: '--database-create', parser: bool, default: false,
+      help: 'create the PostgreSQL/MySQL database (and the --fga-store-url one) when it does not exist; without it a missing database stops start-up, so a mistyped name is noticed',
+    },
     databaseUsername: { flag: '--database-username <user>', parser: str, help: 'database user, with --database-host' },
     databasePassword: { flag: '--database-password <password>', parser: str, secret: true, help: 'database password, with --database-host' },
     databaseHost: { flag: '--database-host <host>', parser: str, help: 'database host, used when --database-url is not set' },
@@ -207,6 +211,10 @@ export const registry = {
     twilioApiKey: { flag: '--twilio-api-key <key>', parser: str, help: 'Twilio API key SID' },
     twilioApiSecret: { flag: '--twilio-api-secret <secret>', parser: str, secret: true, help: 'Twilio API key secret' },
     twilioSender: { flag: '--twilio-sender <number>', parser: str, help: 'sending phone number (E.164) or messaging service SID' },
+    twilioApiUrl: {
+      flag: '--twilio-api-url <url>', parser: httpUrl, commands: ['all', 'notifications'],
+      help: 'development and testing only: base URL of a stand-in for Twilio\'s REST API (default https://api.twilio.com)',
+    },
   }),
   ...section('Social providers', ALL, {
     ...provider('google', 'Google', 'openid,profile,email'),
@@ -235,7 +243,7 @@ export const registry = {
     fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite); required with a SQL --fga-store' },
   }),
   ...section('Split mode (routing)', GATEWAY, {
-    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway'], help: 'gRPC address of the authn service' },
+    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'admin'], help: 'gRPC address of the authn service (gateway; admin, which reads Meta for AdminMeta through it)' },
     mfaAddress: { flag: '--mfa-address <host:port>', parser: address, commands: ['gateway', 'authn'], help: 'gRPC address of the mfa service (gateway; authn, which opens MFA sessions through it)' },
     adminAddress: { flag: '--admin-address <host:port>', parser: address, commands: ['gateway', 'notifications'], help: 'gRPC address of the admin service (gateway; notifications, which reads webhook targets and stored email templates through it)' },
     orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },

@@ -13,7 +13,7 @@ export const BASE: readonly string[] = [
   '--allowed-origins=https://app.example.com',
 ];
 export const DB: readonly string[] = ['--database-type=sqlite', '--database-url=/tmp/gatehouse.db'];
-export const JWT: readonly string[] = ['--jwt-type=HS256', '--jwt-secret=jwt-secret'];
+export const JWT: readonly string[] = ['--jwt-type=HS256', '--jwt-secret=jwt-secret-of-32-bytes-or-longer!'];
 export const GATEWAY_ROUTES: readonly string[] = [
   '--authn-address=authn:9091', '--mfa-address=mfa:9091', '--admin-address=admin:9091', '--orgs-address=orgs:9091',
   '--authz-address=authz-0:9091,authz-1:9091',

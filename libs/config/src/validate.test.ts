@@ -145,6 +145,18 @@ describe('features that need a provider', () => {
     ]);
     expect(load('--enable-phone-verification', ...twilio).errors).toEqual([]);
   });
+  it.each(['--twilio-account-sid', '--twilio-api-key', '--twilio-api-secret', '--twilio-sender'])(
+    'refuses phone verification without %s, whatever --twilio-api-url says', (missing) => {
+      const flags = twilio.filter((f) => !f.startsWith(`${missing}=`));
+      expect(load('--enable-phone-verification', ...flags, '--twilio-api-url=http://127.0.0.1:9999').errors).toEqual([
+        '--enable-phone-verification requires SMS (--twilio-account-sid, --twilio-api-key, --twilio-api-secret, --twilio-sender)',
+      ]);
+    },
+  );
+  it('--twilio-api-url (development and testing) must be an absolute http(s) URL', () => {
+    expect(load(...twilio, '--twilio-api-url=http://127.0.0.1:9999/').errors).toEqual([]);
+    expect(load(...twilio, '--twilio-api-url=127.0.0.1:9999').errors).toHaveLength(1);
+  });
 });
 
 describe('roles and MFA', () => {

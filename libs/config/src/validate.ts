@@ -3,7 +3,7 @@
 import type { CommandName } from './commands.ts';
 import { clientOf, usableMfaMethods } from './derive.ts';
 import type { Derived } from './derive.ts';
-import { checkCustomScript, checkJwt } from './jwt.ts';
+import { checkCustomScript, checkJwt, shortHmacSecrets } from './jwt.ts';
 import { SOCIAL_PROVIDERS, registry } from './registry.ts';
 import type { FlagKey, FlagValues } from './registry.ts';
 
@@ -56,6 +56,7 @@ export function fatalRules(i: RuleInput): string[] {
   }
   if (applies('jwtType', command)) {
     errors.push(...checkJwt(v, i.invalid.has('jwtType')));
+    if (v.env !== 'development') errors.push(...shortHmacSecrets(v).map((m) => `${m} (or --env=development to start anyway)`));
   }
 
   const ports = ([['http-port', v.httpPort, 'httpPort'], ['grpc-port', v.grpcPort, 'grpcPort'], ['metrics-port', v.metricsPort, 'metricsPort']] as const)
@@ -115,7 +116,10 @@ export function warningRules(i: RuleInput): string[] {
   if (v.adminSecret !== undefined && v.adminSecret.length < 32) {
     warnings.push('--admin-secret is shorter than 32 characters; use a long random value');
   }
-  if (v.env === 'development') warnings.push('--env=development is set; do not use it in production');
+  if (v.env === 'development') {
+    warnings.push('--env=development is set; do not use it in production');
+    if (applies('jwtType', i.command)) warnings.push(...shortHmacSecrets(v));
+  }
   if (v.allowPrivateWebhookTargets) {
     warnings.push('--allow-private-webhook-targets is on: webhooks and test_endpoint may reach private networks');
   }

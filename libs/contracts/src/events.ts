@@ -4,7 +4,7 @@
  * its `data` carries (proto/gatehouse/events/v1/events.proto). Producers emit through typed helpers
  * built on this map, and consumers parse into these types, so the shape lives in one place.
  */
-import type { AuditRecorded, EmailSendJob, UserCreated, UserDeactivated, UserLoggedIn, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
+import type { AuditRecorded, EmailSendJob, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
 
 export interface BusEvents {
   'user.created': UserCreated;
@@ -13,6 +13,10 @@ export interface BusEvents {
   'user.deactivated': UserDeactivated;
   'email.send': EmailSendJob;
   'audit.recorded': AuditRecorded;
+  'sms.send': SmsSendJob;
+  'user.deleted': UserDeleted;
+  'user.access_revoked': UserAccessChanged;
+  'user.access_enabled': UserAccessChanged;
   // issue 17 (webhooks, behaviour.md §5.4)
   'webhook.deliver': WebhookDeliverJob;
   'webhook.attempted': WebhookAttempted;

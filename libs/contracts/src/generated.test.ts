@@ -16,7 +16,7 @@ function tree(dir: string, prefix = ''): Map<string, string> {
   for (const e of readdirSync(path.join(dir, prefix), { withFileTypes: true })) {
     const rel = path.join(prefix, e.name);
     if (e.isDirectory()) for (const [k, v] of tree(dir, rel)) files.set(k, v);
-    else files.set(rel, readFileSync(path.join(dir, rel), 'utf8'));
+    else files.set(rel, readFileSync(path.join(dir, rel), e.name.endsWith('.binpb') ? 'base64' : 'utf8'));
   }
   return files;
 }

@@ -17,3 +17,10 @@ export type * as mfa from './gen/gatehouse/mfa/v1/mfa.ts';
 export type * as orgs from './gen/gatehouse/orgs/v1/orgs.ts';
 export type { ProtoServices } from './gen/services.ts';
 export type { BusEventName, BusEvents, TypedEventSink } from './events.ts';
+
+/**
+ * Absolute path of `gen/descriptor-set.binpb`: the FileDescriptorSet (binary protobuf, made by
+ * `buf build` in `npm run generate`) of every proto file and its imports, with their real file names
+ * and dependency lists, as gRPC server reflection serves them.
+ */
+export const DESCRIPTOR_SET_PATH: string = new URL('./gen/descriptor-set.binpb', import.meta.url).pathname;

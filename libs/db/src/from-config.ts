@@ -19,5 +19,6 @@ export function databaseOptionsOf(config: Config): DatabaseOptions {
     ...(config.databaseCert ? { cert: config.databaseCert } : {}),
     ...(config.databaseCaCert ? { caCert: config.databaseCaCert } : {}),
     ...(config.databaseCertKey ? { certKey: config.databaseCertKey } : {}),
+    ...(config.databaseCreate ? { create: true } : {}),
   };
 }

@@ -8,6 +8,7 @@ export { DATABASE_TYPES } from './types.ts';
 export type { Column, ColumnType, Ddl, IndexOptions } from './ddl.ts';
 export { createDdl, quoteIdentifier } from './ddl.ts';
 export { openDatabase } from './open.ts';
+export { databaseReadiness, databaseTarget } from './readiness.ts';
 export { buildOrmOptions, DRIVER_PACKAGES } from './orm-options.ts';
 export type { OutboxRelay, OutboxRelayOptions } from './relay.ts';
 export { startOutboxRelay } from './relay.ts';

@@ -8,11 +8,19 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
 import { buildOrmOptions } from './orm-options.ts';
+import { databaseTarget } from './readiness.ts';
 import { runMigrations, execOn } from './migrate.ts';
 import { createOutbox, outboxEntity, outboxMigration } from './outbox.ts';
 import type { Database, DatabaseOptions, Outbox, ServiceSchema } from './types.ts';
 
 const SERVICE_NAME = /^[a-z][a-z0-9_]{0,40}$/;
+
+/** `cannot connect to <type> at <host:port/name>: <driver's reason>`, with the way out for a missing database. */
+function connectFailure(options: DatabaseOptions, err: unknown): string {
+  const reason = (err instanceof AggregateError && err.errors[0] instanceof Error ? err.errors[0].message : err instanceof Error ? err.message : String(err)) || 'no reason given';
+  const missing = /database "[^"]*" does not exist|Unknown database/i.test(reason);
+  return `cannot connect to ${options.type} at ${databaseTarget(options)}: ${reason}${missing ? ' (check the name, or pass --database-create to create it)' : ''}`;
+}
 
 /**
  * Connects, applies `schema.migrations` not yet recorded in `<service>_migrations` (after the
@@ -40,11 +48,11 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   try {
     await orm.connect();
     const check = await orm.checkConnection();
-    if (!check.ok) throw new AppError('unavailable', `cannot connect to ${options.type}: ${check.reason}`, { cause: check.error });
+    if (!check.ok) throw new AppError('unavailable', connectFailure(options, check.error ?? new Error(check.reason)), { cause: check.error });
   } catch (err) {
     await orm.close(true).catch(() => undefined);
     if (err instanceof AppError) throw err;
-    throw new AppError('unavailable', `cannot connect to ${options.type}`, { cause: err });
+    throw new AppError('unavailable', connectFailure(options, err), { cause: err });
   }
 
   let outbox: Outbox;

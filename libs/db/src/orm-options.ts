@@ -35,7 +35,9 @@ export async function buildOrmOptions(o: DatabaseOptions): Promise<Partial<Optio
   if (!DATABASE_TYPES.includes(o.type)) {
     throw new AppError('invalid_argument', `unsupported database type: ${String(o.type)}`);
   }
-  const common = { allowGlobalContext: false, debug: false, forceUndefined: false };
+  // MikroORM creates a missing database on connect by default: a mistyped name would silently
+  // start an empty deployment, so that takes `--database-create` (issue 15 item 7)
+  const common = { allowGlobalContext: false, debug: false, forceUndefined: false, ensureDatabase: o.create === true };
   if (o.type === 'sqlite') {
     const path = o.url ?? o.name;
     if (!path) throw new AppError('invalid_argument', 'sqlite needs a database url (file path or :memory:)');

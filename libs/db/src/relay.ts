@@ -6,7 +6,7 @@
  * bus tolerates (JetStream dedups on the envelope id; consumers are idempotent on it).
  */
 import type { Bus, Envelope } from '@gatehouse/bus';
-import type { Logger } from '@gatehouse/observability';
+import { dependencyState, type Logger } from '@gatehouse/observability';
 import { quoteIdentifier } from './ddl.ts';
 import type { Database } from './types.ts';
 
@@ -46,6 +46,10 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   let chain: Promise<number> = Promise.resolve(0);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  // an outage fails every tick: one line when it starts, one when it ends (issue 15), never a flood
+  const relayLog = logger.child({ component: 'outbox relay', outbox: db.outbox.table });
+  const database = dependencyState(relayLog, 'database', db.outbox.table);
+  const publishing = dependencyState(relayLog, 'bus', 'publish');
 
   async function tick(): Promise<number> {
     let published = 0;
@@ -58,9 +62,10 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
             `where ${q('published_at')} is null order by ${q('seq')} limit ${batchSize}`,
         );
       } catch (err) {
-        logger.warn({ err, outbox: db.outbox.table }, 'outbox relay: reading pending rows failed');
+        database.down(err);
         return published;
       }
+      database.up();
       for (const row of rows) {
         const envelope: Envelope = {
           id: String(row.id),
@@ -72,14 +77,15 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         try {
           await bus.publish(envelope);
         } catch (err) {
-          logger.warn({ err, outbox: db.outbox.table, event_id: envelope.id, event: envelope.name }, 'outbox relay: publish failed, will retry');
+          publishing.down(err); // retried next tick; later rows wait, so order is kept
           return published;
         }
+        publishing.up();
         try {
           await db.execute(`update ${table} set ${q('published_at')} = ? where ${q('seq')} = ?`, [Date.now(), row.seq]);
         } catch (err) {
           // published but not marked: it goes out again next tick (duplicates are tolerated)
-          logger.warn({ err, outbox: db.outbox.table, event_id: envelope.id }, 'outbox relay: marking published failed');
+          database.down(err);
           return published;
         }
         published += 1;

@@ -30,6 +30,8 @@ export interface DatabaseOptions {
   caCert?: string;
   /** PEM client key (TLS) */
   certKey?: string;
+  /** PostgreSQL/MySQL: create the database when it does not exist (`--database-create`); default: refuse */
+  create?: boolean;
 }
 
 /** What a migration's `up` receives: it runs inside the service's migration lock. */

@@ -49,4 +49,9 @@ export { Registry } from 'prom-client';
 export { startMetricsServer } from './metrics-server.ts';
 export type { MetricsServer } from './metrics-server.ts';
 export { registerRequestSeries } from './request-series.ts';
+export { createGrpcServerMetrics, type GrpcCallObserver } from './grpc-metrics.ts';
+export {
+  dependencyState, readinessReport, redisTarget, watchRedis,
+  type DependencyCheck, type DependencyState, type ReadinessReport, type RedisLike, type StateLogger,
+} from './dependency.ts';
 export type { RequestSeriesOptions, RequestSeriesTable, Series } from './request-series.ts';

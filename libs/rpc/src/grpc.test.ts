@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AppError } from '@gatehouse/errors';
-import { createLogger } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry } from '@gatehouse/observability';
 import { createCallContext } from './context.ts';
 import { createGrpcClient, createInProcessClient, startGrpcServer, type ServiceClient } from './grpc.ts';
 import { serviceDescriptor } from './proto.ts';
@@ -102,6 +102,32 @@ describe('internal (service-to-service) APIs', () => {
     } finally {
       for (const c of [service, stranger, forger]) c.close();
       await internal.close();
+    }
+  });
+});
+
+describe('gRPC server metrics (issue 15: observability past the HTTP port)', () => {
+  it('counts and times every answered call by full method and status code name', async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    const observed = await startGrpcServer({
+      host: '127.0.0.1', port: 0, services: [{ desc, handlers }], logger: createLogger('silent'), observe: createGrpcServerMetrics(registry),
+    });
+    const client = createGrpcClient(desc, { address: `127.0.0.1:${observed.port}` });
+    try {
+      await client.call('Login', { email: 'a@example.com', password: 'pw' }, createCallContext());
+      await client.call('Login', { email: 'a@example.com', password: 'pw' }, createCallContext());
+      await client.call('Login', { password: 'wrong' }, createCallContext()).catch(() => undefined);
+      await client.call('Signup', {}, createCallContext()).catch(() => undefined); // no handler: UNIMPLEMENTED
+      const text = await registry.metrics();
+      const login = 'method="/gatehouse.authn.v1.AuthnService/Login"';
+      expect(text).toContain(`gatehouse_grpc_server_handled_total{${login},code="OK"} 2`);
+      expect(text).toContain(`gatehouse_grpc_server_handled_total{${login},code="UNAUTHENTICATED"} 1`);
+      expect(text).toContain('gatehouse_grpc_server_handled_total{method="/gatehouse.authn.v1.AuthnService/Signup",code="UNIMPLEMENTED"} 1');
+      expect(text).toContain(`gatehouse_grpc_server_duration_seconds_count{${login},code="OK"} 2`);
+      expect(text).toMatch(/# TYPE gatehouse_grpc_server_duration_seconds histogram/);
+    } finally {
+      client.close();
+      await observed.close();
     }
   });
 });

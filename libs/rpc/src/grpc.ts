@@ -7,9 +7,10 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { AppError, codeFromGrpcStatus, isErrorCode, toAppError } from '@gatehouse/errors';
-import type { Logger } from '@gatehouse/observability';
+import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
 import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
+import { addReflection } from './reflection.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
 export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin'] as const;
@@ -28,6 +29,11 @@ export interface ServiceClient {
    */
   call(rpc: string, req: unknown, ctx: CallContext): Promise<Record<string, unknown>>;
   close(): void;
+  /**
+   * gRPC clients only: resolves once a connection to the service (any replica) is up, for `/readyz`.
+   * @throws Error with grpc-js's reason when none comes up within `timeoutMs`
+   */
+  waitForReady?(timeoutMs: number): Promise<void>;
 }
 
 function methodOf(desc: ServiceDescriptor, rpc: string): MethodCodec {
@@ -105,6 +111,9 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
       });
     },
     close() { client.close(); },
+    waitForReady: (timeoutMs) => new Promise<void>((resolve, reject) => {
+      client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve()));
+    }),
   };
 }
 
@@ -142,6 +151,10 @@ export interface GrpcServerOptions {
   internalToken?: string;
   /** `grpc` for the public port; services behind the gateway keep what the gateway forwarded */
   defaultProtocol?: Protocol;
+  /** told of every answered call (the `gatehouse_grpc_server_*` metrics of @gatehouse/observability) */
+  observe?: GrpcCallObserver;
+  /** serve gRPC server reflection for `services` (the public port only; ./reflection.ts) */
+  reflection?: boolean;
 }
 
 function peerIp(peer: string): string {
@@ -176,11 +189,25 @@ function errorToGrpc(err: AppError): Partial<grpc.StatusObject> {
   return { code: err.grpcStatus, details: err.message, metadata: md };
 }
 
+/**
+ * `answer`, wrapped to tell `observe` of the call's status code and its duration in seconds from
+ * now (the call's arrival); `answer` itself when there is no observer.
+ */
+export function observedAnswer(answer: grpc.sendUnaryData<Buffer>, path: string, observe: GrpcCallObserver | undefined): grpc.sendUnaryData<Buffer> {
+  if (observe === undefined) return answer;
+  const start = performance.now();
+  return (err, value, trailer, flags) => {
+    observe(path, err ? (err.code ?? grpc.status.UNKNOWN) : grpc.status.OK, (performance.now() - start) / 1000);
+    answer(err, value, trailer, flags);
+  };
+}
+
 /** Builds the unary handler implementations of one service for a grpc-js server. */
 export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerOptions, 'host' | 'port' | 'services'>): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const method of served.desc.methods.values()) {
-    impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+    impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, answer: grpc.sendUnaryData<Buffer>) => {
+      const callback = observedAnswer(answer, method.path, opts.observe);
       void (async () => {
         const md = call.metadata;
         const trusted = Boolean(opts.internalToken) && md.get(INTERNAL_KEY)[0] === opts.internalToken;
@@ -235,6 +262,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<{ port: 
     'grpc.max_connection_age_grace_ms': 30_000,
   });
   for (const served of opts.services) server.addService(rawServiceDefinition(served.desc), grpcImplementation(served, opts));
+  if (opts.reflection) addReflection(server, opts.services.map((s) => s.desc));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });

@@ -1,12 +1,12 @@
 export { createCallContext } from './context.ts';
 export type { CallContext, Handler, HandlerMap, Protocol } from './context.ts';
-export { PROTO_ROOT, serviceDescriptor, servicesWithProto } from './proto.ts';
-export type { AuthClass, DescriptorName, FullNameOf, InternalServiceName, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
+export { PROTO_ROOT, messageSchema, serviceDescriptor, servicesWithProto } from './proto.ts';
+export type { AuthClass, DescriptorName, FullNameOf, InternalServiceName, JsonSchema, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
 export { FORWARDED_HEADERS, createGrpcClient, createInProcessClient, grpcImplementation, rawServiceDefinition, startGrpcServer } from './grpc.ts';
 export type { GrpcClientOptions, GrpcServerOptions, ServedService, ServiceClient } from './grpc.ts';
 export { AUTH_RESPONSE_SDL, Int64Scalar, MapScalar, SHARED_SCALARS_SDL, alwaysFails, bindResolvers, buildSubgraph, toGraphqlError } from './graphql.ts';
 export type { FieldBinding, SubgraphContext } from './graphql.ts';
-export { startServiceHttp } from './service-http.ts';
+export { readinessHandler, startServiceHttp } from './service-http.ts';
 export type { ServiceHttpOptions } from './service-http.ts';
 export { startGrpcProxy } from './proxy.ts';
 export type { GrpcProxyOptions } from './proxy.ts';

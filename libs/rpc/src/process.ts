@@ -11,15 +11,27 @@ export function fatal(message: string): never {
 }
 
 /** Runs `start`; a failure becomes the §1.4 line for that kind of failure. */
-export async function orFatal<T>(what: 'database' | 'engine' | { host: string; port: number }, start: () => Promise<T>): Promise<T> {
+export async function orFatal<T>(what: 'database' | 'nats' | 'engine' | { host: string; port: number }, start: () => Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = reasonOf(err);
     if (what === 'database') fatal(`cannot connect to the database: ${reason}`);
+    if (what === 'nats') fatal(`cannot connect to NATS (--nats-url): ${reason}`);
     if (what === 'engine') fatal(`authorization engine failed to start: ${reason}`);
     fatal(`cannot listen on ${what.host}:${what.port}: ${reason}`);
   }
+}
+
+/** An error's message followed by its causes' (`a: b: c`), each once: the FATAL line names the cause. */
+function reasonOf(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const message = e instanceof AggregateError && e.errors[0] instanceof Error ? e.errors[0].message : e instanceof Error ? e.message : String(e);
+    if (message && !parts.some((p) => p.includes(message))) parts.push(message);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.join(': ') || 'unknown error';
 }
 
 /** Closes everything (in reverse order of registration) once on SIGTERM or SIGINT, then exits 0. */

@@ -42,7 +42,7 @@ function fullNameOf<D extends DescriptorName>(name: D): FullNameOf<D> {
 }
 
 /** `proto/gatehouse/<service>/v1/<service>.proto`, relative to PROTO_ROOT. */
-const protoFileOf = (service: ServiceName): string => `gatehouse/${service}/v1/${service}.proto`;
+export const protoFileOf = (service: ServiceName): string => `gatehouse/${service}/v1/${service}.proto`;
 
 /** Per-RPC codec: JSON-ish objects in the spec's wire shape on both sides. */
 export interface MethodCodec {
@@ -206,6 +206,52 @@ function planOf(type: protobuf.Type): readonly FieldPlan[] {
   });
   plans.set(type, plan);
   return plan;
+}
+
+/** JSON Schema (2020-12, the dialect of OpenAPI 3.1) of one wire value; `defs` receives message schemas. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * The JSON Schema of `type`'s wire shape, derived from the same field plans the codec shapes values
+ * with, so the documented and the served shapes cannot drift (issue 15 §8: OpenAPI from the protos).
+ * `request`: every field may be absent (proto3), an `optional` or message field may also be `null`,
+ * no other properties are listed as allowed (unknown ones are ignored). `response`: every field is
+ * present (behaviour.md §0.1 full shape), `optional`/message fields are nullable, lists are arrays.
+ * Message schemas go into `defs` under `<package>.<Message>` (responses) or `<...>.input` (requests)
+ * and are referenced as `#/components/schemas/<key>`.
+ * @returns a `$ref` to `type`'s schema
+ */
+export function messageSchema(type: protobuf.Type, direction: 'request' | 'response', defs: Record<string, JsonSchema>): JsonSchema {
+  const name = type.fullName.replace(/^\.(gatehouse\.)?/, '');
+  // a whole message that is a JSON object (the discovery documents): any object, as on the wire
+  if (name === STRUCT) return { type: 'object', additionalProperties: true };
+  const key = direction === 'request' ? `${name}.input` : name;
+  const ref = { $ref: `#/components/schemas/${key}` };
+  if (defs[key] !== undefined) return ref;
+  defs[key] = {}; // reserved: recursive types refer to it while it is built
+  const properties: Record<string, JsonSchema> = {};
+  for (const f of planOf(type)) {
+    let item: JsonSchema = {};
+    switch (f.kind) {
+      case 'struct': item = { type: 'object', additionalProperties: true }; break;
+      case 'message': item = messageSchema(f.message!, direction, defs); break;
+      case 'enum': item = { type: 'string', enum: Object.keys(f.enumValues!) }; break;
+      case 'int': item = { type: 'integer' }; break;
+      case 'float': item = { type: 'number' }; break;
+      case 'bool': item = { type: 'boolean' }; break;
+      case 'string':
+      case 'other': item = { type: 'string' }; break; // `other`: bytes, base64 text on the wire
+    }
+    let schema: JsonSchema = f.repeated ? { type: f.nullableList ? ['array', 'null'] : 'array', items: item } : item;
+    if (!f.repeated && f.optional) schema = { anyOf: [schema, { type: 'null' }] };
+    properties[f.name] = schema;
+  }
+  defs[key] = {
+    type: 'object',
+    properties,
+    ...(direction === 'response' ? { required: Object.keys(properties), additionalProperties: false } : {}),
+  };
+  return ref;
 }
 
 /** The plan of a message-typed field's type. */

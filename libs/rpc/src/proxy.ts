@@ -5,8 +5,9 @@
  * client IP and its internal token; trailers (Set-Cookie) and error statuses come back unchanged.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '@gatehouse/observability';
-import { rawServiceDefinition } from './grpc.ts';
+import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
+import { observedAnswer, rawServiceDefinition } from './grpc.ts';
+import { addReflection } from './reflection.ts';
 import type { ServiceDescriptor } from './proto.ts';
 
 export interface GrpcProxyOptions {
@@ -17,7 +18,10 @@ export interface GrpcProxyOptions {
   internalToken: string;
   logger: Logger;
   admit?: (clientIp: string) => Promise<boolean>;
+  /** told of every answered call (the `gatehouse_grpc_server_*` metrics of @gatehouse/observability) */
+  observe?: GrpcCallObserver;
 }
+
 
 function peerIp(peer: string): string {
   const stripped = peer.replace(/^ipv[46]:/, '');
@@ -39,7 +43,8 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<{ port: nu
     clients.push(client);
     const impl: grpc.UntypedServiceImplementation = {};
     for (const method of desc.methods.values()) {
-      impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+      impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, answer: grpc.sendUnaryData<Buffer>) => {
+        const callback = observedAnswer(answer, method.path, opts.observe);
         void (async () => {
           const clientIp = peerIp(call.getPeer());
           if (opts.admit && !(await opts.admit(clientIp).catch(() => true))) {
@@ -73,6 +78,8 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<{ port: nu
     }
     server.addService(rawServiceDefinition(desc), impl);
   }
+  // answered here, not forwarded: the gateway knows the public protos
+  addReflection(server, opts.upstreams.map((u) => u.desc));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });

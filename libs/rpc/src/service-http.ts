@@ -10,7 +10,7 @@ import type { GraphQLSchema } from 'graphql';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import type { Logger } from '@gatehouse/observability';
+import { readinessReport, type DependencyCheck, type Logger } from '@gatehouse/observability';
 import { timingSafeEqual } from 'node:crypto';
 import { FORWARDED_HEADERS } from './grpc.ts';
 import type { SubgraphContext } from './graphql.ts';
@@ -22,8 +22,8 @@ export interface ServiceHttpOptions {
   schema?: GraphQLSchema;
   internalToken: string;
   logger: Logger;
-  /** readiness probe; `/healthz` answers 503 while it resolves false */
-  health?: () => Promise<boolean>;
+  /** the dependencies `/readyz` checks (`/healthz` is liveness and checks none) */
+  readiness?: readonly DependencyCheck[];
 }
 
 function sameToken(a: string | undefined, b: string): boolean {
@@ -33,14 +33,27 @@ function sameToken(a: string | undefined, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/**
+ * `GET /readyz` (issue 15): 200 `{status: "ready", checks}` when every dependency answers, else 503
+ * `{code: "unavailable", message: "not ready: <name> (<target>) is down: <cause>", checks}` naming the
+ * first one down; `checks` maps each dependency to `ok` or its cause. Never cached: a probe sees now.
+ */
+export function readinessHandler(checks: readonly DependencyCheck[]): express.RequestHandler {
+  return (_req, res, next) => {
+    readinessReport(checks).then((r) => {
+      res.setHeader('Cache-Control', 'no-store');
+      if (r.ready) res.status(200).json({ status: 'ready', checks: r.checks });
+      else res.status(503).json({ code: 'unavailable', message: `not ready: ${r.down!.name} (${r.down!.target}) is down: ${r.down!.cause}`, checks: r.checks });
+    }, next);
+  };
+}
+
 /** Starts the listener; resolves with the bound port. */
 export async function startServiceHttp(opts: ServiceHttpOptions): Promise<{ port: number; close(): Promise<void> }> {
   const app = express();
   app.disable('x-powered-by');
-  app.get('/healthz', async (_req, res) => {
-    const ok = opts.health ? await opts.health().catch(() => false) : true;
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable' });
-  });
+  app.get('/healthz', (_req, res) => { res.status(200).json({ status: 'ok' }); });
+  app.get('/readyz', readinessHandler(opts.readiness ?? []));
   let apollo: ApolloServer<SubgraphContext> | undefined;
   if (opts.schema) {
     apollo = new ApolloServer<SubgraphContext>({ schema: opts.schema, introspection: false, csrfPrevention: false, includeStacktraceInErrorResponses: false, plugins: [ApolloServerPluginInlineTraceDisabled()] });

@@ -9,7 +9,7 @@ import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Authenticator } from '@gatehouse/auth';
 import type { Bus } from '@gatehouse/bus';
 import type { CommandName, Config } from '@gatehouse/config';
-import type { Logger, Registry } from '@gatehouse/observability';
+import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import type { ProtoServices } from '@gatehouse/contracts';
 import type { ClientOf, DescriptorName, FullNameOf, InternalServiceName, ServiceImplementation, ServiceName } from '@gatehouse/rpc';
 
@@ -52,8 +52,8 @@ export interface ServiceRuntime {
   schema?: GraphQLSchema;
   /** the credential resolution it builds for the deployment (authn), shared with later services in all-in-one */
   authenticator?: Authenticator;
-  /** readiness: false while a dependency it needs is down (`/healthz` answers 503) */
-  health?: () => Promise<boolean>;
+  /** its own dependencies (its database, ...) for `/readyz`; the process adds Redis, NATS and its peers */
+  readiness?: readonly DependencyCheck[];
   /** fields of its `<name> started` log line (e.g. authz's `store`) */
   logFields?: Record<string, unknown>;
   close(): Promise<void>;

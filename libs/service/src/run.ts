@@ -7,8 +7,8 @@
  */
 import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
 import { createJetStreamBus } from '@gatehouse/bus';
-import { parseConfigOrExit, type Config } from '@gatehouse/config';
-import { createLogger, createMetricsRegistry, startMetricsServer, type LogLevel } from '@gatehouse/observability';
+import { loadConfigOrExit, type Config } from '@gatehouse/config';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, type LogLevel } from '@gatehouse/observability';
 import {
   closeOnSignal, createGrpcClient, deriveInternalToken, fatal, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, typedClient,
   type InternalServiceName, type ServedService,
@@ -24,20 +24,21 @@ export const addressKeyOf = (api: InternalServiceName): keyof Config => `${api.s
  * @throws never: a missing required flag or a port in use ends the process with one `FATAL:` line
  */
 export async function runService(module: ServiceModule, argv: readonly string[]): Promise<void> {
-  const config = parseConfigOrExit(module.name, argv);
+  const { config, warnings } = loadConfigOrExit(module.name, argv);
   // the module's build adds its own `service` key: its lines and ours each carry exactly one
   const root = createLogger(config.logLevel as LogLevel);
   const logger = root.child({ service: module.name });
+  for (const w of warnings) logger.warn(w);
   for (const { key, why } of module.requires ?? []) {
     if (config[key] === undefined) fatal(`--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required for \`gatehouse ${module.name}\`: ${why}`);
   }
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
   const bus = config.natsUrl
-    ? await orFatal('database', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
+    ? await orFatal('nats', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
     : null;
   // split mode keeps sessions in Redis, so every service can check a caller itself (ARCHITECTURE §2)
-  const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:' }) : null;
+  const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', logger }) : null;
   const peers: Array<{ close(): void }> = [];
   let authenticator: Authenticator | null | undefined;
   const shared: ServiceShared = {
@@ -64,12 +65,14 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     ...(runtime.internal ? [{ ...runtime.internal, internal: true }] : []),
   ];
   const grpc = served.length === 0 ? null : await orFatal({ host: config.host, port: config.grpcPort }, () => startGrpcServer({
-    host: config.host, port: config.grpcPort, logger, internalToken, services: served,
+    host: config.host, port: config.grpcPort, logger, internalToken, services: served, observe: createGrpcServerMetrics(registry),
   }));
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
     host: config.host, port: config.httpPort, internalToken: runtime.schema ? internalToken : '', logger,
     ...(runtime.schema ? { schema: runtime.schema } : {}),
-    ...(runtime.health ? { health: runtime.health } : {}),
+    // its own dependencies only: a peer's outage fails the calls that need the peer, but must not
+    // take this service out of rotation (readiness would cascade along the call graph)
+    readiness: [...(bus?.readiness ? [bus.readiness] : []), ...(sessions ? [sessions.readiness] : []), ...(runtime.readiness ?? [])],
   }));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc?.port ?? null, http_port: http.port, metrics_port: metrics.port, ...runtime.logFields }, `${module.name} started`);

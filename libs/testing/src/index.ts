@@ -7,3 +7,6 @@ export { GATEHOUSE_BIN, REPO_ROOT, runGatehouse, spawnGatehouse, type GatehouseP
 export { MACHINE, startDeployment, type Deployment, type Mode, type StartOptions } from './deployment.ts';
 export { extractLinks, startSmtpSink, type SinkMail, type SmtpSink, type SmtpSinkOptions } from './smtp-sink.ts';
 export { parseMail, type ParsedMail } from './mime.ts';
+export {
+  startTwilioSink, TWILIO_TEST_CREDENTIALS, type SmsMessage, type TwilioSink, type TwilioSinkOptions,
+} from './twilio-sink.ts';

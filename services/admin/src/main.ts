@@ -1,13 +1,16 @@
 /**
  * @module admin/main
  * The only file that wires admin: flags → database (migrations) → store → handlers and subgraph; the
- * outbox relay that publishes its audit events and webhook jobs; and its bus consumers: the audit
- * log (§5.7), the webhook fan-out of §8 events and the webhook attempt log (§5.4). `buildAdmin` is
- * the module's build (src/index.ts), the same in all-in-one and split mode.
+ * shared admin store (libs/auth: Redis under --redis-url, else this process's) and authn's internal
+ * API for the admin session and AdminMeta; the outbox relay that publishes its audit events and
+ * webhook jobs; and its bus consumers: the audit log (§5.7), the webhook fan-out of §8 events and the
+ * webhook attempt log (§5.4). `buildAdmin` is the module's build (src/index.ts), the same in
+ * all-in-one and split mode.
  */
-import type { Subscription } from '@gatehouse/bus';
+import { adminAccessStoreFor } from '@gatehouse/auth';
+import { newEnvelope, type Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
 import { checkEndpoint, guardedPost } from '@gatehouse/delivery';
 import { bindResolvers, buildSubgraph, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
@@ -33,13 +36,29 @@ function outboundOf(allowPrivate: boolean): Outbound {
 /** Builds admin in this process; `shared.authenticator` checks its callers, `shared.bus` carries its events. */
 export async function buildAdmin(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
   const logger = shared.logger.child({ service: 'admin' });
-  const db = await orFatal('database', () => openDatabase(databaseOptionsOf(config), adminSchema, { logger }));
+  const dbOptions = databaseOptionsOf(config);
+  const db = await orFatal('database', () => openDatabase(dbOptions, adminSchema, { logger }));
   const store = createMikroAdminStore(db);
-  const c = {
-    store, logger, outbound: outboundOf(config.allowPrivateWebhookTargets), now: () => Math.floor(Date.now() / 1000),
+  const now = () => Math.floor(Date.now() / 1000);
+  const authn = shared.peer('authn.internal');
+  if (!authn) logger.warn('no --authn-address: admin/meta answers unavailable');
+  const hooks = {
+    store, logger, outbound: outboundOf(config.allowPrivateWebhookTargets), now,
     authenticator: shared.authenticator, clientSecret: config.clientSecret,
   };
-  const service = createAdminService(c);
+  const service = createAdminService({
+    authenticator: shared.authenticator,
+    store: adminAccessStoreFor(config),
+    adminSecret: config.adminSecret,
+    adminCookieSecure: config.adminCookieSecure,
+    meta: { ...config, databaseType: config.databaseType ?? 'sqlite', env: config.env ?? 'production', fga: { enabled: config.fga.enabled, store: config.fga.store } },
+    authn,
+    emit(name, data) {
+      if (!shared.bus) return;
+      shared.bus.publish(newEnvelope(name, 'admin', data)).catch((err: unknown) => logger.warn({ err, event: name }, 'event not published'));
+    },
+    now,
+  }, hooks);
   const resolvers = bindResolvers(service.public.desc, service.public.handlers, adminBindings);
   for (const op of ['Query', 'Mutation'] as const) Object.assign((resolvers[op] ??= {}), adminFixedErrors[op]);
 
@@ -53,7 +72,7 @@ export async function buildAdmin(config: Config, shared: ServiceShared): Promise
     }));
     subscriptions.push(await shared.bus.consume({
       durable: FANOUT_CONSUMER, names: WEBHOOK_EVENTS, maxAttempts: 100, backoffMs: [1000, 2000, 5000, 10_000, 30_000, 60_000],
-      handler: webhookFanoutHandler(c),
+      handler: webhookFanoutHandler(hooks),
     }));
     subscriptions.push(await shared.bus.consume({
       durable: ATTEMPTS_CONSUMER, names: ['webhook.attempted'], maxAttempts: 100, backoffMs: [1000, 2000, 5000, 10_000, 30_000, 60_000],
@@ -66,6 +85,7 @@ export async function buildAdmin(config: Config, shared: ServiceShared): Promise
     public: service.public,
     internal: service.internal,
     schema: buildSubgraph(adminTypeDefs, resolvers),
+    readiness: [databaseReadiness(db, dbOptions)],
     async close() {
       for (const s of subscriptions) await s.stop();
       await relay?.stop();

@@ -1,31 +1,43 @@
 /**
  * @module @gatehouse/admin/service
- * createAdminService(deps): the admin plane's handler maps (proto `gatehouse.admin.v1.AdminService`
- * and `AdminInternal`). Webhooks, email templates and the audit log are served (issue 17); the RPCs
- * of later work answer `unimplemented` once the caller passes its auth class, so the admin surface
- * refuses anonymous and plain-user callers with 401 on REST, GraphQL and gRPC.
+ * createAdminService(session, hooks): the admin plane's handler maps (proto
+ * `gatehouse.admin.v1.AdminService` and `AdminInternal`), one entry per RPC from rpc/<method>.ts. The
+ * admin session and AdminMeta (behaviour.md §5.1, §5.2), webhooks, email templates and the audit log
+ * (§5.4–§5.7) are served; the RPCs of later work answer `unimplemented` once the caller passes its auth
+ * class, so the admin surface refuses anonymous and plain-user callers with 401 on REST, GraphQL and gRPC.
  */
 import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
-import type { RpcContext } from './rpc/deps.ts';
+import { adminLoginRpc } from './rpc/admin-login.ts';
+import { adminLogoutRpc } from './rpc/admin-logout.ts';
+import { adminMetaRpc } from './rpc/admin-meta.ts';
+import { adminSessionRpc } from './rpc/admin-session.ts';
+import type { AdminRpcDeps, RpcContext } from './rpc/deps.ts';
 import { hookHandlers, hookInternalHandlers } from './rpc/hooks-handlers.ts';
 
-export type { RpcContext as AdminDeps } from './rpc/deps.ts';
+export type { AdminRpcDeps as AdminDeps, RpcContext as AdminHooksDeps } from './rpc/deps.ts';
 
 export interface AdminService {
   public: ServiceImplementation<'gatehouse.admin.v1.AdminService'>;
   internal: ServiceImplementation<'gatehouse.admin.v1.AdminInternal'>;
 }
 
-/** Builds the admin service's handler maps. */
-export function createAdminService(c: RpcContext): AdminService {
+/**
+ * Builds the admin service's handler maps.
+ * @param session the admin session and AdminMeta dependencies
+ * @param hooks the webhook, email template and audit log dependencies (admin's database)
+ */
+export function createAdminService(session: AdminRpcDeps, hooks: RpcContext): AdminService {
   return {
     public: defineService(serviceDescriptor('admin'), {
-      AdminLogin: notImplemented,
-      AdminLogout: notImplemented,
-      AdminSession: notImplemented,
-      AdminMeta: notImplemented,
-      ...hookHandlers(c),
+      // admin session and meta (behaviour.md §5.1, §5.2)
+      AdminLogin: adminLoginRpc(session),
+      AdminLogout: adminLogoutRpc(session),
+      AdminSession: adminSessionRpc(session),
+      AdminMeta: adminMetaRpc(session),
+      // webhooks, email templates, audit log (behaviour.md §5.4, §5.5, §5.7)
+      ...hookHandlers(hooks),
+      // clients and trusted issuers (behaviour.md §5.8)
       CreateClient: notImplemented,
       UpdateClient: notImplemented,
       DeleteClient: notImplemented,
@@ -37,6 +49,7 @@ export function createAdminService(c: RpcContext): AdminService {
       DeleteTrustedIssuer: notImplemented,
       TrustedIssuer: notImplemented,
       TrustedIssuers: notImplemented,
+      // SAML identity-provider role (behaviour.md §5.9)
       CreateSamlServiceProvider: notImplemented,
       UpdateSamlServiceProvider: notImplemented,
       DeleteSamlServiceProvider: notImplemented,
@@ -46,7 +59,7 @@ export function createAdminService(c: RpcContext): AdminService {
       RetireSamlIdpKey: notImplemented,
       ListSamlIdpKeys: notImplemented,
       ImportSamlSpMetadata: notImplemented,
-    }, createAuthGuard(c.authenticator)),
-    internal: defineService(serviceDescriptor('admin.internal'), hookInternalHandlers(c)),
+    }, createAuthGuard(session.authenticator)),
+    internal: defineService(serviceDescriptor('admin.internal'), hookInternalHandlers(hooks)),
   };
 }

@@ -6,7 +6,7 @@
  * all-in-one and split mode.
  */
 import { VERSION, type Config } from '@gatehouse/config';
-import { databaseOptionsOf, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, type Database } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, type Database } from '@gatehouse/db';
 import { createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
 import { orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
@@ -38,7 +38,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     // spec §9: a 1.x database may carry unique constraints on these columns; uniqueness is the application's.
     await dropLegacyUniqueIndexes(db, 'authn_users', ['email', 'phone_number'], logger);
   }
-  const redisSessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:' }) : null;
+  const redisSessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', logger }) : null;
   const mikro = createMikroAuthnStorage(db);
   // Credential caches only where every write passes through this process (libs/auth README)
   // (a second process on the same SQLite file is noticed through PRAGMA data_version: caches dropped)
@@ -74,6 +74,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     authenticator,
     sessions,
     db,
+    readiness: [databaseReadiness(db, dbOptions), ...(redisSessions ? [redisSessions.readiness] : [])],
     async close() {
       await relay?.stop();
       await redisSessions?.close();

@@ -29,7 +29,16 @@ import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
 import { validateSessionRpc } from './rpc/validate-session.ts';
 import { verifyEmailRpc } from './rpc/verify-email.ts';
 import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
+import { emailOtpMfaSetupRpc, lockMfaRpc, skipMfaSetupRpc, smsOtpMfaSetupRpc, totpMfaSetupRpc } from './rpc/mfa-gate.ts';
 import { verifyOtpRpc } from './rpc/verify-otp.ts';
+import { deleteUserRpc } from './rpc/delete-user.ts';
+import { enableAccessRpc } from './rpc/enable-access.ts';
+import { inviteMembersRpc } from './rpc/invite-members.ts';
+import { revokeAccessRpc } from './rpc/revoke-access.ts';
+import { updateUserRpc } from './rpc/update-user.ts';
+import { userRpc } from './rpc/user.ts';
+import { usersRpc } from './rpc/users.ts';
+import { verificationRequestsRpc } from './rpc/verification-requests.ts';
 
 export type { PermissionChecker } from './domain/deps.ts';
 export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
@@ -72,20 +81,25 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       ForgotPassword: forgotPasswordRpc(c),
       ResetPassword: resetPasswordRpc(c),
       VerifyOtp: verifyOtpRpc(c),
-      SkipMfaSetup: notImplemented,
+      SkipMfaSetup: skipMfaSetupRpc(c),
+      LockMfa: lockMfaRpc(c),
+      EmailOtpMfaSetup: emailOtpMfaSetupRpc(c),
+      SmsOtpMfaSetup: smsOtpMfaSetupRpc(c),
+      TotpMfaSetup: totpMfaSetupRpc(c),
       WebauthnRegistrationVerify: notImplemented,
       WebauthnLoginVerify: notImplemented,
-      Users: notImplemented,
-      User: notImplemented,
-      UpdateUser: notImplemented,
-      DeleteUser: notImplemented,
-      VerificationRequests: notImplemented,
-      RevokeAccess: notImplemented,
-      EnableAccess: notImplemented,
-      InviteMembers: notImplemented,
+      Users: usersRpc(c),
+      User: userRpc(c),
+      UpdateUser: updateUserRpc(c),
+      DeleteUser: deleteUserRpc(c),
+      VerificationRequests: verificationRequestsRpc(c),
+      RevokeAccess: revokeAccessRpc(c),
+      EnableAccess: enableAccessRpc(c),
+      InviteMembers: inviteMembersRpc(c),
     }, createAuthGuard(c.authenticator)).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
       GetUser: getUserRpc(c),
+      GetMeta: metaRpc(c),
     }).handlers,
   };
 }

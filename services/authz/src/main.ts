@@ -4,10 +4,10 @@
  * build (src/index.ts), the same in all-in-one and split mode (where runService serves the service's
  * own gRPC port, also the direct API for internal platforms, its subgraph and its metrics).
  */
-import { newEnvelope } from '@gatehouse/bus';
+import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
-import type { Logger, Registry } from '@gatehouse/observability';
+import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
+import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
 import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
@@ -23,16 +23,16 @@ import { createAuthzSubgraph } from './graphql/resolvers.ts';
  * Opens the engine's store per spec §1: off; in memory; the main SQL database; or `--fga-store-url`.
  * @throws when the store cannot be opened (the caller turns it into a FATAL line)
  */
-async function openStore(config: Config, logger: Logger): Promise<{ engine: Engine | null; db: Database | null }> {
-  if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null };
-  if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null };
+async function openStore(config: Config, logger: Logger): Promise<{ engine: Engine | null; db: Database | null; readiness: DependencyCheck[] }> {
+  if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [] };
+  if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
   const options = config.fga.sharesMainDatabase
     ? databaseOptionsOf(config)
-    : { type: config.fga.store as DatabaseType, url: config.fga.url ?? '' };
+    : { type: config.fga.store as DatabaseType, url: config.fga.url ?? '', ...(config.databaseCreate ? { create: true } : {}) };
   const db = await openDatabase(options, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger });
   // SQLite: the revision is re-read only after another process commits (PRAGMA data_version)
   const externalVersion = db.type === 'sqlite' ? sqliteDataVersion(options.url ?? options.name ?? ':memory:') : null;
-  return { engine: createEngine({ store: createSqlStore(sqlPortOf(db), { externalVersion }) }), db };
+  return { engine: createEngine({ store: createSqlStore(sqlPortOf(db), { externalVersion }) }), db, readiness: [databaseReadiness(db, options)] };
 }
 
 /** Engine gauges on the process registry (low cardinality: no subject or object labels). */
@@ -55,7 +55,7 @@ function registerEngineMetrics(engine: Engine, registry: Registry): void {
 export async function buildAuthz(config: Config, shared: ServiceShared): Promise<ServiceRuntime & { engine: Engine | null }> {
   const logger = shared.logger.child({ service: 'authz' });
   const authenticator = shared.authenticator ?? fatal('authz needs the deployment\'s session store to check callers (--redis-url in split mode)');
-  const { engine, db } = await orFatal('engine', async () => {
+  const { engine, db, readiness } = await orFatal('engine', async () => {
     const opened = await openStore(config, logger);
     // load the snapshot before serving, so the first request does not pay for it
     await opened.engine?.warm();
@@ -68,11 +68,19 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     bus.publish(newEnvelope('audit.recorded', 'authz', record)).catch((err: unknown) => logger.warn({ err, action: record.action }, 'audit event not published'));
   } : undefined;
   const { handlers } = createAuthzService({ engine, authenticator, ...(audit ? { audit } : {}) });
+  // behaviour.md §5.3 delete_user: the deleted user's tuples go, also when the event waited for us
+  const userDeleted = engine && shared.bus
+    ? await consumeUserDeleted(shared.bus, { durable: 'authz-user-deleted', forget: (userId) => engine.deleteUserTuples(userId), logger })
+    : null;
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     schema: createAuthzSubgraph(handlers),
     engine,
     logFields: { store: config.fga.store },
-    async close() { await db?.close(); },
+    readiness,
+    async close() {
+      await userDeleted?.stop();
+      await db?.close();
+    },
   };
 }

@@ -1,14 +1,29 @@
 /**
  * @module @gatehouse/mfa/events
  * What mfa puts on the bus, typed by the bus's contract (proto/gatehouse/events/v1, `BusEvents`): the
- * `email.send` job of the `verify_otp` template with the code (behaviour.md §4.4 delivery), written to
- * the outbox in the transaction that stores the code (ARCHITECTURE §4).
+ * one-time code on its channel (behaviour.md §4.4 delivery: the `email.send` job of the `verify_otp`
+ * template, or an `sms.send` job), and `audit.recorded` rows, written to the outbox in the
+ * transaction that stores the code (ARCHITECTURE §4).
  */
 import type { BusEvents, common } from '@gatehouse/contracts';
-import type { MfaTransaction } from './storage/ports.ts';
+import type { MfaTransaction, OtpChannel } from './storage/ports.ts';
 
-/** Queues the code mail through the outbox of the running transaction. */
-export function queueOtpEmail(tx: MfaTransaction, to: string, user: common.User, otp: string): void {
-  const job: BusEvents['email.send'] = { event_name: 'verify_otp', to, user, variables: { otp } };
+/**
+ * Queues a one-time code for delivery through the outbox of the running transaction: every code mfa
+ * sends goes through here (login step 8, phone signup, forgot_password by phone, resend, the OTP
+ * enrolments). The caller has checked the channel's provider (`assertChannelService`).
+ * @param channel `email`: a `verify_otp` mail to `destination`; `sms`: a text message to `destination`
+ * @param destination the email address or phone number the code goes to
+ * @param code the plain code (it exists only in the job, never in mfa's tables)
+ * @param user the User record the code is for (`{{.user.*}}` of the email template; its id for SMS)
+ */
+export function queueOtp(tx: MfaTransaction, channel: OtpChannel, destination: string, code: string, user: common.User): void {
+  if (channel === 'sms') {
+    const job: BusEvents['sms.send'] = { to: destination, otp: code, user_id: user.id };
+    tx.events.emit('sms.send', job);
+    return;
+  }
+  const job: BusEvents['email.send'] = { event_name: 'verify_otp', to: destination, user, variables: { otp: code } };
   tx.events.emit('email.send', job);
 }
+

@@ -24,6 +24,8 @@ export const OPTIONS: MfaOptions = {
   url: 'https://auth.example.com', appCookieSecure: true, appCookieSameSite: 'lax',
   encryptionKey: 'k'.repeat(32), clientSecret: 'client-secret',
   smtpHost: 'smtp.example.com', smtpPort: 587, smtpSenderEmail: 'noreply@example.com',
+  organizationName: 'Gatehouse', enforceMfa: false, disableMfa: false, disableTotpLogin: false, disableEmailOtp: false,
+  disableSmsOtp: false, disableWebauthnMfa: false,
 };
 
 /** A user as authn hands it to OpenOtpChallenge (the wire User's fields), email unverified. */
@@ -39,7 +41,8 @@ export const loginChallenge = (u: common.User | null, over: Partial<OtpChallenge
 
 /** The same first step as OpenOtpChallenge's wire request. */
 export const openRequest = (u: common.User, over: Partial<mfa.OpenOtpChallengeRequest> = {}): mfa.OpenOtpChallengeRequest => ({
-  user: u, channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid', 'email'], state: 'st-1', auth_time: 0, ...over,
+  user: u, channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid', 'email'], state: 'st-1', auth_time: 0,
+  signup_verification: false, decoy: false, ...over,
 });
 
 /** The `email.send` job of a code (events.ts). */

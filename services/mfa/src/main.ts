@@ -4,10 +4,13 @@
  * relay that moves its email jobs to the bus. `buildMfa` is the module's build (src/index.ts), the
  * same in all-in-one and split mode.
  */
+import { consumeUserDeleted } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
 import { orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
+import { createMfaContext } from './domain/deps.ts';
+import { forgetUser } from './domain/enrol.ts';
 import { createMfaSubgraph } from './graphql/resolvers.ts';
 import { createMfaService, type MfaOptions } from './service.ts';
 import { createMikroMfaStore } from './storage/mikro/store.ts';
@@ -26,15 +29,22 @@ function mfaOptions(config: Config): MfaOptions {
 export async function buildMfa(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
   const logger = shared.logger.child({ service: 'mfa' });
   const db = await orFatal('database', () => openDatabase(databaseOptionsOf(config), mfaSchema, { logger }));
-  const service = createMfaService({ options: mfaOptions(config), store: createMikroMfaStore(db), authenticator: shared.authenticator, logger });
+  const deps = { options: mfaOptions(config), store: createMikroMfaStore(db), authenticator: shared.authenticator, logger };
+  const service = createMfaService(deps);
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
+  // behaviour.md §5.3 delete_user: a deleted user's factors go, also when the event waited for us
+  const userDeleted = shared.bus
+    ? await consumeUserDeleted(shared.bus, { durable: 'mfa-user-deleted', forget: (userId) => forgetUser(createMfaContext(deps), userId), logger })
+    : null;
   if (!shared.bus) logger.warn('no --nats-url: OTP emails stay in the outbox until a bus is configured');
   if (!shared.authenticator) logger.warn('no --redis-url: the mfa RPCs of a signed-in user answer 401 (no session store to check callers against)');
   return {
     public: service.public,
     internal: service.internal,
     schema: createMfaSubgraph(service.public),
+    readiness: [databaseReadiness(db, databaseOptionsOf(config))],
     async close() {
+      await userDeleted?.stop();
       await relay?.stop();
       await db.close();
     },

@@ -7,6 +7,10 @@
 import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { createMfaContext, type MfaDeps } from './domain/deps.ts';
+import {
+  beginOtpEnrolmentRpc, beginTotpEnrolmentRpc, enrolledMfaMethodsRpc, lockMfaRpc, resetUserMfaRpc, skipMfaSetupRpc,
+} from './rpc/enrolment.ts';
+import { evaluateGateRpc } from './rpc/evaluate-gate.ts';
 import { openOtpChallengeRpc } from './rpc/open-otp-challenge.ts';
 import { resendOtpRpc } from './rpc/resend-otp.ts';
 import { verifyOtpChallengeRpc } from './rpc/verify-otp-challenge.ts';
@@ -27,10 +31,6 @@ export function createMfaService(deps: MfaDeps): MfaService {
   return {
     public: defineService(serviceDescriptor('mfa'), {
       ResendOtp: resendOtpRpc(c),
-      LockMfa: notImplemented,
-      EmailOtpMfaSetup: notImplemented,
-      SmsOtpMfaSetup: notImplemented,
-      TotpMfaSetup: notImplemented,
       WebauthnRegistrationOptions: notImplemented,
       WebauthnLoginOptions: notImplemented,
       WebauthnCredentials: notImplemented,
@@ -39,6 +39,13 @@ export function createMfaService(deps: MfaDeps): MfaService {
     internal: defineService(serviceDescriptor('mfa.internal'), {
       OpenOtpChallenge: openOtpChallengeRpc(c),
       VerifyOtpChallenge: verifyOtpChallengeRpc(c),
+      EvaluateGate: evaluateGateRpc(c),
+      SkipMfaSetup: skipMfaSetupRpc(c),
+      LockMfa: lockMfaRpc(c),
+      BeginOtpEnrolment: beginOtpEnrolmentRpc(c),
+      BeginTotpEnrolment: beginTotpEnrolmentRpc(c),
+      ResetUserMfa: resetUserMfaRpc(c),
+      EnrolledMfaMethods: enrolledMfaMethodsRpc(c),
     }),
   };
 }

@@ -1,18 +1,20 @@
 /**
  * @module notifications/main
- * The only file that wires the worker: flags → database (delivery records, outbox) → SMTP mailer →
- * durable consumers on the bus: `email.send` (when SMTP is configured) and `webhook.deliver` (when
- * admin's internal API is reachable), plus the outbox relay that reports webhook attempts to admin.
- * `buildNotifications` is the module's build (src/index.ts): in split mode it consumes from NATS
- * JetStream (src/index.ts requires --nats-url), in all-in-one from its bus.
+ * The only file that wires the worker: flags → database (delivery records, outbox) → SMTP mailer and
+ * Twilio sender → durable consumers on the bus: `email.send` (when SMTP is configured), `sms.send`
+ * (when Twilio is) and `webhook.deliver` (when admin's internal API is reachable), plus the outbox
+ * relay that reports webhook attempts to admin. `buildNotifications` is the module's build
+ * (src/index.ts): in split mode it consumes from NATS JetStream (src/index.ts requires --nats-url), in
+ * all-in-one from its bus.
  */
 import type { Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
 import { fatal, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createNotificationsService } from './service.ts';
 import { createSmtpMailer, type Mailer } from './smtp/mailer.ts';
+import { createTwilioSender, type SmsSender } from './twilio/sender.ts';
 import { notificationsSchema } from './storage/mikro/schema.ts';
 import { adminTemplateLookup, startWebhookWorker } from './webhooks.ts';
 
@@ -30,38 +32,58 @@ function mailerOf(config: Config): Mailer {
   });
 }
 
+/** A Twilio sender from the `--twilio-*` flags (the caller checks `config.isSmsConfigured`). */
+function smsSenderOf(config: Config): SmsSender {
+  return createTwilioSender({
+    accountSid: config.twilioAccountSid!,
+    apiKey: config.twilioApiKey!,
+    apiSecret: config.twilioApiSecret!,
+    sender: config.twilioSender!,
+    apiUrl: config.twilioApiUrl,
+  });
+}
+
 /**
- * Builds and starts the worker in this process. Without SMTP configured the email consumer does not
- * start (jobs wait in the stream rather than being retried into dead letters); without admin's
- * address the webhook consumer does not start (jobs wait likewise).
+ * Builds and starts the worker in this process: the email consumer when SMTP is configured, the SMS
+ * consumer when Twilio is (behaviour.md §1.3), the webhook consumer when admin's address is known. A
+ * channel without its provider starts no consumer: its jobs wait in the stream (durable) rather than
+ * being retried into dead letters.
  */
 export async function buildNotifications(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
   const logger = shared.logger.child({ service: 'notifications' });
   const bus = shared.bus ?? fatal('the notifications worker consumes delivery jobs from a bus (--nats-url in split mode)');
-  const db = await orFatal('database', () => openDatabase(databaseOptionsOf(config), notificationsSchema, { logger }));
+  const dbOptions = databaseOptionsOf(config);
+  const db = await orFatal('database', () => openDatabase(dbOptions, notificationsSchema, { logger }));
   const admin = shared.peer('admin.internal');
   const relay = startOutboxRelay({ db, bus, logger });
   let webhooks: Subscription | null = null;
   if (admin) webhooks = await startWebhookWorker({ bus, db, admin, allowPrivate: config.allowPrivateWebhookTargets, logger, registry: shared.registry });
   else logger.warn('no --admin-address: the webhook worker is not started (deliveries wait in the stream)');
-  let email: ReturnType<typeof createNotificationsService> | null = null;
-  if (config.isEmailConfigured) {
-    email = createNotificationsService({
+  if (!config.isEmailConfigured) {
+    logger.info('SMTP is not configured (--smtp-host, --smtp-port, --smtp-sender-email): the email worker is not started');
+  }
+  if (!config.isSmsConfigured) {
+    logger.info('SMS is not configured (--twilio-account-sid, --twilio-api-key, --twilio-api-secret, --twilio-sender): the SMS worker is not started');
+  }
+  if (config.twilioApiUrl && config.isSmsConfigured) logger.warn({ url: config.twilioApiUrl }, '--twilio-api-url is set: text messages go to a stand-in, not to Twilio (development and testing only)');
+  let messages: ReturnType<typeof createNotificationsService> | null = null;
+  if (config.isEmailConfigured || config.isSmsConfigured) {
+    messages = createNotificationsService({
       bus,
       db,
-      mailer: mailerOf(config),
+      mailer: config.isEmailConfigured ? mailerOf(config) : undefined,
+      smsSender: config.isSmsConfigured ? smsSenderOf(config) : undefined,
       options: { organizationName: config.organizationName, organizationLogo: config.organizationLogo ?? '' },
       logger,
       registry: shared.registry,
       templateFor: admin ? adminTemplateLookup(admin) : undefined,
     });
-    await email.start();
-  } else {
-    logger.info('SMTP is not configured (--smtp-host, --smtp-port, --smtp-sender-email): the email worker is not started');
+    await messages.start();
   }
   return {
+    readiness: [databaseReadiness(db, dbOptions)],
     async close() {
-      await email?.stop();
+      await messages?.stop();
       await webhooks?.stop();
       await relay.stop();
       await db.close();

@@ -8,15 +8,20 @@ import type { Database } from '@gatehouse/db';
 import { AppError } from '@gatehouse/errors';
 import type { Logger, Registry } from '@gatehouse/observability';
 import { createEmailSendHandler, type TemplateLookup } from './consumers/email-send.ts';
+import { createSmsSendHandler } from './consumers/sms-send.ts';
 import type { Mailer } from './smtp/mailer.ts';
+import type { SmsSender } from './twilio/sender.ts';
 import { EMAIL_SEND } from './job.ts';
+import { SMS_SEND } from './sms-job.ts';
 import { deliveryCounter } from './metrics.ts';
 import { createMikroDeliveryStore } from './storage/mikro/store.ts';
 import type { DeliveryStore } from './storage/storage.ts';
 
 /** Durable consumer name of the email worker, stable across restarts. */
 export const EMAIL_CONSUMER = 'notifications-email';
-/** Default retry policy: 5 attempts, waits 1 s, 2 s, 4 s, 8 s (about 15 s in all). */
+/** Durable consumer name of the SMS worker, stable across restarts. */
+export const SMS_CONSUMER = 'notifications-sms';
+/** Default retry policy (email and SMS): 5 attempts, waits 1 s, 2 s, 4 s, 8 s (about 15 s in all). */
 export const DEFAULT_EMAIL_MAX_ATTEMPTS = 5;
 export const DEFAULT_EMAIL_BACKOFF_MS: readonly number[] = [1000, 2000, 4000, 8000];
 
@@ -40,7 +45,10 @@ export interface NotificationsDeps {
   readonly db?: Database | undefined;
   /** a DeliveryStore to use instead of `db` (unit tests: createMemoryDeliveryStore) */
   readonly store?: DeliveryStore | undefined;
-  readonly mailer: Mailer;
+  /** the SMTP transport; without it no `email.send` consumer starts (jobs wait in the stream) */
+  readonly mailer?: Mailer | undefined;
+  /** the Twilio transport; without it no `sms.send` consumer starts (jobs wait in the stream) */
+  readonly smsSender?: SmsSender | undefined;
   readonly options: NotificationsOptions;
   readonly logger: Logger;
   readonly registry: Registry;
@@ -64,40 +72,51 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
   const store = deps.store ?? (deps.db ? createMikroDeliveryStore(deps.db) : undefined);
   if (!store) throw new AppError('invalid_argument', 'notifications needs a database (db) or a delivery store');
   const logger = deps.logger.child({ service: 'notifications' });
-  const handler = createEmailSendHandler({
-    store,
-    mailer: deps.mailer,
-    organizationName: deps.options.organizationName,
-    organizationLogo: deps.options.organizationLogo,
-    logger,
-    deliveries: deliveryCounter(deps.registry),
-    templateFor: deps.templateFor,
-  });
-  let subscription: Subscription | null = null;
+  const deliveries = deliveryCounter(deps.registry);
+  const consumers: Array<{ durable: string; name: string; handler: Parameters<Bus['consume']>[0]['handler'] }> = [];
+  if (deps.mailer) {
+    consumers.push({
+      durable: EMAIL_CONSUMER,
+      name: EMAIL_SEND,
+      handler: createEmailSendHandler({
+        store,
+        mailer: deps.mailer,
+        organizationName: deps.options.organizationName,
+        organizationLogo: deps.options.organizationLogo,
+        logger,
+        deliveries,
+        templateFor: deps.templateFor,
+      }),
+    });
+  }
+  if (deps.smsSender) {
+    consumers.push({ durable: SMS_CONSUMER, name: SMS_SEND, handler: createSmsSendHandler({ store, sender: deps.smsSender, logger, deliveries }) });
+  }
+  let subscriptions: Subscription[] = [];
   let starting: Promise<void> | null = null;
   return {
     start() {
       starting ??= (async () => {
-        subscription = await deps.bus.consume({
-          durable: EMAIL_CONSUMER,
-          names: [EMAIL_SEND],
-          maxAttempts: deps.options.maxAttempts ?? DEFAULT_EMAIL_MAX_ATTEMPTS,
-          backoffMs: deps.options.backoffMs ?? DEFAULT_EMAIL_BACKOFF_MS,
-          handler,
-        });
-        logger.info({ consumer: EMAIL_CONSUMER, names: [EMAIL_SEND] }, 'notifications consumer started');
+        for (const c of consumers) {
+          subscriptions.push(await deps.bus.consume({
+            durable: c.durable,
+            names: [c.name],
+            maxAttempts: deps.options.maxAttempts ?? DEFAULT_EMAIL_MAX_ATTEMPTS,
+            backoffMs: deps.options.backoffMs ?? DEFAULT_EMAIL_BACKOFF_MS,
+            handler: c.handler,
+          }));
+          logger.info({ consumer: c.durable, names: [c.name] }, 'notifications consumer started');
+        }
       })();
       return starting;
     },
     async stop() {
       if (starting) await starting.catch(() => undefined);
-      const sub = subscription;
-      subscription = null;
+      const subs = subscriptions;
+      subscriptions = [];
       starting = null;
-      if (sub) {
-        await sub.stop();
-        logger.info({ consumer: EMAIL_CONSUMER }, 'notifications consumer stopped');
-      }
+      for (const sub of subs) await sub.stop();
+      if (subs.length > 0) logger.info({ consumers: consumers.map((c) => c.durable) }, 'notifications consumers stopped');
     },
   };
 }

@@ -1,16 +1,47 @@
 /**
  * @module @gatehouse/admin/rpc/deps
- * What every admin RPC handler receives (the domain's dependencies, the credential resolution, the
- * `--client-secret` fallback key) and the handler types checked against the generated contract.
+ * What the admin service's handlers are built from: `AdminRpcDeps` for the admin session and AdminMeta
+ * (the shared admin store, the secret, authn's internal API, the audit publisher), `RpcContext` for
+ * webhooks, email templates and the audit log (the domain's dependencies, the credential resolution,
+ * the `--client-secret` fallback key); and the handler types checked against the generated contract.
  */
-import { actorOf, auditRecord, type Authenticator } from '@gatehouse/auth';
-import type { admin } from '@gatehouse/contracts';
+import { actorOf, auditRecord, type AdminAccessStore, type Authenticator } from '@gatehouse/auth';
+import type { admin, BusEventName, BusEvents, ProtoServices } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
-import type { CallContext, HandlersOf } from '@gatehouse/rpc';
+import type { CallContext, ClientOf, HandlersOf } from '@gatehouse/rpc';
+import type { AdminMetaOptions } from '../domain/admin-meta.ts';
 import type { AdminDomain } from '../domain/deps.ts';
 import type { AuditOf } from '../domain/events.ts';
 import type { WebhookLogRecord, WebhookRecord } from '../storage/ports.ts';
 
+/** authn's internal API, for the Meta half of AdminMeta. */
+export type AuthnMetaClient = Pick<ClientOf<ProtoServices['gatehouse.authn.v1.AuthnInternal']>, 'GetMeta'>;
+
+/** The admin session and AdminMeta handlers' dependencies (behaviour.md §5.1, §5.2). */
+export interface AdminRpcDeps {
+  /** the deployment's credential resolution (null: every admin RPC answers 401) */
+  authenticator: Authenticator | null;
+  /** admin sessions and the admin-secret failure log, shared with every service (libs/auth) */
+  store: AdminAccessStore;
+  /** `--admin-secret` */
+  adminSecret: string;
+  /** `--admin-cookie-secure` */
+  adminCookieSecure: boolean;
+  /** the flags AdminMeta reports */
+  meta: AdminMetaOptions;
+  /** null (split mode without --authn-address): AdminMeta answers `unavailable` */
+  authn: AuthnMetaClient | null;
+  /**
+   * Publishes one bus event after the change it records (audit rows, behaviour.md §5.7). The admin
+   * session lives in the session store, not in a database transaction, so there is no outbox to join;
+   * a failure is logged and never fails the request.
+   */
+  emit<N extends BusEventName>(name: N, data: BusEvents[N]): void;
+  /** Unix seconds */
+  now(): number;
+}
+
+/** The webhook, email template and audit log handlers' dependencies (behaviour.md §5.4–§5.7). */
 export interface RpcContext extends AdminDomain {
   /** null: every admin RPC answers 401 */
   authenticator: Authenticator | null;

@@ -5,29 +5,8 @@ import type { mfa } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
 import type { MfaInternalClient } from '../rpc/deps.ts';
 import { SMTP } from './email-fixture.ts';
+import { recordingMfa } from '../mfa-fixture.ts';
 
-/**
- * mfa's internal API as authn sees it: records each challenge and sets the cookie mfa would; its
- * verdict on verify_otp is the one the test sets (the real mfa service is exercised end to end by
- * test/e2e/mfa-otp.e2e.test.ts and services/mfa/test).
- */
-function recordingMfa() {
-  const opened: Array<Record<string, unknown>> = [];
-  let verdict: mfa.MfaVerdict | Error = new AppError('unauthenticated', 'invalid session');
-  const client: MfaInternalClient = {
-    async OpenOtpChallenge(req, ctx) {
-      opened.push({ ...req });
-      ctx.setCookies.push('mfa=handle; Path=/; Max-Age=300; HttpOnly');
-      return { expires_at: 0, code_sent: true };
-    },
-    async VerifyOtpChallenge(_req, ctx) {
-      if (verdict instanceof Error) throw verdict;
-      ctx.setCookies.push('mfa=; Path=/; Max-Age=0; HttpOnly');
-      return verdict;
-    },
-  };
-  return { client, opened, decide(v: mfa.MfaVerdict | Error) { verdict = v; } };
-}
 
 /** An authn with SMTP and email verification on (and `mfa`, when given), and ada signed up, unverified. */
 const unverifiedUser = async (mfa?: MfaInternalClient, over = {}) => {
@@ -47,6 +26,7 @@ describe('login of an unverified email with SMTP configured (behaviour.md §3.3 
     });
     expect(cookies).toEqual(['mfa=handle; Path=/; Max-Age=300; HttpOnly']);
     expect(mfa.opened).toEqual([{
+      signup_verification: false, decoy: false,
       user: expect.objectContaining({ email: 'ada@example.com', email_verified: false }),
       channel: 'email', purpose: 'login', login_method: 'basic_auth', roles: ['user'], scope: ['openid', 'email'], state: 'st-1', auth_time: a.now(),
     }]);
@@ -74,7 +54,7 @@ describe('login of an unverified email with SMTP configured (behaviour.md §3.3 
 describe('verify_otp: authn issues the tokens on mfa\'s verdict (behaviour.md §4.1, §4.3; issue 14 §5)', () => {
   const verdict = (userId: string, over: Partial<mfa.MfaVerdict> = {}): mfa.MfaVerdict => ({
     user_id: userId, verified_channel: 'email', verified_contact: 'ada@example.com', login_method: 'basic_auth',
-    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, ...over,
+    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, amr: [], enrolled_method: '', ...over,
   });
   /** an authn whose mfa has proven `v` for the caller's session */
   const provenBy = async (v: (userId: string) => mfa.MfaVerdict | Error) => {

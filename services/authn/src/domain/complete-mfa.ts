@@ -6,9 +6,10 @@
 import { AppError } from '@gatehouse/errors';
 import type { UserRecord } from '../storage/ports.ts';
 import { userLoggedIn } from '../events.ts';
-import type { AuthnContext, MfaChallenges, MfaVerdict, OtpAttempt } from './deps.ts';
+import type { Audit, AuthnContext, MfaChallenges, MfaVerdict, OtpAttempt } from './deps.ts';
 import { openSession, type Issued } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
+import { withEnrolled } from './mfa-gate.ts';
 import { isRevoked } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
 
@@ -19,26 +20,30 @@ export const OTP_VERIFIED = 'OTP verified successfully.';
  * `POST /v1/verify_otp` (behaviour.md §4.3): asks mfa for the verdict on the caller's MFA session and
  * code, then issues the withheld tokens.
  * @param mfa the mfa service's challenges for this call; null without the mfa service
+ * @param audit builds the `user.email_verified` / `user.phone_verified` rows (behaviour.md §5.7)
  * @throws AppError `failed_precondition` `MFA is not available` without the mfa service; mfa's codes
  *   (`unauthenticated` `invalid session`, `invalid_argument` `invalid otp`, `resource_exhausted`, ...);
  *   {@link completeMfaLogin}'s
  */
-export async function verifyOtp(c: AuthnContext, mfa: MfaChallenges | null, attempt: OtpAttempt): Promise<Issued> {
+export async function verifyOtp(c: AuthnContext, mfa: MfaChallenges | null, attempt: OtpAttempt, audit?: Audit): Promise<Issued> {
   if (!mfa) throw new AppError('failed_precondition', 'MFA is not available');
-  return completeMfaLogin(c, await mfa.verifyOtp(attempt));
+  return withEnrolled(mfa, await completeMfaLogin(c, await mfa.verifyOtp({ ...attempt, purpose: 'login' }), audit));
 }
 
 /**
- * Marks the contact the code was proven on as verified (an email code verifies the email, behaviour.md
- * §3.3 step 8, §4.3), opens a session with the grant stored in the MFA session and emits `user.login`.
+ * Marks the contact the code was proven on as verified (an email code verifies the email, an SMS code
+ * the phone, behaviour.md §3.2, §3.3 step 8, §4.3, audited as `user.email_verified` /
+ * `user.phone_verified`; a TOTP or recovery code proves none), opens a session with the grant stored in
+ * the MFA session and the factor's `amr`, and emits `user.login` (and `user.mfa_enabled` when the
+ * completion verified a new factor).
  * @returns the tokens and the session cookie
  * @throws AppError `not_found` `user not found` (deleted meanwhile); `failed_precondition`
  *   `user access has been revoked` or the MFA-lock message; `failed_precondition` when the proven
  *   address is no longer the user's (changed during the challenge); `invalid_argument` for an
  *   unknown channel
  */
-export async function completeMfaLogin(c: AuthnContext, v: MfaVerdict): Promise<Issued> {
-  if (v.verifiedChannel !== 'email' && v.verifiedChannel !== 'sms') {
+export async function completeMfaLogin(c: AuthnContext, v: MfaVerdict, audit?: Audit): Promise<Issued> {
+  if (v.verifiedChannel !== 'email' && v.verifiedChannel !== 'sms' && v.verifiedChannel !== '') {
     throw new AppError('invalid_argument', `unknown verified channel: ${v.verifiedChannel}`);
   }
   const now = c.now();
@@ -47,6 +52,13 @@ export async function completeMfaLogin(c: AuthnContext, v: MfaVerdict): Promise<
     if (!u) throw new AppError('not_found', 'user not found');
     if (isRevoked(u)) throw new AppError('failed_precondition', USER_REVOKED);
     if (u.mfaLockedAt !== null) throw new AppError('failed_precondition', MFA_LOCKED_MESSAGE);
+    if (v.enrolledMethod && audit) {
+      tx.events.emit('audit.recorded', audit('user.mfa_enabled', {
+        actor: { type: 'user', id: u.id, email: u.email }, resourceType: 'user', resourceId: u.id, details: { method: v.enrolledMethod },
+      }));
+    }
+    // TOTP and recovery codes prove no contact
+    if (v.verifiedChannel === '') return u;
     const email = v.verifiedChannel === 'email';
     if ((email ? u.email : u.phoneNumber) !== v.verifiedContact) {
       throw new AppError('failed_precondition', `the ${email ? 'email address' : 'phone number'} the code was sent to is no longer the account's`);
@@ -55,6 +67,11 @@ export async function completeMfaLogin(c: AuthnContext, v: MfaVerdict): Promise<
     if (verified !== null) return u;
     const next: UserRecord = email ? { ...u, emailVerifiedAt: now, updatedAt: now } : { ...u, phoneNumberVerifiedAt: now, updatedAt: now };
     await tx.users.update(next);
+    if (audit) {
+      tx.events.emit('audit.recorded', audit(email ? 'user.email_verified' : 'user.phone_verified', {
+        actor: { type: 'user', id: u.id, email: u.email }, resourceType: 'user', resourceId: u.id, details: { via: 'otp' }, at: now,
+      }));
+    }
     return next;
   });
   const issued = await openSession(c, user, { ...v.grant, authTime: v.grant.authTime || now });

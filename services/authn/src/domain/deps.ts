@@ -3,7 +3,8 @@
  * What the authn domain is built from, the ports it asks other services through, and the context its
  * flows share.
  */
-import type { SessionStore } from '@gatehouse/auth';
+import type { AuditDetails, SessionStore } from '@gatehouse/auth';
+import type { BusEvents, common } from '@gatehouse/contracts';
 import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
@@ -28,9 +29,63 @@ export interface PermissionChecker {
 export interface MfaChallenges {
   /** Opens a 300 s MFA session for a login and mails its code (behaviour.md §3.3 step 8, §4.4). */
   openEmailOtp(challenge: OtpChallenge): Promise<void>;
+  /**
+   * Opens an MFA session and sends its code on `challenge.channel` (issue 16): an SMS for login step 8
+   * of an unverified phone, phone signup verification (600 s) and forgot_password by phone (purpose
+   * `password_reset`, or a decoy session for an unknown phone). The `mfa` cookie travels back.
+   */
+  openOtp(challenge: ChannelChallenge): Promise<void>;
   /** mfa's verdict on the caller's MFA session and code (behaviour.md §4.3); the session is consumed. */
   verifyOtp(attempt: OtpAttempt): Promise<MfaVerdict>;
+  // issue 16
+  /**
+   * The gate's rows G1-G7 for `user` after a first step with `grant` (behaviour.md §4.1): `issue`, or
+   * the AuthResponse to answer with (tokens null); mfa has then opened the MFA session and set `mfa`.
+   */
+  evaluateGate(user: UserRecord, grant: SessionGrant, state: string | null): Promise<GateResult>;
+  /** skip_mfa_setup's verdict (only in the offer state); the session is consumed. */
+  skip(claim: ContactInput): Promise<MfaVerdict>;
+  /** lock_mfa's verdict: the user to lock; the session is ended. */
+  lock(claim: ContactInput): Promise<string>;
+  /**
+   * email/SMS OTP setup (behaviour.md §4.3): `caller` in user-credential mode, else the caller's MFA
+   * session (named by `claim`). mfa sends the code and sets `mfa`.
+   */
+  beginOtpEnrolment(channel: 'email' | 'sms', caller: { user: UserRecord; grant: SessionGrant } | null, claim: ContactInput): Promise<void>;
+  /** totp_mfa_setup (behaviour.md §4.5): the AuthResponse with secret, QR and codes; mfa sets `mfa`. */
+  beginTotpEnrolment(user: UserRecord, grant: SessionGrant): Promise<common.AuthResponse>;
+  /** admin reset (behaviour.md §4.7): every factor of the user deleted; returns how many. */
+  resetUserMfa(userId: string): Promise<number>;
+  /** `enrolled_mfa_methods` of each user (behaviour.md §5.3). */
+  enrolledMethods(userIds: readonly string[]): Promise<Map<string, string[]>>;
+  /** true when the caller sent an `mfa` cookie at all (a cheap first check; mfa decides whether it is valid) */
+  hasSession(): boolean;
 }
+
+/** {@link OtpChallenge} on a channel, with the options of the SMS legs (issue 16). */
+export interface ChannelChallenge extends OtpChallenge {
+  channel: 'email' | 'sms';
+  /** default `login`; `password_reset` for forgot_password by phone (behaviour.md §3.4, §4.2) */
+  purpose?: 'login' | 'password_reset';
+  /** phone signup verification: session and code live 600 s (behaviour.md §4.2, §4.4) */
+  signupVerification?: boolean;
+  /** an unknown or revoked phone (forgot_password): the same session and cookie, no code sent, none accepted */
+  decoy?: boolean;
+}
+
+/** The gate's answer (behaviour.md §4.1). */
+export interface GateResult {
+  /** `issue`, `email_otp`, `sms_otp`, `verify`, `enrol` or `offer` */
+  outcome: string;
+  /** null for `issue` */
+  response: common.AuthResponse | null;
+}
+
+/**
+ * Builds the `audit.recorded` event of an action in the current call (libs/auth `auditRecord` bound to
+ * the call context by rpc/); the domain emits it through `tx.events` with the change it records.
+ */
+export type Audit = (action: string, details: AuditDetails) => BusEvents['audit.recorded'];
 
 /** What the first step of a login decided: the user, and the grant tokens are finally issued with (§4.1). */
 export interface OtpChallenge {
@@ -46,7 +101,10 @@ export interface OtpAttempt extends ContactInput {
   /** the caller says the code is a TOTP or recovery code */
   isTotp?: Opt<boolean>;
   state?: Opt<string>;
+  /** the purpose the MFA session must have (default `login`; reset_password: `password_reset`) */
+  purpose?: 'login' | 'password_reset';
 }
+
 
 /** A proven challenge: who proved which contact, and the grant its first step decided (§4.1). */
 export interface MfaVerdict {
@@ -55,8 +113,10 @@ export interface MfaVerdict {
   verifiedChannel: string;
   /** the address the code was sent to; it must still be the user's */
   verifiedContact: string;
-  /** what the session is opened with; `authTime` 0 means now */
+  /** what the session is opened with; `authTime` 0 means now; `amr` the factor proven */
   grant: SessionGrant;
+  /** the factor this completion verified for the first time (`totp`, `email_otp`, `sms_otp`), or '' */
+  enrolledMethod: string;
 }
 
 /**

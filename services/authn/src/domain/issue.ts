@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '@gatehouse/auth';
+import type { common } from '@gatehouse/contracts';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
@@ -17,6 +18,8 @@ export interface SessionGrant {
   scope: string[];
   /** Unix s of the original authentication (kept across rotation) */
   authTime: number;
+  /** RFC 8176 `amr` values of a second factor proven for this login (issue 16); absent: none */
+  amr?: string[];
 }
 
 /** The value both session cookies carry (behaviour.md §2.4), and how long they live. */
@@ -33,6 +36,8 @@ export interface Issued {
   tokens: IssuedTokens;
   /** the new session's cookie; null when no session was opened (a bearer refresh, behaviour.md §2.2) */
   cookie: SessionCookie | null;
+  /** the user's `enrolled_mfa_methods` when the flow asked mfa (behaviour.md §5.3); absent: [] */
+  enrolledMfaMethods?: string[];
 }
 
 /** How a login-type flow ends: the message of its AuthResponse (behaviour.md §9), and what was issued. */
@@ -44,6 +49,12 @@ export interface AuthOutcome {
   emailOtpSent?: boolean;
   /** signup: the account this call created (absent when nothing was created), for the audit log (§5.7) */
   createdUserId?: string;
+  /** verify_email: the account whose address the token verified, for the audit log (§5.7) */
+  verifiedUser?: { id: string; email: string | null };
+  /** a code was sent by SMS and the mobile OTP screen comes next (login step 8, phone signup; behaviour.md §3.2, §3.3) */
+  mobileOtpSent?: boolean;
+  /** the MFA gate withheld the tokens (behaviour.md §4.1): the AuthResponse mfa built, answered as is */
+  gate?: common.AuthResponse;
 }
 
 /**
@@ -65,6 +76,7 @@ export async function openSession(c: AuthnContext, user: UserRecord, grant: Sess
     expiresAt: now + c.options.sessionExpiresIn,
     refreshTokenId: null,
     createdAt: now,
+    ...(grant.amr && grant.amr.length > 0 ? { amr: [...grant.amr] } : {}),
   };
   const tokens = await issueTokens(c, user, draft);
   const session = { ...draft, refreshTokenId: tokens.refreshTokenId };

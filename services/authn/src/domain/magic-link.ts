@@ -4,14 +4,13 @@
  * creating the account on first use when signup is enabled. The answer never reveals whether the
  * address has an account.
  */
-import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import type { UserRecord } from '../storage/ports.ts';
 import { userSignedUp } from '../events.ts';
 import type { AuthnContext } from './deps.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { selfServiceRoles, type GrantRequest } from './roles.ts';
-import { isRevoked } from './user.ts';
+import { blankUser, isRevoked } from './user.ts';
 import { MAX_URL_CHARS, normaliseEmail, normaliseList, optText, type Opt } from './validation.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 
@@ -20,12 +19,7 @@ export const MAGIC_LINK_SENT =
 
 /** A new passwordless account with an unverified email (behaviour.md §3.1 self-service roles). */
 function newMagicLinkUser(email: string, roles: string[], now: number): UserRecord {
-  return {
-    id: randomUUID(), email, emailVerifiedAt: null, passwordHash: null, signupMethods: 'magic_link_login',
-    givenName: null, familyName: null, middleName: null, nickname: null, gender: null, birthdate: null, picture: null,
-    phoneNumber: null, phoneNumberVerifiedAt: null, roles, createdAt: now, updatedAt: now, revokedTimestamp: null,
-    deactivatedAt: null, isMultiFactorAuthEnabled: null, hasSkippedMfaSetupAt: null, mfaLockedAt: null, appData: null,
-  };
+  return { ...blankUser(now), email, signupMethods: 'magic_link_login', roles };
 }
 
 /**

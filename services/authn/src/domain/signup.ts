@@ -1,16 +1,16 @@
 /**
  * @module @gatehouse/authn/domain/signup
  * `POST /v1/signup` (behaviour.md §3.2). With email verification on, the user is created unverified
- * and a `basic_auth_signup` link is mailed (no tokens). The MFA gate (§4.1) is not wired yet: a
- * successful signup without verification issues tokens.
+ * and a `basic_auth_signup` link is mailed (no tokens); otherwise the MFA gate (§4.1) decides.
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { hashPassword } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import { userSignedUp } from '../events.ts';
-import type { AuthnContext } from './deps.ts';
-import { openSession, type AuthOutcome } from './issue.ts';
+import type { AuthnContext, MfaChallenges } from './deps.ts';
+import type { AuthOutcome } from './issue.ts';
+import { passMfaGate } from './mfa-gate.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles, type GrantRequest } from './roles.ts';
 import { PROFILE_FIELDS, type ProfileInput } from './user.ts';
@@ -38,22 +38,27 @@ export interface SignupRequest extends ProfileInput, GrantRequest {
   redirectUri?: Opt<string>;
 }
 
-/** Phone-only signup with phone verification needs the SMS OTP leg of the mfa service (not in this release). */
-function phoneVerificationNotAvailable(): never {
-  throw new AppError('unimplemented', 'signup with phone verification is not available yet');
-}
+/** behaviour.md §3.2, §9: phone-only signup with phone verification on; a code went by SMS. */
+export const PHONE_OTP_SENT = 'Please check the OTP in your inbox';
 
 /**
  * Creates the account (`user.created`, `user.signup`) and logs it in, or, with email verification
  * on, mails a `basic_auth_signup` link instead; a duplicate email then gets the same answer and
  * nothing is created or sent (behaviour.md §0.2).
- * @returns `Signed up successfully.` with tokens and the session cookie, or {@link VERIFICATION_SENT}
- *   with nothing issued
+ * Phone-only with phone verification on: the user is created with the phone unverified, and the mfa
+ * service texts a 600 s code and opens an MFA session (`mfa` cookie); verify_otp completes it.
+ * @param mfa the mfa service's challenges for this call (the gate, phone verification); null without
+ *   the mfa service
+ * @returns `Signed up successfully.` with tokens and the session cookie, {@link VERIFICATION_SENT}
+ *   with nothing issued, {@link PHONE_OTP_SENT} with the mobile OTP screen, or the gate's offer
+ *   (`Proceed to mfa setup`)
  * @throws AppError `invalid_argument` (no identifier, a field over its length, the password rules,
  *   an invalid email or phone, roles, redirect URI or app_data, a taken identifier);
- *   `failed_precondition` for a disabled method; `unimplemented` for phone verification
+ *   `failed_precondition` for a disabled method; `unavailable` for phone verification without the
+ *   mfa service; mfa's codes when it cannot open the challenge (the account then exists unverified,
+ *   and a password login texts a new code, §3.3 step 8)
  */
-export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthOutcome> {
+export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: SignupRequest): Promise<AuthOutcome> {
   const o = c.options;
   // every field's own rule first: a field over its length is a 400 whatever else is wrong
   const rawEmail = optText('email', req.email, 320);
@@ -86,6 +91,7 @@ export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthO
 
   const emailVerificationPath = email !== null && o.enableEmailVerification;
   const phoneVerificationPath = email === null && o.enablePhoneVerification;
+  if (phoneVerificationPath && !mfa) throw new AppError('unavailable', 'phone verification needs the mfa service');
   const passwordHash = await hashPassword(password);
   const now = c.now();
   const user: UserRecord = {
@@ -123,7 +129,6 @@ export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthO
       throw invalid('user with given email already exists');
     }
     if (phone !== null && (await tx.users.findByPhone(phone))) throw invalid('user with given phone number already exists');
-    if (phoneVerificationPath) phoneVerificationNotAvailable();
     await tx.users.create(user);
     userSignedUp(tx.events, user, user.signupMethods);
     if (emailVerificationPath) {
@@ -138,12 +143,13 @@ export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthO
     c.logger.debug({ created }, 'signup with email verification');
     return { message: VERIFICATION_SENT, issued: null, ...(created ? { createdUserId: user.id } : {}) };
   }
+  const grant = { loginMethod: user.signupMethods, roles: grantedRoles(o, user.roles, rolesReq), scope: scopeReq ?? [...DEFAULT_SCOPE], authTime: now };
+  if (phoneVerificationPath) {
+    await mfa!.openOtp({ channel: 'sms', user, grant, state: state ?? null, signupVerification: true });
+    return { message: PHONE_OTP_SENT, issued: null, mobileOtpSent: true, createdUserId: user.id };
+  }
 
-  const issued = await openSession(c, user, {
-    loginMethod: user.signupMethods,
-    roles: grantedRoles(o, user.roles, rolesReq),
-    scope: scopeReq ?? [...DEFAULT_SCOPE],
-    authTime: now,
-  });
-  return { message: SIGNED_UP, issued, createdUserId: user.id };
+  // the MFA gate (behaviour.md §3.2: a new user has no factor and has never skipped)
+  const outcome = await passMfaGate(c, mfa, { user, grant, state: state ?? null, issuedMessage: SIGNED_UP, emitLogin: false });
+  return { ...outcome, createdUserId: user.id };
 }

@@ -2,6 +2,7 @@
  * @module @gatehouse/authn/domain/user
  * Rules about a stored user, and the User record it is shown as (behaviour.md §5.3, graphql.md §3.1).
  */
+import { randomUUID } from 'node:crypto';
 import type { common } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
 import type { UserReader, UserRecord } from '../storage/ports.ts';
@@ -36,7 +37,7 @@ export interface ProfileInput extends ProfileFields, ContactInput {
  * `null`. Responses, event payloads, email templates (`{{.user.*}}`) and the custom access token
  * script all see this shape; the password hash never leaves.
  */
-export function publicUser(u: UserRecord): common.User {
+export function publicUser(u: UserRecord, enrolledMfaMethods: readonly string[] = []): common.User {
   return {
     id: u.id,
     email: u.email,
@@ -59,7 +60,7 @@ export function publicUser(u: UserRecord): common.User {
     is_multi_factor_auth_enabled: u.isMultiFactorAuthEnabled,
     has_skipped_mfa_setup_at: u.hasSkippedMfaSetupAt,
     mfa_locked_at: u.mfaLockedAt,
-    enrolled_mfa_methods: [],
+    enrolled_mfa_methods: [...enrolledMfaMethods],
     app_data: u.appData,
   };
 }
@@ -103,5 +104,18 @@ export function createUserActivityCheck(users: { findById(id: string): Promise<U
       const u = await users.findById(userId);
       return u !== null && !isRevoked(u);
     },
+  };
+}
+
+/**
+ * A user record with a fresh id and nothing else set (no email, phone, password or roles), created
+ * and updated at `now` (Unix seconds); callers spread their fields over it.
+ */
+export function blankUser(now: number): UserRecord {
+  return {
+    id: randomUUID(), email: null, emailVerifiedAt: null, passwordHash: null, signupMethods: '',
+    givenName: null, familyName: null, middleName: null, nickname: null, gender: null, birthdate: null, picture: null,
+    phoneNumber: null, phoneNumberVerifiedAt: null, roles: [], createdAt: now, updatedAt: now, revokedTimestamp: null,
+    deactivatedAt: null, isMultiFactorAuthEnabled: null, hasSkippedMfaSetupAt: null, mfaLockedAt: null, appData: null,
   };
 }

@@ -2,19 +2,21 @@
 import { signup } from '../domain/signup.ts';
 import { recordUserAction } from './audit.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
+import { mfaChallengesOf } from './mfa.ts';
 import { outcomeResponse, profileFieldsOf } from './wire.ts';
 
 /**
- * Signs up and logs in (session cookies), or mails a verification link. `is_multi_factor_auth_enabled`
+ * Signs up and logs in (session cookies), mails a verification link, or texts a code (phone
+ * verification; the mfa service sets the `mfa` cookie). `is_multi_factor_auth_enabled`
  * is accepted and ignored (graphql.md D5).
  * @throws AppError as {@link signup}
  */
 export const signupRpc = (c: RpcContext): AuthnHandler<'Signup'> => async (req, ctx) => {
-  const outcome = await signup(c, {
+  const outcome = await signup(c, mfaChallengesOf(c.mfa, ctx), {
     email: req.email, phoneNumber: req.phone_number, password: req.password, confirmPassword: req.confirm_password,
     ...profileFieldsOf(req), picture: req.picture, roles: req.roles, scope: req.scope,
     redirectUri: req.redirect_uri, state: req.state, appData: req.app_data,
   });
-  if (outcome.createdUserId) await recordUserAction(c, ctx, 'user.signup', { userId: outcome.createdUserId, email: req.email });
+  if (outcome.createdUserId) await recordUserAction(c, ctx, 'user.signup', { userId: outcome.createdUserId, email: req.email ?? null });
   return outcomeResponse(ctx, c.options, outcome);
 };

@@ -12,7 +12,7 @@ import { publicUser, type ProfileFields } from '../domain/user.ts';
 import { setSessionCookies } from './cookies.ts';
 
 /** The AuthResponse of a flow: `issued`'s tokens and user, or none of them. */
-function authResponse(message: string, issued: Issued | null, showEmailOtpScreen: boolean): common.AuthResponse {
+function authResponse(message: string, issued: Issued | null, showEmailOtpScreen: boolean, showMobileOtpScreen: boolean): common.AuthResponse {
   const tokens = issued?.tokens;
   return {
     message,
@@ -20,9 +20,9 @@ function authResponse(message: string, issued: Issued | null, showEmailOtpScreen
     id_token: tokens ? tokens.idToken : null,
     refresh_token: tokens ? tokens.refreshToken : null,
     expires_in: tokens ? tokens.expiresIn : null,
-    user: issued ? publicUser(issued.user) : null,
+    user: issued ? publicUser(issued.user, issued.enrolledMfaMethods) : null,
     should_show_email_otp_screen: showEmailOtpScreen,
-    should_show_mobile_otp_screen: false,
+    should_show_mobile_otp_screen: showMobileOtpScreen,
     should_show_totp_screen: false,
     should_offer_webauthn_mfa_verify: false,
     should_offer_webauthn_mfa_setup: false,
@@ -40,15 +40,22 @@ function authResponse(message: string, issued: Issued | null, showEmailOtpScreen
 /**
  * Sets the session cookies when a session was opened, and answers with the AuthResponse.
  * @param emailOtpSent login step 8: the email OTP screen comes next (behaviour.md §3.3)
+ * @param mobileOtpSent a code went by SMS: the mobile OTP screen comes next (behaviour.md §3.2, §3.3)
  */
-export function issuedResponse(ctx: CallContext, options: AuthnOptions, message: string, issued: Issued | null, emailOtpSent = false): common.AuthResponse {
+export function issuedResponse(
+  ctx: CallContext, options: AuthnOptions, message: string, issued: Issued | null, emailOtpSent = false, mobileOtpSent = false,
+): common.AuthResponse {
   if (issued?.cookie) setSessionCookies(ctx, options, issued.cookie);
-  return authResponse(message, issued, emailOtpSent);
+  return authResponse(message, issued, emailOtpSent, mobileOtpSent);
 }
 
-/** {@link issuedResponse} for a login-type flow's outcome. */
+/**
+ * {@link issuedResponse} for a login-type flow's outcome; a gated outcome answers mfa's AuthResponse
+ * as is (tokens null; the `mfa` cookie is already on the call).
+ */
 export function outcomeResponse(ctx: CallContext, options: AuthnOptions, outcome: AuthOutcome): common.AuthResponse {
-  return issuedResponse(ctx, options, outcome.message, outcome.issued, outcome.emailOtpSent);
+  if (outcome.gate) return outcome.gate;
+  return issuedResponse(ctx, options, outcome.message, outcome.issued, outcome.emailOtpSent, outcome.mobileOtpSent);
 }
 
 /** The profile fields of a signup or update_profile request. */

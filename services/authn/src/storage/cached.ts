@@ -33,6 +33,8 @@ export function createCachedAuthnStorage(
     findById: (id) => inner.findById(id),
     findByEmail: (email) => inner.findByEmail(email),
     findByPhone: (phone) => inner.findByPhone(phone),
+    search: (query, page) => inner.search(query, page),
+    listVerificationRequests: (page) => inner.listVerificationRequests(page),
     async transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {
       const written = new Set<string>();
       try {
@@ -51,6 +53,10 @@ export function createCachedAuthnStorage(
             async update(u) {
               written.add(u.id);
               await tx.users.update(u);
+            },
+            async delete(id) {
+              written.add(id);
+              await tx.users.delete(id);
             },
           },
         }));

@@ -3,7 +3,7 @@
  * In-memory storage for unit tests; passes ports.suite.ts. Transactions are serialised and roll
  * back by restoring a snapshot; events reach `published` only after commit.
  */
-import type { AuthnTx, LoginLockout, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './ports.ts';
+import type { AuthnTx, LoginLockout, Page, PageRequest, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './ports.ts';
 
 export interface PublishedEvent {
   name: string;
@@ -64,6 +64,9 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
               if (!users.has(u.id)) throw new Error(`unknown user id ${u.id}`);
               users.set(u.id, clone(u));
             },
+            async delete(id) {
+              users.delete(id);
+            },
           },
           verifications: verificationStore(),
           events: { emit: (name, data) => void pending.push({ name, data: clone(data) }) },
@@ -82,7 +85,22 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
       queue = result.catch(() => undefined);
       return result;
     },
+    async search(query, page) {
+      const q = query ? query.toLowerCase() : null;
+      const hit = (u: UserRecord): boolean => q === null
+        || [u.id, u.email, u.givenName, u.familyName, u.nickname].some((v) => v !== null && v.toLowerCase().includes(q));
+      return pageOf([...users.values()].filter(hit), page);
+    },
+    async listVerificationRequests(page) {
+      return pageOf([...verifications.values()], page);
+    },
   };
+
+  /** created_at desc, then id (behaviour.md §10), sliced to the page; copies. */
+  function pageOf<T extends { id: string; createdAt: number }>(all: T[], page: PageRequest): Page<T> {
+    const sorted = all.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return { rows: sorted.slice(page.offset, page.offset + page.limit).map(clone), total: sorted.length };
+  }
 
   function verificationStore(): VerificationStore {
     return {
@@ -120,6 +138,16 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
         v.consumedAt = at;
         v.updatedAt = at;
         return true;
+      },
+      async deleteForUser(userId, emails) {
+        let n = 0;
+        for (const [id, v] of [...verifications]) {
+          if (v.userId === userId || emails.includes(v.email)) {
+            verifications.delete(id);
+            n++;
+          }
+        }
+        return n;
       },
     };
   }

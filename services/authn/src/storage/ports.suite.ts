@@ -190,5 +190,48 @@ export function runAuthnStorageSuite(name: string, make: () => Promise<AuthnStor
       expect(await h.lockout.failuresSince('k1', 0)).toEqual([]);
       expect(await h.lockout.failuresSince('k2', 0)).toEqual([300]);
     });
+
+    it('searches users by a case-insensitive substring of id, email, given_name, family_name and nickname, newest first, with the total', async () => {
+      const a = sampleUser({ email: 'alpha@example.com', givenName: 'Grace', familyName: 'Hopper', nickname: 'amazing', createdAt: 100 });
+      const b = sampleUser({ email: 'beta@example.com', givenName: 'Ada', familyName: 'LOVELACE', nickname: null, createdAt: 300 });
+      const c = sampleUser({ email: 'gamma@example.com', givenName: null, familyName: null, nickname: '50%_off', createdAt: 200 });
+      const d = sampleUser({ id: '00000000-0000-4000-8000-000000000000', email: null, phoneNumber: '+4915100000001', givenName: null, familyName: null, nickname: null, createdAt: 300 });
+      await h.users.transaction(async (tx) => { for (const u of [a, b, c, d]) await tx.users.create(u); });
+      const ids = async (q: string | null, offset = 0, limit = 10) => {
+        const p = await h.users.search(q, { offset, limit });
+        return { ids: p.rows.map((u) => u.id), total: p.total };
+      };
+      // same created_at: id ascending breaks the tie
+      expect(await ids(null)).toEqual({ ids: [d.id, b.id, c.id, a.id], total: 4 });
+      expect(await ids('lovelace')).toEqual({ ids: [b.id], total: 1 });
+      expect(await ids('GRACE')).toEqual({ ids: [a.id], total: 1 });
+      expect(await ids('example.com', 1, 2)).toEqual({ ids: [c.id, a.id], total: 3 });
+      expect(await ids('example.com', 10, 2)).toEqual({ ids: [], total: 3 });
+      // LIKE wildcards in the query are literal
+      expect(await ids('%_')).toEqual({ ids: [c.id], total: 1 });
+      expect(await ids('00000000-0000')).toEqual({ ids: [d.id], total: 1 });
+      expect((await h.users.search(null, { offset: 0, limit: 10 })).rows[0]).toEqual(d);
+    });
+
+    it('deletes a user and the verification requests of the user or the address; lists requests newest first', async () => {
+      const u = sampleUser();
+      const mine = sampleVerification({ userId: u.id, email: 'x@example.com', createdAt: 10 });
+      const byAddress = sampleVerification({ userId: null, email: u.email!, identifier: 'invite_member', createdAt: 30 });
+      const other = sampleVerification({ email: 'other@example.com', createdAt: 20 });
+      await h.users.transaction(async (tx) => {
+        await tx.users.create(u);
+        for (const v of [mine, byAddress, other]) await tx.verifications.issue(v);
+      });
+      const listed = await h.users.listVerificationRequests({ offset: 0, limit: 10 });
+      expect({ ids: listed.rows.map((v) => v.id), total: listed.total }).toEqual({ ids: [byAddress.id, other.id, mine.id], total: 3 });
+      expect((await h.users.listVerificationRequests({ offset: 1, limit: 1 })).rows.map((v) => v.id)).toEqual([other.id]);
+      await h.users.transaction(async (tx) => {
+        expect(await tx.verifications.deleteForUser(u.id, [u.email!])).toBe(2);
+        await tx.users.delete(u.id);
+      });
+      expect(await h.users.findById(u.id)).toBeNull();
+      const left = await h.users.listVerificationRequests({ offset: 0, limit: 10 });
+      expect({ ids: left.rows.map((v) => v.id), total: left.total }).toEqual({ ids: [other.id], total: 1 });
+    });
   });
 }

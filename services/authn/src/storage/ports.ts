@@ -56,6 +56,20 @@ export interface UserWriter {
   create(user: UserRecord): Promise<void>;
   /** Replaces the stored record with the same id. */
   update(user: UserRecord): Promise<void>;
+  /** Deletes the user row (behaviour.md §5.3 delete_user); a missing id is a no-op. */
+  delete(id: string): Promise<void>;
+}
+
+/** One page of an admin list (behaviour.md §10): rows from `offset`, at most `limit`. */
+export interface PageRequest {
+  offset: number;
+  limit: number;
+}
+
+/** A page of rows and how many rows match in all. */
+export interface Page<T> {
+  rows: T[];
+  total: number;
 }
 
 /** Events written with the state change (outbox): emitted once, after commit, never lost. */
@@ -107,6 +121,8 @@ export interface VerificationStore {
   lastIssuedAt(email: string, identifier: VerificationPurpose): Promise<number | null>;
   /** marks `id` consumed at `at` when it is still unconsumed; true only for the call that did it (single use) */
   consume(id: string, at: number): Promise<boolean>;
+  /** deletes every request of `userId` or sent to one of `emails` (delete_user); returns how many */
+  deleteForUser(userId: string, emails: readonly string[]): Promise<number>;
 }
 
 /** What a transaction sees. Uniqueness of email and phone is checked by the domain inside it. */
@@ -122,6 +138,13 @@ export interface UserRepository extends UserReader {
    * `fn` throws (the error is rethrown).
    */
   transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T>;
+  /**
+   * Users whose id, email, given_name, family_name or nickname contains `query` (case-insensitive;
+   * null or empty: every user), ordered by created_at desc then id (behaviour.md §5.3, §10).
+   */
+  search(query: string | null, page: PageRequest): Promise<Page<UserRecord>>;
+  /** Every verification request, created_at desc then id (behaviour.md §5.3 verification_requests). */
+  listVerificationRequests(page: PageRequest): Promise<Page<VerificationRequestRecord>>;
 }
 
 /**

@@ -1,25 +1,31 @@
 /**
  * @module @gatehouse/mfa/domain/challenge
- * Opening an MFA session with an emailed code: login of an unverified email with SMTP configured
- * (behaviour.md §3.3 step 8). authn asks for it through mfa's internal API.
+ * Opening an MFA session with a one-time code on a channel: login of an unverified email or phone
+ * (behaviour.md §3.3 step 8), phone signup verification (§3.2, 600 s) and forgot_password by phone
+ * (§3.4, purpose `password_reset`, with a decoy for unknown phones). authn asks for it through mfa's
+ * internal API.
  */
 import { randomUUID } from 'node:crypto';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { common } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
-import { queueOtpEmail } from '../events.ts';
+import { queueOtp } from '../events.ts';
+import type { MfaPurpose, OtpChannel } from '../storage/ports.ts';
 import type { ArmedSession, MfaContext } from './deps.ts';
-import { MFA_SESSION_TTL_SECONDS } from './mfa-session.ts';
-import { isEmailServiceEnabled } from './options.ts';
+import { DECOY_LOGIN_METHOD, MFA_SESSION_TTL_SECONDS } from './mfa-session.ts';
+import { assertChannelService } from './options.ts';
 import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+
+/** Lifetime of the session and code of a phone signup verification, seconds (behaviour.md §4.2, §4.4). */
+export const SIGNUP_VERIFICATION_TTL_SECONDS = 600;
 
 /** What the first step decided: the user, and the grant tokens are finally issued with (§4.1). */
 export interface OtpChallenge {
-  /** the user's User record (for the email template's `{{.user.*}}`); needs `id` and `email` */
+  /** the user's User record (for the email template's `{{.user.*}}`); needs `id` and the channel's contact */
   user: common.User | null;
-  /** `email` (sms waits for the SMS channel) */
+  /** `email` or `sms` */
   channel: string;
-  /** `login` (behaviour.md §4.2) */
+  /** `login` or `password_reset` (behaviour.md §4.2) */
   purpose: string;
   loginMethod: string;
   roles: readonly string[];
@@ -27,39 +33,60 @@ export interface OtpChallenge {
   state: string | null;
   /** Unix seconds of the first step; 0 means now */
   authTime: number;
+  /** phone signup verification: session and code live 600 s (behaviour.md §4.2, §4.4) */
+  signupVerification?: boolean;
+  /**
+   * forgot_password for an unknown or revoked phone (behaviour.md §3.4): the same session and cookie,
+   * no code sent, none accepted; `user` carries a throwaway id and the phone number given
+   */
+  decoy?: boolean;
 }
 
+const CHANNELS: readonly OtpChannel[] = ['email', 'sms'];
+const PURPOSES: readonly MfaPurpose[] = ['login', 'password_reset'];
+
 /**
- * Opens a 300 s MFA session for `challenge.user` and sends a code to the user's email, unless a code
- * sent less than 30 s ago is still live: then that code stands (behaviour.md §4.4 resend limit).
+ * Opens an MFA session for `challenge.user` and sends a code to the channel's contact (the user's
+ * email, or phone number), unless a code sent less than 30 s ago on that channel is still live: then
+ * that code stands (behaviour.md §4.4 resend limit). A decoy sends nothing and stores a code nobody
+ * knows, so every guess is `invalid otp` like a real session's.
  * @returns the new session's handle and expiry (for the `mfa` cookie), and whether a code was sent
  * @throws AppError `invalid_argument` for an unsupported channel or purpose, or a user without an
- *   id or email; `failed_precondition` `email service not enabled` without SMTP
+ *   id or the channel's contact; `failed_precondition` `email service not enabled` / `SMS service
+ *   not enabled` without the channel's provider
  */
 export async function openOtpChallenge(c: MfaContext, challenge: OtpChallenge): Promise<ArmedSession & { codeSent: boolean }> {
-  if (challenge.channel !== 'email') throw new AppError('invalid_argument', `unsupported OTP channel: ${challenge.channel}`);
-  if (challenge.purpose !== 'login') throw new AppError('invalid_argument', `unsupported MFA session purpose: ${challenge.purpose}`);
+  const channel = challenge.channel as OtpChannel;
+  const purpose = challenge.purpose as MfaPurpose;
+  if (!CHANNELS.includes(channel)) throw new AppError('invalid_argument', `unsupported OTP channel: ${challenge.channel}`);
+  if (!PURPOSES.includes(purpose)) throw new AppError('invalid_argument', `unsupported MFA session purpose: ${challenge.purpose}`);
   const user = challenge.user;
   const userId = user?.id ?? '';
-  const email = user?.email ?? '';
-  if (!user || !userId || !email) throw new AppError('invalid_argument', 'the user needs an id and an email address');
-  if (!isEmailServiceEnabled(c.options)) throw new AppError('failed_precondition', 'email service not enabled');
+  const contact = (channel === 'email' ? user?.email : user?.phone_number) ?? '';
+  if (!user || !userId || !contact) {
+    throw new AppError('invalid_argument', `the user needs an id and ${channel === 'email' ? 'an email address' : 'a phone number'}`);
+  }
+  assertChannelService(c.options, channel);
 
   const now = c.now();
-  const live = await c.store.findOtp(userId, 'email');
+  const ttl = challenge.signupVerification ? SIGNUP_VERIFICATION_TTL_SECONDS : OTP_TTL_SECONDS;
+  const decoy = challenge.decoy === true;
+  const live = decoy ? null : await c.store.findOtp(userId, channel);
   const keep = live !== null && live.expiresAt > now && now - live.sentAt < OTP_RESEND_INTERVAL_SECONDS;
   const code = keep ? null : generateOtp();
   const handle = randomToken(32);
-  const expiresAt = now + MFA_SESSION_TTL_SECONDS;
+  const expiresAt = now + (challenge.signupVerification ? SIGNUP_VERIFICATION_TTL_SECONDS : MFA_SESSION_TTL_SECONDS);
   await c.store.transaction(async (tx) => {
     await tx.sessions.create({
-      id: randomUUID(), handleHash: sha256Hex(handle), userId, purpose: 'login', channel: 'email', contact: email, user,
-      loginMethod: challenge.loginMethod, roles: [...challenge.roles], scope: [...challenge.scope], state: challenge.state,
-      authTime: challenge.authTime || now, expiresAt, createdAt: now,
+      id: randomUUID(), handleHash: sha256Hex(handle), userId, purpose, channel, contact, user,
+      loginMethod: decoy ? DECOY_LOGIN_METHOD : challenge.loginMethod, roles: [...challenge.roles], scope: [...challenge.scope],
+      state: challenge.state, authTime: challenge.authTime || now, expiresAt, createdAt: now,
     });
     if (code === null) return;
-    await tx.otps.put({ userId, channel: 'email', digest: otpDigest(c.otpKey, userId, 'email', code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
-    queueOtpEmail(tx, email, user, code);
+    // a decoy's digest is of a random 256-bit value, never of a code: no input can match it
+    const digest = decoy ? sha256Hex(randomToken(32)) : otpDigest(c.otpKey, userId, channel, code);
+    await tx.otps.put({ userId, channel, digest, expiresAt: now + ttl, sentAt: now });
+    if (!decoy) queueOtp(tx, channel, contact, code, user);
   });
-  return { handle, expiresAt, armedAt: now, codeSent: code !== null };
+  return { handle, expiresAt, armedAt: now, codeSent: code !== null && !decoy };
 }

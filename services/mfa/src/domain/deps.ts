@@ -3,11 +3,14 @@
  * What the mfa domain is built from, and the context its flows share. The domain is transport-free:
  * it sees no call context, cookie or wire message (issue 14 §3); rpc/ turns those into the values here.
  */
-import type { Authenticator } from '@gatehouse/auth';
+import type { AuditDetails, Authenticator } from '@gatehouse/auth';
+import type { BusEvents } from '@gatehouse/contracts';
 import type { Logger } from '@gatehouse/observability';
 import type { MfaStore } from '../storage/ports.ts';
 import type { MfaOptions } from './options.ts';
+import { mfaMethods, type MfaMethods } from './options.ts';
 import { otpKey } from './otp.ts';
+import { totpSealKey } from './totp.ts';
 
 export interface MfaDeps {
   options: MfaOptions;
@@ -27,6 +30,10 @@ export interface MfaContext extends MfaDeps {
   now(): number;
   /** the OTP HMAC key (domain/otp) */
   otpKey: string;
+  /** the AES-256 key TOTP secrets are sealed with (domain/totp) */
+  totpKey: Buffer;
+  /** usable methods, availability, enforcement (behaviour.md §4.1) */
+  methods: MfaMethods;
 }
 
 export function createMfaContext(deps: MfaDeps): MfaContext {
@@ -34,6 +41,8 @@ export function createMfaContext(deps: MfaDeps): MfaContext {
     ...deps,
     now: deps.clock ?? (() => Math.floor(Date.now() / 1000)),
     otpKey: otpKey(deps.options.encryptionKey, deps.options.clientSecret),
+    totpKey: totpSealKey(deps.options.encryptionKey, deps.options.clientSecret),
+    methods: mfaMethods(deps.options),
   };
 }
 
@@ -48,3 +57,9 @@ export interface ArmedSession {
   /** Unix seconds */
   armedAt: number;
 }
+
+/**
+ * Builds the `audit.recorded` row of an action in the current call (behaviour.md §5.7). rpc/ binds
+ * `auditRecord` of @gatehouse/auth to the call's context, so the domain never sees the transport.
+ */
+export type Auditor = (action: string, details: AuditDetails) => BusEvents['audit.recorded'];

@@ -11,6 +11,11 @@ import type { MfaContext } from './deps.ts';
 /** MFA session lifetime from its last (re)arm, seconds (behaviour.md §2.1) */
 export const MFA_SESSION_TTL_SECONDS = 300;
 export const INVALID_SESSION = 'invalid session';
+/**
+ * The login method stored on a decoy session (forgot_password for an unknown phone, behaviour.md
+ * §3.4): no code is ever sent for it, resends included.
+ */
+export const DECOY_LOGIN_METHOD = 'decoy';
 
 /** The identifiers a request may name its user by; when given they must be the session user's. */
 export interface SessionClaim {

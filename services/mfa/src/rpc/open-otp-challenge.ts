@@ -11,6 +11,7 @@ export const openOtpChallengeRpc = (c: MfaContext) => async (req: mfa.OpenOtpCha
     user: req.user ?? null,
     channel: req.channel, purpose: req.purpose, loginMethod: req.login_method,
     roles: req.roles, scope: req.scope, state: req.state ?? null, authTime: req.auth_time,
+    signupVerification: req.signup_verification === true, decoy: req.decoy === true,
   });
   setMfaCookie(ctx, c.options, armed);
   return { expires_at: armed.expiresAt, code_sent: armed.codeSent };

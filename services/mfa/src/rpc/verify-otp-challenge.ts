@@ -7,10 +7,11 @@ import { clearMfaCookieOn, mfaHandleOf } from './cookies.ts';
 
 /** @throws AppError as {@link verifyOtpChallenge} */
 export const verifyOtpChallengeRpc = (c: MfaContext) => async (req: mfa.VerifyOtpChallengeRequest, ctx: CallContext): Promise<mfa.MfaVerdict> => {
-  const v = await verifyOtpChallenge(c, mfaHandleOf(ctx), { otp: req.otp, isTotp: req.is_totp, email: req.email, phoneNumber: req.phone_number });
+  const v = await verifyOtpChallenge(c, mfaHandleOf(ctx), { otp: req.otp, isTotp: req.is_totp, email: req.email, phoneNumber: req.phone_number, purpose: req.purpose });
   clearMfaCookieOn(ctx, c.options);
   return {
     user_id: v.userId, verified_channel: v.verifiedChannel, verified_contact: v.verifiedContact,
     login_method: v.loginMethod, roles: v.roles, scope: v.scope, state: v.state, auth_time: v.authTime,
+    amr: v.amr, enrolled_method: v.enrolledMethod,
   };
 };

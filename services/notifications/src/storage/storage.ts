@@ -4,7 +4,7 @@
  * final state (`notification_jobs`) that makes delivery idempotent and holds dead letters.
  */
 
-export type DeliveryChannel = 'email';
+export type DeliveryChannel = 'email' | 'sms';
 export type AttemptOutcome = 'sent' | 'failed' | 'dead';
 export type JobStatus = 'sent' | 'dead';
 

@@ -10,6 +10,7 @@ import { AppError } from '@gatehouse/errors';
 import type { AuthnTx, UserReader, UserRecord, UserRepository } from '../ports.ts';
 import { UserEntity } from './entities.ts';
 import { createMikroVerificationStore } from './verifications.ts';
+import { listVerificationRequests, searchUsers } from './admin-lists.ts';
 
 type Row = Record<string, unknown>;
 
@@ -81,6 +82,8 @@ export function createMikroUserRepository(db: Database, options: { clock?: () =>
   const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
   const repo: UserRepository = {
     ...reader(() => db.fork()),
+    search: (query, page) => searchUsers(db, query, page),
+    listVerificationRequests: (page) => listVerificationRequests(db, page),
     async transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {
       // InnoDB resolves two inserts into one locked gap with a deadlock: the loser reruns and then
       // sees the winner's row (behaviour.md §0.2 `aborted` only if it keeps losing)
@@ -132,6 +135,10 @@ export function createMikroUserRepository(db: Database, options: { clock?: () =>
               if (!row) throw new Error(`unknown user id ${u.id}`);
               em.assign(row as never, toRow(u) as never);
               await em.flush();
+            },
+            async delete(id) {
+              await em.flush();
+              await em.nativeDelete(UserEntity as never, { id } as never);
             },
           },
           verifications: createMikroVerificationStore(em),

@@ -11,7 +11,7 @@ type Row = Record<string, unknown>;
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const list = (v: unknown): string[] | null => (v === null || v === undefined ? null : (JSON.parse(String(v)) as string[]));
 
-function toRecord(r: Row): VerificationRequestRecord {
+export function toRecord(r: Row): VerificationRequestRecord {
   return {
     id: String(r.id),
     identifier: String(r.identifier) as VerificationPurpose,
@@ -61,6 +61,11 @@ export function createMikroVerificationStore(em: EntityManager): VerificationSto
     async consume(id, at) {
       const n = await em.nativeUpdate(E, { id, consumedAt: null } as never, { consumedAt: at, updatedAt: at } as never);
       return n === 1;
+    },
+    async deleteForUser(userId, emails) {
+      await em.flush();
+      const or: Row[] = [{ userId }, ...(emails.length > 0 ? [{ email: { $in: [...emails] } }] : [])];
+      return em.nativeDelete(E, { $or: or } as never);
     },
   };
 }

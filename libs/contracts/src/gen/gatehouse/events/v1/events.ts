@@ -97,6 +97,35 @@ export interface AuditRecorded {
 }
 
 /**
+ * `sms.send` (behaviour.md §4.4 delivery): one text message for the notifications worker to send
+ * through Twilio. The worker writes the body `Your verification code is: <otp>`.
+ */
+export interface SmsSendJob {
+  /** the recipient phone number as stored on the user (behaviour.md §3.1: `^\+?[0-9]{10,15}$`) */
+  to: string;
+  /** the one-time code (behaviour.md §4.4 format) */
+  otp: string;
+  /** the user the code is for: attempt records and logs name the user, never the code */
+  user_id: string;
+}
+
+/**
+ * `user.deleted` (behaviour.md §5.3 delete_user): the record as it was before the deletion. Every
+ * service that holds data about the user (mfa, authz, orgs) removes its part on this event.
+ */
+export interface UserDeleted {
+  user: User | null;
+}
+
+/**
+ * `user.access_revoked` / `user.access_enabled` (behaviour.md §5.3, §8): admin revoke_access /
+ * enable_access changed the user's state; the record after the change.
+ */
+export interface UserAccessChanged {
+  user: User | null;
+}
+
+/**
  * `webhook.deliver` (behaviour.md §5.4): one delivery of one event to one webhook, queued by admin
  * through its outbox for every enabled webhook of the event; the notifications worker makes up to
  * 5 attempts. The envelope id is the delivery id, so a re-queued delivery is deduplicated.

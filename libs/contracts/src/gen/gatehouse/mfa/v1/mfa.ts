@@ -23,7 +23,15 @@ export interface VerifyOtpChallengeRequest {
   phone_number?: string | null | undefined;
   otp?: string | null | undefined;
   is_totp?: boolean | null | undefined;
-  state?: string | null | undefined;
+  state?:
+    | string
+    | null
+    | undefined;
+  /**
+   * issue 16 (h/sms): the purpose the session must have: `login` (default) or `password_reset`
+   * (reset_password with an OTP, behaviour.md §3.4)
+   */
+  purpose?: string | null | undefined;
 }
 
 /**
@@ -45,24 +53,22 @@ export interface MfaVerdict {
     | undefined;
   /** Unix s of the first step */
   auth_time: number;
+  /**
+   * issue 16: RFC 8176 `amr` values of the factor just proven (`otp`, `sms`; empty for a skip);
+   * authn adds them, and `mfa`, to the first step's
+   */
+  amr: string[];
+  /**
+   * issue 16: the factor this completion verified for the first time (`totp`, `email_otp`,
+   * `sms_otp`), for authn's `user.mfa_enabled` audit; empty otherwise
+   */
+  enrolled_method: string;
 }
 
 export interface ResendOtpRequest {
   email?: string | null | undefined;
   phone_number?: string | null | undefined;
   state?: string | null | undefined;
-}
-
-/** graphql.md §3.2 */
-export interface LockMfaRequest {
-  email?: string | null | undefined;
-  phone_number?: string | null | undefined;
-}
-
-/** graphql.md §3.2: `email`/`phone_number` are read only in MFA-session mode (behaviour.md §4.3). */
-export interface OtpMfaSetupRequest {
-  email?: string | null | undefined;
-  phone_number?: string | null | undefined;
 }
 
 /** graphql.md §2: the top-level arguments of `webauthn_registration_options`. */
@@ -111,9 +117,9 @@ export interface OpenOtpChallengeRequest {
   user:
     | User
     | null;
-  /** `email` (sms waits for the SMS channel) */
+  /** `email` or `sms` */
   channel: string;
-  /** `login` (behaviour.md §4.2) */
+  /** `login`, or `password_reset` for forgot_password by phone (behaviour.md §4.2) */
   purpose: string;
   /** what tokens are finally issued with (behaviour.md §4.1: never re-read from the completion) */
   login_method: string;
@@ -125,6 +131,17 @@ export interface OpenOtpChallengeRequest {
     | undefined;
   /** Unix s of the first step, kept as the session's auth_time */
   auth_time: number;
+  /**
+   * issue 16 (h/sms): phone signup verification: the session and the code live 600 s instead of
+   * 300 s (behaviour.md §4.2, §4.4)
+   */
+  signup_verification: boolean;
+  /**
+   * issue 16 (h/sms): a decoy for an unknown or revoked phone (forgot_password, behaviour.md §3.4):
+   * the same session and cookie, but no code is sent and none satisfies it; `user` carries only the
+   * phone number the caller gave
+   */
+  decoy: boolean;
 }
 
 export interface OpenOtpChallengeResponse {
@@ -132,6 +149,91 @@ export interface OpenOtpChallengeResponse {
   expires_at: number;
   /** false when a code sent less than 30 s ago is still live and was kept (behaviour.md §4.4 resend) */
   code_sent: boolean;
+}
+
+export interface EvaluateGateRequest {
+  /** the user as authn's User record: its MFA preference, skip and lock fields decide the rows */
+  user:
+    | User
+    | null;
+  /** the grant of the first step, kept in the MFA session (behaviour.md §4.1) */
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  state?:
+    | string
+    | null
+    | undefined;
+  /** Unix s of the first step */
+  auth_time: number;
+}
+
+export interface GateDecision {
+  /** `issue` (G1, G6) or `email_otp` (G2), `sms_otp` (G3), `verify` (G4), `enrol` (G5), `offer` (G7) */
+  outcome: string;
+  /** for every outcome but `issue`: what the caller sees (tokens and user null) */
+  response: AuthResponse | null;
+}
+
+/** The caller's `mfa` cookie travels in the call's metadata; `email`/`phone_number` must be its user's. */
+export interface MfaSessionClaim {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+export interface LockMfaVerdict {
+  user_id: string;
+}
+
+export interface BeginOtpEnrolmentRequest {
+  /** `email` or `sms` */
+  channel: string;
+  /** user-credential mode: the caller's User record and grant; absent: MFA-session mode (the cookie) */
+  user?: User | null | undefined;
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  auth_time: number;
+  /** MFA-session mode: must name the session's user */
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+export interface BeginEnrolmentResponse {
+  /** Unix s: when the armed MFA session expires */
+  expires_at: number;
+}
+
+export interface BeginTotpEnrolmentRequest {
+  /** the caller's User record (the otpauth account name) and the grant of its session */
+  user: User | null;
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  auth_time: number;
+}
+
+export interface ResetUserMfaRequest {
+  user_id: string;
+}
+
+export interface ResetUserMfaResponse {
+  /** how many factors were deleted (TOTP secrets, recovery codes, OTP enrolments, passkeys) */
+  deleted: number;
+}
+
+export interface EnrolledMfaMethodsRequest {
+  user_ids: string[];
+}
+
+export interface EnrolledMfaMethods {
+  user_id: string;
+  /** verified factors whose method is usable: `totp`, `webauthn`, `email_otp`, `sms_otp` */
+  methods: string[];
+}
+
+export interface EnrolledMfaMethodsResponse {
+  users: EnrolledMfaMethods[];
 }
 
 /**
@@ -142,15 +244,9 @@ export interface OpenOtpChallengeResponse {
 export interface MfaService {
   /** POST /v1/resend_otp (behaviour.md §4.3): a new code on the session's channel; re-arms the session. */
   ResendOtp(request: ResendOtpRequest): Promise<Response>;
-  /** POST /v1/lock_mfa: records lost factors and locks the account; issues no token. */
-  LockMfa(request: LockMfaRequest): Promise<Response>;
-  /** POST /v1/email_otp_mfa_setup: a pending email-OTP enrollment and a code (behaviour.md §4.3). */
-  EmailOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
-  /** POST /v1/sms_otp_mfa_setup: the same for SMS. */
-  SmsOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
-  /** POST /v1/totp_mfa_setup: secret, QR image and recovery codes; tokens null (behaviour.md §4.5). */
-  TotpMfaSetup(request: OtpMfaSetupRequest): Promise<AuthResponse>;
   /**
+   * lock_mfa and the email/SMS/TOTP setups change the user or need its record: they are authn RPCs
+   * (AuthnService) that ask mfa through MfaInternal (issue 16; docs/architecture.md §7).
    * POST /v1/webauthn_registration_options: creation options as a JSON string (behaviour.md §4.6).
    * GraphQL takes `email` and `phone_number` as top-level arguments (graphql.md §2).
    */
@@ -174,8 +270,8 @@ export interface MfaService {
  */
 export interface MfaInternal {
   /**
-   * Opens an MFA session with an emailed code (behaviour.md §3.3 step 8, §4.2, §4.4); the `mfa`
-   * cookie travels back as Set-Cookie.
+   * Opens an MFA session with a code by email or SMS (behaviour.md §3.2 phone signup, §3.3 step 8,
+   * §3.4 forgot_password by phone, §4.2, §4.4); the `mfa` cookie travels back as Set-Cookie.
    */
   OpenOtpChallenge(request: OpenOtpChallengeRequest): Promise<OpenOtpChallengeResponse>;
   /**
@@ -185,4 +281,26 @@ export interface MfaInternal {
    * (issue 14: flows that end in a session are orchestrated by authn, which asks factor services).
    */
   VerifyOtpChallenge(request: VerifyOtpChallengeRequest): Promise<MfaVerdict>;
+  /**
+   * ---- issue 16, the MFA gate (branch h/mfa-gate) ----
+   * The gate after a first step (behaviour.md §4.1 rows G1-G7; authn checks G0 first): `issue`, or a
+   * challenge/offer whose AuthResponse mfa fills (message, screens, offers, TOTP secret, QR and
+   * recovery codes; tokens null). A non-issuing outcome opens a 300 s MFA session (Set-Cookie `mfa`).
+   */
+  EvaluateGate(request: EvaluateGateRequest): Promise<GateDecision>;
+  /** skip_mfa_setup's verdict (behaviour.md §4.3): only in the offer state (G7); consumes the session. */
+  SkipMfaSetup(request: MfaSessionClaim): Promise<MfaVerdict>;
+  /** lock_mfa's verdict: refused while a verified email/SMS OTP enrolment exists; ends the session. */
+  LockMfa(request: MfaSessionClaim): Promise<LockMfaVerdict>;
+  /** email_otp_mfa_setup / sms_otp_mfa_setup: a pending enrolment, a code, an MFA session (channel). */
+  BeginOtpEnrolment(request: BeginOtpEnrolmentRequest): Promise<BeginEnrolmentResponse>;
+  /** totp_mfa_setup: a pending TOTP enrolment (staged for 600 s when one is verified) and its session. */
+  BeginTotpEnrolment(request: BeginTotpEnrolmentRequest): Promise<AuthResponse>;
+  /**
+   * Admin update_user `reset_mfa` (behaviour.md §4.7): deletes every factor of the user (TOTP,
+   * recovery codes, OTP enrolments, passkeys) and its MFA sessions. authn clears the user's flags.
+   */
+  ResetUserMfa(request: ResetUserMfaRequest): Promise<ResetUserMfaResponse>;
+  /** The verified factors of users (User.enrolled_mfa_methods, behaviour.md §5.3). */
+  EnrolledMfaMethods(request: EnrolledMfaMethodsRequest): Promise<EnrolledMfaMethodsResponse>;
 }

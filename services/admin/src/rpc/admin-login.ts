@@ -1,0 +1,22 @@
+/** @module admin/rpc/admin-login — AdminService.AdminLogin (POST /v1/admin/login, behaviour.md §5.1). */
+import { SUPER_ADMIN_ACTOR, adminCookie, auditRecord } from '@gatehouse/auth';
+import { AppError } from '@gatehouse/errors';
+import { ADMIN_LOGGED_IN, INVALID_ADMIN_SECRET, adminLogin } from '../domain/admin-session.ts';
+import type { AdminHandler, AdminRpcDeps } from './deps.ts';
+
+/**
+ * Opens an admin session and sets the `service-admin` cookie (HttpOnly, SameSite=Strict, Secure per
+ * `--admin-cookie-secure`, Max-Age 3600). Audit `admin.login_success` / `admin.login_failed`.
+ * @throws AppError `unauthenticated` `invalid admin secret`; `resource_exhausted` while the client IP
+ *   is locked (10 failures in 15 min); `invalid_argument` for a blank secret
+ */
+export const adminLoginRpc = (d: AdminRpcDeps): AdminHandler<'AdminLogin'> => async (req, ctx) => {
+  const issued = await adminLogin({ store: d.store, adminSecret: d.adminSecret, now: d.now }, req.admin_secret ?? '', ctx.clientIp);
+  if (!issued) {
+    d.emit('audit.recorded', auditRecord(ctx, 'admin.login_failed', { actor: SUPER_ADMIN_ACTOR, resourceType: 'admin_session', details: { reason: 'invalid_secret' } }));
+    throw new AppError('unauthenticated', INVALID_ADMIN_SECRET, { reason: 'admin_secret_mismatch' });
+  }
+  ctx.setCookies.push(adminCookie(issued.handle, { secure: d.adminCookieSecure, maxAgeSeconds: issued.maxAgeSeconds }));
+  d.emit('audit.recorded', auditRecord(ctx, 'admin.login_success', { actor: SUPER_ADMIN_ACTOR, resourceType: 'admin_session' }));
+  return { message: ADMIN_LOGGED_IN };
+};

@@ -1,0 +1,147 @@
+/**
+ * @module test/e2e/readiness
+ * Issue 15 item 4: `/readyz` reports every dependency the process uses and answers 503 naming the
+ * one that is down; `/healthz` stays liveness (200 while the process runs). An outage is one
+ * structured log line when it starts and one when it ends, never a flood of driver stack traces.
+ * The tests run their own redis-server and nats-server on free ports, so they can stop them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it, expect, beforeAll, afterAll, jest } from '@jest/globals';
+import { freePort, startDeployment, type Deployment } from '@gatehouse/testing';
+
+jest.setTimeout(90_000);
+
+/** A server process of the test's own on a fixed port, which the test can stop and start again. */
+function ownServer(command: string, args: (port: number, dir: string) => string[]) {
+  let child: ChildProcess | null = null;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-dep-'));
+  let port = 0;
+  const waitListening = async (): Promise<void> => {
+    for (let i = 0; i < 100; i++) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.once('connect', () => { s.destroy(); resolve(true); });
+        s.once('error', () => resolve(false));
+      });
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${command} did not listen on ${port}`);
+  };
+  return {
+    get port() { return port; },
+    async start(): Promise<void> {
+      if (port === 0) port = await freePort();
+      child = spawn(command, args(port, dir), { stdio: 'ignore' });
+      await waitListening();
+    },
+    async stop(): Promise<void> {
+      if (!child) return;
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      child = null;
+    },
+    async dispose(): Promise<void> {
+      await this.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function readyz(url: string): Promise<{ status: number; body: Record<string, any> }> {
+  const res = await fetch(`${url}/readyz`);
+  return { status: res.status, body: await res.json() as Record<string, any> };
+}
+
+async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const count = (text: string, needle: string): number => text.split(needle).length - 1;
+
+describe('all-in-one: Redis and NATS outages', () => {
+  const redis = ownServer('redis-server', (port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+  const nats = ownServer('nats-server', (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir]);
+  let d: Deployment;
+  beforeAll(async () => {
+    await redis.start();
+    await nats.start();
+    d = await startDeployment('all', {
+      nats: true, natsUrl: `nats://127.0.0.1:${nats.port}`, readyTimeoutMs: 60_000,
+      flags: [`--redis-url=redis://127.0.0.1:${redis.port}`, '--log-level=info'],
+    });
+  }, 120_000);
+  afterAll(async () => { await d?.stop(); await redis.dispose(); await nats.dispose(); });
+
+  it('is ready with every dependency named', async () => {
+    const r = await readyz(d.url);
+    expect(r).toEqual({ status: 200, body: { status: 'ready', checks: { nats: 'ok', database: 'ok', redis: 'ok' } } });
+  });
+
+  it('Redis down: /readyz 503 naming redis, /healthz still 200, one log line per state change', async () => {
+    await redis.stop();
+    const down = await until(() => readyz(d.url), (r) => r.status === 503);
+    expect(down.status).toBe(503);
+    expect(down.body.code).toBe('unavailable');
+    expect(down.body.message).toMatch(new RegExp(`^not ready: redis \\(127\\.0\\.0\\.1:${redis.port}\\) is down: `));
+    expect(down.body.checks).toMatchObject({ database: 'ok', nats: 'ok' });
+    expect((await fetch(`${d.url}/healthz`)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 3000)); // several reconnect attempts
+    await redis.start();
+    const up = await until(() => readyz(d.url), (r) => r.status === 200);
+    expect(up.status).toBe(200);
+    await until(async () => d.output(), (o) => o.includes('redis is back up'), 5000);
+    const out = d.output();
+    expect(out).not.toContain('Unhandled error event');
+    // authn's session store and the gateway's rate limiter each own a connection: one line each
+    expect(count(out, '"msg":"redis is down"')).toBeGreaterThanOrEqual(1);
+    expect(count(out, '"msg":"redis is down"')).toBeLessThanOrEqual(2);
+    expect(count(out, '"msg":"redis is down"')).toBe(count(out, '"msg":"redis is back up"'));
+  });
+
+  it('NATS down: /readyz 503 naming nats; back when it is', async () => {
+    await nats.stop();
+    const down = await until(() => readyz(d.url), (r) => r.status === 503);
+    expect(down.body.message).toMatch(new RegExp(`^not ready: nats \\(127\\.0\\.0\\.1:${nats.port}\\) is down: `));
+    await nats.start();
+    const up = await until(() => readyz(d.url), (r) => r.status === 200, 30_000);
+    expect(up.status).toBe(200);
+    expect(count(d.output(), '"msg":"nats is down"')).toBe(1);
+  });
+});
+
+describe('split: the gateway sees the services it forwards to', () => {
+  let d: Deployment;
+  beforeAll(async () => { d = await startDeployment('split', { readyTimeoutMs: 60_000 }); }, 120_000);
+  afterAll(async () => { await d?.stop(); });
+
+  it('lists each service; a stopped one makes it 503 by name, and it recovers', async () => {
+    const r = await readyz(d.url);
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.checks).sort()).toEqual(['redis', 'service:admin', 'service:authn', 'service:authz', 'service:mfa', 'service:orgs']);
+    await d.stopProcess('mfa');
+    const down = await until(() => readyz(d.url), (x) => x.status === 503);
+    expect(down.body.message).toMatch(/^not ready: service:mfa \(127\.0\.0\.1:\d+\) is down: /);
+    expect(down.body.checks['service:authn']).toBe('ok');
+    await d.startProcess('mfa');
+    expect((await until(() => readyz(d.url), (x) => x.status === 200)).status).toBe(200);
+  });
+
+  it('each service answers /readyz for its own dependencies', async () => {
+    const authn = d.processes.find((p) => p.command === 'authn')!;
+    const port = authn.child.spawnargs.find((a) => a.startsWith('--http-port='))!.split('=')[1];
+    const r = await readyz(`http://127.0.0.1:${port}`);
+    // its own dependencies, not its peers (mfa): readiness must not cascade along the call graph
+    expect(r).toEqual({ status: 200, body: { status: 'ready', checks: { nats: 'ok', redis: 'ok', database: 'ok' } } });
+  });
+});
