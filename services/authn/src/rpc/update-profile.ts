@@ -15,8 +15,9 @@ export const updateProfileRpc = (c: RpcContext): AuthnHandler<'UpdateProfile'> =
     isMultiFactorAuthEnabled: req.is_multi_factor_auth_enabled, appData: req.app_data,
   }, auditOf(ctx));
   if (signedOut) clearCookies(ctx, c.options);
-  // field names only, never values (behaviour.md §5.7)
-  const changed = Object.keys(req).filter((k) => !/password/.test(k) && (req as Record<string, unknown>)[k] != null);
+  // field names only, never values (behaviour.md §5.7); the MFA preference has its own actions
+  // (user.mfa_enabled / user.mfa_disabled, recorded by the domain)
+  const changed = Object.keys(req).filter((k) => !/password/.test(k) && k !== 'is_multi_factor_auth_enabled' && (req as Record<string, unknown>)[k] != null);
   if (req.new_password) await recordUserAction(c, ctx, 'user.password_changed', { userId: caller.userId });
   if (changed.length > 0) await recordUserAction(c, ctx, 'user.profile_updated', { userId: caller.userId, details: { changed_fields: changed } });
   return { message };
