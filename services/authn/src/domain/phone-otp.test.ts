@@ -28,7 +28,7 @@ const smsVerdict = (userId: string, over: Partial<mfa.MfaVerdict> = {}): mfa.Mfa
 
 describe('phone-only signup with phone verification (behaviour.md §3.2)', () => {
   it('creates the user with the phone unverified, asks mfa for a 600 s SMS challenge and answers the mobile OTP screen', async () => {
-    const { a, m } = phoneAuthn();
+    const { a, m, audits } = phoneAuthn();
     const { res, cookies } = await a.call('Signup', { phone_number: ` ${PHONE} `, password: PASSWORD, confirm_password: PASSWORD, state: 'st-1', roles: ['editor'] });
     expect(res).toMatchObject({
       message: 'Please check the OTP in your inbox', should_show_mobile_otp_screen: true, should_show_email_otp_screen: false,
@@ -41,7 +41,8 @@ describe('phone-only signup with phone verification (behaviour.md §3.2)', () =>
       channel: 'sms', purpose: 'login', signup_verification: true, decoy: false, login_method: 'mobile_basic_auth', roles: ['editor'], state: 'st-1',
       user: expect.objectContaining({ id: u.id, phone_number: PHONE, phone_number_verified: false }),
     })]);
-    expect(a.storage.published.map((e) => e.name)).toEqual(['user.created', 'user.signup']);
+    expect(a.storage.published.map((e) => e.name)).toEqual(['user.created', 'user.signup', 'audit.recorded']);
+    expect(audits().map((x) => [x.action, x.resource_id])).toEqual([['user.signup', u.id]]);
   });
 
   it('verify_otp with mfa\'s SMS verdict verifies the phone, issues tokens and audits user.phone_verified', async () => {
@@ -53,7 +54,10 @@ describe('phone-only signup with phone verification (behaviour.md §3.2)', () =>
     expect(res).toMatchObject({ message: 'OTP verified successfully.', user: { phone_number_verified: true } });
     expect(decodeJwt(res.access_token)).toMatchObject({ login_method: 'mobile_basic_auth' });
     expect(m.verified).toEqual([expect.objectContaining({ otp: 'ABC123', phone_number: PHONE, purpose: 'login' })]);
-    expect(audits()).toEqual([expect.objectContaining({ action: 'user.phone_verified', resource_id: u.id, metadata: '{"via":"otp","protocol":"rest"}' })]);
+    expect(audits()).toEqual([
+      expect.objectContaining({ action: 'user.signup', resource_id: u.id }),
+      expect.objectContaining({ action: 'user.phone_verified', resource_id: u.id, metadata: '{"via":"otp","protocol":"rest"}' }),
+    ]);
   });
 
   it('without the mfa service: unavailable, and nothing is created', async () => {
@@ -104,7 +108,7 @@ describe('forgot_password by phone (behaviour.md §3.4)', () => {
     expect(res).toEqual({ message: 'Please enter the OTP sent to your phone number and change your password.', should_show_mobile_otp_screen: true });
     expect(cookies).toEqual(['mfa=handle; Path=/; Max-Age=300; HttpOnly']);
     expect(m.opened).toEqual([expect.objectContaining({ channel: 'sms', purpose: 'password_reset', decoy: false, user: expect.objectContaining({ id: u.id }) })]);
-    expect(audits().map((x) => [x.action, x.resource_id])).toEqual([['user.forgot_password_requested', u.id]]);
+    expect(audits().map((x) => [x.action, x.resource_id])).toEqual([['user.signup', u.id], ['user.forgot_password_requested', u.id]]);
   });
 
   it('an unknown or revoked number: the same answer and cookie through a decoy challenge, no audit', async () => {
@@ -122,7 +126,8 @@ describe('forgot_password by phone (behaviour.md §3.4)', () => {
       expect.objectContaining({ decoy: true, purpose: 'password_reset', user: expect.objectContaining({ phone_number: PHONE }) }),
     ]);
     expect((m.opened[1]!['user'] as { id: string }).id).not.toBe(u.id);
-    expect(audits()).toEqual([]);
+    // the signup's row only: nothing for the two requests
+    expect(audits().map((x) => x.action)).toEqual(['user.signup']);
   });
 
   it('refusals: SMS service not enabled without Twilio; mobile basic auth off; a malformed number', async () => {
@@ -153,7 +158,7 @@ describe('reset_password with otp + phone_number (behaviour.md §3.4)', () => {
     expect(cookies).toEqual(['mfa=; Path=/; Max-Age=0; HttpOnly']);
     expect(m.verified).toEqual([expect.objectContaining({ otp: 'ABC123', phone_number: PHONE, purpose: 'password_reset' })]);
     expect((await a.storage.users.findById(u.id))!.phoneNumberVerifiedAt).toBe(a.now());
-    expect(audits().map((x) => [x.action, x.metadata])).toEqual([['user.password_reset', '{"via":"otp","protocol":"rest"}']]);
+    expect(audits().map((x) => [x.action, x.metadata])).toEqual([['user.signup', '{"protocol":"rest"}'], ['user.password_reset', '{"via":"otp","protocol":"rest"}']]);
     await expect(a.call('Login', { phone_number: PHONE, password: NEW_PASSWORD })).resolves.toMatchObject({ res: { message: 'Logged in successfully' } });
   });
 

@@ -31,6 +31,7 @@ export async function recordUserAction(c: RpcContext, ctx: CallContext, action: 
       resourceType: o.resourceType ?? 'user',
       ...((o.resourceId ?? userId) ? { resourceId: (o.resourceId ?? userId)! } : {}),
       details: o.details ?? {},
+      at: c.now(),
     });
     await c.users.transaction(async (tx) => { tx.events.emit('audit.recorded', record); });
   } catch (err) {
