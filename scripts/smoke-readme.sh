@@ -2,7 +2,7 @@
 # Runs the README's quickstart on a fresh clone (issue 15: "scripts/smoke-readme.sh runs every command
 # of the README quickstart and checks the answers"): `npm install && npm start`, then every ```sh block
 # of the quickstart as the README writes it (only the ports are moved off 8080/9091, so a running
-# instance does not interfere), checking each block's answers. Stops the server it started, by its
+# instance does not interfere; run from the clone's root, as a reader would), checking each block's answers. Stops the server it started, by its
 # process group. Usage: bash scripts/smoke-readme.sh [port]
 set -euo pipefail
 PORT="${1:-18080}"
@@ -34,7 +34,7 @@ EXPECT=(
 for i in "${!EXPECT[@]}"; do
   block="$DIR/block$((i + 1)).sh"
   sed -i "s/localhost:8080/localhost:$PORT/g; s/localhost:9091/localhost:$GRPC/g" "$block"
-  out="$(cd "$DIR" && bash -e "$block" 2>&1)" || { echo "README smoke: block $((i + 1)) failed:"; cat "$block"; echo "$out"; exit 1; } >&2
+  out="$(bash -e "$block" 2>&1)" || { echo "README smoke: block $((i + 1)) failed:"; cat "$block"; echo "$out"; exit 1; } >&2
   IFS='|' read -ra needles <<<"${EXPECT[$i]}"
   for needle in "${needles[@]}"; do
     grep -qF -- "$needle" <<<"$out" || { echo "README smoke: block $((i + 1)) did not answer $needle:"; cat "$block"; echo "$out"; exit 1; } >&2
