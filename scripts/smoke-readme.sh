@@ -1,26 +1,44 @@
 #!/usr/bin/env bash
-# Checks the README's first command on a fresh clone: install, start all-in-one on embedded SQLite,
-# then sign up (the MFA offer), skip MFA setup, log in and read the profile with curl (issue 2, "a fresh clone"). Stops the server
-# it started, by PID. Usage: bash scripts/smoke-readme.sh [port]
+# Runs the README's quickstart on a fresh clone (issue 15: "scripts/smoke-readme.sh runs every command
+# of the README quickstart and checks the answers"): `npm install && npm start`, then every ```sh block
+# of the quickstart as the README writes it (only the ports are moved off 8080/9091, so a running
+# instance does not interfere; run from the clone's root, as a reader would), checking each block's answers. Stops the server it started, by its
+# process group. Usage: bash scripts/smoke-readme.sh [port]
 set -euo pipefail
 PORT="${1:-18080}"
+GRPC=$((PORT + 1))
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="$(mktemp -d)"
 git clone -q "$SRC" "$DIR/gatehouse"
 cd "$DIR/gatehouse"
 npm install --no-audit --no-fund >"$DIR/install.log" 2>&1
-# The README's command is `npm install && npm start`; the port is moved off 8080 so a running
-# instance does not interfere (later flags win).
+bash scripts/install-grpcurl.sh >"$DIR/grpcurl.log" 2>&1 || cp -r "$SRC/.tools" . # the gRPC block needs it
 # setsid: npm, its shell and the server share one new process group, stopped together on exit.
-setsid npm start -- --http-port="$PORT" --grpc-port=$((PORT + 1)) --metrics-port=$((PORT + 2)) >"$DIR/server.log" 2>&1 &
+setsid npm start -- --http-port="$PORT" --grpc-port="$GRPC" --metrics-port=$((PORT + 2)) >"$DIR/server.log" 2>&1 &
 NPM_PID=$!
 trap 'kill -TERM -- "-$NPM_PID" 2>/dev/null || true; sleep 1; rm -rf "$DIR"' EXIT
-for _ in $(seq 1 60); do curl -fs "http://localhost:$PORT/healthz" >/dev/null 2>&1 && break; sleep 1; done
-URL="http://localhost:$PORT"
-curl -fsS -X POST "$URL/v1/signup" -H "Origin: $URL" -c "$DIR/cookies.txt" \
-  -d '{"email":"ada@example.com","password":"Passw0rd!x","confirm_password":"Passw0rd!x"}' | grep -q '"message":"Proceed to mfa setup"'
-curl -fsS -X POST "$URL/v1/skip_mfa_setup" -H "Origin: $URL" -b "$DIR/cookies.txt" -c "$DIR/cookies.txt" | grep -q '"message":"MFA setup skipped"'
-curl -fsS -X POST "$URL/v1/login" -H "Origin: $URL" -c "$DIR/cookies.txt" \
-  -d '{"email":"ada@example.com","password":"Passw0rd!x"}' | grep -q '"message":"Logged in successfully"'
-curl -fsS "$URL/v1/profile" -b "$DIR/cookies.txt" | grep -q '"email":"ada@example.com"'
-echo "README smoke: install, start, signup, login and profile OK on $URL"
+for _ in $(seq 1 60); do curl -fs "http://localhost:$PORT/readyz" >/dev/null 2>&1 && break; sleep 1; done
+
+# The quickstart's sh blocks (between the first block, the two commands, and "## Running it"),
+# one file each, with the ports moved.
+awk '/^## /{exit} /^```sh$/{n++; if (n>1) {f=sprintf("'"$DIR"'/block%d.sh", n-1); inb=1}; next} /^```$/{inb=0; next} inb{print > f}' README.md
+# What each block must answer, in order: signup..profile, GraphQL, gRPC, permissions.
+EXPECT=(
+  '"message":"Proceed to mfa setup"|"message":"MFA setup skipped"|"message":"Logged in successfully"|"email":"ada@example.com"'
+  '"is_sign_up_enabled":true'
+  'gatehouse.authn.v1.AuthnService|"message": "Logged in successfully"'
+  '"allowed":true|"allowed":false'
+)
+[ -f "$DIR/block${#EXPECT[@]}.sh" ] && [ ! -f "$DIR/block$(( ${#EXPECT[@]} + 1 )).sh" ] \
+  || { echo "README smoke: expected ${#EXPECT[@]} quickstart blocks, found $(ls "$DIR"/block*.sh | wc -l)" >&2; exit 1; }
+for i in "${!EXPECT[@]}"; do
+  block="$DIR/block$((i + 1)).sh"
+  sed -i "s/localhost:8080/localhost:$PORT/g; s/localhost:9091/localhost:$GRPC/g" "$block"
+  out="$(bash -e "$block" 2>&1)" || { echo "README smoke: block $((i + 1)) failed:"; cat "$block"; echo "$out"; exit 1; } >&2
+  IFS='|' read -ra needles <<<"${EXPECT[$i]}"
+  for needle in "${needles[@]}"; do
+    grep -qF -- "$needle" <<<"$out" || { echo "README smoke: block $((i + 1)) did not answer $needle:"; cat "$block"; echo "$out"; exit 1; } >&2
+  done
+  echo "README smoke: block $((i + 1)) OK"
+done
+echo "README smoke: install, start and every quickstart command OK on http://localhost:$PORT"
