@@ -55,8 +55,8 @@ export function renderChart(release: string, valuesFiles: readonly string[], val
     .filter((o): o is K8sObject => o !== null && typeof o === 'object');
 }
 
-/** `helm template` without throwing: for the tests of rendering failures. */
-export function template(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>): HelmRun {
+/** `helm template` without throwing: for the tests of rendering failures (`extraArgs`, e.g. `--skip-schema-validation`). */
+export function template(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>, extraArgs: readonly string[] = []): HelmRun {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-chart-'));
   try {
     const files = [...valuesFiles];
@@ -65,7 +65,7 @@ export function template(release: string, valuesFiles: readonly string[], values
       writeFileSync(file, JSON.stringify(values)); // JSON is YAML
       files.push(file);
     }
-    return helm(['template', release, CHART, ...files.flatMap((f) => ['-f', f])]);
+    return helm(['template', release, CHART, ...files.flatMap((f) => ['-f', f]), ...extraArgs]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
