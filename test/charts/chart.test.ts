@@ -8,7 +8,7 @@ import { describe, it, expect, beforeAll } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { loadConfig, type CommandName } from '@gatehouse/config';
 import { FLAGS_JSON, SCHEMA_JSON, chartFlags, chartFlagsText, chartSchemaText } from '../../scripts/gen-chart-flags.ts';
-import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
+import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, readmeInstallSets, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
 import { SERVICES as REGISTRY } from '../../services/registry.ts';
 
 const meta = chartFlags();
@@ -256,11 +256,8 @@ describe('charts/gatehouse values', () => {
   });
 
   it('renders the README install command as written', () => {
-    const readme = readFileSync(`${CHART}/README.md`, 'utf8');
-    const block = /```sh\n([\s\S]*?)```/.exec(readme)![1]!;
-    const command = block.replace(/\\\n/g, ' ').split('\n').find((l) => l.includes('helm install'))!;
-    const sets = [...command.matchAll(/--set '?([^' ]+)'?/g)].map((m) => ['--set', m[1]!]).flat();
-    expect(sets.length).toBeGreaterThan(4);
+    const sets = readmeInstallSets().flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+    expect(sets.length).toBeGreaterThan(8);
     const lint = helm(['lint', CHART, '--strict', ...sets]);
     expect(lint.stdout).toContain('0 chart(s) failed');
     const run = template('gh', [], undefined, sets);

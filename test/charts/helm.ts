@@ -4,7 +4,7 @@
  * `helm template` renders, for the chart tests.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -47,8 +47,8 @@ export type K8sObject = { kind: string; apiVersion: string; metadata: { name: st
  * `helm template <release> charts/gatehouse` with the given values files plus `values` (written to
  * a temporary file, so types survive); throws with helm's stderr when rendering fails.
  */
-export function renderChart(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>): K8sObject[] {
-  const run = template(release, valuesFiles, values);
+export function renderChart(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>, extraArgs: readonly string[] = []): K8sObject[] {
+  const run = template(release, valuesFiles, values, extraArgs);
   if (!run.ok) throw new Error(`helm template failed:\n${run.stderr}`);
   return parseAllDocuments(run.stdout)
     .map((d) => d.toJS() as K8sObject | null)
@@ -69,6 +69,18 @@ export function template(release: string, valuesFiles: readonly string[], values
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The `--set` values of the install command in charts/gatehouse/README.md (its first sh block), as
+ * `[key, value]` pairs in order: what a user types.
+ */
+export function readmeInstallSets(): Array<[string, string]> {
+  const readme = readFileSync(path.join(CHART, 'README.md'), 'utf8');
+  const block = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const command = block.replace(/\\\n/g, ' ').split('\n').find((l) => l.includes('helm install'));
+  if (!command) throw new Error('charts/gatehouse/README.md has no helm install command in its first sh block');
+  return [...command.matchAll(/--set '?([^'= ]+)=([^' ]*)'?/g)].map((m) => [m[1]!, m[2]!]);
 }
 
 /** The Deployments by component (`app.kubernetes.io/component`). */
