@@ -21,6 +21,26 @@ export function requireHelm(): void {
   }
 }
 
+let major: number | undefined;
+/**
+ * The installed helm's major version: 4 for the prebuilt binary scripts/install-helm.sh installs, 3
+ * for its go-install fallback. Their schema validators word errors differently (helm 3's does not
+ * name the property a failed `anyOf` misses), so the tests match the paths both print.
+ */
+export function helmMajor(): number {
+  if (major === undefined) {
+    requireHelm();
+    const version = execFileSync(HELM, ['version', '--template', '{{.Version}}'], { encoding: 'utf8' });
+    major = Number(/^v(\d+)\./.exec(version)?.[1] ?? NaN);
+  }
+  return major;
+}
+
+/** How helm's schema errors name a value: helm 4 `at '/a/b'`, helm 3 `a.b:`. */
+export function schemaPath(dotted: string): string {
+  return helmMajor() >= 4 ? `at '/${dotted.replace(/\./g, '/')}'` : `${dotted}:`;
+}
+
 /** The outcome of one helm run: exit status 0 or not, and everything it printed. */
 export interface HelmRun {
   readonly ok: boolean;
