@@ -3,12 +3,15 @@
  * Writes charts/gatehouse/files/flags.json from the flag registry (`listFlags`, STYLE §5) and the
  * service registry (services/registry.ts, issue 14 §4): every flag by its Config key (kebab name,
  * type, secret); per command, the keys that command accepts; and the services: the chart's
- * components, those the gateway routes to, and the peers each calls. The chart's templates read it
- * (`.Files.Get` + `fromJson`) so a container only gets the flags its command accepts (the binary
- * refuses unknown flags), secret flags only arrive via `$(VAR)`, and a service added to the registry
- * gets its Deployment and Service without a template edit.
+ * components, those the gateway routes to, the peers each calls, those with a gRPC listener and
+ * what each cannot work without. The chart's templates read it (`.Files.Get` + `fromJson`) so a
+ * container only gets the flags its command accepts (the binary refuses unknown flags), secret flags
+ * only arrive via `$(VAR)`, rendering fails when a service lacks what it needs, and a service added
+ * to the registry gets its Deployment and Service without a template edit. It also writes
+ * charts/gatehouse/values.schema.json (issue 15): value types from the same registry and the values
+ * no deployment works without, so `helm lint` fails on them.
  *
- * Run: `npx node scripts/gen-chart-flags.ts` (writes the file) or `--check` (exit 1 when stale).
+ * Run: `npx node scripts/gen-chart-flags.ts` (writes both files) or `--check` (exit 1 when stale).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
