@@ -55,11 +55,17 @@ describe('services/registry.ts', () => {
   });
 
   it('is the chart\'s list of components, routes and peer calls (charts/gatehouse/files/flags.json is generated from it)', () => {
-    expect(chartServices()).toEqual({
+    const chart = chartServices();
+    expect({ components: chart.components, routed: chart.routed, calls: chart.calls }).toEqual({
       components: ['gateway', ...SERVICES.map((m) => m.name)],
       routed: SERVICES.filter((m) => m.publicApi).map((m) => m.name),
       calls: { admin: ['authn'], authn: ['mfa'], notifications: ['admin'] },
     });
+    // the components with a gRPC listener: `gatehouse notifications` serves no API, so it has none
+    expect(chart.grpc).toEqual(['gateway', ...SERVICES.filter((m) => m.publicApi || m.internalApi).map((m) => m.name)]);
+    expect(chart.grpc).not.toContain('notifications');
+    // every module's own requires reaches the chart
+    for (const m of SERVICES) for (const r of m.requires ?? []) expect(chart.requires[m.name]?.[r.key]).toBe(r.why);
   });
 
   it('lets each service be told where the peers it calls listen, and calls go one way (no cycle)', () => {

@@ -1,8 +1,9 @@
 /**
  * @module test/charts/chart-local.test
- * Runs split mode with exactly the args charts/gatehouse renders (ARCHITECTURE §7): each
- * Deployment's args, `$(VAR)`s expanded from the rendered Secret as the kubelet would, only the
- * listen addresses and Service DNS names rewritten to loopback ports. Then a user signs up, logs
+ * Runs split mode with exactly the args charts/gatehouse renders from the install command of its
+ * README (ARCHITECTURE §7, issue 15 item 5): each Deployment's args, `$(VAR)`s expanded from the
+ * existing Secret the README creates as the kubelet would, only the URL, NATS, the listen addresses
+ * and Service DNS names rewritten to this machine's loopback ports. Then a user signs up, logs
  * in and reads the profile through the gateway's REST, and the admin reads the (empty) FGA model.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
@@ -11,7 +12,7 @@ import { createScratchDatabase } from '@gatehouse/db';
 import { MACHINE, freePort, spawnGatehouse, waitForHttp, type GatehouseProcess } from '@gatehouse/testing';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { containerOf, deployments, expandArgs, renderChart, requireHelm, type K8sObject } from './helm.ts';
+import { containerOf, deployments, expandArgs, readmeInstallSets, renderChart, requireHelm } from './helm.ts';
 
 const RELEASE = 'ghchart';
 const ORDER = ['mfa', 'authn', 'admin', 'orgs', 'authz', 'notifications', 'gateway'] as const;
@@ -56,31 +57,36 @@ describe('the chart-rendered args start a working split deployment', () => {
     for (const svc of ORDER) ports[svc] = { http: await freePort(), grpc: await freePort(), metrics: await freePort() };
     url = `http://127.0.0.1:${ports.gateway!.http}`;
     const rendered: Ports = { http: 8080, grpc: 9091, metrics: 8081 };
+    // The README's install command as written, except the two values that name this machine (the
+    // public URL and NATS); the test-only flags below only make a loopback run practical.
+    const overridden = new Set(['config.shared.url', 'config.shared.natsUrl']);
+    const sets = readmeInstallSets().filter(([k]) => !overridden.has(k)).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
     const objects = renderChart(RELEASE, [], {
       ports: rendered,
       config: {
         shared: {
-          url, clientId: 'chart-test', logLevel: 'warn', databaseType: 'postgres', jwtType: 'HS256',
-          natsUrl: MACHINE.natsUrl, natsStream, redisUrl: MACHINE.redisUrl,
+          url, logLevel: 'warn', natsUrl: MACHINE.natsUrl, natsStream,
           appCookieSecure: false, appCookieSameSite: 'lax', rateLimitRps: 1000, rateLimitBurst: 1000,
         },
       },
-      secrets: {
-        values: {
-          adminSecret, clientSecret: randomBytes(24).toString('base64url'),
-          jwtSecret: randomBytes(32).toString('base64url'), databaseUrl: db.options.url,
-        },
-      },
-    });
-    const secret = objects.find((o: K8sObject) => o.kind === 'Secret')!;
-    const data = Object.fromEntries(Object.entries(secret.data as Record<string, string>)
-      .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+    }, sets);
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]); // the README uses an existing Secret
+    // the existing Secret the README's `kubectl create secret` makes, with this machine's values
+    const data: Record<string, string> = {
+      'admin-secret': adminSecret, 'client-secret': randomBytes(24).toString('base64url'),
+      'jwt-secret': randomBytes(32).toString('base64url'), 'database-url': db.options.url!,
+      'redis-url': MACHINE.redisUrl, 'encryption-key': randomBytes(32).toString('base64url'),
+    };
     const byService = deployments(objects);
     try {
       // In order, as the services' readiness gates the gateway in a cluster.
       for (const svc of ORDER) {
         const c = containerOf(byService.get(svc)!);
-        const vars = Object.fromEntries((c.env ?? []).map((e) => [e.name, data[e.valueFrom.secretKeyRef.key]!]));
+        const vars = Object.fromEntries((c.env ?? []).map((e) => {
+          const value = data[e.valueFrom.secretKeyRef.key];
+          if (value === undefined) throw new Error(`${svc}: the README's Secret has no key ${e.valueFrom.secretKeyRef.key}`);
+          return [e.name, value];
+        }));
         const [command, ...flags] = c.args;
         spawned[svc] = localArgs(expandArgs(flags, vars), ports[svc]!, ports, rendered);
         const p = spawnGatehouse(command!, spawned[svc]!);

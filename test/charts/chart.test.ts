@@ -7,8 +7,8 @@
 import { describe, it, expect, beforeAll } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { loadConfig, type CommandName } from '@gatehouse/config';
-import { FLAGS_JSON, chartFlags, chartFlagsText } from '../../scripts/gen-chart-flags.ts';
-import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
+import { FLAGS_JSON, SCHEMA_JSON, chartFlags, chartFlagsText, chartSchemaText } from '../../scripts/gen-chart-flags.ts';
+import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, helmMajor, readmeInstallSets, schemaPath, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
 import { SERVICES as REGISTRY } from '../../services/registry.ts';
 
 const meta = chartFlags();
@@ -44,12 +44,35 @@ describe('charts/gatehouse', () => {
     expect(meta.commands.gateway).toContain('authzAddress');
   });
 
-  it('passes helm lint --strict, with the default values and with the example values', () => {
-    for (const values of [[], ['-f', EXAMPLE_VALUES]]) {
-      const run = helm(['lint', CHART, '--strict', ...values]);
-      expect(run.stderr + run.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
-      expect(run.ok).toBe(true);
+  it('files/flags.json and values.schema.json are what scripts/gen-chart-flags.ts generates', () => {
+    expect(readFileSync(SCHEMA_JSON, 'utf8')).toBe(chartSchemaText());
+  });
+
+  it('passes helm lint --strict with the example values, and fails it with the defaults (no URL, no secrets)', () => {
+    const ok = helm(['lint', CHART, '--strict', '-f', EXAMPLE_VALUES]);
+    expect(ok.stderr + ok.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(ok.ok).toBe(true);
+    // helm lint runs the templates with `fail` turned into an INFO line: only the schema makes it fail
+    const bare = helm(['lint', CHART, '--strict']);
+    expect(bare.ok).toBe(false);
+    expect(bare.stderr + bare.stdout).toContain('1 chart(s) linted, 1 chart(s) failed');
+    expect(bare.stdout).toContain(schemaPath('config.shared.url'));
+    // helm 4 names what each unmet anyOf misses (helm 3's validator does not)
+    if (helmMajor() >= 4) {
+      for (const key of ['adminSecret', 'clientSecret', 'jwtSecret', 'databaseUrl', 'redisUrl', 'natsUrl']) {
+        expect(bare.stdout).toContain(`missing property '${key}'`);
+      }
     }
+  });
+
+  it('fails helm lint on a mistyped or misspelt value', () => {
+    const typed = helm(['lint', CHART, '--strict', '-f', EXAMPLE_VALUES, '--set', 'config.shared.smtpPort=abc', '--set', 'services.authz.replicaCount=two']);
+    expect(typed.ok).toBe(false);
+    expect(typed.stdout).toContain(schemaPath('config.shared.smtpPort'));
+    expect(typed.stdout).toContain(schemaPath('services.authz.replicaCount'));
+    const spelt = helm(['lint', CHART, '--strict', '-f', EXAMPLE_VALUES, '--set', 'config.shared.jwtTipe=HS256']);
+    expect(spelt.ok).toBe(false);
+    expect(spelt.stdout).toMatch(/additional propert(y|ies) '?jwtTipe'? (is )?not allowed/i);
   });
 
   it('renders one Deployment and one Service per enabled service, a headless authz Service and the authz HPA', () => {
@@ -59,6 +82,9 @@ describe('charts/gatehouse', () => {
     expect(services.find((s) => s.metadata.name === 'rel-authz')!.spec.clusterIP).toBe('None');
     const gw = services.find((s) => s.metadata.name === 'rel-gateway')!;
     expect(gw.spec.ports.map((p: any) => [p.name, p.port])).toEqual([['http', 8080], ['grpc', 9091], ['metrics', 8081]]);
+    // `gatehouse notifications` serves no gRPC API (no listener): no gRPC port anywhere for it
+    const notif = services.find((s) => s.metadata.name === 'rel-notifications')!;
+    expect(notif.spec.ports.map((p: any) => [p.name, p.port])).toEqual([['http', 8080], ['metrics', 8081]]);
     const hpas = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler');
     expect(hpas).toHaveLength(1);
     expect(hpas[0]!.apiVersion).toBe('autoscaling/v2');
@@ -129,6 +155,23 @@ describe('charts/gatehouse', () => {
     expect(argValue(args('gateway'), '--url')).toBe('https://auth.example.com');
   });
 
+  it('gives each service only the secrets its command takes: notifications no admin/client secret, authz no encryption key', () => {
+    const secretsOf = (n: string) => containerOf(deployments(objects).get(n)!).env!.map((e) => e.valueFrom.secretKeyRef.key).sort();
+    expect(secretsOf('notifications')).toEqual(['database-url', 'smtp-password']);
+    expect(secretsOf('authz')).toEqual(['admin-secret', 'client-secret', 'database-url', 'jwt-secret', 'redis-url']);
+    expect(secretsOf('gateway')).toEqual(['admin-secret', 'client-secret', 'redis-url']);
+    expect(secretsOf('mfa')).toContain('encryption-key');
+    expect(secretsOf('authn')).not.toContain('smtp-password');
+    for (const [name, d] of deployments(objects)) {
+      for (const arg of containerOf(d).args.slice(1)) {
+        const key = Object.entries(meta.flags).find(([, f]) => f.flag === arg.split('=')[0])![0];
+        expect({ name, key, accepted: meta.commands[name]!.includes(key) }).toEqual({ name, key, accepted: true });
+      }
+    }
+    const notifications = containerOf(deployments(objects).get('notifications')!).args;
+    for (const flag of ['--client-id', '--redis-url', '--jwt-type']) expect(argValue(notifications, flag)).toBeUndefined();
+  });
+
   it('points the gateway at the Services by DNS name: gRPC and GraphQL subgraph URLs', () => {
     const { args } = containerOf(deployments(objects).get('gateway')!);
     expect(argValue(args, '--authn-address')).toBe('rel-authn:9091');
@@ -156,7 +199,9 @@ describe('charts/gatehouse', () => {
       const pod = d.spec.template;
       expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': '8081' });
       const c = containerOf(d);
-      expect(c.ports.map((p: any) => [p.name, p.containerPort])).toEqual([['http', 8080], ['grpc', 9091], ['metrics', 8081]]);
+      const grpc = c.args[0] === 'notifications' ? [] : [['grpc', 9091]];
+      expect(c.ports.map((p: any) => [p.name, p.containerPort])).toEqual([['http', 8080], ...grpc, ['metrics', 8081]]);
+      expect(argValue(c.args, '--grpc-port')).toBe(c.args[0] === 'notifications' ? undefined : '9091');
       for (const probe of [c.startupProbe, c.livenessProbe]) expect(probe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
       expect(c.startupProbe.failureThreshold * c.startupProbe.periodSeconds).toBeGreaterThanOrEqual(120);
@@ -167,15 +212,19 @@ describe('charts/gatehouse', () => {
 
 describe('charts/gatehouse values', () => {
   beforeAll(requireHelm);
+  let rendered: K8sObject[] | undefined;
+  const objects0 = (): K8sObject[] => (rendered ??= renderChart('rel', [EXAMPLE_VALUES]));
 
   it('fails rendering with a clear message when --url is missing', () => {
     const run = template('rel', [EXAMPLE_VALUES], { config: { shared: { url: '' } } });
     expect(run.ok).toBe(false);
-    expect(run.stderr).toContain('config.shared.url is required');
+    expect(run.stderr).toContain(schemaPath('config.shared.url'));
+    const unchecked = template('rel', [EXAMPLE_VALUES], { config: { shared: { url: '' } } }, ['--skip-schema-validation']);
+    expect(unchecked.stderr).toContain('config.shared.url is required');
   });
 
   it('refuses an unknown flag key, a chart-managed flag and a secret given as a plain value', () => {
-    const unknown = template('rel', [EXAMPLE_VALUES], { config: { shared: { jwtTipe: 'HS256' } } });
+    const unknown = template('rel', [EXAMPLE_VALUES], { config: { shared: { jwtTipe: 'HS256' } } }, ['--skip-schema-validation']);
     expect(unknown.stderr).toContain('config.shared.jwtTipe is not a gatehouse flag key');
     const managed = template('rel', [EXAMPLE_VALUES], { config: { gateway: { httpPort: 80 } } });
     expect(managed.stderr).toContain('httpPort (--http-port) is set by the chart');
@@ -183,8 +232,79 @@ describe('charts/gatehouse values', () => {
     expect(plain.stderr).toContain('jwtSecret (--jwt-secret) is a secret flag');
     const redis = template('rel', [EXAMPLE_VALUES], { config: { shared: { redisUrl: 'redis://:pw@redis:6379' } } });
     expect(redis.stderr).toContain('redisUrl (--redis-url) is a secret flag');
-    const noAdmin = template('rel', [EXAMPLE_VALUES], { secrets: { values: { adminSecret: null } } });
+    const noAdmin = template('rel', [EXAMPLE_VALUES], { secrets: { values: { adminSecret: null } } }, ['--skip-schema-validation']);
     expect(noAdmin.stderr).toContain('secrets: adminSecret is required');
+  });
+
+  it('refuses to render without what a deployment needs: the schema names the value, the templates say why', () => {
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ secrets: { values: { jwtSecret: null } } }, "'/secrets/values/jwtSecret'", 'authn signs or verifies tokens with jwtType HS256: set secrets.values.jwtSecret'],
+      // the schema takes either key; the template knows which one jwtType needs
+      [{ config: { shared: { jwtType: 'RS256' } } }, 'with jwtType RS256', 'authn signs or verifies tokens with jwtType RS256: set secrets.values.jwtPrivateKey'],
+      [{ secrets: { values: { databaseUrl: null } } }, "'/secrets/values/databaseUrl'", 'needs a database: set secrets.values.databaseUrl'],
+      [{ secrets: { values: { redisUrl: null } } }, "'/secrets/values/redisUrl'", 'authn needs --redis-url: callers\' sessions are shared through Redis'],
+      [{ config: { shared: { natsUrl: null } } }, "missing property 'natsUrl'", 'notifications needs --nats-url: the worker consumes delivery jobs from NATS JetStream'],
+    ];
+    for (const [values, schemaSays, templateSays] of cases) {
+      const run = template('rel', [EXAMPLE_VALUES], values);
+      // the schema refuses first where it can (helm 3's validator words it without the property's name)
+      expect({ values, ok: run.ok }).toEqual({ values, ok: false });
+      if (helmMajor() >= 4) expect(run.stderr).toContain(schemaSays);
+      const unchecked = template('rel', [EXAMPLE_VALUES], values, ['--skip-schema-validation']);
+      expect(unchecked.stderr).toContain(templateSays);
+    }
+    // without the worker, authn still needs NATS for its outbox
+    const noWorker = template('rel', [EXAMPLE_VALUES], { config: { shared: { natsUrl: null } }, services: { notifications: { enabled: false } } }, ['--skip-schema-validation']);
+    expect(noWorker.stderr).toContain('authn needs --nats-url: its outbox relay publishes events to NATS JetStream');
+  });
+
+  it('renders the README install command as written', () => {
+    const sets = readmeInstallSets().flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+    expect(sets.length).toBeGreaterThan(8);
+    const lint = helm(['lint', CHART, '--strict', ...sets]);
+    expect(lint.stdout).toContain('0 chart(s) failed');
+    const run = template('gh', [], undefined, sets);
+    expect(run.stderr).toBe('');
+    expect(run.ok).toBe(true);
+  });
+
+  it('renders the optional Ingress, ServiceAccount and NetworkPolicies only when asked', () => {
+    const kinds = (o: readonly K8sObject[]) => o.map((x) => x.kind);
+    for (const kind of ['Ingress', 'ServiceAccount', 'NetworkPolicy']) expect(kinds(objects0())).not.toContain(kind);
+    const on = renderChart('rel', [EXAMPLE_VALUES], {
+      ingress: { enabled: true, className: 'nginx', hosts: ['auth.example.com'], tls: [{ secretName: 'auth-tls', hosts: ['auth.example.com'] }] },
+      serviceAccount: { create: true },
+      networkPolicy: { enabled: true, metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+    });
+    const ingress = on.find((o) => o.kind === 'Ingress')!;
+    expect(ingress.spec).toEqual({
+      ingressClassName: 'nginx',
+      tls: [{ secretName: 'auth-tls', hosts: ['auth.example.com'] }],
+      rules: [{ host: 'auth.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'rel-gateway', port: { name: 'http' } } } }] } }],
+    });
+    const sa = on.find((o) => o.kind === 'ServiceAccount')!;
+    expect(sa.metadata.name).toBe('rel');
+    expect(sa.automountServiceAccountToken).toBe(false);
+    for (const d of deployments(on).values()) expect(d.spec.template.spec.serviceAccountName).toBe('rel');
+
+    const policies = new Map(on.filter((o) => o.kind === 'NetworkPolicy').map((p) => [p.metadata.labels['app.kubernetes.io/component'], p.spec]));
+    expect([...policies.keys()].sort()).toEqual(SERVICES);
+    const component = (c: string) => ({ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gatehouse', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': c } } });
+    const ports = (...names: string[]) => names.map((port) => ({ port, protocol: 'TCP' }));
+    const metrics = { ports: ports('metrics'), from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] };
+    expect(policies.get('gateway')).toMatchObject({ policyTypes: ['Ingress'], ingress: [{ ports: ports('http', 'grpc') }, metrics] });
+    expect(policies.get('gateway').ingress[0].from).toBeUndefined(); // the public entry point
+    // mfa: the gateway, and authn for its internal API (services/registry.ts: authn calls mfa.internal)
+    expect(policies.get('mfa').ingress).toEqual([
+      { ports: ports('http', 'grpc'), from: [component('gateway')] },
+      { ports: ports('grpc'), from: [component('authn')] },
+      metrics,
+    ]);
+    expect(policies.get('authz').ingress).toEqual([{ ports: ports('http', 'grpc'), from: [component('gateway')] }, metrics]);
+    // notifications serves no API: only scraping
+    expect(policies.get('notifications').ingress).toEqual([metrics]);
+    const noHosts = template('rel', [EXAMPLE_VALUES], { ingress: { enabled: true } }, ['--skip-schema-validation']);
+    expect(noHosts.stderr).toContain('ingress.hosts is required with ingress.enabled');
   });
 
   it('renders no admin/orgs objects and no routes to them while disabled, and routes the gateway to them when enabled; mfa can be switched off', () => {
@@ -202,7 +322,7 @@ describe('charts/gatehouse values', () => {
 
   it('uses an existing Secret: no Secret object, secretKeyRefs to it for the listed keys only', () => {
     const objects = renderChart('rel', [EXAMPLE_VALUES], {
-      secrets: { existingSecret: 'prod-gatehouse', keys: ['admin-secret', 'client-secret', 'jwt-secret', 'database-url'] },
+      secrets: { existingSecret: 'prod-gatehouse', keys: ['admin-secret', 'client-secret', 'jwt-secret', 'database-url', 'redis-url'] },
     });
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     const authn = containerOf(deployments(objects).get('authn')!);
@@ -211,12 +331,15 @@ describe('charts/gatehouse values', () => {
       ['GATEHOUSE_CLIENT_SECRET', 'prod-gatehouse', 'client-secret'],
       ['GATEHOUSE_JWT_SECRET', 'prod-gatehouse', 'jwt-secret'],
       ['GATEHOUSE_DATABASE_URL', 'prod-gatehouse', 'database-url'],
+      ['GATEHOUSE_REDIS_URL', 'prod-gatehouse', 'redis-url'],
     ]);
     expect(argValue(authn.args, '--admin-secret')).toBe('$(GATEHOUSE_ADMIN_SECRET)');
     expect(argValue(authn.args, '--encryption-key')).toBeUndefined();
     const gw = containerOf(deployments(objects).get('gateway')!);
-    expect(gw.env!.map((e) => e.name)).toEqual(['GATEHOUSE_ADMIN_SECRET', 'GATEHOUSE_CLIENT_SECRET']);
-    const bad = template('rel', [EXAMPLE_VALUES], { secrets: { existingSecret: 's', keys: ['admin-secret', 'client-secret', 'nope'] } });
+    expect(gw.env!.map((e) => e.name)).toEqual(['GATEHOUSE_ADMIN_SECRET', 'GATEHOUSE_CLIENT_SECRET', 'GATEHOUSE_REDIS_URL']);
+    const badValues = { secrets: { existingSecret: 's', keys: ['admin-secret', 'client-secret', 'nope'] } };
+    expect(template('rel', [EXAMPLE_VALUES], badValues).stderr).toContain(schemaPath('secrets.keys.2'));
+    const bad = template('rel', [EXAMPLE_VALUES], badValues, ['--skip-schema-validation']);
     expect(bad.stderr).toContain('secrets.keys: "nope" is not a gatehouse flag');
   });
 

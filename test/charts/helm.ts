@@ -4,7 +4,7 @@
  * `helm template` renders, for the chart tests.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -19,6 +19,26 @@ export function requireHelm(): void {
   if (!existsSync(HELM)) {
     throw new Error(`helm not found at ${HELM}: run scripts/install-helm.sh first (it installs helm into .tools/bin)`);
   }
+}
+
+let major: number | undefined;
+/**
+ * The installed helm's major version: 4 for the prebuilt binary scripts/install-helm.sh installs, 3
+ * for its go-install fallback. Their schema validators word errors differently (helm 3's does not
+ * name the property a failed `anyOf` misses), so the tests match the paths both print.
+ */
+export function helmMajor(): number {
+  if (major === undefined) {
+    requireHelm();
+    const version = execFileSync(HELM, ['version', '--template', '{{.Version}}'], { encoding: 'utf8' });
+    major = Number(/^v(\d+)\./.exec(version)?.[1] ?? NaN);
+  }
+  return major;
+}
+
+/** How helm's schema errors name a value: helm 4 `at '/a/b'`, helm 3 `a.b:`. */
+export function schemaPath(dotted: string): string {
+  return helmMajor() >= 4 ? `at '/${dotted.replace(/\./g, '/')}'` : `${dotted}:`;
 }
 
 /** The outcome of one helm run: exit status 0 or not, and everything it printed. */
@@ -47,16 +67,16 @@ export type K8sObject = { kind: string; apiVersion: string; metadata: { name: st
  * `helm template <release> charts/gatehouse` with the given values files plus `values` (written to
  * a temporary file, so types survive); throws with helm's stderr when rendering fails.
  */
-export function renderChart(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>): K8sObject[] {
-  const run = template(release, valuesFiles, values);
+export function renderChart(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>, extraArgs: readonly string[] = []): K8sObject[] {
+  const run = template(release, valuesFiles, values, extraArgs);
   if (!run.ok) throw new Error(`helm template failed:\n${run.stderr}`);
   return parseAllDocuments(run.stdout)
     .map((d) => d.toJS() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null && typeof o === 'object');
 }
 
-/** `helm template` without throwing: for the tests of rendering failures. */
-export function template(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>): HelmRun {
+/** `helm template` without throwing: for the tests of rendering failures (`extraArgs`, e.g. `--skip-schema-validation`). */
+export function template(release: string, valuesFiles: readonly string[], values?: Record<string, unknown>, extraArgs: readonly string[] = []): HelmRun {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-chart-'));
   try {
     const files = [...valuesFiles];
@@ -65,10 +85,22 @@ export function template(release: string, valuesFiles: readonly string[], values
       writeFileSync(file, JSON.stringify(values)); // JSON is YAML
       files.push(file);
     }
-    return helm(['template', release, CHART, ...files.flatMap((f) => ['-f', f])]);
+    return helm(['template', release, CHART, ...files.flatMap((f) => ['-f', f]), ...extraArgs]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The `--set` values of the install command in charts/gatehouse/README.md (its first sh block), as
+ * `[key, value]` pairs in order: what a user types.
+ */
+export function readmeInstallSets(): Array<[string, string]> {
+  const readme = readFileSync(path.join(CHART, 'README.md'), 'utf8');
+  const block = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const command = block.replace(/\\\n/g, ' ').split('\n').find((l) => l.includes('helm install'));
+  if (!command) throw new Error('charts/gatehouse/README.md has no helm install command in its first sh block');
+  return [...command.matchAll(/--set '?([^'= ]+)=([^' ]*)'?/g)].map((m) => [m[1]!, m[2]!]);
 }
 
 /** The Deployments by component (`app.kubernetes.io/component`). */

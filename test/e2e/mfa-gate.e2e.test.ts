@@ -207,6 +207,23 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(Object.fromEntries(to.searchParams)).toMatchObject({ error: 'failed_precondition', error_description: LOCKED });
   });
 
+  it('G0 ends only through admin update_user with reset_mfa: lock, factors and skip cleared, the offer is back (§4.7)', async () => {
+    const { email, res, mfa } = await offered(d, 'unlock');
+    // a pending TOTP from the offer, then locked
+    expect((await post(d.url, '/v1/lock_mfa', { email }, mfa)).status).toBe(200);
+    expect(await login(d, email)).toMatchObject({ status: 400, body: { message: LOCKED } });
+    const admin = { 'x-service-admin-secret': d.adminSecret };
+    const user = await post(d.url, '/v1/admin/user', { email }, admin);
+    expect(user.body).toMatchObject({ email, mfa_locked_at: expect.any(Number) });
+    // the user's own profile cannot clear it: only the admin reset does
+    const reset = await post(d.url, '/v1/admin/update_user', { id: user.body.id, reset_mfa: true }, admin);
+    expect(reset).toMatchObject({ status: 200, body: { id: user.body.id, mfa_locked_at: null, has_skipped_mfa_setup_at: null, is_multi_factor_auth_enabled: null, enrolled_mfa_methods: [] } });
+    // unlocked, never skipped, no factor: the offer again, with a new secret (the old pending one is gone)
+    const again = await login(d, email);
+    expect(again.body).toEqual(OFFER);
+    expect(again.body.authenticator_secret).not.toBe(res.body.authenticator_secret);
+  });
+
   if (mode === 'split') {
     it('ResetUserMfa (internal gRPC, the internal token) deletes every factor of the user; nothing of another', async () => {
       const { email, done } = await withTotp(d, 'reset');

@@ -103,7 +103,9 @@ Input: dict "root" $ "command" <name>.
 {{- $fullname := include "gatehouse.fullname" $root -}}
 {{- $cfg := merge (deepCopy (index $root.Values.config $cmd | default dict)) (deepCopy ($root.Values.config.shared | default dict)) -}}
 {{- $_ := required "config.shared.url is required: the public base URL, e.g. --set config.shared.url=https://auth.example.com" (get $cfg "url") -}}
-{{- $args := list (printf "--host=0.0.0.0") (printf "--http-port=%v" (include "gatehouse.flagValue" $root.Values.ports.http)) (printf "--grpc-port=%v" (include "gatehouse.flagValue" $root.Values.ports.grpc)) "--metrics-host=0.0.0.0" (printf "--metrics-port=%v" (include "gatehouse.flagValue" $root.Values.ports.metrics)) -}}
+{{- $args := list (printf "--host=0.0.0.0") (printf "--http-port=%v" (include "gatehouse.flagValue" $root.Values.ports.http)) -}}
+{{- if has $cmd $meta.services.grpc -}}{{- $args = append $args (printf "--grpc-port=%v" (include "gatehouse.flagValue" $root.Values.ports.grpc)) -}}{{- end -}}
+{{- $args = concat $args (list "--metrics-host=0.0.0.0" (printf "--metrics-port=%v" (include "gatehouse.flagValue" $root.Values.ports.metrics))) -}}
 {{- range $key, $value := $cfg -}}
   {{- $info := index $meta.flags $key -}}
   {{- $where := ternary $cmd "shared" (hasKey (index $root.Values.config $cmd | default dict) $key) -}}
@@ -145,7 +147,42 @@ Input: dict "root" $ "command" <name>.
     {{- $args = append $args (printf "--%s-address=%s-%s:%v" $peer $fullname $peer $grpcPort) -}}
   {{- end -}}
 {{- end -}}
+{{- /* what this command cannot work without (the registry's requires, files/flags.json) */ -}}
+{{- $given := dict -}}
+{{- range $args -}}{{- $_ := set $given (regexReplaceAll "=.*$" . "") true -}}{{- end -}}
+{{- range $key, $why := (index $meta.services.requires $cmd | default dict) -}}
+  {{- $flag := index $meta.flags $key "flag" -}}
+  {{- if not (hasKey $given $flag) -}}
+    {{- fail (printf "%s needs %s: %s. Set config.shared.%s (a URL without credentials) or secrets.values.%s (or %s in secrets.keys with existingSecret)" $cmd $flag $why $key $key (trimPrefix "--" $flag)) -}}
+  {{- end -}}
+{{- end -}}
+{{- if has "jwtType" $accepted -}}
+  {{- $alg := get $cfg "jwtType" | default "HS256" | toString -}}
+  {{- $keyFlag := ternary "jwtSecret" "jwtPrivateKey" (hasPrefix "HS" $alg) -}}
+  {{- if not (hasKey $given (index $meta.flags $keyFlag "flag")) -}}
+    {{- fail (printf "%s signs or verifies tokens with jwtType %s: set secrets.values.%s (or %s in secrets.keys with existingSecret)" $cmd $alg $keyFlag (trimPrefix "--" (index $meta.flags $keyFlag "flag"))) -}}
+  {{- end -}}
+{{- end -}}
+{{- if has "databaseType" $accepted -}}
+  {{- if not (or (hasKey $given "--database-url") (and (hasKey $given "--database-host") (hasKey $given "--database-name"))) -}}
+    {{- fail (printf "%s needs a database: set secrets.values.databaseUrl (or database-url in secrets.keys with existingSecret), or config.shared.databaseHost with config.shared.databaseName" $cmd) -}}
+  {{- end -}}
+{{- end -}}
 {{- toJson (dict "args" $args "env" $env) -}}
+{{- end -}}
+
+{{/* The name of the pods' ServiceAccount: the chart's (serviceAccount.create) or a given one, else "default". */}}
+{{- define "gatehouse.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "gatehouse.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether a component has a gRPC listener (a public or internal API, or the gateway). Input: dict "root" $ "component" <name>; "true" or "". */}}
+{{- define "gatehouse.hasGrpc" -}}
+{{- if has .component (include "gatehouse.flagsMeta" .root | fromJson).services.grpc -}}true{{- end -}}
 {{- end -}}
 
 {{/* The kebab flag (with dashes) of a Config key. Input: dict "root" $ "key" <key>. */}}

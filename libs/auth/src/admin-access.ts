@@ -10,6 +10,7 @@
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
+import { watchRedis, type DependencyCheck } from '@gatehouse/observability';
 import type { FailureLog } from './lockout.ts';
 
 /** behaviour.md §2.1: an admin session lapses after this many idle seconds. */
@@ -39,6 +40,8 @@ export interface AdminAccessStore {
   /** admin-secret failures keyed by client IP */
   failures: FailureLog;
   close(): Promise<void>;
+  /** the Redis connection, for `/readyz` (absent: the in-process store) */
+  readonly readiness?: DependencyCheck;
 }
 
 /** A new 256-bit opaque cookie handle (base64url). */
@@ -81,6 +84,9 @@ export function createMemoryAdminAccessStore(): AdminAccessStore {
  */
 export function createRedisAdminAccessStore(options: { url: string; keyPrefix: string; windowSeconds: number }): AdminAccessStore {
   const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  // an error listener keeps ioredis from printing a stack per failed reconnect; the outage itself is
+  // logged once by the process's session store, which uses the same Redis
+  const readiness = watchRedis(redis, { info: () => undefined, warn: () => undefined }, options.url);
   const p = options.keyPrefix;
   const kSession = (h: string) => `${p}admin_session:${h}`;
   const kFail = (ip: string) => `${p}admin_secret_failures:${ip}`;
@@ -116,6 +122,7 @@ export function createRedisAdminAccessStore(options: { url: string; keyPrefix: s
       clear: (key) => guard(async () => { await redis.del(kFail(key)); }),
     },
     async close() { redis.disconnect(); },
+    readiness,
   };
 }
 

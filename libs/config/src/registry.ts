@@ -1,6 +1,6 @@
 /** @module @gatehouse/config/registry: the one flag registry (STYLE §5); every startup flag of service-spec §1 and behaviour.md §1. */
 
-import { ALL, DATA, GATEWAY, TOKENS } from './commands.ts';
+import { ALL, CALLERS, DATA, GATEWAY, TOKENS } from './commands.ts';
 import type { CommandName } from './commands.ts';
 import {
   address, addressList, baseUrl, bool, cidrList, httpUrl, httpUrlList, jwtType, list, nonNegativeInt,
@@ -128,21 +128,23 @@ export const registry = {
     awsAccessKeyId: { flag: '--aws-access-key-id <id>', parser: str, help: 'AWS access key id (accepted for compatibility)' },
     awsSecretAccessKey: { flag: '--aws-secret-access-key <secret>', parser: str, secret: true, help: 'AWS secret access key (accepted for compatibility)' },
   }),
-  ...section('Session memory store', ALL, {
+  // notifications checks no caller: no session store, no client or admin credentials (issue 15: a
+  // process receives only the secrets it uses)
+  ...section('Session memory store', CALLERS, {
     redisUrl: {
       flag: '--redis-url <url>', parser: str, secret: true,
       help: 'Redis URL; when set, sessions and the rate limiter live in Redis, shared by every process (split mode needs it for authz, admin and orgs to check callers); MFA challenges and lockout counters stay in the main database',
     },
   }),
   ...section('App', ALL, {
-    clientId: { flag: '--client-id <id>', parser: str, required: true, help: 'client id of this instance; required' },
-    clientSecret: { flag: '--client-secret <secret>', parser: str, required: true, secret: true, help: 'client secret of this instance; required' },
-    adminSecret: { flag: '--admin-secret <secret>', parser: str, required: true, secret: true, help: 'super-admin secret; required, no default; use 32+ random characters' },
+    clientId: { flag: '--client-id <id>', parser: str, required: true, commands: CALLERS, help: 'client id of this instance; required' },
+    clientSecret: { flag: '--client-secret <secret>', parser: str, required: true, secret: true, commands: CALLERS, help: 'client secret of this instance; required' },
+    adminSecret: { flag: '--admin-secret <secret>', parser: str, required: true, secret: true, commands: CALLERS, help: 'super-admin secret; required, no default; use 32+ random characters' },
     allowedOrigins: { flag: '--allowed-origins <list>', parser: originList, default: ['*'], help: 'origins allowed for CORS and redirects, comma list of scheme://host[:port] (host may start with *.); * admits only the server\'s own origin for state-changing calls and answers CORS for any origin without credentials' },
     defaultAuthorizeResponseType: { flag: '--default-authorize-response-type <type>', parser: oneOf(['code', 'token', 'id_token']), default: 'token', help: '/authorize response_type when the request has none: code, token or id_token' },
     defaultAuthorizeResponseMode: { flag: '--default-authorize-response-mode <mode>', parser: oneOf(['query', 'fragment', 'form_post', 'web_message']), default: 'query', help: '/authorize response_mode when the request has none: query, fragment, form_post or web_message' },
     redirectUris: { flag: '--redirect-uris <list>', parser: httpUrlList, default: [], help: 'redirect URIs accepted by exact match, comma list of absolute http(s) URLs (origins in --allowed-origins are accepted too)' },
-    encryptionKey: { flag: '--encryption-key <key>', parser: str, secret: true, commands: DATA, help: 'key for OTP HMACs, TOTP seeds, upstream secrets and client-secret MACs; use 32+ random characters' },
+    encryptionKey: { flag: '--encryption-key <key>', parser: str, secret: true, commands: ['all', 'mfa'], help: 'key for OTP HMACs, TOTP seeds, upstream secrets and client-secret MACs; use 32+ random characters' },
     accessTokenExpiresIn: { flag: '--access-token-expires-in <seconds>', parser: positiveInt, default: 1800, help: 'access and ID token lifetime in seconds' },
     refreshTokenExpiresIn: { flag: '--refresh-token-expires-in <seconds>', parser: positiveInt, default: 2592000, help: 'refresh token lifetime in seconds (30 days)' },
     sessionExpiresIn: { flag: '--session-expires-in <seconds>', parser: positiveInt, default: 86400, help: 'browser session lifetime in seconds (1 day)' },
@@ -200,7 +202,7 @@ export const registry = {
     smtpHost: { flag: '--smtp-host <host>', parser: str, help: 'SMTP server host; email counts as configured with --smtp-port and --smtp-sender-email' },
     smtpPort: { flag: '--smtp-port <port>', parser: port, help: 'SMTP server port' },
     smtpUsername: { flag: '--smtp-username <user>', parser: str, help: 'SMTP login user name' },
-    smtpPassword: { flag: '--smtp-password <password>', parser: str, secret: true, help: 'SMTP login password' },
+    smtpPassword: { flag: '--smtp-password <password>', parser: str, secret: true, commands: ['all', 'notifications'], help: 'SMTP login password' },
     smtpSenderEmail: { flag: '--smtp-sender-email <email>', parser: str, help: 'From address of outgoing email' },
     smtpSenderName: { flag: '--smtp-sender-name <name>', parser: str, help: 'From name of outgoing email; defaults to --organization-name' },
     smtpLocalName: { flag: '--smtp-local-name <name>', parser: str, help: 'host name sent in SMTP HELO/EHLO' },

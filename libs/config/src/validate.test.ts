@@ -18,7 +18,7 @@ describe('required flags (spec §1 rules 2-3)', () => {
     expect(loadConfig('all', argv).errors).toEqual(['--admin-secret is required and must not be empty']);
   });
 
-  it.each(['all', 'gateway', 'authn', 'mfa', 'admin', 'orgs', 'authz', 'notifications'] as const)(
+  it.each(['all', 'gateway', 'authn', 'mfa', 'admin', 'orgs', 'authz'] as const)(
     'requires --admin-secret, --client-id and --client-secret for %s', (command) => {
       const errors = loadConfig(command, without(argvFor(command), '--admin-secret', '--client-id', '--client-secret')).errors;
       expect(errors).toEqual([
@@ -68,8 +68,12 @@ describe('JWT (spec §1 rule 4)', () => {
     expect(load('--jwt-type=RS256').errors).toEqual(['--jwt-private-key and --jwt-public-key are required for RS256']);
     expect(load('--jwt-type=ES512').errors).toEqual(['--jwt-private-key and --jwt-public-key are required for ES512']);
   });
+  it('neither asks the notifications worker for client or admin credentials nor accepts them (it serves no API)', () => {
+    expect(loadConfig('notifications', argvFor('notifications')).config?.clientSecret).toBeUndefined();
+    expect(loadConfig('notifications', [...argvFor('notifications'), '--admin-secret=0123456789abcdef0123456789abcdef']).errors.join('\n')).toContain('--admin-secret');
+  });
   it('does not ask notifications or the gateway for signing keys', () => {
-    expect(loadConfig('notifications', [...BASE, ...DB]).errors).toEqual([]);
+    expect(loadConfig('notifications', argvFor('notifications')).errors).toEqual([]);
     expect(loadConfig('gateway', argvFor('gateway')).config?.jwtType).toBeUndefined();
   });
   it('refuses a custom access token script that does not compile', () => {

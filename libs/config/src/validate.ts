@@ -45,9 +45,9 @@ const PEER_ROUTES: Partial<Record<CommandName, FlagKey>> = {};
 export function fatalRules(i: RuleInput): string[] {
   const { values: v, derived: d, command } = i;
   const errors: string[] = [];
-  if (v.adminSecret === undefined) errors.push('--admin-secret is required and must not be empty');
-  if (v.clientId === undefined) errors.push('--client-id is required');
-  if (v.clientSecret === undefined) errors.push('--client-secret is required');
+  if (applies('adminSecret', command) && v.adminSecret === undefined) errors.push('--admin-secret is required and must not be empty');
+  if (applies('clientId', command) && v.clientId === undefined) errors.push('--client-id is required');
+  if (applies('clientSecret', command) && v.clientSecret === undefined) errors.push('--client-secret is required');
 
   if (applies('databaseType', command)) {
     if (!given(i, 'databaseType')) errors.push('--database-type is required');
