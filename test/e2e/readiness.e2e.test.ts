@@ -143,5 +143,9 @@ describe('split: the gateway sees the services it forwards to', () => {
     const r = await readyz(`http://127.0.0.1:${port}`);
     // its own dependencies, not its peers (mfa): readiness must not cascade along the call graph
     expect(r).toEqual({ status: 200, body: { status: 'ready', checks: { nats: 'ok', redis: 'ok', database: 'ok' } } });
+    // admin has a database of its own since webhooks, templates and the audit log (issue 17)
+    const admin = d.processes.find((p) => p.command === 'admin')!;
+    const adminPort = admin.child.spawnargs.find((a) => a.startsWith('--http-port='))!.split('=')[1];
+    expect(await readyz(`http://127.0.0.1:${adminPort}`)).toEqual({ status: 200, body: { status: 'ready', checks: { nats: 'ok', redis: 'ok', database: 'ok' } } });
   });
 });
