@@ -155,9 +155,10 @@ describe('charts/gatehouse', () => {
     expect(argValue(args('gateway'), '--url')).toBe('https://auth.example.com');
   });
 
-  it('gives each service only the secrets its command takes: notifications no admin/client secret, authz no encryption key', () => {
+  it('gives each service only the secrets its command takes: notifications no admin secret, authz no encryption key', () => {
     const secretsOf = (n: string) => containerOf(deployments(objects).get(n)!).env!.map((e) => e.valueFrom.secretKeyRef.key).sort();
-    expect(secretsOf('notifications')).toEqual(['database-url', 'smtp-password']);
+    // notifications keeps client-secret: its internal token calls admin's internal API (webhook targets, templates)
+    expect(secretsOf('notifications')).toEqual(['client-secret', 'database-url', 'smtp-password']);
     expect(secretsOf('authz')).toEqual(['admin-secret', 'client-secret', 'database-url', 'jwt-secret', 'redis-url']);
     expect(secretsOf('gateway')).toEqual(['admin-secret', 'client-secret', 'redis-url']);
     expect(secretsOf('mfa')).toContain('encryption-key');

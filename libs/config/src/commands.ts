@@ -13,7 +13,7 @@ export const ALL: readonly CommandName[] = COMMANDS;
 export const DATA: readonly CommandName[] = COMMANDS.filter((c) => c !== 'gateway');
 /** Commands that sign or verify tokens: not `gateway`, not `notifications`. */
 export const TOKENS: readonly CommandName[] = COMMANDS.filter((c) => c !== 'gateway' && c !== 'notifications');
-/** Commands that check callers or talk to peers: every command except the `notifications` worker (no API, no caller). */
+/** Commands that check callers: every command except the `notifications` worker (no API, no caller; it calls admin with the internal token of `--client-secret`). */
 export const CALLERS: readonly CommandName[] = COMMANDS.filter((c) => c !== 'notifications');
 /** Split-mode routing: only the gateway is told where the services listen. */
 export const GATEWAY: readonly CommandName[] = ['gateway'];

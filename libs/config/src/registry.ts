@@ -128,8 +128,8 @@ export const registry = {
     awsAccessKeyId: { flag: '--aws-access-key-id <id>', parser: str, help: 'AWS access key id (accepted for compatibility)' },
     awsSecretAccessKey: { flag: '--aws-secret-access-key <secret>', parser: str, secret: true, help: 'AWS secret access key (accepted for compatibility)' },
   }),
-  // notifications checks no caller: no session store, no client or admin credentials (issue 15: a
-  // process receives only the secrets it uses)
+  // notifications checks no caller: no session store, no client id or admin secret (issue 15: a
+  // process receives only the secrets it uses); it takes --client-secret to call admin's internal API
   ...section('Session memory store', CALLERS, {
     redisUrl: {
       flag: '--redis-url <url>', parser: str, secret: true,
@@ -138,7 +138,8 @@ export const registry = {
   }),
   ...section('App', ALL, {
     clientId: { flag: '--client-id <id>', parser: str, required: true, commands: CALLERS, help: 'client id of this instance; required' },
-    clientSecret: { flag: '--client-secret <secret>', parser: str, required: true, secret: true, commands: CALLERS, help: 'client secret of this instance; required' },
+    // notifications too: its internal token (derived from it) authenticates its calls to admin's internal API
+    clientSecret: { flag: '--client-secret <secret>', parser: str, required: true, secret: true, help: 'client secret of this instance; required' },
     adminSecret: { flag: '--admin-secret <secret>', parser: str, required: true, secret: true, commands: CALLERS, help: 'super-admin secret; required, no default; use 32+ random characters' },
     allowedOrigins: { flag: '--allowed-origins <list>', parser: originList, default: ['*'], help: 'origins allowed for CORS and redirects, comma list of scheme://host[:port] (host may start with *.); * admits only the server\'s own origin for state-changing calls and answers CORS for any origin without credentials' },
     defaultAuthorizeResponseType: { flag: '--default-authorize-response-type <type>', parser: oneOf(['code', 'token', 'id_token']), default: 'token', help: '/authorize response_type when the request has none: code, token or id_token' },

@@ -24,8 +24,9 @@ export const GATEWAY_ROUTES: readonly string[] = [
 
 /** A complete valid argv for `command`, followed by `extra` (later flags win). */
 export function argvFor(command: CommandName, ...extra: string[]): string[] {
-  // the notifications worker serves no API and calls no peer: no client or admin credentials
-  const parts = command === 'notifications' ? BASE.filter((f) => !/^--(admin-secret|client-id|client-secret)=/.test(f)) : [...BASE];
+  // the notifications worker serves no API: no client id or admin secret; its --client-secret derives
+  // the internal token of its calls to admin (webhook targets, stored templates)
+  const parts = command === 'notifications' ? BASE.filter((f) => !/^--(admin-secret|client-id)=/.test(f)) : [...BASE];
   if (command !== 'gateway') parts.push(...DB);
   if (command !== 'gateway' && command !== 'notifications') parts.push(...JWT);
   if (command === 'gateway') parts.push(...GATEWAY_ROUTES);

@@ -68,9 +68,14 @@ describe('JWT (spec §1 rule 4)', () => {
     expect(load('--jwt-type=RS256').errors).toEqual(['--jwt-private-key and --jwt-public-key are required for RS256']);
     expect(load('--jwt-type=ES512').errors).toEqual(['--jwt-private-key and --jwt-public-key are required for ES512']);
   });
-  it('neither asks the notifications worker for client or admin credentials nor accepts them (it serves no API)', () => {
-    expect(loadConfig('notifications', argvFor('notifications')).config?.clientSecret).toBeUndefined();
+  it('neither asks the notifications worker for a client id or the admin secret nor accepts them (it serves no API)', () => {
+    expect(loadConfig('notifications', argvFor('notifications')).config?.clientId).toBeUndefined();
     expect(loadConfig('notifications', [...argvFor('notifications'), '--admin-secret=0123456789abcdef0123456789abcdef']).errors.join('\n')).toContain('--admin-secret');
+    expect(loadConfig('notifications', [...argvFor('notifications'), '--client-id=gatehouse']).errors.join('\n')).toContain('--client-id');
+  });
+  it('requires --client-secret of the notifications worker: its internal token calls admin\'s internal API', () => {
+    expect(loadConfig('notifications', argvFor('notifications')).config?.clientSecret).toBe('client-secret');
+    expect(loadConfig('notifications', without(argvFor('notifications'), '--client-secret')).errors).toEqual(['--client-secret is required']);
   });
   it('does not ask notifications or the gateway for signing keys', () => {
     expect(loadConfig('notifications', argvFor('notifications')).errors).toEqual([]);

@@ -33,7 +33,8 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     if (config[key] === undefined) fatal(`--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required for \`gatehouse ${module.name}\`: ${why}`);
   }
   const registry = createMetricsRegistry();
-  // notifications takes no --client-secret (it serves no API and calls no peer): no internal token
+  // every command takes --client-secret (notifications for its calls to admin's internal API); the
+  // guard keeps a process built without one (unit fixtures) from deriving a token from nothing
   const internalToken = config.clientSecret ? deriveInternalToken(config.clientSecret) : '';
   const bus = config.natsUrl
     ? await orFatal('nats', () => createJetStreamBus({ url: config.natsUrl!, logger, stream: config.natsStream, subjectPrefix: config.natsStream.toLowerCase() }))
