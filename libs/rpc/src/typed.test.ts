@@ -17,6 +17,8 @@ type Mfa = ProtoServices['gatehouse.mfa.v1.MfaInternal'];
 const handlers: HandlersOf<Mfa> = {
   OpenOtpChallenge: async (req) => ({ expires_at: req.auth_time + 300, code_sent: true }),
   VerifyOtpChallenge: async (req) => ({ user_id: `user of ${req.otp ?? ''}` }),
+  VerifyWebauthnRegistration: notImplemented,
+  VerifyWebauthnLogin: notImplemented,
 };
 
 describe('defineService', () => {
@@ -28,7 +30,8 @@ describe('defineService', () => {
 
   it('does not compile a renamed, missing or mistyped RPC in a handler map', () => {
     // @ts-expect-error VerifyOTPChallenge is not an RPC of MfaInternal (renamed), and VerifyOtpChallenge is then missing
-    const renamed: HandlersOf<Mfa> = { VerifyOTPChallenge: handlers.VerifyOtpChallenge, OpenOtpChallenge: handlers.OpenOtpChallenge };
+    const renamed: HandlersOf<Mfa> = { ...handlers, VerifyOtpChallenge: undefined, VerifyOTPChallenge: handlers.VerifyOtpChallenge };
+    delete (renamed as Partial<HandlersOf<Mfa>>).VerifyOtpChallenge;
     // @ts-expect-error OpenOtpChallenge is missing
     const missing: HandlersOf<Mfa> = { VerifyOtpChallenge: handlers.VerifyOtpChallenge };
     const mistyped: HandlersOf<Mfa> = {

@@ -39,6 +39,8 @@ export function createMfaService(deps: MfaDeps): MfaService {
     internal: defineService(serviceDescriptor('mfa.internal'), {
       OpenOtpChallenge: openOtpChallengeRpc(c),
       VerifyOtpChallenge: verifyOtpChallengeRpc(c),
+      VerifyWebauthnRegistration: notImplemented,
+      VerifyWebauthnLogin: notImplemented,
     }),
   };
 }

@@ -7,6 +7,7 @@
  */
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
 import type { FailureLog } from '@gatehouse/auth';
+import { draftPasskeyMaps, memoryPasskeyReads, memoryPasskeyWrites, type PasskeyMaps } from './memory-passkeys.ts';
 import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from './ports.ts';
 
 export interface MemoryMfaStoreOptions {
@@ -19,7 +20,7 @@ export interface MemoryMfaStore extends MfaStore {
   readonly published: readonly Envelope[];
 }
 
-interface State {
+interface State extends PasskeyMaps {
   sessions: Map<string, MfaSessionRecord>;
   otps: Map<string, OtpRecord>;
 }
@@ -32,12 +33,13 @@ const otpKey = (userId: string, channel: OtpChannel): string => `${userId}:${cha
 /** Builds an empty store. */
 export function createMemoryMfaStore(opts: MemoryMfaStoreOptions = {}): MemoryMfaStore {
   const clock = opts.clock ?? (() => Math.floor(Date.now() / 1000));
-  let committed: State = { sessions: new Map(), otps: new Map() };
+  let committed: State = { sessions: new Map(), otps: new Map(), passkeys: new Map(), challenges: new Map() };
   const published: Envelope[] = [];
   let queue: Promise<unknown> = Promise.resolve();
 
   function writer(draft: State, pending: Envelope[]): MfaTransaction {
     return {
+      ...memoryPasskeyWrites(draft),
       sessions: {
         async create(s) {
           for (const other of draft.sessions.values()) {
@@ -74,7 +76,7 @@ export function createMemoryMfaStore(opts: MemoryMfaStoreOptions = {}): MemoryMf
   function transaction<T>(fn: (tx: MfaTransaction) => Promise<T>): Promise<T> {
     const run = async (): Promise<T> => {
       // records are never mutated in place, so copying the maps isolates the draft
-      const draft: State = { sessions: new Map(committed.sessions), otps: new Map(committed.otps) };
+      const draft: State = { sessions: new Map(committed.sessions), otps: new Map(committed.otps), ...draftPasskeyMaps(committed) };
       const pending: Envelope[] = [];
       const out = await fn(writer(draft, pending));
       committed = draft;
@@ -97,6 +99,7 @@ export function createMemoryMfaStore(opts: MemoryMfaStoreOptions = {}): MemoryMf
       return o ? copy(o) : null;
     },
     failures: createMemoryFailureLog(),
+    passkeys: memoryPasskeyReads(() => committed),
     transaction,
     published,
   };

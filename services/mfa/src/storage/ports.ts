@@ -59,6 +59,10 @@ export interface MfaTransaction {
   };
   /** writes an envelope to `mfa_outbox` in this transaction (ARCHITECTURE §4) */
   events: { emit(name: string, data: unknown): void };
+  /** passkeys (behaviour.md §4.6) */
+  passkeys: PasskeyWrites;
+  /** WebAuthn ceremony challenges (behaviour.md §4.6) */
+  webauthnChallenges: WebauthnChallengeWrites;
 }
 
 
@@ -67,5 +71,87 @@ export interface MfaStore {
   findOtp(userId: string, channel: OtpChannel): Promise<OtpRecord | null>;
   /** OTP verification failures per user (behaviour.md §4.4 lockout) */
   failures: FailureLog;
+  /** passkeys (behaviour.md §4.6) */
+  passkeys: PasskeyReads;
   transaction<T>(fn: (tx: MfaTransaction) => Promise<T>): Promise<T>;
+}
+
+// --- passkeys (issue 16 point 4, behaviour.md §4.6) ---
+
+/** A registered passkey: a WebAuthn discoverable credential of one user. Times are Unix seconds. */
+export interface PasskeyRecord {
+  /** the public id (UUIDv4) clients list and delete by */
+  id: string;
+  userId: string;
+  /** the WebAuthn credential id, base64url; unique across users */
+  credentialId: string;
+  /** the COSE public key, base64url */
+  publicKey: string;
+  /** the authenticator's signature counter at its last use; 0 for authenticators that keep none */
+  signCount: number;
+  /** `usb`, `nfc`, `ble`, `internal`, `hybrid`, ... as the browser reported them */
+  transports: string[];
+  /** at most 64 characters, default `Passkey` */
+  name: string;
+  /** the authenticator model's AAGUID (all zeros with attestation `none` on many authenticators) */
+  aaguid: string;
+  /** `multiDevice` (synced, backup eligible) or `singleDevice` */
+  deviceType: string;
+  backedUp: boolean;
+  createdAt: number;
+  updatedAt: number;
+  lastUsedAt: number | null;
+}
+
+/** What a challenge was issued for. */
+export type WebauthnCeremony = 'registration' | 'login';
+
+/**
+ * A WebAuthn challenge (behaviour.md §4.6): 32 random bytes, single use, 300 s. A registration
+ * challenge is bound to its user; a login challenge to its ceremony (the challenge itself) and, when
+ * issued for an MFA session, to that session.
+ */
+export interface WebauthnChallengeRecord {
+  /** base64url of the 32 bytes, as it appears in the client data */
+  challenge: string;
+  ceremony: WebauthnCeremony;
+  /** registration: the user registering; login with an MFA session: the session's user */
+  userId: string | null;
+  /** the MFA session the ceremony runs in, when it runs in one */
+  mfaSessionId: string | null;
+  expiresAt: number;
+  createdAt: number;
+}
+
+export interface PasskeyReads {
+  /** the user's passkeys, oldest first */
+  listByUser(userId: string): Promise<PasskeyRecord[]>;
+  findByCredentialId(credentialId: string): Promise<PasskeyRecord | null>;
+}
+
+export interface PasskeyWrites {
+  /** the user's passkeys as of this transaction, oldest first */
+  listByUser(userId: string): Promise<PasskeyRecord[]>;
+  /** @throws when the credential id is already registered (unique index) */
+  create(p: PasskeyRecord): Promise<void>;
+  /**
+   * Records a use: the new sign count and `lastUsedAt`, only while the stored count is still
+   * `expectedSignCount` (two assertions racing with one counter value: one wins).
+   * @returns false when the passkey is gone or its count moved meanwhile
+   */
+  recordUse(id: string, expectedSignCount: number, signCount: number, at: number): Promise<boolean>;
+  /** deletes one passkey of the user; false when the user has no passkey with that id */
+  delete(userId: string, id: string): Promise<boolean>;
+  /** deletes every passkey of the user (admin `reset_mfa`, behaviour.md §4.7); returns how many */
+  deleteAllForUser(userId: string): Promise<number>;
+}
+
+export interface WebauthnChallengeWrites {
+  /** stores a challenge; expired ones may be pruned on the way */
+  create(c: WebauthnChallengeRecord): Promise<void>;
+  /**
+   * Takes a challenge: returns it and deletes it, so it can be used once (of two concurrent takes
+   * only one gets it). Returns it even when expired: the caller tells `expired` from `unknown`.
+   */
+  take(challenge: string): Promise<WebauthnChallengeRecord | null>;
 }

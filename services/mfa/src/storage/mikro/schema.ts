@@ -5,6 +5,7 @@
  */
 import { defineEntity, p, type EntitySchema } from '@mikro-orm/core';
 import type { ServiceSchema } from '@gatehouse/db';
+import { passkeyEntities, passkeyMigration } from './passkeys.ts';
 
 export const MfaSessionEntity = defineEntity({
   name: 'MfaSession',
@@ -54,7 +55,7 @@ export const MfaOtpFailureEntity = defineEntity({
 /** The schema handed to `openDatabase(options, mfaSchema, { logger })`. */
 export const mfaSchema: ServiceSchema = {
   service: 'mfa',
-  entities: [MfaSessionEntity, MfaOtpEntity, MfaOtpFailureEntity] as unknown as EntitySchema<any, any>[],
+  entities: [MfaSessionEntity, MfaOtpEntity, MfaOtpFailureEntity, ...passkeyEntities] as unknown as EntitySchema<any, any>[],
   migrations: [
     {
       name: '0001_mfa_sessions_otps_failures',
@@ -93,5 +94,6 @@ export const mfaSchema: ServiceSchema = {
         await ddl.createIndex('mfa_otp_failures', 'mfa_otp_failures_key_idx', ['failure_key', 'failed_at']);
       },
     },
+    passkeyMigration,
   ],
 };

@@ -7,6 +7,7 @@ import { newEnvelope } from '@gatehouse/bus';
 import type { common } from '@gatehouse/contracts';
 import type { Database } from '@gatehouse/db';
 import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from '../ports.ts';
+import { mikroPasskeyReads, mikroPasskeyWrites } from './passkeys.ts';
 import { MfaOtpEntity, MfaOtpFailureEntity, MfaSessionEntity } from './schema.ts';
 
 type SessionRow = typeof MfaSessionEntity['~entity'];
@@ -74,9 +75,11 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
         await db.fork().nativeDelete(MfaOtpFailureEntity, { key });
       },
     },
+    passkeys: mikroPasskeyReads(() => db.fork()),
     transaction(fn) {
       return inTransaction(async (em) => {
         const tx: MfaTransaction = {
+          ...mikroPasskeyWrites(em),
           sessions: {
             async create(s) {
               // sessions past their expiry are never read again (expiry is checked on every read)
