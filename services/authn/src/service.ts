@@ -30,6 +30,7 @@ import { validateSessionRpc } from './rpc/validate-session.ts';
 import { verifyEmailRpc } from './rpc/verify-email.ts';
 import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
 import { verifyOtpRpc } from './rpc/verify-otp.ts';
+import { webauthnLoginVerifyRpc, webauthnRegistrationVerifyRpc } from './rpc/webauthn.ts';
 
 export type { PermissionChecker } from './domain/deps.ts';
 export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
@@ -73,8 +74,8 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       ResetPassword: resetPasswordRpc(c),
       VerifyOtp: verifyOtpRpc(c),
       SkipMfaSetup: notImplemented,
-      WebauthnRegistrationVerify: notImplemented,
-      WebauthnLoginVerify: notImplemented,
+      WebauthnRegistrationVerify: webauthnRegistrationVerifyRpc(c),
+      WebauthnLoginVerify: webauthnLoginVerifyRpc(c),
       Users: notImplemented,
       User: notImplemented,
       UpdateUser: notImplemented,

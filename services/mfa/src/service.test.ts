@@ -18,10 +18,10 @@ const PUBLIC_RPCS: Record<string, { auth: AuthClass; served: boolean }> = {
   EmailOtpMfaSetup: { auth: 'user_or_mfa', served: false },
   SmsOtpMfaSetup: { auth: 'user_or_mfa', served: false },
   TotpMfaSetup: { auth: 'user', served: false },
-  WebauthnRegistrationOptions: { auth: 'user_or_mfa', served: false },
-  WebauthnLoginOptions: { auth: 'public', served: false },
-  WebauthnCredentials: { auth: 'user', served: false },
-  WebauthnDeleteCredential: { auth: 'user', served: false },
+  WebauthnRegistrationOptions: { auth: 'user_or_mfa', served: true },
+  WebauthnLoginOptions: { auth: 'public', served: true },
+  WebauthnCredentials: { auth: 'user', served: true },
+  WebauthnDeleteCredential: { auth: 'user', served: true },
 };
 const LATER = Object.keys(PUBLIC_RPCS).filter((rpc) => !PUBLIC_RPCS[rpc]!.served);
 const withAuth = (...classes: AuthClass[]) => LATER.filter((rpc) => classes.includes(PUBLIC_RPCS[rpc]!.auth));
@@ -44,7 +44,7 @@ describe('who may call (issue 14 §2: each RPC\'s auth class, declared once in t
     const m = makeMfa();
     expect(Object.fromEntries([...m.service.public.desc.methods].map(([rpc, codec]) => [rpc, codec.auth])))
       .toEqual(Object.fromEntries(Object.entries(PUBLIC_RPCS).map(([rpc, { auth }]) => [rpc, auth])));
-    expect([...m.service.internal.desc.methods.values()].map((codec) => codec.auth)).toEqual(['internal', 'internal']);
+    expect([...m.service.internal.desc.methods.values()].map((codec) => codec.auth)).toEqual(['internal', 'internal', 'internal', 'internal']);
   });
 
   it('an mfa-class RPC without the mfa cookie is 401 invalid session before anything runs', async () => {

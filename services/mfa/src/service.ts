@@ -8,6 +8,8 @@ import { createAuthGuard } from '@gatehouse/auth';
 import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { createMfaContext, type MfaDeps } from './domain/deps.ts';
 import { openOtpChallengeRpc } from './rpc/open-otp-challenge.ts';
+import { verifyWebauthnLoginRpc, verifyWebauthnRegistrationRpc } from './rpc/passkey-verdicts.ts';
+import { webauthnCredentialsRpc, webauthnDeleteCredentialRpc, webauthnLoginOptionsRpc, webauthnRegistrationOptionsRpc } from './rpc/passkeys.ts';
 import { resendOtpRpc } from './rpc/resend-otp.ts';
 import { verifyOtpChallengeRpc } from './rpc/verify-otp-challenge.ts';
 
@@ -31,16 +33,16 @@ export function createMfaService(deps: MfaDeps): MfaService {
       EmailOtpMfaSetup: notImplemented,
       SmsOtpMfaSetup: notImplemented,
       TotpMfaSetup: notImplemented,
-      WebauthnRegistrationOptions: notImplemented,
-      WebauthnLoginOptions: notImplemented,
-      WebauthnCredentials: notImplemented,
-      WebauthnDeleteCredential: notImplemented,
+      WebauthnRegistrationOptions: webauthnRegistrationOptionsRpc(c),
+      WebauthnLoginOptions: webauthnLoginOptionsRpc(c),
+      WebauthnCredentials: webauthnCredentialsRpc(c),
+      WebauthnDeleteCredential: webauthnDeleteCredentialRpc(c),
     }, createAuthGuard(deps.authenticator)),
     internal: defineService(serviceDescriptor('mfa.internal'), {
       OpenOtpChallenge: openOtpChallengeRpc(c),
       VerifyOtpChallenge: verifyOtpChallengeRpc(c),
-      VerifyWebauthnRegistration: notImplemented,
-      VerifyWebauthnLogin: notImplemented,
+      VerifyWebauthnRegistration: verifyWebauthnRegistrationRpc(c),
+      VerifyWebauthnLogin: verifyWebauthnLoginRpc(c),
     }),
   };
 }

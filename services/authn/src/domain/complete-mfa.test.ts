@@ -25,6 +25,9 @@ function recordingMfa() {
       ctx.setCookies.push('mfa=; Path=/; Max-Age=0; HttpOnly');
       return verdict;
     },
+    // the passkey verdicts are domain/passkeys.test.ts's
+    async VerifyWebauthnRegistration() { throw new AppError('unimplemented', 'not in this test'); },
+    async VerifyWebauthnLogin() { throw new AppError('unimplemented', 'not in this test'); },
   };
   return { client, opened, decide(v: mfa.MfaVerdict | Error) { verdict = v; } };
 }

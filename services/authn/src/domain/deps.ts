@@ -30,6 +30,28 @@ export interface MfaChallenges {
   openEmailOtp(challenge: OtpChallenge): Promise<void>;
   /** mfa's verdict on the caller's MFA session and code (behaviour.md §4.3); the session is consumed. */
   verifyOtp(attempt: OtpAttempt): Promise<MfaVerdict>;
+  /**
+   * mfa verifies and stores a passkey (behaviour.md §4.3 webauthn_registration_verify): for `userId`
+   * (user path), or for the caller's MFA session when null (its grant comes back; it is completed).
+   */
+  verifyPasskeyRegistration(attempt: PasskeyRegistrationAttempt, userId: string | null): Promise<PasskeyVerdict>;
+  /** mfa's verdict on a passkey assertion (behaviour.md §4.3 webauthn_login_verify); completes a present MFA session. */
+  verifyPasskeyLogin(credential: Opt<string>): Promise<PasskeyVerdict>;
+}
+
+/** A passkey registration the caller offers (behaviour.md §4.3). */
+export interface PasskeyRegistrationAttempt extends ContactInput {
+  credential?: Opt<string>;
+  name?: Opt<string>;
+  state?: Opt<string>;
+}
+
+/** A proven passkey ceremony: whose passkey, and the grant of the MFA session it completed, if any. */
+export interface PasskeyVerdict {
+  userId: string;
+  passkeyId: string;
+  /** null without an MFA session; `authTime` 0 means now */
+  grant: (SessionGrant & { state: string | null }) | null;
 }
 
 /** What the first step of a login decided: the user, and the grant tokens are finally issued with (§4.1). */

@@ -82,7 +82,7 @@ export function usableMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: bo
  * serves the method.
  */
 export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
-  totp: false, webauthn: false, emailOtp: false, smsOtp: false,
+  totp: false, webauthn: true, emailOtp: false, smsOtp: false,
 });
 
 /** The MFA methods Meta reports: usable by the flags and served by this build. */

@@ -12,20 +12,22 @@ describe('meta (behaviour.md §5.2)', () => {
       is_apple_login_enabled: false, is_discord_login_enabled: false, is_twitter_login_enabled: false, is_microsoft_login_enabled: false,
       is_twitch_login_enabled: false, is_roblox_login_enabled: false,
       is_email_verification_enabled: false, is_basic_authentication_enabled: true, is_magic_link_login_enabled: false,
-      is_sign_up_enabled: true, is_strong_password_enabled: true, is_multi_factor_auth_enabled: false,
+      is_sign_up_enabled: true, is_strong_password_enabled: true, is_multi_factor_auth_enabled: true,
       is_mobile_basic_authentication_enabled: true, is_phone_verification_enabled: false, is_org_discovery_enabled: false,
-      // no MFA method is served by this build yet: none is reported, whatever the flags allow
-      is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false, is_sms_otp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: false,
+      // passkeys are served (issue 16 point 4); the other methods not yet, whatever the flags allow
+      is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false, is_sms_otp_mfa_enabled: false, is_webauthn_enabled: true, is_mfa_enforced: false,
     });
   });
 
   it('reports no MFA method this build does not serve, even when the flags make it usable (§4.1)', async () => {
     const smtp = { smtpHost: 'h', smtpPort: 25, smtpSenderEmail: 'a@b.co' };
-    const everything = (await makeAuthn({ ...smtp, enforceMfa: true }).call('Meta')).res;
-    expect(everything).toMatchObject({
+    const noPasskeys = (await makeAuthn({ ...smtp, enforceMfa: true, disableWebauthnMfa: true }).call('Meta')).res;
+    expect(noPasskeys).toMatchObject({
       is_multi_factor_auth_enabled: false, is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false,
       is_sms_otp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: false,
     });
+    // --disable-mfa turns passkeys off as a method too (§4.1 "available")
+    expect((await makeAuthn({ disableMfa: true }).call('Meta')).res).toMatchObject({ is_webauthn_enabled: false, is_multi_factor_auth_enabled: false });
   });
 
   it('keeps the §4.1 rules of which methods the flags make usable', () => {

@@ -5,7 +5,8 @@
  * cookie mfa sets or clears comes back through `ctx.setCookies`.
  */
 import type { CallContext } from '@gatehouse/rpc';
-import type { MfaChallenges } from '../domain/deps.ts';
+import type { mfa } from '@gatehouse/contracts';
+import type { MfaChallenges, PasskeyVerdict } from '../domain/deps.ts';
 import { publicUser } from '../domain/user.ts';
 import type { MfaInternalClient } from './deps.ts';
 
@@ -27,5 +28,21 @@ export function mfaChallengesOf(client: MfaInternalClient | undefined, ctx: Call
         grant: { loginMethod: v.login_method, roles: v.roles, scope: v.scope, authTime: v.auth_time },
       };
     },
+    async verifyPasskeyRegistration(a, userId) {
+      return passkeyVerdict(await client.VerifyWebauthnRegistration({
+        user_id: userId, credential: a.credential ?? '', name: a.name, email: a.email, phone_number: a.phoneNumber,
+      }, ctx));
+    },
+    async verifyPasskeyLogin(credential) {
+      return passkeyVerdict(await client.VerifyWebauthnLogin({ credential: credential ?? '' }, ctx));
+    },
+  };
+}
+
+function passkeyVerdict(v: mfa.WebauthnRegistrationVerdict | mfa.WebauthnLoginVerdict): PasskeyVerdict {
+  const g = v.grant;
+  return {
+    userId: v.user_id, passkeyId: v.passkey_id,
+    grant: g ? { loginMethod: g.login_method, roles: g.roles, scope: g.scope, authTime: g.auth_time, state: g.state ?? null } : null,
   };
 }

@@ -16,6 +16,14 @@ export interface MfaOptions {
   smtpHost?: string;
   smtpPort?: number;
   smtpSenderEmail?: string;
+  /** `--organization-name`: the WebAuthn relying party's name (behaviour.md §4.6) */
+  organizationName?: string;
+  /** `--allowed-origins`: origins on the RP ID's host or a subdomain of it are accepted passkey origins (§4.6) */
+  allowedOrigins?: string[];
+  /** `--disable-mfa` (behaviour.md §4.1) */
+  disableMfa?: boolean;
+  /** `--disable-webauthn-mfa`: passkeys stop counting as a second factor (behaviour.md §4.1) */
+  disableWebauthnMfa?: boolean;
 }
 
 /** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
