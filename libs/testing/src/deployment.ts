@@ -42,11 +42,16 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** NATS server for split mode (and all-in-one with `nats`); default the machine's {@link MACHINE.natsUrl} */
   natsUrl?: string;
+  /**
+   * host name of `--url` and of {@link Deployment.url} (default `127.0.0.1`); browser tests of passkeys
+   * use `localhost`, because an IP address is not a valid WebAuthn RP ID. Processes still listen on 127.0.0.1.
+   */
+  urlHost?: string;
 }
 
 export interface Deployment {
   readonly mode: Mode;
-  /** `http://127.0.0.1:<port>` of the gateway (also `--url`) */
+  /** `http://127.0.0.1:<port>` of the gateway (also `--url`; the host is {@link StartOptions.urlHost} when given) */
   readonly url: string;
   /** `127.0.0.1:<port>` of the public gRPC port */
   readonly grpcAddress: string;
@@ -125,7 +130,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const httpPort = await freePort();
   const grpcPort = await freePort();
   const metricsPort = await freePort();
-  const url = `http://127.0.0.1:${httpPort}`;
+  const url = `http://${opts.urlHost ?? '127.0.0.1'}:${httpPort}`;
   const dbType: DatabaseType = opts.database ?? (mode === 'split' ? 'postgres' : 'sqlite');
   const db = await scratch(dbType);
   const useNats = mode === 'split' || opts.nats === true;

@@ -1,0 +1,120 @@
+/**
+ * @module test/e2e/passkeys
+ * Passkeys in a real browser (issue 16 point 4; behaviour.md §4.3, §4.6), both modes: Debian's
+ * chromium with the CDP virtual authenticator registers a passkey as a signed-in user, logs in
+ * usernameless with it after logging out, lists and deletes it, and a clone of it with a lower sign
+ * count is refused. The page calls the `/v1` routes with @simplewebauthn/browser.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { decodeJwt } from 'jose';
+import type { Browser } from 'playwright-core';
+import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
+import { launchChromium, openPasskeyPage, type PasskeyPage } from './passkey-browser.ts';
+import { address, PASSWORD } from './email-support.ts';
+
+const INVALID_PASSKEY = { code: 'unauthenticated', message: 'invalid passkey' };
+
+describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) => {
+  let d: Deployment;
+  let browser: Browser;
+  beforeAll(async () => {
+    [d, browser] = await Promise.all([
+      startDeployment(mode, { urlHost: 'localhost', flags: ['--organization-name=Gatehouse E2E'] }),
+      launchChromium(),
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await d?.stop();
+  });
+
+  /** a page with a fresh authenticator and a user signed up (and signed in) from it */
+  const signedUp = async (tag: string): Promise<{ p: PasskeyPage; email: string; userId: string }> => {
+    const p = await openPasskeyPage(browser, d.url);
+    const email = address(tag);
+    const res = await p.post('/v1/signup', { email, password: PASSWORD, confirm_password: PASSWORD });
+    expect(res).toMatchObject({ status: 200, body: { message: 'Signed up successfully.' } });
+    return { p, email, userId: res.body.user.id };
+  };
+
+  it('registers a passkey as a signed-in user, logs out, and logs in usernameless with it', async () => {
+    const { p, email, userId } = await signedUp('passkey');
+    const { options, verify } = await p.register({ name: 'My laptop' });
+    expect(options.status).toBe(200);
+    const creation = JSON.parse(options.body.options);
+    expect(creation).toMatchObject({
+      rp: { id: 'localhost', name: 'Gatehouse E2E' },
+      // a cookie caller: mfa knows the user id only (a bearer caller's email claim names the account)
+      user: { id: Buffer.from(userId).toString('base64url'), name: userId },
+      pubKeyCredParams: [{ alg: -7, type: 'public-key' }, { alg: -8, type: 'public-key' }, { alg: -257, type: 'public-key' }],
+      timeout: 300000, attestation: 'none', excludeCredentials: [],
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    });
+    expect(Buffer.from(creation.challenge, 'base64url')).toHaveLength(32);
+    expect(verify).toEqual({
+      status: 200,
+      body: expect.objectContaining({ message: 'Passkey registered successfully.', access_token: null, refresh_token: null, expires_in: null, user: expect.objectContaining({ id: userId, email }) }),
+    });
+
+    const list = await p.post('/v1/webauthn_credentials');
+    expect(list).toEqual({ status: 200, body: { webauthn_credentials: [expect.objectContaining({ name: 'My laptop', transports: expect.any(Array), last_used_at: null })] } });
+    expect(list.body.webauthn_credentials[0].created_at).toBeGreaterThan(1_700_000_000);
+
+    expect(await p.post('/v1/logout')).toMatchObject({ status: 200 });
+    expect((await p.post('/v1/profile')).status).toBe(401);
+
+    const { options: requestOptions, verify: login } = await p.login();
+    expect(JSON.parse(requestOptions.body.options)).toMatchObject({ rpId: 'localhost', allowCredentials: [], userVerification: 'required', timeout: 300000 });
+    expect(login.status).toBe(200);
+    expect(login.body).toMatchObject({ message: 'Logged in successfully with passkey.', user: { id: userId, email } });
+    expect(decodeJwt(login.body.access_token)).toMatchObject({ sub: userId, login_method: 'webauthn', amr: ['hwk', 'user'] });
+    // the session cookie the browser got signs it in
+    expect(await p.post('/v1/profile')).toMatchObject({ status: 200, body: { id: userId } });
+    const used = (await p.post('/v1/webauthn_credentials')).body.webauthn_credentials[0];
+    expect(used.last_used_at).toBeGreaterThanOrEqual(used.created_at);
+    await p.close();
+  });
+
+  it('an assertion is accepted once: its challenge is used up (replay refused)', async () => {
+    const { p } = await signedUp('replay');
+    expect((await p.register()).verify.status).toBe(200);
+    const { verify, credential } = await p.login();
+    expect(verify.status).toBe(200);
+    expect(await p.post('/v1/webauthn_login_verify', { credential })).toEqual({ status: 401, body: INVALID_PASSKEY });
+    await p.close();
+  });
+
+  it('refuses a cloned credential whose sign count is lower than the stored one', async () => {
+    const { p } = await signedUp('clone');
+    expect((await p.register()).verify.status).toBe(200);
+    // two logins: the stored sign count is the authenticator's, above zero
+    for (let i = 0; i < 2; i++) expect((await p.login()).verify.status).toBe(200);
+    const { credentials } = await p.cdp.send('WebAuthn.getCredentials', { authenticatorId: p.authenticatorId });
+    expect(credentials).toHaveLength(1);
+    const original = credentials[0]!;
+    expect(original.signCount).toBeGreaterThan(1);
+    // the same key in a second authenticator, its counter behind the first one's
+    const cloneId = await p.newAuthenticator();
+    await p.cdp.send('WebAuthn.addCredential', { authenticatorId: cloneId, credential: { ...original, signCount: 0 } });
+    const cloned = await p.login();
+    expect(cloned.verify).toEqual({ status: 401, body: INVALID_PASSKEY });
+    await p.close();
+  });
+
+  it('lists and deletes the caller\'s own passkeys; a deleted passkey no longer logs in', async () => {
+    const { p } = await signedUp('delete');
+    expect((await p.register({ name: 'first' })).verify.status).toBe(200);
+    const list = (await p.post('/v1/webauthn_credentials')).body.webauthn_credentials;
+    expect(list.map((c: { name: string }) => c.name)).toEqual(['first']);
+    // another user cannot delete it
+    const other = await signedUp('other');
+    expect(await other.p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toEqual({ status: 404, body: { code: 'not_found', message: 'passkey not found' } });
+    await other.p.close();
+    expect(await p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toEqual({ status: 200, body: { message: 'Passkey deleted successfully.' } });
+    expect(await p.post('/v1/webauthn_credentials')).toEqual({ status: 200, body: { webauthn_credentials: [] } });
+    expect(await p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toMatchObject({ status: 404 });
+    await p.post('/v1/logout');
+    expect((await p.login()).verify).toEqual({ status: 401, body: INVALID_PASSKEY });
+    await p.close();
+  });
+});
