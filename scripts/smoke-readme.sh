@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the README's first command on a fresh clone: install, start all-in-one on embedded SQLite,
-# then sign up, log in and read the profile with curl (issue 2, "a fresh clone"). Stops the server
+# then sign up (the MFA offer), skip MFA setup, log in and read the profile with curl (issue 2, "a fresh clone"). Stops the server
 # it started, by PID. Usage: bash scripts/smoke-readme.sh [port]
 set -euo pipefail
 PORT="${1:-18080}"
@@ -17,8 +17,9 @@ NPM_PID=$!
 trap 'kill -TERM -- "-$NPM_PID" 2>/dev/null || true; sleep 1; rm -rf "$DIR"' EXIT
 for _ in $(seq 1 60); do curl -fs "http://localhost:$PORT/healthz" >/dev/null 2>&1 && break; sleep 1; done
 URL="http://localhost:$PORT"
-curl -fsS -X POST "$URL/v1/signup" -H "Origin: $URL" \
-  -d '{"email":"ada@example.com","password":"Passw0rd!x","confirm_password":"Passw0rd!x"}' | grep -q '"message":"Signed up successfully."'
+curl -fsS -X POST "$URL/v1/signup" -H "Origin: $URL" -c "$DIR/cookies.txt" \
+  -d '{"email":"ada@example.com","password":"Passw0rd!x","confirm_password":"Passw0rd!x"}' | grep -q '"message":"Proceed to mfa setup"'
+curl -fsS -X POST "$URL/v1/skip_mfa_setup" -H "Origin: $URL" -b "$DIR/cookies.txt" -c "$DIR/cookies.txt" | grep -q '"message":"MFA setup skipped"'
 curl -fsS -X POST "$URL/v1/login" -H "Origin: $URL" -c "$DIR/cookies.txt" \
   -d '{"email":"ada@example.com","password":"Passw0rd!x"}' | grep -q '"message":"Logged in successfully"'
 curl -fsS "$URL/v1/profile" -b "$DIR/cookies.txt" | grep -q '"email":"ada@example.com"'

@@ -74,8 +74,8 @@ describe.each(['all', 'split'] as Mode[])('email OTP at login (%s)', (mode) => {
     expect(early).toMatchObject({ status: 429, body: { code: 'resource_exhausted', message: 'please wait before requesting another OTP' } });
     expect(Number(early.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await post(d.url, '/v1/resend_otp', {})).toMatchObject({ status: 401, body: INVALID_SESSION });
-    // MFA operations of later releases answer 501 through the same route table
-    expect(await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).toMatchObject({ status: 501, body: { code: 'unimplemented', message: 'authn.SkipMfaSetup is not implemented yet' } });
+    // a contact verification is a challenge, not an offer: it cannot be skipped (behaviour.md §4.3)
+    expect(await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).toMatchObject({ status: 400, body: { code: 'failed_precondition', message: 'cannot skip multi factor authentication setup' } });
     // the wrong guess did not use the code up
     expect((await post(d.url, '/v1/verify_otp', { otp: code }, mfa)).body.message).toBe('OTP verified successfully.');
   });

@@ -25,7 +25,8 @@ describe('REST route table (ARCHITECTURE §3, spec §4)', () => {
     expect(get('POST', '/v1/verify_otp')).toMatchObject({ service: 'authn', rpc: 'VerifyOtp', auth: 'mfa' });
     expect(get('POST', '/v1/webauthn_login_verify')).toMatchObject({ service: 'authn', auth: 'public' });
     expect(get('POST', '/v1/resend_otp')).toMatchObject({ service: 'mfa', rpc: 'ResendOtp', auth: 'mfa' });
-    expect(get('POST', '/v1/email_otp_mfa_setup')).toMatchObject({ service: 'mfa', auth: 'user_or_mfa' });
+    expect(get('POST', '/v1/email_otp_mfa_setup')).toMatchObject({ service: 'authn', auth: 'user_or_mfa' });
+    expect(get('POST', '/v1/lock_mfa')).toMatchObject({ service: 'authn', rpc: 'LockMfa', auth: 'mfa' });
     expect(get('POST', '/v1/check_permissions')).toMatchObject({ service: 'authz', rpc: 'CheckPermissions', auth: 'permissions' });
     expect(get('POST', '/v1/admin/login')).toMatchObject({ service: 'admin', rpc: 'AdminLogin', auth: 'public' });
     expect(get('GET', '/v1/admin/session')).toMatchObject({ service: 'admin', rpc: 'AdminSession', auth: 'admin' });

@@ -17,6 +17,13 @@ type Mfa = ProtoServices['gatehouse.mfa.v1.MfaInternal'];
 const handlers: HandlersOf<Mfa> = {
   OpenOtpChallenge: async (req) => ({ expires_at: req.auth_time + 300, code_sent: true }),
   VerifyOtpChallenge: async (req) => ({ user_id: `user of ${req.otp ?? ''}` }),
+  EvaluateGate: notImplemented,
+  SkipMfaSetup: notImplemented,
+  LockMfa: notImplemented,
+  BeginOtpEnrolment: notImplemented,
+  BeginTotpEnrolment: notImplemented,
+  ResetUserMfa: notImplemented,
+  EnrolledMfaMethods: notImplemented,
   VerifyWebauthnRegistration: notImplemented,
   VerifyWebauthnLogin: notImplemented,
 };
@@ -31,9 +38,8 @@ describe('defineService', () => {
   it('does not compile a renamed, missing or mistyped RPC in a handler map', () => {
     // @ts-expect-error VerifyOTPChallenge is not an RPC of MfaInternal (renamed), and VerifyOtpChallenge is then missing
     const renamed: HandlersOf<Mfa> = { ...handlers, VerifyOtpChallenge: undefined, VerifyOTPChallenge: handlers.VerifyOtpChallenge };
-    delete (renamed as Partial<HandlersOf<Mfa>>).VerifyOtpChallenge;
     // @ts-expect-error OpenOtpChallenge is missing
-    const missing: HandlersOf<Mfa> = { VerifyOtpChallenge: handlers.VerifyOtpChallenge };
+    const missing: HandlersOf<Mfa> = { ...handlers, OpenOtpChallenge: undefined };
     const mistyped: HandlersOf<Mfa> = {
       ...handlers,
       // @ts-expect-error `code_sent` is a bool in the proto's OpenOtpChallengeResponse

@@ -15,6 +15,7 @@ import { createScratchDatabase, type DatabaseType } from '@gatehouse/db';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { COMMANDS, listFlags, registry, type CommandName, type FlagKey } from '@gatehouse/config';
+import { deriveInternalToken } from '@gatehouse/rpc';
 import { freePort, waitForHttp } from './ports.ts';
 import { spawnGatehouse, type GatehouseProcess } from './process.ts';
 
@@ -43,6 +44,13 @@ export interface StartOptions {
   /** NATS server for split mode (and all-in-one with `nats`); default the machine's {@link MACHINE.natsUrl} */
   natsUrl?: string;
   /**
+   * Run the MFA gate (behaviour.md §4.1). Default false: every process gets `--disable-mfa`, so a
+   * fresh user's login issues tokens (G1) as tests that are not about MFA expect. MFA tests pass
+   * `mfa: true` (and `--enforce-mfa`, `--disable-<method>` in `flags` as they need). Every process
+   * always gets an `--encryption-key` (TOTP secrets, OTP HMACs).
+   */
+  mfa?: boolean;
+  /**
    * host name of `--url` and of {@link Deployment.url} (default `127.0.0.1`); browser tests of passkeys
    * use `localhost`, because an IP address is not a valid WebAuthn RP ID. Processes still listen on 127.0.0.1.
    */
@@ -62,6 +70,14 @@ export interface Deployment {
   readonly processes: readonly GatehouseProcess[];
   /** the authz replicas in split mode, so a test can address each directly */
   readonly authzGrpcAddresses: readonly string[];
+  /**
+   * Split mode: the gRPC address each service process listens on (its `*Internal` APIs are served
+   * there to callers holding {@link internalToken}); empty in all-in-one, whose internal calls stay
+   * in the process.
+   */
+  readonly serviceGrpcAddresses: ReadonlyMap<CommandName, string>;
+  /** the deployment's internal token (derived from `--client-secret`), for service-to-service calls in tests */
+  readonly internalToken: string;
   readonly natsStream: string | null;
   /** the main database (`--database-type` / `--database-url`), so a test can inspect service tables */
   readonly databaseType: DatabaseType;
@@ -127,6 +143,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const clientId = `client-${randomBytes(4).toString('hex')}`;
   const clientSecret = secret();
   const jwtSecret = secret();
+  const encryptionKey = secret();
   const httpPort = await freePort();
   const grpcPort = await freePort();
   const metricsPort = await freePort();
@@ -140,9 +157,11 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     '--host=127.0.0.1', '--log-level=warn', `--url=${url}`,
     `--admin-secret=${adminSecret}`, `--client-id=${clientId}`, `--client-secret=${clientSecret}`,
     '--app-cookie-secure=false', '--app-cookie-same-site=lax', '--rate-limit-rps=1000', '--rate-limit-burst=1000',
+    ...(opts.mfa === true ? [] : ['--disable-mfa']),
   ];
   const dataFlags = [
     `--database-type=${dbType}`, `--database-url=${db.url}`, '--jwt-type=HS256', `--jwt-secret=${jwtSecret}`,
+    `--encryption-key=${encryptionKey}`,
     ...(natsStream ? [`--nats-url=${natsUrl}`, `--nats-stream=${natsStream}`] : []),
   ];
   const redisFlags = mode === 'split' || opts.redis ? [`--redis-url=${MACHINE.redisUrl}`] : [];
@@ -150,6 +169,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const timeout = opts.readyTimeoutMs ?? 30_000;
   const processes: GatehouseProcess[] = [];
   const authzGrpcAddresses: string[] = [];
+  const serviceGrpcAddresses = new Map<CommandName, string>();
   /** how each process was started, by its index in `processes` */
   const specs: Array<{ command: CommandName; flags: string[]; healthUrl: string }> = [];
   const stopped = new Map<CommandName, number>();
@@ -197,6 +217,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
         started.set(command, instances);
       }
       authzGrpcAddresses.push(...(started.get('authz') ?? []).map((a) => a.grpc));
+      for (const [command, instances] of started) serviceGrpcAddresses.set(command, instances[0]!.grpc);
       const routes = [...started].flatMap(([command, instances]) => [
         ...(accepts('gateway', `${command}Address`) ? [`--${command}-address=${instances.map((a) => a.grpc).join(',')}`] : []),
         ...(accepts('gateway', `${command}GraphqlUrl`) ? [`--${command}-graphql-url=${instances.map((a) => a.graphql).join(',')}`] : []),
@@ -236,6 +257,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     clientId,
     processes,
     authzGrpcAddresses,
+    serviceGrpcAddresses,
+    internalToken: deriveInternalToken(clientSecret),
     natsStream,
     databaseType: dbType,
     databaseUrl: db.url,

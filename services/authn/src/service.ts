@@ -29,6 +29,7 @@ import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
 import { validateSessionRpc } from './rpc/validate-session.ts';
 import { verifyEmailRpc } from './rpc/verify-email.ts';
 import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
+import { emailOtpMfaSetupRpc, lockMfaRpc, skipMfaSetupRpc, smsOtpMfaSetupRpc, totpMfaSetupRpc } from './rpc/mfa-gate.ts';
 import { verifyOtpRpc } from './rpc/verify-otp.ts';
 import { webauthnLoginVerifyRpc, webauthnRegistrationVerifyRpc } from './rpc/webauthn.ts';
 
@@ -73,7 +74,11 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       ForgotPassword: forgotPasswordRpc(c),
       ResetPassword: resetPasswordRpc(c),
       VerifyOtp: verifyOtpRpc(c),
-      SkipMfaSetup: notImplemented,
+      SkipMfaSetup: skipMfaSetupRpc(c),
+      LockMfa: lockMfaRpc(c),
+      EmailOtpMfaSetup: emailOtpMfaSetupRpc(c),
+      SmsOtpMfaSetup: smsOtpMfaSetupRpc(c),
+      TotpMfaSetup: totpMfaSetupRpc(c),
       WebauthnRegistrationVerify: webauthnRegistrationVerifyRpc(c),
       WebauthnLoginVerify: webauthnLoginVerifyRpc(c),
       Users: notImplemented,

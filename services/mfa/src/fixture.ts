@@ -24,6 +24,8 @@ export const OPTIONS: MfaOptions = {
   url: 'https://auth.example.com', appCookieSecure: true, appCookieSameSite: 'lax',
   encryptionKey: 'k'.repeat(32), clientSecret: 'client-secret',
   smtpHost: 'smtp.example.com', smtpPort: 587, smtpSenderEmail: 'noreply@example.com',
+  organizationName: 'Gatehouse', enforceMfa: false, disableMfa: false, disableTotpLogin: false, disableEmailOtp: false,
+  disableSmsOtp: false, disableWebauthnMfa: false,
 };
 
 /** A user as authn hands it to OpenOtpChallenge (the wire User's fields), email unverified. */

@@ -5,8 +5,12 @@
  * does not serve yet answer `unimplemented` (after the auth-class check of libs/rpc).
  */
 import { createAuthGuard } from '@gatehouse/auth';
-import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
+import { defineService, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { createMfaContext, type MfaDeps } from './domain/deps.ts';
+import {
+  beginOtpEnrolmentRpc, beginTotpEnrolmentRpc, enrolledMfaMethodsRpc, lockMfaRpc, resetUserMfaRpc, skipMfaSetupRpc,
+} from './rpc/enrolment.ts';
+import { evaluateGateRpc } from './rpc/evaluate-gate.ts';
 import { openOtpChallengeRpc } from './rpc/open-otp-challenge.ts';
 import { verifyWebauthnLoginRpc, verifyWebauthnRegistrationRpc } from './rpc/passkey-verdicts.ts';
 import { webauthnCredentialsRpc, webauthnDeleteCredentialRpc, webauthnLoginOptionsRpc, webauthnRegistrationOptionsRpc } from './rpc/passkeys.ts';
@@ -29,10 +33,6 @@ export function createMfaService(deps: MfaDeps): MfaService {
   return {
     public: defineService(serviceDescriptor('mfa'), {
       ResendOtp: resendOtpRpc(c),
-      LockMfa: notImplemented,
-      EmailOtpMfaSetup: notImplemented,
-      SmsOtpMfaSetup: notImplemented,
-      TotpMfaSetup: notImplemented,
       WebauthnRegistrationOptions: webauthnRegistrationOptionsRpc(c),
       WebauthnLoginOptions: webauthnLoginOptionsRpc(c),
       WebauthnCredentials: webauthnCredentialsRpc(c),
@@ -41,6 +41,13 @@ export function createMfaService(deps: MfaDeps): MfaService {
     internal: defineService(serviceDescriptor('mfa.internal'), {
       OpenOtpChallenge: openOtpChallengeRpc(c),
       VerifyOtpChallenge: verifyOtpChallengeRpc(c),
+      EvaluateGate: evaluateGateRpc(c),
+      SkipMfaSetup: skipMfaSetupRpc(c),
+      LockMfa: lockMfaRpc(c),
+      BeginOtpEnrolment: beginOtpEnrolmentRpc(c),
+      BeginTotpEnrolment: beginTotpEnrolmentRpc(c),
+      ResetUserMfa: resetUserMfaRpc(c),
+      EnrolledMfaMethods: enrolledMfaMethodsRpc(c),
       VerifyWebauthnRegistration: verifyWebauthnRegistrationRpc(c),
       VerifyWebauthnLogin: verifyWebauthnLoginRpc(c),
     }),

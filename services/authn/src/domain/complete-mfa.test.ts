@@ -11,6 +11,10 @@ import { SMTP } from './email-fixture.ts';
  * verdict on verify_otp is the one the test sets (the real mfa service is exercised end to end by
  * test/e2e/mfa-otp.e2e.test.ts and services/mfa/test).
  */
+const unused = async (): Promise<never> => {
+  throw new AppError('unimplemented', 'not used by these tests');
+};
+
 function recordingMfa() {
   const opened: Array<Record<string, unknown>> = [];
   let verdict: mfa.MfaVerdict | Error = new AppError('unauthenticated', 'invalid session');
@@ -25,9 +29,11 @@ function recordingMfa() {
       ctx.setCookies.push('mfa=; Path=/; Max-Age=0; HttpOnly');
       return verdict;
     },
-    // the passkey verdicts are domain/passkeys.test.ts's
-    async VerifyWebauthnRegistration() { throw new AppError('unimplemented', 'not in this test'); },
-    async VerifyWebauthnLogin() { throw new AppError('unimplemented', 'not in this test'); },
+    // the gate lets every user through (G1); the gate itself is tested in services/mfa and e2e
+    async EvaluateGate() { return { outcome: 'issue', response: null }; },
+    async EnrolledMfaMethods(req) { return { users: req.user_ids.map((id) => ({ user_id: id, methods: [] })) }; },
+    SkipMfaSetup: unused, LockMfa: unused, BeginOtpEnrolment: unused, BeginTotpEnrolment: unused, ResetUserMfa: unused,
+    VerifyWebauthnRegistration: unused, VerifyWebauthnLogin: unused,
   };
   return { client, opened, decide(v: mfa.MfaVerdict | Error) { verdict = v; } };
 }
@@ -77,7 +83,7 @@ describe('login of an unverified email with SMTP configured (behaviour.md §3.3 
 describe('verify_otp: authn issues the tokens on mfa\'s verdict (behaviour.md §4.1, §4.3; issue 14 §5)', () => {
   const verdict = (userId: string, over: Partial<mfa.MfaVerdict> = {}): mfa.MfaVerdict => ({
     user_id: userId, verified_channel: 'email', verified_contact: 'ada@example.com', login_method: 'basic_auth',
-    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, ...over,
+    roles: ['user'], scope: ['openid', 'offline_access'], state: null, auth_time: 0, amr: [], enrolled_method: '', ...over,
   });
   /** an authn whose mfa has proven `v` for the caller's session */
   const provenBy = async (v: (userId: string) => mfa.MfaVerdict | Error) => {

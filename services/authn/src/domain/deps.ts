@@ -3,7 +3,8 @@
  * What the authn domain is built from, the ports it asks other services through, and the context its
  * flows share.
  */
-import type { SessionStore } from '@gatehouse/auth';
+import type { AuditDetails, SessionStore } from '@gatehouse/auth';
+import type { BusEvents, common } from '@gatehouse/contracts';
 import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
@@ -30,6 +31,27 @@ export interface MfaChallenges {
   openEmailOtp(challenge: OtpChallenge): Promise<void>;
   /** mfa's verdict on the caller's MFA session and code (behaviour.md §4.3); the session is consumed. */
   verifyOtp(attempt: OtpAttempt): Promise<MfaVerdict>;
+  // issue 16
+  /**
+   * The gate's rows G1-G7 for `user` after a first step with `grant` (behaviour.md §4.1): `issue`, or
+   * the AuthResponse to answer with (tokens null); mfa has then opened the MFA session and set `mfa`.
+   */
+  evaluateGate(user: UserRecord, grant: SessionGrant, state: string | null): Promise<GateResult>;
+  /** skip_mfa_setup's verdict (only in the offer state); the session is consumed. */
+  skip(claim: ContactInput): Promise<MfaVerdict>;
+  /** lock_mfa's verdict: the user to lock; the session is ended. */
+  lock(claim: ContactInput): Promise<string>;
+  /**
+   * email/SMS OTP setup (behaviour.md §4.3): `caller` in user-credential mode, else the caller's MFA
+   * session (named by `claim`). mfa sends the code and sets `mfa`.
+   */
+  beginOtpEnrolment(channel: 'email' | 'sms', caller: { user: UserRecord; grant: SessionGrant } | null, claim: ContactInput): Promise<void>;
+  /** totp_mfa_setup (behaviour.md §4.5): the AuthResponse with secret, QR and codes; mfa sets `mfa`. */
+  beginTotpEnrolment(user: UserRecord, grant: SessionGrant): Promise<common.AuthResponse>;
+  /** admin reset (behaviour.md §4.7): every factor of the user deleted; returns how many. */
+  resetUserMfa(userId: string): Promise<number>;
+  /** `enrolled_mfa_methods` of each user (behaviour.md §5.3). */
+  enrolledMethods(userIds: readonly string[]): Promise<Map<string, string[]>>;
   /**
    * mfa verifies and stores a passkey (behaviour.md §4.3 webauthn_registration_verify): for `userId`
    * (user path), or for the caller's MFA session when null (its grant comes back; it is completed).
@@ -54,6 +76,20 @@ export interface PasskeyVerdict {
   grant: (SessionGrant & { state: string | null }) | null;
 }
 
+/** The gate's answer (behaviour.md §4.1). */
+export interface GateResult {
+  /** `issue`, `email_otp`, `sms_otp`, `verify`, `enrol` or `offer` */
+  outcome: string;
+  /** null for `issue` */
+  response: common.AuthResponse | null;
+}
+
+/**
+ * Builds the `audit.recorded` event of an action in the current call (libs/auth `auditRecord` bound to
+ * the call context by rpc/); the domain emits it through `tx.events` with the change it records.
+ */
+export type Audit = (action: string, details: AuditDetails) => BusEvents['audit.recorded'];
+
 /** What the first step of a login decided: the user, and the grant tokens are finally issued with (§4.1). */
 export interface OtpChallenge {
   user: UserRecord;
@@ -77,8 +113,10 @@ export interface MfaVerdict {
   verifiedChannel: string;
   /** the address the code was sent to; it must still be the user's */
   verifiedContact: string;
-  /** what the session is opened with; `authTime` 0 means now */
+  /** what the session is opened with; `authTime` 0 means now; `amr` the factor proven */
   grant: SessionGrant;
+  /** the factor this completion verified for the first time (`totp`, `email_otp`, `sms_otp`), or '' */
+  enrolledMethod: string;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '@gatehouse/auth';
+import type { common } from '@gatehouse/contracts';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
@@ -17,6 +18,8 @@ export interface SessionGrant {
   scope: string[];
   /** Unix s of the original authentication (kept across rotation) */
   authTime: number;
+  /** RFC 8176 `amr` values of a second factor proven for this login (issue 16); absent: none */
+  amr?: string[];
 }
 
 /** The value both session cookies carry (behaviour.md §2.4), and how long they live. */
@@ -33,6 +36,8 @@ export interface Issued {
   tokens: IssuedTokens;
   /** the new session's cookie; null when no session was opened (a bearer refresh, behaviour.md §2.2) */
   cookie: SessionCookie | null;
+  /** the user's `enrolled_mfa_methods` when the flow asked mfa (behaviour.md §5.3); absent: [] */
+  enrolledMfaMethods?: string[];
 }
 
 /** How a login-type flow ends: the message of its AuthResponse (behaviour.md §9), and what was issued. */
@@ -42,6 +47,8 @@ export interface AuthOutcome {
   issued: Issued | null;
   /** login step 8: a code was mailed and the email OTP screen comes next (behaviour.md §3.3) */
   emailOtpSent?: boolean;
+  /** the MFA gate withheld the tokens (behaviour.md §4.1): the AuthResponse mfa built, answered as is */
+  gate?: common.AuthResponse;
 }
 
 /**
@@ -64,7 +71,7 @@ export async function openSession(c: AuthnContext, user: UserRecord, grant: Sess
     refreshTokenId: null,
     createdAt: now,
   };
-  const tokens = await issueTokens(c, user, draft);
+  const tokens = await issueTokens(c, user, draft, grant.amr ?? []);
   const session = { ...draft, refreshTokenId: tokens.refreshTokenId };
   await c.sessions.create(session);
   return { user, tokens, cookie: { handle, maxAgeSeconds: session.expiresAt - now } };

@@ -1,15 +1,15 @@
 /**
  * @module @gatehouse/authn/domain/login
- * `POST /v1/login` (behaviour.md §3.3). The MFA gate (§4.1) is not wired yet: step 9 passes. An
- * unverified email with SMTP configured gets an emailed code and an MFA session from the mfa service
- * (step 8), completed by verify_otp.
+ * `POST /v1/login` (behaviour.md §3.3). An unverified email with SMTP configured gets an emailed code
+ * and an MFA session from the mfa service (step 8), completed by verify_otp; otherwise the MFA gate
+ * (step 9, §4.1) decides between tokens and a challenge or offer.
  */
 import { AppError } from '@gatehouse/errors';
 import { dummyVerify, hashPassword, verifyPassword } from '@gatehouse/crypto';
 import type { AuthnTx } from '../storage/ports.ts';
-import { userLoggedIn } from '../events.ts';
 import type { AuthnContext, MfaChallenges } from './deps.ts';
-import { openSession, type AuthOutcome } from './issue.ts';
+import type { AuthOutcome } from './issue.ts';
+import { MFA_LOCKED_MESSAGE, passMfaGate } from './mfa-gate.ts';
 import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { DEFAULT_SCOPE, grantedRoles, type GrantRequest } from './roles.ts';
@@ -20,7 +20,7 @@ import { MAX_URL_CHARS, normaliseList, optText, type Opt } from './validation.ts
 export const LOGGED_IN = 'Logged in successfully';
 export const EMAIL_OTP_SENT = 'Please check email inbox for the OTP';
 export const INVALID_CREDENTIALS = 'invalid credentials';
-export const MFA_LOCKED_MESSAGE = "your account's multi-factor authentication is locked; contact your administrator to regain access";
+export { MFA_LOCKED_MESSAGE } from './mfa-gate.ts';
 
 /** A password login: by email, else by phone number; the roles asked for are a subset of the user's (§2.1). */
 export interface LoginRequest extends GrantRequest, ContactInput {
@@ -33,8 +33,8 @@ export interface LoginRequest extends GrantRequest, ContactInput {
  * verified identifier, tokens (`user.login`).
  * @param mfa the mfa service's challenges for this call; null without the mfa service (step 8 then
  *   refuses as if no channel existed)
- * @returns `Logged in successfully` with tokens and the session cookie, or {@link EMAIL_OTP_SENT}
- *   with nothing issued when a code was mailed (step 8)
+ * @returns `Logged in successfully` with tokens and the session cookie, {@link EMAIL_OTP_SENT}
+ *   with nothing issued when a code was mailed (step 8), or the gate's challenge/offer (step 9)
  * @throws AppError `invalid_argument` (no identifier, a field over its length, `invalid roles`);
  *   `failed_precondition` (a disabled method, the MFA lock, an unverified identifier);
  *   `resource_exhausted` (lockout, with `Retry-After`); `unauthenticated` `invalid credentials`;
@@ -91,13 +91,9 @@ export async function login(c: AuthnContext, mfa: MfaChallenges | null, req: Log
     if (isSmsServiceEnabled(o)) throw new AppError('unimplemented', 'SMS OTP verification at login is not available yet');
     throw new AppError('failed_precondition', 'phone number is not verified');
   }
-  // 10. tokens
-  const issued = await openSession(c, user, { loginMethod, roles, scope, authTime: c.now() });
-  await c.users.transaction(async (tx) => {
-    if (newHash) await upgradeHash(tx, user.id, newHash);
-    userLoggedIn(tx.events, user, loginMethod);
-  });
-  return { message: LOGGED_IN, issued };
+  if (newHash) await c.users.transaction((tx) => upgradeHash(tx, user.id, newHash));
+  // 9. the MFA gate; 10. tokens (`user.login`)
+  return passMfaGate(c, mfa, { user, grant: { loginMethod, roles, scope, authTime: c.now() }, state, issuedMessage: LOGGED_IN, emitLogin: true });
 }
 
 /** Step 5: an outdated hash (bcrypt, weaker argon2 parameters) is replaced after a successful check. */

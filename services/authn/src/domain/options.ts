@@ -82,7 +82,8 @@ export function usableMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: bo
  * serves the method.
  */
 export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
-  totp: false, webauthn: true, emailOtp: false, smsOtp: false,
+  // issue 16: TOTP, email OTP and passkeys are served; SMS comes with its own work (branch h/sms)
+  totp: true, webauthn: true, emailOtp: true, smsOtp: false,
 });
 
 /** The MFA methods Meta reports: usable by the flags and served by this build. */
@@ -97,10 +98,13 @@ export function offeredMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: b
   };
 }
 
-/** MFA available: not `--disable-mfa` and at least one usable method (behaviour.md §4.1). */
+/**
+ * MFA available: not `--disable-mfa` and at least one usable method (behaviour.md §4.1), counting a
+ * method only when this build serves it, as Meta and the mfa service's gate do.
+ */
 export function isMfaAvailable(o: AuthnOptions): boolean {
-  const m = usableMfaMethods(o);
-  return !o.disableMfa && (m.totp || m.webauthn || m.emailOtp || m.smsOtp);
+  const m = offeredMfaMethods(o);
+  return m.totp || m.webauthn || m.emailOtp || m.smsOtp;
 }
 
 /** Enforced: `--enforce-mfa` and MFA available (behaviour.md §4.1). */

@@ -7,9 +7,10 @@
 import { AppError } from '@gatehouse/errors';
 import { userLoggedIn } from '../events.ts';
 import type { UserRecord } from '../storage/ports.ts';
-import type { AuthnContext, MfaChallenges, PasskeyRegistrationAttempt, PasskeyVerdict } from './deps.ts';
+import type { Audit, AuthnContext, MfaChallenges, PasskeyRegistrationAttempt, PasskeyVerdict } from './deps.ts';
 import { openSession, type Issued, type SessionGrant } from './issue.ts';
 import { MFA_LOCKED_MESSAGE } from './login.ts';
+import { withEnrolled } from './mfa-gate.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
 import { isRevoked } from './user.ts';
 import { USER_REVOKED } from './verify-email.ts';
@@ -22,6 +23,8 @@ export const PASSKEY_LOGGED_IN = 'Logged in successfully with passkey.';
 export const PASSKEY_EMAIL_NOT_VERIFIED = 'email is not verified. please verify your email before signing in with a passkey';
 /** the login method of a passkey login; its `amr` is `hwk` + `user` (RFC 8176: a user-verifying key) */
 export const WEBAUTHN_LOGIN_METHOD = 'webauthn';
+/** RFC 8176 values of a user-verifying passkey proven as the second factor */
+export const PASSKEY_AMR = ['hwk', 'user'];
 
 /** A registration's outcome: on the MFA-session path tokens, on the user path the user only. */
 export interface PasskeyRegistration {
@@ -29,6 +32,8 @@ export interface PasskeyRegistration {
   user: UserRecord;
   /** null on the user path (tokens stay null, behaviour.md §4.3) */
   issued: Issued | null;
+  /** the user's `enrolled_mfa_methods` after the registration */
+  enrolledMfaMethods: string[];
 }
 
 const requireMfa = (mfa: MfaChallenges | null): MfaChallenges => {
@@ -48,13 +53,21 @@ async function accountOf(c: AuthnContext, userId: string, gone: AppError): Promi
   return user;
 }
 
-/** Opens the session of a completed passkey ceremony and emits `user.login`. */
-async function issue(c: AuthnContext, user: UserRecord, grant: SessionGrant): Promise<Issued> {
+/**
+ * Opens the session of a completed passkey ceremony and emits `user.login`; with `audit`, also
+ * `user.mfa_enabled` (a passkey set up in the MFA session completed the enrolment, behaviour.md §5.7).
+ */
+async function issue(c: AuthnContext, mfa: MfaChallenges, user: UserRecord, grant: SessionGrant, audit?: Audit): Promise<Issued> {
   const issued = await openSession(c, user, { ...grant, authTime: grant.authTime || c.now() });
   await c.users.transaction(async (tx) => {
     userLoggedIn(tx.events, user, grant.loginMethod);
+    if (audit) {
+      tx.events.emit('audit.recorded', audit('user.mfa_enabled', {
+        actor: { type: 'user', id: user.id, email: user.email }, resourceType: 'user', resourceId: user.id, details: { method: 'webauthn' },
+      }));
+    }
   });
-  return issued;
+  return withEnrolled(mfa, issued);
 }
 
 /**
@@ -67,12 +80,17 @@ async function issue(c: AuthnContext, user: UserRecord, grant: SessionGrant): Pr
  *   passkey in the current state`, `invalid session`, the limit); `failed_precondition` revoked or locked
  */
 export async function registerPasskey(
-  c: AuthnContext, mfa: MfaChallenges | null, userId: string | null, attempt: PasskeyRegistrationAttempt,
+  c: AuthnContext, mfa: MfaChallenges | null, userId: string | null, attempt: PasskeyRegistrationAttempt, audit?: Audit,
 ): Promise<PasskeyRegistration> {
-  const verdict = await requireMfa(mfa).verifyPasskeyRegistration(attempt, userId);
+  const m = requireMfa(mfa);
+  const verdict = await m.verifyPasskeyRegistration(attempt, userId);
   const user = await accountOf(c, verdict.userId, new AppError('not_found', 'user not found'));
-  if (!verdict.grant) return { message: PASSKEY_REGISTERED, user, issued: null };
-  return { message: PASSKEY_REGISTERED_MFA, user, issued: await issue(c, user, verdict.grant) };
+  if (!verdict.grant) {
+    const enrolled = (await m.enrolledMethods([user.id])).get(user.id) ?? [];
+    return { message: PASSKEY_REGISTERED, user, issued: null, enrolledMfaMethods: enrolled };
+  }
+  const issued = await issue(c, m, user, { ...verdict.grant, amr: PASSKEY_AMR }, audit);
+  return { message: PASSKEY_REGISTERED_MFA, user, issued, enrolledMfaMethods: issued.enrolledMfaMethods ?? [] };
 }
 
 /**
@@ -83,11 +101,13 @@ export async function registerPasskey(
  *   `failed_precondition` revoked, locked, or `email is not verified. ...`
  */
 export async function loginWithPasskey(c: AuthnContext, mfa: MfaChallenges | null, credential: string | null | undefined): Promise<Issued> {
-  const verdict: PasskeyVerdict = await requireMfa(mfa).verifyPasskeyLogin(credential);
+  const m = requireMfa(mfa);
+  const verdict: PasskeyVerdict = await m.verifyPasskeyLogin(credential);
   const user = await accountOf(c, verdict.userId, new AppError('unauthenticated', 'invalid passkey'));
   if (user.email !== null && user.emailVerifiedAt === null) throw new AppError('failed_precondition', PASSKEY_EMAIL_NOT_VERIFIED);
-  const grant: SessionGrant = verdict.grant ?? {
+  // in an MFA session the first step's grant, the passkey as its second factor; else a passkey login
+  const grant: SessionGrant = verdict.grant ? { ...verdict.grant, amr: PASSKEY_AMR } : {
     loginMethod: WEBAUTHN_LOGIN_METHOD, roles: grantedRoles(c.options, user.roles, undefined), scope: [...DEFAULT_SCOPE], authTime: c.now(),
   };
-  return issue(c, user, grant);
+  return issue(c, m, user, grant);
 }

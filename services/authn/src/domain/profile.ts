@@ -8,8 +8,8 @@ import type { UserCaller } from '@gatehouse/auth';
 import { hashPassword, verifyPassword } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import { userDeactivated } from '../events.ts';
-import type { AuthnContext } from './deps.ts';
-import { isMfaAvailable, isMfaEnforced } from './options.ts';
+import type { Audit, AuthnContext } from './deps.ts';
+import { checkMfaPreference } from './mfa-gate.ts';
 import { activeUser, PROFILE_FIELDS, type ProfileInput } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 import { MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
@@ -46,7 +46,7 @@ export interface ProfileUpdated {
  *   an invalid email or phone, app_data); `failed_precondition` (basic auth off, the MFA preference
  *   refused, §4.7); `already_exists`; `unauthenticated` `unauthorized` (user gone or revoked)
  */
-export async function updateProfile(c: AuthnContext, caller: UserCaller, u: ProfileUpdate): Promise<ProfileUpdated> {
+export async function updateProfile(c: AuthnContext, caller: UserCaller, u: ProfileUpdate, audit?: Audit): Promise<ProfileUpdated> {
   const o = c.options;
   const oldPassword = optText('old_password', u.oldPassword, 1024);
   const newPassword = optText('new_password', u.newPassword, 1024);
@@ -96,11 +96,7 @@ export async function updateProfile(c: AuthnContext, caller: UserCaller, u: Prof
   for (const [key, value] of fields) if (value !== undefined) next[key] = value.trim() || null;
   if (picture !== undefined) next.picture = picture.trim() || null;
   if (appData !== undefined) next.appData = appData;
-  if (mfa !== undefined) {
-    if (mfa && !isMfaAvailable(o)) throw new AppError('failed_precondition', 'cannot enable MFA: no MFA method is available on this server');
-    if (!mfa && isMfaEnforced(o)) throw new AppError('failed_precondition', 'cannot disable multi factor authentication as it is enforced by organization');
-    next.isMultiFactorAuthEnabled = mfa;
-  }
+  if (mfa !== undefined) next.isMultiFactorAuthEnabled = checkMfaPreference(c, mfa);
   next.updatedAt = now;
 
   let verificationMailed = false;
@@ -116,6 +112,11 @@ export async function updateProfile(c: AuthnContext, caller: UserCaller, u: Prof
       if (other && other.id !== user.id) throw new AppError('already_exists', 'user with given phone number already exists');
     }
     await tx.users.update(next);
+    if (mfa !== undefined && audit && mfa !== user.isMultiFactorAuthEnabled) {
+      tx.events.emit('audit.recorded', audit(mfa ? 'user.mfa_enabled' : 'user.mfa_disabled', {
+        actor: { type: 'user', id: user.id, email: user.email }, resourceType: 'user', resourceId: user.id, details: { field: 'is_multi_factor_auth_enabled' },
+      }));
+    }
     if (o.enableEmailVerification && next.email !== user.email && next.email !== null) {
       // a link suppressed by the 60 s limit is answered the same way (behaviour.md §10: silent)
       await issueLink(c, tx, {

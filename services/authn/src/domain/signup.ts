@@ -1,16 +1,16 @@
 /**
  * @module @gatehouse/authn/domain/signup
  * `POST /v1/signup` (behaviour.md §3.2). With email verification on, the user is created unverified
- * and a `basic_auth_signup` link is mailed (no tokens). The MFA gate (§4.1) is not wired yet: a
- * successful signup without verification issues tokens.
+ * and a `basic_auth_signup` link is mailed (no tokens); otherwise the MFA gate (§4.1) decides.
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { hashPassword } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import { userSignedUp } from '../events.ts';
-import type { AuthnContext } from './deps.ts';
-import { openSession, type AuthOutcome } from './issue.ts';
+import type { AuthnContext, MfaChallenges } from './deps.ts';
+import type { AuthOutcome } from './issue.ts';
+import { passMfaGate } from './mfa-gate.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles, type GrantRequest } from './roles.ts';
 import { PROFILE_FIELDS, type ProfileInput } from './user.ts';
@@ -47,13 +47,14 @@ function phoneVerificationNotAvailable(): never {
  * Creates the account (`user.created`, `user.signup`) and logs it in, or, with email verification
  * on, mails a `basic_auth_signup` link instead; a duplicate email then gets the same answer and
  * nothing is created or sent (behaviour.md §0.2).
- * @returns `Signed up successfully.` with tokens and the session cookie, or {@link VERIFICATION_SENT}
- *   with nothing issued
+ * @param mfa the mfa service's challenges for this call (the gate); null without the mfa service
+ * @returns `Signed up successfully.` with tokens and the session cookie, {@link VERIFICATION_SENT}
+ *   with nothing issued, or the gate's offer (`Proceed to mfa setup`)
  * @throws AppError `invalid_argument` (no identifier, a field over its length, the password rules,
  *   an invalid email or phone, roles, redirect URI or app_data, a taken identifier);
  *   `failed_precondition` for a disabled method; `unimplemented` for phone verification
  */
-export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthOutcome> {
+export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: SignupRequest): Promise<AuthOutcome> {
   const o = c.options;
   // every field's own rule first: a field over its length is a 400 whatever else is wrong
   const rawEmail = optText('email', req.email, 320);
@@ -139,11 +140,10 @@ export async function signup(c: AuthnContext, req: SignupRequest): Promise<AuthO
     return { message: VERIFICATION_SENT, issued: null };
   }
 
-  const issued = await openSession(c, user, {
-    loginMethod: user.signupMethods,
-    roles: grantedRoles(o, user.roles, rolesReq),
-    scope: scopeReq ?? [...DEFAULT_SCOPE],
-    authTime: now,
+  // the MFA gate (behaviour.md §3.2: a new user has no factor and has never skipped)
+  return passMfaGate(c, mfa, {
+    user,
+    grant: { loginMethod: user.signupMethods, roles: grantedRoles(o, user.roles, rolesReq), scope: scopeReq ?? [...DEFAULT_SCOPE], authTime: now },
+    state: state ?? null, issuedMessage: SIGNED_UP, emitLogin: false,
   });
-  return { message: SIGNED_UP, issued };
 }

@@ -58,13 +58,25 @@ function profileClaims(u: UserRecord): Record<string, unknown> {
 }
 
 /**
+ * The ID token's `amr` (RFC 8176): the first step's values, then the second factor's (`otp`, `sms`,
+ * `hwk`, `user`) and `mfa` once one was proven (behaviour.md §2.1; issue 16).
+ */
+export function amrOf(loginMethod: string, secondFactor: readonly string[] = []): string[] {
+  const first = amrFor(loginMethod);
+  if (secondFactor.length === 0) return first;
+  return [...new Set([...first, ...secondFactor, 'mfa'])];
+}
+
+/**
  * Signs the token set for `session`. The access token's `nonce` is the session id, which is what
  * makes it valid only while the session exists.
+ * @param secondFactor RFC 8176 values of a second factor proven for this login (behaviour.md §4.1)
  */
 export async function issueTokens(
   c: AuthnContext,
   user: UserRecord,
   session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime'>,
+  secondFactor: readonly string[] = [],
 ): Promise<IssuedTokens> {
   const o = c.options;
   const now = c.now();
@@ -89,7 +101,7 @@ export async function issueTokens(
     nonce: session.id,
     auth_time: session.authTime,
     token_type: 'id_token',
-    amr: amrFor(session.loginMethod),
+    amr: amrOf(session.loginMethod, secondFactor),
     acr: '0',
     at_hash: atHash(accessToken, c.jwt.alg),
     allowed_roles: [...user.roles],

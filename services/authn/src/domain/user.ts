@@ -36,7 +36,7 @@ export interface ProfileInput extends ProfileFields, ContactInput {
  * `null`. Responses, event payloads, email templates (`{{.user.*}}`) and the custom access token
  * script all see this shape; the password hash never leaves.
  */
-export function publicUser(u: UserRecord): common.User {
+export function publicUser(u: UserRecord, enrolledMfaMethods: readonly string[] = []): common.User {
   return {
     id: u.id,
     email: u.email,
@@ -59,7 +59,7 @@ export function publicUser(u: UserRecord): common.User {
     is_multi_factor_auth_enabled: u.isMultiFactorAuthEnabled,
     has_skipped_mfa_setup_at: u.hasSkippedMfaSetupAt,
     mfa_locked_at: u.mfaLockedAt,
-    enrolled_mfa_methods: [],
+    enrolled_mfa_methods: [...enrolledMfaMethods],
     app_data: u.appData,
   };
 }

@@ -2,14 +2,13 @@
  * @module @gatehouse/authn/domain/verify-email
  * `verify_email` and its link target `GET /verify_email` (behaviour.md §3.4): redeem a
  * `basic_auth_signup`, `magic_link_login`, `update_email` or `invite_member` token, mark the address
- * verified, and log the user in. The MFA gate (§4.1) is not wired in this release: tokens are issued.
+ * verified, and log the user in through the MFA gate (§4.1).
  */
 import { AppError, toAppError } from '@gatehouse/errors';
 import type { UserRecord, VerificationPurpose } from '../storage/ports.ts';
-import { userLoggedIn } from '../events.ts';
-import type { AuthnContext } from './deps.ts';
-import { openSession, type Issued } from './issue.ts';
-import { MFA_LOCKED_MESSAGE } from './login.ts';
+import type { AuthnContext, MfaChallenges } from './deps.ts';
+import type { AuthOutcome, Issued } from './issue.ts';
+import { gateRedirectParams, MFA_LOCKED_MESSAGE, passMfaGate } from './mfa-gate.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
 import { addSignupMethod, isRevoked } from './user.ts';
@@ -39,7 +38,7 @@ export interface EmailLinkVisit extends VerifyEmailRequest {
 export interface LinkRedirect {
   /** the 302 Location */
   redirectUrl: string;
-  /** null when the redemption failed (the Location then carries `error`) */
+  /** null when the redemption failed (the Location then carries `error`) or the gate withheld the tokens */
   issued: Issued | null;
 }
 
@@ -52,11 +51,11 @@ interface LinkGrant {
 /**
  * Redeems `token`: checks it, applies the verification (and, for `update_email`, the new address;
  * for a magic link, the requested roles and the `magic_link_login` signup method), consumes it,
- * then opens a session and emits `user.login`.
+ * then runs the MFA gate: tokens (`user.login`) or the gate's challenge/offer.
  * @throws AppError `invalid_argument` `invalid verification token`; `failed_precondition`
  *   `user access has been revoked` or the MFA-lock message; `invalid_argument` `invalid roles`
  */
-async function redeem(c: AuthnContext, token: string | undefined, fromLink: LinkGrant): Promise<Issued> {
+async function redeem(c: AuthnContext, mfa: MfaChallenges | null, token: string | undefined, fromLink: LinkGrant, state: string | null): Promise<AuthOutcome> {
   const o = c.options;
   const now = c.now();
   const { user, request, roles } = await c.users.transaction(async (tx) => {
@@ -79,26 +78,24 @@ async function redeem(c: AuthnContext, token: string | undefined, fromLink: Link
     await tx.users.update(next);
     return { user: next, request: r, roles: granted };
   });
-  // login step 7, then tokens (the §4.1 gate is not part of this release)
+  // login step 7, then the §4.1 gate and tokens
   if (user.mfaLockedAt !== null) throw new AppError('failed_precondition', MFA_LOCKED_MESSAGE);
   const loginMethod = request.identifier === 'magic_link_login' ? 'magic_link_login' : 'basic_auth';
   const scope = request.scope ?? fromLink.scope ?? [...DEFAULT_SCOPE];
-  const issued = await openSession(c, user, { loginMethod, roles, scope, authTime: now });
-  await c.users.transaction(async (tx) => {
-    userLoggedIn(tx.events, user, loginMethod);
-  });
-  return issued;
+  return passMfaGate(c, mfa, { user, grant: { loginMethod, roles, scope, authTime: now }, state, issuedMessage: EMAIL_VERIFIED, emitLogin: true });
 }
 
 /**
- * `POST /v1/verify_email`, answered {@link EMAIL_VERIFIED}: redeems the token and logs the user in.
- * @returns the tokens and the session cookie
+ * `POST /v1/verify_email`, answered {@link EMAIL_VERIFIED}: redeems the token and logs the user in
+ * through the MFA gate.
+ * @param mfa the mfa service's challenges for this call; null without it
+ * @returns the tokens and the session cookie, or the gate's answer
  * @throws AppError as {@link redeem}; `invalid_argument` for a field over its length
  */
-export async function verifyEmail(c: AuthnContext, req: VerifyEmailRequest): Promise<Issued> {
+export async function verifyEmail(c: AuthnContext, mfa: MfaChallenges | null, req: VerifyEmailRequest): Promise<AuthOutcome> {
   const token = optText('token', req.token, MAX_TOKEN_CHARS);
-  optText('state', req.state, MAX_URL_CHARS);
-  return redeem(c, token, {});
+  const state = optText('state', req.state, MAX_URL_CHARS) || null;
+  return redeem(c, mfa, token, {}, state);
 }
 
 const splitList = (v: string | undefined): string[] | undefined => {
@@ -110,11 +107,12 @@ const splitList = (v: string | undefined): string[] | undefined => {
  * The link target `GET /verify_email?token&redirect_uri&state&roles&scope` (behaviour.md §3.4): the
  * Location of a 302. Success: `redirect_uri` (validated per §3.1, default `<url>/app`) with
  * `access_token`, `token_type=bearer`, `expires_in`, `id_token`, `state` (only when given) and
- * `refresh_token` (only with `offline_access`) in the query, and the session cookie to set.
+ * `refresh_token` (only with `offline_access`) in the query, and the session cookie to set. Gated:
+ * `mfa_required=1&mfa_methods=…&mfa_gate=verify|offer` instead of tokens (the `mfa` cookie is set).
  * Failure: the same target with `error` (the error code) and `error_description` (its message);
  * an unusable `redirect_uri` falls back to `<url>/app`. Never throws for a refusal.
  */
-export async function verifyEmailLinkTarget(c: AuthnContext, visit: EmailLinkVisit): Promise<LinkRedirect> {
+export async function verifyEmailLinkTarget(c: AuthnContext, mfa: MfaChallenges | null, visit: EmailLinkVisit): Promise<LinkRedirect> {
   const o = c.options;
   let target = `${o.url}/app`;
   let state: string | undefined;
@@ -129,13 +127,19 @@ export async function verifyEmailLinkTarget(c: AuthnContext, visit: EmailLinkVis
     const scope = splitList(optText('scope', visit.scope, MAX_URL_CHARS));
     if (roles) grant.roles = roles;
     if (scope) grant.scope = scope;
-    issued = await redeem(c, token, grant);
-    const t = issued.tokens;
-    q.set('access_token', t.accessToken);
-    q.set('token_type', 'bearer');
-    q.set('expires_in', String(t.expiresIn));
-    q.set('id_token', t.idToken);
-    if (t.refreshToken) q.set('refresh_token', t.refreshToken);
+    const outcome = await redeem(c, mfa, token, grant, state ?? null);
+    issued = outcome.issued;
+    if (outcome.gate) {
+      // gated: mfa set the `mfa` cookie on this call; the page continues with the MFA screens (§3.4)
+      for (const [k, v] of Object.entries(gateRedirectParams(outcome.gate))) q.set(k, v);
+    } else if (issued) {
+      const t = issued.tokens;
+      q.set('access_token', t.accessToken);
+      q.set('token_type', 'bearer');
+      q.set('expires_in', String(t.expiresIn));
+      q.set('id_token', t.idToken);
+      if (t.refreshToken) q.set('refresh_token', t.refreshToken);
+    }
   } catch (err) {
     const e = toAppError(err);
     if (e.code === 'internal' || e.code === 'unavailable') c.logger.error({ err }, 'verify_email link failed');

@@ -42,6 +42,10 @@ export const authnBindings = {
     // the MFA completions that issue a session (issue 14)
     verify_otp: p('VerifyOtp'),
     skip_mfa_setup: p('SkipMfaSetup'),
+    lock_mfa: p('LockMfa'),
+    email_otp_mfa_setup: p('EmailOtpMfaSetup'),
+    sms_otp_mfa_setup: p('SmsOtpMfaSetup'),
+    totp_mfa_setup: p('TotpMfaSetup'),
     webauthn_registration_verify: p('WebauthnRegistrationVerify'),
     webauthn_login_verify: p('WebauthnLoginVerify'),
   },

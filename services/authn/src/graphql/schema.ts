@@ -3,7 +3,8 @@
  * The authn subgraph: root fields, argument names and nullability, and type names exactly as
  * graphql.md §2-§3 give them, so existing Authorizer clients (authorizer-js) work unchanged. Besides
  * graphql.md §5.1's authn fields it serves the MFA completions that issue a session (verify_otp,
- * skip_mfa_setup, webauthn_registration_verify, webauthn_login_verify): authn alone issues sessions
+ * skip_mfa_setup, webauthn_registration_verify, webauthn_login_verify), and the MFA operations that
+ * change the user or need its record (lock_mfa and the email/SMS/TOTP setups, issue 16): authn alone issues sessions
  * (issue 14). The composed API schema is the same wherever a root field lives.
  */
 import { gql } from 'graphql-tag';
@@ -45,6 +46,10 @@ export const authnTypeDefs = gql`
     _invite_members(params: InviteMemberRequest!): InviteMembersResponse!
     verify_otp(params: VerifyOTPRequest!): AuthResponse!
     skip_mfa_setup(params: SkipMfaSetupRequest!): AuthResponse!
+    lock_mfa(params: LockMfaRequest!): Response!
+    email_otp_mfa_setup(params: OtpMfaSetupRequest): Response!
+    sms_otp_mfa_setup(params: OtpMfaSetupRequest): Response!
+    totp_mfa_setup(params: OtpMfaSetupRequest): AuthResponse!
     webauthn_registration_verify(params: WebauthnRegistrationVerifyRequest!): AuthResponse!
     webauthn_login_verify(params: WebauthnLoginVerifyRequest!): AuthResponse!
   }
@@ -356,6 +361,16 @@ export const authnTypeDefs = gql`
     email: String
     phone_number: String
     state: String
+  }
+
+  input LockMfaRequest {
+    email: String
+    phone_number: String
+  }
+
+  input OtpMfaSetupRequest {
+    email: String
+    phone_number: String
   }
 
   input WebauthnRegistrationVerifyRequest {

@@ -14,7 +14,10 @@ import { createAuthnContext, type AuthnContext, type DomainDeps } from '../domai
  * transport: authn asks mfa for challenges and verdicts, mfa never calls authn (issue 14 §5).
  * Each call throws AppError with mfa's code (`unavailable` when it cannot be reached).
  */
-export type MfaInternalClient = Pick<ClientOf<ProtoServices['gatehouse.mfa.v1.MfaInternal']>, 'OpenOtpChallenge' | 'VerifyOtpChallenge' | 'VerifyWebauthnRegistration' | 'VerifyWebauthnLogin'>;
+export type MfaInternalClient = Pick<ClientOf<ProtoServices['gatehouse.mfa.v1.MfaInternal']>,
+  'OpenOtpChallenge' | 'VerifyOtpChallenge' | 'EvaluateGate' | 'SkipMfaSetup' | 'LockMfa' | 'BeginOtpEnrolment' |
+  'BeginTotpEnrolment' | 'ResetUserMfa' | 'EnrolledMfaMethods' |
+  'VerifyWebauthnRegistration' | 'VerifyWebauthnLogin'>;
 
 /** What the authn service is built from. */
 export interface AuthnDeps extends DomainDeps {

@@ -14,20 +14,25 @@ describe('meta (behaviour.md §5.2)', () => {
       is_email_verification_enabled: false, is_basic_authentication_enabled: true, is_magic_link_login_enabled: false,
       is_sign_up_enabled: true, is_strong_password_enabled: true, is_multi_factor_auth_enabled: true,
       is_mobile_basic_authentication_enabled: true, is_phone_verification_enabled: false, is_org_discovery_enabled: false,
-      // passkeys are served (issue 16 point 4); the other methods not yet, whatever the flags allow
-      is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false, is_sms_otp_mfa_enabled: false, is_webauthn_enabled: true, is_mfa_enforced: false,
+      // TOTP is usable without flags and served; email OTP needs SMTP; passkeys are served; SMS is not yet
+      is_totp_mfa_enabled: true, is_email_otp_mfa_enabled: false, is_sms_otp_mfa_enabled: false, is_webauthn_enabled: true, is_mfa_enforced: false,
     });
   });
 
-  it('reports no MFA method this build does not serve, even when the flags make it usable (§4.1)', async () => {
+  it('reports each served method the flags make usable, and no method this build does not serve (§4.1)', async () => {
     const smtp = { smtpHost: 'h', smtpPort: 25, smtpSenderEmail: 'a@b.co' };
-    const noPasskeys = (await makeAuthn({ ...smtp, enforceMfa: true, disableWebauthnMfa: true }).call('Meta')).res;
-    expect(noPasskeys).toMatchObject({
-      is_multi_factor_auth_enabled: false, is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false,
-      is_sms_otp_mfa_enabled: false, is_webauthn_enabled: false, is_mfa_enforced: false,
+    const twilio = { twilioAccountSid: 'AC1', twilioApiKey: 'k', twilioApiSecret: 's', twilioSender: '+15550100' };
+    const everything = (await makeAuthn({ ...smtp, ...twilio, enforceMfa: true }).call('Meta')).res;
+    expect(everything).toMatchObject({
+      is_multi_factor_auth_enabled: true, is_totp_mfa_enabled: true, is_email_otp_mfa_enabled: true,
+      is_sms_otp_mfa_enabled: false, is_webauthn_enabled: true, is_mfa_enforced: true,
     });
-    // --disable-mfa turns passkeys off as a method too (§4.1 "available")
-    expect((await makeAuthn({ disableMfa: true }).call('Meta')).res).toMatchObject({ is_webauthn_enabled: false, is_multi_factor_auth_enabled: false });
+    const noTotp = (await makeAuthn({ ...smtp, disableTotpLogin: true }).call('Meta')).res;
+    expect(noTotp).toMatchObject({ is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: true });
+    const off = (await makeAuthn({ ...smtp, enforceMfa: true, disableMfa: true }).call('Meta')).res;
+    expect(off).toMatchObject({ is_multi_factor_auth_enabled: false, is_totp_mfa_enabled: false, is_email_otp_mfa_enabled: false, is_mfa_enforced: false });
+    // --disable-webauthn-mfa turns passkeys off as a method (§4.1 "usable")
+    expect((await makeAuthn({ disableWebauthnMfa: true }).call('Meta')).res).toMatchObject({ is_webauthn_enabled: false });
   });
 
   it('keeps the §4.1 rules of which methods the flags make usable', () => {

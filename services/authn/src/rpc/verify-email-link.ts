@@ -6,10 +6,14 @@
 import { verifyEmailLinkTarget } from '../domain/verify-email.ts';
 import { setSessionCookies } from './cookies.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
+import { mfaChallengesOf } from './mfa.ts';
 
-/** `{redirect_url}`, with the session cookies when the token was redeemed. Never throws for a refusal. */
+/**
+ * `{redirect_url}`, with the session cookies when the token was redeemed and the gate let it through
+ * (gated: mfa's `mfa` cookie instead). Never throws for a refusal.
+ */
 export const verifyEmailLinkRpc = (c: RpcContext): AuthnHandler<'VerifyEmailLink'> => async (req, ctx) => {
-  const { redirectUrl, issued } = await verifyEmailLinkTarget(c, {
+  const { redirectUrl, issued } = await verifyEmailLinkTarget(c, mfaChallengesOf(c.mfa, ctx), {
     token: req.token, redirectUri: req.redirect_uri, state: req.state, roles: req.roles, scope: req.scope,
   });
   if (issued?.cookie) setSessionCookies(ctx, c.options, issued.cookie);

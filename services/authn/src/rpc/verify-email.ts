@@ -1,8 +1,12 @@
 /** @module @gatehouse/authn/rpc/verify-email — AuthnService.VerifyEmail (POST /v1/verify_email, behaviour.md §3.4). */
-import { EMAIL_VERIFIED, verifyEmail } from '../domain/verify-email.ts';
+import { verifyEmail } from '../domain/verify-email.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
-import { issuedResponse } from './wire.ts';
+import { mfaChallengesOf } from './mfa.ts';
+import { outcomeResponse } from './wire.ts';
 
-/** Redeems a verification token and logs the user in (session cookies). @throws AppError as {@link verifyEmail} */
+/**
+ * Redeems a verification token and logs the user in (session cookies), or answers the MFA gate's
+ * challenge/offer (the `mfa` cookie). @throws AppError as {@link verifyEmail}
+ */
 export const verifyEmailRpc = (c: RpcContext): AuthnHandler<'VerifyEmail'> => async (req, ctx) =>
-  issuedResponse(ctx, c.options, EMAIL_VERIFIED, await verifyEmail(c, { token: req.token, state: req.state }));
+  outcomeResponse(ctx, c.options, await verifyEmail(c, mfaChallengesOf(c.mfa, ctx), { token: req.token, state: req.state }));

@@ -1,7 +1,7 @@
 /** @module @gatehouse/authn/rpc/verify-otp — AuthnService.VerifyOtp (POST /v1/verify_otp, behaviour.md §4.3). */
 import { OTP_VERIFIED, verifyOtp } from '../domain/complete-mfa.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
-import { mfaChallengesOf } from './mfa.ts';
+import { auditOf, mfaChallengesOf } from './mfa.ts';
 import { issuedResponse } from './wire.ts';
 
 /**
@@ -10,6 +10,6 @@ import { issuedResponse } from './wire.ts';
  * @throws AppError as {@link verifyOtp}
  */
 export const verifyOtpRpc = (c: RpcContext): AuthnHandler<'VerifyOtp'> => async (req, ctx) => {
-  const issued = await verifyOtp(c, mfaChallengesOf(c.mfa, ctx), { otp: req.otp, isTotp: req.is_totp, email: req.email, phoneNumber: req.phone_number, state: req.state });
+  const issued = await verifyOtp(c, mfaChallengesOf(c.mfa, ctx), { otp: req.otp, isTotp: req.is_totp, email: req.email, phoneNumber: req.phone_number, state: req.state }, auditOf(ctx));
   return issuedResponse(ctx, c.options, OTP_VERIFIED, issued);
 };

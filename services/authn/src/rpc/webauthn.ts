@@ -7,7 +7,7 @@ import type { CallContext } from '@gatehouse/rpc';
 import { loginWithPasskey, PASSKEY_LOGGED_IN, registerPasskey } from '../domain/passkeys.ts';
 import { publicUser } from '../domain/user.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
-import { mfaChallengesOf } from './mfa.ts';
+import { auditOf, mfaChallengesOf } from './mfa.ts';
 import { issuedResponse } from './wire.ts';
 
 /** The signed-in caller's id, or null (then the call is the MFA-session path, behaviour.md §4.3). */
@@ -24,9 +24,9 @@ export const webauthnRegistrationVerifyRpc = (c: RpcContext): AuthnHandler<'Weba
   const userId = await signedInUserId(c, ctx);
   const out = await registerPasskey(c, mfaChallengesOf(c.mfa, ctx), userId, {
     credential: req.credential, name: req.name, email: req.email, phoneNumber: req.phone_number, state: req.state,
-  });
+  }, auditOf(ctx));
   const res = issuedResponse(ctx, c.options, out.message, out.issued);
-  return out.issued ? res : { ...res, user: publicUser(out.user) };
+  return out.issued ? res : { ...res, user: publicUser(out.user, out.enrolledMfaMethods) };
 };
 
 /** @throws AppError as {@link loginWithPasskey} */

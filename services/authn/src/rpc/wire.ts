@@ -20,7 +20,7 @@ function authResponse(message: string, issued: Issued | null, showEmailOtpScreen
     id_token: tokens ? tokens.idToken : null,
     refresh_token: tokens ? tokens.refreshToken : null,
     expires_in: tokens ? tokens.expiresIn : null,
-    user: issued ? publicUser(issued.user) : null,
+    user: issued ? publicUser(issued.user, issued.enrolledMfaMethods) : null,
     should_show_email_otp_screen: showEmailOtpScreen,
     should_show_mobile_otp_screen: false,
     should_show_totp_screen: false,
@@ -46,8 +46,12 @@ export function issuedResponse(ctx: CallContext, options: AuthnOptions, message:
   return authResponse(message, issued, emailOtpSent);
 }
 
-/** {@link issuedResponse} for a login-type flow's outcome. */
+/**
+ * {@link issuedResponse} for a login-type flow's outcome; a gated outcome answers mfa's AuthResponse
+ * as is (tokens null; the `mfa` cookie is already on the call).
+ */
 export function outcomeResponse(ctx: CallContext, options: AuthnOptions, outcome: AuthOutcome): common.AuthResponse {
+  if (outcome.gate) return outcome.gate;
   return issuedResponse(ctx, options, outcome.message, outcome.issued, outcome.emailOtpSent);
 }
 

@@ -115,7 +115,8 @@ describe('refusals: nothing is stored and nothing is mailed', () => {
   const ada = user();
 
   it.each([
-    ['an SMS channel', loginChallenge(ada, { channel: 'sms' }), 'invalid_argument', 'unsupported OTP channel: sms'],
+    ['an SMS channel without SMS configured', loginChallenge(ada, { channel: 'sms' }), 'failed_precondition', 'SMS service not enabled'],
+    ['an unknown channel', loginChallenge(ada, { channel: 'fax' }), 'invalid_argument', 'unsupported OTP channel: fax'],
     ['another purpose', loginChallenge(ada, { purpose: 'password_reset' }), 'invalid_argument', 'unsupported MFA session purpose: password_reset'],
     ['a user without an id', loginChallenge({ ...ada, id: '' }), 'invalid_argument', 'the user needs an id and an email address'],
     ['a user without an email', loginChallenge({ ...ada, email: null }), 'invalid_argument', 'the user needs an id and an email address'],

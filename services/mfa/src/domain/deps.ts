@@ -7,7 +7,9 @@ import type { Authenticator } from '@gatehouse/auth';
 import type { Logger } from '@gatehouse/observability';
 import type { MfaStore } from '../storage/ports.ts';
 import type { MfaOptions } from './options.ts';
+import { mfaMethods, type MfaMethods } from './options.ts';
 import { otpKey } from './otp.ts';
+import { totpSealKey } from './totp.ts';
 
 export interface MfaDeps {
   options: MfaOptions;
@@ -27,6 +29,10 @@ export interface MfaContext extends MfaDeps {
   now(): number;
   /** the OTP HMAC key (domain/otp) */
   otpKey: string;
+  /** the AES-256 key TOTP secrets are sealed with (domain/totp) */
+  totpKey: Buffer;
+  /** usable methods, availability, enforcement (behaviour.md §4.1) */
+  methods: MfaMethods;
 }
 
 export function createMfaContext(deps: MfaDeps): MfaContext {
@@ -34,6 +40,8 @@ export function createMfaContext(deps: MfaDeps): MfaContext {
     ...deps,
     now: deps.clock ?? (() => Math.floor(Date.now() / 1000)),
     otpKey: otpKey(deps.options.encryptionKey, deps.options.clientSecret),
+    totpKey: totpSealKey(deps.options.encryptionKey, deps.options.clientSecret),
+    methods: mfaMethods(deps.options),
   };
 }
 

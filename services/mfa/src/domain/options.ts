@@ -16,14 +16,62 @@ export interface MfaOptions {
   smtpHost?: string;
   smtpPort?: number;
   smtpSenderEmail?: string;
-  /** `--organization-name`: the WebAuthn relying party's name (behaviour.md §4.6) */
-  organizationName?: string;
+  // issue 16: the MFA flags (behaviour.md §4.1) and what they depend on
+  /** `--organization-name`: the TOTP issuer (behaviour.md §4.5), the WebAuthn relying party's name (§4.6) */
+  organizationName: string;
+  enforceMfa: boolean;
+  disableMfa: boolean;
+  disableTotpLogin: boolean;
+  disableEmailOtp: boolean;
+  disableSmsOtp: boolean;
+  disableWebauthnMfa: boolean;
+  twilioAccountSid?: string;
+  twilioApiKey?: string;
+  twilioApiSecret?: string;
+  twilioSender?: string;
   /** `--allowed-origins`: origins on the RP ID's host or a subdomain of it are accepted passkey origins (§4.6) */
   allowedOrigins?: string[];
-  /** `--disable-mfa` (behaviour.md §4.1) */
-  disableMfa?: boolean;
-  /** `--disable-webauthn-mfa`: passkeys stop counting as a second factor (behaviour.md §4.1) */
-  disableWebauthnMfa?: boolean;
+}
+
+/** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3). */
+export const isSmsServiceEnabled = (o: MfaOptions): boolean =>
+  Boolean(o.twilioAccountSid && o.twilioApiKey && o.twilioApiSecret && o.twilioSender);
+
+/**
+ * behaviour.md §4.1: which methods are usable, whether MFA is available and whether it is enforced.
+ * A method is true only when it is usable and MFA is not disabled (the same rule as libs/config's
+ * `derive`, which Meta reports).
+ */
+export interface MfaMethods {
+  available: boolean;
+  enforced: boolean;
+  totp: boolean;
+  emailOtp: boolean;
+  smsOtp: boolean;
+  webauthn: boolean;
+}
+
+/**
+ * The methods this build can enrol and challenge. The gate offers and counts a method only when it is
+ * usable by the flags AND served, as Meta reports (authn's `SERVED_MFA_METHODS`). PLUG-IN POINT: the
+ * passkeys work (h/passkeys) and the SMS work (h/sms) set theirs to true here and in authn.
+ */
+export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
+  totp: true, webauthn: true, emailOtp: true, smsOtp: false,
+});
+
+/** {@link MfaMethods} from the flags. */
+export function mfaMethods(o: MfaOptions): MfaMethods {
+  const on = !o.disableMfa;
+  const usable = {
+    totp: on && !o.disableTotpLogin && SERVED_MFA_METHODS.totp,
+    emailOtp: on && !o.disableEmailOtp && isEmailServiceEnabled(o) && SERVED_MFA_METHODS.emailOtp,
+    smsOtp: on && !o.disableSmsOtp && isSmsServiceEnabled(o) && SERVED_MFA_METHODS.smsOtp,
+    webauthn: on && !o.disableWebauthnMfa && SERVED_MFA_METHODS.webauthn,
+  };
+  // available: a method the gate can actually challenge (Meta's `is_multi_factor_auth_enabled`)
+  const available = usable.totp || usable.emailOtp || usable.smsOtp || usable.webauthn;
+  return { available, enforced: Boolean(o.enforceMfa) && available, ...usable };
 }
 
 /** Email counts as configured only with host, port and sender (behaviour.md §1.3). */

@@ -11,7 +11,7 @@ import { AppError } from '@gatehouse/errors';
 import type { MfaSessionRecord } from '../storage/ports.ts';
 import type { MfaContext } from './deps.ts';
 import { requireMfaSession } from './mfa-session.ts';
-import { isPasskeyMfaUsable, issueChallenge, parseCredential, PASSKEY_MFA_UNAVAILABLE, relyingParty, userHandleOf, WEBAUTHN_TIMEOUT_MS } from './passkeys.ts';
+import { issueChallenge, parseCredential, PASSKEY_MFA_UNAVAILABLE, relyingParty, userHandleOf, WEBAUTHN_TIMEOUT_MS } from './passkeys.ts';
 
 /** behaviour.md §4.3 */
 export const INVALID_PASSKEY = 'invalid passkey';
@@ -32,7 +32,7 @@ export async function loginOptions(c: MfaContext, handle: string | undefined, em
   let allow: { id: string; transports: string[] }[] = [];
   if (email?.trim()) {
     session = await requireMfaSession(c, handle, { email }, 'login');
-    if (!isPasskeyMfaUsable(c.options)) throw new AppError('failed_precondition', PASSKEY_MFA_UNAVAILABLE);
+    if (!c.methods.webauthn) throw new AppError('failed_precondition', PASSKEY_MFA_UNAVAILABLE);
     allow = (await c.store.passkeys.listByUser(session.userId)).map((p) => ({ id: p.credentialId, transports: p.transports }));
     if (allow.length === 0) throw new AppError('not_found', NO_PASSKEY_FOR_ACCOUNT);
   }

@@ -10,9 +10,10 @@ import { generateRegistrationOptions, verifyRegistrationResponse, type Registrat
 import { AppError } from '@gatehouse/errors';
 import type { MfaSessionRecord, PasskeyRecord } from '../storage/ports.ts';
 import type { ArmedSession, MfaContext } from './deps.ts';
+import { isSetupState } from './enrol.ts';
 import { INVALID_SESSION, MFA_SESSION_TTL_SECONDS } from './mfa-session.ts';
 import {
-  DEFAULT_PASSKEY_NAME, isPasskeyMfaUsable, issueChallenge, MAX_PASSKEY_NAME_CHARS, MAX_PASSKEYS_PER_USER, parseCredential,
+  DEFAULT_PASSKEY_NAME, issueChallenge, MAX_PASSKEY_NAME_CHARS, MAX_PASSKEYS_PER_USER, parseCredential,
   PASSKEY_ALGORITHMS, PASSKEY_LIMIT_REACHED, PASSKEY_MFA_UNAVAILABLE, relyingParty, userHandleOf, WEBAUTHN_TIMEOUT_MS, type Auditor,
 } from './passkeys.ts';
 
@@ -30,12 +31,6 @@ const userIdOf = (r: Registrant): string => (r.kind === 'user' ? r.userId : r.se
 const userNameOf = (r: Registrant): string =>
   r.kind === 'user' ? r.userName : String(r.session.user.email ?? r.session.user.phone_number ?? r.session.userId);
 
-/**
- * May this MFA session register a passkey and complete the gate with it (behaviour.md §4.3: only in
- * the offer/enrol state, G5/G7)? A session opened for a code (login step 8, G2/G3) may not.
- */
-export const isEnrolmentSession = (s: MfaSessionRecord): boolean => s.channel === null && s.purpose === 'login';
-
 /** Creation options as a JSON string, and the re-armed MFA session on the MFA-session path. */
 export interface RegistrationOptions {
   options: string;
@@ -51,7 +46,7 @@ export interface RegistrationOptions {
  *   before adding another` (10 passkeys already)
  */
 export async function registrationOptions(c: MfaContext, registrant: Registrant, handle?: string): Promise<RegistrationOptions> {
-  if (registrant.kind === 'mfa' && !isPasskeyMfaUsable(c.options)) throw new AppError('failed_precondition', PASSKEY_MFA_UNAVAILABLE);
+  if (registrant.kind === 'mfa' && !c.methods.webauthn) throw new AppError('failed_precondition', PASSKEY_MFA_UNAVAILABLE);
   const userId = userIdOf(registrant);
   const existing = await c.store.passkeys.listByUser(userId);
   if (existing.length >= MAX_PASSKEYS_PER_USER) throw new AppError('failed_precondition', PASSKEY_LIMIT_REACHED);
@@ -117,7 +112,8 @@ export function passkeyName(name: string | null | undefined): string {
 export async function verifyRegistration(c: MfaContext, registrant: Registrant, attempt: RegistrationAttempt, audit: Auditor): Promise<RegistrationVerdict> {
   const name = passkeyName(attempt.name);
   const session = registrant.kind === 'mfa' ? registrant.session : null;
-  if (session && (!isEnrolmentSession(session) || !isPasskeyMfaUsable(c.options))) throw new AppError('failed_precondition', CANNOT_SET_UP_PASSKEY);
+  // only in the offer/enrol state (G5, G7), with passkey MFA usable
+  if (session && (!c.methods.webauthn || !(await isSetupState(c, session)))) throw new AppError('failed_precondition', CANNOT_SET_UP_PASSKEY);
   const parsed = parseCredential<RegistrationResponseJSON>(attempt.credential, INVALID_REGISTRATION);
   const userId = userIdOf(registrant);
   // taken in a transaction of its own: a failed attempt uses the challenge up too

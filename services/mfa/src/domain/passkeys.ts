@@ -66,9 +66,6 @@ export function relyingParty(o: MfaOptions): RelyingParty {
   return { id, name: o.organizationName || 'Gatehouse', origins };
 }
 
-/** Passkeys count as a second factor: MFA not disabled and passkey MFA not disabled (behaviour.md §4.1 "usable"). */
-export const isPasskeyMfaUsable = (o: MfaOptions): boolean => !o.disableMfa && !o.disableWebauthnMfa;
-
 /** The WebAuthn user handle of a user: the UTF-8 bytes of the user id (behaviour.md §4.6). */
 export const userHandleOf = (userId: string): Uint8Array<ArrayBuffer> => new Uint8Array(Buffer.from(userId, 'utf8'));
 

@@ -34,7 +34,7 @@ describe('verify_otp (behaviour.md §4.3)', () => {
     m.advance(10);
     await expect(verify(m, handle, `  ${code.toLowerCase()} `, { email: ` ${ada.email!.toUpperCase()} ` })).resolves.toEqual({
       userId: ada.id, verifiedChannel: 'email', verifiedContact: ada.email, loginMethod: 'magic_link_login',
-      roles: ['admin'], scope: ['openid', 'offline_access'], state: 'st-9', authTime: T0 - 60,
+      roles: ['admin'], scope: ['openid', 'offline_access'], state: 'st-9', authTime: T0 - 60, amr: ['otp'], enrolledMethod: '',
     });
   });
 

@@ -9,12 +9,17 @@ import { AppError } from '@gatehouse/errors';
 import type { MfaContext } from './deps.ts';
 import { INVALID_SESSION, requireMfaSession, type SessionClaim } from './mfa-session.ts';
 import { otpMatches } from './otp.ts';
+import type { MfaSessionRecord } from '../storage/ports.ts';
+import { looksLikeRecoveryCode, matchingStep, recoveryCodeHash } from './totp.ts';
 
-/** the longest input accepted: TOTP codes and recovery codes share the field (behaviour.md §4.3) */
+/** the longest input accepted (behaviour.md §4.3), but for a UUID-shaped recovery code with `is_totp` (§4.5) */
 const MAX_OTP_CHARS = 16;
 
 /** Lockout key of a user's email/SMS code verifications (TOTP counts apart, behaviour.md §4.4). */
 export const otpLockoutKey = (userId: string): string => `otp:${userId}`;
+/** Lockout key of a user's TOTP and recovery-code verifications (behaviour.md §4.4). */
+export const totpLockoutKey = (userId: string): string => `totp:${userId}`;
+export const TOTP_NOT_SET_UP = 'authenticator app is not set up for this account';
 
 /** A code to check against the caller's MFA session. */
 export interface OtpAttempt extends SessionClaim {
@@ -36,23 +41,38 @@ export interface MfaVerdict {
   state: string | null;
   /** Unix seconds of the first step */
   authTime: number;
+  /** RFC 8176 values of the factor proven: `otp` for an email code, TOTP or recovery code; `sms` */
+  amr: string[];
+  /** the factor verified for the first time by this completion, or '' */
+  enrolledMethod: string;
 }
+
+/** The verdict of a consumed session. */
+const verdictOf = (session: MfaSessionRecord, channel: string, contact: string, amr: string[], enrolledMethod: string): MfaVerdict => ({
+  userId: session.userId, verifiedChannel: channel, verifiedContact: contact, loginMethod: session.loginMethod,
+  roles: session.roles, scope: session.scope, state: session.state, authTime: session.authTime, amr, enrolledMethod,
+});
 
 /**
  * Proves the session's code and consumes the session and the code (single use: of two concurrent
  * completions only the one that deletes the session wins).
  * @param handle the `mfa` cookie's value
+ * Without `isTotp` the session's email/SMS code is checked and a pending OTP enrolment on that channel
+ * becomes verified; with it, {@link verifyTotp}.
  * @throws AppError `invalid_argument` (no otp, or over 16 characters); `unauthenticated` `invalid
- *   session`; `failed_precondition` `authenticator app is not set up for this account` (`isTotp`:
- *   no TOTP can be enrolled in this release); `resource_exhausted` after 5 failures in 15 min;
+ *   session`; `failed_precondition` `authenticator app is not set up for this account`;
+ *   `resource_exhausted` after 5 failures in 15 min;
  *   `not_found` `OTP not found`; `invalid_argument` `otp expired` / `invalid otp`
  */
 export async function verifyOtpChallenge(c: MfaContext, handle: string | undefined, attempt: OtpAttempt): Promise<MfaVerdict> {
   const input = (attempt.otp ?? '').trim();
   if (!input) throw new AppError('invalid_argument', 'otp is required');
-  if (input.length > MAX_OTP_CHARS) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
+  // behaviour.md §4.3 limits `otp` to 16 characters, while §4.5 makes recovery codes UUIDs (36) that
+  // verify_otp with `is_totp` accepts: a UUID-shaped code is the one longer input (docs/mfa.md)
+  const recoveryShaped = attempt.isTotp === true && looksLikeRecoveryCode(input);
+  if (input.length > MAX_OTP_CHARS && !recoveryShaped) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
   const session = await requireMfaSession(c, handle, attempt, 'login');
-  if (attempt.isTotp === true) throw new AppError('failed_precondition', 'authenticator app is not set up for this account');
+  if (attempt.isTotp === true) return verifyTotp(c, session, input);
 
   const now = c.now();
   const lockKey = otpLockoutKey(session.userId);
@@ -67,19 +87,67 @@ export async function verifyOtpChallenge(c: MfaContext, handle: string | undefin
   }
   await c.store.failures.clear(lockKey);
   const consumed = await c.store.transaction(async (tx) => {
-    if (!(await tx.sessions.delete(session.id))) return false;
+    if (!(await tx.sessions.delete(session.id))) return null;
     await tx.otps.delete(session.userId, channel);
-    return true;
+    return { enrolled: await tx.otpEnrolments.verify(session.userId, channel, now) };
   });
   if (!consumed) throw new AppError('unauthenticated', INVALID_SESSION);
-  return {
-    userId: session.userId,
-    verifiedChannel: channel,
-    verifiedContact: session.contact ?? '',
-    loginMethod: session.loginMethod,
-    roles: session.roles,
-    scope: session.scope,
-    state: session.state,
-    authTime: session.authTime,
+  const amr = channel === 'sms' ? ['sms'] : ['otp'];
+  return verdictOf(session, channel, session.contact ?? '', amr, consumed.enrolled ? `${channel}_otp` : '');
+}
+
+/**
+ * verify_otp with `is_totp` (behaviour.md §4.3, §4.5): a 6-digit code against the pending enrolment
+ * (which it then confirms, replacing the active one and its recovery codes) or the active one, ±1
+ * step after the last accepted step; or an unused recovery code of the active set, which is used up.
+ * Failures count toward the TOTP lockout, apart from email/SMS codes (§4.4).
+ * @throws AppError `failed_precondition` {@link TOTP_NOT_SET_UP} when the user has no TOTP at all;
+ *   `resource_exhausted` when locked; `invalid_argument` `invalid otp`; `unauthenticated` `invalid
+ *   session` when another completion consumed the session first
+ */
+async function verifyTotp(c: MfaContext, session: MfaSessionRecord, input: string): Promise<MfaVerdict> {
+  const now = c.now();
+  const userId = session.userId;
+  const active = await c.store.findTotp(userId, 'active');
+  const rawPending = await c.store.findTotp(userId, 'pending');
+  const pending = rawPending && (rawPending.expiresAt ?? 0) > now ? rawPending : null;
+  if (!c.methods.totp || (!active && !pending)) throw new AppError('failed_precondition', TOTP_NOT_SET_UP);
+  const lockKey = totpLockoutKey(userId);
+  await assertNotLocked(c.store.failures, lockKey, now, 'totp_lockout');
+
+  const fail = async (): Promise<never> => {
+    await recordFailure(c.store.failures, lockKey, now);
+    throw new AppError('invalid_argument', 'invalid otp');
   };
+  const pendingStep = pending ? await matchingStep(c.totpKey, pending, input, now) : null;
+  const activeStep = pendingStep === null && active ? await matchingStep(c.totpKey, active, input, now) : null;
+  const recovery = pendingStep === null && activeStep === null && active && looksLikeRecoveryCode(input)
+    ? await c.store.findRecoveryCode(userId, recoveryCodeHash(input))
+    : null;
+  if (pendingStep === null && activeStep === null && (!recovery || recovery.usedAt !== null)) return fail();
+
+  const REPLAYED = new Error('replayed');
+  const outcome = await c.store.transaction(async (tx) => {
+    if (!(await tx.sessions.delete(session.id))) return 'gone';
+    // each proof is single use: the step guard and the code's used_at are conditional updates; a
+    // lost race throws, so the session's deletion rolls back with it
+    if (pendingStep !== null) {
+      if (!(await tx.totp.advanceStep(userId, 'pending', pendingStep))) throw REPLAYED;
+      await tx.totp.promote(userId, pendingStep);
+      await tx.recoveryCodes.promote(userId);
+    } else if (activeStep !== null) {
+      if (!(await tx.totp.advanceStep(userId, 'active', activeStep))) throw REPLAYED;
+    } else if (!(await tx.recoveryCodes.use(recovery!.id, now))) {
+      throw REPLAYED;
+    }
+    return 'ok';
+  }).catch((err: unknown) => {
+    if (err === REPLAYED) return 'replayed' as const;
+    throw err;
+  });
+  if (outcome === 'replayed') return fail();
+  if (outcome === 'gone') throw new AppError('unauthenticated', INVALID_SESSION);
+  await c.store.failures.clear(lockKey);
+  // a first TOTP enrolment is confirmed when there was no active one before
+  return verdictOf(session, '', '', ['otp'], pendingStep !== null && !active ? 'totp' : '');
 }

@@ -20,10 +20,6 @@ export const mfaBindings = {
   },
   Mutation: {
     resend_otp: p('ResendOtp'),
-    lock_mfa: p('LockMfa'),
-    email_otp_mfa_setup: p('EmailOtpMfaSetup'),
-    sms_otp_mfa_setup: p('SmsOtpMfaSetup'),
-    totp_mfa_setup: p('TotpMfaSetup'),
     webauthn_registration_options: top('WebauthnRegistrationOptions'),
     webauthn_login_options: top('WebauthnLoginOptions'),
     webauthn_delete_credential: top('WebauthnDeleteCredential'),

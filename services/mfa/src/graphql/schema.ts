@@ -1,9 +1,9 @@
 /**
  * @module mfa/graphql/schema
  * The mfa subgraph: the MFA and passkey operations that issue no session (graphql.md §2, §5.1), with
- * the names of graphql.md §2-§3. The completions that issue one (verify_otp, skip_mfa_setup,
+ * the names of graphql.md §2-§3. lock_mfa and the email/SMS/TOTP setups are authn's (issue 16). The completions that issue one (verify_otp, skip_mfa_setup,
  * webauthn_registration_verify, webauthn_login_verify) are authn's (issue 14); clients see the same
- * composed schema. `AuthResponse` (totp_mfa_setup) and `Response` are shared value types identical
+ * composed schema. `AuthResponse` and `Response` are shared value types identical
  * to authn's; `User` is authn's entity, referenced by id: the gateway fetches its fields from authn
  * (graphql.md §5.2).
  */
@@ -20,10 +20,6 @@ export const mfaTypeDefs = gql`
 
   type Mutation {
     resend_otp(params: ResendOTPRequest!): Response!
-    lock_mfa(params: LockMfaRequest!): Response!
-    email_otp_mfa_setup(params: OtpMfaSetupRequest): Response!
-    sms_otp_mfa_setup(params: OtpMfaSetupRequest): Response!
-    totp_mfa_setup(params: OtpMfaSetupRequest): AuthResponse!
     webauthn_registration_options(email: String, phone_number: String): WebauthnRegistrationOptionsResponse!
     webauthn_login_options(email: String): WebauthnLoginOptionsResponse!
     webauthn_delete_credential(id: ID!): Response!
@@ -60,15 +56,5 @@ export const mfaTypeDefs = gql`
     email: String
     phone_number: String
     state: String
-  }
-
-  input LockMfaRequest {
-    email: String
-    phone_number: String
-  }
-
-  input OtpMfaSetupRequest {
-    email: String
-    phone_number: String
   }
 `;

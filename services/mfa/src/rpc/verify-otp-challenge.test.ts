@@ -22,7 +22,7 @@ describe('VerifyOtpChallenge (behaviour.md §4.3 verify_otp)', () => {
     const ctx = withCookie(`cookie_session=other; ${cookie}; theme=dark`);
     await expect(m.internal.VerifyOtpChallenge({ otp: ` ${code.toLowerCase()}`, email: ada.email!.toUpperCase() }, ctx)).resolves.toEqual({
       user_id: ada.id, verified_channel: 'email', verified_contact: ada.email, login_method: 'basic_auth',
-      roles: ['admin'], scope: ['openid', 'offline_access'], state: 'st-9', auth_time: 1_700_000_000,
+      roles: ['admin'], scope: ['openid', 'offline_access'], state: 'st-9', auth_time: 1_700_000_000, amr: ['otp'], enrolled_method: '',
     });
     // cleared: the same name, Path and attributes, an empty value and Max-Age=0 (behaviour.md §2.4)
     expect(ctx.setCookies).toEqual([CLEARED]);

@@ -12,5 +12,6 @@ export const verifyOtpChallengeRpc = (c: MfaContext) => async (req: mfa.VerifyOt
   return {
     user_id: v.userId, verified_channel: v.verifiedChannel, verified_contact: v.verifiedContact,
     login_method: v.loginMethod, roles: v.roles, scope: v.scope, state: v.state, auth_time: v.authTime,
+    amr: v.amr, enrolled_method: v.enrolledMethod,
   };
 };

@@ -55,7 +55,7 @@ export function memoryPasskeyWrites(draft: PasskeyMaps): { passkeys: PasskeyWrit
         if (!p || p.userId !== userId) return false;
         return draft.passkeys.delete(id);
       },
-      async deleteAllForUser(userId) {
+      async deleteAllOfUser(userId) {
         let n = 0;
         for (const p of [...draft.passkeys.values()]) if (p.userId === userId && draft.passkeys.delete(p.id)) n += 1;
         return n;

@@ -88,7 +88,7 @@ export function describePasskeyStore(name: string, open: OpenMfaStore): void {
         expect(await store.transaction((tx) => tx.passkeys.delete(a.userId, a.id))).toBe(true);
         expect(await store.transaction((tx) => tx.passkeys.delete(a.userId, a.id))).toBe(false);
         expect((await store.passkeys.listByUser(a.userId)).map((p) => p.id)).toEqual([b.id, c.id]);
-        expect(await store.transaction((tx) => tx.passkeys.deleteAllForUser(a.userId))).toBe(2);
+        expect(await store.transaction((tx) => tx.passkeys.deleteAllOfUser(a.userId))).toBe(2);
         expect(await store.passkeys.listByUser(a.userId)).toEqual([]);
         expect(await store.passkeys.listByUser(other.userId)).toEqual([other]);
       });

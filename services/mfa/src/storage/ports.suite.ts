@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { assertNotLocked, LOCKOUT_WINDOW_SECONDS, recordFailure } from '@gatehouse/auth';
 import type { Envelope } from '@gatehouse/bus';
 import type { common } from '@gatehouse/contracts';
-import type { MfaSessionRecord, MfaStore, OtpChannel, OtpRecord } from './ports.ts';
+import type { MfaSessionRecord, MfaStore, OtpChannel, OtpRecord, RecoveryCodeRecord, TotpRecord } from './ports.ts';
 
 export interface MfaStoreHandle {
   readonly store: MfaStore;
@@ -279,6 +279,136 @@ export function describeMfaStore(name: string, open: OpenMfaStore): void {
           code: 'resource_exhausted', headers: { 'Retry-After': String(first + LOCKOUT_WINDOW_SECONDS - at) },
         });
         await expect(assertNotLocked(store.failures, key, first + LOCKOUT_WINDOW_SECONDS, 'otp_lockout')).resolves.toBeUndefined();
+      });
+    });
+
+    // issue 16: the factors (behaviour.md §4.3-§4.5, §4.7)
+    const totp = (userId: string, over: Partial<TotpRecord> = {}): TotpRecord => ({
+      userId, slot: 'active', secretSealed: `v1.sealed-${randomUUID()}`, lastStep: null, expiresAt: null, createdAt: now, ...over,
+    });
+    const codes = (userId: string, slot: 'active' | 'pending', n = 3): RecoveryCodeRecord[] =>
+      Array.from({ length: n }, () => ({ id: randomUUID(), userId, slot, codeHash: hashOf(randomUUID()), usedAt: null, createdAt: now }));
+
+    describe('TOTP enrolments (behaviour.md §4.5)', () => {
+      it('stores an active and a pending enrolment per user, each replaced by a new one in its slot', async () => {
+        const u = `u-${randomUUID()}`;
+        const a = totp(u);
+        const p1 = totp(u, { slot: 'pending', expiresAt: Y2100 });
+        const p2 = totp(u, { slot: 'pending', expiresAt: Y2100 });
+        await store.transaction(async (tx) => { await tx.totp.put(a); await tx.totp.put(p1); await tx.totp.put(p2); });
+        expect(await store.findTotp(u, 'active')).toEqual(a);
+        expect(await store.findTotp(u, 'pending')).toEqual(p2);
+        expect(await store.findTotp(`u-${randomUUID()}`, 'active')).toBeNull();
+      });
+
+      it('the replay guard: a step is accepted once, only after the last accepted one', async () => {
+        const u = `u-${randomUUID()}`;
+        await store.transaction((tx) => tx.totp.put(totp(u)));
+        expect(await store.transaction((tx) => tx.totp.advanceStep(u, 'active', 60_000_001))).toBe(true);
+        expect(await store.transaction((tx) => tx.totp.advanceStep(u, 'active', 60_000_001))).toBe(false);
+        expect(await store.transaction((tx) => tx.totp.advanceStep(u, 'active', 60_000_000))).toBe(false);
+        expect(await store.transaction((tx) => tx.totp.advanceStep(u, 'active', 60_000_002))).toBe(true);
+        expect((await store.findTotp(u, 'active'))?.lastStep).toBe(60_000_002);
+        expect(await store.transaction((tx) => tx.totp.advanceStep(u, 'pending', 1))).toBe(false);
+      });
+
+      it('of two racing requests with the same step, one is accepted', async () => {
+        const u = `u-${randomUUID()}`;
+        await store.transaction((tx) => tx.totp.put(totp(u)));
+        const results = await Promise.all([1, 2].map(() => store.transaction((tx) => tx.totp.advanceStep(u, 'active', 70_000_000))));
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('promotion: the pending enrolment and its recovery codes replace the active ones', async () => {
+        const u = `u-${randomUUID()}`;
+        const oldCodes = codes(u, 'active');
+        const newCodes = codes(u, 'pending');
+        const pending = totp(u, { slot: 'pending', expiresAt: Y2100 });
+        await store.transaction(async (tx) => {
+          await tx.totp.put(totp(u));
+          await tx.totp.put(pending);
+          await tx.recoveryCodes.replace(u, 'active', oldCodes);
+          await tx.recoveryCodes.replace(u, 'pending', newCodes);
+        });
+        // pending codes do not count yet
+        expect(await store.findRecoveryCode(u, newCodes[0]!.codeHash)).toBeNull();
+        await store.transaction(async (tx) => { await tx.totp.promote(u, 80_000_000); await tx.recoveryCodes.promote(u); });
+        expect(await store.findTotp(u, 'pending')).toBeNull();
+        expect(await store.findTotp(u, 'active')).toEqual({ ...pending, slot: 'active', expiresAt: null, lastStep: 80_000_000 });
+        expect(await store.findRecoveryCode(u, oldCodes[0]!.codeHash)).toBeNull();
+        expect(await store.findRecoveryCode(u, newCodes[0]!.codeHash)).toEqual({ ...newCodes[0], slot: 'active' });
+      });
+    });
+
+    describe('recovery codes (behaviour.md §4.5)', () => {
+      it('each works once: the first use wins, a second is refused, also when racing', async () => {
+        const u = `u-${randomUUID()}`;
+        const set = codes(u, 'active', 10);
+        await store.transaction((tx) => tx.recoveryCodes.replace(u, 'active', set));
+        expect(await store.transaction((tx) => tx.recoveryCodes.use(set[0]!.id, now))).toBe(true);
+        expect(await store.transaction((tx) => tx.recoveryCodes.use(set[0]!.id, now))).toBe(false);
+        expect((await store.findRecoveryCode(u, set[0]!.codeHash))?.usedAt).toBe(now);
+        const raced = await Promise.all([1, 2].map(() => store.transaction((tx) => tx.recoveryCodes.use(set[1]!.id, now))));
+        expect(raced.filter(Boolean)).toHaveLength(1);
+        expect((await store.findRecoveryCode(u, set[2]!.codeHash))?.usedAt).toBeNull();
+      });
+
+      it('are looked up by hash within the user only', async () => {
+        const u = `u-${randomUUID()}`;
+        const set = codes(u, 'active');
+        await store.transaction((tx) => tx.recoveryCodes.replace(u, 'active', set));
+        expect(await store.findRecoveryCode(`u-${randomUUID()}`, set[0]!.codeHash)).toBeNull();
+      });
+    });
+
+    describe('OTP enrolments and stored factors (behaviour.md §4.1 "verified factor", §4.3)', () => {
+      it('an enrolment is pending until verified once; the factors report verified enrolments, TOTP and passkeys', async () => {
+        const u = `u-${randomUUID()}`;
+        const other = `u-${randomUUID()}`;
+        await store.transaction(async (tx) => {
+          await tx.otpEnrolments.put({ userId: u, channel: 'email', verifiedAt: null, createdAt: now });
+          await tx.otpEnrolments.put({ userId: u, channel: 'sms', verifiedAt: null, createdAt: now });
+        });
+        expect((await store.storedFactors([u])).get(u)).toEqual({ totp: false, emailOtp: false, smsOtp: false, passkeys: 0 });
+        expect(await store.transaction((tx) => tx.otpEnrolments.verify(u, 'email', now))).toBe(true);
+        expect(await store.transaction((tx) => tx.otpEnrolments.verify(u, 'email', now + 1))).toBe(false);
+        expect(await store.findOtpEnrolment(u, 'email')).toEqual({ userId: u, channel: 'email', verifiedAt: now, createdAt: now });
+        await store.transaction((tx) => tx.totp.put(totp(u)));
+        await store.transaction((tx) => tx.totp.put(totp(other, { slot: 'pending', expiresAt: Y2100 })));
+        const f = await store.storedFactors([u, other]);
+        expect(f.get(u)).toEqual({ totp: true, emailOtp: true, smsOtp: false, passkeys: 0 });
+        expect(f.get(other)).toEqual({ totp: false, emailOtp: false, smsOtp: false, passkeys: 0 });
+        expect((await store.storedFactors([])).size).toBe(0);
+      });
+
+      it('a reset deletes every factor and MFA session of one user, and nothing of another', async () => {
+        const u = `u-${randomUUID()}`;
+        const keep = `u-${randomUUID()}`;
+        for (const id of [u, keep]) {
+          await store.transaction(async (tx) => {
+            await tx.totp.put(totp(id));
+            await tx.totp.put(totp(id, { slot: 'pending', expiresAt: Y2100 }));
+            await tx.recoveryCodes.replace(id, 'active', codes(id, 'active'));
+            await tx.otpEnrolments.put({ userId: id, channel: 'email', verifiedAt: now, createdAt: now });
+            await tx.sessions.create(session({ userId: id }));
+          });
+        }
+        const deleted = await store.transaction(async (tx) => {
+          const n = (await tx.totp.delete(u, 'active')) + (await tx.totp.delete(u, 'pending')) +
+            (await tx.recoveryCodes.deleteAllOfUser(u)) + (await tx.otpEnrolments.deleteAllOfUser(u)) + (await tx.passkeys.deleteAllOfUser(u));
+          expect(await tx.sessions.deleteAllOfUser(u)).toBe(1);
+          return n;
+        });
+        expect(deleted).toBe(2 + 3 + 1);
+        expect((await store.storedFactors([u])).get(u)).toEqual({ totp: false, emailOtp: false, smsOtp: false, passkeys: 0 });
+        expect((await store.storedFactors([keep])).get(keep)).toEqual({ totp: true, emailOtp: true, smsOtp: false, passkeys: 0 });
+      });
+
+      it('points a session at a channel and re-arms it', async () => {
+        const s = session();
+        await store.transaction((tx) => tx.sessions.create(s));
+        await store.transaction((tx) => tx.sessions.setChannel(s.id, 'email', 'ada@example.com', Y2100));
+        expect(await store.findSessionByHandleHash(s.handleHash)).toEqual({ ...s, channel: 'email', contact: 'ada@example.com', expiresAt: Y2100 });
       });
     });
 

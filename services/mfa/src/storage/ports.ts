@@ -43,6 +43,52 @@ export interface OtpRecord {
   sentAt: number;
 }
 
+/**
+ * A TOTP enrolment (behaviour.md §4.5). `active` is the verified secret; `pending` is one awaiting its
+ * first code (a first enrolment, or a re-enrolment staged for 600 s while the active one keeps working).
+ */
+export type TotpSlot = 'active' | 'pending';
+
+export interface TotpRecord {
+  userId: string;
+  slot: TotpSlot;
+  /** AES-256-GCM sealed base32 secret (libs/crypto `encrypt`, aad `totp:<user id>`) */
+  secretSealed: string;
+  /** the last accepted time step (replay guard); null before the first code */
+  lastStep: number | null;
+  /** Unix seconds; null for `active` */
+  expiresAt: number | null;
+  createdAt: number;
+}
+
+/** One recovery code of a TOTP enrolment: only its SHA-256 is stored; `slot` follows its TOTP. */
+export interface RecoveryCodeRecord {
+  id: string;
+  userId: string;
+  slot: TotpSlot;
+  /** SHA-256 hex of the lower-case UUID */
+  codeHash: string;
+  usedAt: number | null;
+  createdAt: number;
+}
+
+/** An email/SMS OTP enrolment (behaviour.md §4.3 `*_otp_mfa_setup`); verified once verify_otp proves a code. */
+export interface OtpEnrolmentRecord {
+  userId: string;
+  channel: OtpChannel;
+  verifiedAt: number | null;
+  createdAt: number;
+}
+
+/** The verified factors of a user as stored (whether each method is usable is the domain's call). */
+export interface StoredFactors {
+  totp: boolean;
+  emailOtp: boolean;
+  smsOtp: boolean;
+  passkeys: number;
+}
+
+
 /** Writes of one transaction; they commit together with the events emitted through `events`. */
 export interface MfaTransaction {
   sessions: {
@@ -51,6 +97,37 @@ export interface MfaTransaction {
     rearm(id: string, expiresAt: number): Promise<void>;
     /** deletes the session; false when it was already gone (another completion won) */
     delete(id: string): Promise<boolean>;
+    /** points the session at a channel (an OTP enrolment's code) and re-arms it */
+    setChannel(id: string, channel: OtpChannel, contact: string, expiresAt: number): Promise<void>;
+    /** deletes every MFA session of the user (reset, lock) */
+    deleteAllOfUser(userId: string): Promise<number>;
+  };
+  totp: {
+    /** creates or replaces the user's enrolment in that slot */
+    put(t: TotpRecord): Promise<void>;
+    delete(userId: string, slot: TotpSlot): Promise<number>;
+    /**
+     * Records `step` as accepted, only if it is after the stored last step (the replay guard, atomic):
+     * false when another request accepted this or a later step first.
+     */
+    advanceStep(userId: string, slot: TotpSlot, step: number): Promise<boolean>;
+    /** makes the pending enrolment the active one (replacing it) with `lastStep` */
+    promote(userId: string, lastStep: number): Promise<void>;
+  };
+  recoveryCodes: {
+    /** replaces the user's codes in that slot */
+    replace(userId: string, slot: TotpSlot, codes: RecoveryCodeRecord[]): Promise<void>;
+    /** marks an unused code used; false when it was used already (single use, atomic) */
+    use(id: string, at: number): Promise<boolean>;
+    /** the pending set replaces the active one */
+    promote(userId: string): Promise<void>;
+    deleteAllOfUser(userId: string): Promise<number>;
+  };
+  otpEnrolments: {
+    put(e: OtpEnrolmentRecord): Promise<void>;
+    /** sets `verifiedAt` on an unverified enrolment; false when there is none */
+    verify(userId: string, channel: OtpChannel, at: number): Promise<boolean>;
+    deleteAllOfUser(userId: string): Promise<number>;
   };
   otps: {
     /** replaces the user's code on that channel */
@@ -68,6 +145,12 @@ export interface MfaTransaction {
 
 export interface MfaStore {
   findSessionByHandleHash(handleHash: string): Promise<MfaSessionRecord | null>;
+  findTotp(userId: string, slot: TotpSlot): Promise<TotpRecord | null>;
+  /** the unused or used code of that hash in the user's active set, or null */
+  findRecoveryCode(userId: string, codeHash: string): Promise<RecoveryCodeRecord | null>;
+  findOtpEnrolment(userId: string, channel: OtpChannel): Promise<OtpEnrolmentRecord | null>;
+  /** what is verified for each user (behaviour.md §4.1 "verified factor") */
+  storedFactors(userIds: readonly string[]): Promise<Map<string, StoredFactors>>;
   findOtp(userId: string, channel: OtpChannel): Promise<OtpRecord | null>;
   /** OTP verification failures per user (behaviour.md §4.4 lockout) */
   failures: FailureLog;
@@ -143,7 +226,7 @@ export interface PasskeyWrites {
   /** deletes one passkey of the user; false when the user has no passkey with that id */
   delete(userId: string, id: string): Promise<boolean>;
   /** deletes every passkey of the user (admin `reset_mfa`, behaviour.md §4.7); returns how many */
-  deleteAllForUser(userId: string): Promise<number>;
+  deleteAllOfUser(userId: string): Promise<number>;
 }
 
 export interface WebauthnChallengeWrites {

@@ -49,7 +49,7 @@ export const passkeyEntities = [WebauthnCredentialEntity, WebauthnChallengeEntit
 
 /** Creates the two tables; the credential id is unique across users (a hash index keeps MySQL's key length small). */
 export const passkeyMigration: MigrationDefinition = {
-  name: '0002_webauthn_credentials_challenges',
+  name: '0003_webauthn_credentials_challenges',
   async up({ ddl }) {
     await ddl.createTable('webauthn_credentials', [
       { name: 'id', type: 'uuid', primary: true },
@@ -112,6 +112,15 @@ const toChallenge = (r: ChallengeRow): WebauthnChallengeRecord => ({
 const listByUser = async (em: EntityManager, userId: string): Promise<PasskeyRecord[]> =>
   (await em.find(WebauthnCredentialEntity, { userId }, { orderBy: { createdAt: 'asc', id: 'asc' } })).map(toPasskey);
 
+/** How many passkeys each user has (the gate's verified factors, behaviour.md §4.1). */
+export async function countPasskeys(em: EntityManager, userIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>(userIds.map((id) => [id, 0]));
+  if (userIds.length === 0) return out;
+  const rows = await em.find(WebauthnCredentialEntity, { userId: { $in: [...userIds] } }, { fields: ['id', 'userId'] });
+  for (const r of rows) out.set(r.userId, (out.get(r.userId) ?? 0) + 1);
+  return out;
+}
+
 /** Reads on a fresh fork per call. */
 export function mikroPasskeyReads(fork: () => EntityManager): PasskeyReads {
   return {
@@ -141,7 +150,7 @@ export function mikroPasskeyWrites(em: EntityManager): { passkeys: PasskeyWrites
       async delete(userId, id) {
         return (await em.nativeDelete(WebauthnCredentialEntity, { id, userId })) === 1;
       },
-      deleteAllForUser: (userId) => em.nativeDelete(WebauthnCredentialEntity, { userId }),
+      deleteAllOfUser: (userId) => em.nativeDelete(WebauthnCredentialEntity, { userId }),
     },
     webauthnChallenges: {
       async create(c) {

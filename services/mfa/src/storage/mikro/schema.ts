@@ -1,6 +1,7 @@
 /**
  * @module @gatehouse/mfa/storage/mikro/schema
- * The mfa service's tables (`mfa_sessions`, `mfa_otps`, `mfa_otp_failures`): MikroORM entities and
+ * The mfa service's tables (`mfa_sessions`, `mfa_otps`, `mfa_otp_failures`; issue 16: `mfa_totp`,
+ * `mfa_recovery_codes`, `mfa_otp_enrolments`): MikroORM entities and
  * the migrations that create them, as one libs/db ServiceSchema.
  */
 import { defineEntity, p, type EntitySchema } from '@mikro-orm/core';
@@ -52,10 +53,53 @@ export const MfaOtpFailureEntity = defineEntity({
   },
 });
 
+// issue 16: the factors (behaviour.md §4.3-§4.5)
+
+export const MfaTotpEntity = defineEntity({
+  name: 'MfaTotp',
+  tableName: 'mfa_totp',
+  properties: {
+    // `<user id>:<slot>`: one active and one pending enrolment per user
+    id: p.string().length(96).primary(),
+    userId: p.string().length(64).fieldName('user_id'),
+    slot: p.string().length(16),
+    secretSealed: p.text().fieldName('secret_sealed'),
+    lastStep: p.bigint('number').nullable().fieldName('last_step'),
+    expiresAt: p.bigint('number').nullable().fieldName('expires_at'),
+    createdAt: p.bigint('number').fieldName('created_at'),
+  },
+});
+
+export const MfaRecoveryCodeEntity = defineEntity({
+  name: 'MfaRecoveryCode',
+  tableName: 'mfa_recovery_codes',
+  properties: {
+    id: p.uuid().primary(),
+    userId: p.string().length(64).fieldName('user_id'),
+    slot: p.string().length(16),
+    codeHash: p.string().length(64).fieldName('code_hash'),
+    usedAt: p.bigint('number').nullable().fieldName('used_at'),
+    createdAt: p.bigint('number').fieldName('created_at'),
+  },
+});
+
+export const MfaOtpEnrolmentEntity = defineEntity({
+  name: 'MfaOtpEnrolment',
+  tableName: 'mfa_otp_enrolments',
+  properties: {
+    // `<user id>:<channel>`
+    id: p.string().length(96).primary(),
+    userId: p.string().length(64).fieldName('user_id'),
+    channel: p.string().length(16),
+    verifiedAt: p.bigint('number').nullable().fieldName('verified_at'),
+    createdAt: p.bigint('number').fieldName('created_at'),
+  },
+});
+
 /** The schema handed to `openDatabase(options, mfaSchema, { logger })`. */
 export const mfaSchema: ServiceSchema = {
   service: 'mfa',
-  entities: [MfaSessionEntity, MfaOtpEntity, MfaOtpFailureEntity, ...passkeyEntities] as unknown as EntitySchema<any, any>[],
+  entities: [MfaSessionEntity, MfaOtpEntity, MfaOtpFailureEntity, MfaTotpEntity, MfaRecoveryCodeEntity, MfaOtpEnrolmentEntity, ...passkeyEntities] as unknown as EntitySchema<any, any>[],
   migrations: [
     {
       name: '0001_mfa_sessions_otps_failures',
@@ -92,6 +136,38 @@ export const mfaSchema: ServiceSchema = {
           { name: 'failed_at', type: 'bigint' },
         ]);
         await ddl.createIndex('mfa_otp_failures', 'mfa_otp_failures_key_idx', ['failure_key', 'failed_at']);
+      },
+    },
+    {
+      name: '0002_mfa_factors',
+      async up({ ddl }) {
+        await ddl.createTable('mfa_totp', [
+          { name: 'id', type: 'string', length: 96, primary: true },
+          { name: 'user_id', type: 'string', length: 64 },
+          { name: 'slot', type: 'string', length: 16 },
+          { name: 'secret_sealed', type: 'text' },
+          { name: 'last_step', type: 'bigint', nullable: true },
+          { name: 'expires_at', type: 'bigint', nullable: true },
+          { name: 'created_at', type: 'bigint' },
+        ]);
+        await ddl.createIndex('mfa_totp', 'mfa_totp_user_idx', ['user_id']);
+        await ddl.createTable('mfa_recovery_codes', [
+          { name: 'id', type: 'uuid', primary: true },
+          { name: 'user_id', type: 'string', length: 64 },
+          { name: 'slot', type: 'string', length: 16 },
+          { name: 'code_hash', type: 'string', length: 64 },
+          { name: 'used_at', type: 'bigint', nullable: true },
+          { name: 'created_at', type: 'bigint' },
+        ]);
+        await ddl.createIndex('mfa_recovery_codes', 'mfa_recovery_codes_user_idx', ['user_id', 'code_hash']);
+        await ddl.createTable('mfa_otp_enrolments', [
+          { name: 'id', type: 'string', length: 96, primary: true },
+          { name: 'user_id', type: 'string', length: 64 },
+          { name: 'channel', type: 'string', length: 16 },
+          { name: 'verified_at', type: 'bigint', nullable: true },
+          { name: 'created_at', type: 'bigint' },
+        ]);
+        await ddl.createIndex('mfa_otp_enrolments', 'mfa_otp_enrolments_user_idx', ['user_id']);
       },
     },
     passkeyMigration,

@@ -6,14 +6,34 @@ import { IsolationLevel, type EntityManager } from '@mikro-orm/core';
 import { newEnvelope } from '@gatehouse/bus';
 import type { common } from '@gatehouse/contracts';
 import type { Database } from '@gatehouse/db';
-import type { MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpRecord } from '../ports.ts';
-import { mikroPasskeyReads, mikroPasskeyWrites } from './passkeys.ts';
-import { MfaOtpEntity, MfaOtpFailureEntity, MfaSessionEntity } from './schema.ts';
+import type {
+  MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpEnrolmentRecord, OtpRecord, RecoveryCodeRecord, StoredFactors, TotpRecord, TotpSlot,
+} from '../ports.ts';
+import { countPasskeys, mikroPasskeyReads, mikroPasskeyWrites } from './passkeys.ts';
+import {
+  MfaOtpEnrolmentEntity, MfaOtpEntity, MfaOtpFailureEntity, MfaRecoveryCodeEntity, MfaSessionEntity, MfaTotpEntity,
+} from './schema.ts';
 
 type SessionRow = typeof MfaSessionEntity['~entity'];
 type OtpRow = typeof MfaOtpEntity['~entity'];
 
+type TotpRow = typeof MfaTotpEntity['~entity'];
+type RecoveryRow = typeof MfaRecoveryCodeEntity['~entity'];
+type EnrolmentRow = typeof MfaOtpEnrolmentEntity['~entity'];
+
 const otpId = (userId: string, channel: OtpChannel): string => `${userId}:${channel}`;
+const totpId = (userId: string, slot: TotpSlot): string => `${userId}:${slot}`;
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+const toTotp = (r: TotpRow): TotpRecord => ({
+  userId: r.userId, slot: r.slot as TotpSlot, secretSealed: r.secretSealed, lastStep: num(r.lastStep), expiresAt: num(r.expiresAt), createdAt: Number(r.createdAt),
+});
+const toRecovery = (r: RecoveryRow): RecoveryCodeRecord => ({
+  id: r.id, userId: r.userId, slot: r.slot as TotpSlot, codeHash: r.codeHash, usedAt: num(r.usedAt), createdAt: Number(r.createdAt),
+});
+const toEnrolment = (r: EnrolmentRow): OtpEnrolmentRecord => ({
+  userId: r.userId, channel: r.channel as OtpChannel, verifiedAt: num(r.verifiedAt), createdAt: Number(r.createdAt),
+});
 
 function toSession(r: SessionRow): MfaSessionRecord {
   return {
@@ -60,6 +80,38 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
       const row = await db.fork().findOne(MfaOtpEntity, { id: otpId(userId, channel) });
       return row ? toOtp(row) : null;
     },
+    async findTotp(userId, slot) {
+      const row = await db.fork().findOne(MfaTotpEntity, { id: totpId(userId, slot) });
+      return row ? toTotp(row) : null;
+    },
+    async findRecoveryCode(userId, codeHash) {
+      const row = await db.fork().findOne(MfaRecoveryCodeEntity, { userId, codeHash, slot: 'active' });
+      return row ? toRecovery(row) : null;
+    },
+    async findOtpEnrolment(userId, channel) {
+      const row = await db.fork().findOne(MfaOtpEnrolmentEntity, { id: otpId(userId, channel) });
+      return row ? toEnrolment(row) : null;
+    },
+    async storedFactors(userIds) {
+      const ids = [...new Set(userIds)];
+      const out = new Map<string, StoredFactors>();
+      if (ids.length === 0) return out;
+      const em = db.fork();
+      const [totps, enrolments, passkeys] = await Promise.all([
+        em.find(MfaTotpEntity, { userId: { $in: ids }, slot: 'active' }),
+        em.find(MfaOtpEnrolmentEntity, { userId: { $in: ids }, verifiedAt: { $ne: null } }),
+        countPasskeys(db.fork(), ids),
+      ]);
+      for (const id of ids) {
+        out.set(id, {
+          totp: totps.some((t) => t.userId === id),
+          emailOtp: enrolments.some((e) => e.userId === id && e.channel === 'email'),
+          smsOtp: enrolments.some((e) => e.userId === id && e.channel === 'sms'),
+          passkeys: passkeys.get(id) ?? 0,
+        });
+      }
+      return out;
+    },
     failures: {
       async recordFailure(key, at, pruneBefore) {
         await inTransaction(async (em) => {
@@ -94,6 +146,60 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
             },
             async delete(id) {
               return (await em.nativeDelete(MfaSessionEntity, { id })) === 1;
+            },
+            async setChannel(id, channel, contact, expiresAt) {
+              await em.nativeUpdate(MfaSessionEntity, { id }, { channel, contact, expiresAt });
+            },
+            async deleteAllOfUser(userId) {
+              return em.nativeDelete(MfaSessionEntity, { userId });
+            },
+          },
+          totp: {
+            async put(t) {
+              await em.upsert(MfaTotpEntity, { id: totpId(t.userId, t.slot), ...t });
+            },
+            async delete(userId, slot) {
+              return em.nativeDelete(MfaTotpEntity, { id: totpId(userId, slot) });
+            },
+            async advanceStep(userId, slot, step) {
+              // one conditional UPDATE: of two requests with the same code only one changes the row
+              const n = await em.nativeUpdate(MfaTotpEntity, { id: totpId(userId, slot), $or: [{ lastStep: null }, { lastStep: { $lt: step } }] }, { lastStep: step });
+              return n === 1;
+            },
+            async promote(userId, lastStep) {
+              const pending = await em.findOne(MfaTotpEntity, { id: totpId(userId, 'pending') });
+              if (!pending) return;
+              await em.nativeDelete(MfaTotpEntity, { id: { $in: [totpId(userId, 'active'), totpId(userId, 'pending')] } });
+              await em.insert(MfaTotpEntity, {
+                id: totpId(userId, 'active'), userId, slot: 'active', secretSealed: pending.secretSealed, lastStep, expiresAt: null, createdAt: pending.createdAt,
+              });
+            },
+          },
+          recoveryCodes: {
+            async replace(userId, slot, codes) {
+              await em.nativeDelete(MfaRecoveryCodeEntity, { userId, slot });
+              if (codes.length > 0) await em.insertMany(MfaRecoveryCodeEntity, codes.map((c) => ({ ...c })));
+            },
+            async use(id, at) {
+              return (await em.nativeUpdate(MfaRecoveryCodeEntity, { id, usedAt: null }, { usedAt: at })) === 1;
+            },
+            async promote(userId) {
+              await em.nativeDelete(MfaRecoveryCodeEntity, { userId, slot: 'active' });
+              await em.nativeUpdate(MfaRecoveryCodeEntity, { userId, slot: 'pending' }, { slot: 'active' });
+            },
+            async deleteAllOfUser(userId) {
+              return em.nativeDelete(MfaRecoveryCodeEntity, { userId });
+            },
+          },
+          otpEnrolments: {
+            async put(e) {
+              await em.upsert(MfaOtpEnrolmentEntity, { id: otpId(e.userId, e.channel), ...e });
+            },
+            async verify(userId, channel, at) {
+              return (await em.nativeUpdate(MfaOtpEnrolmentEntity, { id: otpId(userId, channel), verifiedAt: null }, { verifiedAt: at })) === 1;
+            },
+            async deleteAllOfUser(userId) {
+              return em.nativeDelete(MfaOtpEnrolmentEntity, { userId });
             },
           },
           otps: {

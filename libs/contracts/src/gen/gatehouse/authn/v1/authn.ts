@@ -310,6 +310,18 @@ export interface Jwks {
   keys: { [key: string]: any }[];
 }
 
+/** graphql.md §3.2 */
+export interface LockMfaRequest {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+/** graphql.md §3.2: `email`/`phone_number` are read only in MFA-session mode (behaviour.md §4.3). */
+export interface OtpMfaSetupRequest {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
 export interface AuthnService {
   Signup(request: SignUpRequest): Promise<AuthResponse>;
   Login(request: LoginRequest): Promise<AuthResponse>;
@@ -353,6 +365,19 @@ export interface AuthnService {
   WebauthnRegistrationVerify(request: WebauthnRegistrationVerifyRequest): Promise<AuthResponse>;
   /** POST /v1/webauthn_login_verify: logs in with a passkey assertion (behaviour.md §4.1 "no gate"). */
   WebauthnLoginVerify(request: WebauthnLoginVerifyRequest): Promise<AuthResponse>;
+  /**
+   * ---- issue 16, the MFA gate (branch h/mfa-gate) ----
+   * The MFA operations that change the user or need its record are authn RPCs that ask mfa through
+   * MfaInternal (docs/architecture.md §7): mfa owns factors and sessions, authn the user row.
+   * POST /v1/lock_mfa: records lost factors and locks the account; issues no token.
+   */
+  LockMfa(request: LockMfaRequest): Promise<Response>;
+  /** POST /v1/email_otp_mfa_setup: a pending email-OTP enrolment and a code (behaviour.md §4.3). */
+  EmailOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
+  /** POST /v1/sms_otp_mfa_setup: the same for SMS. */
+  SmsOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
+  /** POST /v1/totp_mfa_setup: secret, QR image and recovery codes; tokens null (behaviour.md §4.5). */
+  TotpMfaSetup(request: OtpMfaSetupRequest): Promise<AuthResponse>;
   /**
    * Admin: users and access (spec §4; behaviour.md §5.3). Messages named like an RPC of this
    * service are written with their full name: protoc resolves a bare name to the RPC.

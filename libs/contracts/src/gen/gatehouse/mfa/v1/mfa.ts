@@ -45,24 +45,22 @@ export interface MfaVerdict {
     | undefined;
   /** Unix s of the first step */
   auth_time: number;
+  /**
+   * issue 16: RFC 8176 `amr` values of the factor just proven (`otp`, `sms`; empty for a skip);
+   * authn adds them, and `mfa`, to the first step's
+   */
+  amr: string[];
+  /**
+   * issue 16: the factor this completion verified for the first time (`totp`, `email_otp`,
+   * `sms_otp`), for authn's `user.mfa_enabled` audit; empty otherwise
+   */
+  enrolled_method: string;
 }
 
 export interface ResendOtpRequest {
   email?: string | null | undefined;
   phone_number?: string | null | undefined;
   state?: string | null | undefined;
-}
-
-/** graphql.md §3.2 */
-export interface LockMfaRequest {
-  email?: string | null | undefined;
-  phone_number?: string | null | undefined;
-}
-
-/** graphql.md §3.2: `email`/`phone_number` are read only in MFA-session mode (behaviour.md §4.3). */
-export interface OtpMfaSetupRequest {
-  email?: string | null | undefined;
-  phone_number?: string | null | undefined;
 }
 
 /** graphql.md §2: the top-level arguments of `webauthn_registration_options`. */
@@ -134,6 +132,91 @@ export interface OpenOtpChallengeResponse {
   code_sent: boolean;
 }
 
+export interface EvaluateGateRequest {
+  /** the user as authn's User record: its MFA preference, skip and lock fields decide the rows */
+  user:
+    | User
+    | null;
+  /** the grant of the first step, kept in the MFA session (behaviour.md §4.1) */
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  state?:
+    | string
+    | null
+    | undefined;
+  /** Unix s of the first step */
+  auth_time: number;
+}
+
+export interface GateDecision {
+  /** `issue` (G1, G6) or `email_otp` (G2), `sms_otp` (G3), `verify` (G4), `enrol` (G5), `offer` (G7) */
+  outcome: string;
+  /** for every outcome but `issue`: what the caller sees (tokens and user null) */
+  response: AuthResponse | null;
+}
+
+/** The caller's `mfa` cookie travels in the call's metadata; `email`/`phone_number` must be its user's. */
+export interface MfaSessionClaim {
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+export interface LockMfaVerdict {
+  user_id: string;
+}
+
+export interface BeginOtpEnrolmentRequest {
+  /** `email` or `sms` */
+  channel: string;
+  /** user-credential mode: the caller's User record and grant; absent: MFA-session mode (the cookie) */
+  user?: User | null | undefined;
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  auth_time: number;
+  /** MFA-session mode: must name the session's user */
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+export interface BeginEnrolmentResponse {
+  /** Unix s: when the armed MFA session expires */
+  expires_at: number;
+}
+
+export interface BeginTotpEnrolmentRequest {
+  /** the caller's User record (the otpauth account name) and the grant of its session */
+  user: User | null;
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  auth_time: number;
+}
+
+export interface ResetUserMfaRequest {
+  user_id: string;
+}
+
+export interface ResetUserMfaResponse {
+  /** how many factors were deleted (TOTP secrets, recovery codes, OTP enrolments, passkeys) */
+  deleted: number;
+}
+
+export interface EnrolledMfaMethodsRequest {
+  user_ids: string[];
+}
+
+export interface EnrolledMfaMethods {
+  user_id: string;
+  /** verified factors whose method is usable: `totp`, `webauthn`, `email_otp`, `sms_otp` */
+  methods: string[];
+}
+
+export interface EnrolledMfaMethodsResponse {
+  users: EnrolledMfaMethods[];
+}
+
 export interface VerifyWebauthnRegistrationRequest {
   /** the signed-in user authn authenticated (user path); absent: the `mfa` cookie of the call */
   user_id?:
@@ -195,15 +278,9 @@ export interface MfaGrant {
 export interface MfaService {
   /** POST /v1/resend_otp (behaviour.md §4.3): a new code on the session's channel; re-arms the session. */
   ResendOtp(request: ResendOtpRequest): Promise<Response>;
-  /** POST /v1/lock_mfa: records lost factors and locks the account; issues no token. */
-  LockMfa(request: LockMfaRequest): Promise<Response>;
-  /** POST /v1/email_otp_mfa_setup: a pending email-OTP enrollment and a code (behaviour.md §4.3). */
-  EmailOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
-  /** POST /v1/sms_otp_mfa_setup: the same for SMS. */
-  SmsOtpMfaSetup(request: OtpMfaSetupRequest): Promise<Response>;
-  /** POST /v1/totp_mfa_setup: secret, QR image and recovery codes; tokens null (behaviour.md §4.5). */
-  TotpMfaSetup(request: OtpMfaSetupRequest): Promise<AuthResponse>;
   /**
+   * lock_mfa and the email/SMS/TOTP setups change the user or need its record: they are authn RPCs
+   * (AuthnService) that ask mfa through MfaInternal (issue 16; docs/architecture.md §7).
    * POST /v1/webauthn_registration_options: creation options as a JSON string (behaviour.md §4.6).
    * GraphQL takes `email` and `phone_number` as top-level arguments (graphql.md §2).
    */
@@ -239,6 +316,29 @@ export interface MfaInternal {
    */
   VerifyOtpChallenge(request: VerifyOtpChallengeRequest): Promise<MfaVerdict>;
   /**
+   * ---- issue 16, the MFA gate (branch h/mfa-gate) ----
+   * The gate after a first step (behaviour.md §4.1 rows G1-G7; authn checks G0 first): `issue`, or a
+   * challenge/offer whose AuthResponse mfa fills (message, screens, offers, TOTP secret, QR and
+   * recovery codes; tokens null). A non-issuing outcome opens a 300 s MFA session (Set-Cookie `mfa`).
+   */
+  EvaluateGate(request: EvaluateGateRequest): Promise<GateDecision>;
+  /** skip_mfa_setup's verdict (behaviour.md §4.3): only in the offer state (G7); consumes the session. */
+  SkipMfaSetup(request: MfaSessionClaim): Promise<MfaVerdict>;
+  /** lock_mfa's verdict: refused while a verified email/SMS OTP enrolment exists; ends the session. */
+  LockMfa(request: MfaSessionClaim): Promise<LockMfaVerdict>;
+  /** email_otp_mfa_setup / sms_otp_mfa_setup: a pending enrolment, a code, an MFA session (channel). */
+  BeginOtpEnrolment(request: BeginOtpEnrolmentRequest): Promise<BeginEnrolmentResponse>;
+  /** totp_mfa_setup: a pending TOTP enrolment (staged for 600 s when one is verified) and its session. */
+  BeginTotpEnrolment(request: BeginTotpEnrolmentRequest): Promise<AuthResponse>;
+  /**
+   * Admin update_user `reset_mfa` (behaviour.md §4.7): deletes every factor of the user (TOTP,
+   * recovery codes, OTP enrolments, passkeys) and its MFA sessions. authn clears the user's flags.
+   */
+  ResetUserMfa(request: ResetUserMfaRequest): Promise<ResetUserMfaResponse>;
+  /** The verified factors of users (User.enrolled_mfa_methods, behaviour.md §5.3). */
+  EnrolledMfaMethods(request: EnrolledMfaMethodsRequest): Promise<EnrolledMfaMethodsResponse>;
+  /**
+   * ---- issue 16 point 4, passkeys (branch h/passkeys) ----
    * passkeys (issue 16 point 4): the verdict on a registration ceremony (behaviour.md §4.3
    * webauthn_registration_verify, §4.6). authn names the signed-in user it authenticated (user
    * path), or forwards the caller's `mfa` cookie (MFA-session path: the session is completed and its
