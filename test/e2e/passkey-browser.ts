@@ -35,6 +35,8 @@ export interface PasskeyPage {
   authenticatorId: string;
   /** POST `path` from the page with a JSON body (cookies of the context go along) */
   post(pathname: string, body?: unknown): Promise<PageReply>;
+  /** GET `path` from the page */
+  get(pathname: string): Promise<PageReply>;
   /** webauthn_registration_options → startRegistration → webauthn_registration_verify, all in the page */
   register(verifyBody?: Record<string, unknown>, optionsBody?: Record<string, unknown>): Promise<{ options: PageReply; verify: PageReply; credential: string | null }>;
   /** webauthn_login_options → startAuthentication → webauthn_login_verify; `credential` is the assertion JSON sent */
@@ -75,6 +77,11 @@ export async function openPasskeyPage(browser: Browser, origin: string): Promise
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : null };
     }, { pathname, body }),
+    get: (pathname) => page.evaluate(async (pathname) => {
+      const res = await fetch(pathname);
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    }, pathname),
     register: (verifyBody = {}, optionsBody = {}) => page.evaluate(async ({ verifyBody, optionsBody }) => {
       const call = async (p: string, b: unknown) => {
         const res = await fetch(p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });

@@ -61,15 +61,16 @@ describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) =>
     expect(list.body.webauthn_credentials[0].created_at).toBeGreaterThan(1_700_000_000);
 
     expect(await p.post('/v1/logout')).toMatchObject({ status: 200 });
-    expect((await p.post('/v1/profile')).status).toBe(401);
+    expect((await p.get('/v1/profile')).status).toBe(401);
 
     const { options: requestOptions, verify: login } = await p.login();
     expect(JSON.parse(requestOptions.body.options)).toMatchObject({ rpId: 'localhost', allowCredentials: [], userVerification: 'required', timeout: 300000 });
     expect(login.status).toBe(200);
     expect(login.body).toMatchObject({ message: 'Logged in successfully with passkey.', user: { id: userId, email } });
-    expect(decodeJwt(login.body.access_token)).toMatchObject({ sub: userId, login_method: 'webauthn', amr: ['hwk', 'user'] });
+    expect(decodeJwt(login.body.access_token)).toMatchObject({ sub: userId, login_method: 'webauthn' });
+    expect(decodeJwt(login.body.id_token)).toMatchObject({ sub: userId, amr: ['hwk', 'user'] });
     // the session cookie the browser got signs it in
-    expect(await p.post('/v1/profile')).toMatchObject({ status: 200, body: { id: userId } });
+    expect(await p.get('/v1/profile')).toMatchObject({ status: 200, body: { id: userId } });
     const used = (await p.post('/v1/webauthn_credentials')).body.webauthn_credentials[0];
     expect(used.last_used_at).toBeGreaterThanOrEqual(used.created_at);
     await p.close();
@@ -115,6 +116,74 @@ describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) =>
     expect(await p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toMatchObject({ status: 404 });
     await p.post('/v1/logout');
     expect((await p.login()).verify).toEqual({ status: 401, body: INVALID_PASSKEY });
+    await p.close();
+  });
+});
+
+describe.each(['all', 'split'] as Mode[])('passkeys and the MFA gate in Chromium (%s)', (mode) => {
+  let d: Deployment;
+  let browser: Browser;
+  beforeAll(async () => {
+    [d, browser] = await Promise.all([startDeployment(mode, { urlHost: 'localhost', mfa: true }), launchChromium()]);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await d?.stop();
+  });
+
+  const cookiesOf = async (p: PasskeyPage): Promise<string[]> => (await p.page.context().cookies()).map((c) => c.name);
+
+  it('registers a passkey in the MFA-offer state (completing the gate), then completes a password login\'s G4 challenge with it', async () => {
+    const p = await openPasskeyPage(browser, d.url);
+    const email = address('gate');
+    // signup passes the gate: G7 offers a passkey; tokens withheld, an MFA session opened
+    const signup = await p.post('/v1/signup', { email, password: PASSWORD, confirm_password: PASSWORD });
+    expect(signup.body).toMatchObject({ message: 'Proceed to mfa setup', access_token: null, user: null, should_offer_webauthn_mfa_setup: true });
+    expect(await cookiesOf(p)).toEqual(['mfa']);
+
+    const { options, verify } = await p.register({ email, name: 'Gate key' });
+    expect(options.status).toBe(200);
+    // the MFA session's user: its email names the account
+    expect(JSON.parse(options.body.options).user.name).toBe(email);
+    expect(verify.status).toBe(200);
+    expect(verify.body).toMatchObject({ message: 'Passkey registered and MFA setup complete.', user: { email, enrolled_mfa_methods: ['webauthn'] } });
+    expect(decodeJwt(verify.body.id_token).amr).toEqual(['pwd', 'hwk', 'user', 'mfa']);
+    expect((await cookiesOf(p)).sort()).toEqual(['cookie_session', 'cookie_session_domain']);
+    expect(await p.get('/v1/profile')).toMatchObject({ status: 200, body: { email, enrolled_mfa_methods: ['webauthn'] } });
+
+    // a password login now meets G4: the passkey is offered as the second factor
+    await p.post('/v1/logout');
+    const login = await p.post('/v1/login', { email, password: PASSWORD, scope: ['openid', 'email', 'offline_access'] });
+    expect(login.body).toMatchObject({ message: 'Proceed to mfa verification', access_token: null, should_offer_webauthn_mfa_verify: true, should_show_totp_screen: false });
+    // the MFA session cannot register another passkey in the verify state (from a second
+    // authenticator: the first one refuses, its credential is in excludeCredentials)
+    const { credentials } = await p.cdp.send('WebAuthn.getCredentials', { authenticatorId: p.authenticatorId });
+    await p.newAuthenticator();
+    const refused = await p.register({ email });
+    expect(refused.options.status).toBe(200);
+    expect(refused.verify).toEqual({ status: 400, body: { code: 'failed_precondition', message: 'cannot set up a passkey in the current state' } });
+    // back to the registered passkey
+    await p.newAuthenticator();
+    await p.cdp.send('WebAuthn.addCredential', { authenticatorId: p.authenticatorId, credential: credentials[0]! });
+
+    const mfaLogin = await p.login({ email });
+    const request = JSON.parse(mfaLogin.options.body.options);
+    expect(request.allowCredentials).toEqual([expect.objectContaining({ type: 'public-key' })]);
+    expect(mfaLogin.verify.status).toBe(200);
+    expect(mfaLogin.verify.body).toMatchObject({ message: 'Logged in successfully with passkey.', user: { email } });
+    // the first step's grant (password, its scope) with the passkey as the second factor
+    expect(decodeJwt(mfaLogin.verify.body.id_token)).toMatchObject({ login_method: 'basic_auth', amr: ['pwd', 'hwk', 'user', 'mfa'] });
+    expect(mfaLogin.verify.body.refresh_token).toEqual(expect.any(String));
+    expect(await cookiesOf(p)).not.toContain('mfa');
+    await p.close();
+  });
+
+  it('login options with an email need that account\'s MFA session, and a passkey on it', async () => {
+    const p = await openPasskeyPage(browser, d.url);
+    const email = address('nokey');
+    expect((await p.post('/v1/signup', { email, password: PASSWORD, confirm_password: PASSWORD })).body.message).toBe('Proceed to mfa setup');
+    expect(await p.post('/v1/webauthn_login_options', { email: 'someone-else@example.com' })).toEqual({ status: 401, body: { code: 'unauthenticated', message: 'invalid session' } });
+    expect(await p.post('/v1/webauthn_login_options', { email })).toEqual({ status: 404, body: { code: 'not_found', message: 'no passkey found for this account' } });
     await p.close();
   });
 });
