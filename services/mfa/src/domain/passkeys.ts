@@ -11,6 +11,8 @@ import type { MfaTransaction, PasskeyRecord, WebauthnCeremony, WebauthnChallenge
 import type { MfaContext } from './deps.ts';
 import type { MfaOptions } from './options.ts';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** behaviour.md §4.6 / §10 */
 export const MAX_PASSKEYS_PER_USER = 10;
 export const MAX_PASSKEY_NAME_CHARS = 64;
@@ -150,8 +152,10 @@ export async function listPasskeys(c: MfaContext, userId: string): Promise<Passk
  * @throws AppError `invalid_argument` `id is required`; `not_found` `passkey not found` when the user has no passkey with that id
  */
 export async function deletePasskey(c: MfaContext, userId: string, id: string | null | undefined, audit: Auditor): Promise<void> {
-  const passkeyId = (id ?? '').trim();
+  const passkeyId = (id ?? '').trim().toLowerCase();
   if (!passkeyId) throw new AppError('invalid_argument', 'id is required');
+  // ids are UUIDs: anything else names no passkey (and never reaches a uuid column)
+  if (!UUID.test(passkeyId)) throw new AppError('not_found', PASSKEY_NOT_FOUND);
   await c.store.transaction(async (tx) => {
     if (!(await tx.passkeys.delete(userId, passkeyId))) throw new AppError('not_found', PASSKEY_NOT_FOUND);
     tx.events.emit('audit.recorded', audit('user.webauthn_credential_deleted', {
