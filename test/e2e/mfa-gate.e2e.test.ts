@@ -11,7 +11,7 @@ import { decodeJwt } from 'jose';
 import { generate } from 'otplib';
 import { createCallContext, createGrpcClient, serviceDescriptor, type CallContext } from '@gatehouse/rpc';
 import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSink } from '@gatehouse/testing';
-import { PASSWORD, address, bearer, cookieHeader, get, post, signup, type Reply } from './email-support.ts';
+import { PASSWORD, address, bearer, cookieHeader, get, post, signup, sleep, type Reply } from './email-support.ts';
 
 const INVALID_SESSION = { code: 'unauthenticated', message: 'invalid session' };
 const LOCKED = "your account's multi-factor authentication is locked; contact your administrator to regain access";
@@ -73,7 +73,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const code = await totpNow(res.body.authenticator_secret);
     const done = await post(dep.url, '/v1/verify_otp', { otp: code, is_totp: true }, mfa);
     expect(done.body.message).toBe('OTP verified successfully.');
-    return { email, code, codes: res.body.authenticator_recovery_codes as string[], done };
+    return { email, code, secret: res.body.authenticator_secret as string, codes: res.body.authenticator_recovery_codes as string[], done };
   };
 
   const login = (dep: Deployment, email: string) => post(dep.url, '/v1/login', { email, password: PASSWORD, scope: ['openid', 'email', 'offline_access'], state: 'st-1' });
@@ -104,8 +104,8 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(again.cookies.some((c) => c.startsWith('mfa='))).toBe(false);
   });
 
-  it('TOTP: enrol at the offer, G4 challenge at login, a replayed code refused, tokens with amr; skip refused once a factor exists', async () => {
-    const { email, code, done } = await withTotp(d, 'totp');
+  it('TOTP: enrol at the offer, G4 challenge at login, a replayed code refused, the next code issues tokens with amr; skip refused once a factor exists', async () => {
+    const { email, code, secret, done } = await withTotp(d, 'totp');
     expect(done.body).toMatchObject({ access_token: expect.any(String), user: { email } });
     expect(decodeJwt(done.body.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
     expect((await get(d.url, '/v1/profile', bearer(done.body.access_token))).body.enrolled_mfa_methods).toEqual(['totp']);
@@ -125,7 +125,15 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     // the code that enrolled is refused: its time step was accepted already (replay guard, §4.5)
     const used = await post(d.url, '/v1/verify_otp', { otp: code, is_totp: true }, mfa);
     expect(used).toMatchObject({ status: 400, body: { code: 'invalid_argument', message: 'invalid otp' } });
-  });
+    // the authenticator's next code (the next 30 s step, at the real clock) completes the login
+    await sleep(30_000 - (Date.now() % 30_000) + 250);
+    const next = await post(d.url, '/v1/verify_otp', { otp: await totpNow(secret), is_totp: true, email }, mfa);
+    expect(next.status).toBe(200);
+    expect(next.body).toMatchObject({ message: 'OTP verified successfully.', access_token: expect.any(String), user: { email, enrolled_mfa_methods: ['totp'] } });
+    expect(decodeJwt(next.body.id_token)).toMatchObject({ amr: ['pwd', 'otp', 'mfa'], login_method: 'basic_auth' });
+    expect(decodeJwt(next.body.access_token)).toMatchObject({ scope: ['openid', 'email', 'offline_access'] });
+    expect(next.cookies).toEqual(expect.arrayContaining(['mfa=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax', expect.stringMatching(/^cookie_session=/)]));
+  }, 60_000);
 
   it('a recovery code works once; 5 wrong codes lock TOTP verification, even the right code then gets 429', async () => {
     const { email, codes } = await withTotp(d, 'recovery');
@@ -156,9 +164,12 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect((await get(d.url, '/v1/profile', bearer(enrolled.body.access_token))).body.enrolled_mfa_methods).toEqual(['email_otp']);
 
     const challenged = await login(d, email);
-    expect(challenged.body).toMatchObject({
-      message: 'Please check email inbox for the OTP', ...NOTHING_ISSUED, should_show_email_otp_screen: true,
-      should_show_totp_screen: false, should_offer_webauthn_mfa_verify: false, authenticator_secret: null,
+    expect(challenged.body).toEqual({
+      message: 'Please check email inbox for the OTP', ...NOTHING_ISSUED,
+      should_show_email_otp_screen: true, should_show_mobile_otp_screen: false, should_show_totp_screen: false,
+      should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: false, should_offer_email_otp_mfa_setup: false,
+      should_offer_sms_otp_mfa_setup: false, should_offer_mfa_setup: false,
+      authenticator_secret: null, authenticator_scanner_image: null, authenticator_recovery_codes: null,
     });
     const gate = cookieHeader(challenged.cookies);
     expect(await post(d.url, '/v1/lock_mfa', {}, gate)).toMatchObject({
@@ -216,10 +227,31 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
       }
       // back to the offer (G7): a new enrolment is offered
       expect((await login(d, email)).body).toEqual(OFFER);
+      // a locked user's factors go too; the lock itself is the user row's (admin update_user with reset_mfa clears it)
+      const locked = await offered(d, 'reset-locked');
+      const skipped = await post(d.url, '/v1/skip_mfa_setup', {}, locked.mfa);
+      const lockedId = skipped.body.user.id as string;
+      const setup = await post(d.url, '/v1/totp_mfa_setup', {}, bearer(skipped.body.access_token));
+      expect((await post(d.url, '/v1/lock_mfa', {}, cookieHeader(setup.cookies))).status).toBe(200);
+      const again = createGrpcClient(serviceDescriptor('mfa.internal'), { address: d.serviceGrpcAddresses.get('mfa')!, internalToken: d.internalToken });
+      try {
+        // the pending TOTP of the setup and its 10 codes
+        expect(await again.call('ResetUserMfa', { user_id: lockedId }, createCallContext({ protocol: 'grpc' }))).toEqual({ deleted: 11 });
+      } finally {
+        again.close();
+      }
+      expect(await login(d, locked.email)).toMatchObject({ status: 400, body: { message: LOCKED } });
+      // without the internal token the internal API refuses
+      const outsider = createGrpcClient(serviceDescriptor('mfa.internal'), { address: d.serviceGrpcAddresses.get('mfa')! });
+      try {
+        await expect(outsider.call('ResetUserMfa', { user_id: lockedId }, createCallContext({ protocol: 'grpc' }))).rejects.toMatchObject({ code: 'permission_denied' });
+      } finally {
+        outsider.close();
+      }
     });
   }
 
-  it('the verify_email link of a magic link redirects with mfa_required, mfa_methods and mfa_gate, and sets mfa (§3.4)', async () => {
+  it('the verify_email link of a magic link redirects with mfa_required, mfa_methods and mfa_gate, and sets mfa; POST verify_email answers the offer (§3.4)', async () => {
     const email = address('link');
     await post(d.url, '/v1/magic_link_login', { email, state: 'st-7' });
     const link = sink.tokenLink(await sink.waitForMail(email));
@@ -232,6 +264,13 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const skipped = await post(d.url, '/v1/skip_mfa_setup', {}, cookieHeader(visit.cookies));
     expect(skipped.body).toMatchObject({ message: 'MFA setup skipped', user: { email } });
     expect(decodeJwt(skipped.body.access_token)).toMatchObject({ login_method: 'magic_link_login' });
+    // POST verify_email is gated the same way (a fresh address: not skipped yet)
+    const other = address('link-post');
+    await post(d.url, '/v1/magic_link_login', { email: other });
+    const token = sink.tokenLink(await sink.waitForMail(other)).searchParams.get('token')!;
+    const verified = await post(d.url, '/v1/verify_email', { token });
+    expect(verified.body).toEqual(OFFER);
+    expect(verified.cookies).toEqual([expect.stringMatching(/^mfa=/)]);
   });
 
   it('bad input: an otp of 17 characters, wrong types → 400 with the message, nothing counted or consumed', async () => {
@@ -250,7 +289,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(ok.body.message).toBe('OTP verified successfully.');
   });
 
-  it('user-credential setups: totp_mfa_setup answers the TOTP screen and its mfa cookie; without a credential 401', async () => {
+  it('user-credential setups: totp_mfa_setup answers the TOTP screen and its mfa cookie, email OTP setup mails a code, SMS is not available; without a credential 401', async () => {
     const { email, mfa } = await offered(d, 'usersetup');
     const tokens = (await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).body.access_token as string;
     const setup = await post(d.url, '/v1/totp_mfa_setup', {}, bearer(tokens));
@@ -261,9 +300,18 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(done.body).toMatchObject({ message: 'OTP verified successfully.', user: { email } });
     expect(await post(d.url, '/v1/totp_mfa_setup', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated', message: 'unauthorized' } });
     expect(await post(d.url, '/v1/email_otp_mfa_setup', {})).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
+    // email OTP with the user's credential: a code to the user's own address, completed by verify_otp
+    const emailSetup = await post(d.url, '/v1/email_otp_mfa_setup', {}, bearer(done.body.access_token));
+    expect(emailSetup.body).toEqual({ message: 'Check your email for the verification code' });
+    const code = sink.otpOf(await sink.waitForMail(email));
+    const both = await post(d.url, '/v1/verify_otp', { otp: code }, cookieHeader(emailSetup.cookies));
+    expect(both.body).toMatchObject({ message: 'OTP verified successfully.', user: { enrolled_mfa_methods: ['totp', 'email_otp'] } });
+    // SMS is not configured here: the method is not available
+    expect(await post(d.url, '/v1/sms_otp_mfa_setup', {}, bearer(done.body.access_token)))
+      .toMatchObject({ status: 400, body: { code: 'failed_precondition', message: 'SMS OTP is not available on this server' } });
   });
 
-  it('GraphQL: login answers the offer, skip_mfa_setup and totp_mfa_setup with the same fields as REST', async () => {
+  it('GraphQL: signup answers the offer; skip_mfa_setup, totp_mfa_setup, verify_otp with is_totp, the G4 login and lock_mfa with the same fields as REST', async () => {
     const gql = async (query: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) => {
       const res = await fetch(`${d.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', origin: d.url, ...headers }, body: JSON.stringify({ query, variables }) });
       return { body: (await res.json()) as any, cookies: res.headers.getSetCookie() };
@@ -281,8 +329,19 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(skip.body.data.skip_mfa_setup).toMatchObject({ message: 'MFA setup skipped', access_token: expect.any(String), user: { email: fresh, enrolled_mfa_methods: [] } });
     const totp = await gql('mutation t { totp_mfa_setup { message should_show_totp_screen authenticator_secret } }', {}, bearer(skip.body.data.skip_mfa_setup.access_token));
     expect(totp.body.data.totp_mfa_setup).toEqual({ message: 'Proceed to totp verification screen', should_show_totp_screen: true, authenticator_secret: expect.stringMatching(/^[A-Z2-7]{32}$/) });
-    const lock = await gql('mutation l($p: LockMfaRequest!) { lock_mfa(params: $p) { message } }', { p: {} });
-    expect(lock.body).toMatchObject({ errors: [{ message: 'invalid session', extensions: { code: 'UNAUTHENTICATED' } }] });
+    const verify = 'mutation v($p: VerifyOTPRequest!) { verify_otp(params: $p) { message access_token id_token user { enrolled_mfa_methods } } }';
+    const enrolled = await gql(verify, { p: { otp: await totpNow(totp.body.data.totp_mfa_setup.authenticator_secret), is_totp: true } }, cookieHeader(totp.cookies));
+    expect(enrolled.body.data.verify_otp).toMatchObject({ message: 'OTP verified successfully.', user: { enrolled_mfa_methods: ['totp'] } });
+    expect(decodeJwt(enrolled.body.data.verify_otp.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
+    // G4 through GraphQL login, then lock_mfa with that session
+    const g4 = await gql('mutation g($p: LoginRequest!) { login(params: $p) { message access_token should_show_totp_screen } }', { p: { email: fresh, password: PASSWORD } });
+    expect(g4.body.data.login).toEqual({ message: 'Proceed to mfa verification', access_token: null, should_show_totp_screen: true });
+    const lock = await gql('mutation l($p: LockMfaRequest!) { lock_mfa(params: $p) { message } }', { p: {} }, cookieHeader(g4.cookies));
+    expect(lock.body.data.lock_mfa).toEqual({ message: 'Your account is locked. Contact your administrator to regain access.' });
+    const refused = await gql('mutation g($p: LoginRequest!) { login(params: $p) { message } }', { p: { email: fresh, password: PASSWORD } });
+    expect(refused.body).toMatchObject({ errors: [{ message: LOCKED, extensions: { code: 'FAILED_PRECONDITION' } }] });
+    const noSession = await gql('mutation l($p: LockMfaRequest!) { lock_mfa(params: $p) { message } }', { p: {} });
+    expect(noSession.body).toMatchObject({ errors: [{ message: 'invalid session', extensions: { code: 'UNAUTHENTICATED' } }] });
   });
 
   it('native gRPC: Login answers the G7 offer with the mfa cookie as metadata; VerifyOtp with a TOTP code completes it', async () => {

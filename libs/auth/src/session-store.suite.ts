@@ -43,6 +43,17 @@ export function runSessionStoreSuite(name: string, make: () => Promise<SessionSt
       expect(await h.store.findByHandleHash('f'.repeat(64))).toBeNull();
     });
 
+    it('keeps the second factor\'s amr of a session, through an update too (issue 16)', async () => {
+      const s = rec({ amr: ['otp'] });
+      await h.store.create(s);
+      expect(await h.store.get(s.id)).toEqual(s);
+      await h.store.update({ ...s, refreshTokenId: 'rt2' });
+      expect(await h.store.findByHandleHash(s.handleHash)).toEqual({ ...s, refreshTokenId: 'rt2' });
+      const plain = rec();
+      await h.store.create(plain);
+      expect((await h.store.get(plain.id))?.amr ?? null).toBeNull();
+    });
+
     it('reads an expired session as absent', async () => {
       const s = rec({ expiresAt: h.now() + 10 });
       await h.store.create(s);

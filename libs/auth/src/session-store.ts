@@ -19,6 +19,11 @@ export interface SessionRecord {
   expiresAt: number;
   /** `jti` of the session's current refresh token, when one was issued */
   refreshTokenId?: string | null;
+  /**
+   * RFC 8176 `amr` values of a second factor proven when the session was opened (behaviour.md §2.1:
+   * `otp`, `sms`, `hwk`, ...; the ID token adds `mfa`), kept so a refresh carries them; absent or null: none
+   */
+  amr?: string[] | null;
   createdAt: number;
 }
 
@@ -35,7 +40,7 @@ export interface SessionStore {
   update(s: SessionRecord): Promise<void>;
 }
 
-const copy = (s: SessionRecord): SessionRecord => ({ ...s, roles: [...s.roles], scope: [...s.scope] });
+const copy = (s: SessionRecord): SessionRecord => ({ ...s, roles: [...s.roles], scope: [...s.scope], ...(s.amr ? { amr: [...s.amr] } : {}) });
 
 /**
  * In-memory store for unit tests and single-process use.

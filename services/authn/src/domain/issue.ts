@@ -70,8 +70,9 @@ export async function openSession(c: AuthnContext, user: UserRecord, grant: Sess
     expiresAt: now + c.options.sessionExpiresIn,
     refreshTokenId: null,
     createdAt: now,
+    ...(grant.amr && grant.amr.length > 0 ? { amr: [...grant.amr] } : {}),
   };
-  const tokens = await issueTokens(c, user, draft, grant.amr ?? []);
+  const tokens = await issueTokens(c, user, draft);
   const session = { ...draft, refreshTokenId: tokens.refreshTokenId };
   await c.sessions.create(session);
   return { user, tokens, cookie: { handle, maxAgeSeconds: session.expiresAt - now } };

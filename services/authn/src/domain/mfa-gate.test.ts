@@ -100,6 +100,21 @@ describe('completions (behaviour.md §4.3)', () => {
     expect(JSON.parse(audits(a)[0]!.metadata)).toEqual({ method: 'totp', protocol: 'rest' });
   });
 
+  it('the second factor\'s amr survives a session refresh, by bearer and by cookie rotation', async () => {
+    const m = scriptedMfa();
+    const a = makeAuthn({}, { mfa: m.client });
+    const { res } = await a.signup();
+    m.state.verdict = verdictFor(res.user.id, { amr: ['otp'] });
+    const done = await a.call('VerifyOtp', { otp: '123456', is_totp: true }, { cookie: 'mfa=h' });
+    const byBearer = await a.call('Session', {}, { authorization: `Bearer ${done.res.access_token}` });
+    expect(decodeJwt(byBearer.res.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
+    const session = done.cookies.find((c) => c.startsWith('cookie_session='))!.split(';')[0]!;
+    const rotated = await a.call('Session', {}, { cookie: session });
+    expect(decodeJwt(rotated.res.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
+    const again = rotated.cookies.find((c) => c.startsWith('cookie_session='))!.split(';')[0]!;
+    expect(decodeJwt((await a.call('Session', {}, { cookie: again })).res.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
+  });
+
   it('skip_mfa_setup sets has_skipped_mfa_setup_at and issues tokens without a second factor', async () => {
     const m = scriptedMfa();
     const a = makeAuthn({}, { mfa: m.client });

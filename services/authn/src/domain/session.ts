@@ -29,7 +29,7 @@ export interface SessionRefresh extends GrantRequest {
 
 /**
  * `POST /v1/session`. Cookie caller: rotation (a new session with a fresh expiry, the same auth_time
- * and login method, roles and scope optionally narrowed; the old session is deleted; new cookies).
+ * login method and second-factor `amr`, roles and scope optionally narrowed; the old session is deleted; new cookies).
  * Bearer caller: new access/ID tokens for the same session, no cookies.
  * @returns the tokens, and the new session's cookie for a cookie caller
  * @throws AppError `unauthenticated` `unauthorized` (user gone or revoked, roles or scope that widen);
@@ -51,7 +51,7 @@ export async function refreshSession(c: AuthnContext, caller: UserCaller, q: Ses
     if (tokens.refreshTokenId) await c.sessions.update({ ...old, refreshTokenId: tokens.refreshTokenId });
     return { user, tokens, cookie: null };
   }
-  const issued = await openSession(c, user, { loginMethod: old.loginMethod, roles, scope, authTime: old.authTime });
+  const issued = await openSession(c, user, { loginMethod: old.loginMethod, roles, scope, authTime: old.authTime, ...(old.amr ? { amr: old.amr } : {}) });
   await c.sessions.delete(old.id);
   return issued;
 }

@@ -69,14 +69,13 @@ export function amrOf(loginMethod: string, secondFactor: readonly string[] = [])
 
 /**
  * Signs the token set for `session`. The access token's `nonce` is the session id, which is what
- * makes it valid only while the session exists.
- * @param secondFactor RFC 8176 values of a second factor proven for this login (behaviour.md §4.1)
+ * makes it valid only while the session exists. The session's `amr` (a second factor proven when it
+ * was opened, behaviour.md §4.1) goes into the ID token's, also on refresh.
  */
 export async function issueTokens(
   c: AuthnContext,
   user: UserRecord,
-  session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime'>,
-  secondFactor: readonly string[] = [],
+  session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime' | 'amr'>,
 ): Promise<IssuedTokens> {
   const o = c.options;
   const now = c.now();
@@ -101,7 +100,7 @@ export async function issueTokens(
     nonce: session.id,
     auth_time: session.authTime,
     token_type: 'id_token',
-    amr: amrOf(session.loginMethod, secondFactor),
+    amr: amrOf(session.loginMethod, session.amr ?? []),
     acr: '0',
     at_hash: atHash(accessToken, c.jwt.alg),
     allowed_roles: [...user.roles],

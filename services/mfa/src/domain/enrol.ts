@@ -12,7 +12,7 @@ import type { ArmedSession, MfaContext } from './deps.ts';
 import { factorsOf, openBareSession, stagePendingTotp, type GateRequest, type GateScreens } from './gate.ts';
 import { INVALID_SESSION, MFA_SESSION_TTL_SECONDS, requireMfaSession, type SessionClaim } from './mfa-session.ts';
 import { deliverOtp } from '../events.ts';
-import { generateOtp, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
 
 /** behaviour.md §4.3 refusals */
 export const CANNOT_SKIP = 'cannot skip multi factor authentication setup';
@@ -36,7 +36,9 @@ export interface OtpEnrolmentRequest {
  * @returns the armed session (the `mfa` cookie)
  * @throws AppError `unauthenticated` `invalid session`; `failed_precondition` `email OTP is not
  *   available on this server` / `SMS OTP is not available on this server` / `account has no email
- *   address to send an OTP to` / `account has no phone number to send an OTP to`
+ *   address to send an OTP to` / `account has no phone number to send an OTP to`;
+ *   `resource_exhausted` `please wait before requesting another OTP` within 30 s of the last code
+ *   (MFA-session mode; a user-credential setup keeps a code that young, as a login does)
  */
 export async function beginOtpEnrolment(c: MfaContext, req: OtpEnrolmentRequest): Promise<ArmedSession> {
   const email = req.channel === 'email';
@@ -58,6 +60,13 @@ export async function beginOtpEnrolment(c: MfaContext, req: OtpEnrolmentRequest)
     return armed;
   }
   const s = session!;
+  const last = await c.store.findOtp(user.id, req.channel);
+  if (last && now - last.sentAt < OTP_RESEND_INTERVAL_SECONDS) {
+    // one code per user and channel every 30 s (behaviour.md §4.4), as resend_otp words it
+    throw new AppError('resource_exhausted', 'please wait before requesting another OTP', {
+      headers: { 'Retry-After': String(OTP_RESEND_INTERVAL_SECONDS - (now - last.sentAt)) }, reason: 'otp_resend',
+    });
+  }
   const code = generateOtp();
   const expiresAt = now + MFA_SESSION_TTL_SECONDS;
   await c.store.transaction(async (tx) => {

@@ -180,6 +180,18 @@ describe('skip, lock and reset (behaviour.md §4.3, §4.7)', () => {
     await expect(resetUserMfa(m.c, '')).rejects.toMatchObject({ code: 'invalid_argument' });
   });
 
+  it('an email OTP setup sends at most one code per 30 s (behaviour.md §4.4)', async () => {
+    const m = makeMfa();
+    const d = await evaluateGate(m.c, first(user()));
+    await beginOtpEnrolment(m.c, { channel: 'email', caller: null, handle: d.armed!.handle, claim: {} });
+    m.advance(10);
+    await expect(beginOtpEnrolment(m.c, { channel: 'email', caller: null, handle: d.armed!.handle, claim: {} }))
+      .rejects.toMatchObject({ code: 'resource_exhausted', message: 'please wait before requesting another OTP' });
+    m.advance(20);
+    await beginOtpEnrolment(m.c, { channel: 'email', caller: null, handle: d.armed!.handle, claim: {} });
+    expect(m.codesFor('u-ada@example.com')).toHaveLength(2);
+  });
+
   it('setups: refusals with the §4.3 messages', async () => {
     const m = makeMfa({ smtpHost: undefined });
     const d = await evaluateGate(m.c, first(user()));

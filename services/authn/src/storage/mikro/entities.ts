@@ -50,6 +50,8 @@ export const SessionEntity = defineEntity({
     expiresAt: p.bigint('number').fieldName('expires_at'),
     refreshTokenId: p.string().length(64).fieldName('refresh_token_id').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),
+    // migration 0005 (issue 16): JSON array of the second factor's RFC 8176 values, or null
+    amr: p.text().nullable(),
   },
 });
 

@@ -93,4 +93,11 @@ export const authnMigrations: MigrationDefinition[] = [
       await ddl.createIndex('authn_verification_requests', 'authn_verification_requests_created_at_idx', ['created_at', 'id']);
     },
   },
+  {
+    // issue 16: the second factor's `amr` survives session refresh (behaviour.md §2.1)
+    name: '0005_authn_session_amr',
+    async up({ ddl }) {
+      await ddl.addColumn('authn_sessions', { name: 'amr', type: 'text', nullable: true });
+    },
+  },
 ];

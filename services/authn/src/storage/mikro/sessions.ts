@@ -21,9 +21,13 @@ const toRecord = (r: Row): SessionRecord => ({
   expiresAt: Number(r.expiresAt),
   refreshTokenId: (r.refreshTokenId as string | null) ?? null,
   createdAt: Number(r.createdAt),
+  ...(r.amr ? { amr: JSON.parse(String(r.amr)) as string[] } : {}),
 });
 
-const toRow = (s: SessionRecord): Row => ({ ...s, refreshTokenId: s.refreshTokenId ?? null, roles: JSON.stringify(s.roles), scope: JSON.stringify(s.scope) });
+const toRow = (s: SessionRecord): Row => ({
+  ...s, refreshTokenId: s.refreshTokenId ?? null, roles: JSON.stringify(s.roles), scope: JSON.stringify(s.scope),
+  amr: s.amr && s.amr.length > 0 ? JSON.stringify(s.amr) : null,
+});
 
 export function createMikroSessionStore(db: Database, options: { clock?: () => number } = {}): SessionStore {
   const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
