@@ -258,7 +258,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const visit = await get(d.url, `${link.pathname}${link.search}`);
     expect(visit.status).toBe(302);
     const to = new URL(visit.headers.get('location')!);
-    expect(Object.fromEntries(to.searchParams)).toEqual({ mfa_required: '1', mfa_methods: 'totp,email_otp', mfa_gate: 'offer', state: 'st-7' });
+    expect(Object.fromEntries(to.searchParams)).toEqual({ mfa_required: '1', mfa_methods: 'totp,webauthn,email_otp', mfa_gate: 'offer', state: 'st-7' });
     expect(visit.cookies).toEqual([expect.stringMatching(/^mfa=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=300;/)]);
     // the gated browser continues with the MFA session
     const skipped = await post(d.url, '/v1/skip_mfa_setup', {}, cookieHeader(visit.cookies));
@@ -294,7 +294,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const tokens = (await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).body.access_token as string;
     const setup = await post(d.url, '/v1/totp_mfa_setup', {}, bearer(tokens));
     expect(setup.body).toEqual({
-      ...OFFER, message: 'Proceed to totp verification screen', should_offer_email_otp_mfa_setup: false,
+      ...OFFER, message: 'Proceed to totp verification screen', should_offer_email_otp_mfa_setup: false, should_offer_webauthn_mfa_setup: false,
     });
     const done = await post(d.url, '/v1/verify_otp', { otp: await totpNow(setup.body.authenticator_secret), is_totp: true }, cookieHeader(setup.cookies));
     expect(done.body).toMatchObject({ message: 'OTP verified successfully.', user: { email } });
