@@ -9,10 +9,31 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
 import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
+import { createRequire } from 'node:module';
+import { openSql } from '../support/sql.ts';
 import { launchChromium, openPasskeyPage, type PasskeyPage } from './passkey-browser.ts';
 import { address, PASSWORD } from './email-support.ts';
 
 const INVALID_PASSKEY = { code: 'unauthenticated', message: 'invalid passkey' };
+// node:sqlite through Node's own require: jest's resolver does not know the module yet
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
+
+/** The `audit.recorded` events mfa committed to its outbox for `userId` (behaviour.md §5.7): action and metadata. */
+async function auditOf(d: Deployment, userId: string): Promise<Array<{ action: string; metadata: Record<string, unknown> }>> {
+  const q = "select data from mfa_outbox where name = 'audit.recorded' order by seq";
+  let rows: Array<{ data: string }>;
+  if (d.databaseType === 'sqlite') {
+    const db = new DatabaseSync(d.databaseUrl, { readOnly: true });
+    rows = db.prepare(q).all() as unknown as Array<{ data: string }>;
+    db.close();
+  } else {
+    const sql = await openSql(d.databaseUrl);
+    rows = await sql.query<{ data: string }>(q);
+    await sql.close();
+  }
+  return rows.map((r) => JSON.parse(r.data) as { action: string; actor_id?: string; metadata: string })
+    .filter((e) => e.actor_id === userId).map((e) => ({ action: e.action, metadata: JSON.parse(e.metadata) as Record<string, unknown> }));
+}
 
 describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) => {
   let d: Deployment;
@@ -102,8 +123,8 @@ describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) =>
     await p.close();
   });
 
-  it('lists and deletes the caller\'s own passkeys; a deleted passkey no longer logs in', async () => {
-    const { p } = await signedUp('delete');
+  it('lists and deletes the caller\'s own passkeys (audit events recorded); a deleted passkey no longer logs in', async () => {
+    const { p, userId } = await signedUp('delete');
     expect((await p.register({ name: 'first' })).verify.status).toBe(200);
     const list = (await p.post('/v1/webauthn_credentials')).body.webauthn_credentials;
     expect(list.map((c: { name: string }) => c.name)).toEqual(['first']);
@@ -112,6 +133,11 @@ describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) =>
     expect(await other.p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toEqual({ status: 404, body: { code: 'not_found', message: 'passkey not found' } });
     await other.p.close();
     expect(await p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toEqual({ status: 200, body: { message: 'Passkey deleted successfully.' } });
+    // both recorded for the audit log, from the page's REST calls
+    expect(await auditOf(d, userId)).toEqual([
+      { action: 'user.webauthn_credential_added', metadata: { passkey_id: list[0].id, name: 'first', protocol: 'rest' } },
+      { action: 'user.webauthn_credential_deleted', metadata: { passkey_id: list[0].id, protocol: 'rest' } },
+    ]);
     expect(await p.post('/v1/webauthn_credentials')).toEqual({ status: 200, body: { webauthn_credentials: [] } });
     expect(await p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toMatchObject({ status: 404 });
     await p.post('/v1/logout');
