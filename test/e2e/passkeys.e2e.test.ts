@@ -10,13 +10,14 @@ import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
 import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
 import { createRequire } from 'node:module';
+import type * as NodeSqlite from 'node:sqlite';
 import { openSql } from '../support/sql.ts';
 import { launchChromium, openPasskeyPage, type PasskeyPage } from './passkey-browser.ts';
 import { address, PASSWORD } from './email-support.ts';
 
 const INVALID_PASSKEY = { code: 'unauthenticated', message: 'invalid passkey' };
 // node:sqlite through Node's own require: jest's resolver does not know the module yet
-const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof NodeSqlite;
 
 /** The `audit.recorded` events mfa committed to its outbox for `userId` (behaviour.md §5.7): action and metadata. */
 async function auditOf(d: Deployment, userId: string): Promise<Array<{ action: string; metadata: Record<string, unknown> }>> {
