@@ -33,6 +33,16 @@ function pngSize(base64: string): { width: number; height: number; signature: st
   return { signature: png.subarray(0, 8).toString('hex'), width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
 
+/** A challenge (G2-G4): `message`, every screen and offer false but `screens`, nothing issued, no TOTP secret. */
+const challenge = (message: string, screens: Record<string, boolean>): Record<string, unknown> => ({
+  message, ...NOTHING_ISSUED,
+  should_show_email_otp_screen: false, should_show_mobile_otp_screen: false, should_show_totp_screen: false,
+  should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: false, should_offer_email_otp_mfa_setup: false,
+  should_offer_sms_otp_mfa_setup: false, should_offer_mfa_setup: false,
+  authenticator_secret: null, authenticator_scanner_image: null, authenticator_recovery_codes: null,
+  ...screens,
+});
+
 /** The offer of G5/G7 with TOTP, passkeys and email OTP (SMTP) usable. */
 const OFFER = {
   message: 'Proceed to mfa setup', ...NOTHING_ISSUED,
@@ -112,13 +122,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
 
     const challenged = await login(d, email);
     expect(challenged.status).toBe(200);
-    expect(challenged.body).toEqual({
-      message: 'Proceed to mfa verification', ...NOTHING_ISSUED,
-      should_show_email_otp_screen: false, should_show_mobile_otp_screen: false, should_show_totp_screen: true,
-      should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: false, should_offer_email_otp_mfa_setup: false,
-      should_offer_sms_otp_mfa_setup: false, should_offer_mfa_setup: false,
-      authenticator_secret: null, authenticator_scanner_image: null, authenticator_recovery_codes: null,
-    });
+    expect(challenged.body).toEqual(challenge('Proceed to mfa verification', { should_show_totp_screen: true }));
     const mfa = cookieHeader(challenged.cookies);
     expect(await post(d.url, '/v1/skip_mfa_setup', {}, mfa))
       .toMatchObject({ status: 400, body: { code: 'failed_precondition', message: 'cannot skip multi factor authentication setup' } });
@@ -164,13 +168,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect((await get(d.url, '/v1/profile', bearer(enrolled.body.access_token))).body.enrolled_mfa_methods).toEqual(['email_otp']);
 
     const challenged = await login(d, email);
-    expect(challenged.body).toEqual({
-      message: 'Please check email inbox for the OTP', ...NOTHING_ISSUED,
-      should_show_email_otp_screen: true, should_show_mobile_otp_screen: false, should_show_totp_screen: false,
-      should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: false, should_offer_email_otp_mfa_setup: false,
-      should_offer_sms_otp_mfa_setup: false, should_offer_mfa_setup: false,
-      authenticator_secret: null, authenticator_scanner_image: null, authenticator_recovery_codes: null,
-    });
+    expect(challenged.body).toEqual(challenge('Please check email inbox for the OTP', { should_show_email_otp_screen: true }));
     const gate = cookieHeader(challenged.cookies);
     expect(await post(d.url, '/v1/lock_mfa', {}, gate)).toMatchObject({
       status: 400, body: { code: 'failed_precondition', message: 'a verified email or SMS OTP fallback is available — use it instead of locking your account' },

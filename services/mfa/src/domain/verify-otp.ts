@@ -1,7 +1,7 @@
 /**
  * @module @gatehouse/mfa/domain/verify-otp
- * The verdict on an MFA session's email/SMS code (behaviour.md §4.3 verify_otp). mfa proves the code
- * and consumes the session; authn, which asked, issues the withheld tokens (§4.1 "no gate": the code
+ * The verdict on an MFA session's email/SMS code, or with `is_totp` a TOTP or recovery code
+ * (behaviour.md §4.3 verify_otp, §4.5). mfa proves the code and consumes the session; authn, which asked, issues the withheld tokens (§4.1 "no gate": the code
  * just proven satisfies the gate for this login). mfa never calls authn (issue 14 §5).
  */
 import { assertNotLocked, recordFailure } from '@gatehouse/auth';
@@ -55,11 +55,10 @@ const verdictOf = (session: MfaSessionRecord, channel: string, contact: string, 
 
 /**
  * Proves the session's code and consumes the session and the code (single use: of two concurrent
- * completions only the one that deletes the session wins).
+ * completions only the one that deletes the session wins). Without `isTotp` the session's email/SMS
+ * code is checked and a pending OTP enrolment on that channel becomes verified; with it, {@link verifyTotp}.
  * @param handle the `mfa` cookie's value
- * Without `isTotp` the session's email/SMS code is checked and a pending OTP enrolment on that channel
- * becomes verified; with it, {@link verifyTotp}.
- * @throws AppError `invalid_argument` (no otp, or over 16 characters); `unauthenticated` `invalid
+ * @throws AppError `invalid_argument` (no otp, or over 16 characters but a recovery code); `unauthenticated` `invalid
  *   session`; `failed_precondition` `authenticator app is not set up for this account`;
  *   `resource_exhausted` after 5 failures in 15 min;
  *   `not_found` `OTP not found`; `invalid_argument` `otp expired` / `invalid otp`
@@ -68,7 +67,7 @@ export async function verifyOtpChallenge(c: MfaContext, handle: string | undefin
   const input = (attempt.otp ?? '').trim();
   if (!input) throw new AppError('invalid_argument', 'otp is required');
   // behaviour.md §4.3 limits `otp` to 16 characters, while §4.5 makes recovery codes UUIDs (36) that
-  // verify_otp with `is_totp` accepts: a UUID-shaped code is the one longer input (docs/mfa.md)
+  // verify_otp with `is_totp` accepts: a UUID-shaped code is the one longer input (services/mfa/README.md)
   const recoveryShaped = attempt.isTotp === true && looksLikeRecoveryCode(input);
   if (input.length > MAX_OTP_CHARS && !recoveryShaped) throw new AppError('invalid_argument', `otp must be at most ${MAX_OTP_CHARS} characters`);
   const session = await requireMfaSession(c, handle, attempt, 'login');
