@@ -111,16 +111,20 @@ describe('the chart-rendered args start a working split deployment', () => {
     }
   }, 60_000);
 
-  const post = async (path: string, body: unknown): Promise<{ status: number; json: any }> => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url }, body: JSON.stringify(body) });
-    return { status: res.status, json: await res.json() };
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any; cookies: string[] }> => {
+    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url, ...headers }, body: JSON.stringify(body) });
+    return { status: res.status, json: await res.json(), cookies: res.headers.getSetCookie() };
   };
 
-  it('signs up, logs in and reads the profile through the gateway REST', async () => {
+  it('signs up (the MFA offer, declined), logs in and reads the profile through the gateway REST', async () => {
     const email = `chart-${randomBytes(4).toString('hex')}@example.com`;
     const password = 'Chart-test-Passw0rd!';
+    // MFA is on by default (TOTP needs no flags): signup offers it, skip_mfa_setup declines it
     const signup = await post('/v1/signup', { email, password, confirm_password: password, given_name: 'Helm' });
-    expect({ status: signup.status, email: signup.json.user?.email }).toEqual({ status: 200, email });
+    expect({ status: signup.status, message: signup.json.message }).toEqual({ status: 200, message: 'Proceed to mfa setup' });
+    const mfa = signup.cookies.map((c) => c.split(';')[0]!).join('; ');
+    const skipped = await post('/v1/skip_mfa_setup', {}, { cookie: mfa });
+    expect({ status: skipped.status, email: skipped.json.user?.email }).toEqual({ status: 200, email });
     const login = await post('/v1/login', { email, password });
     expect(login.status).toBe(200);
     expect(typeof login.json.access_token).toBe('string');

@@ -43,11 +43,11 @@ const challenge = (message: string, screens: Record<string, boolean>): Record<st
   ...screens,
 });
 
-/** The offer of G5/G7 with TOTP usable and email OTP usable (SMTP), passkeys not served by this build. */
+/** The offer of G5/G7 with TOTP, passkeys and email OTP (SMTP) usable. */
 const OFFER = {
   message: 'Proceed to mfa setup', ...NOTHING_ISSUED,
   should_show_email_otp_screen: false, should_show_mobile_otp_screen: false, should_show_totp_screen: true,
-  should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: false, should_offer_email_otp_mfa_setup: true,
+  should_offer_webauthn_mfa_verify: false, should_offer_webauthn_mfa_setup: true, should_offer_email_otp_mfa_setup: true,
   should_offer_sms_otp_mfa_setup: false, should_offer_mfa_setup: false,
   authenticator_secret: expect.stringMatching(/^[A-Z2-7]{32}$/), authenticator_scanner_image: expect.any(String),
   authenticator_recovery_codes: expect.arrayContaining([expect.stringMatching(UUID)]),
@@ -273,7 +273,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const visit = await get(d.url, `${link.pathname}${link.search}`);
     expect(visit.status).toBe(302);
     const to = new URL(visit.headers.get('location')!);
-    expect(Object.fromEntries(to.searchParams)).toEqual({ mfa_required: '1', mfa_methods: 'totp,email_otp', mfa_gate: 'offer', state: 'st-7' });
+    expect(Object.fromEntries(to.searchParams)).toEqual({ mfa_required: '1', mfa_methods: 'totp,webauthn,email_otp', mfa_gate: 'offer', state: 'st-7' });
     expect(visit.cookies).toEqual([expect.stringMatching(/^mfa=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=300;/)]);
     // the gated browser continues with the MFA session
     const skipped = await post(d.url, '/v1/skip_mfa_setup', {}, cookieHeader(visit.cookies));
@@ -309,7 +309,7 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     const tokens = (await post(d.url, '/v1/skip_mfa_setup', {}, mfa)).body.access_token as string;
     const setup = await post(d.url, '/v1/totp_mfa_setup', {}, bearer(tokens));
     expect(setup.body).toEqual({
-      ...OFFER, message: 'Proceed to totp verification screen', should_offer_email_otp_mfa_setup: false,
+      ...OFFER, message: 'Proceed to totp verification screen', should_offer_email_otp_mfa_setup: false, should_offer_webauthn_mfa_setup: false,
     });
     const done = await post(d.url, '/v1/verify_otp', { otp: await totpNow(setup.body.authenticator_secret), is_totp: true }, cookieHeader(setup.cookies));
     expect(done.body).toMatchObject({ message: 'OTP verified successfully.', user: { email } });
@@ -392,6 +392,6 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
       status: 400, body: { code: 'failed_precondition', message: 'cannot disable multi factor authentication as it is enforced by organization' },
     });
     const meta = (await get(enforced.url, '/v1/meta')).body;
-    expect(meta).toMatchObject({ is_multi_factor_auth_enabled: true, is_mfa_enforced: true, is_totp_mfa_enabled: true, is_email_otp_mfa_enabled: true, is_webauthn_enabled: false, is_sms_otp_mfa_enabled: false });
+    expect(meta).toMatchObject({ is_multi_factor_auth_enabled: true, is_mfa_enforced: true, is_totp_mfa_enabled: true, is_email_otp_mfa_enabled: true, is_webauthn_enabled: true, is_sms_otp_mfa_enabled: false });
   });
 });

@@ -24,6 +24,8 @@ const handlers: HandlersOf<Mfa> = {
   BeginTotpEnrolment: notImplemented,
   ResetUserMfa: notImplemented,
   EnrolledMfaMethods: notImplemented,
+  VerifyWebauthnRegistration: notImplemented,
+  VerifyWebauthnLogin: notImplemented,
 };
 
 describe('defineService', () => {

@@ -50,11 +50,16 @@ export interface StartOptions {
    * always gets an `--encryption-key` (TOTP secrets, OTP HMACs).
    */
   mfa?: boolean;
+  /**
+   * host name of `--url` and of {@link Deployment.url} (default `127.0.0.1`); browser tests of passkeys
+   * use `localhost`, because an IP address is not a valid WebAuthn RP ID. Processes still listen on 127.0.0.1.
+   */
+  urlHost?: string;
 }
 
 export interface Deployment {
   readonly mode: Mode;
-  /** `http://127.0.0.1:<port>` of the gateway (also `--url`) */
+  /** `http://127.0.0.1:<port>` of the gateway (also `--url`; the host is {@link StartOptions.urlHost} when given) */
   readonly url: string;
   /** `127.0.0.1:<port>` of the public gRPC port */
   readonly grpcAddress: string;
@@ -142,7 +147,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const httpPort = await freePort();
   const grpcPort = await freePort();
   const metricsPort = await freePort();
-  const url = `http://127.0.0.1:${httpPort}`;
+  const url = `http://${opts.urlHost ?? '127.0.0.1'}:${httpPort}`;
   const dbType: DatabaseType = opts.database ?? (mode === 'split' ? 'postgres' : 'sqlite');
   const db = await scratch(dbType);
   const useNats = mode === 'split' || opts.nats === true;

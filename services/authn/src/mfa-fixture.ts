@@ -35,6 +35,7 @@ export function recordingMfa() {
     async EvaluateGate() { return { outcome: 'issue', response: null }; },
     async EnrolledMfaMethods(req) { return { users: req.user_ids.map((id) => ({ user_id: id, methods: [] })) }; },
     SkipMfaSetup: unused, LockMfa: unused, BeginOtpEnrolment: unused, BeginTotpEnrolment: unused, ResetUserMfa: unused,
+    VerifyWebauthnRegistration: unused, VerifyWebauthnLogin: unused,
   };
   return { client, opened, verified, decide(v: mfa.MfaVerdict | Error) { verdict = v; } };
 }

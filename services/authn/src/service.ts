@@ -7,7 +7,7 @@
  * serve yet answer `unimplemented` (after the auth-class check).
  */
 import { createAuthGuard } from '@gatehouse/auth';
-import { defineService, notImplemented, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
+import { defineService, serviceDescriptor, type HandlerMap } from '@gatehouse/rpc';
 import { deactivateAccountRpc } from './rpc/deactivate-account.ts';
 import { forgotPasswordRpc } from './rpc/forgot-password.ts';
 import { getJwksRpc } from './rpc/get-jwks.ts';
@@ -39,6 +39,7 @@ import { updateUserRpc } from './rpc/update-user.ts';
 import { userRpc } from './rpc/user.ts';
 import { usersRpc } from './rpc/users.ts';
 import { verificationRequestsRpc } from './rpc/verification-requests.ts';
+import { webauthnLoginVerifyRpc, webauthnRegistrationVerifyRpc } from './rpc/webauthn.ts';
 
 export type { PermissionChecker } from './domain/deps.ts';
 export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
@@ -86,8 +87,8 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       EmailOtpMfaSetup: emailOtpMfaSetupRpc(c),
       SmsOtpMfaSetup: smsOtpMfaSetupRpc(c),
       TotpMfaSetup: totpMfaSetupRpc(c),
-      WebauthnRegistrationVerify: notImplemented,
-      WebauthnLoginVerify: notImplemented,
+      WebauthnRegistrationVerify: webauthnRegistrationVerifyRpc(c),
+      WebauthnLoginVerify: webauthnLoginVerifyRpc(c),
       Users: usersRpc(c),
       User: userRpc(c),
       UpdateUser: updateUserRpc(c),

@@ -14,10 +14,10 @@ const UNAUTHORIZED = { code: 'unauthenticated', message: 'unauthorized' };
 /** The auth class each public RPC declares in mfa.proto, and whether this release serves it. */
 const PUBLIC_RPCS: Record<string, { auth: AuthClass; served: boolean }> = {
   ResendOtp: { auth: 'mfa', served: true },
-  WebauthnRegistrationOptions: { auth: 'user_or_mfa', served: false },
-  WebauthnLoginOptions: { auth: 'public', served: false },
-  WebauthnCredentials: { auth: 'user', served: false },
-  WebauthnDeleteCredential: { auth: 'user', served: false },
+  WebauthnRegistrationOptions: { auth: 'user_or_mfa', served: true },
+  WebauthnLoginOptions: { auth: 'public', served: true },
+  WebauthnCredentials: { auth: 'user', served: true },
+  WebauthnDeleteCredential: { auth: 'user', served: true },
 };
 const LATER = Object.keys(PUBLIC_RPCS).filter((rpc) => !PUBLIC_RPCS[rpc]!.served);
 const withAuth = (...classes: AuthClass[]) => LATER.filter((rpc) => classes.includes(PUBLIC_RPCS[rpc]!.auth));
@@ -43,7 +43,7 @@ describe('who may call (issue 14 §2: each RPC\'s auth class, declared once in t
     expect(new Set([...m.service.internal.desc.methods.values()].map((codec) => codec.auth))).toEqual(new Set(['internal']));
     expect([...m.service.internal.desc.methods.keys()]).toEqual([
       'OpenOtpChallenge', 'VerifyOtpChallenge', 'EvaluateGate', 'SkipMfaSetup', 'LockMfa', 'BeginOtpEnrolment', 'BeginTotpEnrolment',
-      'ResetUserMfa', 'EnrolledMfaMethods',
+      'ResetUserMfa', 'EnrolledMfaMethods', 'VerifyWebauthnRegistration', 'VerifyWebauthnLogin',
     ]);
   });
 

@@ -5,13 +5,15 @@
  * does not serve yet answer `unimplemented` (after the auth-class check of libs/rpc).
  */
 import { createAuthGuard } from '@gatehouse/auth';
-import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
+import { defineService, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { createMfaContext, type MfaDeps } from './domain/deps.ts';
 import {
   beginOtpEnrolmentRpc, beginTotpEnrolmentRpc, enrolledMfaMethodsRpc, lockMfaRpc, resetUserMfaRpc, skipMfaSetupRpc,
 } from './rpc/enrolment.ts';
 import { evaluateGateRpc } from './rpc/evaluate-gate.ts';
 import { openOtpChallengeRpc } from './rpc/open-otp-challenge.ts';
+import { verifyWebauthnLoginRpc, verifyWebauthnRegistrationRpc } from './rpc/passkey-verdicts.ts';
+import { webauthnCredentialsRpc, webauthnDeleteCredentialRpc, webauthnLoginOptionsRpc, webauthnRegistrationOptionsRpc } from './rpc/passkeys.ts';
 import { resendOtpRpc } from './rpc/resend-otp.ts';
 import { verifyOtpChallengeRpc } from './rpc/verify-otp-challenge.ts';
 
@@ -31,10 +33,10 @@ export function createMfaService(deps: MfaDeps): MfaService {
   return {
     public: defineService(serviceDescriptor('mfa'), {
       ResendOtp: resendOtpRpc(c),
-      WebauthnRegistrationOptions: notImplemented,
-      WebauthnLoginOptions: notImplemented,
-      WebauthnCredentials: notImplemented,
-      WebauthnDeleteCredential: notImplemented,
+      WebauthnRegistrationOptions: webauthnRegistrationOptionsRpc(c),
+      WebauthnLoginOptions: webauthnLoginOptionsRpc(c),
+      WebauthnCredentials: webauthnCredentialsRpc(c),
+      WebauthnDeleteCredential: webauthnDeleteCredentialRpc(c),
     }, createAuthGuard(deps.authenticator)),
     internal: defineService(serviceDescriptor('mfa.internal'), {
       OpenOtpChallenge: openOtpChallengeRpc(c),
@@ -46,6 +48,8 @@ export function createMfaService(deps: MfaDeps): MfaService {
       BeginTotpEnrolment: beginTotpEnrolmentRpc(c),
       ResetUserMfa: resetUserMfaRpc(c),
       EnrolledMfaMethods: enrolledMfaMethodsRpc(c),
+      VerifyWebauthnRegistration: verifyWebauthnRegistrationRpc(c),
+      VerifyWebauthnLogin: verifyWebauthnLoginRpc(c),
     }),
   };
 }

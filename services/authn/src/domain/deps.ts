@@ -60,6 +60,13 @@ export interface MfaChallenges {
   enrolledMethods(userIds: readonly string[]): Promise<Map<string, string[]>>;
   /** true when the caller sent an `mfa` cookie at all (a cheap first check; mfa decides whether it is valid) */
   hasSession(): boolean;
+  /**
+   * mfa verifies and stores a passkey (behaviour.md §4.3 webauthn_registration_verify): for `userId`
+   * (user path), or for the caller's MFA session when null (its grant comes back; it is completed).
+   */
+  verifyPasskeyRegistration(attempt: PasskeyRegistrationAttempt, userId: string | null): Promise<PasskeyVerdict>;
+  /** mfa's verdict on a passkey assertion (behaviour.md §4.3 webauthn_login_verify); completes a present MFA session. */
+  verifyPasskeyLogin(credential: Opt<string>): Promise<PasskeyVerdict>;
 }
 
 /** {@link OtpChallenge} on a channel, with the options of the SMS legs (issue 16). */
@@ -71,6 +78,21 @@ export interface ChannelChallenge extends OtpChallenge {
   signupVerification?: boolean;
   /** an unknown or revoked phone (forgot_password): the same session and cookie, no code sent, none accepted */
   decoy?: boolean;
+}
+
+/** A passkey registration the caller offers (behaviour.md §4.3). */
+export interface PasskeyRegistrationAttempt extends ContactInput {
+  credential?: Opt<string>;
+  name?: Opt<string>;
+  state?: Opt<string>;
+}
+
+/** A proven passkey ceremony: whose passkey, and the grant of the MFA session it completed, if any. */
+export interface PasskeyVerdict {
+  userId: string;
+  passkeyId: string;
+  /** null without an MFA session; `authTime` 0 means now */
+  grant: (SessionGrant & { state: string | null }) | null;
 }
 
 /** The gate's answer (behaviour.md §4.1). */

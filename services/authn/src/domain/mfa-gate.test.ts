@@ -39,6 +39,8 @@ function scriptedMfa() {
     BeginTotpEnrolment: unused,
     ResetUserMfa: unused,
     async EnrolledMfaMethods(req) { return { users: req.user_ids.map((id) => ({ user_id: id, methods: ['totp'] })) }; },
+    VerifyWebauthnRegistration: unused,
+    VerifyWebauthnLogin: unused,
   };
   return { client, state, gateCalls };
 }

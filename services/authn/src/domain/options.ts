@@ -82,9 +82,8 @@ export function usableMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: bo
  * serves the method.
  */
 export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
-  // issue 16: TOTP and email OTP are served (the gate, setup, verify_otp); passkeys and SMS come
-  // with their own work (branches h/passkeys, h/sms), which turn these on
-  totp: true, webauthn: false, emailOtp: true, smsOtp: true,
+  // issue 16: TOTP, email OTP, SMS OTP and passkeys are served
+  totp: true, webauthn: true, emailOtp: true, smsOtp: true,
 });
 
 /** The MFA methods Meta reports: usable by the flags and served by this build. */

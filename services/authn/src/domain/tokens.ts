@@ -30,7 +30,8 @@ export function amrFor(loginMethod: string): string[] {
     case 'mobile_otp':
       return ['otp'];
     case 'webauthn':
-      return ['hwk'];
+      // a user-verifying passkey: proof of possession of a key and of the user (biometric or PIN)
+      return ['hwk', 'user'];
     default:
       return ['fed'];
   }

@@ -16,7 +16,8 @@ import { createAuthnContext, type AuthnContext, type DomainDeps } from '../domai
  */
 export type MfaInternalClient = Pick<ClientOf<ProtoServices['gatehouse.mfa.v1.MfaInternal']>,
   'OpenOtpChallenge' | 'VerifyOtpChallenge' | 'EvaluateGate' | 'SkipMfaSetup' | 'LockMfa' | 'BeginOtpEnrolment' |
-  'BeginTotpEnrolment' | 'ResetUserMfa' | 'EnrolledMfaMethods'>;
+  'BeginTotpEnrolment' | 'ResetUserMfa' | 'EnrolledMfaMethods' |
+  'VerifyWebauthnRegistration' | 'VerifyWebauthnLogin'>;
 
 /** What the authn service is built from. */
 export interface AuthnDeps extends DomainDeps {

@@ -7,7 +7,7 @@
 import { auditRecord, COOKIE_MFA, parseCookies } from '@gatehouse/auth';
 import type { mfa } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
-import type { Audit, ChannelChallenge, MfaChallenges, MfaVerdict } from '../domain/deps.ts';
+import type { Audit, ChannelChallenge, MfaChallenges, MfaVerdict, PasskeyVerdict } from '../domain/deps.ts';
 import { publicUser } from '../domain/user.ts';
 import type { MfaInternalClient, RpcContext } from './deps.ts';
 
@@ -70,6 +70,22 @@ export function mfaChallengesOf(client: MfaInternalClient | undefined, ctx: Call
       return new Map(res.users.map((u) => [u.user_id, u.methods]));
     },
     hasSession: () => Boolean(parseCookies(ctx.headers.cookie)[COOKIE_MFA]),
+    async verifyPasskeyRegistration(a, userId) {
+      return passkeyVerdict(await client.VerifyWebauthnRegistration({
+        user_id: userId, credential: a.credential ?? '', name: a.name, email: a.email, phone_number: a.phoneNumber,
+      }, ctx));
+    },
+    async verifyPasskeyLogin(credential) {
+      return passkeyVerdict(await client.VerifyWebauthnLogin({ credential: credential ?? '' }, ctx));
+    },
+  };
+}
+
+function passkeyVerdict(v: mfa.WebauthnRegistrationVerdict | mfa.WebauthnLoginVerdict): PasskeyVerdict {
+  const g = v.grant;
+  return {
+    userId: v.user_id, passkeyId: v.passkey_id,
+    grant: g ? { loginMethod: g.login_method, roles: g.roles, scope: g.scope, authTime: g.auth_time, state: g.state ?? null } : null,
   };
 }
 

@@ -105,20 +105,26 @@ async function consume(c: MfaContext, session: MfaSessionRecord): Promise<void> 
 }
 
 /**
+ * Is the MFA session in the offer/enrol state (behaviour.md §4.1 G5, G7)? MFA is available, the user
+ * has no verified factor, and the session is no code challenge: a session with a code is a setup
+ * only when the code is an email/SMS OTP enrolment's (login step 8, G2 and G3 are challenges).
+ * skip_mfa_setup also needs "not enforced"; a passkey set up here completes the gate (§4.3).
+ */
+export async function isSetupState(c: MfaContext, session: MfaSessionRecord): Promise<boolean> {
+  const f = await factorsOf(c, session.userId);
+  const setup = session.channel ? await c.store.findOtpEnrolment(session.userId, session.channel) : null;
+  const challenge = session.channel !== null && (setup === null || setup.verifiedAt !== null);
+  return c.methods.available && !(f.totp || f.emailOtp || f.smsOtp || f.passkey) && !challenge;
+}
+
+/**
  * `skip_mfa_setup` (behaviour.md §4.3): only in the offer state: not enforced and no verified factor.
  * @returns the session's grant, for authn to set `has_skipped_mfa_setup_at` and issue tokens
  * @throws AppError `unauthenticated` `invalid session`; `failed_precondition` {@link CANNOT_SKIP}
  */
 export async function skipMfaSetup(c: MfaContext, handle: string | undefined, claim: SessionClaim): Promise<MfaSessionRecord> {
   const session = await requireMfaSession(c, handle, claim, 'login');
-  const f = await factorsOf(c, session.userId);
-  // a session with a code is an offer only when the code is a setup's (email/SMS OTP enrolment);
-  // otherwise it is a challenge (login step 8, G2, G3), which is not skippable
-  const setup = session.channel ? await c.store.findOtpEnrolment(session.userId, session.channel) : null;
-  const challenge = session.channel !== null && (setup === null || setup.verifiedAt !== null);
-  if (!c.methods.available || c.methods.enforced || f.totp || f.emailOtp || f.smsOtp || f.passkey || challenge) {
-    throw new AppError('failed_precondition', CANNOT_SKIP);
-  }
+  if (c.methods.enforced || !(await isSetupState(c, session))) throw new AppError('failed_precondition', CANNOT_SKIP);
   await consume(c, session);
   return session;
 }

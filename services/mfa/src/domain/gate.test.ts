@@ -29,7 +29,7 @@ describe('the gate (behaviour.md §4.1)', () => {
     const m = makeMfa();
     await expect(evaluateGate(m.c, first(user('u-l', { mfa_locked_at: T0 })))).rejects.toMatchObject({ code: 'failed_precondition', message: LOCKED });
     expect((await evaluateGate(makeMfa({ disableMfa: true }).c, first(user()))).outcome).toBe('issue');
-    expect((await evaluateGate(makeMfa({ disableTotpLogin: true, smtpHost: undefined }).c, first(user()))).outcome).toBe('issue');
+    expect((await evaluateGate(makeMfa({ disableTotpLogin: true, disableWebauthnMfa: true, smtpHost: undefined }).c, first(user()))).outcome).toBe('issue');
     expect((await evaluateGate(m.c, first(user('u-off', { is_multi_factor_auth_enabled: false })))).outcome).toBe('issue');
     // nothing opened for an issue
     expect(m.store.published).toEqual([]);
@@ -43,7 +43,7 @@ describe('the gate (behaviour.md §4.1)', () => {
     const shape = (s: typeof offer.screens) => ({ ...s, totp: s?.totp ? Object.keys(s.totp) : null });
     expect(shape(offer.screens)).toEqual(shape(enrol.screens));
     expect(offer.screens).toMatchObject({
-      message: 'Proceed to mfa setup', showTotpScreen: true, offerEmailOtpSetup: true, offerSmsOtpSetup: false, offerWebauthnSetup: false,
+      message: 'Proceed to mfa setup', showTotpScreen: true, offerEmailOtpSetup: true, offerSmsOtpSetup: false, offerWebauthnSetup: true,
     });
     expect(offer.armed!.expiresAt - offer.armed!.armedAt).toBe(300);
     const skipped = user('u-s', { has_skipped_mfa_setup_at: T0 - 10 });

@@ -18,7 +18,7 @@ export interface MfaOptions {
   smtpPort?: number;
   smtpSenderEmail?: string;
   // issue 16: the MFA flags (behaviour.md §4.1) and what they depend on
-  /** `--organization-name`: the TOTP issuer (behaviour.md §4.5) */
+  /** `--organization-name`: the TOTP issuer (behaviour.md §4.5), the WebAuthn relying party's name (§4.6) */
   organizationName: string;
   enforceMfa: boolean;
   disableMfa: boolean;
@@ -30,6 +30,8 @@ export interface MfaOptions {
   twilioApiKey?: string;
   twilioApiSecret?: string;
   twilioSender?: string;
+  /** `--allowed-origins`: origins on the RP ID's host or a subdomain of it are accepted passkey origins (§4.6) */
+  allowedOrigins?: string[];
 }
 
 /** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3). */
@@ -56,7 +58,7 @@ export interface MfaMethods {
  * passkeys work (h/passkeys) and the SMS work (h/sms) set theirs to true here and in authn.
  */
 export const SERVED_MFA_METHODS: Readonly<{ totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean }> = Object.freeze({
-  totp: true, webauthn: false, emailOtp: true, smsOtp: true,
+  totp: true, webauthn: true, emailOtp: true, smsOtp: true,
 });
 
 /** {@link MfaMethods} from the flags. */

@@ -7,16 +7,14 @@
  */
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
 import type { FailureLog } from '@gatehouse/auth';
-import {
-  NO_PASSKEYS, type MfaSessionRecord, type MfaStore, type MfaTransaction, type OtpChannel, type OtpEnrolmentRecord, type OtpRecord,
-  type PasskeyEraser, type PasskeyLookup, type RecoveryCodeRecord, type StoredFactors, type TotpRecord, type TotpSlot,
+import { draftPasskeyMaps, memoryPasskeyReads, memoryPasskeyWrites, type PasskeyMaps } from './memory-passkeys.ts';
+import type {
+  MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpEnrolmentRecord, OtpRecord, RecoveryCodeRecord, StoredFactors, TotpRecord, TotpSlot,
 } from './ports.ts';
 
 export interface MemoryMfaStoreOptions {
   /** Unix seconds, stamped on event envelopes as the MikroORM store does; defaults to the wall clock */
   clock?: () => number;
-  /** the passkeys work's lookup and eraser (ports.ts {@link PasskeyLookup}); default: none */
-  passkeys?: PasskeyLookup & PasskeyEraser;
 }
 
 export interface MemoryMfaStore extends MfaStore {
@@ -24,7 +22,7 @@ export interface MemoryMfaStore extends MfaStore {
   readonly published: readonly Envelope[];
 }
 
-interface State {
+interface State extends PasskeyMaps {
   sessions: Map<string, MfaSessionRecord>;
   otps: Map<string, OtpRecord>;
   /** by `<user id>:<slot>` */
@@ -36,7 +34,7 @@ interface State {
 
 const cloneState = (s: State): State => ({
   sessions: new Map(s.sessions), otps: new Map(s.otps), totp: new Map(s.totp),
-  recoveryCodes: new Map(s.recoveryCodes), otpEnrolments: new Map(s.otpEnrolments),
+  recoveryCodes: new Map(s.recoveryCodes), otpEnrolments: new Map(s.otpEnrolments), ...draftPasskeyMaps(s),
 });
 
 /** Deletes the entries whose value matches; returns how many. */
@@ -54,13 +52,15 @@ const otpKey = (userId: string, channel: OtpChannel): string => `${userId}:${cha
 /** Builds an empty store. */
 export function createMemoryMfaStore(opts: MemoryMfaStoreOptions = {}): MemoryMfaStore {
   const clock = opts.clock ?? (() => Math.floor(Date.now() / 1000));
-  let committed: State = { sessions: new Map(), otps: new Map(), totp: new Map(), recoveryCodes: new Map(), otpEnrolments: new Map() };
-  const passkeys = opts.passkeys ?? NO_PASSKEYS;
+  let committed: State = {
+    sessions: new Map(), otps: new Map(), totp: new Map(), recoveryCodes: new Map(), otpEnrolments: new Map(), passkeys: new Map(), challenges: new Map(),
+  };
   const published: Envelope[] = [];
   let queue: Promise<unknown> = Promise.resolve();
 
   function writer(draft: State, pending: Envelope[]): MfaTransaction {
     return {
+      ...memoryPasskeyWrites(draft),
       sessions: {
         async create(s) {
           for (const other of draft.sessions.values()) {
@@ -137,7 +137,6 @@ export function createMemoryMfaStore(opts: MemoryMfaStoreOptions = {}): MemoryMf
           return deleteWhere(draft.otpEnrolments, (e) => e.userId === userId);
         },
       },
-      passkeys,
       otps: {
         async put(o) {
           draft.otps.set(otpKey(o.userId, o.channel), copy(o));
@@ -198,11 +197,12 @@ export function createMemoryMfaStore(opts: MemoryMfaStoreOptions = {}): MemoryMf
       const out = new Map<string, StoredFactors>();
       for (const id of userIds) {
         const verified = (ch: OtpChannel): boolean => (committed.otpEnrolments.get(otpKey(id, ch))?.verifiedAt ?? null) !== null;
-        out.set(id, { totp: committed.totp.has(`${id}:active`), emailOtp: verified('email'), smsOtp: verified('sms'), passkeys: await passkeys.countByUser(id) });
+        out.set(id, { totp: committed.totp.has(`${id}:active`), emailOtp: verified('email'), smsOtp: verified('sms'), passkeys: [...committed.passkeys.values()].filter((p) => p.userId === id).length });
       }
       return out;
     },
     failures: createMemoryFailureLog(),
+    passkeys: memoryPasskeyReads(() => committed),
     transaction,
     published,
   };

@@ -88,31 +88,6 @@ export interface StoredFactors {
   passkeys: number;
 }
 
-/**
- * Passkeys as the gate sees them (behaviour.md §4.1 G4, §4.7). PLUG-IN POINT for the passkeys work
- * (branch h/passkeys): the credentials table and its store are theirs; they implement this port on
- * it and hand it to the mfa store (`createMikroMfaStore(db, clock, passkeys)`, `createMemoryMfaStore({passkeys})`).
- * Until then {@link NO_PASSKEYS} answers: no user has a passkey.
- */
-export interface PasskeyLookup {
-  /** how many passkeys the user has registered */
-  countByUser(userId: string): Promise<number>;
-}
-
-/**
- * Deleting a user's passkeys inside an mfa transaction (behaviour.md §4.7 reset). The passkeys work
- * implements it on its table with the same `em` (or draft, in memory); {@link NO_PASSKEYS} deletes nothing.
- */
-export interface PasskeyEraser {
-  /** @returns how many were deleted */
-  deleteAllOfUser(userId: string): Promise<number>;
-}
-
-/** No passkey store yet: nobody has a passkey, and there is nothing to delete. */
-export const NO_PASSKEYS: PasskeyLookup & PasskeyEraser = Object.freeze({
-  async countByUser() { return 0; },
-  async deleteAllOfUser() { return 0; },
-});
 
 /** Writes of one transaction; they commit together with the events emitted through `events`. */
 export interface MfaTransaction {
@@ -154,8 +129,6 @@ export interface MfaTransaction {
     verify(userId: string, channel: OtpChannel, at: number): Promise<boolean>;
     deleteAllOfUser(userId: string): Promise<number>;
   };
-  /** the passkeys work plugs in here (see {@link PasskeyEraser}) */
-  passkeys: PasskeyEraser;
   otps: {
     /** replaces the user's code on that channel */
     put(o: OtpRecord): Promise<void>;
@@ -163,6 +136,10 @@ export interface MfaTransaction {
   };
   /** writes an envelope to `mfa_outbox` in this transaction (ARCHITECTURE §4) */
   events: { emit(name: string, data: unknown): void };
+  /** passkeys (behaviour.md §4.6) */
+  passkeys: PasskeyWrites;
+  /** WebAuthn ceremony challenges (behaviour.md §4.6) */
+  webauthnChallenges: WebauthnChallengeWrites;
 }
 
 
@@ -177,5 +154,87 @@ export interface MfaStore {
   findOtp(userId: string, channel: OtpChannel): Promise<OtpRecord | null>;
   /** OTP verification failures per user (behaviour.md §4.4 lockout) */
   failures: FailureLog;
+  /** passkeys (behaviour.md §4.6) */
+  passkeys: PasskeyReads;
   transaction<T>(fn: (tx: MfaTransaction) => Promise<T>): Promise<T>;
+}
+
+// --- passkeys (issue 16 point 4, behaviour.md §4.6) ---
+
+/** A registered passkey: a WebAuthn discoverable credential of one user. Times are Unix seconds. */
+export interface PasskeyRecord {
+  /** the public id (UUIDv4) clients list and delete by */
+  id: string;
+  userId: string;
+  /** the WebAuthn credential id, base64url; unique across users */
+  credentialId: string;
+  /** the COSE public key, base64url */
+  publicKey: string;
+  /** the authenticator's signature counter at its last use; 0 for authenticators that keep none */
+  signCount: number;
+  /** `usb`, `nfc`, `ble`, `internal`, `hybrid`, ... as the browser reported them */
+  transports: string[];
+  /** at most 64 characters, default `Passkey` */
+  name: string;
+  /** the authenticator model's AAGUID (all zeros with attestation `none` on many authenticators) */
+  aaguid: string;
+  /** `multiDevice` (synced, backup eligible) or `singleDevice` */
+  deviceType: string;
+  backedUp: boolean;
+  createdAt: number;
+  updatedAt: number;
+  lastUsedAt: number | null;
+}
+
+/** What a challenge was issued for. */
+export type WebauthnCeremony = 'registration' | 'login';
+
+/**
+ * A WebAuthn challenge (behaviour.md §4.6): 32 random bytes, single use, 300 s. A registration
+ * challenge is bound to its user; a login challenge to its ceremony (the challenge itself) and, when
+ * issued for an MFA session, to that session.
+ */
+export interface WebauthnChallengeRecord {
+  /** base64url of the 32 bytes, as it appears in the client data */
+  challenge: string;
+  ceremony: WebauthnCeremony;
+  /** registration: the user registering; login with an MFA session: the session's user */
+  userId: string | null;
+  /** the MFA session the ceremony runs in, when it runs in one */
+  mfaSessionId: string | null;
+  expiresAt: number;
+  createdAt: number;
+}
+
+export interface PasskeyReads {
+  /** the user's passkeys, oldest first */
+  listByUser(userId: string): Promise<PasskeyRecord[]>;
+  findByCredentialId(credentialId: string): Promise<PasskeyRecord | null>;
+}
+
+export interface PasskeyWrites {
+  /** the user's passkeys as of this transaction, oldest first */
+  listByUser(userId: string): Promise<PasskeyRecord[]>;
+  /** @throws when the credential id is already registered (unique index) */
+  create(p: PasskeyRecord): Promise<void>;
+  /**
+   * Records a use: the new sign count and `lastUsedAt`, only while the stored count is still
+   * `expectedSignCount` (two assertions racing with one counter value: one wins).
+   * @returns false when the passkey is gone or its count moved meanwhile
+   */
+  recordUse(id: string, expectedSignCount: number, signCount: number, at: number): Promise<boolean>;
+  /** deletes one passkey of the user; false when the user has no passkey with that id */
+  delete(userId: string, id: string): Promise<boolean>;
+  /** deletes every passkey of the user (admin `reset_mfa`, behaviour.md §4.7); returns how many */
+  deleteAllOfUser(userId: string): Promise<number>;
+}
+
+export interface WebauthnChallengeWrites {
+  /** stores a challenge; expired ones may be pruned on the way */
+  create(c: WebauthnChallengeRecord): Promise<void>;
+  /**
+   * Takes a challenge: returns it and deletes it, so it can be used once (of two concurrent takes
+   * only one gets it). Returns it even when expired: the caller tells `expired` from `unknown`.
+   */
+  take(challenge: string): Promise<WebauthnChallengeRecord | null>;
 }

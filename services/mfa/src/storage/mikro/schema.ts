@@ -6,6 +6,7 @@
  */
 import { defineEntity, p, type EntitySchema } from '@mikro-orm/core';
 import type { ServiceSchema } from '@gatehouse/db';
+import { passkeyEntities, passkeyMigration } from './passkeys.ts';
 
 export const MfaSessionEntity = defineEntity({
   name: 'MfaSession',
@@ -98,7 +99,7 @@ export const MfaOtpEnrolmentEntity = defineEntity({
 /** The schema handed to `openDatabase(options, mfaSchema, { logger })`. */
 export const mfaSchema: ServiceSchema = {
   service: 'mfa',
-  entities: [MfaSessionEntity, MfaOtpEntity, MfaOtpFailureEntity, MfaTotpEntity, MfaRecoveryCodeEntity, MfaOtpEnrolmentEntity] as unknown as EntitySchema<any, any>[],
+  entities: [MfaSessionEntity, MfaOtpEntity, MfaOtpFailureEntity, MfaTotpEntity, MfaRecoveryCodeEntity, MfaOtpEnrolmentEntity, ...passkeyEntities] as unknown as EntitySchema<any, any>[],
   migrations: [
     {
       name: '0001_mfa_sessions_otps_failures',
@@ -169,5 +170,6 @@ export const mfaSchema: ServiceSchema = {
         await ddl.createIndex('mfa_otp_enrolments', 'mfa_otp_enrolments_user_idx', ['user_id']);
       },
     },
+    passkeyMigration,
   ],
 };

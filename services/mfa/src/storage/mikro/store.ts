@@ -6,10 +6,10 @@ import { IsolationLevel, type EntityManager } from '@mikro-orm/core';
 import { newEnvelope } from '@gatehouse/bus';
 import type { common } from '@gatehouse/contracts';
 import type { Database } from '@gatehouse/db';
-import {
-  NO_PASSKEYS, type MfaSessionRecord, type MfaStore, type MfaTransaction, type OtpChannel, type OtpEnrolmentRecord, type OtpRecord,
-  type PasskeyEraser, type PasskeyLookup, type RecoveryCodeRecord, type StoredFactors, type TotpRecord, type TotpSlot,
+import type {
+  MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpEnrolmentRecord, OtpRecord, RecoveryCodeRecord, StoredFactors, TotpRecord, TotpSlot,
 } from '../ports.ts';
+import { countPasskeys, mikroPasskeyReads, mikroPasskeyWrites } from './passkeys.ts';
 import {
   MfaOtpEnrolmentEntity, MfaOtpEntity, MfaOtpFailureEntity, MfaRecoveryCodeEntity, MfaSessionEntity, MfaTotpEntity,
 } from './schema.ts';
@@ -62,14 +62,8 @@ const toOtp = (r: OtpRow): OtpRecord => ({
 /**
  * Builds the store on a database opened with `mfaSchema`.
  * @param clock Unix seconds, stamped on outbox envelopes
- * @param passkeys the passkeys work's lookup, and its eraser bound to a transaction's EntityManager
- *   (ports.ts {@link PasskeyLookup}); default: nobody has a passkey
  */
-export function createMikroMfaStore(
-  db: Database,
-  clock: () => number = () => Math.floor(Date.now() / 1000),
-  passkeys: { lookup: PasskeyLookup; eraserIn(em: EntityManager): PasskeyEraser } = { lookup: NO_PASSKEYS, eraserIn: () => NO_PASSKEYS },
-): MfaStore {
+export function createMikroMfaStore(db: Database, clock: () => number = () => Math.floor(Date.now() / 1000)): MfaStore {
   // READ COMMITTED, PostgreSQL's default, also on MySQL/MariaDB, whose REPEATABLE READ default makes
   // the pruning range deletes below lock the gap they scan even when they match nothing: two
   // transactions that then insert into each other's gap (two logins, two wrong codes at once)
@@ -103,16 +97,17 @@ export function createMikroMfaStore(
       const out = new Map<string, StoredFactors>();
       if (ids.length === 0) return out;
       const em = db.fork();
-      const [totps, enrolments] = await Promise.all([
+      const [totps, enrolments, passkeys] = await Promise.all([
         em.find(MfaTotpEntity, { userId: { $in: ids }, slot: 'active' }),
         em.find(MfaOtpEnrolmentEntity, { userId: { $in: ids }, verifiedAt: { $ne: null } }),
+        countPasskeys(db.fork(), ids),
       ]);
       for (const id of ids) {
         out.set(id, {
           totp: totps.some((t) => t.userId === id),
           emailOtp: enrolments.some((e) => e.userId === id && e.channel === 'email'),
           smsOtp: enrolments.some((e) => e.userId === id && e.channel === 'sms'),
-          passkeys: await passkeys.lookup.countByUser(id),
+          passkeys: passkeys.get(id) ?? 0,
         });
       }
       return out;
@@ -132,9 +127,11 @@ export function createMikroMfaStore(
         await db.fork().nativeDelete(MfaOtpFailureEntity, { key });
       },
     },
+    passkeys: mikroPasskeyReads(() => db.fork()),
     transaction(fn) {
       return inTransaction(async (em) => {
         const tx: MfaTransaction = {
+          ...mikroPasskeyWrites(em),
           sessions: {
             async create(s) {
               // sessions past their expiry are never read again (expiry is checked on every read)
@@ -205,7 +202,6 @@ export function createMikroMfaStore(
               return em.nativeDelete(MfaOtpEnrolmentEntity, { userId });
             },
           },
-          passkeys: passkeys.eraserIn(em),
           otps: {
             async put(o) {
               // One statement (INSERT ... ON CONFLICT / ON DUPLICATE KEY UPDATE) rather than delete then

@@ -236,6 +236,59 @@ export interface EnrolledMfaMethodsResponse {
   users: EnrolledMfaMethods[];
 }
 
+export interface VerifyWebauthnRegistrationRequest {
+  /** the signed-in user authn authenticated (user path); absent: the `mfa` cookie of the call */
+  user_id?:
+    | string
+    | null
+    | undefined;
+  /** the PublicKeyCredential.toJSON() string, at most 64 KiB */
+  credential: string;
+  /** at most 64 characters; absent or empty: `Passkey` */
+  name?:
+    | string
+    | null
+    | undefined;
+  /** MFA-session path: optional identifiers, which must be the session user's (behaviour.md §4.2) */
+  email?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+export interface WebauthnRegistrationVerdict {
+  user_id: string;
+  /** the stored passkey's public id */
+  passkey_id: string;
+  /** MFA-session path: the grant of the first step, which tokens are issued with (behaviour.md §4.1) */
+  grant?: MfaGrant | null | undefined;
+}
+
+export interface VerifyWebauthnLoginRequest {
+  /** the PublicKeyCredential.toJSON() string of the assertion, at most 64 KiB */
+  credential: string;
+}
+
+export interface WebauthnLoginVerdict {
+  user_id: string;
+  passkey_id: string;
+  /** the authenticator verified the user (always true: user verification is required, §4.6) */
+  user_verified: boolean;
+  /** with an MFA session: its stored grant (the session is completed) */
+  grant?: MfaGrant | null | undefined;
+}
+
+/** What an MFA session stored from its first step (behaviour.md §4.1). */
+export interface MfaGrant {
+  login_method: string;
+  roles: string[];
+  scope: string[];
+  state?:
+    | string
+    | null
+    | undefined;
+  /** Unix s of the first step */
+  auth_time: number;
+}
+
 /**
  * The public RPCs (REST /v1, GraphQL, public gRPC 9091): MFA sessions, enrollment and passkeys,
  * none of which issues a session. The completions that do (verify_otp, skip_mfa_setup and the two
@@ -303,4 +356,18 @@ export interface MfaInternal {
   ResetUserMfa(request: ResetUserMfaRequest): Promise<ResetUserMfaResponse>;
   /** The verified factors of users (User.enrolled_mfa_methods, behaviour.md §5.3). */
   EnrolledMfaMethods(request: EnrolledMfaMethodsRequest): Promise<EnrolledMfaMethodsResponse>;
+  /**
+   * ---- issue 16 point 4, passkeys (branch h/passkeys) ----
+   * passkeys (issue 16 point 4): the verdict on a registration ceremony (behaviour.md §4.3
+   * webauthn_registration_verify, §4.6). authn names the signed-in user it authenticated (user
+   * path), or forwards the caller's `mfa` cookie (MFA-session path: the session is completed and its
+   * grant returned, the cleared cookie travels back). mfa stores the passkey and records
+   * `user.webauthn_credential_added`; authn answers and, on the MFA path, issues the tokens.
+   */
+  VerifyWebauthnRegistration(request: VerifyWebauthnRegistrationRequest): Promise<WebauthnRegistrationVerdict>;
+  /**
+   * passkeys: the verdict on a login assertion (behaviour.md §4.3 webauthn_login_verify, §4.6): the
+   * user the passkey belongs to; with an `mfa` cookie, that session's grant (the session is completed).
+   */
+  VerifyWebauthnLogin(request: VerifyWebauthnLoginRequest): Promise<WebauthnLoginVerdict>;
 }
