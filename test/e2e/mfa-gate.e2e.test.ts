@@ -207,6 +207,24 @@ describe.each(['all', 'split'] as Mode[])('the MFA gate (%s)', (mode) => {
     expect(Object.fromEntries(to.searchParams)).toMatchObject({ error: 'failed_precondition', error_description: LOCKED });
   });
 
+  it('a completion that issues tokens is audited as user.login_success (behaviour.md §5.7): verify_otp and skip_mfa_setup', async () => {
+    const { done } = await withTotp(d, 'audit-otp');
+    const skipped = await offered(d, 'audit-skip');
+    const skip = await post(d.url, '/v1/skip_mfa_setup', {}, skipped.mfa);
+    const admin = { 'x-service-admin-secret': d.adminSecret };
+    const methodsOf = async (userId: string): Promise<string[]> => {
+      for (let i = 0; i < 80; i++) {
+        const res = await post(d.url, '/v1/admin/audit_logs', { action: 'user.login_success', actor_id: userId }, admin);
+        const rows = res.body.audit_logs as Array<{ metadata: string }>;
+        if (rows.length > 0) return rows.map((r) => (JSON.parse(r.metadata) as { method: string }).method);
+        await sleep(250);
+      }
+      return [];
+    };
+    expect(await methodsOf(done.body.user.id)).toEqual(['totp']);
+    expect(await methodsOf(skip.body.user.id)).toEqual(['skip_mfa_setup']);
+  });
+
   it('G0 ends only through admin update_user with reset_mfa: lock, factors and skip cleared, the offer is back (§4.7)', async () => {
     const { email, res, mfa } = await offered(d, 'unlock');
     // a pending TOTP from the offer, then locked

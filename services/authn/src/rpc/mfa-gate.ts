@@ -6,6 +6,7 @@
 import type { UserCaller } from '@gatehouse/auth';
 import type { CallContext } from '@gatehouse/rpc';
 import { beginOtpSetup, beginTotpSetup, lockMfa, skipMfaSetup, type SetupCaller } from '../domain/mfa-gate.ts';
+import { recordUserAction } from './audit.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 import { auditOf, mfaChallengesOf } from './mfa.ts';
 import { outcomeResponse } from './wire.ts';
@@ -27,8 +28,11 @@ async function userOrMfa(c: RpcContext, ctx: CallContext): Promise<SetupCaller |
 }
 
 /** `MFA setup skipped` + tokens. @throws AppError as {@link skipMfaSetup} */
-export const skipMfaSetupRpc = (c: RpcContext): AuthnHandler<'SkipMfaSetup'> => async (req, ctx) =>
-  outcomeResponse(ctx, c.options, await skipMfaSetup(c, mfaChallengesOf(c.mfa, ctx), { email: req.email, phoneNumber: req.phone_number }));
+export const skipMfaSetupRpc = (c: RpcContext): AuthnHandler<'SkipMfaSetup'> => async (req, ctx) => {
+  const outcome = await skipMfaSetup(c, mfaChallengesOf(c.mfa, ctx), { email: req.email, phoneNumber: req.phone_number });
+  if (outcome.issued) await recordUserAction(c, ctx, 'user.login_success', { userId: outcome.issued.user.id, email: outcome.issued.user.email, details: { method: 'skip_mfa_setup' } });
+  return outcomeResponse(ctx, c.options, outcome);
+};
 
 /** `{message}`; no tokens. @throws AppError as {@link lockMfa} */
 export const lockMfaRpc = (c: RpcContext): AuthnHandler<'LockMfa'> => async (req, ctx) =>
