@@ -75,7 +75,8 @@ describe('verify_otp: authn issues the tokens on mfa\'s verdict (behaviour.md §
     // mfa cleared its cookie, authn set the session cookies
     expect(cookies.map((c: string) => c.split('=')[0])).toEqual(['mfa', 'cookie_session', 'cookie_session_domain']);
     expect((await a.storage.users.findById(id))!.emailVerifiedAt).toBe(a.now());
-    expect(a.storage.published.at(-1)).toMatchObject({ name: 'user.login', data: { login_method: 'basic_auth', user: { id, email_verified: true } } });
+    expect(a.storage.published.filter((e: { name: string }) => e.name === 'user.login').at(-1)).toMatchObject({ name: 'user.login', data: { login_method: 'basic_auth', user: { id, email_verified: true } } });
+    expect(a.storage.published.at(-1)).toMatchObject({ name: 'audit.recorded', data: { action: 'user.login_success', actor_id: id } });
     // the user now logs in with the password alone
     await expect(a.call('Login', { email: 'ada@example.com', password: PASSWORD })).resolves.toMatchObject({ res: { message: 'Logged in successfully' } });
   });

@@ -99,6 +99,7 @@ describe('completions (behaviour.md §4.3)', () => {
     expect(audits(a)).toEqual([
       expect.objectContaining({ action: 'user.signup', actor_id: res.user.id, resource_id: res.user.id }),
       expect.objectContaining({ action: 'user.mfa_enabled', actor_id: res.user.id, resource_id: res.user.id }),
+      expect.objectContaining({ action: 'user.login_success', actor_id: res.user.id, metadata: '{"method":"totp","protocol":"rest"}' }),
     ]);
     expect(JSON.parse(audits(a)[1]!.metadata)).toEqual({ method: 'totp', protocol: 'rest' });
   });

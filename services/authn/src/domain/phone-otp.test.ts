@@ -57,6 +57,7 @@ describe('phone-only signup with phone verification (behaviour.md §3.2)', () =>
     expect(audits()).toEqual([
       expect.objectContaining({ action: 'user.signup', resource_id: u.id }),
       expect.objectContaining({ action: 'user.phone_verified', resource_id: u.id, metadata: '{"via":"otp","protocol":"rest"}' }),
+      expect.objectContaining({ action: 'user.login_success', actor_id: u.id, metadata: '{"method":"otp","protocol":"rest"}' }),
     ]);
   });
 
