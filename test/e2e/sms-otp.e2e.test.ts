@@ -187,8 +187,9 @@ describe.each(['all', 'split'] as Mode[])('one-time codes by SMS (%s)', (mode) =
         .map((r) => JSON.parse(r.data)).filter((a) => a.resource_id === userId);
     const authn = await audits('authn_outbox');
     expect(authn.map((a) => [a.action, JSON.parse(a.metadata).protocol])).toEqual([
-      // the account's creation is audited once (behaviour.md §5.7 user.signup), then the SMS flows
-      ['user.signup', 'rest'], ['user.phone_verified', 'rest'], ['user.forgot_password_requested', 'grpc'], ['user.password_reset', 'graphql'],
+      // the account's creation is audited once (behaviour.md §5.7 user.signup), then the SMS flows; the
+      // verify_otp that proves the phone issues tokens, so it is a login too (§8 user.login)
+      ['user.signup', 'rest'], ['user.phone_verified', 'rest'], ['user.login_success', 'rest'], ['user.forgot_password_requested', 'grpc'], ['user.password_reset', 'graphql'],
     ]);
     expect(JSON.stringify(authn)).not.toContain(NEW_PASSWORD);
     expect(JSON.stringify(authn)).not.toContain(code);
