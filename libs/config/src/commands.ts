@@ -23,7 +23,7 @@ export const COMMAND_SUMMARY: Readonly<Record<CommandName, string>> = Object.fre
   all: 'every service and the gateway in one process',
   gateway: 'REST /v1, GraphQL and gRPC entry point in split mode; routes to the services',
   authn: 'sign-up, login, sessions, tokens, verification, social login',
-  mfa: 'multi-factor authentication: MFA sessions and email OTP today (TOTP, SMS, passkeys answer 501)',
+  mfa: 'multi-factor authentication: MFA sessions, one-time codes (email, SMS), TOTP with recovery codes, passkeys, and the gate authn asks for',
   admin: 'super-admin surface: admin sessions and AdminMeta, webhooks, email templates and the audit log (clients, trusted issuers and SAML answer 501 in this release)',
   orgs: 'organizations, domains, SSO connections, SCIM (contract and auth checks; RPCs answer 501 in this release)',
   authz: 'the embedded relationship-based authorization engine',
