@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/core';
 import { AppError } from '@gatehouse/errors';
 import { buildOrmOptions } from './orm-options.ts';
-import type { DatabaseOptions, DatabaseType } from './types.ts';
+import type { Envelope } from '@gatehouse/bus';
+import { createLogger } from '@gatehouse/observability';
+import { openDatabase } from './open.ts';
+import type { Database, DatabaseOptions, DatabaseType, ServiceSchema } from './types.ts';
 
 export interface ScratchDatabase {
   readonly options: DatabaseOptions;
@@ -54,5 +57,36 @@ export async function createScratchDatabase(type: DatabaseType, adminUrl?: strin
   return {
     options: { type, url: url.toString() },
     drop: () => adminExec(type, admin, type === 'postgres' ? `drop database if exists ${name} with (force)` : `drop database if exists ${name}`),
+  };
+}
+
+/** A service's schema migrated on a throwaway database, for storage conformance suites. */
+export interface ScratchService {
+  readonly db: Database;
+  /** the service's outbox rows in `seq` order, as envelopes */
+  outbox(): Promise<Envelope[]>;
+  /** closes the database and drops it */
+  close(): Promise<void>;
+}
+
+interface OutboxRow { id: string; name: string; source: string; occurred_at: number | string; data: string }
+
+/**
+ * Creates a fresh database of `type` and applies `schema`'s migrations (its outbox first).
+ * @throws AppError `invalid_argument` for mongodb (no scratch server here); the migration's errors
+ */
+export async function openScratchService(type: DatabaseType, schema: ServiceSchema): Promise<ScratchService> {
+  const scratch = await createScratchDatabase(type);
+  const db = await openDatabase(scratch.options, schema, { logger: createLogger('silent') });
+  return {
+    db,
+    async outbox() {
+      const rows = await db.execute<OutboxRow>(`select id, name, source, occurred_at, data from ${db.outbox.table} order by seq`);
+      return rows.map((r): Envelope => ({ id: r.id, name: r.name, source: r.source, occurredAt: Number(r.occurred_at), data: JSON.parse(r.data) as unknown }));
+    },
+    async close() {
+      await db.close();
+      await scratch.drop();
+    },
   };
 }
