@@ -7,7 +7,9 @@
  * `securitypolicyviolation` events. Used by login-page.e2e.test.ts and by
  * login-page-screenshots.ts (the docs/login-page/*.png images).
  */
+import http from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { generate } from 'otplib';
@@ -225,3 +227,21 @@ export async function magicLink(d: LoginPageDriver, sink: SmtpSink, org: string,
   await d.click('Skip for now');
   await d.screen(TITLES.signedIn);
 }
+
+const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#1f4fd1"/></svg>';
+
+/** A server of a 32×32 SVG organization logo on 127.0.0.1 (another origin: `--organization-logo`). Always `close()` it. */
+export async function startLogoServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(LOGO_SVG); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/logo.svg`,
+    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); }),
+  };
+}
+
+/** The flags of a deployment for the page: SMTP at `sink`, magic links, the organization's name and logo. */
+export const loginPageFlags = (sink: SmtpSink, org: string, logoUrl: string): string[] => [
+  `--smtp-host=${sink.host}`, `--smtp-port=${sink.port}`, '--smtp-sender-email=noreply@gatehouse.test', '--skip-tls-verification',
+  '--enable-magic-link-login', `--organization-name=${org}`, `--organization-logo=${logoUrl}`,
+];

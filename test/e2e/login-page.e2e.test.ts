@@ -7,28 +7,14 @@
  * and usernameless login. Every screen passes axe-core with no serious or critical violation; every
  * page and asset carries the page's CSP and the browser reports no violation of it.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSink } from '@gatehouse/testing';
 import { launchChromium } from './passkey-browser.ts';
 import { address, NEW_PASSWORD, PASSWORD, post } from './email-support.ts';
-import { forgotAndReset, LoginPageDriver, magicLink, nextTotp, passwordLogin, signUpWithTotp, submitSignup, TITLES } from './login-page-support.ts';
+import { forgotAndReset, LoginPageDriver, loginPageFlags, magicLink, nextTotp, passwordLogin, signUpWithTotp, startLogoServer, submitSignup, TITLES } from './login-page-support.ts';
 
 const ORG = 'Acme Test';
-const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#1f4fd1"/></svg>';
-
-/** A server of the organization logo on another origin (`--organization-logo`). */
-async function startLogoServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(LOGO_SVG); });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/logo.svg`,
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); }),
-  };
-}
-
 describe.each(['all', 'split'] as Mode[])('the hosted login page in Chromium (%s)', (mode) => {
   let d: Deployment;
   let sink: SmtpSink;
@@ -41,10 +27,7 @@ describe.each(['all', 'split'] as Mode[])('the hosted login page in Chromium (%s
     d = await startDeployment(mode, {
       urlHost: 'localhost',
       mfa: true,
-      flags: [
-        `--smtp-host=${sink.host}`, `--smtp-port=${sink.port}`, '--smtp-sender-email=noreply@gatehouse.test', '--skip-tls-verification',
-        '--enable-magic-link-login', `--organization-name=${ORG}`, `--organization-logo=${logo.url}`,
-      ],
+      flags: loginPageFlags(sink, ORG, logo.url),
     });
   }, 180_000);
   afterAll(async () => {
