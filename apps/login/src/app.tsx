@@ -138,7 +138,8 @@ export function App({ api, config }: Props): JSX.Element {
   const follow = async (auth: AuthResponse): Promise<void> => {
     const next = nextScreen(auth);
     if (next === 'signed-in') return signedIn();
-    if (next) return go(next, { status: auth.message });
+    // the server's text is shown where it says what happened (a code was sent); the MFA screens say the rest
+    if (next) return go(next, { status: next.name === 'otp' ? auth.message : '' });
     go({ name: 'message', title: 'Check your inbox', text: auth.message });
   };
 
