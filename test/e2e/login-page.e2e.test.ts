@@ -112,6 +112,31 @@ describe.each(['all', 'split'] as Mode[])('the hosted login page in Chromium (%s
     await drv.screen(TITLES.signedIn);
   });
 
+  it('works from the keyboard: Tab walks the fields in order, Enter submits, a new screen\'s heading takes the focus', async () => {
+    const drv = await open();
+    await drv.goto('/app/login');
+    await drv.screen(TITLES.login(ORG));
+    const focused = (): Promise<string> => drv.page.evaluate(() => {
+      const el = (globalThis as any).document.activeElement;
+      return `${el.tagName.toLowerCase()}:${el.id || el.textContent}`;
+    });
+    await drv.page.keyboard.press('Tab');
+    expect(await focused()).toBe('input:f-identifier');
+    await drv.page.keyboard.type(address('nobody'));
+    await drv.page.keyboard.press('Tab');
+    expect(await focused()).toBe('input:f-password');
+    await drv.page.keyboard.type(PASSWORD);
+    await drv.page.keyboard.press('Enter');
+    expect(await drv.alert()).toBe('invalid credentials');
+    await drv.page.keyboard.press('Tab');
+    expect(await focused()).toBe('button:Sign in');
+    await drv.page.keyboard.press('Tab');
+    expect(await focused()).toBe('a:Forgot your password?');
+    await drv.page.keyboard.press('Enter');
+    await drv.screen(TITLES.forgot);
+    expect(await focused()).toBe(`h1:${TITLES.forgot}`);
+  });
+
   it('forgot password: the emailed link opens /app/reset-password with the token; the new password signs in and returns to /authorize', async () => {
     const email = address('page-reset');
     // an account that declined MFA (G6: later logins pass without it)
