@@ -163,9 +163,9 @@ export async function submitSignup(d: LoginPageDriver, email: string, password: 
 /**
  * Sign-up on the page: the MFA offer (G7, behaviour.md §4.1) shows the TOTP QR code and key; the
  * code of an authenticator (otplib) turns TOTP on and signs in.
- * @returns the TOTP secret
+ * @returns the TOTP secret and the recovery codes shown
  */
-export async function signUpWithTotp(d: LoginPageDriver, org: string, email: string, password: string, shots = false): Promise<string> {
+export async function signUpWithTotp(d: LoginPageDriver, org: string, email: string, password: string, shots = false): Promise<{ secret: string; recoveryCodes: string[] }> {
   await d.goto('/app/login');
   await d.screen(TITLES.login(org), shots ? 'login' : undefined);
   await d.follow('Create an account');
@@ -173,10 +173,11 @@ export async function signUpWithTotp(d: LoginPageDriver, org: string, email: str
   await submitSignup(d, email, password, shots ? 'signup' : undefined);
   if (shots) await d.screen(TITLES.offer, 'mfa-offer-totp');
   const secret = (await d.page.locator('code.secret').textContent()) ?? '';
+  const recoveryCodes = await d.page.locator('ul.codes code').allTextContents();
   await d.fill('Code from the app', await generate({ secret }));
   await d.click('Verify and turn on');
   await d.screen(TITLES.signedIn, shots ? 'signed-in' : undefined);
-  return secret;
+  return { secret, recoveryCodes };
 }
 
 /** Password login on the page (from the login screen), up to the next screen. */

@@ -84,7 +84,7 @@ describe.each(['all', 'split'] as Mode[])('the hosted login page in Chromium (%s
   it('signs up with the TOTP offer (an authenticator code turns it on), signs out, and signs in again with a TOTP code', async () => {
     const drv = await open();
     const email = address('page-signup');
-    const secret = await signUpWithTotp(drv, ORG, email, PASSWORD);
+    const { secret } = await signUpWithTotp(drv, ORG, email, PASSWORD);
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(await drv.page.locator('main').textContent()).toContain(`Signed in as ${email}`);
     // the organization's name and logo
@@ -108,6 +108,21 @@ describe.each(['all', 'split'] as Mode[])('the hosted login page in Chromium (%s
     expect(await drv.alert()).toBe('invalid otp');
     expect(await drv.page.getByLabel('Code from the app').getAttribute('aria-invalid')).toBe('true');
     await drv.fill('Code from the app', await nextTotp(secret));
+    await drv.click('Verify');
+    await drv.screen(TITLES.signedIn);
+  });
+
+  it('a recovery code shown at enrolment completes the TOTP challenge', async () => {
+    const drv = await open();
+    const email = address('page-recovery');
+    const { recoveryCodes } = await signUpWithTotp(drv, ORG, email, PASSWORD);
+    expect(recoveryCodes).toHaveLength(10);
+    await drv.click('Sign out');
+    await drv.screen(TITLES.login(ORG));
+    await passwordLogin(drv, ORG, email, PASSWORD);
+    await drv.screen(TITLES.totp);
+    await drv.click('Use a recovery code');
+    await drv.fill('Recovery code', recoveryCodes[0]!);
     await drv.click('Verify');
     await drv.screen(TITLES.signedIn);
   });
