@@ -7,6 +7,13 @@
 # TypeScript sources directly (type stripping), so there is no build step. Workspace packages
 # (@gatehouse/*) are symlinks into libs/, services/, gateway/, so their .ts files are not "under
 # node_modules" and type stripping applies to them.
+# The hosted login page (apps/login) is the one thing built: Vite, a dev dependency, turns it into
+# static files in a stage of its own, and only apps/login/dist is copied into the image.
+FROM node:24-slim AS login-page
+WORKDIR /src
+COPY . .
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build:login
+
 FROM node:24-slim
 
 WORKDIR /app
@@ -23,6 +30,8 @@ COPY . .
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
  && node bin/gatehouse.mjs gateway --help > /dev/null
+
+COPY --from=login-page /src/apps/login/dist apps/login/dist
 
 # `node` (uid 1000) from the base image; the chart sets runAsNonRoot and a read-only root FS.
 USER node

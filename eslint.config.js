@@ -15,11 +15,11 @@ const TRANSPORTS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tools/**', '.ci/**', 'charts/**', 'coverage/**', '**/*.d.ts', 'eslint.config.js', 'jest.config.js', 'bin/gatehouse.mjs', 'libs/contracts/src/gen/**'] },
+  { ignores: ['node_modules/**', '.tools/**', '.ci/**', 'charts/**', 'coverage/**', '**/*.d.ts', 'eslint.config.js', 'jest.config.js', 'bin/gatehouse.mjs', 'libs/contracts/src/gen/**', 'apps/*/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },

@@ -16,6 +16,7 @@ import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
+import { mountLoginPage, type LoginPageOptions } from './login-page.ts';
 
 export interface GatewayOptions {
   http: HttpLayerOptions;
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   limits: QueryLimits;
   /** `--enable-playground` (null when false): GraphiQL at `GET /graphql` for super-admins */
   playground: Omit<PlaygroundOptions, 'basePath'> | null;
+  /** `--enable-login-page` (null when false): the hosted login page under /app (login-page.ts) */
+  loginPage: Omit<LoginPageOptions, 'basePath'> | null;
   internalToken: string;
   deadlineMs: number;
 }
@@ -78,7 +81,9 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
     logger: deps.logger,
   });
   app.post('/graphql', graphql.handler);
-  if (opts.playground) mountPlayground(app, { ...opts.playground, basePath: new URL(opts.http.url).pathname.replace(/\/+$/, '') });
+  const basePath = new URL(opts.http.url).pathname.replace(/\/+$/, '');
+  if (opts.playground) mountPlayground(app, { ...opts.playground, basePath });
+  if (opts.loginPage) mountLoginPage(app, { ...opts.loginPage, basePath }, deps.logger);
   app.all('/graphql', (req, res) => {
     res.setHeader('Allow', 'POST, OPTIONS');
     sendErrorFor(req, res, new AppError('method_not_allowed', 'Method Not Allowed'));

@@ -27,6 +27,7 @@ export function gatewayOptions(config: Config): GatewayOptions {
     introspection: config.enableGraphqlIntrospection,
     limits: { maxDepth: config.graphqlMaxDepth, maxComplexity: config.graphqlMaxComplexity, maxAliases: config.graphqlMaxAliases },
     playground: config.enablePlayground ? { adminSecret: config.adminSecret, disableAdminHeaderAuth: config.disableAdminHeaderAuth } : null,
+    loginPage: config.enableLoginPage ? { organizationName: config.organizationName, organizationLogo: config.organizationLogo } : null,
     internalToken: deriveInternalToken(config.clientSecret),
     deadlineMs: 30_000,
   };
@@ -67,6 +68,7 @@ export function startupSummary(config: Config, ports: { http: number; grpc: numb
     rest: `${base}/v1`,
     graphql: `${base}/graphql`,
     playground: config.enablePlayground ? `${base}/graphql (browsers sending the admin secret)` : null,
+    login_page: config.enableLoginPage ? `${base}/app` : null,
     openapi: `${base}/openapi.json`,
     grpc: `${config.host}:${ports.grpc}`,
     http_port: ports.http,

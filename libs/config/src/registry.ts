@@ -155,7 +155,7 @@ export const registry = {
   ...section('Organization and UI', ALL, {
     organizationName: { flag: '--organization-name <name>', parser: str, default: 'Gatehouse', help: 'organization name: TOTP issuer, passkey RP name, email templates' },
     organizationLogo: { flag: '--organization-logo <url>', parser: str, default: '', help: 'organization logo URL for the UI and email templates' },
-    enableLoginPage: { flag: '--enable-login-page', parser: bool, default: true, help: 'serve the hosted login page under /app (accepted; this release serves no login page yet)' },
+    enableLoginPage: { flag: '--enable-login-page', parser: bool, default: true, help: 'serve the hosted login page under /app (sign-up, login, password reset, magic link, MFA, passkeys)' },
     enablePlayground: { flag: '--enable-playground', parser: bool, default: true, help: 'serve the GraphQL playground (super-admin credentials required)' },
     enableGraphqlIntrospection: { flag: '--enable-graphql-introspection', parser: bool, default: true, help: 'allow schema introspection on /graphql' },
     enableOrgDiscovery: { flag: '--enable-org-discovery', parser: bool, default: false, help: 'mount GET /api/v1/org-discovery?email= and set meta.is_org_discovery_enabled' },

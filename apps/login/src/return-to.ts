@@ -1,0 +1,32 @@
+/**
+ * @module login/return-to
+ * Where the page may send the browser after a sign-in (issue 18 item 5, the `/authorize` contract):
+ * `return_to` is honoured only when it is a same-origin path under `<base>/authorize`, never an
+ * absolute URL, a protocol-relative `//host` or a backslash trick (RFC 9700 §4.11: no open redirect).
+ */
+
+/**
+ * The path and query to navigate to, or null when `raw` is not acceptable.
+ * @param raw the `return_to` query parameter as received (already URL-decoded), or null
+ * @param origin the page's origin (`location.origin`)
+ * @param basePath the path prefix of `--url` (`''` or e.g. `/auth`), no trailing slash
+ */
+export function safeReturnTo(raw: string | null, origin: string, basePath: string): string | null {
+  if (raw === null || raw === '' || raw.length > 8192) return null;
+  // a path: one leading slash, no scheme, no `//host`, no backslashes or control characters
+  if (!raw.startsWith('/') || raw.startsWith('//') || raw.includes('\\')) return null;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return null;
+  }
+  let url: URL;
+  try {
+    url = new URL(raw, origin);
+  } catch {
+    return null;
+  }
+  if (url.origin !== origin) return null;
+  const authorize = `${basePath}/authorize`;
+  if (url.pathname !== authorize && !url.pathname.startsWith(`${authorize}/`)) return null;
+  return `${url.pathname}${url.search}`;
+}
