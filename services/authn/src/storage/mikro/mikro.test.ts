@@ -4,6 +4,7 @@ import { runSessionStoreSuite } from '@gatehouse/auth/testing';
 import { createLogger } from '@gatehouse/observability';
 import { DeadlockException } from '@mikro-orm/core';
 import { runAuthnStorageSuite, sampleUser } from '../ports.suite.ts';
+import { runOAuthStoreSuite } from '../oauth.suite.ts';
 import { authnSchema, createMikroAuthnStorage } from './index.ts';
 
 const logger = createLogger('silent');
@@ -41,6 +42,11 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as DatabaseType[]) {
     runSessionStoreSuite(`authn database (${type})`, async () => {
       await reset();
       return { store: createMikroAuthnStorage(db, { clock: () => now }).sessions, advance: (s) => { now += s; }, now: () => now };
+    });
+
+    runOAuthStoreSuite(type, async () => {
+      for (const t of ['authn_oauth_clients', 'authn_trusted_issuers', 'authn_authorization_codes', 'authn_used_jtis']) await db.execute(`delete from ${t}`);
+      return createMikroAuthnStorage(db).oauth;
     });
 
     it('runs its migrations once and leaves email and phone non-unique', async () => {
