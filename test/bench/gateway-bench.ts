@@ -77,24 +77,23 @@ async function benchClient(d: Deployment): Promise<string> {
 }
 
 /**
- * The refresh grant's request sequence: each connection starts from its own refresh token (one login
- * each, with offline_access) and sends the one each answer returns (rotation, behaviour.md §2.2).
+ * The refresh grant's request sequence. A refresh token is single use (rotation, behaviour.md §2.2), so
+ * the live tokens wait in a queue: each request takes one, and its answer puts the rotated one back.
+ * No token is ever in two requests at once. `count` chains are started, one login each (autocannon
+ * resets a connection's context after each pass over the sequence, so the queue lives out here).
  */
 async function refreshChains(d: Deployment, count: number): Promise<AutocannonRequest[]> {
-  const pool: string[] = [];
+  const ready: string[] = [];
   for (let i = 0; i < count; i++) {
     const login = await post(`${d.url}/v1/login`, d.url, { email: EMAIL, password: PASSWORD, scope: ['openid', 'offline_access'] });
     const token = (JSON.parse(login.text) as { refresh_token?: string }).refresh_token;
     if (!token) throw new Error(`login answered ${login.status}: ${login.text}`);
-    pool.push(token);
+    ready.push(token);
   }
   return [{
-    setupRequest: (req, context) => {
-      context.token ??= pool.shift();
-      return { ...req, body: JSON.stringify({ grant_type: 'refresh_token', client_id: d.clientId, refresh_token: context.token }) };
-    },
-    onResponse: (status, body, context) => {
-      if (status === 200) context.token = (JSON.parse(body) as { refresh_token: string }).refresh_token;
+    setupRequest: (req) => ({ ...req, body: JSON.stringify({ grant_type: 'refresh_token', client_id: d.clientId, refresh_token: ready.shift() ?? '' }) }),
+    onResponse: (status, body) => {
+      if (status === 200) ready.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
     },
   }];
 }
@@ -117,10 +116,10 @@ async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promi
     };
     const c = await measureWithCpu(cc, o, watchedOf(d));
     print(c);
-    // warm-up and measured run each take a fresh chain per connection
+    // as many rotation chains as connections; the warm-up and the measured run continue them
     const refresh: LoadTarget = {
       name: `refresh_token grant (${mode})`, url: `${d.url}/oauth/token`, method: 'POST', connections: o.loginConnections,
-      headers: { 'content-type': 'application/json' }, requests: await refreshChains(d, 2 * o.loginConnections),
+      headers: { 'content-type': 'application/json' }, requests: await refreshChains(d, o.loginConnections),
     };
     const r = await measureWithCpu(refresh, o, watchedOf(d));
     print(r);
