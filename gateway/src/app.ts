@@ -14,6 +14,7 @@ import { createHttpLayer, clientInfo, createGatewayServer, sendErrorFor, type Ht
 import { ROUTES, buildOpenApi } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
+import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
 import { mountLoginPage, type LoginPageOptions } from './login-page.ts';
@@ -68,6 +69,8 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
 
   // before the table routes: GET /verify_email answers with a redirect, not JSON
   app.get('/verify_email', verifyEmailLinkRoute(services.clients, opts, deps.logger));
+  // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
+  mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
 
   const graphql = await createGraphqlGateway({

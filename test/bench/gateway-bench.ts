@@ -1,7 +1,9 @@
 /**
  * @module bench/gateway-bench
- * `npm run bench`: requests/s and p50/p99 of `POST /v1/validate_jwt_token` and `POST /v1/login`
- * through the gateway (all-in-one, then split), next to a bare node:http server answering a fixed
+ * `npm run bench`: requests/s and p50/p99 of `POST /v1/validate_jwt_token`, `POST /v1/login`, and the
+ * token endpoint's `client_credentials` (client_secret_basic) and `refresh_token` grants (issue 18; each
+ * connection follows its own rotation chain, since a refresh token is single use) through the gateway
+ * (all-in-one, then split), next to a bare node:http server answering a fixed
  * JSON body of the same size, all under the same load generator (autocannon), and the ratios.
  * Not a test: it asserts nothing beyond "every request answered 2xx", and the figures depend on the
  * machine and its load. Options: --duration=<s> (10), --warmup=<s> (2), --connections=<n> (50),
@@ -12,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
-import { formatLine, HEADER, measureWithCpu, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
+import { formatLine, HEADER, measureWithCpu, type AutocannonRequest, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
 
 interface Options extends LoadParams {
   connections: number;
@@ -63,7 +65,40 @@ function watchedOf(d: Deployment): Watched[] {
 
 type Row = Measured;
 
-async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promise<{ validate: Row; login: Row; validateAnswer: string }> {
+/** A client for the client_credentials load (created through the admin API): its Basic header. */
+async function benchClient(d: Deployment): Promise<string> {
+  const res = await fetch(`${d.url}/v1/admin/create_client`, {
+    method: 'POST', headers: { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret },
+    body: JSON.stringify({ name: 'bench', allowed_scopes: ['bench'] }),
+  });
+  const body = (await res.json()) as { client: { client_id: string }; client_secret: string };
+  if (res.status !== 200) throw new Error(`create_client answered ${res.status}`);
+  return `Basic ${Buffer.from(`${body.client.client_id}:${body.client_secret}`).toString('base64')}`;
+}
+
+/**
+ * The refresh grant's request sequence. A refresh token is single use (rotation, behaviour.md §2.2), so
+ * the live tokens wait in a queue: each request takes one, and its answer puts the rotated one back.
+ * No token is ever in two requests at once. `count` chains are started, one login each (autocannon
+ * resets a connection's context after each pass over the sequence, so the queue lives out here).
+ */
+async function refreshChains(d: Deployment, count: number): Promise<AutocannonRequest[]> {
+  const ready: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const login = await post(`${d.url}/v1/login`, d.url, { email: EMAIL, password: PASSWORD, scope: ['openid', 'offline_access'] });
+    const token = (JSON.parse(login.text) as { refresh_token?: string }).refresh_token;
+    if (!token) throw new Error(`login answered ${login.status}: ${login.text}`);
+    ready.push(token);
+  }
+  return [{
+    setupRequest: (req) => ({ ...req, body: JSON.stringify({ grant_type: 'refresh_token', client_id: d.clientId, refresh_token: ready.shift() ?? '' }) }),
+    onResponse: (status, body) => {
+      if (status === 200) ready.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
+    },
+  }];
+}
+
+async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promise<{ validate: Row; login: Row; clientCredentials: Row; refresh: Row; validateAnswer: string }> {
   const d = await startDeployment(mode, { flags: ['--rate-limit-rps=0'] });
   try {
     const { validateBody, validateAnswer } = await prepare(d);
@@ -74,7 +109,22 @@ async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promi
     const login: LoadTarget = { name: `login (${mode})`, url: `${d.url}/v1/login`, method: 'POST', headers, body: JSON.stringify({ email: EMAIL, password: PASSWORD }), connections: o.loginConnections };
     const l = await measureWithCpu(login, o, watchedOf(d));
     print(l);
-    return { validate: v, login: l, validateAnswer };
+    const basic = await benchClient(d);
+    const cc: LoadTarget = {
+      name: `client_credentials (${mode})`, url: `${d.url}/oauth/token`, method: 'POST', connections: o.connections,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic }, body: 'grant_type=client_credentials&scope=bench',
+    };
+    const c = await measureWithCpu(cc, o, watchedOf(d));
+    print(c);
+    // twice as many rotation chains as connections: the requests in flight when the warm-up stops
+    // never get their answers, so their chains end there; the measured run continues the others
+    const refresh: LoadTarget = {
+      name: `refresh_token grant (${mode})`, url: `${d.url}/oauth/token`, method: 'POST', connections: o.loginConnections,
+      headers: { 'content-type': 'application/json' }, requests: await refreshChains(d, 2 * o.loginConnections),
+    };
+    const r = await measureWithCpu(refresh, o, watchedOf(d));
+    print(r);
+    return { validate: v, login: l, clientCredentials: c, refresh: r, validateAnswer };
   } catch (err) {
     console.error(d.output().slice(-4000));
     throw err;
@@ -122,7 +172,7 @@ async function main(): Promise<void> {
     console.log(`    ${r.cpu}`);
   };
 
-  const results = new Map<Mode, { validate: Row; login: Row }>();
+  const results = new Map<Mode, { validate: Row; login: Row; clientCredentials: Row; refresh: Row }>();
   let answer = '';
   for (const mode of o.modes) {
     const r = await benchMode(mode, o, print);
@@ -137,7 +187,7 @@ async function main(): Promise<void> {
   console.log('');
   for (const [mode, r] of results) {
     const tag = mode === 'all' ? '' : ` (${mode})`;
-    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login]] as const) {
+    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login], ['client_credentials', r.clientCredentials], ['refresh_token grant', r.refresh]] as const) {
       const ratio = row.figures.rps / bare.figures.rps;
       console.log(`ratio ${name}/bare = ${ratio.toFixed(2)}${tag} (req/s; ${ratio.toPrecision(3)} = 1/${(1 / ratio).toFixed(0)})`);
     }
@@ -147,12 +197,12 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`server cpu per request: bare ${cpuMs(bare).toFixed(3)} ms`);
   for (const [mode, r] of results) {
-    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login]] as const) {
+    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login], ['client_credentials', r.clientCredentials], ['refresh_token grant', r.refresh]] as const) {
       const c = row.cpuPerRequestMs;
       console.log(`server cpu per request: ${name} (${mode}) ${cpuMs(row).toFixed(3)} ms = ${(cpuMs(row) / cpuMs(bare)).toFixed(1)}× bare; js thread${mode === 'all' ? '' : 's (all processes)'} ${c.main.toFixed(3)} ms${mode === 'all' ? ` (the one js thread saturates at ${(1000 / c.main).toFixed(0)} req/s)` : ''}, threadpool ${c.pool.toFixed(3)} ms, other threads ${c.other.toFixed(3)} ms`);
     }
   }
-  const failed = [...[...results.values()].flatMap((r) => [r.validate, r.login]), bare].filter((r) => r.figures.errors > 0 || r.figures.non2xx > 0);
+  const failed = [...[...results.values()].flatMap((r) => [r.validate, r.login, r.clientCredentials, r.refresh]), bare].filter((r) => r.figures.errors > 0 || r.figures.non2xx > 0);
   if (failed.length > 0) console.log(`note: errors or non-2xx answers in ${failed.map((r) => r.figures.name).join(', ')}; their req/s include those answers`);
 }
 

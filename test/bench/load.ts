@@ -20,6 +20,16 @@ interface AutocannonOptions {
   duration: number;
   /** seconds per request before autocannon counts a timeout */
   timeout: number;
+  requests?: AutocannonRequest[];
+}
+
+/**
+ * One step of autocannon's request sequence: `setupRequest` may rewrite the request from the
+ * connection's `context`, `onResponse` reads the answer into it.
+ */
+export interface AutocannonRequest {
+  setupRequest?: (req: { body?: string; headers?: Record<string, string> }, context: Record<string, unknown>) => { body?: string; headers?: Record<string, string> };
+  onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
 }
 
 /** The part of autocannon's result this bench reads. */
@@ -46,6 +56,11 @@ export interface LoadTarget {
   headers: Record<string, string>;
   body?: string;
   connections: number;
+  /**
+   * autocannon's request sequence, when each request depends on the previous answer of its connection
+   * (the refresh grant: every answer carries the next refresh token); replaces `body`
+   */
+  requests?: AutocannonRequest[];
 }
 
 /** Load parameters shared by every target. */
@@ -83,6 +98,7 @@ async function run(target: LoadTarget, durationS: number, record: boolean): Prom
     method: target.method,
     headers: target.headers,
     ...(target.body === undefined ? {} : { body: target.body }),
+    ...(target.requests === undefined ? {} : { requests: target.requests }),
     connections: target.connections,
     duration: durationS,
     timeout: 30,

@@ -109,8 +109,8 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
       }
     }
     // an admin passes the check: the operations of later releases then answer 501, not 401
-    const res = await raw(`${d.url}/v1/admin/clients`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...admin }, body: '{}' });
-    expect({ status: res.status, body: res.body }).toEqual({ status: 501, body: { code: 'unimplemented', message: 'admin.Clients is not implemented yet' } });
+    const res = await raw(`${d.url}/v1/admin/saml_idp_keys`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...admin }, body: '{}' });
+    expect({ status: res.status, body: res.body }).toEqual({ status: 501, body: { code: 'unimplemented', message: 'admin.ListSamlIdpKeys is not implemented yet' } });
     // and an operation of this release answers (issue 17: webhooks are served)
     const served = await raw(`${d.url}/v1/admin/webhooks`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...admin }, body: '{}' });
     expect({ status: served.status, pagination: (served.body as { pagination?: unknown }).pagination }).toEqual({ status: 200, pagination: { page: 1, limit: 10, offset: 0, total: 0 } });
@@ -127,7 +127,7 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
           .toEqual({ field: op.field, who, codes: ['UNAUTHENTICATED'] });
       }
     }
-    const asAdmin = await gql(d.url, 'query { _clients { __typename } }', {}, { origin: d.url, 'x-forwarded-for': freshIp(), ...admin });
+    const asAdmin = await gql(d.url, 'query { _list_saml_idp_keys(params: {org_id: "x"}) { __typename } }', {}, { origin: d.url, 'x-forwarded-for': freshIp(), ...admin });
     expect((asAdmin.body as { errors: Array<{ extensions: { code: string } }> }).errors.map((e) => e.extensions.code)).toEqual(['UNIMPLEMENTED']);
   });
 

@@ -7,7 +7,7 @@
  */
 import type { BusEvents } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
-import type { AdminCaller, UserCaller } from './authenticator.ts';
+import type { AdminCaller, ServiceAccountCaller, UserCaller } from './authenticator.ts';
 
 /** behaviour.md §5.7 `actor_type`, `actor_id`, `actor_email`. */
 export interface AuditActor {
@@ -21,7 +21,8 @@ export interface AuditActor {
 export const SUPER_ADMIN_ACTOR: AuditActor = Object.freeze({ type: 'admin', id: null });
 
 /** The actor of a resolved caller: a super-admin, or the user (org admins are users, §5.7). */
-export function actorOf(caller: UserCaller | AdminCaller, email?: string | null): AuditActor {
+export function actorOf(caller: UserCaller | AdminCaller | ServiceAccountCaller, email?: string | null): AuditActor {
+  if (caller.kind === 'service_account') return { type: 'service_account', id: caller.clientId, email: null };
   return caller.kind === 'admin' ? SUPER_ADMIN_ACTOR : { type: 'user', id: caller.userId, email: email ?? null };
 }
 

@@ -33,6 +33,23 @@ export interface AdminCaller {
   via: 'cookie' | 'header';
 }
 
+/**
+ * A client_credentials token's caller (behaviour.md §2.3, §7.2): subject `service_account:<client_id>`.
+ * Accepted only where {@link Authenticator.resolveCaller} is asked (check_permissions,
+ * list_permissions); every user-class RPC refuses it.
+ */
+export interface ServiceAccountCaller {
+  kind: 'service_account';
+  clientId: string;
+  /** `service_account:<client_id>` */
+  subject: string;
+  scope: string[];
+  session: SessionRecord;
+}
+
+/** The `sub` prefix of service-account tokens (behaviour.md §7.2). */
+export const SERVICE_ACCOUNT_PREFIX = 'service_account:';
+
 export interface AuthenticatorOptions {
   jwt: Pick<JwtSigner, 'verify'>;
   /**
@@ -66,11 +83,16 @@ export interface Authenticator {
   requireUser(ctx: CallContext): Promise<UserCaller>;
   /** @throws AppError `unauthenticated` `unauthorized` */
   requireAdmin(ctx: CallContext): Promise<AdminCaller>;
-  /** Super-admin credential if valid, else a user credential. @throws AppError `unauthenticated` `unauthorized` */
-  resolveCaller(ctx: CallContext): Promise<UserCaller | AdminCaller>;
+  /**
+   * Super-admin credential if valid, else a user credential, else a service-account token (the
+   * `permissions` class, behaviour.md §2.3). @throws AppError `unauthenticated` `unauthorized`
+   */
+  resolveCaller(ctx: CallContext): Promise<UserCaller | AdminCaller | ServiceAccountCaller>;
   /** The caller's session from its session cookies only (no bearer), or null. */
   sessionFromCookies(ctx: CallContext): Promise<SessionRecord | null>;
 }
+
+const SERVICE_ACCOUNT_REASON = 'service_account_token';
 
 const unauthorized = (reason: string, cause?: unknown): AppError =>
   new AppError('unauthenticated', 'unauthorized', { reason, ...(cause === undefined ? {} : { cause }) });
@@ -177,6 +199,8 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     }
     if (claims.iss !== o.issuer || claims.token_type !== 'access_token') throw unauthorized('bearer_claims');
     if (typeof claims.sub !== 'string' || typeof claims.nonce !== 'string') throw unauthorized('bearer_claims');
+    // a service account is no user: refused here, accepted by resolveCaller only (behaviour.md §2.3)
+    if (claims.sub.startsWith(SERVICE_ACCOUNT_PREFIX)) throw unauthorized(SERVICE_ACCOUNT_REASON);
     const session = await o.sessions.get(claims.nonce);
     if (!session || session.userId !== claims.sub || session.expiresAt <= clock()) throw unauthorized('session_gone');
     if (!(await userActive(session.userId))) throw unauthorized('user_inactive');
@@ -191,6 +215,26 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
       session,
       claims,
     };
+  }
+
+  /**
+   * A client_credentials token: signature, `iss`, `token_type`, and its session (keyed by the client's
+   * id, login method `client_credentials`) still live; deactivating or deleting the client deletes it.
+   */
+  async function resolveServiceAccount(header: string): Promise<ServiceAccountCaller> {
+    const token = header.trim().split(/\s+/)[1] ?? '';
+    let claims: JWTPayload;
+    try {
+      claims = await o.jwt.verify(token, { nowSeconds: clock() });
+    } catch (err) {
+      throw unauthorized('bearer_invalid', err);
+    }
+    const sub = typeof claims.sub === 'string' ? claims.sub : '';
+    if (claims.iss !== o.issuer || claims.token_type !== 'access_token' || typeof claims.nonce !== 'string') throw unauthorized('bearer_claims');
+    const clientId = sub.slice(SERVICE_ACCOUNT_PREFIX.length);
+    const session = await o.sessions.get(claims.nonce);
+    if (!session || session.userId !== clientId || session.loginMethod !== 'client_credentials' || session.expiresAt <= clock()) throw unauthorized('session_gone');
+    return { kind: 'service_account', clientId, subject: sub, scope: strings(claims.scope), session };
   }
 
   async function sessionFromCookies(ctx: CallContext): Promise<SessionRecord | null> {
@@ -274,8 +318,13 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     },
     resolveCaller(ctx) {
       // without an admin credential nothing is read for it: straight to the user credential
-      if (!ctx.headers['x-service-admin-secret'] && !(ctx.headers.cookie ?? '').includes(COOKIE_ADMIN)) return requireUser(ctx);
-      return adminOrNull(ctx).then((a): Promise<UserCaller | AdminCaller> | AdminCaller => a ?? requireUser(ctx));
+      const userOrServiceAccount = (): Promise<UserCaller | ServiceAccountCaller> => requireUser(ctx).catch((err: unknown) => {
+        const header = ctx.headers.authorization;
+        if (err instanceof AppError && err.reason === SERVICE_ACCOUNT_REASON && header) return resolveServiceAccount(header);
+        throw err;
+      });
+      if (!ctx.headers['x-service-admin-secret'] && !(ctx.headers.cookie ?? '').includes(COOKIE_ADMIN)) return userOrServiceAccount();
+      return adminOrNull(ctx).then((a): Promise<UserCaller | AdminCaller | ServiceAccountCaller> | AdminCaller => a ?? userOrServiceAccount());
     },
   };
 }

@@ -17,7 +17,7 @@ export {
   type CacheOptions, type CachedActivityCheck, type SessionCacheOptions,
 } from './session-cache.ts';
 export { createRedisSessionStore, type RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
-export { createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type UserCaller } from './authenticator.ts';
+export { SERVICE_ACCOUNT_PREFIX, createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type ServiceAccountCaller, type UserCaller } from './authenticator.ts';
 export { adminSessionCheck, createPlatformAuth, jwtOptionsOf } from './from-config.ts';
 export {
   ADMIN_SECRET_MAX_FAILURES, ADMIN_SESSION_ABSOLUTE_SECONDS, ADMIN_SESSION_IDLE_SECONDS,

@@ -24,6 +24,18 @@ export interface SessionRecord {
    * `otp`, `sms`, `hwk`, ...; the ID token adds `mfa`), kept so a refresh carries them; absent or null: none
    */
   amr?: string[] | null;
+  /**
+   * issue 18 (refresh grant, behaviour.md §2.2): the retired predecessor of `refreshTokenId` and
+   * when it was retired (Unix s), for the 10 s double-submit exception; absent or null: none
+   */
+  previousRefreshTokenId?: string | null;
+  refreshRotatedAt?: number | null;
+  /**
+   * issue 18: the OAuth client the session's tokens were issued to (their `aud`); absent or null:
+   * the server's own client (`--client-id`). For a client_credentials session, `userId` is the
+   * client's id and `loginMethod` is `client_credentials`.
+   */
+  clientId?: string | null;
   createdAt: number;
 }
 

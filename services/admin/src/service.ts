@@ -37,18 +37,7 @@ export function createAdminService(session: AdminRpcDeps, hooks: RpcContext): Ad
       AdminMeta: adminMetaRpc(session),
       // webhooks, email templates, audit log (behaviour.md §5.4, §5.5, §5.7)
       ...hookHandlers(hooks),
-      // clients and trusted issuers (behaviour.md §5.8)
-      CreateClient: notImplemented,
-      UpdateClient: notImplemented,
-      DeleteClient: notImplemented,
-      RotateClientSecret: notImplemented,
-      Client: notImplemented,
-      Clients: notImplemented,
-      AddTrustedIssuer: notImplemented,
-      UpdateTrustedIssuer: notImplemented,
-      DeleteTrustedIssuer: notImplemented,
-      TrustedIssuer: notImplemented,
-      TrustedIssuers: notImplemented,
+      // clients and trusted issuers (behaviour.md §5.8) are authn's since issue 18 (ARCHITECTURE §2)
       // SAML identity-provider role (behaviour.md §5.9)
       CreateSamlServiceProvider: notImplemented,
       UpdateSamlServiceProvider: notImplemented,

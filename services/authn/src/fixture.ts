@@ -13,6 +13,7 @@ import type { PermissionChecker } from './domain/deps.ts';
 import type { MfaInternalClient } from './rpc/deps.ts';
 import { createUserActivityCheck } from './domain/user.ts';
 import { createMemoryAuthnStorage } from './storage/memory.ts';
+import { createMemoryOAuthStore } from './storage/memory-oauth.ts';
 import type { LoginLockout, UserRepository } from './storage/ports.ts';
 
 export const URL_ = 'https://auth.example.com';
@@ -33,7 +34,7 @@ export function testOptions(over: Partial<AuthnOptions> = {}): AuthnOptions {
     enableSignup: true, enableEmailVerification: false, enablePhoneVerification: false, enableMagicLinkLogin: false,
     enableOrgDiscovery: false, accessTokenExpiresIn: 1800, refreshTokenExpiresIn: 2592000, sessionExpiresIn: 86400,
     appCookieSecure: true, appCookieSameSite: 'none', organizationName: 'Gatehouse', version: '2.3.0',
-    redirectUris: [], allowedOrigins: ['*'],
+    redirectUris: [], allowedOrigins: ['*'], clientSecret: 'client-secret', defaultAuthorizeResponseType: 'code', defaultAuthorizeResponseMode: 'query',
     disableMfa: false, disableTotpLogin: false, disableEmailOtp: false, disableSmsOtp: false, disableWebauthnMfa: false, enforceMfa: false,
     ...over,
   };
@@ -69,8 +70,9 @@ export function makeAuthn(
     jwt, sessions, issuer: options.url, adminSecret: 'admin-secret', disableAdminHeaderAuth: false, clientId: options.clientId, clock,
     users: activity,
   });
+  const oauth = createMemoryOAuthStore();
   const service = createAuthnService({
-    options, activity, users: storage.users, sessions, lockout: storage.lockout, jwt, authenticator, clock,
+    options, activity, users: storage.users, sessions, lockout: storage.lockout, oauth, jwt, authenticator, clock,
     logger: createLogger('silent'), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
   });
 

@@ -61,6 +61,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     users: storage.users,
     sessions,
     lockout: storage.lockout,
+    oauth: storage.oauth,
     jwt,
     authenticator,
     logger,

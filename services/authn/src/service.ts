@@ -40,6 +40,11 @@ import { userRpc } from './rpc/user.ts';
 import { usersRpc } from './rpc/users.ts';
 import { verificationRequestsRpc } from './rpc/verification-requests.ts';
 import { webauthnLoginVerifyRpc, webauthnRegistrationVerifyRpc } from './rpc/webauthn.ts';
+import {
+  addTrustedIssuerRpc, clientRpc, clientsRpc, createClientRpc, deleteClientRpc, deleteTrustedIssuerRpc, rotateClientSecretRpc,
+  trustedIssuerRpc, trustedIssuersRpc, updateClientRpc, updateTrustedIssuerRpc,
+} from './rpc/clients.ts';
+import { authorizeRpc, endSessionRpc, oauthIntrospectRpc, oauthRevokeRpc, oauthTokenRpc, userinfoRpc } from './rpc/oauth.ts';
 
 export type { PermissionChecker } from './domain/deps.ts';
 export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
@@ -97,6 +102,23 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       RevokeAccess: revokeAccessRpc(c),
       EnableAccess: enableAccessRpc(c),
       InviteMembers: inviteMembersRpc(c),
+      CreateClient: createClientRpc(c),
+      UpdateClient: updateClientRpc(c),
+      DeleteClient: deleteClientRpc(c),
+      RotateClientSecret: rotateClientSecretRpc(c),
+      Client: clientRpc(c),
+      Clients: clientsRpc(c),
+      AddTrustedIssuer: addTrustedIssuerRpc(c),
+      UpdateTrustedIssuer: updateTrustedIssuerRpc(c),
+      DeleteTrustedIssuer: deleteTrustedIssuerRpc(c),
+      TrustedIssuer: trustedIssuerRpc(c),
+      TrustedIssuers: trustedIssuersRpc(c),
+      OauthToken: oauthTokenRpc(c),
+      Authorize: authorizeRpc(c),
+      OauthRevoke: oauthRevokeRpc(c),
+      OauthIntrospect: oauthIntrospectRpc(c),
+      Userinfo: userinfoRpc(c),
+      EndSession: endSessionRpc(c),
     }, createAuthGuard(c.authenticator)).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
       GetUser: getUserRpc(c),

@@ -25,11 +25,6 @@ export const adminTypeDefs = gql`
     _email_templates(params: PaginationRequest): EmailTemplates!
     # audit log (behaviour.md §5.7)
     _audit_logs(params: ListAuditLogRequest): AuditLogs!
-    # clients and trusted issuers (behaviour.md §5.8)
-    _client(params: ClientRequest!): Client!
-    _clients(params: ListClientsRequest): Clients!
-    _trusted_issuer(params: TrustedIssuerRequest!): TrustedIssuer!
-    _trusted_issuers(params: ListTrustedIssuersRequest): TrustedIssuers!
     # SAML identity-provider role (behaviour.md §5.9)
     _saml_service_provider(params: SAMLServiceProviderRequest!): SAMLServiceProvider!
     _list_saml_service_providers(params: ListSAMLServiceProvidersRequest!): SAMLServiceProviders!
@@ -51,14 +46,6 @@ export const adminTypeDefs = gql`
     _add_email_template(params: AddEmailTemplateRequest!): Response!
     _update_email_template(params: UpdateEmailTemplateRequest!): Response!
     _delete_email_template(params: DeleteEmailTemplateRequest!): Response!
-    # clients and trusted issuers (behaviour.md §5.8)
-    _create_client(params: CreateClientRequest!): CreateClientResponse!
-    _update_client(params: UpdateClientRequest!): Client!
-    _delete_client(params: ClientRequest!): Response!
-    _rotate_client_secret(params: ClientRequest!): CreateClientResponse!
-    _add_trusted_issuer(params: AddTrustedIssuerRequest!): TrustedIssuer!
-    _update_trusted_issuer(params: UpdateTrustedIssuerRequest!): TrustedIssuer!
-    _delete_trusted_issuer(params: TrustedIssuerRequest!): Response!
     # SAML identity-provider role (behaviour.md §5.9)
     _create_saml_service_provider(params: CreateSAMLServiceProviderRequest!): SAMLServiceProvider!
     _update_saml_service_provider(params: UpdateSAMLServiceProviderRequest!): SAMLServiceProvider!
@@ -293,110 +280,6 @@ export const adminTypeDefs = gql`
     resource_id: String
     from_timestamp: Int64
     to_timestamp: Int64
-  }
-
-  # clients and trusted issuers (behaviour.md §5.8)
-  type Client {
-    id: ID!
-    client_id: String!
-    name: String!
-    description: String
-    allowed_scopes: [String!]!
-    is_active: Boolean!
-    created_at: Int64
-    updated_at: Int64
-  }
-
-  type CreateClientResponse {
-    client: Client!
-    client_secret: String!
-  }
-
-  type Clients {
-    pagination: Pagination!
-    clients: [Client!]!
-  }
-
-  type TrustedIssuer {
-    id: ID!
-    service_account_id: String!
-    name: String!
-    issuer_url: String!
-    key_source_type: String!
-    jwks_url: String
-    expected_aud: String!
-    subject_claim: String!
-    allowed_subjects: String
-    issuer_type: String!
-    is_active: Boolean!
-    spiffe_refresh_hint_seconds: Int64
-    enable_token_review: Boolean!
-    kubernetes_api_server_url: String
-    created_at: Int64
-    updated_at: Int64
-  }
-
-  type TrustedIssuers {
-    pagination: Pagination!
-    trusted_issuers: [TrustedIssuer!]!
-  }
-
-  input CreateClientRequest {
-    name: String!
-    description: String
-    allowed_scopes: [String!]!
-  }
-
-  input UpdateClientRequest {
-    id: ID!
-    name: String
-    description: String
-    allowed_scopes: [String!]
-    is_active: Boolean
-  }
-
-  input ClientRequest {
-    id: ID!
-  }
-
-  input ListClientsRequest {
-    pagination: PaginationRequest
-  }
-
-  input AddTrustedIssuerRequest {
-    service_account_id: String!
-    name: String!
-    issuer_url: String!
-    key_source_type: String!
-    jwks_url: String
-    expected_aud: String!
-    subject_claim: String
-    allowed_subjects: String
-    issuer_type: String!
-    spiffe_refresh_hint_seconds: Int64
-    enable_token_review: Boolean
-    kubernetes_api_server_url: String
-  }
-
-  input UpdateTrustedIssuerRequest {
-    id: ID!
-    name: String
-    jwks_url: String
-    expected_aud: String
-    allowed_subjects: String
-    is_active: Boolean
-    spiffe_refresh_hint_seconds: Int64
-    enable_token_review: Boolean
-    kubernetes_api_server_url: String
-  }
-
-  input TrustedIssuerRequest {
-    id: ID!
-  }
-
-  input ListTrustedIssuersRequest {
-    service_account_id: String
-    pagination: PaginationRequest
   }
 
   # SAML identity-provider role (behaviour.md §5.9)

@@ -7,7 +7,7 @@ import type { AuditDetails, SessionStore } from '@gatehouse/auth';
 import type { BusEvents, common } from '@gatehouse/contracts';
 import type { JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
-import type { LoginLockout, UserRecord, UserRepository } from '../storage/ports.ts';
+import type { LoginLockout, OAuthStore, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
 import type { SessionGrant } from './issue.ts';
 import type { AuthnOptions } from './options.ts';
@@ -151,6 +151,8 @@ export interface DomainDeps {
   users: UserRepository;
   sessions: SessionStore;
   lockout: LoginLockout;
+  /** OAuth clients, trusted issuers, authorization codes, used assertion jtis (issue 18) */
+  oauth: OAuthStore;
   jwt: JwtSigner;
   /**
    * The authenticator's user-activity check (behaviour.md §2.1), cached in all-in-one on SQLite;

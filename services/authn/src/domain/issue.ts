@@ -10,7 +10,7 @@ import type { common } from '@gatehouse/contracts';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
-import { issueTokens, type IssuedTokens } from './tokens.ts';
+import { issueTokens, type IssuedTokens, type OidcRequest } from './tokens.ts';
 
 export interface SessionGrant {
   loginMethod: string;
@@ -20,6 +20,8 @@ export interface SessionGrant {
   authTime: number;
   /** RFC 8176 `amr` values of a second factor proven for this login (issue 16); absent: none */
   amr?: string[];
+  /** issue 18: the OAuth client the tokens are issued to; absent: the server's own */
+  clientId?: string;
 }
 
 /** The value both session cookies carry (behaviour.md §2.4), and how long they live. */
@@ -36,6 +38,8 @@ export interface Issued {
   tokens: IssuedTokens;
   /** the new session's cookie; null when no session was opened (a bearer refresh, behaviour.md §2.2) */
   cookie: SessionCookie | null;
+  /** the session the tokens are bound to (issue 18: `sid`, code replay revocation); set by openSession */
+  sessionId?: string;
   /** the user's `enrolled_mfa_methods` when the flow asked mfa (behaviour.md §5.3); absent: [] */
   enrolledMfaMethods?: string[];
 }
@@ -62,7 +66,7 @@ export interface AuthOutcome {
  * and signs tokens bound to it.
  * @returns the tokens and the session cookie (Max-Age = seconds to expiry)
  */
-export async function openSession(c: AuthnContext, user: UserRecord, grant: SessionGrant): Promise<Issued> {
+export async function openSession(c: AuthnContext, user: UserRecord, grant: SessionGrant, oidc: OidcRequest = {}): Promise<Issued> {
   const now = c.now();
   const handle = randomToken(32);
   const draft: SessionRecord = {
@@ -77,10 +81,11 @@ export async function openSession(c: AuthnContext, user: UserRecord, grant: Sess
     refreshTokenId: null,
     createdAt: now,
     ...(grant.amr && grant.amr.length > 0 ? { amr: [...grant.amr] } : {}),
+    ...(grant.clientId ? { clientId: grant.clientId } : {}),
   };
-  const tokens = await issueTokens(c, user, draft);
+  const tokens = await issueTokens(c, user, draft, oidc);
   const session = { ...draft, refreshTokenId: tokens.refreshTokenId };
   await c.sessions.create(session);
-  return { user, tokens, cookie: { handle, maxAgeSeconds: session.expiresAt - now } };
+  return { user, tokens, cookie: { handle, maxAgeSeconds: session.expiresAt - now }, sessionId: session.id };
 }
 

@@ -42,6 +42,13 @@ export interface AuthnOptions extends ProviderFlags {
   /** `--redirect-uris` and `--allowed-origins` (behaviour.md §3.1 redirect rule) */
   redirectUris: string[];
   allowedOrigins: string[];
+  /** `--client-secret`: the server's own client's secret (issue 18) */
+  clientSecret: string;
+  /** `--encryption-key`: MAC key of client secrets; absent: `--client-secret` keys them */
+  encryptionKey?: string;
+  /** `--default-authorize-response-type` / `--default-authorize-response-mode` (issue 18) */
+  defaultAuthorizeResponseType: string;
+  defaultAuthorizeResponseMode: string;
   disableMfa: boolean;
   disableTotpLogin: boolean;
   disableEmailOtp: boolean;

@@ -24,7 +24,7 @@ describe('tokens (behaviour.md §2.1)', () => {
     const id = decodeJwt(res.id_token);
     expect(id).toEqual({
       iss: URL_, aud: 'client-123', sub: res.user.id, iat: T0, exp: T0 + 1800, auth_time: T0, nonce: decodeJwt(res.access_token).nonce,
-      token_type: 'id_token', amr: ['pwd'], acr: '0', at_hash: atHash(res.access_token, 'ES256'), groups: ['user'], allowed_roles: ['user'],
+      sid: decodeJwt(res.access_token).nonce, token_type: 'id_token', amr: ['pwd'], acr: '0', at_hash: atHash(res.access_token, 'ES256'), groups: ['user'], allowed_roles: ['user'],
       login_method: 'basic_auth', email: 'ada@example.com', email_verified: true, given_name: 'Ada', nickname: 'ada',
       preferred_username: 'ada@example.com', updated_at: T0,
     });

@@ -20,6 +20,12 @@ export interface IssuedTokens {
   expiresIn: number;
 }
 
+/** What an OIDC authorization request adds to the ID token (OIDC Core §3.1.2.1). */
+export interface OidcRequest {
+  /** the request's `nonce`, echoed in the ID token */
+  nonce?: string | null | undefined;
+}
+
 /** RFC 8176 `amr` values by login method. */
 export function amrFor(loginMethod: string): string[] {
   switch (loginMethod) {
@@ -75,13 +81,16 @@ export function amrOf(loginMethod: string, secondFactor: readonly string[] = [])
 export async function issueTokens(
   c: AuthnContext,
   user: UserRecord,
-  session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime' | 'amr'>,
+  session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime' | 'amr' | 'clientId'>,
+  oidc: OidcRequest = {},
 ): Promise<IssuedTokens> {
   const o = c.options;
   const now = c.now();
+  // issue 18: tokens of an OAuth client carry it as `aud` and `client_id` (behaviour.md §2.1)
+  const clientId = session.clientId ?? o.clientId;
   const common = {
     iss: o.url,
-    aud: o.clientId,
+    aud: clientId,
     sub: user.id,
     nonce: session.id,
     roles: session.roles,
@@ -95,10 +104,12 @@ export async function issueTokens(
     ...custom,
     ...profileClaims(user),
     iss: o.url,
-    aud: o.clientId,
+    aud: clientId,
     sub: user.id,
-    nonce: session.id,
+    // OIDC Core §3.1.2.1: the authorization request's nonce; first-party flows: the session id
+    nonce: oidc.nonce || session.id,
     auth_time: session.authTime,
+    sid: session.id,
     token_type: 'id_token',
     amr: amrOf(session.loginMethod, session.amr ?? []),
     acr: '0',
@@ -118,7 +129,7 @@ export async function issueTokens(
         token_type: 'refresh_token',
         auth_time: session.authTime,
         scope: session.scope,
-        client_id: o.clientId,
+        client_id: clientId,
         // the rotation lineage starts with the session; /oauth/token keeps it across rotations
         family_id: session.id,
         jti: refreshTokenId,

@@ -23,6 +23,11 @@ export const authnTypeDefs = gql`
     _users(params: ListUsersRequest): Users!
     _user(params: GetUserRequest!): User!
     _verification_requests(params: PaginationRequest): VerificationRequests!
+    # clients and trusted issuers (behaviour.md §5.8; owned by authn since issue 18)
+    _client(params: ClientRequest!): Client!
+    _clients(params: ListClientsRequest): Clients!
+    _trusted_issuer(params: TrustedIssuerRequest!): TrustedIssuer!
+    _trusted_issuers(params: ListTrustedIssuersRequest): TrustedIssuers!
   }
 
   type Mutation {
@@ -44,6 +49,14 @@ export const authnTypeDefs = gql`
     _revoke_access(param: UpdateAccessRequest!): Response!
     _enable_access(param: UpdateAccessRequest!): Response!
     _invite_members(params: InviteMemberRequest!): InviteMembersResponse!
+    # clients and trusted issuers (behaviour.md §5.8; owned by authn since issue 18)
+    _create_client(params: CreateClientRequest!): CreateClientResponse!
+    _update_client(params: UpdateClientRequest!): Client!
+    _delete_client(params: ClientRequest!): Response!
+    _rotate_client_secret(params: ClientRequest!): CreateClientResponse!
+    _add_trusted_issuer(params: AddTrustedIssuerRequest!): TrustedIssuer!
+    _update_trusted_issuer(params: UpdateTrustedIssuerRequest!): TrustedIssuer!
+    _delete_trusted_issuer(params: TrustedIssuerRequest!): Response!
     verify_otp(params: VerifyOTPRequest!): AuthResponse!
     skip_mfa_setup(params: SkipMfaSetupRequest!): AuthResponse!
     lock_mfa(params: LockMfaRequest!): Response!
@@ -384,5 +397,109 @@ export const authnTypeDefs = gql`
   input WebauthnLoginVerifyRequest {
     state: String
     credential: String!
+  }
+
+  # clients and trusted issuers (behaviour.md §5.8)
+  type Client {
+    id: ID!
+    client_id: String!
+    name: String!
+    description: String
+    allowed_scopes: [String!]!
+    is_active: Boolean!
+    created_at: Int64
+    updated_at: Int64
+  }
+
+  type CreateClientResponse {
+    client: Client!
+    client_secret: String!
+  }
+
+  type Clients {
+    pagination: Pagination!
+    clients: [Client!]!
+  }
+
+  type TrustedIssuer {
+    id: ID!
+    service_account_id: String!
+    name: String!
+    issuer_url: String!
+    key_source_type: String!
+    jwks_url: String
+    expected_aud: String!
+    subject_claim: String!
+    allowed_subjects: String
+    issuer_type: String!
+    is_active: Boolean!
+    spiffe_refresh_hint_seconds: Int64
+    enable_token_review: Boolean!
+    kubernetes_api_server_url: String
+    created_at: Int64
+    updated_at: Int64
+  }
+
+  type TrustedIssuers {
+    pagination: Pagination!
+    trusted_issuers: [TrustedIssuer!]!
+  }
+
+  input CreateClientRequest {
+    name: String!
+    description: String
+    allowed_scopes: [String!]!
+  }
+
+  input UpdateClientRequest {
+    id: ID!
+    name: String
+    description: String
+    allowed_scopes: [String!]
+    is_active: Boolean
+  }
+
+  input ClientRequest {
+    id: ID!
+  }
+
+  input ListClientsRequest {
+    pagination: PaginationRequest
+  }
+
+  input AddTrustedIssuerRequest {
+    service_account_id: String!
+    name: String!
+    issuer_url: String!
+    key_source_type: String!
+    jwks_url: String
+    expected_aud: String!
+    subject_claim: String
+    allowed_subjects: String
+    issuer_type: String!
+    spiffe_refresh_hint_seconds: Int64
+    enable_token_review: Boolean
+    kubernetes_api_server_url: String
+  }
+
+  input UpdateTrustedIssuerRequest {
+    id: ID!
+    name: String
+    jwks_url: String
+    expected_aud: String
+    allowed_subjects: String
+    is_active: Boolean
+    spiffe_refresh_hint_seconds: Int64
+    enable_token_review: Boolean
+    kubernetes_api_server_url: String
+  }
+
+  input TrustedIssuerRequest {
+    id: ID!
+  }
+
+  input ListTrustedIssuersRequest {
+    service_account_id: String
+    pagination: PaginationRequest
   }
 `;

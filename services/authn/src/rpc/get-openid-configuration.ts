@@ -1,12 +1,9 @@
 /**
  * @module @gatehouse/authn/rpc/get-openid-configuration
  * AuthnService.GetOpenidConfiguration (GET /.well-known/openid-configuration): the OpenID Provider
- * Metadata of OIDC Discovery 1.0 §3, stating only what this build serves. An OIDC client library
- * follows discovery, so advertising an endpoint that answers 404 breaks it: the authorization, token,
- * userinfo and revocation endpoints and their grants, response types and modes are added by the OAuth
- * 2.0 provider issue as it serves them (test/e2e/discovery.e2e.test.ts fetches every advertised URL).
- * Until then the document is not a complete OpenID Provider's (§3 requires `authorization_endpoint`):
- * it publishes the issuer, the keys and the token claims that `validate_jwt_token` callers rely on.
+ * Metadata of OIDC Discovery 1.0 §3 and RFC 8414 §2, listing exactly the endpoints this build serves
+ * (issue 18) and their real capabilities: an OIDC client library follows discovery, so every URL here
+ * answers (test/e2e/discovery.e2e.test.ts fetches each one).
  */
 import type { AuthnHandler, RpcContext } from './deps.ts';
 
@@ -15,13 +12,29 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
   const u = c.options.url;
   return {
     issuer: u,
+    authorization_endpoint: `${u}/authorize`,
+    token_endpoint: `${u}/oauth/token`,
+    userinfo_endpoint: `${u}/userinfo`,
+    revocation_endpoint: `${u}/oauth/revoke`,
+    introspection_endpoint: `${u}/oauth/introspect`,
+    end_session_endpoint: `${u}/logout`,
     jwks_uri: `${u}/.well-known/jwks.json`,
+    response_types_supported: ['code', 'token', 'id_token', 'id_token token', 'code id_token', 'code token', 'code id_token token'],
+    response_modes_supported: ['query', 'fragment', 'form_post', 'web_message'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'implicit'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    token_endpoint_auth_signing_alg_values_supported: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'EdDSA'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: ['none', 'login'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [c.jwt.alg],
     scopes_supported: ['openid', 'email', 'profile', 'phone', 'offline_access'],
     claims_supported: [
-      'iss', 'aud', 'sub', 'iat', 'exp', 'auth_time', 'nonce', 'amr', 'acr', 'at_hash', c.options.jwtRoleClaim, 'allowed_roles', 'login_method',
-      'email', 'email_verified', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username',
+      'iss', 'aud', 'sub', 'iat', 'exp', 'auth_time', 'nonce', 'sid', 'amr', 'acr', 'at_hash', c.options.jwtRoleClaim, 'allowed_roles', 'login_method',
+      'email', 'email_verified', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username', 'name',
       'gender', 'birthdate', 'picture', 'phone_number', 'phone_number_verified', 'updated_at',
     ],
   };

@@ -65,10 +65,14 @@ describe('GetJwks and GetOpenidConfiguration', () => {
       issuer: URL_, jwks_uri: `${URL_}/.well-known/jwks.json`,
       subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['ES256'],
     });
-    // the OAuth 2.0 endpoints are advertised once they are served (the OAuth 2.0 provider issue)
-    for (const k of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'revocation_endpoint', 'grant_types_supported', 'response_types_supported']) {
-      expect(res).not.toHaveProperty(k);
-    }
+    // issue 18: the endpoints it serves, with their real capabilities
+    expect(res).toMatchObject({
+      authorization_endpoint: `${URL_}/authorize`, token_endpoint: `${URL_}/oauth/token`, userinfo_endpoint: `${URL_}/userinfo`,
+      revocation_endpoint: `${URL_}/oauth/revoke`, introspection_endpoint: `${URL_}/oauth/introspect`, end_session_endpoint: `${URL_}/logout`,
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    });
+    expect(res.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']));
     for (const k of ['scopes_supported', 'claims_supported']) expect(res[k]).toEqual(expect.any(Array));
     expect(res.scopes_supported).toEqual(expect.arrayContaining(['openid', 'offline_access']));
   });

@@ -152,3 +152,103 @@ export interface UserRepository extends UserReader {
  * `authn_login_failures`, on the shared lockout window of @gatehouse/auth.
  */
 export type LoginLockout = FailureLog;
+
+// ---- issue 18: the OAuth 2.0 / OpenID Provider ----
+
+/**
+ * An OAuth client, also a service account (behaviour.md §5.8). `id` is the `client_id`. The secret is
+ * stored only as `hmac-sha256:<hex>` (keyed by `--encryption-key`) or, for imported clients, as a
+ * legacy bcrypt hash that is re-hashed on its first successful use. Times are Unix seconds.
+ */
+export interface ClientRecord {
+  /** lower-case UUIDv4; also the client_id */
+  id: string;
+  name: string;
+  description: string | null;
+  allowedScopes: string[];
+  isActive: boolean;
+  /** null for a public client (no secret: PKCE S256 required) */
+  secretHash: string | null;
+  /** exact-match redirect URIs (RFC 9700 §4.1.3) */
+  redirectUris: string[];
+  /** `authorization_code`, `refresh_token`, `client_credentials` */
+  grantTypes: string[];
+  isPublic: boolean;
+  postLogoutRedirectUris: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A trusted issuer of private-key JWT client assertions (behaviour.md §5.8, RFC 7523 §2.2). */
+export interface TrustedIssuerRecord {
+  id: string;
+  serviceAccountId: string;
+  name: string;
+  issuerUrl: string;
+  /** `oidc_discovery` or `static_jwks_url` */
+  keySourceType: string;
+  jwksUrl: string | null;
+  expectedAud: string;
+  subjectClaim: string;
+  /** comma list; null or empty: no subject is allowed */
+  allowedSubjects: string | null;
+  issuerType: string;
+  isActive: boolean;
+  spiffeRefreshHintSeconds: number | null;
+  enableTokenReview: boolean;
+  kubernetesApiServerUrl: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * A pending authorization code (RFC 6749 §4.1.2): only the SHA-256 of the code is stored, with what
+ * it is bound to (client, redirect URI, PKCE challenge) and the grant it will issue.
+ */
+export interface AuthorizationCodeRecord {
+  /** lower-case hex SHA-256 of the code */
+  codeHash: string;
+  clientId: string;
+  redirectUri: string;
+  /** RFC 7636 S256 challenge, or null (confidential client without PKCE) */
+  codeChallenge: string | null;
+  userId: string;
+  /** the browser session the code was issued from (`sid`) */
+  sessionId: string;
+  /** JSON of the grant: scope, roles, nonce, authTime, loginMethod, amr */
+  grant: string;
+  expiresAt: number;
+  /** set once redeemed; a second redemption finds it set */
+  consumedAt: number | null;
+  /** the session the redemption opened (revoked when the code is replayed) */
+  issuedSessionId: string | null;
+}
+
+/** The OAuth tables: clients, trusted issuers, codes and used assertion `jti`s. */
+export interface OAuthStore {
+  createClient(c: ClientRecord): Promise<void>;
+  /** replaces the record with the same id */
+  updateClient(c: ClientRecord): Promise<void>;
+  /** deletes the client and its trusted issuers (behaviour.md §5.8 cascade); false when absent */
+  deleteClient(id: string): Promise<boolean>;
+  findClient(id: string): Promise<ClientRecord | null>;
+  /** created_at desc then id (behaviour.md §10) */
+  listClients(page: PageRequest): Promise<Page<ClientRecord>>;
+  createIssuer(t: TrustedIssuerRecord): Promise<void>;
+  updateIssuer(t: TrustedIssuerRecord): Promise<void>;
+  deleteIssuer(id: string): Promise<boolean>;
+  findIssuer(id: string): Promise<TrustedIssuerRecord | null>;
+  findIssuerByUrl(issuerUrl: string): Promise<TrustedIssuerRecord | null>;
+  listIssuers(serviceAccountId: string | null, page: PageRequest): Promise<Page<TrustedIssuerRecord>>;
+  saveCode(c: AuthorizationCodeRecord): Promise<void>;
+  findCode(codeHash: string): Promise<AuthorizationCodeRecord | null>;
+  /** marks the code consumed at `at` if it was not; true only for the call that did it (single use) */
+  consumeCode(codeHash: string, at: number): Promise<boolean>;
+  /** records the session a redeemed code opened */
+  setCodeSession(codeHash: string, sessionId: string): Promise<void>;
+  /**
+   * Records an assertion's `<issuer>|<jti>` until `expiresAt` (RFC 7523 §3 replay); true when it was
+   * not recorded yet. Expired entries are pruned.
+   */
+  useJti(key: string, expiresAt: number, now: number): Promise<boolean>;
+}

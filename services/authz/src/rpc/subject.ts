@@ -22,7 +22,8 @@ export async function pinSubject(authenticator: Authenticator, ctx: CallContext,
     if (!given) throw new AppError('invalid_argument', 'user is required when calling as super-admin');
     return given;
   }
-  const own = `user:${caller.userId}`;
+  // a client_credentials token's subject (behaviour.md §7.2)
+  const own = caller.kind === 'service_account' ? caller.subject : `user:${caller.userId}`;
   if (given !== null && given !== own) {
     throw new AppError('permission_denied', 'not authorized to query authorization for another subject');
   }

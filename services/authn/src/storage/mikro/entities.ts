@@ -52,6 +52,10 @@ export const SessionEntity = defineEntity({
     createdAt: p.bigint('number').fieldName('created_at'),
     // migration 0005 (issue 16): JSON array of the second factor's RFC 8176 values, or null
     amr: p.text().nullable(),
+    // migration 0006 (issue 18): refresh rotation (behaviour.md §2.2) and the OAuth client
+    previousRefreshTokenId: p.string().length(64).fieldName('previous_refresh_token_id').nullable(),
+    refreshRotatedAt: p.bigint('number').fieldName('refresh_rotated_at').nullable(),
+    clientId: p.string().length(255).fieldName('client_id').nullable(),
   },
 });
 
@@ -86,5 +90,75 @@ export const VerificationRequestEntity = defineEntity({
     consumedAt: p.bigint('number').fieldName('consumed_at').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
+  },
+});
+
+// ---- issue 18: the OAuth 2.0 / OpenID Provider (migration 0006) ----
+
+export const OAuthClientEntity = defineEntity({
+  name: 'AuthnOAuthClient',
+  tableName: 'authn_oauth_clients',
+  properties: {
+    id: p.uuid().primary(),
+    name: p.string().length(256),
+    description: p.text().nullable(),
+    allowedScopes: p.text().fieldName('allowed_scopes'),
+    isActive: p.boolean().fieldName('is_active'),
+    secretHash: p.string().length(255).fieldName('secret_hash').nullable(),
+    redirectUris: p.text().fieldName('redirect_uris'),
+    grantTypes: p.text().fieldName('grant_types'),
+    isPublic: p.boolean().fieldName('is_public'),
+    postLogoutRedirectUris: p.text().fieldName('post_logout_redirect_uris'),
+    createdAt: p.bigint('number').fieldName('created_at'),
+    updatedAt: p.bigint('number').fieldName('updated_at'),
+  },
+});
+
+export const TrustedIssuerEntity = defineEntity({
+  name: 'AuthnTrustedIssuer',
+  tableName: 'authn_trusted_issuers',
+  properties: {
+    id: p.uuid().primary(),
+    serviceAccountId: p.uuid().fieldName('service_account_id'),
+    name: p.string().length(256),
+    issuerUrl: p.string().length(512).fieldName('issuer_url'),
+    keySourceType: p.string().length(32).fieldName('key_source_type'),
+    jwksUrl: p.text().fieldName('jwks_url').nullable(),
+    expectedAud: p.string().length(512).fieldName('expected_aud'),
+    subjectClaim: p.string().length(128).fieldName('subject_claim'),
+    allowedSubjects: p.text().fieldName('allowed_subjects').nullable(),
+    issuerType: p.string().length(32).fieldName('issuer_type'),
+    isActive: p.boolean().fieldName('is_active'),
+    spiffeRefreshHintSeconds: p.bigint('number').fieldName('spiffe_refresh_hint_seconds').nullable(),
+    enableTokenReview: p.boolean().fieldName('enable_token_review'),
+    kubernetesApiServerUrl: p.text().fieldName('kubernetes_api_server_url').nullable(),
+    createdAt: p.bigint('number').fieldName('created_at'),
+    updatedAt: p.bigint('number').fieldName('updated_at'),
+  },
+});
+
+export const AuthorizationCodeEntity = defineEntity({
+  name: 'AuthnAuthorizationCode',
+  tableName: 'authn_authorization_codes',
+  properties: {
+    codeHash: p.string().length(64).fieldName('code_hash').primary(),
+    clientId: p.string().length(255).fieldName('client_id'),
+    redirectUri: p.text().fieldName('redirect_uri'),
+    codeChallenge: p.string().length(128).fieldName('code_challenge').nullable(),
+    userId: p.uuid().fieldName('user_id'),
+    sessionId: p.uuid().fieldName('session_id'),
+    grant: p.text().fieldName('grant_json'),
+    expiresAt: p.bigint('number').fieldName('expires_at'),
+    consumedAt: p.bigint('number').fieldName('consumed_at').nullable(),
+    issuedSessionId: p.uuid().fieldName('issued_session_id').nullable(),
+  },
+});
+
+export const UsedJtiEntity = defineEntity({
+  name: 'AuthnUsedJti',
+  tableName: 'authn_used_jtis',
+  properties: {
+    key: p.string().length(255).fieldName('jti_key').primary(),
+    expiresAt: p.bigint('number').fieldName('expires_at'),
   },
 });

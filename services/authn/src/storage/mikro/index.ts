@@ -5,8 +5,9 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Database, ServiceSchema } from '@gatehouse/db';
 import type { SessionStore } from '@gatehouse/auth';
-import type { LoginLockout, UserRepository } from '../ports.ts';
-import { LoginFailureEntity, SessionEntity, UserEntity, VerificationRequestEntity } from './entities.ts';
+import type { LoginLockout, OAuthStore, UserRepository } from '../ports.ts';
+import { AuthorizationCodeEntity, LoginFailureEntity, OAuthClientEntity, SessionEntity, TrustedIssuerEntity, UsedJtiEntity, UserEntity, VerificationRequestEntity } from './entities.ts';
+import { createMikroOAuthStore } from './oauth.ts';
 import { createMikroLoginLockout } from './lockout.ts';
 import { authnMigrations } from './migrations.ts';
 import { createMikroSessionStore } from './sessions.ts';
@@ -15,7 +16,7 @@ import { createMikroUserRepository } from './users.ts';
 /** Pass to `openDatabase(options, authnSchema, { logger })`. */
 export const authnSchema: ServiceSchema = {
   service: 'authn',
-  entities: [UserEntity, SessionEntity, LoginFailureEntity, VerificationRequestEntity] as unknown as EntitySchema<any, any>[],
+  entities: [UserEntity, SessionEntity, LoginFailureEntity, VerificationRequestEntity, OAuthClientEntity, TrustedIssuerEntity, AuthorizationCodeEntity, UsedJtiEntity] as unknown as EntitySchema<any, any>[],
   migrations: authnMigrations,
 };
 
@@ -24,6 +25,8 @@ export interface MikroAuthnStorage {
   lockout: LoginLockout;
   /** the database SessionStore; use `createRedisSessionStore` instead when `--redis-url` is set */
   sessions: SessionStore;
+  /** OAuth clients, trusted issuers, authorization codes, used assertion jtis (issue 18) */
+  oauth: OAuthStore;
 }
 
 /** Builds authn's storage on a Database opened with {@link authnSchema}. */
@@ -32,6 +35,7 @@ export function createMikroAuthnStorage(db: Database, options: { clock?: () => n
     users: createMikroUserRepository(db, options),
     lockout: createMikroLoginLockout(db),
     sessions: createMikroSessionStore(db, options),
+    oauth: createMikroOAuthStore(db),
   };
 }
 

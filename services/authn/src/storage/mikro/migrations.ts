@@ -100,4 +100,65 @@ export const authnMigrations: MigrationDefinition[] = [
       await ddl.addColumn('authn_sessions', { name: 'amr', type: 'text', nullable: true });
     },
   },
+  {
+    // issue 18: the OAuth 2.0 / OpenID Provider (behaviour.md §2.2, §5.8; RFC 6749 §4.1; RFC 7523 §3)
+    name: '0006_authn_oauth',
+    async up({ ddl }) {
+      await ddl.addColumn('authn_sessions', { name: 'previous_refresh_token_id', type: 'string', length: 64, nullable: true });
+      await ddl.addColumn('authn_sessions', { name: 'refresh_rotated_at', type: 'bigint', nullable: true });
+      await ddl.addColumn('authn_sessions', { name: 'client_id', type: 'string', length: 255, nullable: true });
+      await ddl.createTable('authn_oauth_clients', [
+        { name: 'id', type: 'uuid', primary: true },
+        { name: 'name', type: 'string', length: 256 },
+        { name: 'description', type: 'text', nullable: true },
+        { name: 'allowed_scopes', type: 'text' },
+        { name: 'is_active', type: 'boolean' },
+        { name: 'secret_hash', type: 'string', length: 255, nullable: true },
+        { name: 'redirect_uris', type: 'text' },
+        { name: 'grant_types', type: 'text' },
+        { name: 'is_public', type: 'boolean' },
+        { name: 'post_logout_redirect_uris', type: 'text' },
+        { name: 'created_at', type: 'bigint' },
+        { name: 'updated_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_oauth_clients', 'authn_oauth_clients_created_at_idx', ['created_at', 'id']);
+      await ddl.createTable('authn_trusted_issuers', [
+        { name: 'id', type: 'uuid', primary: true },
+        { name: 'service_account_id', type: 'uuid' },
+        { name: 'name', type: 'string', length: 256 },
+        { name: 'issuer_url', type: 'string', length: 512 },
+        { name: 'key_source_type', type: 'string', length: 32 },
+        { name: 'jwks_url', type: 'text', nullable: true },
+        { name: 'expected_aud', type: 'string', length: 512 },
+        { name: 'subject_claim', type: 'string', length: 128 },
+        { name: 'allowed_subjects', type: 'text', nullable: true },
+        { name: 'issuer_type', type: 'string', length: 32 },
+        { name: 'is_active', type: 'boolean' },
+        { name: 'spiffe_refresh_hint_seconds', type: 'bigint', nullable: true },
+        { name: 'enable_token_review', type: 'boolean' },
+        { name: 'kubernetes_api_server_url', type: 'text', nullable: true },
+        { name: 'created_at', type: 'bigint' },
+        { name: 'updated_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_trusted_issuers', 'authn_trusted_issuers_issuer_url_idx', ['issuer_url'], { unique: true });
+      await ddl.createIndex('authn_trusted_issuers', 'authn_trusted_issuers_sa_idx', ['service_account_id', 'created_at']);
+      await ddl.createTable('authn_authorization_codes', [
+        { name: 'code_hash', type: 'string', length: 64, primary: true },
+        { name: 'client_id', type: 'string', length: 255 },
+        { name: 'redirect_uri', type: 'text' },
+        { name: 'code_challenge', type: 'string', length: 128, nullable: true },
+        { name: 'user_id', type: 'uuid' },
+        { name: 'session_id', type: 'uuid' },
+        { name: 'grant_json', type: 'text' },
+        { name: 'expires_at', type: 'bigint' },
+        { name: 'consumed_at', type: 'bigint', nullable: true },
+        { name: 'issued_session_id', type: 'uuid', nullable: true },
+      ]);
+      await ddl.createTable('authn_used_jtis', [
+        { name: 'jti_key', type: 'string', length: 255, primary: true },
+        { name: 'expires_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_used_jtis', 'authn_used_jtis_expires_at_idx', ['expires_at']);
+    },
+  },
 ];

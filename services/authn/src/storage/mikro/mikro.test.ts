@@ -4,6 +4,7 @@ import { runSessionStoreSuite } from '@gatehouse/auth/testing';
 import { createLogger } from '@gatehouse/observability';
 import { DeadlockException } from '@mikro-orm/core';
 import { runAuthnStorageSuite, sampleUser } from '../ports.suite.ts';
+import { runOAuthStoreSuite } from '../oauth.suite.ts';
 import { authnSchema, createMikroAuthnStorage } from './index.ts';
 
 const logger = createLogger('silent');
@@ -43,11 +44,16 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as DatabaseType[]) {
       return { store: createMikroAuthnStorage(db, { clock: () => now }).sessions, advance: (s) => { now += s; }, now: () => now };
     });
 
+    runOAuthStoreSuite(type, async () => {
+      for (const t of ['authn_oauth_clients', 'authn_trusted_issuers', 'authn_authorization_codes', 'authn_used_jtis']) await db.execute(`delete from ${t}`);
+      return createMikroAuthnStorage(db).oauth;
+    });
+
     it('runs its migrations once and leaves email and phone non-unique', async () => {
       const again = await openDatabase(scratch.options, authnSchema, { logger });
       await again.close();
       const rows = await db.execute<{ name: string }>('select name from authn_migrations order by name');
-      expect(rows.map((r) => r.name)).toEqual(['0000_authn_outbox', '0001_authn_users', '0002_authn_sessions', '0003_authn_login_failures', '0004_authn_verification_requests', '0005_authn_session_amr']);
+      expect(rows.map((r) => r.name)).toEqual(['0000_authn_outbox', '0001_authn_users', '0002_authn_sessions', '0003_authn_login_failures', '0004_authn_verification_requests', '0005_authn_session_amr', '0006_authn_oauth']);
     });
   });
 }

@@ -255,6 +255,18 @@ export interface CreateClientRequest {
   name: string;
   description?: string | null | undefined;
   allowed_scopes: string[];
+  /**
+   * issue 18 (additive): registered redirect URIs (exact match, RFC 9700 §4.1.3) and grant types
+   * (default `client_credentials`); `is_public`: no secret, PKCE S256 required (RFC 7636, RFC 9700 §2.1.1)
+   */
+  redirect_uris: string[];
+  grant_types: string[];
+  is_public?:
+    | boolean
+    | null
+    | undefined;
+  /** RP-initiated logout targets (OIDC RP-Initiated Logout 1.0 §2), exact match */
+  post_logout_redirect_uris: string[];
 }
 
 /** graphql.md §3.1: also returned by RotateClientSecret; the secret is shown once. */
@@ -269,7 +281,14 @@ export interface UpdateClientRequest {
   name?: string | null | undefined;
   description?: string | null | undefined;
   allowed_scopes: string[];
-  is_active?: boolean | null | undefined;
+  is_active?:
+    | boolean
+    | null
+    | undefined;
+  /** issue 18 (additive): an empty list means unchanged, as for allowed_scopes */
+  redirect_uris: string[];
+  grant_types: string[];
+  post_logout_redirect_uris: string[];
 }
 
 /** graphql.md §3.2: `_client`, `_delete_client`, `_rotate_client_secret`. */
@@ -291,7 +310,15 @@ export interface Client {
   allowed_scopes: string[];
   is_active: boolean;
   created_at?: number | null | undefined;
-  updated_at?: number | null | undefined;
+  updated_at?:
+    | number
+    | null
+    | undefined;
+  /** issue 18 (additive) */
+  redirect_uris: string[];
+  grant_types: string[];
+  is_public: boolean;
+  post_logout_redirect_uris: string[];
 }
 
 /** graphql.md §3.1 */
@@ -521,19 +548,6 @@ export interface AdminService {
   EmailTemplates(request: PaginationRequest): Promise<EmailTemplates>;
   /** The audit log, newest first (behaviour.md §5.7). */
   AuditLogs(request: ListAuditLogRequest): Promise<AuditLogs>;
-  /** Clients (service accounts; behaviour.md §5.8): the secret is returned once, by create and rotate. */
-  CreateClient(request: CreateClientRequest): Promise<CreateClientResponse>;
-  UpdateClient(request: UpdateClientRequest): Promise<Client>;
-  DeleteClient(request: ClientRequest): Promise<Response>;
-  RotateClientSecret(request: ClientRequest): Promise<CreateClientResponse>;
-  Client(request: ClientRequest): Promise<Client>;
-  Clients(request: ListClientsRequest): Promise<Clients>;
-  /** Trusted issuers of private-key JWT client assertions (behaviour.md §5.8). */
-  AddTrustedIssuer(request: AddTrustedIssuerRequest): Promise<TrustedIssuer>;
-  UpdateTrustedIssuer(request: UpdateTrustedIssuerRequest): Promise<TrustedIssuer>;
-  DeleteTrustedIssuer(request: TrustedIssuerRequest): Promise<Response>;
-  TrustedIssuer(request: TrustedIssuerRequest): Promise<TrustedIssuer>;
-  TrustedIssuers(request: ListTrustedIssuersRequest): Promise<TrustedIssuers>;
   /**
    * The SAML identity-provider role (behaviour.md §5.9): org-scoped, so the org admin of the record's
    * organization may call these too, except ImportSamlSpMetadata, which is super-admin only.

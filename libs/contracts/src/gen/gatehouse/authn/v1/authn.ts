@@ -6,6 +6,21 @@
 
 /* eslint-disable */
 import type { Struct } from "../../../google/protobuf/struct.ts";
+import type {
+  AddTrustedIssuerRequest,
+  Client,
+  ClientRequest,
+  Clients,
+  CreateClientRequest,
+  CreateClientResponse,
+  ListClientsRequest,
+  ListTrustedIssuersRequest,
+  TrustedIssuer,
+  TrustedIssuerRequest,
+  TrustedIssuers,
+  UpdateClientRequest,
+  UpdateTrustedIssuerRequest,
+} from "../../admin/v1/admin.ts";
 import type { AuthResponse, Empty, Pagination, PaginationRequest, Response, User } from "../../common/v1/common.ts";
 
 export const protobufPackage = "gatehouse.authn.v1";
@@ -322,6 +337,39 @@ export interface OtpMfaSetupRequest {
   phone_number?: string | null | undefined;
 }
 
+/**
+ * One OAuth/OIDC HTTP request: its query or form/JSON body parameters as strings (a JSON array
+ * value is joined with spaces, as `scope` is). Credentials travel in the call's headers.
+ */
+export interface OauthHttpRequest {
+  params:
+    | { [key: string]: any }
+    | null;
+  /** the HTTP method (`GET`, `POST`): RFC 6749 §3.1 lets /authorize take both */
+  method: string;
+}
+
+/**
+ * The HTTP answer of an OAuth/OIDC endpoint: `status` with a JSON `body`, or a 302 to `location`,
+ * or an HTML page (`html`: form_post, web_message, the error page).
+ */
+export interface OauthHttpResponse {
+  status: number;
+  body: { [key: string]: any } | null;
+  location?: string | null | undefined;
+  html?:
+    | string
+    | null
+    | undefined;
+  /** RFC 6750 §3 / RFC 6749 §5.2 (401 invalid_client) */
+  www_authenticate?:
+    | string
+    | null
+    | undefined;
+  /** the HTML page may be framed (response_mode=web_message runs in the client's iframe) */
+  frameable: boolean;
+}
+
 export interface AuthnService {
   Signup(request: SignUpRequest): Promise<AuthResponse>;
   Login(request: LoginRequest): Promise<AuthResponse>;
@@ -391,6 +439,35 @@ export interface AuthnService {
   RevokeAccess(request: UpdateAccessRequest): Promise<Response>;
   EnableAccess(request: UpdateAccessRequest): Promise<Response>;
   InviteMembers(request: InviteMemberRequest): Promise<InviteMembersResponse>;
+  /**
+   * Clients (service accounts; behaviour.md §5.8), owned by authn since issue 18 (it issues their
+   * tokens and checks them on the token endpoint's hot path; ARCHITECTURE §2): the secret is returned once, by create and rotate.
+   */
+  CreateClient(request: CreateClientRequest): Promise<CreateClientResponse>;
+  UpdateClient(request: UpdateClientRequest): Promise<Client>;
+  DeleteClient(request: ClientRequest): Promise<Response>;
+  RotateClientSecret(request: ClientRequest): Promise<CreateClientResponse>;
+  Client(request: ClientRequest): Promise<Client>;
+  Clients(request: ListClientsRequest): Promise<Clients>;
+  /** Trusted issuers of private-key JWT client assertions (behaviour.md §5.8). */
+  AddTrustedIssuer(request: AddTrustedIssuerRequest): Promise<TrustedIssuer>;
+  UpdateTrustedIssuer(request: UpdateTrustedIssuerRequest): Promise<TrustedIssuer>;
+  DeleteTrustedIssuer(request: TrustedIssuerRequest): Promise<Response>;
+  TrustedIssuer(request: TrustedIssuerRequest): Promise<TrustedIssuer>;
+  TrustedIssuers(request: ListTrustedIssuersRequest): Promise<TrustedIssuers>;
+  /**
+   * The OAuth 2.0 / OpenID Provider endpoints outside /v1 (issue 18). The gateway turns the HTTP
+   * request (query or form/JSON body, Authorization header, cookies) into `params` and writes the
+   * answer as its status, JSON body, redirect or HTML page: these protocols fix their own wire
+   * (RFC 6749 §5.2 errors, redirects), which the /v1 `{code, message}` shape cannot carry.
+   * Client or bearer authentication is each endpoint's own (RFC 6749 §2.3, RFC 6750).
+   */
+  OauthToken(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  Authorize(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  OauthRevoke(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  OauthIntrospect(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  Userinfo(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  EndSession(request: OauthHttpRequest): Promise<OauthHttpResponse>;
 }
 
 /**

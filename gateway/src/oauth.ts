@@ -1,0 +1,120 @@
+/**
+ * @module gateway/oauth
+ * The OAuth 2.0 / OpenID Provider endpoints outside /v1 (issue 18): `POST /oauth/token`,
+ * `GET|POST /authorize`, `POST /oauth/revoke`, `POST /oauth/introspect`, `GET|POST /userinfo` and
+ * `GET|POST /logout` (the end-session endpoint). The gateway asserts nothing: it turns the query or
+ * the form (RFC 6749 §3.2, application/x-www-form-urlencoded) or JSON body (authorizer-js) into
+ * string parameters, forwards the credentials as on /v1, calls authn's RPC and writes its answer
+ * (status and JSON, a 302, or an HTML page) with `Cache-Control: no-store` (RFC 6749 §5.1).
+ */
+import type { Express, Request, Response } from 'express';
+import { toAppError } from '@gatehouse/errors';
+import type { Logger } from '@gatehouse/observability';
+import { readRawBody, MAX_BODY_BYTES } from './http/body.ts';
+import { callContextOf, type ServiceClients } from './rest.ts';
+
+/** Path → RPC and the methods it takes. */
+export const OAUTH_ROUTES: readonly { path: string; rpc: string; methods: readonly ('GET' | 'POST')[] }[] = Object.freeze([
+  { path: '/oauth/token', rpc: 'OauthToken', methods: ['POST'] },
+  { path: '/authorize', rpc: 'Authorize', methods: ['GET', 'POST'] },
+  { path: '/oauth/revoke', rpc: 'OauthRevoke', methods: ['POST'] },
+  { path: '/oauth/introspect', rpc: 'OauthIntrospect', methods: ['POST'] },
+  { path: '/userinfo', rpc: 'Userinfo', methods: ['GET', 'POST'] },
+  { path: '/logout', rpc: 'EndSession', methods: ['GET', 'POST'] },
+]);
+
+/** CSP of the pages these endpoints render (form_post auto-submit, web_message, error pages): one inline script, any form target. */
+const PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; form-action *; base-uri 'none'";
+
+/** A parameter value as a string: arrays (a JSON `scope` list) joined by spaces, numbers and booleans as text. */
+function paramString(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return v.filter((x) => typeof x === 'string').join(' ');
+  return undefined;
+}
+
+/**
+ * The request's parameters: the query, then (POST) the body, form-encoded or JSON by Content-Type
+ * (JSON when the body starts with `{`). A parameter given twice keeps its first value.
+ * @throws AppError `invalid_argument` for a body over 1 MiB or malformed JSON
+ */
+export async function oauthParams(req: Request): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const put = (k: string, v: unknown): void => {
+    const s = paramString(v);
+    if (s !== undefined && !(k in out)) out[k] = s;
+  };
+  const url = new URL(req.url ?? '/', 'http://x');
+  if (req.method === 'POST') {
+    const raw = (await readRawBody(req, MAX_BODY_BYTES)).toString('utf8');
+    const type = String(req.headers['content-type'] ?? '').toLowerCase();
+    if (type.includes('application/json') || raw.trimStart().startsWith('{')) {
+      let body: unknown = {};
+      if (raw.trim() !== '') {
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          body = null;
+        }
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Object.assign(new Error('invalid JSON body'), { oauth: true });
+      for (const [k, v] of Object.entries(body as Record<string, unknown>)) put(k, v);
+    } else {
+      for (const [k, v] of new URLSearchParams(raw)) put(k, v);
+    }
+  }
+  for (const [k, v] of url.searchParams) put(k, v);
+  return out;
+}
+
+/** Registers the endpoints of {@link OAUTH_ROUTES} on `app`, each other method answering 405. */
+export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
+  for (const route of OAUTH_ROUTES) {
+    app.all(route.path, async (req: Request, res: Response) => {
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Pragma', 'no-cache');
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      if (!(route.methods as readonly string[]).includes(method)) {
+        res.setHeader('Allow', route.methods.join(', '));
+        res.status(405).json({ error: 'invalid_request', error_description: 'method not allowed' });
+        return;
+      }
+      let params: Record<string, string>;
+      try {
+        params = await oauthParams(req);
+      } catch (err) {
+        const message = (err as { oauth?: boolean }).oauth ? 'invalid JSON body' : toAppError(err).message;
+        res.status(400).json({ error: 'invalid_request', error_description: message });
+        return;
+      }
+      const ctx = callContextOf(req, 'rest', opts.deadlineMs);
+      try {
+        const client = clients.authn;
+        if (!client) throw new Error('the authn service is not part of this deployment');
+        const out = await client.call(route.rpc, { params, method }, ctx) as {
+          status: number; body: Record<string, unknown> | null; location?: string | null; html?: string | null; www_authenticate?: string | null; frameable?: boolean;
+        };
+        if (res.headersSent) return;
+        if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
+        if (out.www_authenticate) res.setHeader('WWW-Authenticate', out.www_authenticate);
+        if (out.location) {
+          res.redirect(302, out.location);
+          return;
+        }
+        if (out.html) {
+          res.setHeader('Content-Security-Policy', out.frameable ? `${PAGE_CSP}; frame-ancestors *` : `${PAGE_CSP}; frame-ancestors 'none'`);
+          res.status(out.status).type('html').send(out.html);
+          return;
+        }
+        res.status(out.status).json(out.body ?? {});
+      } catch (err) {
+        const e = toAppError(err);
+        if (res.headersSent) return;
+        if (e.code === 'internal' || e.code === 'unimplemented') opts.logger.error({ err, route: route.path }, 'oauth request failed');
+        const unavailable = e.code === 'unavailable' || e.code === 'deadline_exceeded';
+        res.status(unavailable ? 503 : 500).json({ error: unavailable ? 'temporarily_unavailable' : 'server_error', error_description: unavailable ? e.message : 'internal error' });
+      }
+    });
+  }
+}

@@ -1,0 +1,359 @@
+/**
+ * @module @gatehouse/authn/domain/clients
+ * OAuth clients (service accounts) and trusted issuers (behaviour.md §5.8), and client
+ * authentication by secret (RFC 6749 §2.3.1). authn owns them (issue 18): it issues their tokens and
+ * reads them on the token endpoint's hot path, and a deactivation ends their live sessions at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { AppError } from '@gatehouse/errors';
+import { hmacSha256Hex, isBcryptHash, randomToken, timingSafeEqualString, verifyBcrypt } from '@gatehouse/crypto';
+import type { ClientRecord, Page, TrustedIssuerRecord } from '../storage/ports.ts';
+import type { AuthnContext } from './deps.ts';
+import { pageParams, type PageParams } from './pagination.ts';
+import { MAX_URL_CHARS, optText, type Opt } from './validation.ts';
+
+const bad = (m: string): AppError => new AppError('invalid_argument', m);
+
+export const CLIENT_DELETED = 'Service account deleted successfully';
+export const ISSUER_DELETED = 'Trusted issuer deleted successfully';
+export const OWN_CLIENT_IMMUTABLE = "the server's own client is configured by flags and cannot be modified";
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+/** The scopes /authorize grants (OIDC Core §5.4, §11) */
+export const OIDC_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access'] as const;
+export const KEY_SOURCE_TYPES = ['oidc_discovery', 'static_jwks_url'] as const;
+export const ISSUER_TYPES = ['kubernetes_sa', 'spiffe_jwt', 'oidc', 'cloud_oidc'] as const;
+
+/** The key client secrets are MACed with: `--encryption-key`, else `--client-secret` (documented in the README). */
+const macKey = (c: AuthnContext): string => c.options.encryptionKey || c.options.clientSecret;
+/** `hmac-sha256:<hex>` of a secret (behaviour.md §5.8: random secrets need no slow hash). */
+export const hashClientSecret = (c: AuthnContext, secret: string): string => `hmac-sha256:${hmacSha256Hex(macKey(c), secret)}`;
+
+/** The server's own client (`--client-id`), listed and immutable (behaviour.md §5.8, §3.1). */
+export function ownClient(c: AuthnContext): ClientRecord {
+  return {
+    id: c.options.clientId, name: c.options.organizationName, description: "this server's own client (configured by flags)",
+    allowedScopes: [...OIDC_SCOPES], isActive: true, secretHash: null, redirectUris: [...c.options.redirectUris],
+    grantTypes: ['authorization_code', 'refresh_token'], isPublic: false, postLogoutRedirectUris: [], createdAt: 0, updatedAt: 0,
+  };
+}
+
+const isOwn = (c: AuthnContext, id: string): boolean => id === c.options.clientId;
+
+function requireId(id: Opt<string>): string {
+  const v = optText('id', id, 64)?.trim();
+  if (!v) throw bad('service account ID required');
+  return v;
+}
+
+function scopesOf(list: readonly string[]): string[] {
+  if (list.some((s) => s.length > 256)) throw bad('allowed_scopes entries must be at most 256 characters');
+  return [...new Set(list.map((s) => s.trim()).filter((s) => s !== ''))];
+}
+
+/** Absolute URIs without a fragment (RFC 6749 §3.1.2), compared later by exact string (RFC 9700 §4.1.3). */
+function urisOf(field: string, list: readonly string[]): string[] {
+  const out = [...new Set(list.map((u) => u.trim()).filter((u) => u !== ''))];
+  if (out.length > 50) throw bad(`${field} must have at most 50 entries`);
+  for (const u of out) {
+    let parsed: URL;
+    try {
+      parsed = new URL(u);
+    } catch {
+      throw bad(`${field} must hold absolute URIs, got "${u}"`);
+    }
+    if (u.length > MAX_URL_CHARS || parsed.hash !== '' || u.includes('#')) throw bad(`${field} must hold absolute URIs without a fragment, got "${u}"`);
+    if (parsed.protocol === 'javascript:' || parsed.protocol === 'data:') throw bad(`${field} must hold absolute URIs, got "${u}"`);
+  }
+  return out;
+}
+
+function grantTypesOf(list: readonly string[]): string[] {
+  const out = [...new Set(list.map((g) => g.trim()).filter((g) => g !== ''))];
+  for (const g of out) if (!(GRANT_TYPES as readonly string[]).includes(g)) throw bad(`grant_types must be among ${GRANT_TYPES.join(', ')}, got "${g}"`);
+  return out;
+}
+
+export interface ClientInput {
+  name?: Opt<string>;
+  description?: Opt<string>;
+  allowedScopes: readonly string[];
+  redirectUris: readonly string[];
+  grantTypes: readonly string[];
+  isPublic?: Opt<boolean>;
+  postLogoutRedirectUris: readonly string[];
+}
+
+/**
+ * `create_client` (behaviour.md §5.8): a new client and its secret (32 random bytes, base64url, 43
+ * characters), returned once and stored as HMAC-SHA-256. Without `grant_types`, a client with redirect
+ * URIs gets `authorization_code` and `refresh_token`, one without gets `client_credentials`. A public
+ * client has no secret and may not use `client_credentials`.
+ * @throws AppError `invalid_argument` `name is required` / `at least one allowed scope is required` / a bad URI or grant type
+ */
+export async function createClient(c: AuthnContext, input: ClientInput): Promise<{ client: ClientRecord; secret: string }> {
+  const name = optText('name', input.name)?.trim();
+  if (!name) throw bad('name is required');
+  const description = optText('description', input.description, 4096)?.trim() || null;
+  const allowedScopes = scopesOf(input.allowedScopes);
+  if (allowedScopes.length === 0) throw bad('at least one allowed scope is required');
+  const redirectUris = urisOf('redirect_uris', input.redirectUris);
+  const isPublic = input.isPublic === true;
+  let grantTypes = grantTypesOf(input.grantTypes);
+  if (grantTypes.length === 0) grantTypes = redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : ['client_credentials'];
+  if (isPublic && grantTypes.includes('client_credentials')) throw bad('a public client cannot use client_credentials');
+  const secret = isPublic ? '' : randomToken(32);
+  const now = c.now();
+  const client: ClientRecord = {
+    id: randomUUID(), name, description, allowedScopes, isActive: true, secretHash: isPublic ? null : hashClientSecret(c, secret),
+    redirectUris, grantTypes, isPublic, postLogoutRedirectUris: urisOf('post_logout_redirect_uris', input.postLogoutRedirectUris),
+    createdAt: now, updatedAt: now,
+  };
+  await c.oauth.createClient(client);
+  return { client, secret };
+}
+
+/**
+ * A stored client by id, or the server's own.
+ * @throws AppError `invalid_argument` `service account ID required`; `not_found` `client not found`
+ */
+export async function getClient(c: AuthnContext, id: Opt<string>): Promise<ClientRecord> {
+  const v = requireId(id);
+  if (isOwn(c, v)) return ownClient(c);
+  const client = await c.oauth.findClient(v);
+  if (!client) throw new AppError('not_found', 'client not found');
+  return client;
+}
+
+async function mutableClient(c: AuthnContext, id: Opt<string>): Promise<ClientRecord> {
+  const v = requireId(id);
+  if (isOwn(c, v)) throw new AppError('failed_precondition', OWN_CLIENT_IMMUTABLE);
+  return getClient(c, v);
+}
+
+/**
+ * `update_client`: only the supplied fields change (an empty list: unchanged). Deactivation deletes the
+ * client's service-account sessions, so its live tokens stop validating at once (behaviour.md §2.2).
+ * @returns the record and the names of the changed fields (for the audit log)
+ */
+export async function updateClient(c: AuthnContext, id: Opt<string>, input: ClientInput & { isActive?: Opt<boolean> }): Promise<{ client: ClientRecord; changed: string[] }> {
+  const old = await mutableClient(c, id);
+  const next = { ...old };
+  const changed: string[] = [];
+  const set = <K extends keyof ClientRecord>(k: K, field: string, v: ClientRecord[K] | undefined): void => {
+    if (v === undefined) return;
+    next[k] = v;
+    changed.push(field);
+  };
+  if (input.name !== undefined && input.name !== null) {
+    const name = optText('name', input.name)!.trim();
+    if (!name) throw bad('name is required');
+    set('name', 'name', name);
+  }
+  if (input.description !== undefined && input.description !== null) set('description', 'description', optText('description', input.description, 4096)!.trim() || null);
+  if (input.allowedScopes.length > 0) {
+    const scopes = scopesOf(input.allowedScopes);
+    if (scopes.length === 0) throw bad('at least one allowed scope is required');
+    set('allowedScopes', 'allowed_scopes', scopes);
+  }
+  if (input.redirectUris.length > 0) set('redirectUris', 'redirect_uris', urisOf('redirect_uris', input.redirectUris));
+  if (input.grantTypes.length > 0) set('grantTypes', 'grant_types', grantTypesOf(input.grantTypes));
+  if (input.postLogoutRedirectUris.length > 0) set('postLogoutRedirectUris', 'post_logout_redirect_uris', urisOf('post_logout_redirect_uris', input.postLogoutRedirectUris));
+  if (typeof input.isActive === 'boolean') set('isActive', 'is_active', input.isActive);
+  if (next.isPublic && next.grantTypes.includes('client_credentials')) throw bad('a public client cannot use client_credentials');
+  next.updatedAt = c.now();
+  await c.oauth.updateClient(next);
+  if (old.isActive && !next.isActive) await c.sessions.deleteAllForUser(next.id);
+  return { client: next, changed };
+}
+
+/** `rotate_client_secret`: a new secret, returned once; the old one stops working at once. */
+export async function rotateClientSecret(c: AuthnContext, id: Opt<string>): Promise<{ client: ClientRecord; secret: string }> {
+  const old = await mutableClient(c, id);
+  if (old.isPublic) throw new AppError('failed_precondition', 'a public client has no secret');
+  const secret = randomToken(32);
+  const client = { ...old, secretHash: hashClientSecret(c, secret), updatedAt: c.now() };
+  await c.oauth.updateClient(client);
+  return { client, secret };
+}
+
+/** `delete_client`: deletes the client, its trusted issuers and its live service-account sessions. */
+export async function deleteClient(c: AuthnContext, id: Opt<string>): Promise<ClientRecord> {
+  const client = await mutableClient(c, id);
+  await c.oauth.deleteClient(client.id);
+  await c.sessions.deleteAllForUser(client.id);
+  return client;
+}
+
+/** `clients`: stored clients (created_at desc, then id), then the server's own client, which counts in `total`. */
+export async function listClients(c: AuthnContext, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: PageParams; result: Page<ClientRecord> }> {
+  const page = pageParams(pagination);
+  const stored = await c.oauth.listClients({ offset: page.offset, limit: page.limit });
+  const rows = [...stored.rows];
+  if (page.offset <= stored.total && stored.total < page.offset + page.limit) rows.push(ownClient(c));
+  return { page, result: { rows, total: stored.total + 1 } };
+}
+
+/**
+ * Client authentication by secret (RFC 6749 §2.3.1): true when `secret` is the client's. A legacy
+ * bcrypt hash that matches is replaced by the HMAC (behaviour.md §5.8). The server's own client
+ * authenticates with `--client-secret`.
+ */
+export async function verifyClientSecret(c: AuthnContext, client: ClientRecord, secret: string): Promise<boolean> {
+  if (isOwn(c, client.id)) return timingSafeEqualString(secret, c.options.clientSecret);
+  const stored = client.secretHash;
+  if (!stored) return false;
+  if (stored.startsWith('hmac-sha256:')) return timingSafeEqualString(hashClientSecret(c, secret), stored);
+  if (isBcryptHash(stored) && (await verifyBcrypt(stored, secret))) {
+    await c.oauth.updateClient({ ...client, secretHash: hashClientSecret(c, secret), updatedAt: c.now() });
+    return true;
+  }
+  return false;
+}
+
+/** A stored or own client by id for the OAuth endpoints; null when unknown. */
+export async function findClient(c: AuthnContext, id: string): Promise<ClientRecord | null> {
+  if (id === '') return null;
+  if (isOwn(c, id)) return ownClient(c);
+  return c.oauth.findClient(id);
+}
+
+// ---- trusted issuers ----
+
+export interface IssuerInput {
+  serviceAccountId?: Opt<string>;
+  name?: Opt<string>;
+  issuerUrl?: Opt<string>;
+  keySourceType?: Opt<string>;
+  jwksUrl?: Opt<string>;
+  expectedAud?: Opt<string>;
+  subjectClaim?: Opt<string>;
+  allowedSubjects?: Opt<string>;
+  issuerType?: Opt<string>;
+  isActive?: Opt<boolean>;
+  spiffeRefreshHintSeconds?: Opt<number>;
+  enableTokenReview?: Opt<boolean>;
+  kubernetesApiServerUrl?: Opt<string>;
+}
+
+function required(field: string, v: Opt<string>, max = 512): string {
+  const s = optText(field, v, max)?.trim();
+  if (!s) throw bad(`${field} is required`);
+  return s;
+}
+
+function httpUrl(field: string, v: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw bad(`${field} must be an http(s) URL`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw bad(`${field} must be an http(s) URL`);
+  return v;
+}
+
+function checkTokenReview(enable: boolean, url: string | null): void {
+  if (!enable) return;
+  if (!url) throw bad('kubernetes_api_server_url is required when enable_token_review is true');
+  let u: URL | null = null;
+  try {
+    u = new URL(url);
+  } catch {
+    u = null;
+  }
+  if (!u || u.protocol !== 'https:') throw bad('kubernetes_api_server_url must be an https URL');
+}
+
+function hintOf(v: Opt<number>): number | null {
+  if (v === null || v === undefined) return null;
+  if (!Number.isSafeInteger(v) || v < 0) throw bad('spiffe_refresh_hint_seconds must be a non-negative integer');
+  return v;
+}
+
+/**
+ * `add_trusted_issuer` (behaviour.md §5.8).
+ * @throws AppError `invalid_argument` (a required field, a bad enum or URL, the token-review rules);
+ *   `not_found` `service account not found: <id>`; `already_exists` `issuer_url already registered: <url>`
+ */
+export async function addTrustedIssuer(c: AuthnContext, i: IssuerInput): Promise<TrustedIssuerRecord> {
+  const serviceAccountId = required('service_account_id', i.serviceAccountId, 64);
+  const name = required('name', i.name, 256);
+  const issuerUrl = httpUrl('issuer_url', required('issuer_url', i.issuerUrl));
+  const keySourceType = required('key_source_type', i.keySourceType, 32);
+  const expectedAud = required('expected_aud', i.expectedAud);
+  const issuerType = required('issuer_type', i.issuerType, 32);
+  if (!(KEY_SOURCE_TYPES as readonly string[]).includes(keySourceType)) throw bad(`key_source_type must be one of ${KEY_SOURCE_TYPES.join(', ')}`);
+  if (!(ISSUER_TYPES as readonly string[]).includes(issuerType)) throw bad(`issuer_type must be one of ${ISSUER_TYPES.join(', ')}`);
+  const jwksUrl = optText('jwks_url', i.jwksUrl, MAX_URL_CHARS)?.trim() || null;
+  if (jwksUrl) httpUrl('jwks_url', jwksUrl);
+  if (keySourceType === 'static_jwks_url' && !jwksUrl) throw bad('jwks_url is required when key_source_type is static_jwks_url');
+  const enableTokenReview = i.enableTokenReview === true;
+  const kubernetesApiServerUrl = optText('kubernetes_api_server_url', i.kubernetesApiServerUrl, MAX_URL_CHARS)?.trim() || null;
+  checkTokenReview(enableTokenReview, kubernetesApiServerUrl);
+  if (isOwn(c, serviceAccountId) || !(await c.oauth.findClient(serviceAccountId))) throw new AppError('not_found', `service account not found: ${serviceAccountId}`);
+  if (await c.oauth.findIssuerByUrl(issuerUrl)) throw new AppError('already_exists', `issuer_url already registered: ${issuerUrl}`);
+  const now = c.now();
+  const rec: TrustedIssuerRecord = {
+    id: randomUUID(), serviceAccountId, name, issuerUrl, keySourceType, jwksUrl, expectedAud,
+    subjectClaim: optText('subject_claim', i.subjectClaim, 128)?.trim() || 'sub',
+    allowedSubjects: optText('allowed_subjects', i.allowedSubjects, 16384)?.trim() || null, issuerType, isActive: true,
+    spiffeRefreshHintSeconds: hintOf(i.spiffeRefreshHintSeconds), enableTokenReview, kubernetesApiServerUrl, createdAt: now, updatedAt: now,
+  };
+  await c.oauth.createIssuer(rec);
+  return rec;
+}
+
+/** A trusted issuer by id. @throws AppError `invalid_argument` `trusted issuer ID required`; `not_found` `trusted issuer not found` */
+export async function getTrustedIssuer(c: AuthnContext, id: Opt<string>): Promise<TrustedIssuerRecord> {
+  const v = optText('id', id, 64)?.trim();
+  if (!v) throw bad('trusted issuer ID required');
+  const t = await c.oauth.findIssuer(v);
+  if (!t) throw new AppError('not_found', 'trusted issuer not found');
+  return t;
+}
+
+/** `update_trusted_issuer`: only the supplied fields change. @returns the record and the changed field names */
+export async function updateTrustedIssuer(c: AuthnContext, id: Opt<string>, i: IssuerInput): Promise<{ issuer: TrustedIssuerRecord; changed: string[] }> {
+  const old = await getTrustedIssuer(c, id);
+  const next = { ...old };
+  const changed: string[] = [];
+  if (i.name !== undefined && i.name !== null) { next.name = required('name', i.name, 256); changed.push('name'); }
+  if (i.jwksUrl !== undefined && i.jwksUrl !== null) {
+    const u = optText('jwks_url', i.jwksUrl, MAX_URL_CHARS)!.trim();
+    next.jwksUrl = u ? httpUrl('jwks_url', u) : null;
+    if (next.keySourceType === 'static_jwks_url' && !next.jwksUrl) throw bad('jwks_url is required when key_source_type is static_jwks_url');
+    changed.push('jwks_url');
+  }
+  if (i.expectedAud !== undefined && i.expectedAud !== null) {
+    const aud = optText('expected_aud', i.expectedAud, 512)!.trim();
+    if (!aud) throw bad('expected_aud cannot be empty');
+    next.expectedAud = aud;
+    changed.push('expected_aud');
+  }
+  if (i.allowedSubjects !== undefined && i.allowedSubjects !== null) { next.allowedSubjects = optText('allowed_subjects', i.allowedSubjects, 16384)!.trim() || null; changed.push('allowed_subjects'); }
+  if (typeof i.isActive === 'boolean') { next.isActive = i.isActive; changed.push('is_active'); }
+  if (i.spiffeRefreshHintSeconds !== undefined && i.spiffeRefreshHintSeconds !== null) { next.spiffeRefreshHintSeconds = hintOf(i.spiffeRefreshHintSeconds); changed.push('spiffe_refresh_hint_seconds'); }
+  if (typeof i.enableTokenReview === 'boolean') { next.enableTokenReview = i.enableTokenReview; changed.push('enable_token_review'); }
+  if (i.kubernetesApiServerUrl !== undefined && i.kubernetesApiServerUrl !== null) {
+    next.kubernetesApiServerUrl = optText('kubernetes_api_server_url', i.kubernetesApiServerUrl, MAX_URL_CHARS)!.trim() || null;
+    changed.push('kubernetes_api_server_url');
+  }
+  checkTokenReview(next.enableTokenReview, next.kubernetesApiServerUrl);
+  next.updatedAt = c.now();
+  await c.oauth.updateIssuer(next);
+  return { issuer: next, changed };
+}
+
+/** `delete_trusted_issuer`. */
+export async function deleteTrustedIssuer(c: AuthnContext, id: Opt<string>): Promise<TrustedIssuerRecord> {
+  const t = await getTrustedIssuer(c, id);
+  await c.oauth.deleteIssuer(t.id);
+  return t;
+}
+
+/** `trusted_issuers` (optional `service_account_id` filter), created_at desc then id. */
+export async function listTrustedIssuers(c: AuthnContext, serviceAccountId: Opt<string>, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: PageParams; result: Page<TrustedIssuerRecord> }> {
+  const page = pageParams(pagination);
+  const sa = optText('service_account_id', serviceAccountId, 64)?.trim() || null;
+  return { page, result: await c.oauth.listIssuers(sa, { offset: page.offset, limit: page.limit }) };
+}

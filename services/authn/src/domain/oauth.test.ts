@@ -1,0 +1,137 @@
+/**
+ * @module @gatehouse/authn/domain/oauth.test
+ * The OAuth 2.0 / OIDC domain through authn's RPCs on memory storage and a fake clock (issue 18):
+ * clients (§5.8), /authorize (RFC 6749 §4.1, RFC 7636), the token endpoint's grants (rotation and
+ * reuse rules of behaviour.md §2.2), client_credentials, revocation, introspection and userinfo.
+ */
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
+import { decodeJwt } from 'jose';
+import { makeAuthn, URL_ } from '../fixture.ts';
+import { DOUBLE_SUBMIT_SECONDS, pkceMatches } from './oauth-token.ts';
+import { parseBasic } from './oauth-client-auth.ts';
+
+const CB = 'https://rp.example/cb';
+const VERIFIER = 'v'.repeat(43);
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+const ADMIN = { 'x-service-admin-secret': 'admin-secret' };
+
+async function setup() {
+  const a = makeAuthn();
+  const { res } = await a.call('CreateClient', { name: 'rp', allowed_scopes: ['openid', 'profile', 'email', 'offline_access', 'api'], redirect_uris: [CB], grant_types: ['authorization_code', 'refresh_token', 'client_credentials'] }, ADMIN);
+  const client = { id: res.client.client_id as string, secret: res.client_secret as string };
+  const basic = { authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}` };
+  const user = await a.signup('ada@example.com');
+  const http = async (rpc: string, params: Record<string, string>, headers: Record<string, string> = {}, method = 'POST') =>
+    (await a.call(rpc, { params, method }, headers)).res;
+  const authorize = (params: Record<string, string>, cookie = user.cookie) =>
+    http('Authorize', { client_id: client.id, redirect_uri: CB, response_type: 'code', scope: 'openid email offline_access', code_challenge: CHALLENGE, code_challenge_method: 'S256', state: 's1', nonce: 'n1', ...params }, cookie, 'GET');
+  const codeOf = (location: string) => new URL(location).searchParams.get('code')!;
+  const redeem = (code: string, extra: Record<string, string> = {}) => http('OauthToken', { grant_type: 'authorization_code', code, redirect_uri: CB, code_verifier: VERIFIER, ...extra }, basic);
+  return { a, client, basic, user, http, authorize, codeOf, redeem };
+}
+
+describe('clients (behaviour.md §5.8)', () => {
+  it('create returns a 43-char secret once, stored as an HMAC; the own client is listed and immutable', async () => {
+    const { a, client } = await setup();
+    expect(client.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const list = (await a.call('Clients', {}, ADMIN)).res;
+    expect(list.clients.map((c: { client_id: string }) => c.client_id)).toEqual([client.id, 'client-123']);
+    expect(list.pagination.total).toBe(2);
+    await expect(a.call('DeleteClient', { id: 'client-123' }, ADMIN)).rejects.toMatchObject({ code: 'failed_precondition' });
+    await expect(a.call('CreateClient', { name: 'x', allowed_scopes: ['a'], grant_types: ['password'] }, ADMIN)).rejects.toMatchObject({ code: 'invalid_argument' });
+  });
+});
+
+describe('/authorize and the authorization_code grant', () => {
+  it('issues a single-use code bound to client, redirect URI and PKCE verifier; a replay revokes its tokens', async () => {
+    const { authorize, codeOf, redeem, http, basic } = await setup();
+    const r = await authorize({});
+    expect(r.status).toBe(302);
+    const loc = new URL(r.location);
+    expect(loc.searchParams.get('state')).toBe('s1');
+    expect(loc.searchParams.get('iss')).toBe(URL_);
+    const code = codeOf(r.location);
+    expect((await redeem(code, { code_verifier: 'w'.repeat(43) })).body.error).toBe('invalid_grant');
+    // the failed attempt consumed it: single use
+    expect((await redeem(code)).body.error).toBe('invalid_grant');
+    const fresh = codeOf((await authorize({})).location);
+    const ok = await redeem(fresh);
+    expect(ok.status).toBe(200);
+    expect(decodeJwt(ok.body.id_token)).toMatchObject({ nonce: 'n1', sid: expect.any(String), at_hash: expect.any(String) });
+    expect((await http('OauthIntrospect', { token: ok.body.access_token }, basic)).body.active).toBe(true);
+    expect((await redeem(fresh)).body.error).toBe('invalid_grant');
+    expect((await http('OauthIntrospect', { token: ok.body.access_token }, basic)).body.active).toBe(false);
+  });
+
+  it('codes expire within 60 s', async () => {
+    const { a, authorize, codeOf, redeem } = await setup();
+    const code = codeOf((await authorize({})).location);
+    a.advance(61);
+    expect((await redeem(code)).body).toEqual({ error: 'invalid_grant', error_description: 'authorization code expired' });
+  });
+
+  it('never redirects to an unregistered URI; errors go to a registered one; no session → the login page', async () => {
+    const { authorize } = await setup();
+    const bad = await authorize({ redirect_uri: `${CB}/` });
+    expect(bad).toMatchObject({ status: 400, location: null });
+    expect(bad.html).toContain('redirect_uri is not registered');
+    const scope = await authorize({ scope: 'openid admin' });
+    expect(new URL(scope.location).searchParams.get('error')).toBe('invalid_scope');
+    const none = await authorize({ prompt: 'none' }, {} as never);
+    expect(new URL(none.location).searchParams.get('error')).toBe('login_required');
+    const login = await authorize({}, {} as never);
+    const page = new URL(login.location);
+    expect(page.pathname).toBe('/app/login');
+    expect(page.searchParams.get('return_to')).toMatch(/^\/authorize\?/);
+    const plain = await authorize({ code_challenge_method: 'plain' });
+    expect(new URL(plain.location).searchParams.get('error')).toBe('invalid_request');
+    const form = await authorize({ response_mode: 'form_post' });
+    expect(form.html).toContain(`action="${CB}"`);
+  });
+});
+
+describe('refresh_token grant (behaviour.md §2.2)', () => {
+  it('rotates; the immediate predecessor within 10 s gets invalid_grant without revocation; later, it revokes the family', async () => {
+    const { a, authorize, codeOf, redeem, http, basic } = await setup();
+    const t0 = (await redeem(codeOf((await authorize({})).location))).body;
+    const t1 = (await http('OauthToken', { grant_type: 'refresh_token', refresh_token: t0.refresh_token }, basic)).body;
+    expect(t1.refresh_token).not.toBe(t0.refresh_token);
+    expect((await http('OauthToken', { grant_type: 'refresh_token', refresh_token: t0.refresh_token }, basic)).body.error).toBe('invalid_grant');
+    expect((await http('OauthIntrospect', { token: t1.refresh_token }, basic)).body.active).toBe(true);
+    a.advance(DOUBLE_SUBMIT_SECONDS + 1);
+    expect((await http('OauthToken', { grant_type: 'refresh_token', refresh_token: t0.refresh_token }, basic)).body.error).toBe('invalid_grant');
+    expect((await http('OauthIntrospect', { token: t1.refresh_token }, basic)).body.active).toBe(false);
+  });
+});
+
+describe('client_credentials and the service-account token', () => {
+  it('issues service_account:<id> within allowed_scopes; unknown secrets are invalid_client (401)', async () => {
+    const { a, client, http, basic } = await setup();
+    const ok = await http('OauthToken', { grant_type: 'client_credentials', scope: 'api' }, basic);
+    expect(decodeJwt(ok.body.access_token)).toMatchObject({ sub: `service_account:${client.id}`, scope: ['api'] });
+    expect((await http('OauthToken', { grant_type: 'client_credentials', scope: 'root' }, basic)).body.error).toBe('invalid_scope');
+    const wrong = await http('OauthToken', { grant_type: 'client_credentials', client_id: client.id, client_secret: 'nope' });
+    expect(wrong).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+    // refused as a user credential
+    await expect(a.call('Profile', {}, { authorization: `Bearer ${ok.body.access_token}` })).rejects.toMatchObject({ code: 'unauthenticated' });
+    expect((await http('Userinfo', {}, { authorization: `Bearer ${ok.body.access_token}` })).status).toBe(401);
+    await a.call('UpdateClient', { id: client.id, is_active: false }, ADMIN);
+    expect((await http('OauthToken', { grant_type: 'client_credentials' }, basic)).status).toBe(401);
+  });
+
+  it('unsupported grants and missing parameters are RFC 6749 §5.2 errors', async () => {
+    const { http, basic } = await setup();
+    expect((await http('OauthToken', { grant_type: 'password' }, basic)).body.error).toBe('unsupported_grant_type');
+    expect((await http('OauthToken', {}, basic)).body.error).toBe('invalid_request');
+  });
+});
+
+describe('helpers', () => {
+  it('PKCE S256 (RFC 7636 appendix B) and Basic credentials (RFC 6749 §2.3.1)', () => {
+    expect(pkceMatches('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM')).toBe(true);
+    expect(pkceMatches('short', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM')).toBe(false);
+    expect(parseBasic(`Basic ${Buffer.from('a%3Ab:c%20d').toString('base64')}`)).toEqual({ id: 'a:b', secret: 'c d' });
+    expect(parseBasic('Bearer x')).toBeNull();
+  });
+});

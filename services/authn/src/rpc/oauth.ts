@@ -1,0 +1,178 @@
+/**
+ * @module @gatehouse/authn/rpc/oauth
+ * The OAuth 2.0 / OpenID Provider endpoints as AuthnService RPCs (issue 18): `/oauth/token`,
+ * `/authorize`, `/oauth/revoke`, `/oauth/introspect`, `/userinfo` and the end-session endpoint. Each
+ * takes the HTTP request's parameters and answers an OauthHttpResponse (status with a JSON body, a
+ * redirect, or an HTML page) that the gateway writes as is: these protocols fix their own wire
+ * (RFC 6749 §5.2 `{error, error_description}`, redirects), not the /v1 `{code, message}` shape.
+ */
+import { auditRecord, type AuditActor } from '@gatehouse/auth';
+import type { authn } from '@gatehouse/contracts';
+import { toAppError } from '@gatehouse/errors';
+import type { CallContext } from '@gatehouse/rpc';
+import { authorize, type AuthorizeResult } from '../domain/authorize.ts';
+import { OAuthError, authenticateClient, invalidRequest, parseBasic, type AuthenticatedClient } from '../domain/oauth-client-auth.ts';
+import { endSession, introspect, revokeToken, userinfoClaims } from '../domain/oauth-endpoints.ts';
+import { tokenGrant } from '../domain/oauth-token.ts';
+import { clearCookies } from './cookies.ts';
+import type { AuthnHandler, RpcContext } from './deps.ts';
+
+type HttpResponse = authn.OauthHttpResponse;
+
+/** The request's parameters as strings (the gateway sends strings; anything else is dropped). */
+function paramsOf(req: { params?: Record<string, unknown> | null }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.params ?? {})) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+const json = (status: number, body: Record<string, unknown>, extra: Partial<HttpResponse> = {}): HttpResponse => ({ status, body, frameable: false, ...extra });
+
+/** RFC 6749 §5.2 error body; a 401 `invalid_client` after Basic authentication names the scheme in `WWW-Authenticate` (§5.2). */
+function oauthError(e: OAuthError, basic: boolean): HttpResponse {
+  // only a client that used an HTTP authentication scheme gets a challenge for it
+  return json(e.status, { error: e.error, error_description: e.description }, e.status === 401 && basic ? { www_authenticate: 'Basic realm="gatehouse"' } : {});
+}
+
+/** Runs an endpoint, turning OAuthError into its RFC 6749 §5.2 answer and anything else into `server_error` (logged). */
+async function guarded(c: RpcContext, ctx: CallContext, fn: () => Promise<HttpResponse>): Promise<HttpResponse> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof OAuthError) return oauthError(err, Boolean(ctx.headers.authorization?.toLowerCase().startsWith('basic')));
+    const e = toAppError(err);
+    if (e.code === 'unavailable') return json(503, { error: 'temporarily_unavailable', error_description: e.message });
+    c.logger.error({ err }, 'oauth endpoint failed');
+    return json(500, { error: 'server_error', error_description: 'internal error' });
+  }
+}
+
+function authOf(c: RpcContext, ctx: CallContext, params: Record<string, string>, allowPublic: boolean): Promise<AuthenticatedClient> {
+  return authenticateClient(c, { basic: parseBasic(ctx.headers.authorization), params }, allowPublic);
+}
+
+/** Records a §5.7 token action. Best effort: never throws. */
+async function recordToken(c: RpcContext, ctx: CallContext, action: string, actor: AuditActor, details: Record<string, unknown>, resourceId?: string): Promise<void> {
+  try {
+    const record = auditRecord(ctx, action, { actor, resourceType: 'token', ...(resourceId ? { resourceId } : {}), details, at: c.now() });
+    await c.users.transaction(async (tx) => { tx.events.emit('audit.recorded', record); });
+  } catch (err) {
+    c.logger.warn({ err, action }, 'audit event not recorded');
+  }
+}
+
+/** POST /oauth/token (RFC 6749 §3.2): every grant; client authentication per RFC 6749 §2.3 / RFC 7523. */
+export const oauthTokenRpc = (c: RpcContext): AuthnHandler<'OauthToken'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const p = paramsOf(req);
+  if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the token endpoint takes POST', 405);
+  let auth: AuthenticatedClient;
+  try {
+    auth = await authOf(c, ctx, p, p.grant_type !== 'client_credentials');
+  } catch (err) {
+    if (p.grant_type === 'client_credentials' && err instanceof OAuthError) {
+      await recordToken(c, ctx, 'token.client_credentials_failed', { type: 'service_account', id: p.client_id || null }, { reason: err.description });
+    }
+    throw err;
+  }
+  const out = await tokenGrant(c, auth, p);
+  const actor: AuditActor = out.userId ? { type: 'user', id: out.userId } : { type: 'service_account', id: auth.client.id };
+  await recordToken(c, ctx, out.action, actor, { client_id: auth.client.id, grant_type: p.grant_type, auth_method: auth.method }, out.sessionId);
+  return json(200, { ...out.response });
+});
+
+/** /authorize (GET or POST, RFC 6749 §3.1): the browser's session from its cookies, never a bearer token. */
+export const authorizeRpc = (c: RpcContext): AuthnHandler<'Authorize'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const session = await c.authenticator.sessionFromCookies(ctx);
+  return renderAuthorize(await authorize(c, paramsOf(req), session));
+});
+
+/** POST /oauth/revoke (RFC 7009; also authorizer-js's JSON `{refresh_token, client_id}`): 200 whatever the token. */
+export const oauthRevokeRpc = (c: RpcContext): AuthnHandler<'OauthRevoke'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const p = paramsOf(req);
+  const token = p.token || p.refresh_token || '';
+  if (token === '') throw invalidRequest('token is required');
+  const auth = await authOf(c, ctx, p, true);
+  const revoked = await revokeToken(c, auth, token);
+  if (revoked) {
+    const actor: AuditActor = revoked.loginMethod === 'client_credentials' ? { type: 'service_account', id: auth.client.id } : { type: 'user', id: revoked.userId };
+    await recordToken(c, ctx, 'token.revoked', actor, { client_id: auth.client.id }, revoked.id);
+  }
+  return json(200, {});
+});
+
+/** POST /oauth/introspect (RFC 7662): confidential clients only. */
+export const oauthIntrospectRpc = (c: RpcContext): AuthnHandler<'OauthIntrospect'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const p = paramsOf(req);
+  const auth = await authOf(c, ctx, p, false);
+  if ((p.token ?? '') === '') throw invalidRequest('token is required');
+  return json(200, await introspect(c, auth, p.token!));
+});
+
+/** GET or POST /userinfo (OIDC Core §5.3): a user's bearer access token (RFC 6750 §2.1). */
+export const userinfoRpc = (c: RpcContext): AuthnHandler<'Userinfo'> => async (_req, ctx) => guarded(c, ctx, async () => {
+  const invalidToken = json(401, { error: 'invalid_token', error_description: 'the access token is invalid or expired' }, { www_authenticate: 'Bearer error="invalid_token"' });
+  if (!ctx.headers.authorization?.toLowerCase().startsWith('bearer ')) return json(401, { error: 'invalid_token', error_description: 'a bearer access token is required' }, { www_authenticate: 'Bearer' });
+  let caller;
+  try {
+    caller = await c.authenticator.requireUser(ctx);
+  } catch {
+    return invalidToken;
+  }
+  if (caller.via !== 'bearer') return invalidToken;
+  const user = await c.users.findById(caller.userId);
+  if (!user) return invalidToken;
+  if (!caller.scope.includes('openid')) return json(403, { error: 'insufficient_scope', error_description: 'the openid scope is required' }, { www_authenticate: 'Bearer error="insufficient_scope"' });
+  return json(200, userinfoClaims(user, caller.scope));
+});
+
+/** GET or POST the end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). */
+export const endSessionRpc = (c: RpcContext): AuthnHandler<'EndSession'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const browser = await c.authenticator.sessionFromCookies(ctx);
+  const out = await endSession(c, paramsOf(req), browser);
+  clearCookies(ctx, c.options);
+  for (const id of out.ended) await recordToken(c, ctx, 'session.terminated', { type: 'user', id: browser?.userId ?? null }, { reason: 'rp_initiated_logout' }, id);
+  if (out.location) return { status: 302, body: null, frameable: false, location: out.location };
+  return { status: 200, body: null, frameable: false, html: page('Signed out', '<h1>You are signed out</h1><p>You can close this window.</p>') };
+});
+
+// ---- HTML answers ----
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+function page(title: string, body: string, script = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}${script}</body></html>`;
+}
+
+/** The /authorize result as an HTTP answer (the gateway adds a CSP with a nonce-free inline allowance for these pages only). */
+function renderAuthorize(r: AuthorizeResult): HttpResponse {
+  switch (r.kind) {
+    case 'redirect':
+      return { status: 302, body: null, frameable: false, location: r.location };
+    case 'error_page':
+      return {
+        status: r.status,
+        body: null, frameable: false,
+        html: page('Authorization error', `<h1>Authorization error</h1><p><strong>${escapeHtml(r.error)}</strong>: ${escapeHtml(r.description)}</p>`),
+      };
+    case 'form_post': {
+      // OAuth 2.0 Form Post Response Mode §2: an auto-submitting form; the submit button covers disabled scripts
+      const inputs = Object.entries(r.fields).map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`).join('');
+      return {
+        status: 200,
+        body: null, frameable: false,
+        html: page('Submitting…', `<form method="post" action="${escapeHtml(r.action)}">${inputs}<noscript><button type="submit">Continue</button></noscript></form>`,
+          '<script>document.forms[0].submit()</script>'),
+      };
+    }
+    case 'web_message': {
+      // authorizer-js's iframe flow: {type: "authorization_response", response} to the parent or opener at the redirect URI's origin
+      const msg = JSON.stringify({ type: 'authorization_response', response: r.fields }).replace(/</g, '\\u003c');
+      const origin = JSON.stringify(r.origin).replace(/</g, '\\u003c');
+      return {
+        status: 200,
+        body: null, frameable: true,
+        html: page('Signing in…', '', `<script>(function(){var t=window.opener||window.parent;t.postMessage(${msg},${origin});})()</script>`),
+      };
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * @module @gatehouse/authn/storage/memory-oauth
+ * In-memory OAuthStore (issue 18): the fake of unit tests, with the same rules as the MikroORM one
+ * (created_at desc then id; client deletion cascades to its issuers; codes and jtis single use).
+ */
+import type { AuthorizationCodeRecord, ClientRecord, OAuthStore, Page, PageRequest, TrustedIssuerRecord } from './ports.ts';
+
+const page = <T extends { createdAt: number; id: string }>(all: T[], p: PageRequest): Page<T> => {
+  const sorted = [...all].sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+  return { rows: sorted.slice(p.offset, p.offset + p.limit).map((r) => structuredClone(r)), total: sorted.length };
+};
+
+/** Builds an empty in-memory OAuthStore. */
+export function createMemoryOAuthStore(): OAuthStore {
+  const clients = new Map<string, ClientRecord>();
+  const issuers = new Map<string, TrustedIssuerRecord>();
+  const codes = new Map<string, AuthorizationCodeRecord>();
+  const jtis = new Map<string, number>();
+  const get = <T>(m: Map<string, T>, k: string): T | null => (m.has(k) ? structuredClone(m.get(k)!) : null);
+  return {
+    async createClient(c) { clients.set(c.id, structuredClone(c)); },
+    async updateClient(c) { clients.set(c.id, structuredClone(c)); },
+    async deleteClient(id) {
+      for (const [k, t] of issuers) if (t.serviceAccountId === id) issuers.delete(k);
+      return clients.delete(id);
+    },
+    findClient: async (id) => get(clients, id),
+    listClients: async (p) => page([...clients.values()], p),
+    async createIssuer(t) { issuers.set(t.id, structuredClone(t)); },
+    async updateIssuer(t) { issuers.set(t.id, structuredClone(t)); },
+    deleteIssuer: async (id) => issuers.delete(id),
+    findIssuer: async (id) => get(issuers, id),
+    findIssuerByUrl: async (url) => structuredClone([...issuers.values()].find((t) => t.issuerUrl === url) ?? null),
+    listIssuers: async (sa, p) => page([...issuers.values()].filter((t) => sa === null || t.serviceAccountId === sa), p),
+    async saveCode(c) { codes.set(c.codeHash, structuredClone(c)); },
+    findCode: async (h) => get(codes, h),
+    async consumeCode(h, at) {
+      const c = codes.get(h);
+      if (!c || c.consumedAt !== null) return false;
+      c.consumedAt = at;
+      return true;
+    },
+    async setCodeSession(h, sessionId) {
+      const c = codes.get(h);
+      if (c) c.issuedSessionId = sessionId;
+    },
+    async useJti(key, expiresAt, now) {
+      for (const [k, exp] of jtis) if (exp <= now) jtis.delete(k);
+      if (jtis.has(key)) return false;
+      jtis.set(key, expiresAt);
+      return true;
+    },
+  };
+}

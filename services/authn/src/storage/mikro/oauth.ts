@@ -1,0 +1,102 @@
+/**
+ * @module @gatehouse/authn/storage/mikro/oauth
+ * OAuthStore on `authn_oauth_clients`, `authn_trusted_issuers`, `authn_authorization_codes` and
+ * `authn_used_jtis` (issue 18). Lists are JSON text, as in the other authn tables.
+ */
+import type { Database } from '@gatehouse/db';
+import type { AuthorizationCodeRecord, ClientRecord, OAuthStore, TrustedIssuerRecord } from '../ports.ts';
+import { AuthorizationCodeEntity, OAuthClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
+
+type Row = Record<string, unknown>;
+const ORDER = { orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] };
+const list = (v: unknown): string[] => JSON.parse(String(v ?? '[]')) as string[];
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+const toClient = (r: Row): ClientRecord => ({
+  id: String(r.id), name: String(r.name), description: strOrNull(r.description), allowedScopes: list(r.allowedScopes),
+  isActive: Boolean(r.isActive), secretHash: strOrNull(r.secretHash), redirectUris: list(r.redirectUris), grantTypes: list(r.grantTypes),
+  isPublic: Boolean(r.isPublic), postLogoutRedirectUris: list(r.postLogoutRedirectUris), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+});
+const clientRow = (c: ClientRecord): Row => ({
+  ...c, allowedScopes: JSON.stringify(c.allowedScopes), redirectUris: JSON.stringify(c.redirectUris), grantTypes: JSON.stringify(c.grantTypes),
+  postLogoutRedirectUris: JSON.stringify(c.postLogoutRedirectUris),
+});
+const toIssuer = (r: Row): TrustedIssuerRecord => ({
+  id: String(r.id), serviceAccountId: String(r.serviceAccountId), name: String(r.name), issuerUrl: String(r.issuerUrl),
+  keySourceType: String(r.keySourceType), jwksUrl: strOrNull(r.jwksUrl), expectedAud: String(r.expectedAud), subjectClaim: String(r.subjectClaim),
+  allowedSubjects: strOrNull(r.allowedSubjects), issuerType: String(r.issuerType), isActive: Boolean(r.isActive),
+  spiffeRefreshHintSeconds: numOrNull(r.spiffeRefreshHintSeconds), enableTokenReview: Boolean(r.enableTokenReview),
+  kubernetesApiServerUrl: strOrNull(r.kubernetesApiServerUrl), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+});
+const toCode = (r: Row): AuthorizationCodeRecord => ({
+  codeHash: String(r.codeHash), clientId: String(r.clientId), redirectUri: String(r.redirectUri), codeChallenge: strOrNull(r.codeChallenge),
+  userId: String(r.userId), sessionId: String(r.sessionId), grant: String(r.grant), expiresAt: Number(r.expiresAt),
+  consumedAt: numOrNull(r.consumedAt), issuedSessionId: strOrNull(r.issuedSessionId),
+});
+
+/** Builds the OAuthStore on a Database opened with authn's schema. */
+export function createMikroOAuthStore(db: Database): OAuthStore {
+  const em = () => db.fork();
+  const one = async <T>(entity: unknown, where: Row, map: (r: Row) => T): Promise<T | null> => {
+    const row = await em().findOne(entity as never, where as never, { disableIdentityMap: true } as never);
+    return row ? map(row as Row) : null;
+  };
+  const insert = async (entity: unknown, row: Row): Promise<void> => {
+    const e = em();
+    e.persist(e.create(entity as never, row as never));
+    await e.flush();
+  };
+  const replace = async (entity: unknown, id: string, row: Row): Promise<void> => {
+    const { id: _id, ...rest } = row;
+    await em().nativeUpdate(entity as never, { id } as never, rest as never);
+  };
+  return {
+    createClient: (c) => insert(OAuthClientEntity, clientRow(c)),
+    updateClient: (c) => replace(OAuthClientEntity, c.id, clientRow(c)),
+    async deleteClient(id) {
+      return db.transactional(async (tx) => {
+        await tx.nativeDelete(TrustedIssuerEntity as never, { serviceAccountId: id } as never);
+        return (await tx.nativeDelete(OAuthClientEntity as never, { id } as never)) > 0;
+      });
+    },
+    findClient: (id) => one(OAuthClientEntity, { id }, toClient),
+    async listClients(page) {
+      const [rows, total] = await em().findAndCount(OAuthClientEntity as never, {} as never, { ...ORDER, offset: page.offset, limit: page.limit } as never);
+      return { rows: (rows as Row[]).map(toClient), total };
+    },
+    createIssuer: (t) => insert(TrustedIssuerEntity, { ...t }),
+    updateIssuer: (t) => replace(TrustedIssuerEntity, t.id, { ...t }),
+    async deleteIssuer(id) {
+      return (await em().nativeDelete(TrustedIssuerEntity as never, { id } as never)) > 0;
+    },
+    findIssuer: (id) => one(TrustedIssuerEntity, { id }, toIssuer),
+    findIssuerByUrl: (issuerUrl) => one(TrustedIssuerEntity, { issuerUrl }, toIssuer),
+    async listIssuers(serviceAccountId, page) {
+      const where = serviceAccountId ? { serviceAccountId } : {};
+      const [rows, total] = await em().findAndCount(TrustedIssuerEntity as never, where as never, { ...ORDER, offset: page.offset, limit: page.limit } as never);
+      return { rows: (rows as Row[]).map(toIssuer), total };
+    },
+    async saveCode(c) {
+      await em().nativeDelete(AuthorizationCodeEntity as never, { expiresAt: { $lt: c.expiresAt - 3600 } } as never);
+      await insert(AuthorizationCodeEntity, { ...c });
+    },
+    findCode: (codeHash) => one(AuthorizationCodeEntity, { codeHash }, toCode),
+    async consumeCode(codeHash, at) {
+      return (await em().nativeUpdate(AuthorizationCodeEntity as never, { codeHash, consumedAt: null } as never, { consumedAt: at } as never)) === 1;
+    },
+    async setCodeSession(codeHash, sessionId) {
+      await em().nativeUpdate(AuthorizationCodeEntity as never, { codeHash } as never, { issuedSessionId: sessionId } as never);
+    },
+    async useJti(key, expiresAt, now) {
+      await em().nativeDelete(UsedJtiEntity as never, { expiresAt: { $lte: now } } as never);
+      try {
+        await insert(UsedJtiEntity, { key, expiresAt });
+        return true;
+      } catch {
+        // the primary key already holds it: a replay
+        return false;
+      }
+    },
+  };
+}
