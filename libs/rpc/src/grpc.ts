@@ -7,7 +7,9 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { AppError, codeFromGrpcStatus, isErrorCode, toAppError } from '@gatehouse/errors';
-import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
+import {
+  extractTraceContext, failSpan, injectTraceContext, SpanKind, tracingEnabled, withSpan, type GrpcCallObserver, type Logger,
+} from '@gatehouse/observability';
 import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
 import { addReflection } from './reflection.ts';
@@ -83,7 +85,9 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
       md.set(CLIENT_IP_KEY, ctx.clientIp);
       md.set(PROTOCOL_KEY, ctx.protocol);
       if (options.internalToken) md.set(INTERNAL_KEY, options.internalToken);
-      return new Promise((resolve, reject) => {
+      // a client span whose context rides in the metadata (`traceparent`, W3C Trace Context)
+      return withSpan(method.path, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': desc.service, 'rpc.method': rpc } }, () => new Promise((resolve, reject) => {
+        injectTraceContext((key, value) => md.set(key, value));
         // grpc-js calls the callback before it emits 'status' (which carries the trailers with
         // Set-Cookie), so settle only once both have arrived.
         let outcome: { err: grpc.ServiceError | null; value: Buffer | undefined } | undefined;
@@ -108,7 +112,7 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
           (err, value) => { outcome = { err, value }; settle(); },
         );
         call.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; settle(); });
-      });
+      }));
     },
     close() { client.close(); },
     waitForReady: (timeoutMs) => new Promise<void>((resolve, reject) => {
@@ -202,14 +206,22 @@ export function observedAnswer(answer: grpc.sendUnaryData<Buffer>, path: string,
   };
 }
 
+/** The first value of a metadata key as text, or undefined. */
+function metadataText(md: grpc.Metadata, key: string): string | undefined {
+  const v = md.get(key)[0];
+  return v === undefined ? undefined : String(v);
+}
+
 /** Builds the unary handler implementations of one service for a grpc-js server. */
 export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerOptions, 'host' | 'port' | 'services'>): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const method of served.desc.methods.values()) {
     impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, answer: grpc.sendUnaryData<Buffer>) => {
       const callback = observedAnswer(answer, method.path, opts.observe);
-      void (async () => {
-        const md = call.metadata;
+      const md = call.metadata;
+      // the caller's trace continues here when its metadata carries a `traceparent`
+      const parent = tracingEnabled() ? extractTraceContext({ traceparent: metadataText(md, 'traceparent'), tracestate: metadataText(md, 'tracestate') }) : undefined;
+      void withSpan(method.path, { kind: SpanKind.SERVER, ...(parent ? { parent } : {}), attributes: { 'rpc.system': 'grpc', 'rpc.service': served.desc.service, 'rpc.method': method.name } }, async (span) => {
         const trusted = Boolean(opts.internalToken) && md.get(INTERNAL_KEY)[0] === opts.internalToken;
         const headers: Record<string, string> = {};
         for (const key of FORWARDED_HEADERS) {
@@ -242,11 +254,12 @@ export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerO
           const err = toAppError(e);
           if (err.code === 'internal') opts.logger.error({ err: e, rpc: method.name }, 'rpc failed');
           else opts.logger.debug({ code: err.code, rpc: method.name }, 'rpc refused');
+          failSpan(span, err.code);
           const status = errorToGrpc(err);
           for (const c of ctx.setCookies) status.metadata!.add('set-cookie', c);
           callback(status, null);
         }
-      })();
+      });
     };
   }
   return impl;
