@@ -14,7 +14,7 @@ import {
 import { readinessHandler } from '@gatehouse/rpc';
 import { createHttpLayer, clientInfo, createGatewayServer, routeLabel, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
 
-import { ROUTES, buildOpenApi } from './routes/table.ts';
+import { ROUTES, buildOpenApi, notServedOperations } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import type { QueryLimits } from './graphql/limits.ts';
@@ -63,8 +63,16 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
 
   app.get('/healthz', (_req, res) => { res.status(200).json({ status: 'ok' }); });
   app.get('/readyz', readinessHandler([...(layer.limiter.readiness ? [layer.limiter.readiness] : []), ...(services.readiness ?? [])]));
-  const openapi = buildOpenApi(ROUTES, { version: opts.version, serverUrl: opts.http.url });
-  app.get('/openapi.json', (_req, res) => { res.status(200).json(openapi); });
+  // the services' handler maps say which routes answer 501; asked again after a minute, so the
+  // document follows a rolling upgrade (and at once while a service cannot be asked)
+  let openapi: { doc: unknown; until: number } | undefined;
+  app.get('/openapi.json', async (_req, res) => {
+    if (openapi === undefined || openapi.until < Date.now()) {
+      const { notServed, complete } = await notServedOperations(ROUTES, services.clients);
+      openapi = { doc: buildOpenApi(ROUTES, { version: opts.version, serverUrl: opts.http.url, notServed }), until: complete ? Date.now() + 60_000 : 0 };
+    }
+    res.status(200).json(openapi.doc);
+  });
 
   // before the table routes: GET /verify_email answers with a redirect, not JSON
   app.get('/verify_email', verifyEmailLinkRoute(services.clients, opts, deps.logger));

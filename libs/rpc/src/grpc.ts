@@ -13,6 +13,7 @@ import {
 import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
 import { addReflection } from './reflection.ts';
+import { isServed } from './typed.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
 export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin'] as const;
@@ -21,6 +22,11 @@ const PROTOCOL_KEY = 'x-gatehouse-protocol';
 const INTERNAL_KEY = 'x-gatehouse-internal';
 const ERROR_CODE_KEY = 'x-gatehouse-error-code';
 const ERROR_HEADERS_KEY = 'x-gatehouse-error-headers';
+/**
+ * `served` on a call from the gateway (internal token) asks whether the RPC runs real code: the
+ * answer is OK (empty) or UNIMPLEMENTED, and no handler runs (see {@link ServiceClient.served}).
+ */
+const PROBE_KEY = 'x-gatehouse-probe';
 
 /** A uniform client over any transport. */
 export interface ServiceClient {
@@ -36,6 +42,12 @@ export interface ServiceClient {
    * @throws Error with grpc-js's reason when none comes up within `timeoutMs`
    */
   waitForReady?(timeoutMs: number): Promise<void>;
+  /**
+   * Whether the service serves `rpc` (false: it answers `unimplemented`), asked of the handler map
+   * itself (in process) or of the service over gRPC without running the handler.
+   * @throws AppError `unavailable` when the service cannot be asked
+   */
+  served?(rpc: string): Promise<boolean>;
 }
 
 function methodOf(desc: ServiceDescriptor, rpc: string): MethodCodec {
@@ -55,6 +67,7 @@ export function createInProcessClient(desc: ServiceDescriptor, handlers: Handler
       return method.normalizeResponse(res);
     },
     close() {},
+    served: async (rpc) => desc.methods.has(rpc) && isServed(handlers[rpc]),
   };
 }
 
@@ -115,6 +128,18 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
       }));
     },
     close() { client.close(); },
+    served: (rpc) => new Promise<boolean>((resolve, reject) => {
+      const method = desc.methods.get(rpc);
+      if (!method || !options.internalToken) return resolve(Boolean(method));
+      const md = new grpc.Metadata();
+      md.set(INTERNAL_KEY, options.internalToken);
+      md.set(PROBE_KEY, 'served');
+      client.makeUnaryRequest(method.path, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), md, { deadline: Date.now() + 2000 }, (err) => {
+        if (!err) return resolve(true);
+        if (err.code === grpc.status.UNIMPLEMENTED) return resolve(false);
+        reject(new AppError('unavailable', `cannot ask ${desc.service} which RPCs it serves`, { cause: err }));
+      });
+    }),
     waitForReady: (timeoutMs) => new Promise<void>((resolve, reject) => {
       client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve()));
     }),
@@ -217,6 +242,10 @@ export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerO
   const impl: grpc.UntypedServiceImplementation = {};
   for (const method of served.desc.methods.values()) {
     impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, answer: grpc.sendUnaryData<Buffer>) => {
+      if (call.metadata.get(PROBE_KEY)[0] === 'served' && opts.internalToken && call.metadata.get(INTERNAL_KEY)[0] === opts.internalToken) {
+        answer(isServed(served.handlers[method.name]) ? null : { code: grpc.status.UNIMPLEMENTED, details: 'not served' }, Buffer.alloc(0));
+        return;
+      }
       const callback = observedAnswer(answer, method.path, opts.observe);
       const md = call.metadata;
       // the caller's trace continues here when its metadata carries a `traceparent`
