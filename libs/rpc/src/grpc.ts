@@ -85,6 +85,10 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
   const client = new grpc.Client(target, grpc.credentials.createInsecure(), {
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
     'grpc.keepalive_time_ms': 30000,
+    // a replica that was unreachable (restarted, or a new pod not yet listening) is retried within
+    // 2 s, not after grpc-js's default backoff of up to 120 s, so it gets its share of calls at once
+    'grpc.initial_reconnect_backoff_ms': 250,
+    'grpc.max_reconnect_backoff_ms': 2000,
   });
   return {
     async call(rpc, req, ctx) {
