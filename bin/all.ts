@@ -4,10 +4,10 @@
  * and wires the gateway to them through in-process transports. No code path of its own: the same
  * module builds, the same codecs, the same HTTP layer as split mode.
  */
-import { loadConfigOrExit, type Config } from '@gatehouse/config';
+import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
 import { databaseOptionsOf, databaseTarget } from '@gatehouse/db';
-import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startTracing, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createInProcessClient, orFatal, startGrpcServer, type ServiceImplementation } from '@gatehouse/rpc';
 import { buildInProcess } from '@gatehouse/service';
 import { SERVICES } from '../services/registry.ts';
@@ -44,7 +44,8 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
 /** `gatehouse all [flags]`. */
 export async function runAllInOne(argv: readonly string[]): Promise<void> {
   const { config, warnings } = loadConfigOrExit('all', argv);
-  const logger = createLogger(config.logLevel as LogLevel);
+  const logger = createLogger(config.logLevel as LogLevel, undefined, config.logFormat);
+  const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'gatehouse', serviceVersion: VERSION }) : null;
   for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();
   const bus: Bus = config.natsUrl
@@ -63,5 +64,5 @@ export async function runAllInOne(argv: readonly string[]): Promise<void> {
       email: config.isEmailConfigured ? `smtp ${config.smtpHost}:${config.smtpPort}` : null,
     },
   });
-  closeOnSignal([() => bus.close(), ...all.closers.reverse(), ...closers], (m) => logger.info(m));
+  closeOnSignal([() => bus.close(), ...all.closers.reverse(), ...closers, async () => tracing?.shutdown()], (m) => logger.info(m));
 }

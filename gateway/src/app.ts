@@ -8,10 +8,13 @@ import type http from 'node:http';
 import express, { type Express } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import { AppError, toAppError } from '@gatehouse/errors';
-import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
+import {
+  extractTraceContext, failSpan, runInSpan, SpanKind, tracingEnabled, type DependencyCheck, type Logger, type Registry,
+} from '@gatehouse/observability';
 import { readinessHandler } from '@gatehouse/rpc';
-import { createHttpLayer, clientInfo, createGatewayServer, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
-import { ROUTES, buildOpenApi } from './routes/table.ts';
+import { createHttpLayer, clientInfo, createGatewayServer, routeLabel, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
+
+import { ROUTES, buildOpenApi, notServedOperations } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import { mountOAuthRoutes } from './oauth.ts';
@@ -64,8 +67,16 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
 
   app.get('/healthz', (_req, res) => { res.status(200).json({ status: 'ok' }); });
   app.get('/readyz', readinessHandler([...(layer.limiter.readiness ? [layer.limiter.readiness] : []), ...(services.readiness ?? [])]));
-  const openapi = buildOpenApi(ROUTES, { version: opts.version, serverUrl: opts.http.url });
-  app.get('/openapi.json', (_req, res) => { res.status(200).json(openapi); });
+  // the services' handler maps say which routes answer 501; asked again after a minute, so the
+  // document follows a rolling upgrade (and at once while a service cannot be asked)
+  let openapi: { doc: unknown; until: number } | undefined;
+  app.get('/openapi.json', async (_req, res) => {
+    if (openapi === undefined || openapi.until < Date.now()) {
+      const { notServed, complete } = await notServedOperations(ROUTES, services.clients);
+      openapi = { doc: buildOpenApi(ROUTES, { version: opts.version, serverUrl: opts.http.url, notServed }), until: complete ? Date.now() + 60_000 : 0 };
+    }
+    res.status(200).json(openapi.doc);
+  });
 
   // before the table routes: GET /verify_email answers with a redirect, not JSON
   app.get('/verify_email', verifyEmailLinkRoute(services.clients, opts, deps.logger));
@@ -99,7 +110,11 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   return {
     app,
     handler: (req, res) => {
-      if (!fast(req, res)) app(req, res);
+      if (!tracingEnabled()) {
+        if (!fast(req, res)) app(req, res);
+        return;
+      }
+      traced(req, res, () => { if (!fast(req, res)) app(req, res); });
     },
     limiter: layer.limiter,
     async close() {
@@ -107,6 +122,28 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
       await layer.close();
     },
   };
+}
+
+/**
+ * Runs `serve` inside an HTTP SERVER span (OpenTelemetry HTTP semantic conventions), continuing the
+ * caller's trace when it sent a W3C `traceparent` header; the span is named after the route
+ * template (never the raw path) and ends when the response closes.
+ */
+function traced(req: http.IncomingMessage, res: http.ServerResponse, serve: () => void): void {
+  runInSpan(`${req.method ?? 'GET'}`, {
+    kind: SpanKind.SERVER,
+    parent: extractTraceContext(req.headers),
+    attributes: { 'http.request.method': req.method ?? 'GET' },
+  }, (span) => {
+    res.on('close', () => {
+      const route = routeLabel(req as express.Request);
+      span.updateName(`${req.method ?? 'GET'} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': res.statusCode });
+      if (!res.writableFinished || res.statusCode >= 500) failSpan(span, String(res.writableFinished ? res.statusCode : 499));
+      span.end();
+    });
+    serve();
+  });
 }
 
 const firstString = (v: unknown): string | undefined =>

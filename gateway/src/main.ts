@@ -5,7 +5,7 @@
  * forwarder (public port), all given by flags.
  */
 import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
-import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startMetricsServer, type DependencyCheck, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startMetricsServer, startTracing, type DependencyCheck, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcProxy, type ServiceDescriptor } from '@gatehouse/rpc';
 import { SERVICES } from '../../services/registry.ts';
 import { createGatewayApp, listen, type GatewayOptions, type GatewayServices } from './app.ts';
@@ -88,7 +88,8 @@ const listOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typ
  */
 export async function runGateway(argv: readonly string[]): Promise<void> {
   const { config, warnings } = loadConfigOrExit('gateway', argv);
-  const logger = createLogger(config.logLevel as LogLevel).child({ service: 'gateway' });
+  const logger = createLogger(config.logLevel as LogLevel, undefined, config.logFormat).child({ service: 'gateway' });
+  const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'gateway', serviceVersion: VERSION }) : null;
   for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
@@ -108,5 +109,5 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
   const closers = await serveGateway(config, services, (admit) => startGrpcProxy({
     host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams, observe: createGrpcServerMetrics(registry),
   }), { logger, registry, summary: { services: Object.fromEntries(upstreams.map((u) => [u.desc.service, u.address])), sessions: config.redisUrl ? `redis ${redisTarget(config.redisUrl)}` : null } });
-  closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); }], (m) => logger.info(m));
+  closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); }, async () => tracing?.shutdown()], (m) => logger.info(m));
 }

@@ -350,4 +350,15 @@ describe('charts/gatehouse values', () => {
     expect(deployments(objects).get('authz')!.spec.replicas).toBe(3);
     expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-authz')!.spec.clusterIP).toBeUndefined();
   });
+
+  it('turns tracing on for every process with config.shared.otlpEndpoint, and renders no --otlp-endpoint by default (issue 15)', () => {
+    const off = deployments(renderChart('rel', [EXAMPLE_VALUES]));
+    for (const [name, d] of off) expect([name, argValue(containerOf(d).args, '--otlp-endpoint')]).toEqual([name, undefined]);
+    const on = deployments(renderChart('rel', [EXAMPLE_VALUES], { config: { shared: { otlpEndpoint: 'http://otel-collector:4318', logFormat: 'pretty' } } }));
+    expect([...on.keys()].sort()).toEqual(SERVICES);
+    for (const [name, d] of on) {
+      const args = containerOf(d).args;
+      expect([name, argValue(args, '--otlp-endpoint'), argValue(args, '--log-format')]).toEqual([name, 'http://otel-collector:4318', 'pretty']);
+    }
+  });
 });

@@ -83,4 +83,48 @@ describe('the OpenAPI document describes what the server answers', () => {
     const profile = responseValidator('get', '/v1/profile');
     expect(profile({ ...(answers[3]![2].json as object), email_verified: 'yes' })).toBe(false);
   });
+  it('marks the operations that answer 501 as not served (x-gatehouse-not-served), from the handler maps', async () => {
+    const marked = notServedOperations(doc);
+    expect(marked.length).toBeGreaterThan(0);
+    // every marked operation answers 501 unimplemented once its auth class is satisfied
+    const email = freshEmail('openapi-501');
+    await call('POST', '/v1/signup', { email, password: PASSWORD, confirm_password: PASSWORD });
+    const token = ((await call('POST', '/v1/login', { email, password: PASSWORD })).json as { access_token: string }).access_token;
+    for (const op of marked) {
+      expect(op.operation.description).toMatch(/^Not served by this build/);
+      expect(op.operation.responses['501']).toEqual({ $ref: '#/components/responses/Error501' });
+      // both credentials: the route's auth class takes the one it reads
+      const auth = { authorization: `Bearer ${token}`, 'x-service-admin-secret': d.adminSecret };
+      const res = await call(op.method.toUpperCase() as 'GET' | 'POST', op.path, op.method === 'post' ? {} : undefined, auth);
+      expect({ op: op.id, status: res.status, code: (res.json as { code?: string }).code }).toEqual({ op: op.id, status: 501, code: 'unimplemented' });
+    }
+    // and served operations are not marked: the ones the test above called
+    for (const path of ['/v1/meta', '/v1/profile']) expect(doc.paths[path]!.get['x-gatehouse-not-served']).toBeUndefined();
+    for (const path of ['/v1/signup', '/v1/login', '/v1/check_permissions']) expect(doc.paths[path]!.post['x-gatehouse-not-served']).toBeUndefined();
+  });
 });
+
+/** The operations `/openapi.json` marks `x-gatehouse-not-served`, sorted by operation id. */
+function notServedOperations(doc: Doc): Array<{ id: string; method: string; path: string; operation: Record<string, any> }> {
+  return Object.entries(doc.paths)
+    .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ id: String(operation.operationId), method, path, operation })))
+    .filter((op) => op.operation['x-gatehouse-not-served'] === true)
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+describe('split mode: the gateway asks each service which RPCs it serves', () => {
+  let all: Deployment;
+  let split: Deployment;
+  beforeAll(async () => {
+    [all, split] = await Promise.all([startDeployment('all', { readyTimeoutMs: 60_000 }), startDeployment('split', { readyTimeoutMs: 60_000 })]);
+  }, 180_000);
+  afterAll(async () => { await Promise.all([all?.stop(), split?.stop()]); });
+
+  it('marks the same operations as all-in-one, over gRPC', async () => {
+    const ids = async (dep: Deployment): Promise<string[]> => notServedOperations(await (await fetch(`${dep.url}/openapi.json`)).json() as Doc).map((o) => o.id);
+    const fromSplit = await ids(split);
+    expect(fromSplit.length).toBeGreaterThan(0);
+    expect(fromSplit).toEqual(await ids(all));
+  });
+});
+

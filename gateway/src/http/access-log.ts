@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { Logger } from '@gatehouse/observability';
+import { traceFields, type Logger } from '@gatehouse/observability';
 import { clientInfo } from './client-ip.ts';
 import { routeLabel } from './metrics.ts';
 
@@ -40,8 +40,11 @@ export function accessLog(logger: Pick<Logger, 'info' | 'isLevelEnabled'>): Requ
       return;
     }
     const start = performance.now();
+    // the request's span is active here, not in the 'close' listener: take its ids now
+    const trace = traceFields();
     res.on('close', () => {
       logger.info({
+        ...trace,
         req_id: id,
         method: req.method,
         route: routeLabel(req),

@@ -3,7 +3,7 @@
  * and the protos: each route's request and response schema is its RPC's message, derived by
  * @gatehouse/rpc from the same field plans the codec shapes every answer with (issue 15 §8).
  */
-import { messageSchema, serviceDescriptor, type JsonSchema } from '@gatehouse/rpc';
+import { messageSchema, serviceDescriptor, type JsonSchema, type ServiceClient, type ServiceName } from '@gatehouse/rpc';
 import type { AuthClass, Route } from './table.ts';
 
 type Json = Record<string, unknown>;
@@ -30,7 +30,24 @@ const ERROR_RESPONSES: readonly [string, string][] = [
   ['500', 'internal: `internal error`'],
 ];
 
-function operation(route: Route, defs: Record<string, JsonSchema>): Json {
+/** What `x-gatehouse-not-served` operations say, and the response they document. */
+const NOT_SERVED_DESCRIPTION = 'Not served by this build: the route exists in the contract and answers 501 `unimplemented` until the feature lands.';
+
+/** `<service>.<Rpc>` of a route, the key of {@link OpenApiOptions.notServed}. */
+export const operationIdOf = (route: Pick<Route, 'service' | 'rpc'>): string => `${route.service}.${route.rpc}`;
+
+export interface OpenApiOptions {
+  version: string;
+  serverUrl: string;
+  /**
+   * Operation ids (`admin.CreateClient`) whose RPC answers `unimplemented`, as the services' handler
+   * maps say; those operations carry `x-gatehouse-not-served: true`, the description above and a
+   * documented 501.
+   */
+  notServed?: ReadonlySet<string>;
+}
+
+function operation(route: Route, defs: Record<string, JsonSchema>, notServed: boolean): Json {
   const codec = serviceDescriptor(route.service).methods.get(route.rpc)!;
   const responses: Json = {
     '200': {
@@ -51,6 +68,11 @@ function operation(route: Route, defs: Record<string, JsonSchema>): Json {
     responses,
   };
   if (route.graphqlField !== undefined) op['x-graphql-field'] = route.graphqlField;
+  if (notServed) {
+    op['x-gatehouse-not-served'] = true;
+    op.description = NOT_SERVED_DESCRIPTION;
+    responses['501'] = { $ref: '#/components/responses/Error501' };
+  }
   if (route.method === 'POST') {
     op.requestBody = {
       required: false,
@@ -118,16 +140,16 @@ function platformPaths(): Record<string, Json> {
  * Request and response bodies are the RPCs' proto messages as JSON Schema; `/graphql`, `/healthz`,
  * `/readyz` and `/openapi.json` are described too.
  */
-export function buildOpenApi(table: readonly Route[], options: { version: string; serverUrl: string }): Json {
+export function buildOpenApi(table: readonly Route[], options: OpenApiOptions): Json {
   const paths: Record<string, Json> = platformPaths();
   const defs: Record<string, JsonSchema> = {};
   for (const route of table) {
     const item = paths[route.path] ?? {};
-    item[route.method.toLowerCase()] = operation(route, defs);
+    item[route.method.toLowerCase()] = operation(route, defs, options.notServed?.has(operationIdOf(route)) ?? false);
     paths[route.path] = item;
   }
   const responses: Json = {};
-  for (const [status, description] of ERROR_RESPONSES) {
+  for (const [status, description] of [...ERROR_RESPONSES, ['501', `unimplemented. ${NOT_SERVED_DESCRIPTION}`] as const]) {
     responses[`Error${status}`] = {
       description,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -166,4 +188,29 @@ export function buildOpenApi(table: readonly Route[], options: { version: string
       },
     },
   };
+}
+
+/**
+ * The operation ids of `table` whose RPC is not served, asked of the services' own handler maps
+ * through {@link ServiceClient.served} (one question per RPC, concurrently). A route whose service is
+ * not part of the deployment is not served (the router answers `unimplemented`). `complete` is false
+ * when a service could not be asked: its routes are then left unmarked.
+ */
+export async function notServedOperations(
+  table: readonly Route[],
+  clients: Partial<Record<ServiceName, Pick<ServiceClient, 'served'> | undefined>>,
+): Promise<{ notServed: Set<string>; complete: boolean }> {
+  const notServed = new Set<string>();
+  let complete = true;
+  const unique = new Map(table.map((r) => [operationIdOf(r), r]));
+  await Promise.all([...unique.entries()].map(async ([id, route]) => {
+    const client = clients[route.service];
+    try {
+      if (!client) notServed.add(id);
+      else if (client.served && !(await client.served(route.rpc))) notServed.add(id);
+    } catch {
+      complete = false;
+    }
+  }));
+  return { notServed, complete };
 }

@@ -224,4 +224,4 @@ export function matchRoute(method: string, path: string): RouteMatch {
   return DEFAULT_MATCHER.match(method, path);
 }
 
-export { buildOpenApi } from './openapi.ts';
+export { buildOpenApi, notServedOperations } from './openapi.ts';

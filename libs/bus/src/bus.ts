@@ -19,6 +19,12 @@ export interface Envelope<T = unknown> {
   /** Unix seconds when the state change committed */
   readonly occurredAt: number;
   readonly data: T;
+  /**
+   * W3C Trace Context `traceparent` of the span that created the envelope (absent when tracing is
+   * off); the outbox keeps it, so the relay's publish continues the request's trace (issue 15).
+   * On NATS it travels as a message header, not in the body.
+   */
+  readonly traceparent?: string;
 }
 
 /** What a consumer's handler gets besides the envelope. */

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
+import { currentTraceparent, extractTraceContext, SpanKind, withSpan, type TraceCarrier } from '@gatehouse/observability';
 import type { ConsumerOptions, Envelope } from './bus.ts';
 
 /** dotted lower-case: `user.signup`, `email.send`, `authz.model.written` */
@@ -11,10 +12,26 @@ const NAME = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/;
 /** JetStream durable names allow no dots, wildcards or whitespace */
 const DURABLE = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** A new envelope: id = random UUIDv4, occurredAt = now in Unix seconds. */
+/**
+ * A new envelope: id = random UUIDv4, occurredAt = now in Unix seconds, and the active span's
+ * `traceparent` when tracing is on.
+ */
 export function newEnvelope<T>(name: string, source: string, data: T): Envelope<T> {
   assertName(name);
-  return { id: randomUUID(), name, source, occurredAt: Math.floor(Date.now() / 1000), data };
+  const traceparent = currentTraceparent();
+  return { id: randomUUID(), name, source, occurredAt: Math.floor(Date.now() / 1000), data, ...(traceparent ? { traceparent } : {}) };
+}
+
+/**
+ * Runs a consumer's handler for `envelope` inside a CONSUMER span whose parent is the trace context
+ * the message carried (`carrier`: NATS headers, or the envelope's own `traceparent` in process).
+ */
+export function inConsumerSpan<T>(envelope: Envelope, durable: string, carrier: TraceCarrier, fn: () => Promise<T>): Promise<T> {
+  return withSpan(`${envelope.name} process`, {
+    kind: SpanKind.CONSUMER,
+    parent: extractTraceContext(carrier),
+    attributes: { 'messaging.operation.type': 'process', 'messaging.destination.name': envelope.name, 'messaging.consumer.group.name': durable, 'messaging.message.id': envelope.id },
+  }, fn);
 }
 
 /** @throws AppError `invalid_argument` unless `name` is a dotted lower-case event name. */

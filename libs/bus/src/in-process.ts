@@ -6,10 +6,10 @@
  * to `maxAttempts`, the last attempt flagged; envelope ids are deduplicated for two minutes like
  * the JetStream stream's duplicate window.
  */
-import type { Logger } from '@gatehouse/observability';
+import { currentTraceparent, type Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
 import type { Bus, ConsumerOptions, Envelope, Subscription } from './bus.ts';
-import { assertConsumerOptions, assertEnvelope, backoffFor } from './envelope.ts';
+import { assertConsumerOptions, assertEnvelope, backoffFor, inConsumerSpan } from './envelope.ts';
 
 const DUPLICATE_WINDOW_MS = 120_000;
 
@@ -43,7 +43,7 @@ export function createInProcessBus(opts: { logger: Logger }): Bus {
     const isLastAttempt = p.attempt >= o.maxAttempts;
     const run = (async () => {
       try {
-        await o.handler(p.envelope, { attempt: p.attempt, isLastAttempt });
+        await inConsumerSpan(p.envelope, o.durable, { traceparent: p.envelope.traceparent }, () => o.handler(p.envelope, { attempt: p.attempt, isLastAttempt }));
       } catch (err) {
         if (isLastAttempt) {
           logger.warn({ err, durable: o.durable, event_id: p.envelope.id, event: p.envelope.name, attempt: p.attempt }, 'handler failed on the last attempt; message terminated');
@@ -75,6 +75,9 @@ export function createInProcessBus(opts: { logger: Logger }): Bus {
       }
       if (seen.has(envelope.id)) return;
       seen.set(envelope.id, now);
+      // the publisher's span (the outbox relay's) is the consumers' parent, as a NATS header would carry it
+      const traceparent = currentTraceparent() ?? envelope.traceparent;
+      if (traceparent) envelope = { ...envelope, traceparent };
       for (const d of durables.values()) {
         if (d.names.has(envelope.name)) setImmediate(() => deliver(d, { envelope, attempt: 1 }));
       }

@@ -5,14 +5,14 @@
  * a two-minute window); consumers are durable pull consumers with explicit ack, `max_deliver` =
  * maxAttempts, retries by `nak(delay)` and `term()` after the last failed attempt.
  */
-import { connect, nanos } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { ConsumerConfig, ConsumerMessages, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { dependencyState, type DependencyCheck, type Logger } from '@gatehouse/observability';
+import { dependencyState, injectTraceContext, SpanKind, tracingEnabled, withSpan, type DependencyCheck, type Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
 import type { Bus, ConsumerOptions, Envelope, Subscription } from './bus.ts';
-import { assertConsumerOptions, assertEnvelope, backoffFor } from './envelope.ts';
+import { assertConsumerOptions, assertEnvelope, backoffFor, inConsumerSpan } from './envelope.ts';
 
 export interface JetStreamBusOptions {
   /** `nats://127.0.0.1:4222` (comma-separated for several servers) */
@@ -142,7 +142,9 @@ export async function createJetStreamBus(opts: JetStreamBusOptions): Promise<Bus
       // a long handler keeps its claim: without this JetStream redelivers after ack_wait
       const keepAlive = setInterval(() => m.working(), ACK_WAIT_MS / 2);
       try {
-        await options.handler(envelope, { attempt, isLastAttempt });
+        // the publisher's trace context rides in the message headers (W3C `traceparent`)
+        const carrier = tracingEnabled() ? { traceparent: m.headers?.get('traceparent') || undefined, tracestate: m.headers?.get('tracestate') || undefined } : {};
+        await inConsumerSpan(envelope, durable, carrier, () => options.handler(envelope, { attempt, isLastAttempt }));
         m.ack();
       } catch (err) {
         const log = { err, durable, event_id: envelope.id, event: envelope.name, attempt };
@@ -200,11 +202,20 @@ export async function createJetStreamBus(opts: JetStreamBusOptions): Promise<Bus
     async publish(envelope: Envelope): Promise<void> {
       assertEnvelope(envelope);
       if (conn.isClosed()) throw new AppError('unavailable', 'the bus is closed');
-      try {
-        await js.publish(subject(envelope.name), JSON.stringify(envelope), { msgID: envelope.id, timeout: publishTimeout });
-      } catch (cause) {
-        throw new AppError('unavailable', `publishing ${envelope.name} to JetStream failed`, { cause });
-      }
+      // the trace context goes in headers, not in the body: a PRODUCER span's, child of the caller's
+      const { traceparent: _inHeaders, ...body } = envelope;
+      await withSpan(`${envelope.name} publish`, {
+        kind: SpanKind.PRODUCER,
+        attributes: { 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': subject(envelope.name), 'messaging.message.id': envelope.id },
+      }, async () => {
+        let h: ReturnType<typeof natsHeaders> | undefined;
+        injectTraceContext((key, value) => { (h ??= natsHeaders()).set(key, value); });
+        try {
+          await js.publish(subject(envelope.name), JSON.stringify(body), { msgID: envelope.id, timeout: publishTimeout, ...(h ? { headers: h } : {}) });
+        } catch (cause) {
+          throw new AppError('unavailable', `publishing ${envelope.name} to JetStream failed`, { cause });
+        }
+      });
     },
 
     async consume(options: ConsumerOptions): Promise<Subscription> {

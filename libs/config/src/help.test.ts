@@ -35,7 +35,7 @@ describe('listFlags', () => {
       '--allow-private-webhook-targets', '--jwt-secondary-type', '--jwt-secondary-secret', '--jwt-secondary-public-key',
       '--enable-hsts', '--enable-org-discovery', '--graphql-max-depth', '--graphql-max-complexity', '--graphql-max-aliases',
       '--nats-url', '--nats-stream',
-      '--database-create',
+      '--database-create', '--log-format', '--otlp-endpoint',
       ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox']
         .flatMap((p) => [`--${p}-client-id`, `--${p}-client-secret`, `--${p}-scopes`]),
     ];

@@ -91,6 +91,14 @@ export const registry = {
     metricsPort: { flag: '--metrics-port <port>', parser: port, default: 8081, help: 'Prometheus GET /metrics listener port, the only place /metrics is served (0 = any free port)' },
     metricsHost: { flag: '--metrics-host <address>', parser: str, default: '127.0.0.1', help: 'interface of the metrics listener; loopback by default, keep it private' },
     logLevel: { flag: '--log-level <level>', parser: oneOf(['debug', 'info', 'warn', 'error'], true), default: 'info', help: 'log level: debug, info, warn or error' },
+    logFormat: {
+      flag: '--log-format <format>', parser: oneOf(['json', 'pretty']), default: 'json',
+      help: 'log line format: json (one JSON object per line, for collectors) or pretty (human-readable lines for a terminal; development only)',
+    },
+    otlpEndpoint: {
+      flag: '--otlp-endpoint <url>', parser: httpUrl,
+      help: 'OpenTelemetry collector base URL (OTLP/HTTP protobuf), e.g. http://127.0.0.1:4318; spans go to <url>/v1/traces. Unset: tracing is off and costs nothing',
+    },
     url: {
       flag: '--url <url>', parser: baseUrl,
       help: 'public base URL (iss, emailed links, passkey RP, SSO/SCIM URLs), e.g. https://auth.example.com; required unless --env=development, where it defaults to http://localhost:<http-port>',

@@ -10,7 +10,7 @@ import { AppError } from '@gatehouse/errors';
 import { buildOrmOptions } from './orm-options.ts';
 import { databaseTarget } from './readiness.ts';
 import { runMigrations, execOn } from './migrate.ts';
-import { createOutbox, outboxEntity, outboxMigration } from './outbox.ts';
+import { createOutbox, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
 import type { Database, DatabaseOptions, Outbox, ServiceSchema } from './types.ts';
 
 const SERVICE_NAME = /^[a-z][a-z0-9_]{0,40}$/;
@@ -66,7 +66,7 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
     };
   } else {
     try {
-      await runMigrations(orm.em.fork(), options.type as 'sqlite', schema.service, [outboxMigration(schema.service), ...schema.migrations], logger);
+      await runMigrations(orm.em.fork(), options.type as 'sqlite', schema.service, [outboxMigration(schema.service), outboxTraceMigration(schema.service), ...schema.migrations], logger);
     } catch (err) {
       await orm.close(true).catch(() => undefined);
       throw err;

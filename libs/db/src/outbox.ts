@@ -21,6 +21,7 @@ export function outboxEntity(service: string): EntitySchema<any, any> {
       occurredAt: p.bigint('number').fieldName('occurred_at'),
       data: p.text(),
       publishedAt: p.bigint('number').fieldName('published_at').nullable(),
+      traceParent: p.string().length(64).fieldName('trace_parent').nullable(),
     },
   }) as unknown as EntitySchema<any, any>;
 }
@@ -45,6 +46,19 @@ export function outboxMigration(service: string): MigrationDefinition {
   };
 }
 
+/**
+ * The migration that adds `trace_parent` (W3C `traceparent`, 55 characters) to `<service>_outbox`,
+ * so the relay's publish continues the trace of the request that wrote the row (issue 15).
+ */
+export function outboxTraceMigration(service: string): MigrationDefinition {
+  return {
+    name: `0000_${service}_outbox_trace_parent`,
+    async up({ ddl }) {
+      await ddl.addColumn(`${service}_outbox`, { name: 'trace_parent', type: 'string', length: 64, nullable: true });
+    },
+  };
+}
+
 /** The outbox of one service: `enqueue` persists through the caller's EntityManager. */
 export function createOutbox(service: string, entity: EntitySchema<any, any>): Outbox {
   return {
@@ -58,6 +72,7 @@ export function createOutbox(service: string, entity: EntitySchema<any, any>): O
           occurredAt: envelope.occurredAt,
           data: JSON.stringify(envelope.data ?? null),
           publishedAt: null,
+          traceParent: envelope.traceparent ?? null,
         }),
       );
     },

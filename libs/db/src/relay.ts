@@ -6,7 +6,7 @@
  * bus tolerates (JetStream dedups on the envelope id; consumers are idempotent on it).
  */
 import type { Bus, Envelope } from '@gatehouse/bus';
-import { dependencyState, type Logger } from '@gatehouse/observability';
+import { dependencyState, extractTraceContext, SpanKind, withSpan, type Logger } from '@gatehouse/observability';
 import { quoteIdentifier } from './ddl.ts';
 import type { Database } from './types.ts';
 
@@ -34,6 +34,7 @@ interface Row {
   source: string;
   occurred_at: number | string;
   data: string | null;
+  trace_parent: string | null;
 }
 
 /** Starts polling `db`'s outbox; see module doc for the guarantees. */
@@ -58,7 +59,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       try {
         rows = await db.execute<Row>(
           `select ${q('seq')} as seq, ${q('id')} as id, ${q('name')} as name, ${q('source')} as source, ` +
-            `${q('occurred_at')} as occurred_at, ${q('data')} as data from ${table} ` +
+            `${q('occurred_at')} as occurred_at, ${q('data')} as data, ${q('trace_parent')} as trace_parent from ${table} ` +
             `where ${q('published_at')} is null order by ${q('seq')} limit ${batchSize}`,
         );
       } catch (err) {
@@ -75,7 +76,12 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           data: row.data === null ? null : JSON.parse(row.data),
         };
         try {
-          await bus.publish(envelope);
+          // the row's request trace continues here (issue 15: gateway → service → relay → bus)
+          await withSpan(`outbox relay ${row.name}`, {
+            kind: SpanKind.INTERNAL,
+            parent: extractTraceContext({ traceparent: row.trace_parent ?? undefined }),
+            attributes: { 'gatehouse.outbox': db.outbox.table, 'messaging.message.id': envelope.id },
+          }, () => bus.publish(envelope));
         } catch (err) {
           publishing.down(err); // retried next tick; later rows wait, so order is kept
           return published;

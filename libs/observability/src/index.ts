@@ -3,8 +3,10 @@
  * pino logger factory with the one redaction list, and the per-process prom-client registry
  * (STYLE §6).
  */
-import { pino, type Logger } from 'pino';
+import { pino, type Logger, type LoggerOptions } from 'pino';
+import { build as prettyStream } from 'pino-pretty';
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { traceFields } from './tracing.ts';
 
 export type { Logger } from 'pino';
 
@@ -25,17 +27,32 @@ export const REDACT_PATHS: readonly string[] = [
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
-/** Creates the process logger (JSON lines on stdout). Services take `logger.child({ service })`. */
-export function createLogger(level: LogLevel = 'info', destination?: NodeJS.WritableStream): Logger {
-  const options = {
+/** `json`: one JSON object per line (the default, for collectors); `pretty`: coloured, human-readable lines for a terminal (development). */
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * Creates the process logger. Services take `logger.child({ service })`.
+ * - `json` (default): one JSON object per line on `destination` (stdout): ISO-8601 `time`, `level`
+ *   as a word, secrets redacted, and `trace_id`/`span_id` when a span is active (./tracing.ts).
+ * - `pretty`: the same records through pino-pretty (one readable line each, synchronous), for a
+ *   developer's terminal; not meant for collectors.
+ */
+export function createLogger(level: LogLevel = 'info', destination?: NodeJS.WritableStream, format: LogFormat = 'json'): Logger {
+  const options: LoggerOptions = {
     level,
     base: undefined,
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
-    formatters: { level: (label: string) => ({ level: label }) },
     // ISO-8601 (`"time":"2026-11-25T23:40:01.123Z"`), readable without converting epoch milliseconds
     timestamp: pino.stdTimeFunctions.isoTime,
+    mixin: traceFields,
   };
-  return destination ? pino(options, destination as never) : pino(options);
+  if (format === 'pretty') {
+    // pino-pretty names levels from pino's numbers itself, so the word formatter stays off here
+    const pretty = prettyStream({ sync: true, singleLine: true, colorize: destination === undefined && process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ...(destination ? { destination } : {}) });
+    return pino(options, pretty);
+  }
+  const json: LoggerOptions = { ...options, formatters: { level: (label: string) => ({ level: label }) } };
+  return destination ? pino(json, destination as never) : pino(json);
 }
 
 /** One registry per process, passed down, so all-in-one never registers a metric twice. */
@@ -46,6 +63,10 @@ export function createMetricsRegistry(options: { defaultMetrics?: boolean } = {}
 }
 
 export { Registry } from 'prom-client';
+export {
+  currentTraceparent, extractTraceContext, failSpan, injectTraceContext, runInSpan, SpanKind, startTracing, traceFields,
+  tracingEnabled, withSpan, type Context, type Span, type TraceCarrier, type Tracing, type TracingOptions,
+} from './tracing.ts';
 export { startMetricsServer } from './metrics-server.ts';
 export type { MetricsServer } from './metrics-server.ts';
 export { registerRequestSeries } from './request-series.ts';

@@ -24,3 +24,29 @@ describe('createLogger', () => {
     expect(out.lines()[0]).toMatchObject({ headers: { authorization: '[redacted]', cookie: '[redacted]' }, password: '[redacted]' });
   });
 });
+
+describe('createLogger pretty format (--log-format=pretty)', () => {
+  it('writes readable lines, not JSON, with the level word, the message and the fields, still redacted', () => {
+    const chunks: string[] = [];
+    const stream = new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(chunk.toString()); done(); } });
+    createLogger('info', stream, 'pretty').child({ service: 'authn' }).info({ route: '/v1/login', password: 'p' }, 'request');
+    const text = chunks.join('');
+    expect(() => JSON.parse(text.trim())).toThrow();
+    expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request \{.*\}\n$/);
+    expect(text.trim().split('\n')).toHaveLength(1);
+    expect(text).toContain('"service":"authn"');
+    expect(text).toContain('"route":"/v1/login"');
+    expect(text).toContain('"password":"[redacted]"');
+    expect(text).not.toContain('\u001b['); // no colour codes when writing to a stream
+  });
+
+  it('honours the level', () => {
+    const chunks: string[] = [];
+    const stream = new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(chunk.toString()); done(); } });
+    const logger = createLogger('warn', stream, 'pretty');
+    logger.info('hidden');
+    logger.warn('shown');
+    expect(chunks.join('')).toMatch(/WARN.*shown/);
+    expect(chunks.join('')).not.toContain('hidden');
+  });
+});

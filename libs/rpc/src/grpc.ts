@@ -7,10 +7,13 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { AppError, codeFromGrpcStatus, isErrorCode, toAppError } from '@gatehouse/errors';
-import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
+import {
+  extractTraceContext, failSpan, injectTraceContext, SpanKind, tracingEnabled, withSpan, type GrpcCallObserver, type Logger,
+} from '@gatehouse/observability';
 import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
 import { addReflection } from './reflection.ts';
+import { isServed } from './typed.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
 export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin'] as const;
@@ -19,6 +22,11 @@ const PROTOCOL_KEY = 'x-gatehouse-protocol';
 const INTERNAL_KEY = 'x-gatehouse-internal';
 const ERROR_CODE_KEY = 'x-gatehouse-error-code';
 const ERROR_HEADERS_KEY = 'x-gatehouse-error-headers';
+/**
+ * `served` on a call from the gateway (internal token) asks whether the RPC runs real code: the
+ * answer is OK (empty) or UNIMPLEMENTED, and no handler runs (see {@link ServiceClient.served}).
+ */
+const PROBE_KEY = 'x-gatehouse-probe';
 
 /** A uniform client over any transport. */
 export interface ServiceClient {
@@ -34,6 +42,12 @@ export interface ServiceClient {
    * @throws Error with grpc-js's reason when none comes up within `timeoutMs`
    */
   waitForReady?(timeoutMs: number): Promise<void>;
+  /**
+   * Whether the service serves `rpc` (false: it answers `unimplemented`), asked of the handler map
+   * itself (in process) or of the service over gRPC without running the handler.
+   * @throws AppError `unavailable` when the service cannot be asked
+   */
+  served?(rpc: string): Promise<boolean>;
 }
 
 function methodOf(desc: ServiceDescriptor, rpc: string): MethodCodec {
@@ -53,6 +67,7 @@ export function createInProcessClient(desc: ServiceDescriptor, handlers: Handler
       return method.normalizeResponse(res);
     },
     close() {},
+    served: async (rpc) => desc.methods.has(rpc) && isServed(handlers[rpc]),
   };
 }
 
@@ -70,6 +85,10 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
   const client = new grpc.Client(target, grpc.credentials.createInsecure(), {
     'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
     'grpc.keepalive_time_ms': 30000,
+    // a replica that was unreachable (restarted, or a new pod not yet listening) is retried within
+    // 2 s, not after grpc-js's default backoff of up to 120 s, so it gets its share of calls at once
+    'grpc.initial_reconnect_backoff_ms': 250,
+    'grpc.max_reconnect_backoff_ms': 2000,
   });
   return {
     async call(rpc, req, ctx) {
@@ -83,7 +102,9 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
       md.set(CLIENT_IP_KEY, ctx.clientIp);
       md.set(PROTOCOL_KEY, ctx.protocol);
       if (options.internalToken) md.set(INTERNAL_KEY, options.internalToken);
-      return new Promise((resolve, reject) => {
+      // a client span whose context rides in the metadata (`traceparent`, W3C Trace Context)
+      return withSpan(method.path, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': desc.service, 'rpc.method': rpc } }, () => new Promise((resolve, reject) => {
+        injectTraceContext((key, value) => md.set(key, value));
         // grpc-js calls the callback before it emits 'status' (which carries the trailers with
         // Set-Cookie), so settle only once both have arrived.
         let outcome: { err: grpc.ServiceError | null; value: Buffer | undefined } | undefined;
@@ -108,9 +129,21 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
           (err, value) => { outcome = { err, value }; settle(); },
         );
         call.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; settle(); });
-      });
+      }));
     },
     close() { client.close(); },
+    served: (rpc) => new Promise<boolean>((resolve, reject) => {
+      const method = desc.methods.get(rpc);
+      if (!method || !options.internalToken) return resolve(Boolean(method));
+      const md = new grpc.Metadata();
+      md.set(INTERNAL_KEY, options.internalToken);
+      md.set(PROBE_KEY, 'served');
+      client.makeUnaryRequest(method.path, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), md, { deadline: Date.now() + 2000 }, (err) => {
+        if (!err) return resolve(true);
+        if (err.code === grpc.status.UNIMPLEMENTED) return resolve(false);
+        reject(new AppError('unavailable', `cannot ask ${desc.service} which RPCs it serves`, { cause: err }));
+      });
+    }),
     waitForReady: (timeoutMs) => new Promise<void>((resolve, reject) => {
       client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve()));
     }),
@@ -202,14 +235,26 @@ export function observedAnswer(answer: grpc.sendUnaryData<Buffer>, path: string,
   };
 }
 
+/** The first value of a metadata key as text, or undefined. */
+function metadataText(md: grpc.Metadata, key: string): string | undefined {
+  const v = md.get(key)[0];
+  return v === undefined ? undefined : String(v);
+}
+
 /** Builds the unary handler implementations of one service for a grpc-js server. */
 export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerOptions, 'host' | 'port' | 'services'>): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const method of served.desc.methods.values()) {
     impl[method.name] = (call: grpc.ServerUnaryCall<Buffer, Buffer>, answer: grpc.sendUnaryData<Buffer>) => {
+      if (call.metadata.get(PROBE_KEY)[0] === 'served' && opts.internalToken && call.metadata.get(INTERNAL_KEY)[0] === opts.internalToken) {
+        answer(isServed(served.handlers[method.name]) ? null : { code: grpc.status.UNIMPLEMENTED, details: 'not served' }, Buffer.alloc(0));
+        return;
+      }
       const callback = observedAnswer(answer, method.path, opts.observe);
-      void (async () => {
-        const md = call.metadata;
+      const md = call.metadata;
+      // the caller's trace continues here when its metadata carries a `traceparent`
+      const parent = tracingEnabled() ? extractTraceContext({ traceparent: metadataText(md, 'traceparent'), tracestate: metadataText(md, 'tracestate') }) : undefined;
+      void withSpan(method.path, { kind: SpanKind.SERVER, ...(parent ? { parent } : {}), attributes: { 'rpc.system': 'grpc', 'rpc.service': served.desc.service, 'rpc.method': method.name } }, async (span) => {
         const trusted = Boolean(opts.internalToken) && md.get(INTERNAL_KEY)[0] === opts.internalToken;
         const headers: Record<string, string> = {};
         for (const key of FORWARDED_HEADERS) {
@@ -242,11 +287,12 @@ export function grpcImplementation(served: ServedService, opts: Omit<GrpcServerO
           const err = toAppError(e);
           if (err.code === 'internal') opts.logger.error({ err: e, rpc: method.name }, 'rpc failed');
           else opts.logger.debug({ code: err.code, rpc: method.name }, 'rpc refused');
+          failSpan(span, err.code);
           const status = errorToGrpc(err);
           for (const c of ctx.setCookies) status.metadata!.add('set-cookie', c);
           callback(status, null);
         }
-      })();
+      });
     };
   }
   return impl;

@@ -68,6 +68,20 @@ export interface ServiceImplementation<N extends ProtoServiceName = ProtoService
  */
 export const notImplemented: Handler<unknown, never> = async () => { throw new AppError('unimplemented', 'not implemented yet'); };
 
+/** Marks a served handler that stands for {@link notImplemented} (it answers `unimplemented`). */
+const NOT_SERVED = Symbol.for('gatehouse.rpc.notServed');
+
+/**
+ * True when `handler` (from a {@link defineService} map) runs real code, false when it is the
+ * `unimplemented` answer of {@link notImplemented} or absent. The gateway's `/openapi.json` marks
+ * routes from this, the same map that answers the calls (issue 15: "marks what is not served").
+ */
+export function isServed(handler: Handler<any, any> | undefined): boolean {
+  return handler !== undefined && (handler as unknown as Record<symbol, unknown>)[NOT_SERVED] !== true;
+}
+
+const markNotServed = <H extends object>(h: H): H => Object.assign(h, { [NOT_SERVED]: true });
+
 /**
  * Pairs a proto service with its handlers (STYLE §2: `service.ts` builds the map from `rpc/<method>.ts`),
  * behind the one check of who may call (issue 14 §2): each RPC's auth class, declared once in the proto,
@@ -90,8 +104,9 @@ export function defineService<N extends ProtoServiceName>(desc: ServiceDescripto
   }
   const served: HandlerMap = {};
   for (const [rpc, handler] of Object.entries(map)) {
-    const run: Handler<Record<string, unknown>> = handler === notImplemented
-      ? async () => { throw new AppError('unimplemented', `${desc.service}.${rpc} is not implemented yet`); }
+    const stub = handler === notImplemented;
+    const run: Handler<Record<string, unknown>> = stub
+      ? markNotServed(async () => { throw new AppError('unimplemented', `${desc.service}.${rpc} is not implemented yet`); })
       : handler;
     const auth = desc.methods.get(rpc)!.auth;
     if (auth === 'public' || auth === 'internal') {
@@ -99,10 +114,11 @@ export function defineService<N extends ProtoServiceName>(desc: ServiceDescripto
       continue;
     }
     if (!guard) throw new Error(`${desc.fullName}.${rpc} is ${auth}: defineService needs a guard`);
-    served[rpc] = async (req, ctx) => {
+    const guarded: Handler<Record<string, unknown>> = async (req, ctx) => {
       await guard(auth, ctx);
       return run(req, ctx);
     };
+    served[rpc] = stub ? markNotServed(guarded) : guarded;
   }
   return { desc, handlers: served };
 }

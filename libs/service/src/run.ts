@@ -7,8 +7,8 @@
  */
 import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
 import { createJetStreamBus } from '@gatehouse/bus';
-import { loadConfigOrExit, type Config } from '@gatehouse/config';
-import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, type LogLevel } from '@gatehouse/observability';
+import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, startTracing, type LogLevel } from '@gatehouse/observability';
 import {
   closeOnSignal, createGrpcClient, deriveInternalToken, fatal, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, typedClient,
   type InternalServiceName, type ServedService,
@@ -26,7 +26,9 @@ export const addressKeyOf = (api: InternalServiceName): keyof Config => `${api.s
 export async function runService(module: ServiceModule, argv: readonly string[]): Promise<void> {
   const { config, warnings } = loadConfigOrExit(module.name, argv);
   // the module's build adds its own `service` key: its lines and ours each carry exactly one
-  const root = createLogger(config.logLevel as LogLevel);
+  const root = createLogger(config.logLevel as LogLevel, undefined, config.logFormat);
+  // before anything that opens spans; off (no SDK at all) without --otlp-endpoint
+  const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: module.name, serviceVersion: VERSION }) : null;
   const logger = root.child({ service: module.name });
   for (const w of warnings) logger.warn(w);
   for (const { key, why } of module.requires ?? []) {
@@ -82,5 +84,6 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     async () => bus?.close(), runtime.close, async () => sessions?.close(),
     ...(grpc ? [grpc.close] : []), http.close, metrics.close,
     async () => { for (const p of peers) p.close(); },
+    async () => tracing?.shutdown(),
   ], (m) => logger.info(m));
 }

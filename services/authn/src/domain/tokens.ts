@@ -98,7 +98,7 @@ export async function issueTokens(
     login_method: session.loginMethod,
   };
   const accessPayload = { ...common, token_type: 'access_token', scope: session.scope };
-  const custom = c.customClaims ? c.customClaims(publicUser(user), accessPayload) : {};
+  const custom = c.customClaims ? await c.customClaims(publicUser(user), accessPayload) : {};
   const accessToken = await c.jwt.sign({ ...custom, ...accessPayload }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now });
   const idClaims: Record<string, unknown> = {
     ...custom,

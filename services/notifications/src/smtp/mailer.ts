@@ -4,6 +4,7 @@
  * service-spec §1; behaviour.md §5.5 "Sending").
  */
 import { createTransport } from 'nodemailer';
+import { SpanKind, withSpan } from '@gatehouse/observability';
 
 /** One message ready to send. `to` is a bare address. */
 export interface OutgoingEmail {
@@ -79,8 +80,11 @@ export function createSmtpMailer(options: SmtpOptions): Mailer {
   const from = fromMailbox(options.senderName, options.senderEmail);
   return {
     async send(msg) {
-      const info = await transport.sendMail({ from, to: msg.to, subject: msg.subject, html: msg.html, text: msg.text });
-      return { messageId: info.messageId };
+      // the last hop of a traced request (issue 15): a CLIENT span around the SMTP transaction
+      return withSpan('smtp send', { kind: SpanKind.CLIENT, attributes: { 'server.address': options.host, 'server.port': options.port } }, async () => {
+        const info = await transport.sendMail({ from, to: msg.to, subject: msg.subject, html: msg.html, text: msg.text });
+        return { messageId: info.messageId };
+      });
     },
     async close() {
       transport.close();
