@@ -390,13 +390,23 @@ describe.each(['all', 'split'] as const)('organizations, members and domains (%s
       return counts;
     }
 
-    it('delete_organization removes the organization and every org-scoped row, and frees its domain', async () => {
+    it('delete_organization removes the organization, every org-scoped row and its group tuples, and frees its domain', async () => {
       const org = await newOrg('doomed');
       const u = await newUser();
       await ok('add_org_member', { org_id: org.id, user_id: u.id, roles: ['service:org_admin'] });
       const verified = domainName('doomed');
       await ok('add_verified_org_domain', { org_id: org.id, domain: verified });
       await ok('request_org_domain', { org_id: org.id, domain: domainName('pending') });
+      // the org's (SCIM) groups in the engine: `group:<org_id>/<group_id>` (§6.4); another org's stay
+      const fga = (path: string, body: unknown) => postJson(`${d.url}/v1/admin/fga/${path}`, body, { origin: d.url, ...admin });
+      expect((await fga('model', { dsl: 'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\n' })).status).toBe(200);
+      const other = await newOrg('bystander');
+      const groupTuples = [
+        { user: `user:${u.id}`, relation: 'member', object: `group:${org.id}/eng` },
+        { user: `group:${org.id}/eng#member`, relation: 'member', object: `group:${other.id}/all` },
+        { user: `user:${u.id}`, relation: 'member', object: `group:${other.id}/all` },
+      ];
+      expect((await fga('tuples', { tuples: groupTuples })).status).toBe(200);
       const before = await orgScopedRows(org.id);
       expect(before).toMatchObject({ orgs_organizations: 1, orgs_members: 1, orgs_domains: 2, orgs_domain_attempts: 1 });
       expect(await ok('delete_organization', { id: org.id })).toEqual({ message: 'Organization deleted successfully' });
@@ -404,6 +414,15 @@ describe.each(['all', 'split'] as const)('organizations, members and domains (%s
       expect(Object.values(after).every((n) => n === 0)).toBe(true);
       expect(Object.keys(after)).toEqual(expect.arrayContaining(['orgs_organizations', 'orgs_members', 'orgs_domains', 'orgs_domain_attempts']));
       await refused('organization', { id: org.id }, 404, 'not_found', 'organization not found');
+      // authz consumes organization.deleted: only the other org's own tuple is left
+      const until = Date.now() + 30_000;
+      let left: unknown[] = [];
+      while (Date.now() < until) {
+        left = (await fga('tuples/read', { object: 'group:', page_size: 100 })).body.tuples as unknown[];
+        if (left.length === 1) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(left).toEqual([groupTuples[2]]);
       // its former org admin holds nothing, and another org may take the domain
       expect((await ok('user_organizations', { user_id: u.id })).user_organizations).toEqual([]);
       await refused('organization', { id: org.id }, 401, 'unauthenticated', 'unauthorized', bearer(u.token));
