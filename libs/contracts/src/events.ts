@@ -4,7 +4,7 @@
  * its `data` carries (proto/gatehouse/events/v1/events.proto). Producers emit through typed helpers
  * built on this map, and consumers parse into these types, so the shape lives in one place.
  */
-import type { AuditRecorded, EmailSendJob, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
+import type { AuditRecorded, EmailSendJob, OrganizationDeleted, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
 
 export interface BusEvents {
   'user.created': UserCreated;
@@ -20,6 +20,8 @@ export interface BusEvents {
   // issue 17 (webhooks, behaviour.md §5.4)
   'webhook.deliver': WebhookDeliverJob;
   'webhook.attempted': WebhookAttempted;
+  // issue 19 (organizations, behaviour.md §6.1)
+  'organization.deleted': OrganizationDeleted;
 }
 
 /** An envelope name of the bus's contract. */

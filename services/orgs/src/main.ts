@@ -1,21 +1,77 @@
 /**
  * @module orgs/main
- * The only file that wires orgs: its handler map and its subgraph (organizations own no tables
- * yet). `buildOrgs` is the module's build (src/index.ts), the same in all-in-one and split mode.
+ * The only file that wires orgs: flags → database (migrations) → store → handlers and subgraph; authn's
+ * internal API for the users behind memberships; the DNS resolver of domain verification
+ * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; and the
+ * durable `user.deleted` consumer that drops a deleted user's memberships. `buildOrgs` is the module's
+ * build (src/index.ts), the same in all-in-one and split mode.
  */
+import { consumeUserDeleted } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { bindResolvers, buildSubgraph } from '@gatehouse/rpc';
-import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { AppError } from '@gatehouse/errors';
+import { bindResolvers, buildSubgraph, createCallContext, fatal, orFatal } from '@gatehouse/rpc';
+import type { PeerClient, ServiceRuntime, ServiceShared } from '@gatehouse/service';
+import { createTxtResolver } from './dns.ts';
+import type { UserDirectory } from './domain/deps.ts';
+import type { TxtResolver } from './domain/domains.ts';
+import { forgetUser } from './domain/members.ts';
 import { orgsBindings } from './graphql/resolvers.ts';
 import { orgsTypeDefs } from './graphql/schema.ts';
 import { createOrgsService } from './service.ts';
+import { orgsSchema } from './storage/mikro/schema.ts';
+import { createMikroOrgsStore } from './storage/mikro/store.ts';
 
-/** Builds orgs in this process; `shared.authenticator` checks its callers. */
-export async function buildOrgs(_config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
-  const service = createOrgsService({ authenticator: shared.authenticator });
+/** Users through authn's internal API; without an authn address every lookup is `unavailable`. */
+function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirectory {
   return {
-    public: service,
-    schema: buildSubgraph(orgsTypeDefs, bindResolvers(service.desc, service.handlers, orgsBindings)),
-    async close() {},
+    async get(userId) {
+      if (!authn) throw new AppError('unavailable', 'authn service unavailable');
+      try {
+        const u = await authn.GetUser({ user_id: userId }, createCallContext());
+        return { id: u.id, email: u.email ?? null, givenName: u.given_name ?? null, familyName: u.family_name ?? null };
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'not_found') return null;
+        throw err;
+      }
+    },
+  };
+}
+
+/** Builds orgs in this process; `shared.authenticator` checks its callers, `shared.bus` carries its events. */
+export async function buildOrgs(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
+  const logger = shared.logger.child({ service: 'orgs' });
+  const dbOptions = databaseOptionsOf(config);
+  let dns: TxtResolver;
+  try {
+    dns = createTxtResolver(config.dnsResolver ?? []);
+  } catch (err) {
+    fatal(`--dns-resolver must list ip:port addresses: ${(err as Error).message}`);
+  }
+  const db = await orFatal('database', () => openDatabase(dbOptions, orgsSchema, { logger }));
+  const store = createMikroOrgsStore(db);
+  const authn = shared.peer('authn.internal');
+  if (!authn) logger.warn('no --authn-address: adding members and listing them answer unavailable');
+  const deps = {
+    store, users: userDirectory(authn), dns, logger, authenticator: shared.authenticator,
+    now: () => Math.floor(Date.now() / 1000),
+  };
+  const service = createOrgsService(deps);
+  const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
+  // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
+  const userDeleted = shared.bus
+    ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget: (userId) => forgetUser(deps, userId), logger })
+    : null;
+  if (!shared.bus) logger.warn('no --nats-url: audit rows and organization.deleted wait in the outbox until a bus is configured');
+  return {
+    public: service.public,
+    internal: service.internal,
+    schema: buildSubgraph(orgsTypeDefs, bindResolvers(service.public.desc, service.public.handlers, orgsBindings)),
+    readiness: [databaseReadiness(db, dbOptions)],
+    async close() {
+      await userDeleted?.stop();
+      await relay?.stop();
+      await db.close();
+    },
   };
 }

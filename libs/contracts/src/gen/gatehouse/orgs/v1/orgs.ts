@@ -291,6 +291,24 @@ export interface CreateScimEndpointResponse {
   token: string;
 }
 
+export interface IsOrgAdminRequest {
+  user_id: string;
+  org_id: string;
+}
+
+export interface IsOrgAdminResponse {
+  org_admin: boolean;
+}
+
+export interface OrgOfVerifiedDomainRequest {
+  domain: string;
+}
+
+/** `organization` is absent when no enabled organization verified the domain. */
+export interface OrgOfVerifiedDomainResponse {
+  organization?: Organization | null | undefined;
+}
+
 export interface OrgsService {
   /** Organizations and members (behaviour.md §6.1). */
   CreateOrganization(request: CreateOrganizationRequest): Promise<Organization>;
@@ -330,4 +348,21 @@ export interface OrgsService {
   RotateScimToken(request: ScimEndpointRequest): Promise<CreateScimEndpointResponse>;
   DeleteScimEndpoint(request: ScimEndpointRequest): Promise<Response>;
   ScimEndpoint(request: ScimEndpointRequest): Promise<ScimEndpoint>;
+}
+
+/**
+ * Service-to-service RPCs, served only on the orgs service's own port to callers holding the
+ * deployment's internal token; never routed by the gateway.
+ */
+export interface OrgsInternal {
+  /**
+   * The org-admin gate of other services' org-scoped RPCs (behaviour.md §5.1): whether the user's
+   * membership in the organization holds `service:org_admin`.
+   */
+  IsOrgAdmin(request: IsOrgAdminRequest): Promise<IsOrgAdminResponse>;
+  /**
+   * The organization a verified domain routes to (behaviour.md §6.2; org discovery and "continue
+   * with your organization"): `domain` is a domain or an email address.
+   */
+  OrgOfVerifiedDomain(request: OrgOfVerifiedDomainRequest): Promise<OrgOfVerifiedDomainResponse>;
 }
