@@ -15,6 +15,7 @@ import { ROUTES, buildOpenApi } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import type { QueryLimits } from './graphql/limits.ts';
+import { mountScim } from './scim.ts';
 import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
 
 export interface GatewayOptions {
@@ -66,6 +67,7 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   // before the table routes: GET /verify_email answers with a redirect, not JSON
   app.get('/verify_email', verifyEmailLinkRoute(services.clients, opts, deps.logger));
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  mountScim(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
 
   const graphql = await createGraphqlGateway({
     supergraphSdl: services.supergraphSdl,

@@ -11,7 +11,7 @@ export const orgsModule: ServiceModule = {
   name: 'orgs',
   publicApi: 'orgs',
   typeDefs: orgsTypeDefs,
-  calls: [],
+  calls: ['authn.internal', 'authz.internal'],
   requires: [{ key: 'redisUrl', why: 'callers\' sessions are shared through Redis in split mode' }],
   async build(config, shared) {
     const { buildOrgs } = await import('./main.ts');
