@@ -71,8 +71,8 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
   let rx: Receiver;
   let sink: SmtpSink;
   let admin: Record<string, string>;
-  const orgX = randomUUID();
-  const orgY = randomUUID();
+  let orgX = '';
+  let orgY = '';
   let tokenX = '';
   let tokenY = '';
 
@@ -82,6 +82,11 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     return r.body.results[0].allowed as boolean;
   };
   const hookPath = (event: string) => `/hook/${mode}/${event}`;
+  const createOrg = async (tag: string): Promise<string> => {
+    const r = await post(d.url, '/v1/admin/create_organization', { name: `${tag}-${randomUUID().slice(0, 8)}` }, admin);
+    expect(r.status).toBe(200);
+    return r.body.id as string;
+  };
 
   beforeAll(async () => {
     rx = await startReceiver();
@@ -92,6 +97,8 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     for (const event of EVENTS) {
       expect((await post(d.url, '/v1/admin/add_webhook', { event_name: event, endpoint: `${rx.url}${hookPath(event)}` }, admin)).status).toBe(200);
     }
+    orgX = await createOrg('scim-x');
+    orgY = await createOrg('scim-y');
     const y = await post(d.url, '/v1/admin/create_scim_endpoint', { org_id: orgY }, admin);
     expect(y.status).toBe(200);
     tokenY = y.body.token;
@@ -119,12 +126,14 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     // anonymous and plain callers are refused by the admin gate (§5.1)
     const anon = await post(d.url, '/v1/admin/scim_endpoint', { org_id: orgX });
     expect({ status: anon.status, body: anon.body }).toEqual({ status: 401, body: { code: 'unauthenticated', message: 'unauthorized' } });
-    const missing = await post(d.url, '/v1/admin/scim_endpoint', { org_id: randomUUID() }, admin);
+    const missing = await post(d.url, '/v1/admin/scim_endpoint', { org_id: await createOrg('no-scim') }, admin);
     expect({ status: missing.status, body: missing.body }).toEqual({ status: 404, body: { code: 'not_found', message: 'scim endpoint not found' } });
+    const noOrg = await post(d.url, '/v1/admin/create_scim_endpoint', { org_id: randomUUID() }, admin);
+    expect({ status: noOrg.status, body: noOrg.body }).toEqual({ status: 404, body: { code: 'not_found', message: 'organization not found' } });
   });
 
   it('the endpoint administration answers the same on GraphQL and gRPC', async () => {
-    const org = randomUUID();
+    const org = await createOrg('surfaces');
     const created = await gql(d.url, 'mutation($p: CreateScimEndpointRequest!) { _create_scim_endpoint(params: $p) { token scim_endpoint { id org_id enabled } } }', { p: { org_id: org } }, { origin: d.url, ...admin });
     expect(created.status).toBe(200);
     const data = (created.body as any).data._create_scim_endpoint;
@@ -143,6 +152,34 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     } finally {
       client.close();
     }
+  });
+
+  it("an org admin manages its own org's SCIM endpoint; another org's is 401 (behaviour.md §5.1); a disabled org's token is refused", async () => {
+    const org = await createOrg('own');
+    const email = `orgadmin-${randomUUID().slice(0, 8)}@example.com`;
+    const signup = await post(d.url, '/v1/signup', { email, password: 'Str0ng!pass', confirm_password: 'Str0ng!pass' });
+    expect(signup.status).toBe(200);
+    const member = await post(d.url, '/v1/admin/add_org_member', { org_id: org, user_id: signup.body.user.id, roles: ['service:org_admin'] }, admin);
+    expect(member.status).toBe(200);
+    const login = await post(d.url, '/v1/login', { email, password: 'Str0ng!pass' });
+    const orgAdmin = bearer(login.body.access_token as string);
+    const created = await post(d.url, '/v1/admin/create_scim_endpoint', { org_id: org }, orgAdmin);
+    expect(created.status).toBe(200);
+    expect((await post(d.url, '/v1/admin/scim_endpoint', { org_id: org }, orgAdmin)).status).toBe(200);
+    const rotated = await post(d.url, '/v1/admin/rotate_scim_token', { org_id: org }, orgAdmin);
+    expect(rotated.status).toBe(200);
+    for (const op of ['scim_endpoint', 'rotate_scim_token', 'delete_scim_endpoint', 'create_scim_endpoint']) {
+      const other = await post(d.url, `/v1/admin/${op}`, { org_id: orgY }, orgAdmin);
+      expect({ op, status: other.status, body: other.body }).toEqual({ op, status: 401, body: { code: 'unauthenticated', message: 'unauthorized' } });
+    }
+    expect((await scim(d.url, rotated.body.token, 'GET', '/Users')).status).toBe(200);
+    expect((await post(d.url, '/v1/admin/update_organization', { id: org, enabled: false }, admin)).status).toBe(200);
+    expectScimError(await scim(d.url, rotated.body.token, 'GET', '/Users'), 401);
+    expect((await post(d.url, '/v1/admin/update_organization', { id: org, enabled: true }, admin)).status).toBe(200);
+    expect((await scim(d.url, rotated.body.token, 'GET', '/Users')).status).toBe(200);
+    const del = await post(d.url, '/v1/admin/delete_scim_endpoint', { org_id: org }, orgAdmin);
+    expect(del.body).toEqual({ message: 'scim endpoint deleted successfully' });
+    expectScimError(await scim(d.url, rotated.body.token, 'GET', '/Users'), 401);
   });
 
   it('discovery: ServiceProviderConfig, ResourceTypes and Schemas (RFC 7644 §4), behind the token', async () => {

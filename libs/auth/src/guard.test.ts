@@ -34,7 +34,7 @@ const PASSES: Record<Exclude<AuthClass, 'public' | 'internal'>, string[]> = {
   mfa: ['mfa cookie'],
   user_or_mfa: ['user', 'user by cookie', 'mfa cookie'],
   admin: ['admin'],
-  // TODO(orgs): an organization's admin passes once the orgs service owns memberships
+  // without an org-admin directory (below: with one)
   org_admin: ['admin'],
   permissions: ['user', 'user by cookie', 'admin'],
 };
@@ -59,5 +59,27 @@ describe('createAuthGuard', () => {
     await expect(guard('admin', createCallContext({ headers: callers.admin! }))).rejects.toMatchObject({ code: 'unauthenticated' });
     await expect(guard('mfa', createCallContext({ headers: callers['mfa cookie']! }))).resolves.toBeNull();
     await expect(guard('user_or_mfa', createCallContext({ headers: callers['mfa cookie']! }))).resolves.toBeNull();
+  });
+
+  it('org_admin with a directory: the org admin of the addressed org passes; of another org, of a missing org, or a plain member is 401', async () => {
+    const { authenticator, callers } = await setup();
+    const admins = new Set(['u1 org-x']);
+    const guard = createAuthGuard(authenticator, {
+      orgAdmins: {
+        orgOf: async (call) => (typeof call.request['org_id'] === 'string' && call.request['org_id'] !== 'missing' ? call.request['org_id'] : null),
+        isOrgAdmin: async (userId, orgId) => admins.has(`${userId} ${orgId}`),
+      },
+    });
+    const call = (orgId: string) => ({ rpc: 'OrgMembers', request: { org_id: orgId } });
+    await expect(guard('org_admin', createCallContext({ headers: callers.user! }), call('org-x'))).resolves.toMatchObject({ kind: 'user', userId: 'u1' });
+    await expect(guard('org_admin', createCallContext({ headers: callers['user by cookie']! }), call('org-x'))).resolves.toMatchObject({ kind: 'user' });
+    for (const orgId of ['org-y', 'missing']) {
+      await expect(guard('org_admin', createCallContext({ headers: callers.user! }), call(orgId))).rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
+    }
+    await expect(guard('org_admin', createCallContext({ headers: callers.user! }))).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(guard('org_admin', createCallContext({ headers: callers.admin! }), call('missing'))).resolves.toMatchObject({ kind: 'admin' });
+    await expect(guard('org_admin', createCallContext({ headers: callers.anonymous! }), call('org-x'))).rejects.toMatchObject({ code: 'unauthenticated' });
+    // the plain `admin` class never accepts an org admin
+    await expect(guard('admin', createCallContext({ headers: callers.user! }), call('org-x'))).rejects.toMatchObject({ code: 'unauthenticated' });
   });
 });

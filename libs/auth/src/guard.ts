@@ -7,8 +7,8 @@
  * missing `mfa` cookie is `invalid session` as behaviour.md §4.3 words it.
  */
 import { AppError } from '@gatehouse/errors';
-import type { AuthClass, CallContext, Guard } from '@gatehouse/rpc';
-import type { Authenticator } from './authenticator.ts';
+import type { AuthClass, CallContext, Guard, GuardedCall } from '@gatehouse/rpc';
+import type { AdminCaller, Authenticator, UserCaller } from './authenticator.ts';
 import { COOKIE_MFA, parseCookies } from './cookies.ts';
 
 const unauthorized = (reason: string): AppError => new AppError('unauthenticated', 'unauthorized', { reason });
@@ -17,12 +17,46 @@ const INVALID_SESSION = 'invalid session';
 const hasMfaCookie = (ctx: CallContext): boolean => Boolean(parseCookies(ctx.headers.cookie)[COOKIE_MFA]);
 
 /**
+ * Who is an org admin of which organization (behaviour.md §5.1, §6.1): the orgs service answers from
+ * its membership table (one indexed lookup); another service asks orgs' internal API.
+ */
+export interface OrgAdminDirectory {
+  /**
+   * The organization an org-scoped call addresses (from `org_id`, or from the record it names), or
+   * null when it addresses none that exists: then only a super-admin may call.
+   */
+  orgOf(call: GuardedCall): Promise<string | null>;
+  /** whether the user's membership in the org holds `service:org_admin` */
+  isOrgAdmin(userId: string, orgId: string): Promise<boolean>;
+}
+
+export interface AuthGuardOptions {
+  /** enables the org-admin half of `org_admin` (absent: only a super-admin passes it) */
+  orgAdmins?: OrgAdminDirectory;
+}
+
+/**
+ * The `org_admin` class: a super-admin, or a user credential whose membership in the organization the
+ * call addresses holds `service:org_admin` (behaviour.md §5.1, §6.1). An org admin addressing another
+ * org, or an org that does not exist, is refused like any user.
+ * @returns the caller (an AdminCaller, or the org admin's UserCaller)
+ * @throws AppError `unauthenticated` `unauthorized`
+ */
+async function requireOrgAdmin(authenticator: Authenticator, ctx: CallContext, call: GuardedCall | undefined, orgAdmins?: OrgAdminDirectory): Promise<AdminCaller | UserCaller> {
+  const caller = await authenticator.resolveCaller(ctx);
+  if (caller.kind === 'admin') return caller;
+  if (!orgAdmins || !call) throw unauthorized('not_super_admin');
+  const orgId = await orgAdmins.orgOf(call);
+  if (orgId === null || !(await orgAdmins.isOrgAdmin(caller.userId, orgId))) throw unauthorized('not_org_admin');
+  return caller;
+}
+
+/**
  * Builds a service's guard.
  *
  * - `user`: a user credential (bearer, then session cookies); `admin`: a super-admin credential.
- * - `org_admin`: a super-admin credential. TODO(orgs): also an organization's admin (a user whose
- *   membership holds `service:org_admin`, behaviour.md §5.1), once the orgs service owns memberships;
- *   until then an org admin is refused like any user.
+ * - `org_admin`: a super-admin credential, or (with `options.orgAdmins`) the org admin of the
+ *   organization the call addresses (see {@link requireOrgAdmin}).
  * - `permissions`: a super-admin or a user credential (the handler pins the subject, §7.2).
  * - `mfa`: the `mfa` cookie is present (its session is the mfa service's to check);
  *   `user_or_mfa`: a user credential, failing that the `mfa` cookie.
@@ -31,12 +65,13 @@ const hasMfaCookie = (ctx: CallContext): boolean => Boolean(parseCookies(ctx.hea
  *
  * @param authenticator the service's credential resolution; null where the service has no session
  *   store to check users against (then every class but `mfa` is refused)
+ * @param options the org-admin directory of services with org-scoped RPCs
  * @returns a guard resolving with the caller (a UserCaller, an AdminCaller, or null for an MFA cookie)
  * @throws (the guard) AppError `unauthenticated` `unauthorized` or `invalid session`
  */
-export function createAuthGuard(authenticator: Authenticator | null): Guard {
+export function createAuthGuard(authenticator: Authenticator | null, options: AuthGuardOptions = {}): Guard {
   const noStore = (): Promise<never> => Promise.reject(unauthorized('no_session_store'));
-  return (auth: AuthClass, ctx: CallContext): Promise<unknown> => {
+  return (auth: AuthClass, ctx: CallContext, call?: GuardedCall): Promise<unknown> => {
     switch (auth) {
       case 'public':
       case 'internal':
@@ -44,8 +79,9 @@ export function createAuthGuard(authenticator: Authenticator | null): Guard {
       case 'user':
         return authenticator ? authenticator.requireUser(ctx) : noStore();
       case 'admin':
-      case 'org_admin':
         return authenticator ? authenticator.requireAdmin(ctx) : noStore();
+      case 'org_admin':
+        return authenticator ? requireOrgAdmin(authenticator, ctx, call, options.orgAdmins) : noStore();
       case 'permissions':
         return authenticator ? authenticator.resolveCaller(ctx) : noStore();
       case 'mfa':

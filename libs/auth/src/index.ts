@@ -24,5 +24,5 @@ export {
   adminAccessStoreFor, createMemoryAdminAccessStore, createRedisAdminAccessStore, newAdminHandle,
   type AdminAccessStore, type AdminSessionRecord,
 } from './admin-access.ts';
-export { createAuthGuard } from './guard.ts';
+export { createAuthGuard, type AuthGuardOptions, type OrgAdminDirectory } from './guard.ts';
 export { SUPER_ADMIN_ACTOR, actorOf, auditRecord, type AuditActor, type AuditDetails } from './audit.ts';

@@ -36,6 +36,8 @@ describe('listFlags', () => {
       '--enable-hsts', '--enable-org-discovery', '--graphql-max-depth', '--graphql-max-complexity', '--graphql-max-aliases',
       '--nats-url', '--nats-stream',
       '--database-create',
+      // behaviour.md §6.2 (issue 19): the DNS servers domain verification asks
+      '--dns-resolver',
       ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox']
         .flatMap((p) => [`--${p}-client-id`, `--${p}-client-secret`, `--${p}-scopes`]),
     ];

@@ -234,6 +234,7 @@ export const registry = {
   }),
   ...section('Other', ALL, {
     resetPasswordUrl: { flag: '--reset-password-url <url>', parser: httpUrl, help: 'page that receives password reset links; defaults to <url>/app/reset-password' },
+    dnsResolver: { flag: '--dns-resolver <list>', parser: addressList, commands: ['all', 'orgs'], help: 'DNS servers that verify org domains (behaviour.md §6.2), comma list of ip:port; default: the system resolver' },
   }),
   ...section('Hardening', ALL, {
     disableAdminHeaderAuth: { flag: '--disable-admin-header-auth', parser: bool, default: false, help: 'refuse the admin-secret header; only the secure admin cookie authenticates admins' },
@@ -246,7 +247,7 @@ export const registry = {
     fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite); required with a SQL --fga-store' },
   }),
   ...section('Split mode (routing)', GATEWAY, {
-    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'admin', 'orgs'], help: 'gRPC address of the authn service (gateway; admin, which reads Meta for AdminMeta through it; orgs, which provisions SCIM users through it)' },
+    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'admin', 'orgs'], help: 'gRPC address of the authn service (gateway; admin, which reads Meta for AdminMeta through it; orgs, which reads users and provisions SCIM users through it)' },
     mfaAddress: { flag: '--mfa-address <host:port>', parser: address, commands: ['gateway', 'authn'], help: 'gRPC address of the mfa service (gateway; authn, which opens MFA sessions through it)' },
     adminAddress: { flag: '--admin-address <host:port>', parser: address, commands: ['gateway', 'notifications'], help: 'gRPC address of the admin service (gateway; notifications, which reads webhook targets and stored email templates through it)' },
     orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },

@@ -4,7 +4,7 @@
  * its `data` carries (proto/gatehouse/events/v1/events.proto). Producers emit through typed helpers
  * built on this map, and consumers parse into these types, so the shape lives in one place.
  */
-import type { AuditRecorded, EmailSendJob, ScimGroupChanged, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, UserScimChanged, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
+import type { AuditRecorded, EmailSendJob, OrganizationDeleted, ScimGroupChanged, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, UserScimChanged, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
 
 export interface BusEvents {
   'user.created': UserCreated;
@@ -20,6 +20,8 @@ export interface BusEvents {
   // issue 17 (webhooks, behaviour.md §5.4)
   'webhook.deliver': WebhookDeliverJob;
   'webhook.attempted': WebhookAttempted;
+  // issue 19 (organizations, behaviour.md §6.1)
+  'organization.deleted': OrganizationDeleted;
   // issue 19 (SCIM, behaviour.md §6.4, §8)
   'user.provisioned': UserScimChanged;
   'user.deprovisioned': UserScimChanged;

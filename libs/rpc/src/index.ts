@@ -13,6 +13,6 @@ export type { GrpcProxyOptions } from './proxy.ts';
 export { deriveInternalToken } from './internal-token.ts';
 export { closeOnSignal, fatal, orFatal } from './process.ts';
 export { defineService, notImplemented, typedClient, unimplementedService } from './typed.ts';
-export type { ClientOf, Guard, HandlerResult, HandlersOf, ProtoServiceName, RequestOf, ResponseOf, RpcTransport, ServiceImplementation } from './typed.ts';
+export type { ClientOf, Guard, GuardedCall, HandlerResult, HandlersOf, ProtoServiceName, RequestOf, ResponseOf, RpcTransport, ServiceImplementation } from './typed.ts';
 export { createLocalNetwork } from './local.ts';
 export type { LocalNetwork } from './local.ts';

@@ -17,7 +17,13 @@ import type { AuthClass, ServiceDescriptor } from './proto.ts';
  * call, throws AppError `unauthenticated` otherwise. libs/auth builds one from the service's
  * credential checks (`createAuthGuard`).
  */
-export type Guard = (auth: AuthClass, ctx: CallContext) => Promise<unknown>;
+export type Guard = (auth: AuthClass, ctx: CallContext, call?: GuardedCall) => Promise<unknown>;
+
+/** The call a guard checks: the RPC's name and its request, normalised by the proto codec. */
+export interface GuardedCall {
+  rpc: string;
+  request: Record<string, unknown>;
+}
 
 /** A generated ts-proto service interface: RPC name → `(request) => Promise<response>`. */
 type ProtoService = object;
@@ -100,7 +106,7 @@ export function defineService<N extends ProtoServiceName>(desc: ServiceDescripto
     }
     if (!guard) throw new Error(`${desc.fullName}.${rpc} is ${auth}: defineService needs a guard`);
     served[rpc] = async (req, ctx) => {
-      await guard(auth, ctx);
+      await guard(auth, ctx, { rpc, request: req });
       return run(req, ctx);
     };
   }

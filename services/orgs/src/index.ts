@@ -1,8 +1,7 @@
 /**
  * @module @gatehouse/orgs
- * The orgs service's module (docs/architecture.md): organizations, members, domains, SSO connections
- * and SCIM (ARCHITECTURE §2), built by the organizations issue; today its contract, subgraph and auth
- * checks.
+ * The orgs service's module (docs/architecture.md): organizations, members and verified domains
+ * (ARCHITECTURE §2); SSO connections and SCIM follow.
  */
 import type { ServiceModule } from '@gatehouse/service';
 import { orgsTypeDefs } from './graphql/schema.ts';
@@ -11,8 +10,12 @@ export const orgsModule: ServiceModule = {
   name: 'orgs',
   publicApi: 'orgs',
   typeDefs: orgsTypeDefs,
+  internalApi: 'orgs.internal',
   calls: ['authn.internal', 'authz.internal'],
-  requires: [{ key: 'redisUrl', why: 'callers\' sessions are shared through Redis in split mode' }],
+  requires: [
+    { key: 'redisUrl', why: 'callers\' sessions are shared through Redis in split mode' },
+    { key: 'natsUrl', why: 'user.deleted is consumed from, and the audit log and organization.deleted published to, NATS JetStream' },
+  ],
   async build(config, shared) {
     const { buildOrgs } = await import('./main.ts');
     return buildOrgs(config, shared);

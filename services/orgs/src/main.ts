@@ -1,58 +1,100 @@
 /**
  * @module orgs/main
- * The only file that wires orgs: flags → database (migrations) → the SCIM store; authn's and authz's
- * internal APIs (SCIM users and group tuples); its events (`user.provisioned`, …, `group.*`,
- * `audit.recorded`) published to the bus after each write; the handler map and its subgraph.
- * `buildOrgs` is the module's build (src/index.ts), the same in all-in-one and split mode.
+ * The only file that wires orgs: flags → database (migrations) → store → handlers and subgraph; authn's
+ * internal API for the users behind memberships, and authz's for SCIM group tuples; the SCIM store and
+ * its events (`user.provisioned`, …, `group.*`), published to the bus after each write; the DNS resolver of domain verification
+ * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; and the
+ * durable `user.deleted` consumer that drops a deleted user's memberships. `buildOrgs` is the module's
+ * build (src/index.ts), the same in all-in-one and split mode.
  */
-import { newEnvelope } from '@gatehouse/bus';
+import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import { hmacSha256Hex } from '@gatehouse/crypto';
-import { databaseOptionsOf, databaseReadiness, openDatabase, type ServiceSchema } from '@gatehouse/db';
-import { bindResolvers, buildSubgraph, orFatal } from '@gatehouse/rpc';
-import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { AppError } from '@gatehouse/errors';
+import { bindResolvers, buildSubgraph, createCallContext, fatal, orFatal } from '@gatehouse/rpc';
+import type { PeerClient, ServiceRuntime, ServiceShared } from '@gatehouse/service';
+import { createTxtResolver } from './dns.ts';
+import type { UserDirectory } from './domain/deps.ts';
+import type { TxtResolver } from './domain/domains.ts';
+import { forgetUser } from './domain/members.ts';
 import { orgsBindings } from './graphql/resolvers.ts';
 import { orgsTypeDefs } from './graphql/schema.ts';
-import { scimOnlyDirectory } from './scim/directory.ts';
-import { scimEntities, scimMigration } from './scim/storage/schema.ts';
-import { createMikroScimStore } from './scim/storage/store.ts';
 import { createOrgsService } from './service.ts';
+import { orgsSchema, registerOrgScopedTable } from './storage/mikro/schema.ts';
+import { createMikroOrgsStore } from './storage/mikro/store.ts';
+import { orgDirectory } from './scim/directory.ts';
+import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, scimEntities, scimMigration } from './scim/storage/schema.ts';
+import { createMikroScimStore } from './scim/storage/store.ts';
 
-const orgsSchema: ServiceSchema = { service: 'orgs', entities: scimEntities, migrations: [scimMigration] };
+// SCIM's tables (behaviour.md §6.4) live in the orgs database and go with their organization (§6.1)
+const schema = { ...orgsSchema, entities: [...orgsSchema.entities, ...scimEntities], migrations: [...orgsSchema.migrations, scimMigration] };
+for (const entity of [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity]) registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
+
+/** Users through authn's internal API; without an authn address every lookup is `unavailable`. */
+function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirectory {
+  return {
+    async get(userId) {
+      if (!authn) throw new AppError('unavailable', 'authn service unavailable');
+      try {
+        const u = await authn.GetUser({ user_id: userId }, createCallContext());
+        return { id: u.id, email: u.email ?? null, givenName: u.given_name ?? null, familyName: u.family_name ?? null };
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'not_found') return null;
+        throw err;
+      }
+    },
+  };
+}
 
 /** Builds orgs in this process; `shared.authenticator` checks its callers, `shared.bus` carries its events. */
 export async function buildOrgs(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
   const logger = shared.logger.child({ service: 'orgs' });
   const dbOptions = databaseOptionsOf(config);
-  const db = await orFatal('database', () => openDatabase(dbOptions, orgsSchema, { logger }));
-  const now = () => Math.floor(Date.now() / 1000);
+  let dns: TxtResolver;
+  try {
+    dns = createTxtResolver(config.dnsResolver ?? []);
+  } catch (err) {
+    fatal(`--dns-resolver must list ip:port addresses: ${(err as Error).message}`);
+  }
+  const db = await orFatal('database', () => openDatabase(dbOptions, schema, { logger }));
+  const store = createMikroOrgsStore(db);
+  const authn = shared.peer('authn.internal');
+  if (!authn) logger.warn('no --authn-address: adding members and listing them answer unavailable');
+  const deps = {
+    store, users: userDirectory(authn), dns, logger, authenticator: shared.authenticator,
+    now: () => Math.floor(Date.now() / 1000),
+  };
+  const authz = shared.peer('authz.internal');
+  if (!authz) logger.warn('no --authz-address: SCIM groups answer 501');
   const publish = (name: string, data: unknown): void => {
     if (!shared.bus) return;
     shared.bus.publish(newEnvelope(name as never, 'orgs', data as never)).catch((err: unknown) => logger.warn({ err, event: name }, 'event not published'));
   };
-  const authn = shared.peer('authn.internal');
-  if (!authn) logger.warn('no --authn-address: SCIM user operations answer 503');
-  const authz = shared.peer('authz.internal');
-  if (!authz) logger.warn('no --authz-address: SCIM groups answer 501');
-  const store = createMikroScimStore(db);
-  const service = createOrgsService({
-    authenticator: shared.authenticator,
+  const service = createOrgsService(deps, {
     scim: {
-      scim: {
-        store, orgs: scimOnlyDirectory(store, now), authn, authz, now,
-        emit: (name, data) => publish(name, data),
-        tokenKey: config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/scim-token-key/v1'),
-        baseUrl: config.url.replace(/\/+$/, ''),
-      },
-      audit: (record) => publish('audit.recorded', record),
-      logger,
+      store: createMikroScimStore(db), orgs: orgDirectory(store, deps.now), authn, authz, now: deps.now,
+      emit: (name, data) => publish(name, data),
+      tokenKey: config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/scim-token-key/v1'),
+      baseUrl: config.url.replace(/\/+$/, ''),
     },
+    audit: (record) => publish('audit.recorded', record),
+    logger,
   });
+  const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
+  // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
+  const userDeleted = shared.bus
+    ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget: (userId) => forgetUser(deps, userId), logger })
+    : null;
+  if (!shared.bus) logger.warn('no --nats-url: audit rows and organization.deleted wait in the outbox until a bus is configured');
   return {
-    public: service,
-    schema: buildSubgraph(orgsTypeDefs, bindResolvers(service.desc, service.handlers, orgsBindings)),
+    public: service.public,
+    internal: service.internal,
+    schema: buildSubgraph(orgsTypeDefs, bindResolvers(service.public.desc, service.public.handlers, orgsBindings)),
     readiness: [databaseReadiness(db, dbOptions)],
     async close() {
+      await userDeleted?.stop();
+      await relay?.stop();
       await db.close();
     },
   };

@@ -1,24 +1,98 @@
 /**
  * @module @gatehouse/orgs/service
- * createOrgsService(deps): the organizations service's handler map (proto `gatehouse.orgs.v1.OrgsService`).
- * The SCIM RPCs are served (scim/rpc.ts); the others answer `unimplemented` once the caller passes
- * its auth class, so the org-scoped admin surface already refuses anonymous and plain-user callers
- * with 401 on REST, GraphQL and gRPC.
+ * createOrgsService(deps): the organizations service's handler maps (proto
+ * `gatehouse.orgs.v1.OrgsService` and `OrgsInternal`), one entry per RPC from rpc/. Organizations,
+ * members and domains (behaviour.md §6.1, §6.2) are served; the SCIM endpoint administration and
+ * server are scim/rpc.ts; SSO connections answer `unimplemented` once the caller passes its auth class.
+ *
+ * The guard's org-admin mode (behaviour.md §5.1) is fed from this service's own membership table: the
+ * organization a call addresses comes from its `org_id` (or `id` for an organization, or the verified
+ * mapping of `delete_org_domain` without `org_id`), and the check is one indexed lookup.
  */
-import { createAuthGuard, type Authenticator } from '@gatehouse/auth';
-import { defineService, notImplemented, serviceDescriptor, type HandlersOf, type ServiceImplementation } from '@gatehouse/rpc';
-import type { orgs } from '@gatehouse/contracts';
+import { createAuthGuard, type OrgAdminDirectory } from '@gatehouse/auth';
+import { defineService, notImplemented, serviceDescriptor, type GuardedCall, type ServiceImplementation } from '@gatehouse/rpc';
+import { normaliseDomain } from './domain/domains.ts';
+import { isUuid } from './domain/members.ts';
+import type { RpcContext } from './rpc/deps.ts';
+import { addVerifiedOrgDomainRpc, deleteOrgDomainRpc, orgDomainsRpc, requestOrgDomainRpc, verifyOrgDomainRpc } from './rpc/domains.ts';
+import { isOrgAdminRpc, orgOfVerifiedDomainRpc } from './rpc/internal.ts';
+import { addOrgMemberRpc, orgMembersRpc, removeOrgMemberRpc, userOrganizationsRpc } from './rpc/members.ts';
+import {
+  createOrganizationRpc, deleteOrganizationRpc, organizationRpc, organizationsRpc, updateOrganizationRpc,
+} from './rpc/organizations.ts';
+import type { OrgsStore } from './storage/ports.ts';
 import { scimHandlers, type ScimRpcDeps } from './scim/rpc.ts';
 
-export interface OrgsDeps {
-  /** the deployment's credential resolution (null: every orgs RPC answers 401) */
-  authenticator: Authenticator | null;
-  /** the SCIM endpoint administration and server (behaviour.md §6.4) */
-  scim: Omit<ScimRpcDeps, 'authenticator'>;
+export type { RpcContext as OrgsDeps } from './rpc/deps.ts';
+
+export interface OrgsService {
+  public: ServiceImplementation<'gatehouse.orgs.v1.OrgsService'>;
+  internal: ServiceImplementation<'gatehouse.orgs.v1.OrgsInternal'>;
 }
 
-export function createOrgsService(deps: OrgsDeps): ServiceImplementation<'gatehouse.orgs.v1.OrgsService'> {
-  const desc = serviceDescriptor('orgs');
-  const pending = Object.fromEntries([...desc.methods.keys()].map((rpc) => [rpc, notImplemented])) as unknown as HandlersOf<orgs.OrgsService>;
-  return defineService(desc, { ...pending, ...scimHandlers({ ...deps.scim, authenticator: deps.authenticator }) }, createAuthGuard(deps.authenticator));
+const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+
+/** The org a call addresses (behaviour.md §5.1); null when none that could exist. */
+async function orgOf(store: OrgsStore, call: GuardedCall): Promise<string | null> {
+  const r = call.request;
+  let orgId = text(r['org_id']) ?? (call.rpc === 'Organization' || call.rpc === 'UpdateOrganization' ? text(r['id']) : null);
+  if (orgId === null && call.rpc === 'DeleteOrgDomain' && text(r['domain'])) {
+    // without org_id, delete_org_domain addresses the verified mapping's organization
+    try {
+      orgId = (await store.domains.verified(normaliseDomain(text(r['domain'])!)))?.orgId ?? null;
+    } catch {
+      return null;
+    }
+  }
+  return orgId !== null && isUuid(orgId) ? orgId.toLowerCase() : null;
+}
+
+/** The org-admin directory of the guard, on this service's store. */
+export function orgAdminDirectory(store: OrgsStore): OrgAdminDirectory {
+  return {
+    orgOf: (call) => orgOf(store, call),
+    isOrgAdmin: (userId, orgId) => store.members.isOrgAdmin(userId, orgId),
+  };
+}
+
+/** Builds the orgs service's handler maps; without `scim` the SCIM RPCs answer `unimplemented`. */
+export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>): OrgsService {
+  return {
+    public: defineService(serviceDescriptor('orgs'), {
+      // organizations and members (behaviour.md §6.1)
+      CreateOrganization: createOrganizationRpc(c),
+      UpdateOrganization: updateOrganizationRpc(c),
+      DeleteOrganization: deleteOrganizationRpc(c),
+      Organization: organizationRpc(c),
+      Organizations: organizationsRpc(c),
+      AddOrgMember: addOrgMemberRpc(c),
+      RemoveOrgMember: removeOrgMemberRpc(c),
+      OrgMembers: orgMembersRpc(c),
+      UserOrganizations: userOrganizationsRpc(c),
+      // domains (behaviour.md §6.2)
+      RequestOrgDomain: requestOrgDomainRpc(c),
+      VerifyOrgDomain: verifyOrgDomainRpc(c),
+      AddVerifiedOrgDomain: addVerifiedOrgDomainRpc(c),
+      DeleteOrgDomain: deleteOrgDomainRpc(c),
+      OrgDomains: orgDomainsRpc(c),
+      // SSO connections (behaviour.md §6.3)
+      CreateOrgOidcConnection: notImplemented,
+      UpdateOrgOidcConnection: notImplemented,
+      DeleteOrgOidcConnection: notImplemented,
+      OrgOidcConnection: notImplemented,
+      CreateOrgSamlConnection: notImplemented,
+      UpdateOrgSamlConnection: notImplemented,
+      DeleteOrgSamlConnection: notImplemented,
+      OrgSamlConnection: notImplemented,
+      // SCIM endpoint and server (behaviour.md §6.4): scim/rpc.ts
+      ...(scim ? scimHandlers({ ...scim, authenticator: c.authenticator }) : {
+        CreateScimEndpoint: notImplemented, RotateScimToken: notImplemented, DeleteScimEndpoint: notImplemented,
+        ScimEndpoint: notImplemented, ScimRequest: notImplemented,
+      }),
+    }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store) })),
+    internal: defineService(serviceDescriptor('orgs.internal'), {
+      IsOrgAdmin: isOrgAdminRpc(c),
+      OrgOfVerifiedDomain: orgOfVerifiedDomainRpc(c),
+    }),
+  };
 }

@@ -4,7 +4,7 @@ import type { AdminInternal as gatehouse_admin_v1_AdminInternal, AdminService as
 import type { AuthnInternal as gatehouse_authn_v1_AuthnInternal, AuthnService as gatehouse_authn_v1_AuthnService } from './gatehouse/authn/v1/authn.ts';
 import type { AuthzInternal as gatehouse_authz_v1_AuthzInternal, AuthzService as gatehouse_authz_v1_AuthzService } from './gatehouse/authz/v1/authz.ts';
 import type { MfaInternal as gatehouse_mfa_v1_MfaInternal, MfaService as gatehouse_mfa_v1_MfaService } from './gatehouse/mfa/v1/mfa.ts';
-import type { OrgsService as gatehouse_orgs_v1_OrgsService } from './gatehouse/orgs/v1/orgs.ts';
+import type { OrgsInternal as gatehouse_orgs_v1_OrgsInternal, OrgsService as gatehouse_orgs_v1_OrgsService } from './gatehouse/orgs/v1/orgs.ts';
 
 /** Every proto service, by full name, with its generated interface (RPC name → request → response). */
 export interface ProtoServices {
@@ -16,5 +16,6 @@ export interface ProtoServices {
   'gatehouse.authz.v1.AuthzService': gatehouse_authz_v1_AuthzService;
   'gatehouse.mfa.v1.MfaInternal': gatehouse_mfa_v1_MfaInternal;
   'gatehouse.mfa.v1.MfaService': gatehouse_mfa_v1_MfaService;
+  'gatehouse.orgs.v1.OrgsInternal': gatehouse_orgs_v1_OrgsInternal;
   'gatehouse.orgs.v1.OrgsService': gatehouse_orgs_v1_OrgsService;
 }

@@ -161,6 +161,19 @@ export interface WebhookAttempted {
 }
 
 /**
+ * `organization.deleted` (behaviour.md §6.1, §8 "the services also notify one another"): orgs
+ * deleted the organization and every org-scoped row it owns, in one transaction; other services
+ * remove what they hold for it (authz: the org's group tuples).
+ */
+export interface OrganizationDeleted {
+  org_id: string;
+  /** the organization's name at deletion */
+  name: string;
+  /** Unix s */
+  deleted_at: number;
+}
+
+/**
  * `user.provisioned` / `user.deprovisioned` / `user.scim_updated`: a SCIM client of the org created,
  * deactivated (active false or DELETE), changed or reactivated the user.
  */

@@ -291,6 +291,24 @@ export interface CreateScimEndpointResponse {
   token: string;
 }
 
+export interface IsOrgAdminRequest {
+  user_id: string;
+  org_id: string;
+}
+
+export interface IsOrgAdminResponse {
+  org_admin: boolean;
+}
+
+export interface OrgOfVerifiedDomainRequest {
+  domain: string;
+}
+
+/** `organization` is absent when no enabled organization verified the domain. */
+export interface OrgOfVerifiedDomainResponse {
+  organization?: Organization | null | undefined;
+}
+
 export interface ScimHttpRequest {
   /** GET, POST, PUT, PATCH or DELETE */
   method: string;
@@ -355,4 +373,21 @@ export interface OrgsService {
    * by the handler; the answer is the SCIM response (status, `application/scim+json` body).
    */
   ScimRequest(request: ScimHttpRequest): Promise<ScimHttpResponse>;
+}
+
+/**
+ * Service-to-service RPCs, served only on the orgs service's own port to callers holding the
+ * deployment's internal token; never routed by the gateway.
+ */
+export interface OrgsInternal {
+  /**
+   * The org-admin gate of other services' org-scoped RPCs (behaviour.md §5.1): whether the user's
+   * membership in the organization holds `service:org_admin`.
+   */
+  IsOrgAdmin(request: IsOrgAdminRequest): Promise<IsOrgAdminResponse>;
+  /**
+   * The organization a verified domain routes to (behaviour.md §6.2; org discovery and "continue
+   * with your organization"): `domain` is a domain or an email address.
+   */
+  OrgOfVerifiedDomain(request: OrgOfVerifiedDomainRequest): Promise<OrgOfVerifiedDomainResponse>;
 }
