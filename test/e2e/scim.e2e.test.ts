@@ -157,12 +157,13 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
   it("an org admin manages its own org's SCIM endpoint; another org's is 401 (behaviour.md §5.1); a disabled org's token is refused", async () => {
     const org = await createOrg('own');
     const email = `orgadmin-${randomUUID().slice(0, 8)}@example.com`;
-    const signup = await post(d.url, '/v1/signup', { email, password: 'Str0ng!pass', confirm_password: 'Str0ng!pass' });
-    expect(signup.status).toBe(200);
-    const member = await post(d.url, '/v1/admin/add_org_member', { org_id: org, user_id: signup.body.user.id, roles: ['service:org_admin'] }, admin);
+    expect((await post(d.url, '/v1/signup', { email, password: 'Str0ng!pass', confirm_password: 'Str0ng!pass' })).status).toBe(200);
+    // email verification is on in this deployment (the SMTP sink): the link's token signs the user in
+    const verified = await post(d.url, '/v1/verify_email', { token: sink.tokenLink(await sink.waitForMail(email)).searchParams.get('token') });
+    expect(verified.status).toBe(200);
+    const member = await post(d.url, '/v1/admin/add_org_member', { org_id: org, user_id: verified.body.user.id, roles: ['service:org_admin'] }, admin);
     expect(member.status).toBe(200);
-    const login = await post(d.url, '/v1/login', { email, password: 'Str0ng!pass' });
-    const orgAdmin = bearer(login.body.access_token as string);
+    const orgAdmin = bearer(verified.body.access_token as string);
     const created = await post(d.url, '/v1/admin/create_scim_endpoint', { org_id: org }, orgAdmin);
     expect(created.status).toBe(200);
     expect((await post(d.url, '/v1/admin/scim_endpoint', { org_id: org }, orgAdmin)).status).toBe(200);
