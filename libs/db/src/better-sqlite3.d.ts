@@ -3,6 +3,7 @@ declare module 'better-sqlite3' {
   namespace BetterSqlite3 {
     interface Statement {
       get(...params: unknown[]): unknown;
+      all(...params: unknown[]): unknown[];
       run(...params: unknown[]): { changes: number };
       pluck(on?: boolean): Statement;
     }

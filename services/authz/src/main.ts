@@ -4,14 +4,16 @@
  * build (src/index.ts), the same in all-in-one and split mode (where runService serves the service's
  * own gRPC port, also the direct API for internal platforms, its subgraph and its metrics).
  */
-import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
+import { USER_DELETED_BACKOFF_MS, USER_DELETED_MAX_ATTEMPTS, consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
+import type { BusEvents } from '@gatehouse/contracts';
 import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
 import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
+import { deleteOrgGroupTuples } from './domain/org-groups.ts';
 import { createMemoryStore } from './storage/memory.ts';
 import { createSqlStore } from './storage/sql/store.ts';
 import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
@@ -73,6 +75,18 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   const userDeleted = engine && shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'authz-user-deleted', forget: (userId) => engine.deleteUserTuples(userId), logger })
     : null;
+  // behaviour.md §6.1 delete_organization: the org's SCIM group tuples go with it (orgs' `organization.deleted`)
+  const orgDeleted = engine && shared.bus
+    ? await shared.bus.consume({
+      durable: 'authz-organization-deleted', names: ['organization.deleted'], maxAttempts: USER_DELETED_MAX_ATTEMPTS, backoffMs: USER_DELETED_BACKOFF_MS,
+      async handler(envelope) {
+        const orgId = (envelope.data as Partial<BusEvents['organization.deleted']>).org_id;
+        if (!orgId) return;
+        const removed = await deleteOrgGroupTuples(engine, orgId);
+        logger.debug({ event_id: envelope.id, removed }, 'group tuples of a deleted organization removed');
+      },
+    })
+    : null;
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     internal: { desc: serviceDescriptor('authz.internal'), handlers: createAuthzInternal({ engine, authenticator }) },
@@ -82,6 +96,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     readiness,
     async close() {
       await userDeleted?.stop();
+      await orgDeleted?.stop();
       await db?.close();
     },
   };

@@ -188,10 +188,11 @@ export async function verifyDomain(
   const orgId = await requireOrg(deps, input.orgId);
   const domain = normaliseDomain(input.domain);
   await consumeAttempt(deps, orgId, 'verify');
-  const verified = await deps.store.domains.verified(domain);
-  if (verified) await lose(deps, orgId, domain, verified.orgId === orgId ? VERIFIED_HERE : VERIFIED_ELSEWHERE);
+  await refuseIfVerified(deps, orgId, domain);
   const pending = await deps.store.domains.get(orgId, domain);
   if (!pending || pending.verifiedAt !== null || pending.challengeToken === null || (pending.challengeExpiresAt ?? 0) <= deps.now()) {
+    // another org's verification may have removed our pending entry since the check above
+    await refuseIfVerified(deps, orgId, domain);
     throw new AppError('failed_precondition', NO_CHALLENGE);
   }
   const challenge = challengeOf(pending);
@@ -210,9 +211,18 @@ export async function verifyDomain(
     if (result === 'verified') withEvents?.(tx, { ...pending, verifiedAt: now, challengeToken: null, challengeExpiresAt: null, updatedAt: now });
     return result;
   });
-  if (outcome === 'missing') throw new AppError('failed_precondition', NO_CHALLENGE);
   if (outcome === 'lost') await lose(deps, orgId, domain, VERIFIED_ELSEWHERE);
+  if (outcome === 'missing') {
+    await refuseIfVerified(deps, orgId, domain);
+    throw new AppError('failed_precondition', NO_CHALLENGE);
+  }
   return { ...pending, verifiedAt: now, challengeToken: null, challengeExpiresAt: null, updatedAt: now };
+}
+
+/** 409 when the domain is verified already: by this org, or by another (whose win removes our pending entry). */
+async function refuseIfVerified(deps: OrgsDomainDeps, orgId: string, domain: string): Promise<void> {
+  const verified = await deps.store.domains.verified(domain);
+  if (verified) await lose(deps, orgId, domain, verified.orgId === orgId ? VERIFIED_HERE : VERIFIED_ELSEWHERE);
 }
 
 /** Another org verified the domain first: this org's pending entry goes (§6.2), then 409. */

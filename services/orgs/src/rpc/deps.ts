@@ -40,6 +40,20 @@ export async function callerOf(c: RpcContext, ctx: CallContext): Promise<OrgCall
   return { actor: actorOf(caller), superAdmin: caller.kind === 'admin' };
 }
 
+const VERB_OF: Record<string, string> = {
+  created: 'create', updated: 'update', deleted: 'delete', added: 'add', removed: 'remove', requested: 'request', verified: 'verify', rotated: 'rotate',
+};
+
+/**
+ * The `_failed` twin of a §5.7 org action, named after the verb as §5.7's example
+ * `admin.org_member_add_failed` is: `org_member_added` → `org_member_add_failed`.
+ */
+export function failedTwin(action: string): string {
+  const cut = action.lastIndexOf('_');
+  const verb = VERB_OF[action.slice(cut + 1)];
+  return verb ? `${action.slice(0, cut)}_${verb}_failed` : `${action}_failed`;
+}
+
 /** The §5.7 record of one org-scoped operation: `admin.<action>` with its resource. */
 export interface AuditedOp<R> {
   /** `organization_created`, `org_member_added`, … (the `_failed` twin is derived) */
@@ -47,6 +61,8 @@ export interface AuditedOp<R> {
   resourceType: 'organization' | 'org_membership' | 'org_domain';
   /** the resource id known before the operation (null: taken from the result) */
   resourceId: string | null;
+  /** what the request addressed (`org_id`, `user_id`), in `metadata` of both rows */
+  context?: Record<string, unknown>;
   /** the resource id of a result, and the details for `metadata` */
   of(result: R): { resourceId: string; details?: Record<string, unknown> };
 }
@@ -54,7 +70,8 @@ export interface AuditedOp<R> {
 /**
  * Runs an org-scoped admin operation with its audit row (behaviour.md §5.7): on success
  * `admin.<action>` in the operation's own transaction; on an AppError `admin.<action>_failed` with the
- * error code (its own small transaction; a failure to write it is logged, never returned).
+ * error code (its own small transaction; a failure to write it is logged, never returned), named by
+ * {@link failedTwin}.
  */
 export async function audited<R>(
   c: RpcContext, ctx: CallContext, caller: OrgCaller, op: AuditedOp<R>, run: (withEvents: WithEvents<R>) => Promise<R>,
@@ -62,12 +79,14 @@ export async function audited<R>(
   try {
     return await run((tx: OrgsTransaction, result: R) => {
       const { resourceId, details } = op.of(result);
-      tx.events.emit('audit.recorded', auditRecord(ctx, `admin.${op.action}`, { actor: caller.actor, resourceType: op.resourceType, resourceId, details: details ?? {} }));
+      tx.events.emit('audit.recorded', auditRecord(ctx, `admin.${op.action}`, {
+        actor: caller.actor, resourceType: op.resourceType, resourceId, details: { ...op.context, ...details },
+      }));
     });
   } catch (err) {
     if (err instanceof AppError) {
-      const record = auditRecord(ctx, `admin.${op.action}_failed`, {
-        actor: caller.actor, resourceType: op.resourceType, resourceId: op.resourceId ?? undefined, details: { error: err.code, reason: err.message },
+      const record = auditRecord(ctx, `admin.${failedTwin(op.action)}`, {
+        actor: caller.actor, resourceType: op.resourceType, resourceId: op.resourceId ?? undefined, details: { ...op.context, error: err.code, reason: err.message },
       });
       await c.store.transaction(async (tx) => { tx.events.emit('audit.recorded', record); })
         .catch((e: unknown) => c.logger.warn({ err: e, action: record.action }, 'audit row not written'));

@@ -10,15 +10,15 @@ import { audited, callerOf, domainWire, type AuditedOp, type OrgsHandler, type R
 
 export const DOMAIN_DELETED = 'org domain deleted successfully';
 
-const domainOp = (action: string, domain: string): AuditedOp<DomainRecord> => ({
-  action, resourceType: 'org_domain', resourceId: domain, of: (d) => ({ resourceId: d.domain, details: { org_id: d.orgId } }),
+const domainOp = (action: string, domain: string, orgId: string | null | undefined): AuditedOp<DomainRecord> => ({
+  action, resourceType: 'org_domain', resourceId: domain, context: { org_id: orgId ?? null }, of: (d) => ({ resourceId: d.domain, details: { org_id: d.orgId } }),
 });
 
 /** POST /v1/admin/request_org_domain (org admin or super) → OrgDomainChallenge. @throws AppError as {@link requestDomain} */
 export const requestOrgDomainRpc = (c: RpcContext): OrgsHandler<'RequestOrgDomain'> => async (req, ctx) => {
   const caller = await callerOf(c, ctx);
   const ch = await audited(c, ctx, caller, {
-    action: 'org_domain_requested', resourceType: 'org_domain', resourceId: req.domain,
+    action: 'org_domain_requested', resourceType: 'org_domain', resourceId: req.domain, context: { org_id: req.org_id },
     of: (r: DomainChallenge) => ({ resourceId: r.domain, details: { org_id: req.org_id } }),
   }, (withEvents) => requestDomain(c, { orgId: req.org_id, domain: req.domain }, withEvents));
   return { domain: ch.domain, record_type: ch.recordType, record_name: ch.recordName, record_value: ch.recordValue, expires_at: ch.expiresAt };
@@ -27,7 +27,7 @@ export const requestOrgDomainRpc = (c: RpcContext): OrgsHandler<'RequestOrgDomai
 /** POST /v1/admin/verify_org_domain (org admin or super) → OrgDomain. @throws AppError as {@link verifyDomain} */
 export const verifyOrgDomainRpc = (c: RpcContext): OrgsHandler<'VerifyOrgDomain'> => async (req, ctx) => {
   const caller = await callerOf(c, ctx);
-  const d = await audited(c, ctx, caller, domainOp('org_domain_verified', req.domain),
+  const d = await audited(c, ctx, caller, domainOp('org_domain_verified', req.domain, req.org_id),
     (withEvents) => verifyDomain(c, { orgId: req.org_id, domain: req.domain }, withEvents));
   return domainWire(d);
 };
@@ -35,7 +35,7 @@ export const verifyOrgDomainRpc = (c: RpcContext): OrgsHandler<'VerifyOrgDomain'
 /** POST /v1/admin/add_verified_org_domain (super-admin) → OrgDomain. @throws AppError as {@link addVerifiedDomain} */
 export const addVerifiedOrgDomainRpc = (c: RpcContext): OrgsHandler<'AddVerifiedOrgDomain'> => async (req, ctx) => {
   const caller = await callerOf(c, ctx);
-  const d = await audited(c, ctx, caller, domainOp('org_domain_verified', req.domain),
+  const d = await audited(c, ctx, caller, domainOp('org_domain_verified', req.domain, req.org_id),
     (withEvents) => addVerifiedDomain(c, { orgId: req.org_id, domain: req.domain }, withEvents));
   return domainWire(d);
 };
@@ -43,7 +43,7 @@ export const addVerifiedOrgDomainRpc = (c: RpcContext): OrgsHandler<'AddVerified
 /** POST /v1/admin/delete_org_domain (org admin or super). @throws AppError as {@link deleteDomain} */
 export const deleteOrgDomainRpc = (c: RpcContext): OrgsHandler<'DeleteOrgDomain'> => async (req, ctx) => {
   const caller = await callerOf(c, ctx);
-  await audited(c, ctx, caller, domainOp('org_domain_deleted', req.domain),
+  await audited(c, ctx, caller, domainOp('org_domain_deleted', req.domain, req.org_id),
     (withEvents) => deleteDomain(c, { domain: req.domain, orgId: req.org_id ?? null }, withEvents));
   return { message: DOMAIN_DELETED };
 };

@@ -14,7 +14,7 @@ export const MEMBER_REMOVED = 'Organization member removed successfully';
 export const addOrgMemberRpc = (c: RpcContext): OrgsHandler<'AddOrgMember'> => async (req, ctx) => {
   const caller = await callerOf(c, ctx);
   const member = await audited(c, ctx, caller, {
-    action: 'org_member_added', resourceType: 'org_membership', resourceId: null,
+    action: 'org_member_added', resourceType: 'org_membership', resourceId: null, context: { org_id: req.org_id, user_id: req.user_id },
     of: (m: MemberRecord) => ({ resourceId: m.id, details: { org_id: m.orgId, user_id: m.userId, roles: m.roles } }),
   }, (withEvents) => addMember(c, { orgId: req.org_id, userId: req.user_id, roles: req.roles }, withEvents));
   return memberWire(c, member);
@@ -24,7 +24,7 @@ export const addOrgMemberRpc = (c: RpcContext): OrgsHandler<'AddOrgMember'> => a
 export const removeOrgMemberRpc = (c: RpcContext): OrgsHandler<'RemoveOrgMember'> => async (req, ctx) => {
   const caller = await callerOf(c, ctx);
   await audited(c, ctx, caller, {
-    action: 'org_member_removed', resourceType: 'org_membership', resourceId: null,
+    action: 'org_member_removed', resourceType: 'org_membership', resourceId: null, context: { org_id: req.org_id, user_id: req.user_id },
     of: (m: MemberRecord) => ({ resourceId: m.id, details: { org_id: m.orgId, user_id: m.userId } }),
   }, (withEvents) => removeMember(c, { orgId: req.org_id, userId: req.user_id, bySuperAdmin: caller.superAdmin }, withEvents));
   return { message: MEMBER_REMOVED };

@@ -192,6 +192,21 @@ export function describeOrgsStore(name: string, open: OpenOrgsStore): void {
         expect(await s.transaction((tx) => tx.domains.markVerified(c.id, domain, T0 + 11))).toBe('missing');
       });
 
+      it('two concurrent verifications of one domain: exactly one wins', async () => {
+        const a = await addOrg();
+        const b = await addOrg();
+        const domain = `${a.name}.concurrent.example`;
+        await s.transaction(async (tx) => {
+          await tx.domains.upsert(pending(a.id, domain));
+          await tx.domains.upsert(pending(b.id, domain));
+        });
+        const outcomes = await Promise.all([a, b].map((o) => s.transaction((tx) => tx.domains.markVerified(o.id, domain, T0 + 20)).catch((e: unknown) => e)));
+        expect(outcomes.filter((o) => o === 'verified')).toHaveLength(1);
+        const winner = outcomes[0] === 'verified' ? a : b;
+        expect((await s.domains.verified(domain))?.orgId).toBe(winner.id);
+        expect(await s.domains.get(winner === a ? b.id : a.id, domain).then((d) => d?.verifiedAt ?? null)).toBeNull();
+      });
+
       it('lists verified and unexpired pending entries only', async () => {
         const o = await addOrg();
         const live = pending(o.id, `live.${o.name}.example`, { challengeExpiresAt: T0 + 100, createdAt: T0 + 2 });

@@ -3,7 +3,7 @@
  * {@link OrgsStore} on MikroORM through libs/db (SQLite, PostgreSQL, MySQL, MariaDB).
  */
 import { randomUUID } from 'node:crypto';
-import { IsolationLevel, UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
+import { IsolationLevel, LockMode, UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
 import { newEnvelope } from '@gatehouse/bus';
 import type { Database } from '@gatehouse/db';
 import {
@@ -165,14 +165,19 @@ function transactionOf(db: Database, em: EntityManager, clock: () => number): Or
         if (updated === 0) await em.insert(DomainEntity, { id: randomUUID(), ...row });
       },
       async markVerified(orgId, domain, at) {
-        const own = await em.findOne(DomainEntity, { orgId, domain });
+        // every entry of the domain, locked in one order: concurrent verifiers queue here instead of
+        // deadlocking on each other's rows (SQLite serialises writers by itself)
+        if (db.type !== 'sqlite') await em.find(DomainEntity, { domain }, { orderBy: { id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE });
+        const own = await em.findOne(DomainEntity, { orgId, domain }, { refresh: true });
         if (!own) return 'missing';
-        const holder = await em.findOne(DomainEntity, { verifiedDomain: domain });
+        const holder = await em.findOne(DomainEntity, { verifiedDomain: domain }, { refresh: true });
         if (holder && holder.orgId !== orgId) return 'lost';
         try {
-          await em.nativeUpdate(DomainEntity, { orgId, domain }, {
+          const updated = await em.nativeUpdate(DomainEntity, { orgId, domain, verifiedAt: null }, {
             verifiedDomain: domain, verifiedAt: at, challengeToken: null, challengeExpiresAt: null, updatedAt: at,
           });
+          // the pending entry was removed meanwhile by another org's verification, which committed first
+          if (updated !== 1) return own.verifiedAt === null ? 'lost' : 'verified';
         } catch (err) {
           // a concurrent verification by another org committed first (the unique index decides)
           if (err instanceof UniqueConstraintViolationException) return 'lost';
