@@ -37,7 +37,7 @@ describe('services/registry.ts', () => {
 
   it('serves every proto service exactly once, and each module\'s descriptors exist', () => {
     const served = SERVICES.flatMap(descriptorsOf);
-    const all: DescriptorName[] = ['authn', 'mfa', 'admin', 'orgs', 'authz', 'authn.internal', 'mfa.internal', 'admin.internal', 'orgs.internal'];
+    const all: DescriptorName[] = ['authn', 'mfa', 'admin', 'orgs', 'authz', 'authn.internal', 'mfa.internal', 'admin.internal', 'orgs.internal', 'authz.internal'];
     expect([...served].sort()).toEqual([...all].sort());
     for (const d of served) expect(serviceDescriptor(d).methods.size).toBeGreaterThan(0);
   });
@@ -59,7 +59,7 @@ describe('services/registry.ts', () => {
     expect({ components: chart.components, routed: chart.routed, calls: chart.calls }).toEqual({
       components: ['gateway', ...SERVICES.map((m) => m.name)],
       routed: SERVICES.filter((m) => m.publicApi).map((m) => m.name),
-      calls: { admin: ['authn'], authn: ['mfa'], notifications: ['admin'], orgs: ['authn'] },
+      calls: { admin: ['authn'], authn: ['mfa'], notifications: ['admin'], orgs: ['authn', 'authz'] },
     });
     // the components with a gRPC listener: `gatehouse notifications` serves no API, so it has none
     expect(chart.grpc).toEqual(['gateway', ...SERVICES.filter((m) => m.publicApi || m.internalApi).map((m) => m.name)]);

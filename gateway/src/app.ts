@@ -19,6 +19,7 @@ import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
+import { mountScim } from './scim.ts';
 import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
 import { mountLoginPage, type LoginPageOptions } from './login-page.ts';
 
@@ -83,6 +84,7 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  mountScim(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
 
   const graphql = await createGraphqlGateway({
     supergraphSdl: services.supergraphSdl,

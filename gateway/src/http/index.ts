@@ -1,6 +1,6 @@
 /** @module gateway/http The gateway's HTTP layer: middleware, errors and metrics (cookies are libs/auth's). */
 export { createHttpLayer, type HttpLayer, type HttpLayerOptions } from './layer.ts';
-export { jsonBody, parseJsonBody, MAX_BODY_BYTES } from './body.ts';
+export { jsonBody, parseJsonBody, readRawBody, MAX_BODY_BYTES } from './body.ts';
 export { clientInfo, clientIpMiddleware, compileTrustedProxies, normaliseIp, resolveClientIp, type ClientInfo, type TrustedProxies } from './client-ip.ts';
 export { cors, CORS_ALLOWED_HEADERS } from './cors.ts';
 export { csrf, checkCsrf, isCsrfExempt } from './csrf.ts';

@@ -25,7 +25,7 @@ export const COMMAND_SUMMARY: Readonly<Record<CommandName, string>> = Object.fre
   authn: 'sign-up, login, sessions, tokens, verification, social login',
   mfa: 'multi-factor authentication: MFA sessions, one-time codes (email, SMS), TOTP with recovery codes, passkeys, and the gate authn asks for',
   admin: 'super-admin surface: admin sessions and AdminMeta, webhooks, email templates and the audit log (clients, trusted issuers and SAML answer 501 in this release)',
-  orgs: 'organizations, members and verified domains (SSO connections and SCIM answer 501 in this release)',
+  orgs: 'organizations, members, verified domains and SCIM 2.0 (SSO connections answer 501 in this release)',
   authz: 'the embedded relationship-based authorization engine',
   notifications: 'the delivery worker: email, SMS and webhooks',
 });

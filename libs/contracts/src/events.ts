@@ -4,7 +4,7 @@
  * its `data` carries (proto/gatehouse/events/v1/events.proto). Producers emit through typed helpers
  * built on this map, and consumers parse into these types, so the shape lives in one place.
  */
-import type { AuditRecorded, EmailSendJob, OrganizationDeleted, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
+import type { AuditRecorded, EmailSendJob, OrganizationDeleted, ScimGroupChanged, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, UserScimChanged, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
 
 export interface BusEvents {
   'user.created': UserCreated;
@@ -22,6 +22,13 @@ export interface BusEvents {
   'webhook.attempted': WebhookAttempted;
   // issue 19 (organizations, behaviour.md §6.1)
   'organization.deleted': OrganizationDeleted;
+  // issue 19 (SCIM, behaviour.md §6.4, §8)
+  'user.provisioned': UserScimChanged;
+  'user.deprovisioned': UserScimChanged;
+  'user.scim_updated': UserScimChanged;
+  'group.created': ScimGroupChanged;
+  'group.updated': ScimGroupChanged;
+  'group.deleted': ScimGroupChanged;
 }
 
 /** An envelope name of the bus's contract. */

@@ -20,7 +20,7 @@ export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
  * Service-to-service APIs (`<service>.internal`): served only on the owning service's own port to
  * callers holding the internal token, never routed by the gateway or the public gRPC port.
  */
-export type InternalServiceName = 'authn.internal' | 'mfa.internal' | 'admin.internal' | 'orgs.internal';
+export type InternalServiceName = 'authn.internal' | 'mfa.internal' | 'admin.internal' | 'orgs.internal' | 'authz.internal';
 export type DescriptorName = ServiceName | InternalServiceName;
 
 /** Every service with a proto, in no particular order (the names of ServiceName, at run time). */

@@ -55,7 +55,9 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     },
     soleWriter: false,
     peer<D extends InternalServiceName>(api: D): PeerClient<D> | null {
-      const address = config[addressKeyOf(api)];
+      // one address, or a list for a replicated peer (--authz-address): gRPC balances over the list
+      const value = config[addressKeyOf(api)];
+      const address = Array.isArray(value) ? value.join(',') : value;
       if (typeof address !== 'string' || address === '') return null;
       const desc = serviceDescriptor(api);
       const client = typedClient(desc, createGrpcClient(desc, { address, internalToken }));

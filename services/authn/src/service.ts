@@ -13,6 +13,7 @@ import { forgotPasswordRpc } from './rpc/forgot-password.ts';
 import { getJwksRpc } from './rpc/get-jwks.ts';
 import { getOpenidConfigurationRpc } from './rpc/get-openid-configuration.ts';
 import { createRpcContext, type AuthnDeps } from './rpc/deps.ts';
+import { findUsersRpc, provisionUserRpc, setUserActiveRpc, updateProvisionedUserRpc } from './rpc/scim-users.ts';
 import { getUserRpc } from './rpc/get-user.ts';
 import { loginRpc } from './rpc/login.ts';
 import { logoutRpc } from './rpc/logout.ts';
@@ -123,6 +124,10 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
       GetUser: getUserRpc(c),
       GetMeta: metaRpc(c),
+      ProvisionUser: provisionUserRpc(c),
+      FindUsers: findUsersRpc(c),
+      UpdateProvisionedUser: updateProvisionedUserRpc(c),
+      SetUserActive: setUserActiveRpc(c),
     }).handlers,
   };
 }

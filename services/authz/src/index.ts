@@ -9,6 +9,7 @@ import { authzTypeDefs } from './graphql/schema.ts';
 export const authzModule: ServiceModule = {
   name: 'authz',
   publicApi: 'authz',
+  internalApi: 'authz.internal',
   typeDefs: authzTypeDefs,
   calls: [],
   replicated: true,

@@ -18,6 +18,7 @@ import { createMemoryStore } from './storage/memory.ts';
 import { createSqlStore } from './storage/sql/store.ts';
 import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
 import { createAuthzService } from './service.ts';
+import { createAuthzInternal } from './rpc/internal.ts';
 import { createAuthzSubgraph } from './graphql/resolvers.ts';
 
 
@@ -88,6 +89,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     : null;
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
+    internal: { desc: serviceDescriptor('authz.internal'), handlers: createAuthzInternal({ engine, authenticator }) },
     schema: createAuthzSubgraph(handlers),
     engine,
     logFields: { store: config.fga.store },

@@ -11,7 +11,7 @@ export const orgsModule: ServiceModule = {
   publicApi: 'orgs',
   typeDefs: orgsTypeDefs,
   internalApi: 'orgs.internal',
-  calls: ['authn.internal'],
+  calls: ['authn.internal', 'authz.internal'],
   requires: [
     { key: 'redisUrl', why: 'callers\' sessions are shared through Redis in split mode' },
     { key: 'natsUrl', why: 'user.deleted is consumed from, and the audit log and organization.deleted published to, NATS JetStream' },

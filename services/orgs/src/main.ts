@@ -1,13 +1,15 @@
 /**
  * @module orgs/main
  * The only file that wires orgs: flags → database (migrations) → store → handlers and subgraph; authn's
- * internal API for the users behind memberships; the DNS resolver of domain verification
+ * internal API for the users behind memberships, and authz's for SCIM group tuples; the SCIM store and
+ * its events (`user.provisioned`, …, `group.*`), published to the bus after each write; the DNS resolver of domain verification
  * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; and the
  * durable `user.deleted` consumer that drops a deleted user's memberships. `buildOrgs` is the module's
  * build (src/index.ts), the same in all-in-one and split mode.
  */
-import { consumeUserDeleted } from '@gatehouse/bus';
+import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
+import { hmacSha256Hex } from '@gatehouse/crypto';
 import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
 import { AppError } from '@gatehouse/errors';
 import { bindResolvers, buildSubgraph, createCallContext, fatal, orFatal } from '@gatehouse/rpc';
@@ -19,8 +21,15 @@ import { forgetUser } from './domain/members.ts';
 import { orgsBindings } from './graphql/resolvers.ts';
 import { orgsTypeDefs } from './graphql/schema.ts';
 import { createOrgsService } from './service.ts';
-import { orgsSchema } from './storage/mikro/schema.ts';
+import { orgsSchema, registerOrgScopedTable } from './storage/mikro/schema.ts';
 import { createMikroOrgsStore } from './storage/mikro/store.ts';
+import { orgDirectory } from './scim/directory.ts';
+import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, scimEntities, scimMigration } from './scim/storage/schema.ts';
+import { createMikroScimStore } from './scim/storage/store.ts';
+
+// SCIM's tables (behaviour.md §6.4) live in the orgs database and go with their organization (§6.1)
+const schema = { ...orgsSchema, entities: [...orgsSchema.entities, ...scimEntities], migrations: [...orgsSchema.migrations, scimMigration] };
+for (const entity of [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity]) registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
 
 /** Users through authn's internal API; without an authn address every lookup is `unavailable`. */
 function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirectory {
@@ -48,7 +57,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   } catch (err) {
     fatal(`--dns-resolver must list ip:port addresses: ${(err as Error).message}`);
   }
-  const db = await orFatal('database', () => openDatabase(dbOptions, orgsSchema, { logger }));
+  const db = await orFatal('database', () => openDatabase(dbOptions, schema, { logger }));
   const store = createMikroOrgsStore(db);
   const authn = shared.peer('authn.internal');
   if (!authn) logger.warn('no --authn-address: adding members and listing them answer unavailable');
@@ -56,7 +65,22 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     store, users: userDirectory(authn), dns, logger, authenticator: shared.authenticator,
     now: () => Math.floor(Date.now() / 1000),
   };
-  const service = createOrgsService(deps);
+  const authz = shared.peer('authz.internal');
+  if (!authz) logger.warn('no --authz-address: SCIM groups answer 501');
+  const publish = (name: string, data: unknown): void => {
+    if (!shared.bus) return;
+    shared.bus.publish(newEnvelope(name as never, 'orgs', data as never)).catch((err: unknown) => logger.warn({ err, event: name }, 'event not published'));
+  };
+  const service = createOrgsService(deps, {
+    scim: {
+      store: createMikroScimStore(db), orgs: orgDirectory(store, deps.now), authn, authz, now: deps.now,
+      emit: (name, data) => publish(name, data),
+      tokenKey: config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/scim-token-key/v1'),
+      baseUrl: config.url.replace(/\/+$/, ''),
+    },
+    audit: (record) => publish('audit.recorded', record),
+    logger,
+  });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
   const userDeleted = shared.bus

@@ -2,8 +2,8 @@
  * @module @gatehouse/orgs/service
  * createOrgsService(deps): the organizations service's handler maps (proto
  * `gatehouse.orgs.v1.OrgsService` and `OrgsInternal`), one entry per RPC from rpc/. Organizations,
- * members and domains (behaviour.md §6.1, §6.2) are served; SSO connections and SCIM endpoints answer
- * `unimplemented` once the caller passes its auth class.
+ * members and domains (behaviour.md §6.1, §6.2) are served; the SCIM endpoint administration and
+ * server are scim/rpc.ts; SSO connections answer `unimplemented` once the caller passes its auth class.
  *
  * The guard's org-admin mode (behaviour.md §5.1) is fed from this service's own membership table: the
  * organization a call addresses comes from its `org_id` (or `id` for an organization, or the verified
@@ -21,6 +21,7 @@ import {
   createOrganizationRpc, deleteOrganizationRpc, organizationRpc, organizationsRpc, updateOrganizationRpc,
 } from './rpc/organizations.ts';
 import type { OrgsStore } from './storage/ports.ts';
+import { scimHandlers, type ScimRpcDeps } from './scim/rpc.ts';
 
 export type { RpcContext as OrgsDeps } from './rpc/deps.ts';
 
@@ -54,8 +55,8 @@ export function orgAdminDirectory(store: OrgsStore): OrgAdminDirectory {
   };
 }
 
-/** Builds the orgs service's handler maps. */
-export function createOrgsService(c: RpcContext): OrgsService {
+/** Builds the orgs service's handler maps; without `scim` the SCIM RPCs answer `unimplemented`. */
+export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>): OrgsService {
   return {
     public: defineService(serviceDescriptor('orgs'), {
       // organizations and members (behaviour.md §6.1)
@@ -83,11 +84,11 @@ export function createOrgsService(c: RpcContext): OrgsService {
       UpdateOrgSamlConnection: notImplemented,
       DeleteOrgSamlConnection: notImplemented,
       OrgSamlConnection: notImplemented,
-      // SCIM endpoint (behaviour.md §6.4)
-      CreateScimEndpoint: notImplemented,
-      RotateScimToken: notImplemented,
-      DeleteScimEndpoint: notImplemented,
-      ScimEndpoint: notImplemented,
+      // SCIM endpoint and server (behaviour.md §6.4): scim/rpc.ts
+      ...(scim ? scimHandlers({ ...scim, authenticator: c.authenticator }) : {
+        CreateScimEndpoint: notImplemented, RotateScimToken: notImplemented, DeleteScimEndpoint: notImplemented,
+        ScimEndpoint: notImplemented, ScimRequest: notImplemented,
+      }),
     }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store) })),
     internal: defineService(serviceDescriptor('orgs.internal'), {
       IsOrgAdmin: isOrgAdminRpc(c),

@@ -370,6 +370,55 @@ export interface OauthHttpResponse {
   frameable: boolean;
 }
 
+export interface ProvisionUserRequest {
+  /** the SCIM userName (or first email); trimmed and lower-cased by authn */
+  email: string;
+  given_name?: string | null | undefined;
+  family_name?: string | null | undefined;
+  phone_number?:
+    | string
+    | null
+    | undefined;
+  /** false: the user is revoked from the start */
+  active: boolean;
+}
+
+export interface ProvisionUserResponse {
+  user:
+    | User
+    | null;
+  /** false: a user with that email already existed and was returned unchanged */
+  created: boolean;
+}
+
+export interface FindUsersRequest {
+  ids: string[];
+  email?: string | null | undefined;
+}
+
+export interface FindUsersResponse {
+  users: User[];
+}
+
+/** Absent fields are left unchanged; an empty string clears given_name, family_name or phone_number. */
+export interface UpdateProvisionedUserRequest {
+  user_id: string;
+  email?: string | null | undefined;
+  given_name?: string | null | undefined;
+  family_name?: string | null | undefined;
+  phone_number?: string | null | undefined;
+}
+
+export interface SetUserActiveRequest {
+  user_id: string;
+  active: boolean;
+}
+
+export interface SetUserActiveResponse {
+  user: User | null;
+  changed: boolean;
+}
+
 export interface AuthnService {
   Signup(request: SignUpRequest): Promise<AuthResponse>;
   Login(request: LoginRequest): Promise<AuthResponse>;
@@ -479,4 +528,22 @@ export interface AuthnInternal {
   GetUser(request: GetUserByIdRequest): Promise<User>;
   /** Meta as authn serves it, for the admin service's AdminMeta (behaviour.md §5.2: every Meta field). */
   GetMeta(request: Empty): Promise<Meta>;
+  /**
+   * SCIM provisioning for the orgs service (behaviour.md §6.4 "Create user"): creates a user with
+   * signup method `scim`, a verified email and no password (`user.created`), or returns the user
+   * that already holds the email (`created` false).
+   */
+  ProvisionUser(request: ProvisionUserRequest): Promise<ProvisionUserResponse>;
+  /** Users by ids (unknown ids are skipped) or by one normalised email, for SCIM reads (§6.4). */
+  FindUsers(request: FindUsersRequest): Promise<FindUsersResponse>;
+  /**
+   * SCIM replace/patch of the mapped attributes (§6.4); an email or phone change deletes every
+   * session of the user before answering (§2.2).
+   */
+  UpdateProvisionedUser(request: UpdateProvisionedUserRequest): Promise<User>;
+  /**
+   * SCIM `active` (§6.4 "Deprovision"): false sets revoked_timestamp and deletes every session before
+   * answering; true clears it. `changed` is false when the user already was in that state.
+   */
+  SetUserActive(request: SetUserActiveRequest): Promise<SetUserActiveResponse>;
 }

@@ -128,3 +128,15 @@ export interface AuthzService {
   /** Internal: removes the tuples naming user:<user_id> as user or object (behaviour.md §5.3 delete_user). */
   DeleteUserTuples(request: DeleteUserTuplesRequest): Promise<DeleteUserTuplesResponse>;
 }
+
+/**
+ * Service-to-service RPCs (issue 19: SCIM groups, behaviour.md §6.4), served only to callers holding
+ * the deployment's internal token; the same engine operations as the admin RPCs, without an admin
+ * caller and without admin audit rows.
+ */
+export interface AuthzInternal {
+  GetModel(request: Empty): Promise<Model>;
+  WriteTuples(request: TuplesRequest): Promise<Response>;
+  DeleteTuples(request: TuplesRequest): Promise<Response>;
+  ReadTuples(request: ReadTuplesRequest): Promise<ReadTuplesResponse>;
+}

@@ -172,3 +172,32 @@ export interface OrganizationDeleted {
   /** Unix s */
   deleted_at: number;
 }
+
+/**
+ * `user.provisioned` / `user.deprovisioned` / `user.scim_updated`: a SCIM client of the org created,
+ * deactivated (active false or DELETE), changed or reactivated the user.
+ */
+export interface UserScimChanged {
+  user: User | null;
+  org_id: string;
+  /** the user's SCIM externalId in the org */
+  external_id?: string | null | undefined;
+}
+
+/** A SCIM group in a `group.*` event (webhook payload `group`, behaviour.md §5.4). */
+export interface ScimGroup {
+  id: string;
+  org_id: string;
+  display_name: string;
+  external_id?:
+    | string
+    | null
+    | undefined;
+  /** the member user ids after the change (empty for group.deleted) */
+  member_ids: string[];
+}
+
+/** `group.created` / `group.updated` / `group.deleted`: a SCIM group of the org. */
+export interface ScimGroupChanged {
+  group: ScimGroup | null;
+}

@@ -309,6 +309,25 @@ export interface OrgOfVerifiedDomainResponse {
   organization?: Organization | null | undefined;
 }
 
+export interface ScimHttpRequest {
+  /** GET, POST, PUT, PATCH or DELETE */
+  method: string;
+  /** the path below /scim/v2, e.g. `/Users/<id>` */
+  path: string;
+  /** the raw query string without `?` */
+  query: string;
+  /** the raw request body (UTF-8) */
+  body: string;
+}
+
+export interface ScimHttpResponse {
+  status: number;
+  /** the JSON body, empty for 204 */
+  body: string;
+  /** the Location header of a 201, else empty */
+  location: string;
+}
+
 export interface OrgsService {
   /** Organizations and members (behaviour.md §6.1). */
   CreateOrganization(request: CreateOrganizationRequest): Promise<Organization>;
@@ -348,6 +367,12 @@ export interface OrgsService {
   RotateScimToken(request: ScimEndpointRequest): Promise<CreateScimEndpointResponse>;
   DeleteScimEndpoint(request: ScimEndpointRequest): Promise<Response>;
   ScimEndpoint(request: ScimEndpointRequest): Promise<ScimEndpoint>;
+  /**
+   * One request of the SCIM 2.0 server (RFC 7644; behaviour.md §6.4), forwarded by the gateway from
+   * `<url>/scim/v2/*`. Public: the SCIM bearer token in `authorization` decides the org and is checked
+   * by the handler; the answer is the SCIM response (status, `application/scim+json` body).
+   */
+  ScimRequest(request: ScimHttpRequest): Promise<ScimHttpResponse>;
 }
 
 /**
