@@ -2,7 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createJwtSigner, sha256Hex } from '@gatehouse/crypto';
 import { createCallContext, type AuthClass } from '@gatehouse/rpc';
-import { createAuthenticator } from './authenticator.ts';
+import { createAuthenticator, type Authenticator } from './authenticator.ts';
 import { createAuthGuard } from './guard.ts';
 import { createMemorySessionStore } from './session-store.ts';
 
@@ -81,5 +81,13 @@ describe('createAuthGuard', () => {
     await expect(guard('org_admin', createCallContext({ headers: callers.anonymous! }), call('org-x'))).rejects.toMatchObject({ code: 'unauthenticated' });
     // the plain `admin` class never accepts an org admin
     await expect(guard('admin', createCallContext({ headers: callers.user! }), call('org-x'))).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('org_admin refuses a service-account (client_credentials) token even where its subject is an org admin (behaviour.md §2.3)', async () => {
+    const serviceAccount = { kind: 'service_account', clientId: 'c1', subject: 'service_account:c1', scope: [], session: {} };
+    const authenticator = { resolveCaller: async () => serviceAccount } as unknown as Authenticator;
+    const guard = createAuthGuard(authenticator, { orgAdmins: { orgOf: async () => 'org-x', isOrgAdmin: async () => true } });
+    await expect(guard('org_admin', createCallContext({ headers: {} }), { rpc: 'OrgMembers', request: { org_id: 'org-x' } }))
+      .rejects.toMatchObject({ code: 'unauthenticated', message: 'unauthorized' });
   });
 });

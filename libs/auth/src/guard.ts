@@ -45,7 +45,8 @@ export interface AuthGuardOptions {
 async function requireOrgAdmin(authenticator: Authenticator, ctx: CallContext, call: GuardedCall | undefined, orgAdmins?: OrgAdminDirectory): Promise<AdminCaller | UserCaller> {
   const caller = await authenticator.resolveCaller(ctx);
   if (caller.kind === 'admin') return caller;
-  if (!orgAdmins || !call) throw unauthorized('not_super_admin');
+  // a service-account (client_credentials) token is never an org admin (behaviour.md §2.3)
+  if (caller.kind === 'service_account' || !orgAdmins || !call) throw unauthorized('not_super_admin');
   const orgId = await orgAdmins.orgOf(call);
   if (orgId === null || !(await orgAdmins.isOrgAdmin(caller.userId, orgId))) throw unauthorized('not_org_admin');
   return caller;
