@@ -149,6 +149,7 @@ export class TypeSystem {
         let verify = def.directTypes.some((d) => d.condition !== '');
         const walk = (r: Rewrite): void => {
           if (r.k === 'intersection' || r.k === 'difference') verify = true;
+          if (r.k === 'ttu' && this.relation(type, r.tupleset)?.directTypes.some((d) => d.condition !== '')) verify = true;
           if (r.k === 'union' || r.k === 'intersection') r.children.forEach(walk);
           if (r.k === 'difference') walk(r.base);
         };
