@@ -13,16 +13,17 @@ import { closeAuthzClients, expectAllError, okBody, onAll, signupUser, type Auth
 
 type Account = { token: string; id: string; subject: string };
 
+// doc first, then its user types: the order does not matter to the DSL
 const MODEL = `model
   schema 1.1
-type user
+type doc
+  relations
+    define editor: [user, group#member]
+    define viewer: [user, user:*, group#member, user with in_network]
 type group
   relations
     define member: [user, group#member]
-type doc
-  relations
-    define viewer: [user, user:*, group#member, user with in_network]
-    define editor: [user, group#member]
+type user
 condition in_network(ip: ipaddress, cidr: string) {
   ip.in_cidr(cidr)
 }
