@@ -6,7 +6,7 @@ import { describe, it, expect } from '@jest/globals';
 import { parse } from 'yaml';
 import { AppError } from '@gatehouse/errors';
 import { createEngine } from '../src/domain/index.ts';
-import type { Tuple } from '../src/domain/index.ts';
+import type { Engine, Tuple } from '../src/domain/index.ts';
 import type { AuthzStore } from '../src/storage/ports.ts';
 
 interface CheckCase {
@@ -57,7 +57,7 @@ async function refusal(work: Promise<unknown>): Promise<AppError> {
   throw new Error('expected an AppError');
 }
 
-async function countTuples(engine: ReturnType<typeof createEngine>): Promise<number> {
+async function countTuples(engine: Engine): Promise<number> {
   let n = 0;
   let token: string | null = null;
   do {
@@ -70,7 +70,11 @@ async function countTuples(engine: ReturnType<typeof createEngine>): Promise<num
 
 /** Runs one case against a fresh engine on `store`. Each expectation names its stage and input in the failure. */
 export async function runCase(c: ConformanceCase, store: AuthzStore): Promise<void> {
-  const engine = createEngine({ store });
+  await runCaseOn(c, createEngine({ store }));
+}
+
+/** Runs one case against any engine on an empty store (the embedded one, or the OpenFGA backend). */
+export async function runCaseOn(c: ConformanceCase, engine: Engine): Promise<void> {
   for (const [i, stage] of c.stages.entries()) {
     const at = `${c.file} stage ${i + 1}`;
     if (stage.model !== undefined) {
