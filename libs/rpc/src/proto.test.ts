@@ -25,8 +25,9 @@ describe('request normalisation (the codec both transports share)', () => {
 
   it('fills absent optional fields with null and drops unknown fields', () => {
     expect(check.normalizeRequest({ checks: [{ relation: 'can_read', object: 'doc:1', extra: 1 }], unknown: true })).toEqual({
-      checks: [{ relation: 'can_read', object: 'doc:1', contextual_tuples: [] }],
+      checks: [{ relation: 'can_read', object: 'doc:1', contextual_tuples: [], context: null }],
       user: null,
+      context: null,
     });
   });
 

@@ -14,7 +14,16 @@ interface CheckCase {
   relation: string;
   object: string;
   contextual_tuples?: Tuple[];
+  /** the check's condition context */
+  context?: Record<string, unknown>;
   allowed?: boolean;
+  error?: string;
+}
+
+/** Optional query extensions of list cases: contextual tuples, a condition context, an expected error. */
+interface ListExtras {
+  contextual_tuples?: Tuple[];
+  context?: Record<string, unknown>;
   error?: string;
 }
 
@@ -24,8 +33,10 @@ interface Stage {
   tuples?: Tuple[];
   checks?: CheckCase[];
   write_errors?: Array<{ tuple: Tuple; error: string }>;
-  list_objects?: Array<{ user: string; relation: string; type: string; objects: string[] }>;
-  list_users?: Array<{ object: string; relation: string; user_type: string; users: string[] }>;
+  list_objects?: Array<{ user: string; relation: string; type: string; objects?: string[] } & ListExtras>;
+  list_users?: Array<{ object: string; relation: string; user_type: string; users?: string[] } & ListExtras>;
+  /** tuples read back (all of them, in write order), conditions included */
+  read?: Tuple[];
   expand?: Array<{ object: string; relation: string; tree: unknown }>;
   tuple_count?: number;
 }
@@ -89,7 +100,7 @@ export async function runCaseOn(c: ConformanceCase, engine: Engine): Promise<voi
       expect({ at, tuple: w.tuple, code: err.code, message: err.message }).toEqual({ at, tuple: w.tuple, code: 'invalid_argument', message: w.error });
     }
     for (const ch of stage.checks ?? []) {
-      const input = { relation: ch.relation, object: ch.object, contextual_tuples: ch.contextual_tuples };
+      const input = { relation: ch.relation, object: ch.object, contextual_tuples: ch.contextual_tuples, context: ch.context };
       if (ch.error !== undefined) {
         const err = await refusal(engine.check(ch.user, [input]));
         expect({ at, ch, code: err.code, message: err.message }).toEqual({ at, ch, code: 'invalid_argument', message: ch.error });
@@ -99,12 +110,27 @@ export async function runCaseOn(c: ConformanceCase, engine: Engine): Promise<voi
       }
     }
     for (const lo of stage.list_objects ?? []) {
-      const { objects } = await engine.listPermissions(lo.user, { relation: lo.relation, object_type: lo.type });
+      const q = { relation: lo.relation, object_type: lo.type, contextual_tuples: lo.contextual_tuples, context: lo.context };
+      if (lo.error !== undefined) {
+        const err = await refusal(engine.listPermissions(lo.user, q));
+        expect({ at, lo, code: err.code, message: err.message }).toEqual({ at, lo, code: 'invalid_argument', message: lo.error });
+        continue;
+      }
+      const { objects } = await engine.listPermissions(lo.user, q);
       expect({ at, lo, objects }).toEqual({ at, lo, objects: lo.objects });
     }
     for (const lu of stage.list_users ?? []) {
+      if (lu.error !== undefined) {
+        const err = await refusal(engine.listUsers(lu));
+        expect({ at, lu, code: err.code, message: err.message }).toEqual({ at, lu, code: 'invalid_argument', message: lu.error });
+        continue;
+      }
       const { users } = await engine.listUsers(lu);
       expect({ at, lu, users }).toEqual({ at, lu, users: lu.users });
+    }
+    if (stage.read !== undefined) {
+      const { tuples } = await engine.readTuples({ page_size: 100 });
+      expect({ at, tuples }).toEqual({ at, tuples: stage.read });
     }
     for (const ex of stage.expand ?? []) {
       const { tree } = await engine.expand(ex);

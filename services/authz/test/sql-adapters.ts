@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import type { SqlPort } from '../src/storage/sql/store.ts';
-import { fgaSchemaStatements } from '../src/storage/sql/store.ts';
+import { fgaSchemaStatements, isDuplicateColumn } from '../src/storage/sql/store.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -34,7 +34,11 @@ function mutex(): <T>(fn: () => Promise<T>) => Promise<T> {
 }
 
 async function applySchema(port: SqlPort): Promise<void> {
-  for (const s of fgaSchemaStatements(port.dialect)) await port.execute(s);
+  for (const s of fgaSchemaStatements(port.dialect)) {
+    await port.execute(s).catch((err: unknown) => {
+      if (!isDuplicateColumn(err)) throw err;
+    });
+  }
 }
 
 /** An in-memory SQLite database (better-sqlite3) with the schema applied. */

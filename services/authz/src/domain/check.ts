@@ -4,6 +4,7 @@ import { EMPTY_BUCKET } from './tuple-index.ts';
 import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
 import { typeOf } from './object-ref.ts';
+import { ConditionError, type TupleCondition } from './condition.ts';
 
 /** Resolution depth limit (behaviour.md §7.3; OpenFGA's resolve node limit): the 25th nested hop fails the call. */
 export const MAX_RESOLUTION_DEPTH = 25;
@@ -22,6 +23,19 @@ export class ResolutionTooComplex extends Error {
   }
 }
 
+/** An error that fails a resolution branch: the depth or step limit, or a condition that cannot be evaluated. */
+export type ResolutionError = ResolutionTooComplex | ConditionError;
+
+/** True for a {@link ResolutionError} (any other error is a bug and propagates at once). */
+export function isResolutionError(err: unknown): err is ResolutionError {
+  return err instanceof ResolutionTooComplex || err instanceof ConditionError;
+}
+
+/** Memo entry bits: bit 0 the answer, bit 1 "a cycle was cut below" (OpenFGA's CycleDetected), the rest the height. */
+const ANSWER = 1;
+const CYCLE = 2;
+const HEIGHT_SHIFT = 2;
+
 /**
  * Per-resolver state of one visited object: its index nodes, its type's relations and memoised results.
  * A visited object is a valid `type:id` (it came from a validated check or a stored tuple).
@@ -32,8 +46,9 @@ export interface Visited {
   ctxNode: ObjectNode | undefined;
   rels: Map<string, RelationDef> | undefined;
   /**
-   * relation → `(height << 1) | answer`: the answer, and how many hops below this node its resolution
-   * went (a reuse at depth d stands in for a fresh resolution only when d + height stays under the limit)
+   * relation → `(height << 2) | cycle << 1 | answer`: the answer, whether a cycle was cut below it, and how
+   * many hops below this node its resolution went (a reuse at depth d stands in for a fresh resolution only
+   * when d + height stays under the limit)
    */
   memo: Map<string, number>;
   /** results that assumed an ancestor on the path is false (a cycle); valid while that ancestor's frame is open */
@@ -80,11 +95,19 @@ export class Resolver {
   private reach = 0;
   /** whether the current subtree hit the depth limit (a caught overflow: its answer is not memoised) */
   private overflow = false;
+  /** whether the current subtree cut a cycle (OpenFGA's CycleDetected: it makes a `but not` false) */
+  private cycle = false;
   private steps = 0;
   private readonly maxSteps: number;
+  /** the request's condition context (null: none was sent) */
+  private readonly context: Record<string, unknown> | null;
 
-  constructor(ts: TypeSystem, base: TupleIndex, ctx: TupleIndex | null, subject: UserRef, maxSteps = MAX_RESOLUTION_STEPS) {
+  /**
+   * @param context the request's condition context, merged under each conditioned tuple's own context
+   */
+  constructor(ts: TypeSystem, base: TupleIndex, ctx: TupleIndex | null, subject: UserRef, maxSteps = MAX_RESOLUTION_STEPS, context: Record<string, unknown> | null = null) {
     this.maxSteps = maxSteps;
+    this.context = context;
     this.ts = ts;
     this.base = base;
     this.ctx = ctx;
@@ -93,6 +116,19 @@ export class Resolver {
     this.subjectObject = `${subject.type}:${subject.id}`;
     this.subjectTypeKey = subject.kind === 'userset' ? `${subject.type}#${subject.relation}` : subject.type;
     this.wildcardKey = subject.kind === 'object' ? `${subject.type}:*` : '';
+  }
+
+  /**
+   * Whether the tuple `object#relation@user` of bucket `b` holds: true without a condition, else its
+   * condition evaluated in this request's context.
+   * @throws ConditionError
+   */
+  private holds(b: Bucket, object: string, relation: string, user: string): boolean {
+    const c: TupleCondition | undefined = b.conds?.get(user);
+    if (c === undefined) return true;
+    const compiled = this.ts.conditions.get(c.name);
+    if (compiled === undefined) return false;
+    return compiled.evaluate(`${object}#${relation}@${user}`, this.context, c.context);
   }
 
   /**
@@ -113,7 +149,7 @@ export class Resolver {
    */
   answered(object: string, relation: string): boolean | undefined {
     const e = this.answers.get(relation)?.get(object);
-    return e === undefined ? undefined : (e & 1) === 1;
+    return e === undefined ? undefined : (e & ANSWER) === 1;
   }
 
   /** {@link answer} for a node from {@link visited}, without looking the object up again. @throws ResolutionTooComplex */
@@ -143,6 +179,7 @@ export class Resolver {
     this.low = Infinity;
     this.reach = 0;
     this.overflow = false;
+    this.cycle = false;
   }
 
   /**
@@ -179,7 +216,10 @@ export class Resolver {
   private resolve(v: Visited, relation: string, depth: number): boolean {
     if (this.subject.kind === 'userset' && relation === this.subject.relation && v.object === this.subjectObject) return true;
     const known = v.memo.get(relation);
-    if (known !== undefined && this.reusable(known, depth)) return (known & 1) === 1;
+    if (known !== undefined && this.reusable(known, depth)) {
+      if ((known & CYCLE) !== 0) this.cycle = true;
+      return (known & ANSWER) === 1;
+    }
     const def = v.rels?.get(relation);
     if (def === undefined || !def.terminals.has(this.subjectTypeKey)) {
       v.memo.set(relation, 0);
@@ -189,11 +229,13 @@ export class Resolver {
     const p = v.prov?.get(relation);
     if (p !== undefined && p.lowDepth < depth && this.pathFrames[p.lowDepth] === p.frame) {
       if (p.lowDepth < this.low) this.low = p.lowDepth;
+      this.cycle = true;
       return p.value;
     }
     for (let i = 0; i < depth; i++) {
       if (this.pathRelations[i] === relation && this.pathObjects[i] === v.object) {
         if (i < this.low) this.low = i;
+        this.cycle = true;
         return false;
       }
     }
@@ -204,9 +246,11 @@ export class Resolver {
     const outerLow = this.low;
     const outerReach = this.reach;
     const outerOverflow = this.overflow;
+    const outerCycle = this.cycle;
     this.low = Infinity;
     this.reach = depth;
     this.overflow = false;
+    this.cycle = false;
     const frame = ++this.frames;
     this.pathObjects[depth] = v.object;
     this.pathRelations[depth] = relation;
@@ -218,19 +262,22 @@ export class Resolver {
       this.low = Math.min(outerLow, this.low);
       this.reach = Math.max(outerReach, this.reach);
       this.overflow = true;
+      this.cycle = this.cycle || outerCycle;
       throw err;
     }
     const myLow = this.low;
     const myReach = this.reach;
     const myOverflow = this.overflow;
+    const myCycle = this.cycle;
     if (myLow >= depth) {
-      if (!myOverflow) v.memo.set(relation, ((myReach - depth) << 1) | (result ? 1 : 0));
+      if (!myOverflow) v.memo.set(relation, ((myReach - depth) << HEIGHT_SHIFT) | (myCycle ? CYCLE : 0) | (result ? ANSWER : 0));
     } else {
       (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number });
     }
     this.low = Math.min(outerLow, myLow);
     this.reach = Math.max(outerReach, myReach);
     this.overflow = outerOverflow || myOverflow;
+    this.cycle = outerCycle || myCycle;
     return result;
   }
 
@@ -240,7 +287,7 @@ export class Resolver {
    * `depth + height`.
    */
   private reusable(entry: number, depth: number): boolean {
-    const bottom = depth + (entry >> 1);
+    const bottom = depth + (entry >> HEIGHT_SHIFT);
     if (bottom >= MAX_RESOLUTION_DEPTH) return false;
     if (bottom > this.reach) this.reach = bottom;
     return true;
@@ -249,19 +296,19 @@ export class Resolver {
   private evaluate(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
     switch (r.k) {
       case 'this':
-        return this.direct(v.node?.rels.get(def.name) ?? EMPTY_BUCKET, v.ctxNode?.rels.get(def.name), def, depth);
+        return this.direct(v.node?.rels.get(def.name) ?? EMPTY_BUCKET, v.ctxNode?.rels.get(def.name), def, v, depth);
       case 'computed':
         return this.resolve(v, r.relation, depth + 1);
       case 'ttu':
-        return this.tupleToUserset(v.node?.rels.get(r.tupleset), v.ctxNode?.rels.get(r.tupleset), r.computed, depth);
+        return this.tupleToUserset(v.node?.rels.get(r.tupleset), v.ctxNode?.rels.get(r.tupleset), v, r.tupleset, r.computed, depth);
       case 'union': {
         if (this.knownTrue(r.children, v, depth)) return true;
-        let error: ResolutionTooComplex | null = null;
+        let error: ResolutionError | null = null;
         for (const child of r.children) {
           try {
             if (this.evaluate(child, v, def, depth)) return true;
           } catch (err) {
-            if (!(err instanceof ResolutionTooComplex)) throw err;
+            if (!isResolutionError(err)) throw err;
             error = err;
           }
         }
@@ -269,12 +316,12 @@ export class Resolver {
         return false;
       }
       case 'intersection': {
-        let error: ResolutionTooComplex | null = null;
+        let error: ResolutionError | null = null;
         for (const child of r.children) {
           try {
             if (!this.evaluate(child, v, def, depth)) return false;
           } catch (err) {
-            if (!(err instanceof ResolutionTooComplex)) throw err;
+            if (!isResolutionError(err)) throw err;
             error = err;
           }
         }
@@ -286,11 +333,41 @@ export class Resolver {
         try {
           base = this.evaluate(r.base, v, def, depth);
         } catch (err) {
-          if (err instanceof ResolutionTooComplex && this.evaluate(r.subtract, v, def, depth)) return false;
+          if (isResolutionError(err) && this.excludes(r.subtract, v, def, depth)) return false;
           throw err;
         }
-        return base && !this.evaluate(r.subtract, v, def, depth);
+        return base && !this.excludes(r.subtract, v, def, depth);
       }
+    }
+  }
+
+  /**
+   * Whether the subtracted side of a `but not` excludes the subject: it grants, or it is false because a
+   * cycle was cut below it (OpenFGA's exclusion answers false when its subtract detected a cycle).
+   */
+  private excludes(subtract: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
+    const outer = this.cycle;
+    this.cycle = false;
+    try {
+      return this.evaluate(subtract, v, def, depth) || this.cycle;
+    } finally {
+      this.cycle = outer || this.cycle;
+    }
+  }
+
+  /**
+   * Whether the subject holds `relation` on `object` once the `but not` rule for cycles is applied: a
+   * false answer that cut a cycle counts as an exclusion (list_objects' shortcut for `base but not
+   * subtract` checks only the subtract).
+   * @throws ResolutionError
+   */
+  excludedBy(object: string, relation: string): boolean {
+    const outer = this.cycle;
+    this.cycle = false;
+    try {
+      return this.check(object, relation) || this.cycle;
+    } finally {
+      this.cycle = outer;
     }
   }
 
@@ -302,37 +379,53 @@ export class Resolver {
     for (const child of children) {
       if (child.k === 'computed') {
         const e = v.memo.get(child.relation);
-        if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
+        if (e !== undefined && (e & ANSWER) === 1 && this.reusable(e, depth + 1)) return true;
       } else if (child.k === 'ttu') {
         const b = v.node?.rels.get(child.tupleset);
         if (!b) continue;
         for (const parent of b.users) {
           const e = this.objects.get(parent)?.memo.get(child.computed);
-          if (e !== undefined && (e & 1) === 1 && this.reusable(e, depth + 1)) return true;
+          if (e !== undefined && (e & ANSWER) === 1 && this.reusable(e, depth + 1)) return true;
         }
       }
     }
     return false;
   }
 
-  private direct(b: Bucket, c: Bucket | undefined, def: RelationDef, depth: number): boolean {
+  private direct(b: Bucket, c: Bucket | undefined, def: RelationDef, v: Visited, depth: number): boolean {
     const s = this.subject;
+    let error: ResolutionError | null = null;
+    // a conditioned tuple grants only when its condition holds; an unevaluable one is an error unless another path grants
+    const holds = (bucket: Bucket, user: string): boolean => {
+      if (bucket.conds === undefined) return true;
+      try {
+        return this.holds(bucket, v.object, def.name, user);
+      } catch (err) {
+        if (!isResolutionError(err)) throw err;
+        error = err;
+        return false;
+      }
+    };
     if (s.kind === 'userset') {
-      if (b.usersets.has(s.key) || c?.usersets.has(s.key)) return true;
-    } else if (b.users.has(s.key) || c?.users.has(s.key)) {
-      return true;
-    } else if (this.wildcardKey !== '' && def.wildcardTypes.has(s.type) && (b.users.has(this.wildcardKey) || c?.users.has(this.wildcardKey))) {
-      return true;
+      if (b.usersets.has(s.key) && holds(b, s.key)) return true;
+      if (c?.usersets.has(s.key) && holds(c, s.key)) return true;
+    } else {
+      if (b.users.has(s.key) && holds(b, s.key)) return true;
+      if (c?.users.has(s.key) && holds(c, s.key)) return true;
+      if (this.wildcardKey !== '' && def.wildcardTypes.has(s.type)) {
+        if (b.users.has(this.wildcardKey) && holds(b, this.wildcardKey)) return true;
+        if (c?.users.has(this.wildcardKey) && holds(c, this.wildcardKey)) return true;
+      }
     }
-    let error: ResolutionTooComplex | null = null;
     for (let pass = 0; pass < 2; pass++) {
       const set = pass === 0 ? b : c;
       if (!set || set.usersets.size === 0) continue;
-      for (const ref of set.usersets.values()) {
+      for (const [key, ref] of set.usersets) {
+        if (!holds(set, key)) continue;
         try {
           if (this.check(ref.object, ref.relation, depth + 1)) return true;
         } catch (err) {
-          if (!(err instanceof ResolutionTooComplex)) throw err;
+          if (!isResolutionError(err)) throw err;
           error = err;
         }
       }
@@ -341,17 +434,18 @@ export class Resolver {
     return false;
   }
 
-  private tupleToUserset(b: Bucket | undefined, c: Bucket | undefined, computed: string, depth: number): boolean {
-    let error: ResolutionTooComplex | null = null;
+  private tupleToUserset(b: Bucket | undefined, c: Bucket | undefined, v: Visited, tupleset: string, computed: string, depth: number): boolean {
+    let error: ResolutionError | null = null;
     for (let pass = 0; pass < 2; pass++) {
       const set = pass === 0 ? b : c;
       if (!set) continue;
       for (const parent of set.users) {
         if (parent.endsWith(':*')) continue;
         try {
+          if (set.conds !== undefined && !this.holds(set, v.object, tupleset, parent)) continue;
           if (this.check(parent, computed, depth + 1)) return true;
         } catch (err) {
-          if (!(err instanceof ResolutionTooComplex)) throw err;
+          if (!isResolutionError(err)) throw err;
           error = err;
         }
       }

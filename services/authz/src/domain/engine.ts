@@ -2,6 +2,7 @@
 import { AppError } from '@gatehouse/errors';
 import { monotonicFactory } from 'ulid';
 import { Resolver, ResolverCache, ResolutionTooComplex, type Visited } from './check.ts';
+import { ConditionError, parseContext } from './condition.ts';
 import { expand } from './expand.ts';
 import { LIST_CAP, LIST_RESOLUTION_STEPS, listUsers, reachableFrom, verifiedObjects } from './list.ts';
 import { parseDsl } from './model-dsl.ts';
@@ -12,7 +13,7 @@ import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubj
 import { SnapshotCache, guard } from './snapshot.ts';
 import { TupleIndex } from './tuple-index.ts';
 import { addParsed } from './snapshot.ts';
-import type { ReadQuery } from './tuple.ts';
+import type { ParsedTuple, ReadQuery, TupleInput } from './tuple.ts';
 import { encodeToken, parseReadQuery, parseTupleForm, validateDeleteBatch, validateWriteBatch } from './tuple.ts';
 import { TypeSystem } from './type-system.ts';
 import type { AuthzStore } from '../storage/ports.ts';
@@ -41,15 +42,32 @@ export interface Engine {
   deleteTuples(tuples: Tuple[]): Promise<void>;
   /** Exact filters (`object` may be `type:`), `page_size` 1–100 (default 50), filter-bound continuation token, `null` when done. */
   readTuples(q: ReadQuery): Promise<{ tuples: Tuple[]; continuation_token: string | null }>;
-  /** 1–100 checks, all evaluated, results in input order; `resolution too complex` fails the whole call. */
-  check(subject: string, checks: CheckInput[]): Promise<CheckResult[]>;
-  /** Every (type, relation) matching the filter, sorted by type, relation, object; capped at 1000 with `truncated`. */
+  /**
+   * 1–100 checks, all evaluated, results in input order; `resolution too complex` or a condition that cannot
+   * be evaluated fails the whole call. `options.context` is the call's condition context; a check's own
+   * `context` overrides it key by key.
+   */
+  check(subject: string, checks: CheckInput[], options?: { context?: unknown }): Promise<CheckResult[]>;
+  /**
+   * Every (type, relation) matching the filter, sorted by type, relation, object; capped at 1000 with
+   * `truncated`. Contextual tuples (at most 100) count as stored; `context` feeds conditions.
+   */
   listPermissions(
     subject: string,
-    filter: { relation?: string | null; object_type?: string | null },
+    filter: { relation?: string | null; object_type?: string | null; contextual_tuples?: TupleInput[] | null; context?: unknown },
   ): Promise<{ objects: string[]; permissions: Array<{ object: string; relation: string }>; truncated: boolean }>;
-  /** Concrete `type:id` users of `user_type` (and `type:*` when a wildcard grants access), sorted, capped at 1000. */
-  listUsers(q: { object?: string | null; relation?: string | null; user_type?: string | null }): Promise<{ users: string[]; truncated: boolean }>;
+  /**
+   * Users of `user_type` related to `object` by `relation`, sorted, capped at 1000: concrete `type:id` users
+   * (and `type:*` when a wildcard grants access), or `type:id#relation` usersets for a userset filter
+   * `type#relation`. Contextual tuples and `context` as in listPermissions.
+   */
+  listUsers(q: {
+    object?: string | null;
+    relation?: string | null;
+    user_type?: string | null;
+    contextual_tuples?: TupleInput[] | null;
+    context?: unknown;
+  }): Promise<{ users: string[]; truncated: boolean }>;
   /** One level of the OpenFGA userset tree, `{root: {...}}` serialised as JSON. */
   expand(q: { relation?: string | null; object?: string | null }): Promise<{ tree: string }>;
   /** Deletes every model version; refused (`failed_precondition`) while any tuple exists. */
@@ -85,8 +103,27 @@ function checkSubjectParser(): (raw: string) => UserRef {
 
 const tooComplex = (err: unknown): never => {
   if (err instanceof ResolutionTooComplex) throw new AppError('invalid_argument', 'resolution too complex', { cause: err });
+  if (err instanceof ConditionError) throw new AppError('invalid_argument', err.message, { cause: err });
   throw err;
 };
+
+/** A request's condition context. @throws AppError `invalid_argument` `context must be a JSON object` */
+function requestContext(raw: unknown): Record<string, unknown> | null {
+  try {
+    return parseContext(raw, 'context');
+  } catch (err) {
+    throw new AppError('invalid_argument', (err as Error).message);
+  }
+}
+
+/** Validated contextual tuples of a list call (at most 100, each allowed by the model) as an index, or null. */
+function contextualIndex(ts: TypeSystem, raw: unknown): TupleIndex | null {
+  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) return null;
+  const parsed: readonly ParsedTuple[] = parseCheck(ts, { relation: '_', object: '_:_', contextual_tuples: raw as TupleInput[] }, true).contextual;
+  const index = new TupleIndex();
+  for (const p of parsed) addParsed(index, p);
+  return index;
+}
 
 /**
  * Builds the engine over one store. Queries answer from an in-memory snapshot (model + tuple indexes)
@@ -133,19 +170,21 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const page = await guard(store.readPage(filter, afterSeq, pageSize));
       const last = page.tuples[page.tuples.length - 1];
       return {
-        tuples: page.tuples.map((t) => ({ user: t.user, relation: t.relation, object: t.object })),
+        tuples: page.tuples.map((t) => (t.condition ? { user: t.user, relation: t.relation, object: t.object, condition: t.condition } : { user: t.user, relation: t.relation, object: t.object })),
         continuation_token: page.more && last ? encodeToken(binding, last.seq) : null,
       };
     },
 
     /** behaviour.md §7.3 check_permissions: 1–100 checks, all evaluated, results in input order. */
-    async check(subject, checks) {
+    async check(subject, checks, options) {
       const s = subjectOf(subject);
       const inputs = checkBatchCount(checks);
+      const callContext = requestContext(options?.context);
       const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
       requireSubject(ts, s);
-      const shared = resolvers.get(snap, snap.revision, ts, snap.index, s);
+      // answers under a request context depend on it: such calls get a resolver of their own, never the shared memo
+      const shared = callContext === null ? resolvers.get(snap, snap.revision, ts, snap.index, s) : new Resolver(ts, snap.index, null, s, undefined, callContext);
       // Every check is validated before any is resolved (a refusal names the first bad check, and
       // nothing is half answered). A check on an object this subject's resolver has visited, with a
       // relation its type defines and no contextual tuples, is valid as it stands: it came from an
@@ -158,7 +197,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const parsed: Array<ParsedCheck | undefined> = new Array(n);
       for (let i = 0; i < n; i++) {
         const c = inputs[i]!;
-        const plain = c?.contextual_tuples == null || (Array.isArray(c.contextual_tuples) && c.contextual_tuples.length === 0);
+        const plain = (c?.contextual_tuples == null || (Array.isArray(c.contextual_tuples) && c.contextual_tuples.length === 0)) && c?.context == null;
         if (plain && typeof c?.object === 'string' && typeof c.relation === 'string') {
           const allowed = shared.answered(c.object, c.relation);
           if (allowed !== undefined) {
@@ -184,16 +223,20 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
           }
           const node = parsed[i]!;
           let resolver = shared;
-          if (node.contextual.length > 0) {
-            const ctx = new TupleIndex();
-            for (const p of node.contextual) addParsed(ctx, p);
-            resolver = new Resolver(ts, snap.index, ctx, s);
+          if (node.contextual.length > 0 || node.context !== null) {
+            let ctx: TupleIndex | null = null;
+            if (node.contextual.length > 0) {
+              ctx = new TupleIndex();
+              for (const p of node.contextual) addParsed(ctx, p);
+            }
+            const context = node.context === null ? callContext : { ...(callContext ?? {}), ...node.context };
+            resolver = new Resolver(ts, snap.index, ctx, s, undefined, context);
           }
           results[i] = { relation: node.relation, object: node.object, allowed: resolver.answer(node.object, node.relation) };
         }
         return results;
       } catch (err) {
-        resolvers.drop(shared);
+        if (callContext === null) resolvers.drop(shared);
         return tooComplex(err);
       }
     },
@@ -214,19 +257,25 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
         for (const rel of [...(ts.types.get(type)?.keys() ?? [])].sort()) if (relation === undefined || rel === relation) pairs.push([type, rel]);
       }
       if (relation !== undefined && pairs.length === 0) throw new AppError('invalid_argument', `relation "${relation}" is not defined on any type`);
-      const found = reachableFrom(ts, snap.index, s);
+      const context = requestContext(filter?.context);
+      const ctx = contextualIndex(ts, filter?.contextual_tuples);
+      const found = reachableFrom(ts, snap.index, s, ctx);
       // one resolver verifies every candidate, so it gets a larger step budget than a single check call
-      const resolver = new Resolver(ts, snap.index, null, s, LIST_RESOLUTION_STEPS);
+      const resolver = new Resolver(ts, snap.index, ctx, s, LIST_RESOLUTION_STEPS, context);
       const permissions: Array<{ object: string; relation: string }> = [];
       let truncated = false;
-      outer: for (const [type, rel] of pairs) {
-        for (const object of verifiedObjects(ts, resolver, found, type, rel)) {
-          if (permissions.length === LIST_CAP) {
-            truncated = true;
-            break outer;
+      try {
+        outer: for (const [type, rel] of pairs) {
+          for (const object of verifiedObjects(ts, resolver, found, type, rel)) {
+            if (permissions.length === LIST_CAP) {
+              truncated = true;
+              break outer;
+            }
+            permissions.push({ object, relation: rel });
           }
-          permissions.push({ object, relation: rel });
         }
+      } catch (err) {
+        return tooComplex(err);
       }
       return { objects: [...new Set(permissions.map((p) => p.object))], permissions, truncated };
     },
@@ -242,8 +291,17 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const snap = cache.currentIfKnown() ?? await cache.current();
       const ts = requireModel(snap.ts);
       requireRelation(ts, obj.type, relation);
-      if (!ts.types.has(userType)) throw new AppError('invalid_argument', `type "${userType}" is not defined`);
-      return listUsers(ts, snap.index, object, relation, userType);
+      const hash = userType.indexOf('#');
+      const filter = hash < 0 ? { type: userType, relation: '' } : { type: userType.slice(0, hash), relation: userType.slice(hash + 1) };
+      if (!ts.types.has(filter.type)) throw new AppError('invalid_argument', `type "${filter.type}" is not defined`);
+      if (filter.relation !== '') requireRelation(ts, filter.type, filter.relation);
+      const context = requestContext(q?.context);
+      const ctx = contextualIndex(ts, q?.contextual_tuples);
+      try {
+        return listUsers(ts, snap.index, object, relation, filter, ctx, context);
+      } catch (err) {
+        return tooComplex(err);
+      }
     },
 
     /** behaviour.md §7.3 fga/expand: the OpenFGA userset tree as a JSON string. */

@@ -1,6 +1,7 @@
 /** @module list: ListObjects (reverse expansion from the subject) and ListUsers (forward expansion), verified by Check. */
-import { Resolver, ResolutionTooComplex } from './check.ts';
-import type { TupleIndex } from './tuple-index.ts';
+import { MAX_RESOLUTION_DEPTH, Resolver, ResolutionTooComplex } from './check.ts';
+import type { Bucket, TupleIndex } from './tuple-index.ts';
+import { EMPTY_BUCKET } from './tuple-index.ts';
 import type { Rewrite, TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
 import { parseUser, typeOf } from './object-ref.ts';
@@ -16,11 +17,11 @@ export const LIST_RESOLUTION_STEPS = 2_000_000;
  * An over-approximation: it follows `and`/`but not` through their positive branches; callers
  * verify candidates of relations whose `needsVerify` is set.
  */
-export function reachableFrom(ts: TypeSystem, index: TupleIndex, subject: UserRef): Map<string, Set<string>> {
+export function reachableFrom(ts: TypeSystem, index: TupleIndex, subject: UserRef, ctx: TupleIndex | null = null): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
   const queue: Array<[string, string]> = [];
   const enqueue = (object: string, relation: string): void => {
-    const type = index.node(object)?.type ?? typeOf(object);
+    const type = index.node(object)?.type ?? ctx?.node(object)?.type ?? typeOf(object);
     const typeRel = `${type}#${relation}`;
     let bucket = found.get(typeRel);
     if (!bucket) found.set(typeRel, (bucket = new Set()));
@@ -30,6 +31,7 @@ export function reachableFrom(ts: TypeSystem, index: TupleIndex, subject: UserRe
   };
   const fromUser = (user: string): void => {
     for (const [relation, objects] of index.byUser(user) ?? []) for (const o of objects) enqueue(o, relation);
+    if (ctx) for (const [relation, objects] of ctx.byUser(user) ?? []) for (const o of objects) enqueue(o, relation);
   };
   if (subject.kind === 'userset') enqueue(`${subject.type}:${subject.id}`, subject.relation);
   else fromUser(subject.key);
@@ -41,9 +43,11 @@ export function reachableFrom(ts: TypeSystem, index: TupleIndex, subject: UserRe
     fromUser(`${object}#${relation}`);
     const ttus = ts.ttuParents.get(typeRel);
     if (ttus) {
-      const byRel = index.byUser(object);
-      for (const t of ttus) {
-        for (const p of byRel?.get(t.tupleset) ?? []) if ((index.node(p)?.type ?? typeOf(p)) === t.parentType) enqueue(p, t.parentRelation);
+      for (const source of ctx ? [index, ctx] : [index]) {
+        const byRel = source.byUser(object);
+        for (const t of ttus) {
+          for (const p of byRel?.get(t.tupleset) ?? []) if ((index.node(p)?.type ?? typeOf(p)) === t.parentType) enqueue(p, t.parentRelation);
+        }
       }
     }
   }
@@ -71,72 +75,98 @@ export function verifiedObjects(
   if (r.k === 'difference' && r.base.k === 'computed' && r.subtract.k === 'computed' && ts.relation(type, r.base.relation)?.needsVerify === false) {
     const reached = found.get(`${type}#${r.base.relation}`);
     const subtract = r.subtract.relation;
-    return sorted.filter((object) => (reached?.has(object) ? !safeCheck(resolver, object, subtract, false) : safeCheck(resolver, object, relation, false)));
+    return sorted.filter((object) => (reached?.has(object) ? !safeCheck(() => resolver.excludedBy(object, subtract), true) : safeCheck(() => resolver.check(object, relation), false)));
   }
-  return sorted.filter((object) => safeCheck(resolver, object, relation, false));
+  return sorted.filter((object) => safeCheck(() => resolver.check(object, relation), false));
 }
 
-function safeCheck(resolver: Resolver, object: string, relation: string, onError: boolean): boolean {
+/**
+ * A list candidate's check: a depth or step overflow answers `onError` (the object is left out); a condition
+ * that cannot be evaluated fails the call, as OpenFGA's list APIs answer it with an error.
+ * @throws ConditionError
+ */
+function safeCheck(check: () => boolean, onError: boolean): boolean {
   try {
-    return resolver.check(object, relation);
+    return check();
   } catch (err) {
     if (err instanceof ResolutionTooComplex) return onError;
     throw err;
   }
 }
 
+/** What list_users asks for: `type` users, or usersets `type#relation` when `relation` is set (OpenFGA user filter). */
+export interface UserFilter {
+  type: string;
+  relation: string;
+}
+
 /**
- * ListUsers: concrete `type:id` users of `userType` (and `userType:*` when a wildcard grants access)
- * related to `object` by `relation`, sorted, capped at {@link LIST_CAP}.
+ * ListUsers: the users matching `filter` related to `object` by `relation`: concrete `type:id` users (and
+ * `type:*` when a wildcard grants access) or, for a userset filter, `type:id#relation` usersets; sorted,
+ * capped at {@link LIST_CAP}. Contextual tuples (`ctx`) count as stored ones; conditions are evaluated in
+ * `context`.
+ * @throws ResolutionTooComplex when the expansion or a candidate's check passes the depth limit (as check);
+ *   ConditionError when a condition on the way cannot be evaluated
  */
 export function listUsers(
   ts: TypeSystem,
   index: TupleIndex,
   object: string,
   relation: string,
-  userType: string,
+  filter: UserFilter,
+  ctx: TupleIndex | null = null,
+  context: Record<string, unknown> | null = null,
 ): { users: string[]; truncated: boolean } {
   const candidates = new Set<string>();
   const seen = new Set<string>([`${object}#${relation}`]);
-  const queue: Array<[string, string]> = [[object, relation]];
-  const enqueue = (o: string, r: string): void => {
+  const queue: Array<[string, string, number]> = [[object, relation, 0]];
+  const typeOfObject = (o: string): string => index.node(o)?.type ?? ctx?.node(o)?.type ?? typeOf(o);
+  const buckets = (o: string, r: string): Bucket[] => {
+    const b = index.bucket(o, r);
+    const c = ctx?.bucket(o, r) ?? EMPTY_BUCKET;
+    return c === EMPTY_BUCKET ? [b] : [b, c];
+  };
+  const enqueue = (o: string, r: string, depth: number): void => {
     const key = `${o}#${r}`;
-    if (!seen.has(key) && ts.relation(index.node(o)?.type ?? typeOf(o), r)) {
+    if (filter.relation !== '' && r === filter.relation && typeOfObject(o) === filter.type) candidates.add(key);
+    if (!seen.has(key) && ts.relation(typeOfObject(o), r)) {
+      if (depth >= MAX_RESOLUTION_DEPTH) throw new ResolutionTooComplex();
       seen.add(key);
-      queue.push([o, r]);
+      queue.push([o, r, depth]);
     }
   };
-  const visit = (rw: Rewrite, o: string, rel: string): void => {
+  const visit = (rw: Rewrite, o: string, rel: string, depth: number): void => {
     switch (rw.k) {
       case 'this': {
-        const b = index.bucket(o, rel);
-        for (const u of b.users) if (typeOf(u) === userType) candidates.add(u);
-        for (const ref of b.usersets.values()) enqueue(ref.object, ref.relation);
+        for (const b of buckets(o, rel)) {
+          if (filter.relation === '') for (const u of b.users) if (typeOf(u) === filter.type) candidates.add(u);
+          for (const ref of b.usersets.values()) enqueue(ref.object, ref.relation, depth + 1);
+        }
         return;
       }
       case 'computed':
-        enqueue(o, rw.relation);
+        enqueue(o, rw.relation, depth + 1);
         return;
       case 'ttu':
-        for (const p of index.bucket(o, rw.tupleset).users) if (!p.endsWith(':*')) enqueue(p, rw.computed);
+        for (const b of buckets(o, rw.tupleset)) for (const p of b.users) if (!p.endsWith(':*')) enqueue(p, rw.computed, depth + 1);
         return;
       case 'union':
       case 'intersection':
-        for (const c of rw.children) visit(c, o, rel);
+        for (const c of rw.children) visit(c, o, rel, depth);
         return;
       case 'difference':
-        visit(rw.base, o, rel);
+        visit(rw.base, o, rel, depth);
     }
   };
   for (let i = 0; i < queue.length; i++) {
-    const [o, rel] = queue[i] as [string, string];
-    const def = ts.relation(index.node(o)?.type ?? typeOf(o), rel);
-    if (def) visit(def.rewrite, o, rel);
+    const [o, rel, depth] = queue[i] as [string, string, number];
+    const def = ts.relation(typeOfObject(o), rel);
+    if (def) visit(def.rewrite, o, rel, depth);
   }
   const users: string[] = [];
   for (const candidate of [...candidates].sort()) {
     const ref = parseUser(candidate);
-    if (!ref || !safeCheck(new Resolver(ts, index, null, ref), object, relation, false)) continue;
+    if (!ref || !new Resolver(ts, index, ctx, ref, undefined, context).check(object, relation)) continue;
     if (users.length === LIST_CAP) return { users, truncated: true };
     users.push(candidate);
   }

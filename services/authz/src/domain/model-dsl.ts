@@ -1,6 +1,7 @@
 /** @module model-dsl: parses and validates an OpenFGA DSL model (schema 1.1) into its JSON form (behaviour.md §7.1). */
 import { AppError } from '@gatehouse/errors';
 import { transformer, validator } from '@openfga/syntax-transformer';
+import { compileConditions, type JsonCondition } from './condition.ts';
 
 /** Largest accepted DSL text, in bytes (behaviour.md §7.1: at most 256 KiB). */
 export const MAX_DSL_BYTES = 256 * 1024;
@@ -31,7 +32,7 @@ export interface JsonModel {
     relations?: Record<string, JsonUserset>;
     metadata?: { relations?: Record<string, { directly_related_user_types?: JsonRelationReference[] }> } | null;
   }>;
-  conditions?: Record<string, unknown>;
+  conditions?: Record<string, JsonCondition>;
 }
 
 interface SingleError {
@@ -60,23 +61,54 @@ function describe(err: SingleError): string {
   }
   const notRelation = /^`([^`]+)` is not a valid relation for `([^`]+)`/.exec(err.msg ?? '');
   if (notRelation) return `relation "${notRelation[1]}" is not defined on type "${notRelation[2]}"`;
-  if (meta?.errorType === 'condition-not-defined' || meta?.errorType === 'condition-not-used') {
-    return 'conditions are not supported';
-  }
+  if (meta?.errorType === 'condition-not-defined' && symbol !== '') return `condition "${symbol}" is not defined`;
+  if (meta?.errorType === 'condition-not-used' && symbol !== '') return `condition "${symbol}" is defined but not used`;
   const line = (err.line?.start ?? 0) + 1;
   const column = (err.column?.start ?? 0) + 1;
   const reason = (err.msg ?? err.message ?? 'invalid model').trim();
   return `invalid authorization model: line ${line}, column ${column}: ${reason}`;
 }
 
+/** `with <condition>` on a type restriction, removed for the fallback validation. */
+const WITH_CONDITION = /\s+with\s+[A-Za-z_][A-Za-z0-9_-]*/g;
+
+/**
+ * Runs the syntax-transformer's validator. Its checker crashes (a TypeError, not a validation error) on
+ * some models whose tuple-to-userset relation has only conditioned types (`define parent: [folder with c]`,
+ * `define viewer: viewer from parent`); such a model is validated again with the `with` clauses removed
+ * (the condition references are checked by {@link parseDsl} itself), and an internal failure never
+ * reaches the caller as text.
+ * @throws AppError `invalid_argument`
+ */
+function validate(dsl: string): void {
+  const firstError = (text: string, ignoreUnused: boolean): SingleError | 'crash' | null => {
+    try {
+      validator.validateDSL(text);
+      return null;
+    } catch (err) {
+      const errors = (err as { errors?: SingleError[] }).errors;
+      if (!errors || errors.length === 0) return 'crash';
+      return errors.find((e) => !ignoreUnused || e.metadata?.errorType !== 'condition-not-used') ?? null;
+    }
+  };
+  let first = firstError(dsl, false);
+  if (first === 'crash') {
+    const stripped = dsl.split('\n').map((line) => (/^\s*define\s/.test(line) ? line.replace(/\[[^\]]*\]/g, (m) => m.replace(WITH_CONDITION, '')) : line)).join('\n');
+    first = firstError(stripped, true);
+  }
+  if (first === 'crash') throw refusal('invalid authorization model: line 1, column 1: the model could not be validated');
+  if (first !== null) throw refusal(describe(first));
+}
+
 /**
  * Validates DSL text and converts it to the JSON model.
  *
  * @param dsl OpenFGA DSL, schema 1.1, at most 256 KiB
- * @returns the JSON model (conditions and modules are refused)
+ * @returns the JSON model (conditions compiled to check them; modules are refused)
  * @throws AppError `invalid_argument`: `dsl is required`, `authorization model too large: max 262144 bytes`,
  *   `invalid authorization model: line <l>, column <c>: <reason>`, `type "<t>" is not defined`,
- *   `relation "<r>" is not defined on type "<t>"`, `conditions are not supported`, `modules are not supported`
+ *   `relation "<r>" is not defined on type "<t>"`, `condition "<c>" is not defined`,
+ *   `invalid authorization model: failed to compile expression on condition '<c>': <reason>`, `modules are not supported`
  */
 export function parseDsl(dsl: string): JsonModel {
   if (typeof dsl !== 'string' || dsl.trim() === '') throw refusal('dsl is required');
@@ -84,24 +116,22 @@ export function parseDsl(dsl: string): JsonModel {
     throw refusal(`authorization model too large: max ${MAX_DSL_BYTES} bytes`);
   }
   if (/^\s*(module|extend)\s/m.test(dsl)) throw refusal('modules are not supported');
-  try {
-    validator.validateDSL(dsl);
-  } catch (err) {
-    const errors = (err as { errors?: SingleError[] }).errors;
-    const first = errors?.[0];
-    if (first) throw refusal(describe(first));
-    const reason = err instanceof Error ? err.message : String(err);
-    throw refusal(`invalid authorization model: line 1, column 1: ${reason.trim()}`);
-  }
+  validate(dsl);
   const model = transformer.transformDSLToJSONObject(dsl) as unknown as JsonModel;
   if (model.schema_version !== '1.1') {
     throw refusal(`invalid authorization model: line 1, column 1: schema version ${model.schema_version} is not supported, use 1.1`);
   }
-  if (model.conditions && Object.keys(model.conditions).length > 0) throw refusal('conditions are not supported');
   for (const td of model.type_definitions) {
     for (const rel of Object.values(td.metadata?.relations ?? {})) {
-      if ((rel.directly_related_user_types ?? []).some((r) => r.condition)) throw refusal('conditions are not supported');
+      for (const r of rel.directly_related_user_types ?? []) {
+        if (r.condition && !model.conditions?.[r.condition]) throw refusal(`condition "${r.condition}" is not defined`);
+      }
     }
+  }
+  try {
+    compileConditions(model.conditions);
+  } catch (err) {
+    throw refusal(`invalid authorization model: ${(err as Error).message}`);
   }
   return model;
 }

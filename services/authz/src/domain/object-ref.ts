@@ -6,6 +6,8 @@ export interface Tuple {
   user: string;
   relation: string;
   object: string;
+  /** the tuple's condition (extension, OpenFGA schema 1.1 conditions); absent or null for none */
+  condition?: { name: string; context: Record<string, unknown> | null } | null;
 }
 
 /**
@@ -89,18 +91,17 @@ export function parseSubject(raw: string): string {
 }
 
 /**
- * Parses the subject of a check: a concrete `type:id` (a bare id means `user:<id>`) or a userset
- * `type:id#relation` (OpenFGA semantics: is the userset included). A wildcard is refused.
+ * Parses the subject of a check or list: a concrete `type:id` (a bare id means `user:<id>`), a userset
+ * `type:id#relation` or a typed wildcard `type:*` (OpenFGA semantics: is the userset included; is the
+ * type's public wildcard granted). Who may name the last two is the caller's business (behaviour.md §7.2:
+ * super-admins only).
  *
- * @throws AppError `invalid_argument` with the §7.2 messages
+ * @throws AppError `invalid_argument` `user must be in type:id form, got "<x>"`
  */
 export function parseCheckSubject(raw: string): UserRef {
   const text = raw.trim();
   const candidate = text !== '' && !text.includes(':') && !text.includes('#') ? `user:${text}` : text;
   const ref = parseUser(candidate);
   if (ref === null) throw new AppError('invalid_argument', `user must be in type:id form, got "${raw}"`);
-  if (ref.kind === 'wildcard') {
-    throw new AppError('invalid_argument', `user must be a concrete subject in type:id form, not a userset, got "${raw}"`);
-  }
   return ref;
 }

@@ -5,6 +5,7 @@ import { splitObject } from './object-ref.ts';
 import { MAX_TUPLES_PER_CALL, parseTupleForm, tupleMismatch } from './tuple.ts';
 import type { ParsedTuple, TupleInput } from './tuple.ts';
 import type { TypeSystem } from './type-system.ts';
+import { parseContext } from './condition.ts';
 
 /** Checks per check_permissions call (service-spec §8). */
 export const MAX_CHECKS = 100;
@@ -17,6 +18,8 @@ export interface CheckInput {
   relation?: string | null;
   object?: string | null;
   contextual_tuples?: TupleInput[] | null;
+  /** this check's condition context (extension, OpenFGA conditions), over the call's */
+  context?: unknown;
 }
 
 /** A validated check. */
@@ -24,6 +27,8 @@ export interface ParsedCheck {
   relation: string;
   object: string;
   contextual: readonly ParsedTuple[];
+  /** the check's own condition context, null when none */
+  context: Record<string, unknown> | null;
 }
 
 const bad = (message: string): AppError => new AppError('invalid_argument', message);
@@ -58,18 +63,27 @@ export function checkBatchCount(checks: unknown): CheckInput[] {
 
 /**
  * Validates one check: `relation` and a `type:id` object, both defined in the model; contextual tuples
- * at most 100 and validated like written tuples.
+ * at most 100 and validated like written tuples; an optional JSON-object `context`. With `tuplesOnly`, only
+ * the contextual tuples are validated (a list call's; the count message then says `per request`).
  * @throws AppError `invalid_argument` with the §7.3 messages
  */
-export function parseCheck(ts: TypeSystem, c: CheckInput): ParsedCheck {
+export function parseCheck(ts: TypeSystem, c: CheckInput, tuplesOnly = false): ParsedCheck {
   const relation = typeof c?.relation === 'string' ? c.relation.trim() : '';
   const object = typeof c?.object === 'string' ? c.object.trim() : '';
   const obj = splitObject(object);
-  if (relation === '' || !obj) throw bad('each check requires relation and object');
-  requireRelation(ts, obj.type, relation);
+  if (!tuplesOnly) {
+    if (relation === '' || !obj) throw bad('each check requires relation and object');
+    requireRelation(ts, obj.type, relation);
+  }
   const raw = c.contextual_tuples ?? NO_TUPLES;
   if (!Array.isArray(raw)) throw bad('each tuple requires user, relation and object');
-  if (raw.length > MAX_TUPLES_PER_CALL) throw bad(`too many contextual tuples: max ${MAX_TUPLES_PER_CALL} per check`);
+  if (raw.length > MAX_TUPLES_PER_CALL) throw bad(`too many contextual tuples: max ${MAX_TUPLES_PER_CALL} per ${tuplesOnly ? 'request' : 'check'}`);
+  let context: Record<string, unknown> | null;
+  try {
+    context = parseContext(c.context, 'context');
+  } catch (err) {
+    throw bad((err as Error).message);
+  }
   // most checks carry no contextual tuples: one shared empty list, no allocation per check
   const contextual = raw.length === 0 ? NO_PARSED : raw.map((t) => {
     const p = parseTupleForm(t);
@@ -77,5 +91,5 @@ export function parseCheck(ts: TypeSystem, c: CheckInput): ParsedCheck {
     if (reason !== null) throw bad(`invalid tuple "${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}": ${reason}`);
     return p;
   });
-  return { relation, object, contextual };
+  return { relation, object, contextual, context };
 }

@@ -170,19 +170,22 @@ function indexStored(index: TupleIndex, ts: TypeSystem, fits: Map<string, boolea
   const userType = userObject.slice(0, userColon);
   const userRelation = hash >= 0 ? t.user.slice(hash + 1) : '';
   const kind: UserRef['kind'] = hash >= 0 ? 'userset' : userObject.endsWith(':*') ? 'wildcard' : 'object';
-  const shape = `${objectType}\u0000${t.relation}\u0000${kind}\u0000${userType}\u0000${userRelation}`;
+  const condition = t.condition ?? null;
+  const conditionName = condition?.name ?? '';
+  const shape = `${objectType}\u0000${t.relation}\u0000${kind}\u0000${userType}\u0000${userRelation}\u0000${conditionName}`;
   let ok = fits.get(shape);
   if (ok === undefined) {
     const def = ts.relation(objectType, t.relation);
     const ref: UserRef = { kind, type: userType, id: '', relation: userRelation, key: t.user };
-    ok = def !== undefined && ts.allowsUser(def, ref) && (kind !== 'userset' || ts.relation(userType, userRelation) !== undefined);
+    ok = def !== undefined && ts.allowsUser(def, ref, conditionName) && (kind !== 'userset' || ts.relation(userType, userRelation) !== undefined)
+      && (conditionName === '' || ts.conditions.has(conditionName));
     fits.set(shape, ok);
   }
-  if (ok) index.add(t.object, objectType, t.relation, t.user, hash >= 0 ? { object: userObject, relation: userRelation } : null);
+  if (ok) index.add(t.object, objectType, t.relation, t.user, hash >= 0 ? { object: userObject, relation: userRelation } : null, condition);
 }
 
 /** Adds a validated tuple to an index. */
 export function addParsed(index: TupleIndex, p: ParsedTuple): void {
   const u = p.user;
-  index.add(p.tuple.object, p.objectType, p.tuple.relation, p.tuple.user, u.kind === 'userset' ? { object: `${u.type}:${u.id}`, relation: u.relation } : null);
+  index.add(p.tuple.object, p.objectType, p.tuple.relation, p.tuple.user, u.kind === 'userset' ? { object: `${u.type}:${u.id}`, relation: u.relation } : null, p.condition);
 }

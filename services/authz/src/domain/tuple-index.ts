@@ -1,4 +1,5 @@
 /** @module tuple-index: in-memory forward and reverse indexes over relationship tuples, the engine's fast path. */
+import type { TupleCondition } from './condition.ts';
 
 /** A userset user `type:id#relation`, split once at insert time. */
 export interface UsersetRef {
@@ -12,6 +13,8 @@ export interface Bucket {
   users: Set<string>;
   /** `type:id#relation` users, keyed by that text */
   usersets: Map<string, UsersetRef>;
+  /** user → the condition its tuple carries; absent while no tuple of the bucket has one (the common case) */
+  conds?: Map<string, TupleCondition>;
 }
 
 /** Everything indexed about one object: its type (split once) and its relations. */
@@ -41,8 +44,9 @@ export class TupleIndex {
    * Adds a tuple; returns false when it was already present.
    * @param objectType the type part of `object`
    * @param userset the parsed user when it is a userset `type:id#relation`, else null
+   * @param condition the tuple's condition, if any
    */
-  add(object: string, objectType: string, relation: string, user: string, userset: UsersetRef | null): boolean {
+  add(object: string, objectType: string, relation: string, user: string, userset: UsersetRef | null, condition: TupleCondition | null = null): boolean {
     let node = this.fwd.get(object);
     if (!node) {
       node = { type: objectType, rels: new Map() };
@@ -60,6 +64,7 @@ export class TupleIndex {
       if (b.users.has(user)) return false;
       b.users.add(user);
     }
+    if (condition !== null) (b.conds ??= new Map()).set(user, condition);
     let byRel = this.rev.get(user);
     if (!byRel) {
       byRel = new Map();
@@ -80,6 +85,7 @@ export class TupleIndex {
     const node = this.fwd.get(object);
     const b = node?.rels.get(relation);
     if (!node || !b || !(b.users.delete(user) || b.usersets.delete(user))) return false;
+    b.conds?.delete(user);
     if (b.users.size === 0 && b.usersets.size === 0) node.rels.delete(relation);
     if (node.rels.size === 0) this.fwd.delete(object);
     const byRel = this.rev.get(user);

@@ -4,6 +4,7 @@ import type { Tuple, UserRef } from './object-ref.ts';
 import { parseUser, splitObject } from './object-ref.ts';
 import type { TypeSystem } from './type-system.ts';
 import type { TupleFilter } from '../storage/ports.ts';
+import { parseContext, type TupleCondition } from './condition.ts';
 
 /** Tuples per write or delete call, and contextual tuples per check (behaviour.md §7.1, §7.3). */
 export const MAX_TUPLES_PER_CALL = 100;
@@ -12,12 +13,23 @@ export const MAX_ID_LENGTH = 255;
 /** Longest accepted type or relation name in a tuple, in characters (a storage column bound). */
 export const MAX_NAME_LENGTH = 100;
 
+/** Largest accepted condition context of one tuple, in bytes of JSON. */
+export const MAX_CONDITION_CONTEXT_BYTES = 16 * 1024;
+
 /** A tuple whose parts have been parsed. */
 export interface ParsedTuple {
   tuple: Tuple;
   objectType: string;
   objectId: string;
   user: UserRef;
+  /** the tuple's condition (OpenFGA `RelationshipCondition`), null when it has none */
+  condition: TupleCondition | null;
+}
+
+/** A tuple's condition as a caller sends it. */
+export interface ConditionInput {
+  name?: string | null;
+  context?: unknown;
 }
 
 /** A tuple as a caller sends it: any field may be missing or `null` (proto3 optional) and is refused then. */
@@ -25,6 +37,28 @@ export interface TupleInput {
   user?: string | null;
   relation?: string | null;
   object?: string | null;
+  /** optional (extension, OpenFGA conditions); absent or null means none */
+  condition?: ConditionInput | null;
+}
+
+/**
+ * Parses a tuple's optional condition: a non-empty name and an optional JSON-object context.
+ * @throws AppError `invalid_argument` `invalid tuple "...": condition requires a name` / `condition context must be a JSON object` / size
+ */
+function parseCondition(t: Tuple, raw: ConditionInput | null | undefined): TupleCondition | null {
+  if (raw === undefined || raw === null) return null;
+  const name = typeof raw.name === 'string' ? raw.name.trim() : '';
+  if (name === '') throw invalid(t, 'condition requires a name');
+  let context: Record<string, unknown> | null;
+  try {
+    context = parseContext(raw.context, 'condition context');
+  } catch (err) {
+    throw invalid(t, (err as Error).message);
+  }
+  if (context !== null && Buffer.byteLength(JSON.stringify(context), 'utf8') > MAX_CONDITION_CONTEXT_BYTES) {
+    throw invalid(t, `condition context is limited to ${MAX_CONDITION_CONTEXT_BYTES} bytes`);
+  }
+  return { name, context };
 }
 
 const invalid = (t: Tuple, reason: string): AppError =>
@@ -50,7 +84,8 @@ export function parseTupleForm(raw: TupleInput | null | undefined): ParsedTuple 
   if (Math.max(obj.type.length, relation.length, ref.type.length, ref.relation.length) > MAX_NAME_LENGTH) {
     throw invalid(tuple, `type and relation names are limited to ${MAX_NAME_LENGTH} characters`);
   }
-  return { tuple, objectType: obj.type, objectId: obj.id, user: ref };
+  const condition = parseCondition(tuple, raw?.condition);
+  return { tuple: condition === null ? tuple : { ...tuple, condition }, objectType: obj.type, objectId: obj.id, user: ref, condition };
 }
 
 /** Null when the tuple fits the model, else the reason it does not (the words of behaviour.md §7.1). */
@@ -63,9 +98,12 @@ export function tupleMismatch(ts: TypeSystem, p: ParsedTuple): string | null {
   if (p.user.kind === 'userset' && !ts.relation(p.user.type, p.user.relation)) {
     return `relation "${p.user.relation}" is not defined on type "${p.user.type}"`;
   }
-  if (!ts.allowsUser(def, p.user)) {
+  const condition = p.condition?.name ?? '';
+  if (condition !== '' && !ts.conditions.has(condition)) return `condition "${condition}" is not defined`;
+  if (!ts.allowsUser(def, p.user, condition)) {
     const shown = p.user.kind === 'userset' ? `${p.user.type}#${p.user.relation}` : p.user.kind === 'wildcard' ? `${p.user.type}:*` : p.user.type;
-    return `type "${shown}" is not allowed on relation "${p.tuple.relation}" of type "${p.objectType}"`;
+    const withCondition = condition === '' ? shown : `${shown} with ${condition}`;
+    return `type "${withCondition}" is not allowed on relation "${p.tuple.relation}" of type "${p.objectType}"`;
   }
   return null;
 }

@@ -1,6 +1,7 @@
 /** @module type-system: the compiled authorization model: rewrites, direct types and reachability (OpenFGA typesystem). */
 import type { JsonModel, JsonUserset } from './model-dsl.ts';
 import type { UserRef } from './object-ref.ts';
+import { compileConditions, type CompiledCondition } from './condition.ts';
 
 /** A relation rewrite, compiled from the JSON `Userset`. */
 export type Rewrite =
@@ -16,6 +17,8 @@ export interface DirectType {
   type: string;
   relation: string;
   wildcard: boolean;
+  /** the condition a tuple of this type must carry (`[user with c]`); '' for none */
+  condition: string;
 }
 
 /** One relation of one type. */
@@ -84,8 +87,12 @@ export class TypeSystem {
   readonly computedParents = new Map<string, string[]>();
   /** (type#relation) → tuple-to-userset relations that include it */
   readonly ttuParents = new Map<string, TtuParent[]>();
+  /** the model's conditions by name, compiled */
+  readonly conditions: Map<string, CompiledCondition>;
 
+  /** @throws Error when a condition does not compile (parseDsl refuses such a model first) */
   constructor(model: JsonModel) {
+    this.conditions = compileConditions(model.conditions);
     for (const td of model.type_definitions) {
       const rels = new Map<string, RelationDef>();
       for (const [name, userset] of Object.entries(td.relations ?? {})) {
@@ -94,7 +101,7 @@ export class TypeSystem {
           type: td.type,
           name,
           rewrite: compile(userset),
-          directTypes: refs.map((r) => ({ type: r.type, relation: r.relation ?? '', wildcard: r.wildcard !== undefined })),
+          directTypes: refs.map((r) => ({ type: r.type, relation: r.relation ?? '', wildcard: r.wildcard !== undefined, condition: r.condition ?? '' })),
           terminals: new Set(),
           needsVerify: false,
           wildcardTypes: new Set(refs.filter((r) => r.wildcard !== undefined).map((r) => r.type)),
@@ -111,10 +118,14 @@ export class TypeSystem {
     return this.types.get(type)?.get(relation);
   }
 
-  /** True when the relation's direct types allow this user (a tuple user or contextual tuple user). */
-  allowsUser(def: RelationDef, user: UserRef): boolean {
+  /**
+   * True when the relation's direct types allow this user (a tuple user or contextual tuple user) with
+   * this condition (`''` for a tuple without one): `[user, user with c]` allows both, `[user with c]` only
+   * a tuple carrying `c`.
+   */
+  allowsUser(def: RelationDef, user: UserRef, condition = ''): boolean {
     for (const d of def.directTypes) {
-      if (d.type !== user.type) continue;
+      if (d.type !== user.type || d.condition !== condition) continue;
       if (user.kind === 'wildcard' ? d.wildcard : user.kind === 'userset' ? d.relation === user.relation : !d.wildcard && d.relation === '') {
         return true;
       }
@@ -134,9 +145,11 @@ export class TypeSystem {
             }
           }
         });
-        let verify = false;
+        // a conditioned tuple grants only in its context, so list candidates through one need a check
+        let verify = def.directTypes.some((d) => d.condition !== '');
         const walk = (r: Rewrite): void => {
           if (r.k === 'intersection' || r.k === 'difference') verify = true;
+          if (r.k === 'ttu' && this.relation(type, r.tupleset)?.directTypes.some((d) => d.condition !== '')) verify = true;
           if (r.k === 'union' || r.k === 'intersection') r.children.forEach(walk);
           if (r.k === 'difference') walk(r.base);
         };

@@ -39,6 +39,13 @@ export const authzTypeDefs = gql`
     user: String!
     relation: String!
     object: String!
+    "Extension (OpenFGA conditions): the tuple's condition, null when it has none."
+    condition: FgaTupleCondition
+  }
+
+  type FgaTupleCondition {
+    name: String!
+    context: Map
   }
 
   type FgaTuples {
@@ -80,23 +87,38 @@ export const authzTypeDefs = gql`
     user: String!
     relation: String!
     object: String!
+    "Extension (OpenFGA conditions): a condition of the model and the tuple's own context."
+    condition: FgaTupleConditionInput
+  }
+
+  input FgaTupleConditionInput {
+    name: String!
+    context: Map
   }
 
   input PermissionCheckInput {
     relation: String!
     object: String!
     contextual_tuples: [FgaTupleInput!]
+    "Extension: this check's condition context, over the call's."
+    context: Map
   }
 
   input CheckPermissionsInput {
     checks: [PermissionCheckInput!]!
     user: String
+    "Extension: the condition context of every check."
+    context: Map
   }
 
   input ListPermissionsInput {
     relation: String
     object_type: String
     user: String
+    "Extension: contextual tuples (at most 100)."
+    contextual_tuples: [FgaTupleInput!]
+    "Extension: the condition context."
+    context: Map
   }
 
   input FgaWriteModelInput {
@@ -118,7 +140,12 @@ export const authzTypeDefs = gql`
   input FgaListUsersInput {
     object: String!
     relation: String!
+    "A type, or a userset filter type#relation (extension)."
     user_type: String!
+    "Extension: contextual tuples (at most 100)."
+    contextual_tuples: [FgaTupleInput!]
+    "Extension: the condition context."
+    context: Map
   }
 
   input FgaExpandInput {

@@ -6,7 +6,7 @@
 import { AppError } from '@gatehouse/errors';
 import type { Authenticator } from '@gatehouse/auth';
 import type { CallContext } from '@gatehouse/rpc';
-import { parseSubject } from '../domain/index.ts';
+import { parseCheckSubject, parseSubject } from '../domain/index.ts';
 
 /**
  * Resolves the subject of check_permissions / list_permissions (behaviour.md §7.2).
@@ -17,11 +17,13 @@ import { parseSubject } from '../domain/index.ts';
  */
 export async function pinSubject(authenticator: Authenticator, ctx: CallContext, explicit: string | null | undefined): Promise<string> {
   const caller = await authenticator.resolveCaller(ctx);
-  const given = explicit === null || explicit === undefined || explicit === '' ? null : parseSubject(explicit);
+  const absent = explicit === null || explicit === undefined || explicit === '';
   if (caller.kind === 'admin') {
-    if (!given) throw new AppError('invalid_argument', 'user is required when calling as super-admin');
-    return given;
+    if (absent) throw new AppError('invalid_argument', 'user is required when calling as super-admin');
+    // §7.2: a super-admin may name a userset (`group:eng#member`) or a typed wildcard (`user:*`)
+    return parseCheckSubject(explicit).key;
   }
+  const given = absent ? null : parseSubject(explicit);
   const own = `user:${caller.userId}`;
   if (given !== null && given !== own) {
     throw new AppError('permission_denied', 'not authorized to query authorization for another subject');

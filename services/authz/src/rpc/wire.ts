@@ -7,5 +7,15 @@ import type { Tuple } from '../domain/index.ts';
  * the engine refuses with `each tuple requires user, relation and object` (behaviour.md §7.1).
  */
 export function toTuples(req: authz.TuplesRequest): Tuple[] {
-  return req.tuples.map((t) => ({ user: t.user ?? '', relation: t.relation ?? '', object: t.object ?? '' }));
+  return req.tuples.map(toTuple);
+}
+
+/**
+ * One wire tuple as a domain tuple; its optional condition (extension) keeps its name and context as
+ * sent (the engine validates them: `condition requires a name`, a JSON-object context).
+ */
+export function toTuple(t: authz.Tuple): Tuple {
+  const tuple: Tuple = { user: t.user ?? '', relation: t.relation ?? '', object: t.object ?? '' };
+  if (t.condition) tuple.condition = { name: t.condition.name ?? '', context: t.condition.context ?? null };
+  return tuple;
 }

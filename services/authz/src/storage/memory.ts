@@ -3,7 +3,10 @@ import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, Tu
 import { CHANGE_RETENTION, splitObjectKey } from './ports.ts';
 
 const keyOf = (t: TupleKey): string => `${t.object}\u0000${t.relation}\u0000${t.user}`;
-const copy = (t: TupleKey): TupleKey => ({ user: t.user, relation: t.relation, object: t.object });
+const copy = (t: TupleKey): TupleKey =>
+  t.condition
+    ? { user: t.user, relation: t.relation, object: t.object, condition: { name: t.condition.name, context: t.condition.context === null ? null : structuredClone(t.condition.context) } }
+    : { user: t.user, relation: t.relation, object: t.object };
 
 function matches(t: StoredTuple, f: TupleFilter): boolean {
   if (f.user !== undefined && t.user !== f.user) return false;
@@ -89,7 +92,7 @@ export function createMemoryStore(): AuthzStore {
       for (const t of source(filter)) {
         if (t.seq <= afterSeq || !matches(t, filter)) continue;
         if (out.length === limit) return { tuples: out, more: true };
-        out.push({ ...t });
+        out.push({ ...copy(t), seq: t.seq });
       }
       return { tuples: out, more: false };
     },

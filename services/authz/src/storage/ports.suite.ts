@@ -50,6 +50,21 @@ export function runStorageSuite(name: string, open: () => Promise<StoreHarness>)
       expect(plain(await h.store.readAll())).toEqual([t('group:eng#member', 'viewer', 'doc:1'), t('user:bob', 'viewer', 'doc:2')]);
     });
 
+    it('keeps a tuple condition (name and JSON context) through reads and the change log; the key ignores it', async () => {
+      const before = await h.store.revision();
+      const conditioned: TupleKey = { ...t('user:anne', 'viewer', 'doc:1'), condition: { name: 'in_hours', context: { tz: 'UTC', hours: [9, 17], nested: { ok: true } } } };
+      const bare: TupleKey = { ...t('user:bob', 'viewer', 'doc:1'), condition: { name: 'c', context: null } };
+      await h.store.writeTuples([conditioned, bare, t('user:carl', 'viewer', 'doc:1')], []);
+      // the same key with another condition is a no-op: the stored condition stays
+      await h.store.writeTuples([{ ...t('user:anne', 'viewer', 'doc:1'), condition: { name: 'other', context: null } }], []);
+      const expected = [conditioned, bare, t('user:carl', 'viewer', 'doc:1')];
+      expect(await h.store.readAll()).toEqual(expected);
+      expect((await h.store.readPage({}, 0, 10)).tuples.map(({ seq: _seq, ...k }) => k)).toEqual(expected);
+      expect(await h.store.readByObject('doc', '1', 'viewer')).toEqual(expected);
+      const changes = await h.store.readChanges(before, before + 1);
+      expect(changes.map((c) => c.tuple)).toEqual(expected);
+    });
+
     it('matches exactly and case-sensitively', async () => {
       await h.store.writeTuples([t('user:Anne', 'viewer', 'doc:A'), t('user:anne', 'viewer', 'doc:a')], []);
       expect(plain((await h.store.readPage({ user: 'user:anne' }, 0, 10)).tuples)).toEqual([t('user:anne', 'viewer', 'doc:a')]);

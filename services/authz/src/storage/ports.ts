@@ -1,10 +1,16 @@
 /** @module authz/storage/ports: the storage interfaces the authorization engine needs (STYLE §2; OpenFGA storage.OpenFGADatastore, reduced). */
 
-/** A relationship tuple as stored: `user` (`type:id`, `type:*` or `type:id#relation`), `relation`, `object` (`type:id`). */
+/**
+ * A relationship tuple as stored: `user` (`type:id`, `type:*` or `type:id#relation`), `relation`, `object`
+ * (`type:id`), and an optional condition (OpenFGA schema 1.1). The key is the three strings: a condition is
+ * not part of it, so writing a key that exists is a no-op whatever its condition.
+ */
 export interface TupleKey {
   user: string;
   relation: string;
   object: string;
+  /** the condition's name and its context (a JSON object, or null); absent or null for none */
+  condition?: { name: string; context: Record<string, unknown> | null } | null;
 }
 
 /** A stored tuple with its insertion sequence number (the stable read order and the cursor). */

@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from '@mikro-orm/core';
 import type { Database, DatabaseType, MigrationContext, MigrationDefinition } from '@gatehouse/db';
-import { fgaSchemaStatements, type SqlDialect, type SqlPort } from './store.ts';
+import { fgaSchemaStatements, isDuplicateColumn, type SqlDialect, type SqlPort } from './store.ts';
 
 /** The SQL dialect family of a database type. */
 export function dialectOf(type: DatabaseType): SqlDialect {
@@ -16,17 +16,22 @@ export function dialectOf(type: DatabaseType): SqlDialect {
 }
 
 const applyFgaSchema = async (ctx: MigrationContext): Promise<void> => {
-  for (const sql of fgaSchemaStatements(dialectOf(ctx.type))) await ctx.execute(sql);
+  for (const sql of fgaSchemaStatements(dialectOf(ctx.type))) {
+    await ctx.execute(sql).catch((err: unknown) => {
+      if (!isDuplicateColumn(err)) throw err;
+    });
+  }
 };
 
 /**
  * The authz tables (fga_models, fga_tuples, fga_revision, fga_changes). Every statement is
  * idempotent (CREATE ... IF NOT EXISTS), so 0002 adds the change log replicas catch up from to a
- * database that ran 0001 before it existed.
+ * database that ran 0001 before it existed, and 0003 the tuple condition columns (OpenFGA conditions).
  */
 export const fgaMigrations: MigrationDefinition[] = [
   { name: '0001_fga_store', up: applyFgaSchema },
   { name: '0002_fga_changes', up: applyFgaSchema },
+  { name: '0003_fga_tuple_conditions', up: applyFgaSchema },
 ];
 
 function portOn(em: EntityManager, dialect: SqlDialect, db: Database): SqlPort {

@@ -8,6 +8,8 @@ export type SqlDialect = 'sqlite' | 'postgres' | 'mysql';
  * `fga_revision` and `fga_changes` (the change log replicas catch up from), with indexes for forward lookups `(object_type, object_id, relation)` and reverse
  * lookups `(subject, relation, object_type)`. Idempotent: safe to run at every start.
  * MySQL/MariaDB tables use `utf8mb4_bin` so matching is exact and case-sensitive, as tuple keys require.
+ * Run every statement in order; an error for which {@link isDuplicateColumn} is true is expected on SQLite
+ * once the condition columns exist, and is skipped.
  */
 export function fgaSchemaStatements(dialect: SqlDialect): string[] {
   if (dialect === 'mysql') {
@@ -21,6 +23,8 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
         object_id VARCHAR(255) NOT NULL,
         relation VARCHAR(100) NOT NULL,
         subject VARCHAR(512) NOT NULL,
+        condition_name VARCHAR(100) NULL,
+        condition_context MEDIUMTEXT NULL,
         UNIQUE KEY fga_tuples_key_uq (tuple_key),
         KEY fga_tuples_object_idx (object_type, object_id, relation),
         KEY fga_tuples_subject_idx (subject, relation, object_type)
@@ -34,9 +38,12 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
         relation VARCHAR(100) NULL,
         object_type VARCHAR(100) NULL,
         object_id VARCHAR(255) NULL,
+        condition_name VARCHAR(100) NULL,
+        condition_context MEDIUMTEXT NULL,
         KEY fga_changes_revision_idx (revision)
       ) ${opts}`,
       'INSERT IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',
+      ...conditionColumns('mysql'),
     ];
   }
   const seq = dialect === 'postgres' ? 'seq BIGSERIAL PRIMARY KEY' : 'seq INTEGER PRIMARY KEY AUTOINCREMENT';
@@ -48,7 +55,9 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
       object_type VARCHAR(100) NOT NULL,
       object_id VARCHAR(255) NOT NULL,
       relation VARCHAR(100) NOT NULL,
-      subject VARCHAR(512) NOT NULL
+      subject VARCHAR(512) NOT NULL,
+      condition_name VARCHAR(100) NULL,
+      condition_context TEXT NULL
     )`,
     'CREATE INDEX IF NOT EXISTS fga_tuples_object_idx ON fga_tuples (object_type, object_id, relation)',
     'CREATE INDEX IF NOT EXISTS fga_tuples_subject_idx ON fga_tuples (subject, relation, object_type)',
@@ -60,11 +69,34 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
       subject VARCHAR(512) NULL,
       relation VARCHAR(100) NULL,
       object_type VARCHAR(100) NULL,
-      object_id VARCHAR(255) NULL
+      object_id VARCHAR(255) NULL,
+      condition_name VARCHAR(100) NULL,
+      condition_context TEXT NULL
     )`,
     'CREATE INDEX IF NOT EXISTS fga_changes_revision_idx ON fga_changes (revision)',
     dialect === 'postgres'
       ? 'INSERT INTO fga_revision (id, revision) VALUES (1, 0) ON CONFLICT (id) DO NOTHING'
       : 'INSERT OR IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',
+    ...conditionColumns(dialect),
   ];
+}
+
+/**
+ * The tuple condition columns (OpenFGA schema 1.1 conditions) added to tables created before them.
+ * PostgreSQL and MariaDB skip a column that exists (`ADD COLUMN IF NOT EXISTS`); SQLite has no such
+ * clause, so its statements fail with `duplicate column name` on a table that has the column, which
+ * {@link isDuplicateColumn} lets the caller ignore.
+ */
+function conditionColumns(dialect: SqlDialect): string[] {
+  const text = dialect === 'mysql' ? 'MEDIUMTEXT' : 'TEXT';
+  const ifNot = dialect === 'sqlite' ? '' : 'IF NOT EXISTS ';
+  return ['fga_tuples', 'fga_changes'].flatMap((table) => [
+    `ALTER TABLE ${table} ADD COLUMN ${ifNot}condition_name VARCHAR(100) NULL`,
+    `ALTER TABLE ${table} ADD COLUMN ${ifNot}condition_context ${text} NULL`,
+  ]);
+}
+
+/** True when `err` is SQLite's refusal of an `ADD COLUMN` whose column exists (see fgaSchemaStatements). */
+export function isDuplicateColumn(err: unknown): boolean {
+  return /duplicate column name/i.test(err instanceof Error ? err.message : String(err));
 }

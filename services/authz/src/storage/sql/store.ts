@@ -4,7 +4,7 @@ import type { SqlDialect } from './schema.ts';
 import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from '../ports.ts';
 import { CHANGE_RETENTION, splitObjectKey } from '../ports.ts';
 
-export { fgaSchemaStatements } from './schema.ts';
+export { fgaSchemaStatements, isDuplicateColumn } from './schema.ts';
 export type { SqlDialect } from './schema.ts';
 
 /**
@@ -18,15 +18,42 @@ export interface SqlPort {
   dialect: SqlDialect;
 }
 
-const COLS = 'seq, object_type, object_id, relation, subject';
+const COLS = 'seq, object_type, object_id, relation, subject, condition_name, condition_context';
 
 /** Stable unique key of a tuple: SHA-256 of its three parts (fits every dialect's index limits). */
 function tupleKey(t: TupleKey): string {
   return createHash('sha256').update(`${t.object}\n${t.relation}\n${t.user}`).digest('hex');
 }
 
+/** The condition columns of a row, or null when the tuple has none. */
+function conditionOf(r: Record<string, unknown>): TupleKey['condition'] {
+  if (r.condition_name === null || r.condition_name === undefined || r.condition_name === '') return null;
+  const context = r.condition_context === null || r.condition_context === undefined ? null : (JSON.parse(String(r.condition_context)) as Record<string, unknown>);
+  return { name: String(r.condition_name), context };
+}
+
+/** A row's tuple (with its condition when it has one). */
+function keyOfRow(r: Record<string, unknown>): TupleKey {
+  const t: TupleKey = { user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` };
+  const condition = conditionOf(r);
+  if (condition) t.condition = condition;
+  return t;
+}
+
+/** The condition column values of a tuple. */
+function conditionParams(t: TupleKey | null): [string | null, string | null] {
+  const c = t?.condition;
+  return c ? [c.name, c.context === null ? null : JSON.stringify(c.context)] : [null, null];
+}
+
 function rowToTuple(r: Record<string, unknown>): StoredTuple {
-  return { seq: Number(r.seq), user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` };
+  return { seq: Number(r.seq), ...keyOfRow(r) };
+}
+
+/** A stored tuple without its seq. */
+function withoutSeq(t: StoredTuple): TupleKey {
+  const { seq: _seq, ...key } = t;
+  return key;
 }
 
 /**
@@ -58,8 +85,8 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     return port.execute(sql.replace(/\?/g, () => `$${++n}`), params);
   };
   const insertIgnore = (n: number): string => {
-    const values = Array.from({ length: n }, () => '(?, ?, ?, ?, ?)').join(', ');
-    const cols = 'fga_tuples (tuple_key, object_type, object_id, relation, subject)';
+    const values = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const cols = 'fga_tuples (tuple_key, object_type, object_id, relation, subject, condition_name, condition_context)';
     if (db.dialect === 'mysql') return `INSERT IGNORE INTO ${cols} VALUES ${values}`;
     if (db.dialect === 'postgres') return `INSERT INTO ${cols} VALUES ${values} ON CONFLICT (tuple_key) DO NOTHING`;
     return `INSERT OR IGNORE INTO ${cols} VALUES ${values}`;
@@ -77,10 +104,10 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     const rows = entries.length > 0 ? entries : [{ op: 'none' as const, tuple: null }];
     const params = rows.flatMap(({ op, tuple }) => {
       const o = tuple ? splitObjectKey(tuple.object) : null;
-      return [revision, op, tuple?.user ?? null, tuple?.relation ?? null, o?.type ?? null, o?.id ?? null];
+      return [revision, op, tuple?.user ?? null, tuple?.relation ?? null, o?.type ?? null, o?.id ?? null, ...conditionParams(tuple)];
     });
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ');
-    await q(tx, `INSERT INTO fga_changes (revision, op, subject, relation, object_type, object_id) VALUES ${values}`, params);
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    await q(tx, `INSERT INTO fga_changes (revision, op, subject, relation, object_type, object_id, condition_name, condition_context) VALUES ${values}`, params);
   };
 
   return {
@@ -132,7 +159,7 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         objectId,
         relation,
       ]);
-      return rows.map(rowToTuple).map(({ user, relation: r, object }) => ({ user, relation: r, object }));
+      return rows.map(rowToTuple).map(withoutSeq);
     },
 
     async readByUser(user, relation, objectType) {
@@ -141,12 +168,12 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         relation,
         objectType,
       ]);
-      return rows.map(rowToTuple).map(({ user: u, relation: r, object }) => ({ user: u, relation: r, object }));
+      return rows.map(rowToTuple).map(withoutSeq);
     },
 
     async readAll() {
-      const rows = await q(db, 'SELECT object_type, object_id, relation, subject FROM fga_tuples ORDER BY seq');
-      return rows.map((r) => ({ user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` }));
+      const rows = await q(db, 'SELECT object_type, object_id, relation, subject, condition_name, condition_context FROM fga_tuples ORDER BY seq');
+      return rows.map(keyOfRow);
     },
 
     async hasTuples() {
@@ -156,16 +183,13 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     async readChanges(afterRevision, uptoRevision) {
       const rows = await q(
         db,
-        'SELECT revision, op, subject, relation, object_type, object_id FROM fga_changes WHERE revision > ? AND revision <= ? ORDER BY revision, id',
+        'SELECT revision, op, subject, relation, object_type, object_id, condition_name, condition_context FROM fga_changes WHERE revision > ? AND revision <= ? ORDER BY revision, id',
         [afterRevision, uptoRevision],
       );
       return rows.map((r) => ({
         revision: Number(r.revision),
         op: String(r.op) as TupleChange['op'],
-        tuple:
-          r.subject === null || r.subject === undefined
-            ? null
-            : { user: String(r.subject), relation: String(r.relation), object: `${String(r.object_type)}:${String(r.object_id)}` },
+        tuple: r.subject === null || r.subject === undefined ? null : keyOfRow(r),
       }));
     },
 
@@ -176,7 +200,7 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
           if (writes.length > 0) {
             const params = writes.flatMap((t) => {
               const o = splitObjectKey(t.object);
-              return [tupleKey(t), o.type, o.id, t.relation, t.user];
+              return [tupleKey(t), o.type, o.id, t.relation, t.user, ...conditionParams(t)];
             });
             await q(tx, insertIgnore(writes.length), params);
           }
@@ -197,7 +221,7 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
           const cond = 'subject = ? OR (object_type = ? AND object_id = ?)';
           const rows = await q(tx, `SELECT ${COLS} FROM fga_tuples WHERE ${cond} ORDER BY seq`, [user, o.type, o.id]);
           if (rows.length > 0) await q(tx, `DELETE FROM fga_tuples WHERE ${cond}`, [user, o.type, o.id]);
-          const deleted = rows.map(rowToTuple).map(({ user: u, relation, object }) => ({ user: u, relation, object }));
+          const deleted = rows.map(rowToTuple).map(withoutSeq);
           await log(tx, revision, deleted.map((tuple) => ({ op: 'delete' as const, tuple })));
           return { deleted, revision };
         });

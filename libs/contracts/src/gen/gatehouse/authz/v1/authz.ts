@@ -19,18 +19,30 @@ export const protobufFileName = "gatehouse/authz/v1/authz.proto";
 export interface Tuple {
   user?: string | null | undefined;
   relation?: string | null | undefined;
-  object?: string | null | undefined;
+  object?:
+    | string
+    | null
+    | undefined;
+  /** Extension (OpenFGA schema 1.1 conditions): the condition the tuple carries, with its own context. */
+  condition?: TupleCondition | null | undefined;
 }
 
 export interface PermissionCheckInput {
   relation?: string | null | undefined;
   object?: string | null | undefined;
   contextual_tuples: Tuple[];
+  /** Extension: this check's condition context; its keys override the request's `context`. */
+  context?: { [key: string]: any } | null;
 }
 
 export interface CheckPermissionsRequest {
   checks: PermissionCheckInput[];
-  user?: string | null | undefined;
+  user?:
+    | string
+    | null
+    | undefined;
+  /** Extension: the condition context of every check of the call. */
+  context?: { [key: string]: any } | null;
 }
 
 export interface PermissionResult {
@@ -46,7 +58,13 @@ export interface CheckPermissionsResponse {
 export interface ListPermissionsRequest {
   relation?: string | null | undefined;
   object_type?: string | null | undefined;
-  user?: string | null | undefined;
+  user?:
+    | string
+    | null
+    | undefined;
+  /** Extensions: contextual tuples (at most 100) and the condition context. */
+  contextual_tuples: Tuple[];
+  context?: { [key: string]: any } | null;
 }
 
 export interface Permission {
@@ -88,8 +106,18 @@ export interface ReadTuplesResponse {
 
 export interface ListUsersRequest {
   object?: string | null | undefined;
-  relation?: string | null | undefined;
-  user_type?: string | null | undefined;
+  relation?:
+    | string
+    | null
+    | undefined;
+  /** `type`, or a userset filter `type#relation` (extension). */
+  user_type?:
+    | string
+    | null
+    | undefined;
+  /** Extensions: contextual tuples (at most 100) and the condition context. */
+  contextual_tuples: Tuple[];
+  context?: { [key: string]: any } | null;
 }
 
 export interface ListUsersResponse {
@@ -112,6 +140,15 @@ export interface DeleteUserTuplesRequest {
 
 export interface DeleteUserTuplesResponse {
   deleted: number;
+}
+
+/**
+ * A tuple's condition (extension, OpenFGA RelationshipCondition): a condition of the model by name and
+ * the tuple's own context, which overrides the request's context key by key.
+ */
+export interface TupleCondition {
+  name?: string | null | undefined;
+  context?: { [key: string]: any } | null;
 }
 
 export interface AuthzService {
