@@ -25,6 +25,17 @@ export const DEFAULT_STORE_NAME = 'gatehouse';
 const TOO_COMPLEX = 'authorization_model_resolution_too_complex';
 
 /**
+ * OpenFGA's condition-evaluation message in the embedded engine's words where they say the same thing
+ * (`failed to evaluate relationship condition 'c': tuple '…' is missing context parameters '[p]'`);
+ * other texts pass as OpenFGA wrote them, without its internal `iterator: ` prefix.
+ */
+export function conditionMessage(message: string): string {
+  const text = message.replace(/^(?:\w+: )*(?=failed to evaluate|parameter type error)/, '');
+  const m = /^failed to evaluate relationship condition: '([^']+)' - (tuple .*)$/s.exec(text);
+  return m ? `failed to evaluate relationship condition '${m[1]}': ${m[2]}` : text;
+}
+
+/**
  * Maps what `@openfga/sdk` throws to Gatehouse's errors: a resolution past the depth limit is
  * `invalid_argument` `resolution too complex` (as the embedded engine says it); other validation
  * refusals are `invalid_argument` with OpenFGA's message (the backend validates input against the model
@@ -35,7 +46,7 @@ export function fgaError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof FgaApiValidationError) {
     if (err.apiErrorCode === TOO_COMPLEX) return new AppError('invalid_argument', 'resolution too complex', { cause: err });
-    return new AppError('invalid_argument', err.apiErrorMessage ?? 'invalid request', { cause: err });
+    return new AppError('invalid_argument', conditionMessage(err.apiErrorMessage ?? 'invalid request'), { cause: err });
   }
   const reason = err instanceof FgaApiAuthenticationError ? 'fga_store_auth' : 'fga_store_error';
   return new AppError('unavailable', 'authorization store is unavailable', { cause: err, reason });
@@ -44,7 +55,7 @@ export function fgaError(err: unknown): AppError {
 /** The error of one BatchCheck item, as {@link fgaError} maps a whole call's. */
 export function checkItemError(e: CheckError): AppError {
   if (e.input_error === TOO_COMPLEX) return new AppError('invalid_argument', 'resolution too complex');
-  if (e.input_error !== undefined && String(e.input_error) !== 'no_error') return new AppError('invalid_argument', e.message ?? 'invalid check');
+  if (e.input_error !== undefined && String(e.input_error) !== 'no_error') return new AppError('invalid_argument', conditionMessage(e.message ?? 'invalid check'));
   return new AppError('unavailable', 'authorization store is unavailable', { reason: 'fga_store_error', cause: new Error(e.message ?? String(e.internal_error)) });
 }
 

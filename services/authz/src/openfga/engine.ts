@@ -13,7 +13,8 @@ import { parseDsl } from '../domain/model-dsl.ts';
 import { parseCheckSubject, splitObject, type Tuple } from '../domain/object-ref.ts';
 import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubject } from '../domain/queries.ts';
 import { LIST_CAP } from '../domain/list.ts';
-import { parseReadQuery, validateDeleteBatch, validateWriteBatch, type ParsedTuple } from '../domain/tuple.ts';
+import { parseReadQuery, validateDeleteBatch, validateWriteBatch, type ParsedTuple, type TupleInput } from '../domain/tuple.ts';
+import { parseContext } from '../domain/condition.ts';
 import { TypeSystem } from '../domain/type-system.ts';
 import type { UsersetTreeNode } from '../domain/expand.ts';
 import { checkItemError, connectOpenFga, fga, type OpenFgaTarget } from './client.ts';
@@ -25,12 +26,36 @@ const WRITE_CHUNK = 100;
 /** ListObjects calls in flight for one list_permissions. */
 const LIST_CONCURRENCY = 8;
 
-const keyOf = (t: Tuple): TupleKey => ({ user: t.user, relation: t.relation, object: t.object });
+/** A domain tuple as an OpenFGA tuple key, its condition (name and context) included. */
+const keyOf = (t: Tuple): TupleKey => ({
+  user: t.user, relation: t.relation, object: t.object,
+  ...(t.condition ? { condition: { name: t.condition.name, ...(t.condition.context ? { context: t.condition.context } : {}) } } : {}),
+});
+
+/** A request's condition context (a JSON object or absent). @throws AppError `invalid_argument` */
+function requestContext(raw: unknown): Record<string, unknown> | null {
+  try {
+    return parseContext(raw, 'context');
+  } catch (err) {
+    throw new AppError('invalid_argument', (err as Error).message);
+  }
+}
+
+/** The contextual tuples of a list call, validated like the embedded engine's, as OpenFGA keys (undefined when none). */
+function listContextual(ts: TypeSystem, raw: TupleInput[] | null | undefined): TupleKey[] | undefined {
+  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) return undefined;
+  return parseCheck(ts, { relation: '_', object: '_:_', contextual_tuples: raw }, true).contextual.map((p) => keyOf(p.tuple));
+}
+
+/** The optional parts of an OpenFGA query: contextual tuples and condition context. */
+function extras(contextual: TupleKey[] | undefined, context: Record<string, unknown> | null): { contextualTuples?: TupleKey[]; context?: object } {
+  return { ...(contextual ? { contextualTuples: contextual } : {}), ...(context ? { context } : {}) };
+}
 
 /** Distinct tuples of a batch, first occurrence kept (OpenFGA refuses a write naming one tuple twice). */
 function distinct(parsed: ParsedTuple[]): TupleKey[] {
   const seen = new Map<string, TupleKey>();
-  for (const p of parsed) seen.set(`${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}`, keyOf(p.tuple));
+  for (const p of parsed) if (!seen.has(`${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}`)) seen.set(`${p.tuple.user} ${p.tuple.relation} ${p.tuple.object}`, keyOf(p.tuple));
   return [...seen.values()];
 }
 
@@ -133,9 +158,10 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
     },
 
     /** behaviour.md §7.3 check_permissions through one OpenFGA BatchCheck (the SDK splits it into server-sized batches). */
-    async check(subject, checks) {
+    async check(subject, checks, options) {
       const s = parseCheckSubject(subject);
       const inputs = checkBatchCount(checks);
+      const callContext = requestContext(options?.context);
       const m = await requireActive();
       requireSubject(m.ts, s);
       const parsed = inputs.map((c) => parseCheck(m.ts, c));
@@ -144,6 +170,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
         checks: parsed.map((p, i) => ({
           user: s.key, relation: p.relation, object: p.object, correlationId: String(i),
           ...(p.contextual.length > 0 ? { contextualTuples: { tuple_keys: p.contextual.map((t) => keyOf(t.tuple)) } } : {}),
+          ...(p.context !== null || callContext !== null ? { context: { ...(callContext ?? {}), ...(p.context ?? {}) } } : {}),
         })),
       }, opts(m)));
       const results: CheckResult[] = parsed.map((p) => ({ relation: p.relation, object: p.object, allowed: false }));
@@ -171,9 +198,10 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
         for (const rel of [...(ts.types.get(type)?.keys() ?? [])].sort()) if (relation === undefined || rel === relation) pairs.push([type, rel]);
       }
       if (relation !== undefined && pairs.length === 0) throw new AppError('invalid_argument', `relation "${relation}" is not defined on any type`);
+      const more = extras(listContextual(ts, filter?.contextual_tuples), requestContext(filter?.context));
       const c = await connect();
       const found = await mapLimit(pairs, LIST_CONCURRENCY, async ([type, rel]) =>
-        (await fga(c.listObjects({ user: s.key, relation: rel, type }, opts(m)))).objects.sort());
+        (await fga(c.listObjects({ user: s.key, relation: rel, type, ...more }, opts(m)))).objects.sort());
       const permissions: Array<{ object: string; relation: string }> = [];
       let truncated = false;
       outer: for (let i = 0; i < pairs.length; i++) {
@@ -198,13 +226,18 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
       if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
       const m = await requireActive();
       requireRelation(m.ts, obj.type, relation);
-      if (!m.ts.types.has(userType)) throw new AppError('invalid_argument', `type "${userType}" is not defined`);
+      const hash = userType.indexOf('#');
+      const filter = hash < 0 ? { type: userType } : { type: userType.slice(0, hash), relation: userType.slice(hash + 1) };
+      if (!m.ts.types.has(filter.type)) throw new AppError('invalid_argument', `type "${filter.type}" is not defined`);
+      if (filter.relation !== undefined) requireRelation(m.ts, filter.type, filter.relation);
+      const more = extras(listContextual(m.ts, q?.contextual_tuples), requestContext(q?.context));
       const c = await connect();
-      const res = await fga(c.listUsers({ object: { type: obj.type, id: obj.id }, relation, user_filters: [{ type: userType }] }, opts(m)));
+      const res = await fga(c.listUsers({ object: { type: obj.type, id: obj.id }, relation, user_filters: [filter], ...more }, opts(m)));
       const users = new Set<string>();
       for (const u of res.users ?? []) {
         if (u.object) users.add(`${u.object.type}:${u.object.id}`);
         else if (u.wildcard) users.add(`${u.wildcard.type}:*`);
+        else if (u.userset) users.add(`${u.userset.type}:${u.userset.id}#${u.userset.relation}`);
       }
       const sorted = [...users].sort();
       return { users: sorted.slice(0, LIST_CAP), truncated: sorted.length > LIST_CAP };

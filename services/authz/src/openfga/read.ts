@@ -76,7 +76,12 @@ export async function readPage(
     const items = page.tuples ?? [];
     for (let i = cursor.k; i < items.length; i++) {
       const k = items[i]!.key;
-      const t = { user: k.user, relation: k.relation, object: k.object };
+      const t: Tuple = { user: k.user, relation: k.relation, object: k.object };
+      if (k.condition) {
+        // OpenFGA answers an absent context as {}; the embedded engine as null
+        const context = k.condition.context as Record<string, unknown> | undefined;
+        t.condition = { name: k.condition.name, context: context && Object.keys(context).length > 0 ? context : null };
+      }
       if (!matches(filter, t)) continue;
       if (tuples.length === pageSize) return { tuples, continuation_token: encode(binding, { t: cursor.t, k: i }) };
       tuples.push(t);
