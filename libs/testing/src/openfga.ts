@@ -33,7 +33,7 @@ export interface OpenFgaOptions {
 
 /**
  * Runs `openfga run` with the memory datastore on free loopback ports (HTTP, gRPC; playground and
- * metrics off) and waits until `/healthz` answers 200.
+ * metrics off; 30 s list deadlines) and waits until `/healthz` answers 200.
  * @throws Error when the binary is missing (run scripts/install-openfga.sh) or the server is not ready within 30 s
  */
 export async function startOpenFga(opts: OpenFgaOptions = {}): Promise<OpenFgaServer> {
@@ -43,6 +43,9 @@ export async function startOpenFga(opts: OpenFgaOptions = {}): Promise<OpenFgaSe
   const child = spawn(OPENFGA_BIN, [
     'run', '--datastore-engine=memory', `--http-addr=127.0.0.1:${http}`, `--grpc-addr=127.0.0.1:${grpc}`,
     '--playground-enabled=false', '--metrics-enabled=false', '--log-level=warn', '--log-format=text',
+    // ListObjects / ListUsers cut results short at their deadline (3 s by default) instead of failing;
+    // on a loaded CI machine that would read as wrong answers, so tests give them 30 s
+    '--listObjects-deadline=30s', '--listUsers-deadline=30s', '--request-timeout=60s',
     ...(opts.apiToken ? ['--authn-method=preshared', `--authn-preshared-keys=${opts.apiToken}`] : []),
     ...(opts.flags ?? []),
   ], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -182,7 +182,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
       return results;
     },
 
-    /** behaviour.md §7.3 list_permissions: one ListObjects per (type, relation), sorted, capped at 1000. */
+    /** behaviour.md §7.3 list_permissions: one StreamedListObjects per (type, relation), sorted, capped at 1000. */
     async listPermissions(subject, filter) {
       const s = parseCheckSubject(subject);
       const relation = filter?.relation?.trim() || undefined;
@@ -200,8 +200,19 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
       if (relation !== undefined && pairs.length === 0) throw new AppError('invalid_argument', `relation "${relation}" is not defined on any type`);
       const more = extras(listContextual(ts, filter?.contextual_tuples), requestContext(filter?.context));
       const c = await connect();
-      const found = await mapLimit(pairs, LIST_CONCURRENCY, async ([type, rel]) =>
-        (await fga(c.listObjects({ user: s.key, relation: rel, type, ...more }, opts(m)))).objects.sort());
+      // StreamedListObjects: every object, not the first `--listObjects-max-results` in no order, so the
+      // 1000 entries kept are the first 1000 in sort order, as the embedded engine keeps them
+      // A refusal on the stream carries no readable message: the plain call then answers with it.
+      const found = await mapLimit(pairs, LIST_CONCURRENCY, async ([type, rel]) => {
+        const body = { user: s.key, relation: rel, type, ...more };
+        try {
+          const objects: string[] = [];
+          for await (const item of c.streamedListObjects(body, opts(m))) objects.push(item.object);
+          return objects.sort();
+        } catch {
+          return (await fga(c.listObjects(body, opts(m)))).objects.sort();
+        }
+      });
       const permissions: Array<{ object: string; relation: string }> = [];
       let truncated = false;
       outer: for (let i = 0; i < pairs.length; i++) {

@@ -8,12 +8,9 @@ import { startOpenFga, type OpenFgaServer } from '@gatehouse/testing';
 import type { Engine } from '../../src/domain/index.ts';
 import { createOpenFgaEngine } from '../../src/openfga/engine.ts';
 
-/**
- * Starts OpenFGA (memory datastore) with ListObjects / ListUsers deadlines long enough for a loaded CI
- * machine (their defaults, 3 s, would silently cut results short rather than fail).
- */
+/** Starts OpenFGA (memory datastore, list deadlines long enough for a loaded CI machine). */
 export function startTestOpenFga(): Promise<OpenFgaServer> {
-  return startOpenFga({ flags: ['--listObjects-deadline=30s', '--listUsers-deadline=30s', '--request-timeout=60s'] });
+  return startOpenFga();
 }
 
 /** A new, empty store on `server` and the backend engine bound to it. */
