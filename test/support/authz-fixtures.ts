@@ -26,6 +26,8 @@ export interface WireTuple {
   user: string;
   relation: string;
   object: string;
+  /** the tuple's condition (extension); readAll leaves it out when the tuple has none */
+  condition?: { name: string; context: Record<string, unknown> | null } | null;
 }
 
 /** Reads every tuple matching `filter` through the gRPC port at `address`, 100 per page, as super-admin. */
@@ -36,7 +38,10 @@ export async function readAll(address: string, adminSecret: string, filter: Part
   let token: string | null = null;
   do {
     const page = await client.call('ReadTuples', { ...filter, page_size: 100, ...(token ? { continuation_token: token } : {}) }, ctx());
-    out.push(...(page.tuples as WireTuple[]));
+    for (const t of page.tuples as WireTuple[]) {
+      const { condition, ...key } = t;
+      out.push(condition ? { ...key, condition } : key);
+    }
     token = (page.continuation_token as string | null) || null;
   } while (token);
   return out;

@@ -39,7 +39,7 @@ interface OpInfo {
   gql: string;
 }
 
-const TUPLES = 'tuples { user relation object } continuation_token';
+const TUPLES = 'tuples { user relation object condition { name context } } continuation_token';
 
 /** REST route (spec §4), proto RPC and GraphQL operation text of every authz operation. */
 export const AUTHZ_OPS: Readonly<Record<AuthzOp, OpInfo>> = {

@@ -1,5 +1,5 @@
 /** @module check: synchronous graph resolution of Check against the in-memory tuple index (OpenFGA Check semantics). */
-import type { Bucket, ObjectNode, TupleIndex } from './tuple-index.ts';
+import type { Bucket, ObjectNode, TupleIndex, UsersetRef } from './tuple-index.ts';
 import { EMPTY_BUCKET } from './tuple-index.ts';
 import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
@@ -393,11 +393,48 @@ export class Resolver {
   }
 
   private direct(b: Bucket, c: Bucket | undefined, def: RelationDef, v: Visited, depth: number): boolean {
+    // conditioned tuples take their own path, so the common case pays one property test for them
+    if (b.conds !== undefined || c?.conds !== undefined) return this.directConditioned(b, c, def, v, depth);
+    const s = this.subject;
+    if (s.kind === 'userset') {
+      if (b.usersets.has(s.key) || c?.usersets.has(s.key)) return true;
+    } else if (b.users.has(s.key) || c?.users.has(s.key)) {
+      return true;
+    } else if (this.wildcardKey !== '' && def.wildcardTypes.has(s.type) && (b.users.has(this.wildcardKey) || c?.users.has(this.wildcardKey))) {
+      return true;
+    }
+    let r: ResolutionError | null | true = b.usersets.size === 0 ? null : this.viaUsersets(b.usersets.values(), depth, null);
+    if (r !== true && c !== undefined && c.usersets.size > 0) r = this.viaUsersets(c.usersets.values(), depth, r);
+    if (r === true) return true;
+    if (r !== null) throw r;
+    return false;
+  }
+
+  /**
+   * Resolves each userset of `refs` one hop down: true at the first that grants, else the first
+   * resolution error met (or `prior`), else null.
+   */
+  private viaUsersets(refs: Iterable<UsersetRef>, depth: number, prior: ResolutionError | null): ResolutionError | null | true {
+    let error = prior;
+    for (const ref of refs) {
+      try {
+        if (this.check(ref.object, ref.relation, depth + 1)) return true;
+      } catch (err) {
+        if (!isResolutionError(err)) throw err;
+        error ??= err;
+      }
+    }
+    return error;
+  }
+
+  /**
+   * {@link direct} when a bucket holds conditioned tuples: such a tuple grants only when its condition
+   * holds in this request's context; one that cannot be evaluated is an error unless another path grants.
+   */
+  private directConditioned(b: Bucket, c: Bucket | undefined, def: RelationDef, v: Visited, depth: number): boolean {
     const s = this.subject;
     let error: ResolutionError | null = null;
-    // a conditioned tuple grants only when its condition holds; an unevaluable one is an error unless another path grants
     const holds = (bucket: Bucket, user: string): boolean => {
-      if (bucket.conds === undefined) return true;
       try {
         return this.holds(bucket, v.object, def.name, user);
       } catch (err) {
@@ -406,31 +443,16 @@ export class Resolver {
         return false;
       }
     };
-    if (s.kind === 'userset') {
-      if (b.usersets.has(s.key) && holds(b, s.key)) return true;
-      if (c?.usersets.has(s.key) && holds(c, s.key)) return true;
-    } else {
-      if (b.users.has(s.key) && holds(b, s.key)) return true;
-      if (c?.users.has(s.key) && holds(c, s.key)) return true;
-      if (this.wildcardKey !== '' && def.wildcardTypes.has(s.type)) {
-        if (b.users.has(this.wildcardKey) && holds(b, this.wildcardKey)) return true;
-        if (c?.users.has(this.wildcardKey) && holds(c, this.wildcardKey)) return true;
-      }
+    const direct = this.wildcardKey !== '' && def.wildcardTypes.has(s.type) ? [s.key, this.wildcardKey] : [s.key];
+    for (const bucket of c === undefined ? [b] : [b, c]) {
+      const has = s.kind === 'userset' ? (key: string) => bucket.usersets.has(key) : (key: string) => bucket.users.has(key);
+      for (const key of direct) if (has(key) && holds(bucket, key)) return true;
     }
-    for (let pass = 0; pass < 2; pass++) {
-      const set = pass === 0 ? b : c;
-      if (!set || set.usersets.size === 0) continue;
-      for (const [key, ref] of set.usersets) {
-        if (!holds(set, key)) continue;
-        try {
-          if (this.check(ref.object, ref.relation, depth + 1)) return true;
-        } catch (err) {
-          if (!isResolutionError(err)) throw err;
-          error = err;
-        }
-      }
-    }
-    if (error) throw error;
+    const admitted: UsersetRef[] = [];
+    for (const set of c === undefined ? [b] : [b, c]) for (const [key, ref] of set.usersets) if (holds(set, key)) admitted.push(ref);
+    const r = this.viaUsersets(admitted, depth, error);
+    if (r === true) return true;
+    if (r !== null) throw r;
     return false;
   }
 
