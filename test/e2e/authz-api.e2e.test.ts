@@ -9,22 +9,25 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { SURFACES } from '../support/surfaces.ts';
+import { AUTHZ_CONFIGS, backendFlags } from '../support/authz-backends.ts';
 import { createCallContext } from '@gatehouse/rpc';
 import { authzGrpcClient, authzPerform, closeAuthzClients, expectAllError, okBody, onAll, signupUser, type AuthzCreds, type AuthzOp } from '../support/authz-surfaces.ts';
 import { DOCS_MODEL, ULID, deleteAllTuples, readAll, type WireTuple } from '../support/authz-fixtures.ts';
 
-describe.each(['all', 'split'] as const)('authz admin API on three surfaces (%s)', (mode) => {
+describe.each(AUTHZ_CONFIGS)('authz admin API on three surfaces (%s, %s engine)', (mode, backend) => {
   let d: Deployment;
+  let fga: Awaited<ReturnType<typeof backendFlags>> | undefined;
   let admin: AuthzCreds;
   let user: { token: string; subject: string };
   beforeAll(async () => {
     // X-Forwarded-For names the client IP: the wrong admin secrets below come from distinct IPs, under
     // the admin-secret lockout (10 failures per IP, behaviour.md §5.1) that would refuse the right one too
-    d = await startDeployment(mode, { flags: ['--trusted-proxies=127.0.0.1/32'] });
+    fga = await backendFlags(backend);
+    d = await startDeployment(mode, { flags: ['--trusted-proxies=127.0.0.1/32', ...fga.flags] });
     admin = { adminSecret: d.adminSecret };
     user = await signupUser(d.url, `authz-api-${randomBytes(5).toString('hex')}@example.com`);
   }, 90_000);
-  afterAll(async () => { closeAuthzClients(); await d?.stop(); });
+  afterAll(async () => { closeAuthzClients(); await d?.stop(); await fga?.stop(); });
 
   const tuples = (n: number, prefix: string): WireTuple[] =>
     Array.from({ length: n }, (_, i) => ({ user: `user:${prefix}${i % 3}`, relation: i % 2 ? 'viewer' : 'owner', object: `doc:${prefix}${i}` }));

@@ -9,6 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { SURFACES } from '../support/surfaces.ts';
+import { AUTHZ_CONFIGS, backendFlags } from '../support/authz-backends.ts';
 import { closeAuthzClients, expectAllError, okBody, onAll, signupUser, type AuthzCreds } from '../support/authz-surfaces.ts';
 
 type Account = { token: string; id: string; subject: string };
@@ -29,7 +30,8 @@ condition in_network(ip: ipaddress, cidr: string) {
 }
 `;
 
-describe.each(['all', 'split'] as const)('authz conditions and the query surface on three surfaces (%s)', (mode) => {
+describe.each(AUTHZ_CONFIGS)('authz conditions and the query surface on three surfaces (%s, %s engine)', (mode, backend) => {
+  let fga: Awaited<ReturnType<typeof backendFlags>> | undefined;
   let d: Deployment;
   let admin: AuthzCreds;
   let alice: Account;
@@ -37,7 +39,8 @@ describe.each(['all', 'split'] as const)('authz conditions and the query surface
   const both = (allowed: boolean[], checks: Array<{ relation: string; object: string }>) => ({ results: checks.map((c, i) => ({ ...c, allowed: allowed[i] })) });
 
   beforeAll(async () => {
-    d = await startDeployment(mode);
+    fga = await backendFlags(backend);
+    d = await startDeployment(mode, { flags: fga.flags });
     admin = { adminSecret: d.adminSecret };
     alice = await signupUser(d.url, `alice-${randomBytes(4).toString('hex')}@example.com`);
     okBody((await onAll(d, { op: '_fga_write_model', args: { dsl: MODEL }, creds: admin })).rest);
@@ -49,7 +52,7 @@ describe.each(['all', 'split'] as const)('authz conditions and the query surface
       { user: 'user:*', relation: 'viewer', object: 'doc:pub' },
     ] } })).rest);
   }, 90_000);
-  afterAll(async () => { closeAuthzClients(); await d?.stop(); });
+  afterAll(async () => { closeAuthzClients(); await d?.stop(); await fga?.stop(); });
 
   it('a conditioned tuple grants only inside its context; context per call and per check', async () => {
     const checks = [{ relation: 'viewer', object: 'doc:office' }];

@@ -9,20 +9,23 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { SURFACES } from '../support/surfaces.ts';
+import { AUTHZ_CONFIGS, backendFlags } from '../support/authz-backends.ts';
 import { closeAuthzClients, expectAllError, okBody, onAll, signupUser, type AuthzCreds } from '../support/authz-surfaces.ts';
 import { DOCS_MODEL, inBatches, readAll } from '../support/authz-fixtures.ts';
 
 type Account = { token: string; id: string; subject: string };
 
-describe.each(['all', 'split'] as const)('check_permissions and list_permissions on three surfaces (%s)', (mode) => {
+describe.each(AUTHZ_CONFIGS)('check_permissions and list_permissions on three surfaces (%s, %s engine)', (mode, backend) => {
   let d: Deployment;
+  let fga: Awaited<ReturnType<typeof backendFlags>> | undefined;
   let admin: AuthzCreds;
   let alice: Account;
   let bob: Account;
   const as = (a: Account): AuthzCreds => ({ bearer: a.token });
 
   beforeAll(async () => {
-    d = await startDeployment(mode);
+    fga = await backendFlags(backend);
+    d = await startDeployment(mode, { flags: fga.flags });
     admin = { adminSecret: d.adminSecret };
     const tag = randomBytes(4).toString('hex');
     alice = await signupUser(d.url, `alice-${tag}@example.com`);
@@ -37,7 +40,7 @@ describe.each(['all', 'split'] as const)('check_permissions and list_permissions
       { user: 'user:*', relation: 'viewer', object: 'doc:pub' },
     ] } })).rest);
   }, 90_000);
-  afterAll(async () => { closeAuthzClients(); await d?.stop(); });
+  afterAll(async () => { closeAuthzClients(); await d?.stop(); await fga?.stop(); });
 
   const CHECKS = [
     { relation: 'viewer', object: 'doc:a1' }, { relation: 'owner', object: 'doc:a2' }, { relation: 'editor', object: 'doc:a3' },

@@ -27,6 +27,10 @@ describe('fga (spec §1: the engine reuses a SQL main database)', () => {
     expect(withDb('--database-type=mongodb', '--database-url=mongodb://db/g').config?.fga)
       .toEqual({ enabled: false, store: null, url: undefined, sharesMainDatabase: false });
   });
+  it('points at an OpenFGA server with --fga-store=openfga', () => {
+    expect(ok('authz', '--fga-store=openfga', '--fga-store-url=http://fga:8080', '--fga-store-id=01HSTORE', '--fga-store-api-token=tok').fga)
+      .toEqual({ enabled: true, store: 'openfga', url: 'http://fga:8080', sharesMainDatabase: false, storeId: '01HSTORE', apiToken: 'tok' });
+  });
   it('runs over mongodb when --fga-store and --fga-store-url are set', () => {
     expect(withDb('--database-type=mongodb', '--database-url=mongodb://db/g', '--fga-store=postgres', '--fga-store-url=postgres://fga/x').config?.fga)
       .toEqual({ enabled: true, store: 'postgres', url: 'postgres://fga/x', sharesMainDatabase: false });
@@ -151,5 +155,10 @@ describe('redactConfig', () => {
       databaseUrl: '[redacted]', clientId: 'gatehouse', httpPort: 8080, encryptionKey: undefined,
     });
     expect(JSON.stringify(redacted)).not.toMatch(/hunter2|pw@db|client-secret|jwt-secret|0123456789abcdef/);
+  });
+  it('hides the OpenFGA API token, also inside the derived fga state', () => {
+    const redacted = redactConfig(ok('all', '--fga-store=openfga', '--fga-store-url=http://fga:8080', '--fga-store-api-token=fga-secret-token'));
+    expect(redacted).toMatchObject({ fgaStoreApiToken: '[redacted]', fga: { store: 'openfga', apiToken: '[redacted]' } });
+    expect(JSON.stringify(redacted)).not.toContain('fga-secret-token');
   });
 });

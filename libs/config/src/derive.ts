@@ -32,6 +32,10 @@ export interface FgaState {
   readonly url: string | undefined;
   /** true when the engine runs on the main database (no `--fga-store` given) */
   readonly sharesMainDatabase: boolean;
+  /** `--fga-store-id`: the OpenFGA store (only with store `openfga`; undefined: the store named "gatehouse") */
+  readonly storeId?: string | undefined;
+  /** `--fga-store-api-token`: the OpenFGA API token (only with store `openfga`) */
+  readonly apiToken?: string | undefined;
 }
 
 /** Fields computed from the flags. */
@@ -92,6 +96,9 @@ export function clientOf(v: FlagValues, p: SocialProvider): { id: string | undef
  */
 function deriveFga(v: FlagValues, command: CommandName): FgaState {
   if (command === 'gateway') return DISABLED_FGA;
+  if (v.fgaStore === 'openfga') {
+    return { enabled: true, store: 'openfga', url: v.fgaStoreUrl, sharesMainDatabase: false, storeId: v.fgaStoreId, apiToken: v.fgaStoreApiToken };
+  }
   if (v.fgaStore !== undefined) {
     return { enabled: true, store: v.fgaStore, url: v.fgaStore === 'memory' ? undefined : v.fgaStoreUrl, sharesMainDatabase: false };
   }

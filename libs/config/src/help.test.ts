@@ -29,7 +29,7 @@ describe('listFlags', () => {
       '--jwt-role-claim', '--custom-access-token-script', '--smtp-host', '--smtp-port', '--smtp-username', '--smtp-password',
       '--smtp-sender-email', '--smtp-sender-name', '--smtp-local-name', '--skip-tls-verification', '--twilio-account-sid',
       '--twilio-api-key', '--twilio-api-secret', '--twilio-sender', '--twilio-api-url', '--microsoft-tenant-id', '--reset-password-url',
-      '--disable-admin-header-auth', '--trusted-proxies', '--fga-store', '--fga-store-url',
+      '--disable-admin-header-auth', '--trusted-proxies', '--fga-store', '--fga-store-url', '--fga-store-id', '--fga-store-api-token',
       '--access-token-expires-in', '--refresh-token-expires-in', '--session-expires-in', '--rate-limit-rps',
       '--rate-limit-burst', '--app-cookie-same-site', '--encryption-key', '--redirect-uris',
       '--allow-private-webhook-targets', '--jwt-secondary-type', '--jwt-secondary-secret', '--jwt-secondary-public-key',

@@ -17,6 +17,10 @@ export function redactConfig(config: Config): Record<string, unknown> {
     out[key] = SECRET_KEYS.has(key) && value !== undefined ? '[redacted]' : value;
   }
   // The engine URL is a copy of --fga-store-url or --database-url, both secret (they carry credentials).
-  out.fga = { ...config.fga, url: config.fga.url === undefined ? undefined : '[redacted]' };
+  out.fga = {
+    ...config.fga,
+    url: config.fga.url === undefined ? undefined : '[redacted]',
+    ...(config.fga.apiToken === undefined ? {} : { apiToken: '[redacted]' }),
+  };
   return out;
 }

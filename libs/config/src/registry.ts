@@ -72,7 +72,7 @@ export type SocialProvider = (typeof SOCIAL_PROVIDERS)[number];
 
 export const DATABASE_TYPES = ['sqlite', 'postgres', 'mysql', 'mariadb', 'mongodb'] as const;
 export type DatabaseType = (typeof DATABASE_TYPES)[number];
-export const FGA_STORES = ['sqlite', 'postgres', 'mysql', 'memory'] as const;
+export const FGA_STORES = ['sqlite', 'postgres', 'mysql', 'memory', 'openfga'] as const;
 export type FgaStore = (typeof FGA_STORES)[number];
 
 /**
@@ -251,8 +251,10 @@ export const registry = {
     enableHsts: { flag: '--enable-hsts', parser: bool, default: false, help: 'send Strict-Transport-Security: max-age=31536000; includeSubDomains' },
   }),
   ...section('Authorization engine', DATA, {
-    fgaStore: { flag: '--fga-store <store>', parser: oneOf(['sqlite', 'postgres', 'mysql', 'memory'], true), help: 'engine store: sqlite, postgres, mysql or memory; default: reuse the main database when it is SQL, off for mongodb' },
-    fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite); required with a SQL --fga-store' },
+    fgaStore: { flag: '--fga-store <store>', parser: oneOf(FGA_STORES, true), help: 'engine store: sqlite, postgres, mysql, memory or openfga (an OpenFGA server answers instead of the embedded engine); default: reuse the main database when it is SQL, off for mongodb' },
+    fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite; the OpenFGA HTTP API URL for openfga); required with a SQL or openfga --fga-store' },
+    fgaStoreId: { flag: '--fga-store-id <id>', parser: str, help: 'OpenFGA store id (with --fga-store=openfga); default: the store named "gatehouse", created when missing' },
+    fgaStoreApiToken: { flag: '--fga-store-api-token <token>', parser: str, secret: true, help: 'OpenFGA API token, sent as a bearer token (with --fga-store=openfga, when the server has preshared-key authentication on)' },
   }),
   ...section('Split mode (routing)', GATEWAY, {
     authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'admin', 'orgs'], help: 'gRPC address of the authn service (gateway; admin, which reads Meta for AdminMeta through it; orgs, which reads users and provisions SCIM users through it)' },

@@ -213,6 +213,16 @@ describe('network lists', () => {
 });
 
 describe('engine, log level, gateway routes', () => {
+  it('requires an http(s) --fga-store-url with --fga-store=openfga', () => {
+    expect(load('--fga-store=openfga').errors).toEqual(['--fga-store-url is required when --fga-store is openfga']);
+    expect(load('--fga-store=openfga', '--fga-store-url=postgres://x/y').errors).toEqual(['--fga-store-url must be an http(s) URL when --fga-store is openfga']);
+    expect(load('--fga-store=openfga', '--fga-store-url=http://127.0.0.1:8080').errors).toEqual([]);
+  });
+  it('warns that the OpenFGA store id and token need --fga-store=openfga', () => {
+    expect(load('--fga-store=memory', '--fga-store-id=01H', '--fga-store-api-token=t').warnings).toEqual(expect.arrayContaining([
+      '--fga-store-id is ignored without --fga-store=openfga', '--fga-store-api-token is ignored without --fga-store=openfga',
+    ]));
+  });
   it.each(['sqlite', 'postgres', 'mysql'])('requires --fga-store-url with --fga-store=%s', (store) => {
     expect(load(`--fga-store=${store}`).errors).toEqual([`--fga-store-url is required when --fga-store is ${store}`]);
   });

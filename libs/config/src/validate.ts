@@ -22,7 +22,7 @@ const applies = (key: FlagKey, command: CommandName): boolean =>
 /** Set, or given but invalid (reported elsewhere). */
 const given = (i: RuleInput, key: FlagKey): boolean => i.values[key] !== undefined || i.invalid.has(key);
 
-const SQL_FGA_STORES = new Set(['sqlite', 'postgres', 'mysql']);
+const SQL_FGA_STORES = new Set(['sqlite', 'postgres', 'mysql', 'openfga']);
 // Where the gateway finds every service of services/registry.ts that has a public API (a test in
 // gateway/scripts/registry.test.ts holds this list equal to the registry's).
 const GATEWAY_ROUTES: readonly FlagKey[] = [
@@ -90,6 +90,9 @@ export function fatalRules(i: RuleInput): string[] {
   if (v.fgaStore !== undefined && SQL_FGA_STORES.has(v.fgaStore) && v.fgaStoreUrl === undefined) {
     errors.push(`--fga-store-url is required when --fga-store is ${v.fgaStore}`);
   }
+  if (v.fgaStore === 'openfga' && v.fgaStoreUrl !== undefined && !/^https?:\/\/[^/\s]+/i.test(v.fgaStoreUrl)) {
+    errors.push('--fga-store-url must be an http(s) URL when --fga-store is openfga');
+  }
   if (applies('customAccessTokenScript', command)) {
     const script = checkCustomScript(v.customAccessTokenScript);
     if (script !== null) errors.push(script);
@@ -128,6 +131,8 @@ export function warningRules(i: RuleInput): string[] {
   }
   if (v.enforceMfa && v.disableMfa) warnings.push('--disable-mfa overrides --enforce-mfa: MFA is off');
   if (v.fgaStoreUrl !== undefined && v.fgaStore === undefined) warnings.push('--fga-store-url is ignored without --fga-store');
+  if (v.fgaStoreId !== undefined && v.fgaStore !== 'openfga') warnings.push('--fga-store-id is ignored without --fga-store=openfga');
+  if (v.fgaStoreApiToken !== undefined && v.fgaStore !== 'openfga') warnings.push('--fga-store-api-token is ignored without --fga-store=openfga');
   for (const p of SOCIAL_PROVIDERS) {
     const { id, secret } = clientOf(v, p);
     if ((id === undefined) !== (secret === undefined)) {

@@ -10,3 +10,4 @@ export { parseMail, type ParsedMail } from './mime.ts';
 export {
   startTwilioSink, TWILIO_TEST_CREDENTIALS, type SmsMessage, type TwilioSink, type TwilioSinkOptions,
 } from './twilio-sink.ts';
+export { OPENFGA_BIN, startOpenFga, type OpenFgaOptions, type OpenFgaServer } from './openfga.ts';

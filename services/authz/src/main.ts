@@ -20,15 +20,21 @@ import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
 import { createAuthzService } from './service.ts';
 import { createAuthzInternal } from './rpc/internal.ts';
 import { createAuthzSubgraph } from './graphql/resolvers.ts';
+import { createOpenFgaEngine } from './openfga/engine.ts';
 
 
 /**
- * Opens the engine's store per spec §1: off; in memory; the main SQL database; or `--fga-store-url`.
+ * Opens the engine's store per spec §1: off; in memory; the main SQL database; `--fga-store-url`; or,
+ * with `--fga-store=openfga`, an OpenFGA server that answers instead of the embedded engine (issue 21 §4).
  * @throws when the store cannot be opened (the caller turns it into a FATAL line)
  */
 async function openStore(config: Config, logger: Logger): Promise<{ engine: Engine | null; db: Database | null; readiness: DependencyCheck[] }> {
   if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [] };
   if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
+  if (config.fga.store === 'openfga') {
+    const engine = createOpenFgaEngine({ url: config.fga.url ?? '', storeId: config.fga.storeId, apiToken: config.fga.apiToken });
+    return { engine, db: null, readiness: [] };
+  }
   const options = config.fga.sharesMainDatabase
     ? databaseOptionsOf(config)
     : { type: config.fga.store as DatabaseType, url: config.fga.url ?? '', ...(config.databaseCreate ? { create: true } : {}) };
@@ -64,7 +70,8 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     await opened.engine?.warm();
     return opened;
   });
-  if (engine) registerEngineMetrics(engine, shared.registry);
+  // the snapshot gauges describe the embedded engine; an OpenFGA server has its own metrics
+  if (engine && config.fga.store !== 'openfga') registerEngineMetrics(engine, shared.registry);
   const bus = shared.bus;
   // behaviour.md §5.7: engine admin actions, published after they commit; a failure never fails the write
   const audit = bus ? (record: Parameters<NonNullable<Parameters<typeof createAuthzService>[0]['audit']>>[0]): void => {

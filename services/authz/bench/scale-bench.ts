@@ -1,0 +1,111 @@
+/**
+ * @module scale-bench: the embedded engine at millions of tuples (issue 21 §5; run: `npm run bench:authz:scale -- --scale=1000000`).
+ *
+ * One SQLite store (better-sqlite3, the SQL store's code path) filled with the GitHub-like dataset of
+ * `--scale` tuples (default 1,000,000; users = scale/10, organizations = scale/2,000, 20 teams and 200
+ * repositories each), then:
+ * - cold load: a fresh replica's `warm()` (full snapshot load from the store), in seconds;
+ * - RSS per million tuples: resident memory after a GC, before and after that load, per 10^6 tuples;
+ * - catch-up: another replica writes a burst of `--burst` tuples (default 10,000, in calls of 100);
+ *   the time the loaded replica's next check takes (it catches up from the change log first);
+ * - check p50/p99 (single `can_read` checks on repositories, half in the user's own organization) and
+ *   list_permissions p99 (`can_read` on `repository`, random users and the 1,600-repository power user).
+ * Not a test: figures depend on the machine and its load (printed first).
+ */
+import { loadavg } from 'node:os';
+import { createEngine, type Engine } from '../src/domain/index.ts';
+import { createSqlStore } from '../src/storage/sql/store.ts';
+import { openSqlite } from '../test/sql-adapters.ts';
+import { generateGithubDataset, prng } from './github-dataset.ts';
+
+const arg = (name: string, fallback: number): number => {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? Number(hit.slice(name.length + 3)) : fallback;
+};
+const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+const ms = (ns: bigint): number => Number(ns) / 1e6;
+const fmt = (x: number): string => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : x >= 1 ? `${x.toFixed(2)} ms` : `${(x * 1000).toFixed(1)} µs`);
+const rssMiB = (): number => {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  return process.memoryUsage().rss / 2 ** 20;
+};
+
+async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const start = process.hrtime.bigint();
+  const out = await work();
+  return [out, ms(process.hrtime.bigint() - start)];
+}
+
+async function main(): Promise<void> {
+  const scale = arg('scale', 1_000_000);
+  const burst = arg('burst', 10_000);
+  if (!globalThis.gc) console.log('note: run with --expose-gc (the npm script does) for stable RSS figures');
+  console.log(`machine: load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (figures scale with load)`);
+  const options = { tuples: scale, users: Math.max(1000, Math.floor(scale / 10)), orgs: Math.max(100, Math.floor(scale / 2000)), teamsPerOrg: 20, reposPerOrg: 200, seed: 42 };
+  const [data, genMs] = await timed(async () => generateGithubDataset(options));
+  console.log(`dataset: ${data.tuples.length} tuples (${options.users} users, ${options.orgs} organizations, ${options.orgs * options.reposPerOrg} repositories) in ${fmt(genMs)}`);
+
+  const db = await openSqlite();
+  const store = createSqlStore(db.port);
+  const writer = createEngine({ store });
+  await writer.writeModel(data.model);
+  const [, fillMs] = await timed(async () => {
+    for (let i = 0; i < data.tuples.length; i += 5000) await store.writeTuples(data.tuples.slice(i, i + 5000), []);
+  });
+  console.log(`store fill: ${data.tuples.length} tuples into SQLite in ${fmt(fillMs)}`);
+
+  const before = rssMiB();
+  const replica: Engine = createEngine({ store });
+  const [, loadMs] = await timed(() => replica.warm());
+  const after = rssMiB();
+  const perMillion = ((after - before) * 1e6) / data.tuples.length;
+  console.log(`cold load: ${replica.stats().tuples} tuples in ${fmt(loadMs)} (${((data.tuples.length / loadMs) * 1000).toFixed(0)} tuples/s)`);
+  console.log(`memory: RSS ${before.toFixed(0)} MiB before the load, ${after.toFixed(0)} MiB after: ${perMillion.toFixed(0)} MiB per million tuples (process RSS ${after.toFixed(0)} MiB incl. the dataset and SQLite)`);
+
+  const rnd = prng(7);
+  const pick = (n: number): number => Math.floor(rnd() * n);
+  const sample = (): { user: string; object: string } => {
+    const u = `user:u${pick(options.users)}`;
+    const org = rnd() < 0.5 ? (data.orgsOf.get(u)?.[0] ?? 'organization:o0').slice('organization:'.length) : `o${pick(options.orgs)}`;
+    return { user: u, object: `repository:${org}-r${pick(options.reposPerOrg)}` };
+  };
+
+  // catch-up: a burst written through another replica, then the loaded replica's next request
+  const burstTuples = Array.from({ length: burst }, (_, i) => ({ user: `user:burst${i}`, relation: 'reader', object: `repository:o${i % options.orgs}-r${i % options.reposPerOrg}` }));
+  const [, burstMs] = await timed(async () => {
+    for (let i = 0; i < burstTuples.length; i += 100) await writer.writeTuples(burstTuples.slice(i, i + 100));
+  });
+  const probe = burstTuples[burstTuples.length - 1]!;
+  const [seen, catchMs] = await timed(() => replica.check(probe.user, [{ relation: 'can_read', object: probe.object }]));
+  console.log(`catch-up: burst of ${burst} tuples written in ${fmt(burstMs)}; the other replica's next check caught up and answered in ${fmt(catchMs)} (allowed: ${seen[0]?.allowed})`);
+
+  for (let i = 0; i < 5000; i++) {
+    const s = sample();
+    await replica.check(s.user, [{ relation: 'can_read', object: s.object }]);
+  }
+  const checks: number[] = [];
+  for (let i = 0; i < 50_000; i++) {
+    const s = sample();
+    const [, t] = await timed(() => replica.check(s.user, [{ relation: 'can_read', object: s.object }]));
+    checks.push(t);
+  }
+  checks.sort((a, b) => a - b);
+  console.log(`check (single can_read, 50,000 calls): p50 ${fmt(pct(checks, 50))}, p99 ${fmt(pct(checks, 99))}, max ${fmt(checks[checks.length - 1]!)}`);
+
+  const lists: number[] = [];
+  let powerCount = 0;
+  for (let i = 0; i < 200; i++) {
+    const user = i % 10 === 0 ? data.powerUser : `user:u${pick(options.users)}`;
+    const [res, t] = await timed(() => replica.listPermissions(user, { relation: 'can_read', object_type: 'repository' }));
+    if (user === data.powerUser) powerCount = res.permissions.length;
+    lists.push(t);
+  }
+  lists.sort((a, b) => a - b);
+  console.log(`list_permissions (can_read on repository, 200 calls, 1 in 10 by the power user with ${powerCount} objects): p50 ${fmt(pct(lists, 50))}, p99 ${fmt(pct(lists, 99))}`);
+  const final = rssMiB();
+  console.log(`memory ceiling: process RSS ${final.toFixed(0)} MiB at the end; snapshot ≈ ${perMillion.toFixed(0)} MiB per million tuples`);
+  await db.close();
+}
+
+await main();
