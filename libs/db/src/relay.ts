@@ -1,9 +1,14 @@
 /**
  * @module @gatehouse/db/relay
- * Publishes a service's outbox rows through the Bus in `seq` order and marks them published
- * (ARCHITECTURE §4). A failed publish stops the batch (later rows wait, order is kept) and is
- * retried on the next tick. Two relays may run: a row may then be published twice, which the
- * bus tolerates (JetStream dedups on the envelope id; consumers are idempotent on it).
+ * Publishes a service's outbox rows through the Bus in `seq` order and deletes each batch once the
+ * bus has acknowledged it (ARCHITECTURE §4, issue 23): the outbox holds only what is not yet on the
+ * bus, so it never grows and never keeps a published job. A failed publish stops the batch (later
+ * rows wait, order is kept) and is retried on the next tick; the rows published before it are
+ * deleted first. Deletes go by primary key, at most `batchSize` rows per statement, so no statement
+ * locks more than one batch of rows, and only for a moment. Rows marked `published_at` by an earlier
+ * release are deleted in the same small batches. Two relays may run: a row may then be published
+ * twice, which the bus tolerates (JetStream dedups on the envelope id; consumers are idempotent on
+ * it), and deleting a row the other relay already deleted is a no-op.
  */
 import type { Bus, Envelope } from '@gatehouse/bus';
 import { dependencyState, type Logger } from '@gatehouse/observability';
@@ -51,8 +56,35 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const database = dependencyState(relayLog, 'database', db.outbox.table);
   const publishing = dependencyState(relayLog, 'bus', 'publish');
 
+  /** Deletes the rows of `seqs` (one statement, primary key); false when the database failed. */
+  async function remove(seqs: (number | string)[]): Promise<boolean> {
+    if (seqs.length === 0) return true;
+    try {
+      await db.execute(`delete from ${table} where ${q('seq')} in (${seqs.map(() => '?').join(', ')})`, seqs);
+      return true;
+    } catch (err) {
+      // published but not deleted: it goes out again next tick (duplicates are tolerated)
+      database.down(err);
+      return false;
+    }
+  }
+
+  /** Deletes rows an earlier release marked published instead of deleting, one batch per tick. */
+  async function sweepMarked(): Promise<void> {
+    const rows = await db.execute<{ seq: number | string }>(
+      `select ${q('seq')} as seq from ${table} where ${q('published_at')} is not null order by ${q('seq')} limit ${batchSize}`,
+    );
+    await remove(rows.map((r) => r.seq));
+  }
+
   async function tick(): Promise<number> {
     let published = 0;
+    try {
+      await sweepMarked();
+    } catch (err) {
+      database.down(err);
+      return published;
+    }
     for (;;) {
       let rows: Row[];
       try {
@@ -66,6 +98,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         return published;
       }
       database.up();
+      const done: (number | string)[] = [];
       for (const row of rows) {
         const envelope: Envelope = {
           id: String(row.id),
@@ -78,18 +111,14 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           await bus.publish(envelope);
         } catch (err) {
           publishing.down(err); // retried next tick; later rows wait, so order is kept
-          return published;
+          await remove(done);
+          return published + done.length;
         }
         publishing.up();
-        try {
-          await db.execute(`update ${table} set ${q('published_at')} = ? where ${q('seq')} = ?`, [Date.now(), row.seq]);
-        } catch (err) {
-          // published but not marked: it goes out again next tick (duplicates are tolerated)
-          database.down(err);
-          return published;
-        }
-        published += 1;
+        done.push(row.seq);
       }
+      published += done.length;
+      if (!(await remove(done))) return published;
       if (rows.length < batchSize || stopped) return published;
     }
   }
