@@ -145,7 +145,7 @@ export const registry = {
     defaultAuthorizeResponseType: { flag: '--default-authorize-response-type <type>', parser: oneOf(['code', 'token', 'id_token']), default: 'token', help: '/authorize response_type when the request has none: code, token or id_token' },
     defaultAuthorizeResponseMode: { flag: '--default-authorize-response-mode <mode>', parser: oneOf(['query', 'fragment', 'form_post', 'web_message']), default: 'query', help: '/authorize response_mode when the request has none: query, fragment, form_post or web_message' },
     redirectUris: { flag: '--redirect-uris <list>', parser: httpUrlList, default: [], help: 'redirect URIs accepted by exact match, comma list of absolute http(s) URLs (origins in --allowed-origins are accepted too)' },
-    encryptionKey: { flag: '--encryption-key <key>', parser: str, secret: true, commands: ['all', 'mfa'], help: 'key for OTP HMACs, TOTP seeds, upstream secrets and client-secret MACs; use 32+ random characters' },
+    encryptionKey: { flag: '--encryption-key <key>', parser: str, secret: true, commands: ['all', 'authn', 'mfa', 'notifications'], help: 'key for OTP HMACs, TOTP seeds, the links and codes of delivery jobs at rest, upstream secrets and client-secret MACs; use 32+ random characters' },
     accessTokenExpiresIn: { flag: '--access-token-expires-in <seconds>', parser: positiveInt, default: 1800, help: 'access and ID token lifetime in seconds' },
     refreshTokenExpiresIn: { flag: '--refresh-token-expires-in <seconds>', parser: positiveInt, default: 2592000, help: 'refresh token lifetime in seconds (30 days)' },
     sessionExpiresIn: { flag: '--session-expires-in <seconds>', parser: positiveInt, default: 86400, help: 'browser session lifetime in seconds (1 day)' },

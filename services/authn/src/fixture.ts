@@ -34,6 +34,7 @@ export function testOptions(over: Partial<AuthnOptions> = {}): AuthnOptions {
     enableOrgDiscovery: false, accessTokenExpiresIn: 1800, refreshTokenExpiresIn: 2592000, sessionExpiresIn: 86400,
     appCookieSecure: true, appCookieSameSite: 'none', organizationName: 'Gatehouse', version: '2.3.0',
     redirectUris: [], allowedOrigins: ['*'],
+    clientSecret: 'client-secret',
     disableMfa: false, disableTotpLogin: false, disableEmailOtp: false, disableSmsOtp: false, disableWebauthnMfa: false, enforceMfa: false,
     ...over,
   };

@@ -7,6 +7,7 @@
  * (src/index.ts): in split mode it consumes from NATS JetStream (src/index.ts requires --nats-url), in
  * all-in-one from its bus.
  */
+import { jobSealKey } from '@gatehouse/crypto';
 import type { Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
@@ -77,6 +78,8 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
       logger,
       registry: shared.registry,
       templateFor: admin ? adminTemplateLookup(admin) : undefined,
+      // the key authn and mfa seal links and codes with (issue 23): the same flags in every process
+      jobKey: jobSealKey(config.encryptionKey, config.clientSecret),
     });
     await messages.start();
   }

@@ -57,6 +57,10 @@ export interface AuthnOptions extends ProviderFlags {
   twilioApiKey?: string;
   twilioApiSecret?: string;
   twilioSender?: string;
+  /** `--client-secret`: the job seal key is derived from it when `--encryption-key` is not set */
+  clientSecret: string;
+  /** `--encryption-key`: seals the links of `email.send` jobs at rest (issue 23, libs/crypto `jobSealKey`) */
+  encryptionKey?: string;
 }
 
 /** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
