@@ -13,6 +13,7 @@
 import type { Bus, Envelope } from '@gatehouse/bus';
 import { dependencyState, type Logger } from '@gatehouse/observability';
 import { quoteIdentifier } from './ddl.ts';
+import { startPeriodic } from './periodic.ts';
 import type { Database } from './types.ts';
 
 export interface OutboxRelayOptions {
@@ -48,9 +49,6 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 100));
   const q = (n: string): string => quoteIdentifier(db.type, n);
   const table = q(db.outbox.table);
-  let chain: Promise<number> = Promise.resolve(0);
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
   // an outage fails every tick: one line when it starts, one when it ends (issue 15), never a flood
   const relayLog = logger.child({ component: 'outbox relay', outbox: db.outbox.table });
   const database = dependencyState(relayLog, 'database', db.outbox.table);
@@ -119,30 +117,11 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
       }
       published += done.length;
       if (!(await remove(done))) return published;
-      if (rows.length < batchSize || stopped) return published;
+      if (rows.length < batchSize || loop.stopped) return published;
     }
   }
 
-  const run = (): Promise<number> => {
-    const next = chain.then(tick, tick);
-    chain = next;
-    return next;
-  };
-  const schedule = (): void => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      void run().finally(schedule);
-    }, intervalMs);
-    timer.unref?.();
-  };
-  schedule();
+  const loop = startPeriodic(tick, intervalMs, 0);
 
-  return {
-    flush: run,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await chain.catch(() => 0);
-    },
-  };
+  return { flush: loop.run, stop: loop.stop };
 }

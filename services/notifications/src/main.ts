@@ -10,7 +10,8 @@
 import { jobSealKey } from '@gatehouse/crypto';
 import type { Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
+import { NOTIFICATIONS_RETENTION } from './storage/mikro/retention.ts';
 import { fatal, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createNotificationsService } from './service.ts';
@@ -57,6 +58,8 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
   const db = await orFatal('database', () => openDatabase(dbOptions, notificationsSchema, { logger }));
   const admin = shared.peer('admin.internal');
   const relay = startOutboxRelay({ db, bus, logger });
+  // issue 23: delivery records older than a week go on a period; every replica sweeps (each row once)
+  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: NOTIFICATIONS_RETENTION, logger, registry: shared.registry });
   let webhooks: Subscription | null = null;
   if (admin) webhooks = await startWebhookWorker({ bus, db, admin, allowPrivate: config.allowPrivateWebhookTargets, logger, registry: shared.registry });
   else logger.warn('no --admin-address: the webhook worker is not started (deliveries wait in the stream)');
@@ -89,6 +92,7 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
       await messages?.stop();
       await webhooks?.stop();
       await relay.stop();
+      await sweeper?.stop();
       await db.close();
     },
   };
