@@ -34,7 +34,8 @@ export interface OutboxRelay {
 }
 
 interface Row {
-  seq: number | string;
+  /** what `remove` takes: `seq` on SQL, the document `_id` on MongoDB */
+  key: number | string;
   id: string;
   name: string;
   source: string;
@@ -42,23 +43,78 @@ interface Row {
   data: string | null;
 }
 
+/** The three reads and writes the relay makes, per kind of database. */
+interface OutboxRows {
+  /** up to `limit` unpublished rows in `seq` order */
+  pending(limit: number): Promise<Row[]>;
+  /** deletes these rows (one statement) */
+  remove(keys: (number | string)[]): Promise<void>;
+  /** keys of up to `limit` rows an earlier release marked published instead of deleting */
+  marked(limit: number): Promise<(number | string)[]>;
+}
+
+/** SQL: raw statements through the database's connection, by the `seq` primary key. */
+function sqlRows(db: Database): OutboxRows {
+  const q = (n: string): string => quoteIdentifier(db.type, n);
+  const table = q(db.outbox.table);
+  return {
+    pending: (limit) => db.execute<Row>(
+      `select ${q('seq')} as ${q('key')}, ${q('id')} as id, ${q('name')} as name, ${q('source')} as source, ` +
+        `${q('occurred_at')} as occurred_at, ${q('data')} as data from ${table} ` +
+        `where ${q('published_at')} is null order by ${q('seq')} limit ${limit}`,
+    ),
+    async remove(keys) {
+      await db.execute(`delete from ${table} where ${q('seq')} in (${keys.map(() => '?').join(', ')})`, keys);
+    },
+    async marked(limit) {
+      const rows = await db.execute<{ seq: number | string }>(
+        `select ${q('seq')} as seq from ${table} where ${q('published_at')} is not null order by ${q('seq')} limit ${limit}`,
+      );
+      return rows.map((r) => r.seq);
+    },
+  };
+}
+
+interface MongoCollection {
+  find(filter: object, options?: object): { sort(s: object): { limit(n: number): { toArray(): Promise<Array<Record<string, unknown>>> } } };
+  deleteMany(filter: object): Promise<unknown>;
+}
+
+/** MongoDB: the `<service>_outbox` collection through the driver, by `_id` (the envelope id). */
+function mongoRows(db: Database): OutboxRows {
+  const coll = (): MongoCollection => (db.fork() as unknown as { getCollection(name: string): MongoCollection }).getCollection(db.outbox.table);
+  return {
+    async pending(limit) {
+      const docs = await coll().find({ published_at: null }).sort({ seq: 1 }).limit(limit).toArray();
+      return docs.map((d) => ({
+        key: String(d._id), id: String(d._id), name: String(d.name), source: String(d.source),
+        occurred_at: d.occurred_at as number, data: (d.data as string | null) ?? null,
+      }));
+    },
+    async remove(keys) {
+      await coll().deleteMany({ _id: { $in: keys } });
+    },
+    // no earlier release wrote this collection
+    marked: async () => [],
+  };
+}
+
 /** Starts polling `db`'s outbox; see module doc for the guarantees. */
 export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const { db, bus, logger } = opts;
   const intervalMs = opts.intervalMs ?? 500;
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 100));
-  const q = (n: string): string => quoteIdentifier(db.type, n);
-  const table = q(db.outbox.table);
+  const rows = db.type === 'mongodb' ? mongoRows(db) : sqlRows(db);
   // an outage fails every tick: one line when it starts, one when it ends (issue 15), never a flood
   const relayLog = logger.child({ component: 'outbox relay', outbox: db.outbox.table });
   const database = dependencyState(relayLog, 'database', db.outbox.table);
   const publishing = dependencyState(relayLog, 'bus', 'publish');
 
-  /** Deletes the rows of `seqs` (one statement, primary key); false when the database failed. */
-  async function remove(seqs: (number | string)[]): Promise<boolean> {
-    if (seqs.length === 0) return true;
+  /** Deletes the rows of `keys` (one statement, primary key); false when the database failed. */
+  async function remove(keys: (number | string)[]): Promise<boolean> {
+    if (keys.length === 0) return true;
     try {
-      await db.execute(`delete from ${table} where ${q('seq')} in (${seqs.map(() => '?').join(', ')})`, seqs);
+      await rows.remove(keys);
       return true;
     } catch (err) {
       // published but not deleted: it goes out again next tick (duplicates are tolerated)
@@ -67,37 +123,25 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     }
   }
 
-  /** Deletes rows an earlier release marked published instead of deleting, one batch per tick. */
-  async function sweepMarked(): Promise<void> {
-    const rows = await db.execute<{ seq: number | string }>(
-      `select ${q('seq')} as seq from ${table} where ${q('published_at')} is not null order by ${q('seq')} limit ${batchSize}`,
-    );
-    await remove(rows.map((r) => r.seq));
-  }
-
   async function tick(): Promise<number> {
     let published = 0;
     try {
-      await sweepMarked();
+      await remove(await rows.marked(batchSize));
     } catch (err) {
       database.down(err);
       return published;
     }
     for (;;) {
-      let rows: Row[];
+      let batch: Row[];
       try {
-        rows = await db.execute<Row>(
-          `select ${q('seq')} as seq, ${q('id')} as id, ${q('name')} as name, ${q('source')} as source, ` +
-            `${q('occurred_at')} as occurred_at, ${q('data')} as data from ${table} ` +
-            `where ${q('published_at')} is null order by ${q('seq')} limit ${batchSize}`,
-        );
+        batch = await rows.pending(batchSize);
       } catch (err) {
         database.down(err);
         return published;
       }
       database.up();
       const done: (number | string)[] = [];
-      for (const row of rows) {
+      for (const row of batch) {
         const envelope: Envelope = {
           id: String(row.id),
           name: row.name,
@@ -113,11 +157,11 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           return published + done.length;
         }
         publishing.up();
-        done.push(row.seq);
+        done.push(row.key);
       }
       published += done.length;
       if (!(await remove(done))) return published;
-      if (rows.length < batchSize || loop.stopped) return published;
+      if (batch.length < batchSize || loop.stopped) return published;
     }
   }
 
