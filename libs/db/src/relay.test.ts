@@ -1,4 +1,4 @@
-/** @module @gatehouse/db/relay.test — the outbox relay: order, retry without loss, two relays, polling. */
+/** @module @gatehouse/db/relay.test — the outbox relay on SQLite, PostgreSQL and MariaDB: order, deletion once acknowledged, retry without loss, two relays, polling. */
 import { randomUUID } from 'node:crypto';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { createLogger } from '@gatehouse/observability';
@@ -25,11 +25,11 @@ function recordingBus(): Bus & { published: Envelope[]; down: boolean } {
   return b;
 }
 
-describe('startOutboxRelay (sqlite)', () => {
+describe.each(['sqlite', 'postgres', 'mariadb'] as const)('startOutboxRelay (%s)', (type) => {
   let scratch: ScratchDatabase;
   let db: Database;
   beforeAll(async () => {
-    scratch = await createScratchDatabase('sqlite');
+    scratch = await createScratchDatabase(type);
     db = await openDatabase(scratch.options, testSchema, { logger });
   });
   afterAll(async () => {
