@@ -157,11 +157,13 @@ describe('charts/gatehouse', () => {
 
   it('gives each service only the secrets its command takes: notifications no admin secret, authz no encryption key', () => {
     const secretsOf = (n: string) => containerOf(deployments(objects).get(n)!).env!.map((e) => e.valueFrom.secretKeyRef.key).sort();
-    // notifications keeps client-secret: its internal token calls admin's internal API (webhook targets, templates)
-    expect(secretsOf('notifications')).toEqual(['client-secret', 'database-url', 'smtp-password']);
+    // notifications keeps client-secret: its internal token calls admin's internal API (webhook targets, templates);
+    // it takes the encryption key to open the sealed links and codes authn and mfa put in jobs (issue 23)
+    expect(secretsOf('notifications')).toEqual(['client-secret', 'database-url', 'encryption-key', 'smtp-password']);
     expect(secretsOf('authz')).toEqual(['admin-secret', 'client-secret', 'database-url', 'jwt-secret', 'redis-url']);
     expect(secretsOf('gateway')).toEqual(['admin-secret', 'client-secret', 'redis-url']);
     expect(secretsOf('mfa')).toContain('encryption-key');
+    expect(secretsOf('authn')).toContain('encryption-key');
     expect(secretsOf('authn')).not.toContain('smtp-password');
     for (const [name, d] of deployments(objects)) {
       for (const arg of containerOf(d).args.slice(1)) {

@@ -9,32 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
 import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
-import { createRequire } from 'node:module';
-import type * as NodeSqlite from 'node:sqlite';
-import { openSql } from '../support/sql.ts';
 import { launchChromium, openPasskeyPage, type PasskeyPage } from './passkey-browser.ts';
 import { address, PASSWORD } from './email-support.ts';
+import { waitForAudits } from './audit-support.ts';
 
 const INVALID_PASSKEY = { code: 'unauthenticated', message: 'invalid passkey' };
-// node:sqlite through Node's own require: jest's resolver does not know the module yet
-const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof NodeSqlite;
-
-/** The `audit.recorded` events mfa committed to its outbox for `userId` (behaviour.md §5.7): action and metadata. */
-async function auditOf(d: Deployment, userId: string): Promise<Array<{ action: string; metadata: Record<string, unknown> }>> {
-  const q = "select data from mfa_outbox where name = 'audit.recorded' order by seq";
-  let rows: Array<{ data: string }>;
-  if (d.databaseType === 'sqlite') {
-    const db = new DatabaseSync(d.databaseUrl, { readOnly: true });
-    rows = db.prepare(q).all() as unknown as Array<{ data: string }>;
-    db.close();
-  } else {
-    const sql = await openSql(d.databaseUrl);
-    rows = await sql.query<{ data: string }>(q);
-    await sql.close();
-  }
-  return rows.map((r) => JSON.parse(r.data) as { action: string; actor_id?: string; metadata: string })
-    .filter((e) => e.actor_id === userId).map((e) => ({ action: e.action, metadata: JSON.parse(e.metadata) as Record<string, unknown> }));
-}
 
 describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) => {
   let d: Deployment;
@@ -135,7 +114,9 @@ describe.each(['all', 'split'] as Mode[])('passkeys in Chromium (%s)', (mode) =>
     await other.p.close();
     expect(await p.post('/v1/webauthn_delete_credential', { id: list[0].id })).toEqual({ status: 200, body: { message: 'Passkey deleted successfully.' } });
     // both recorded for the audit log, from the page's REST calls
-    expect(await auditOf(d, userId)).toEqual([
+    // (mfa's passkey actions; authn's user.signup of the same actor is in the log too)
+    const audits = await waitForAudits(d, (r) => r.actor_id === userId && r.action.startsWith('user.webauthn_'), ['user.webauthn_credential_added', 'user.webauthn_credential_deleted']);
+    expect(audits.map(({ action, metadata }) => ({ action, metadata })).sort((a, b) => a.action.localeCompare(b.action))).toEqual([
       { action: 'user.webauthn_credential_added', metadata: { passkey_id: list[0].id, name: 'first', protocol: 'rest' } },
       { action: 'user.webauthn_credential_deleted', metadata: { passkey_id: list[0].id, protocol: 'rest' } },
     ]);

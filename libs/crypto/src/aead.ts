@@ -2,7 +2,7 @@
  * @module @gatehouse/crypto/aead
  * AES-256-GCM (NIST SP 800-38D) for secrets at rest, keyed from `--encryption-key`.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 
 const VERSION = 'v1';
@@ -55,4 +55,40 @@ export function decrypt(key: Uint8Array, sealed: string, aad?: string): string {
   } catch (err) {
     throw new AppError('internal', 'internal error', { cause: err, reason: 'decrypt_failed' });
   }
+}
+
+/**
+ * The AES-256 key that seals the secrets of delivery jobs (`email.send` links and codes, `sms.send`
+ * codes) from the producer's outbox until the notifications worker renders the message (issue 23).
+ * It is {@link deriveEncryptionKey} of `--encryption-key`, or, when that flag is not set, of
+ * HMAC-SHA-256(`--client-secret`, `gatehouse/jobs/v1`): every process of a deployment is given the
+ * same flags, so producers and the worker derive the same key in all-in-one and split mode.
+ *
+ * @returns 32 bytes for {@link sealJobSecret} / {@link openJobSecret}
+ * @throws AppError `invalid_argument` when both values are empty
+ */
+export function jobSealKey(encryptionKey: string | undefined, clientSecret: string): Buffer {
+  if (encryptionKey) return deriveEncryptionKey(encryptionKey);
+  if (!clientSecret) throw new AppError('invalid_argument', '--encryption-key or --client-secret is required to seal delivery jobs');
+  return deriveEncryptionKey(createHmac('sha256', clientSecret).update('gatehouse/jobs/v1').digest('hex'));
+}
+
+/**
+ * Seals one job secret with AES-256-GCM ({@link encrypt}), bound by its associated data to the job
+ * kind and recipient (`<job>:<to>`), so a sealed value moved into another job or to another
+ * recipient fails to open.
+ *
+ * @param job the envelope name, `email.send` or `sms.send`
+ * @param to the recipient address or phone number, exactly as the job carries it
+ */
+export function sealJobSecret(key: Uint8Array, job: string, to: string, plaintext: string): string {
+  return encrypt(key, plaintext, `${job}:${to}`);
+}
+
+/**
+ * Opens a value of {@link sealJobSecret} for the same `job` and `to`.
+ * @throws AppError `internal` (reason `decrypt_failed`) on a wrong key, recipient or job, or tampering
+ */
+export function openJobSecret(key: Uint8Array, job: string, to: string, sealed: string): string {
+  return decrypt(key, sealed, `${job}:${to}`);
 }

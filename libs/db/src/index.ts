@@ -12,6 +12,8 @@ export { databaseReadiness, databaseTarget } from './readiness.ts';
 export { buildOrmOptions, DRIVER_PACKAGES } from './orm-options.ts';
 export type { OutboxRelay, OutboxRelayOptions } from './relay.ts';
 export { startOutboxRelay } from './relay.ts';
+export type { RetentionRule, Sweeper, SweeperOptions } from './sweeper.ts';
+export { startSweeper, sweptCounter, SWEPT_METRIC } from './sweeper.ts';
 export { dropLegacyUniqueIndexes } from './legacy.ts';
 export type { ScratchDatabase, ScratchService } from './scratch.ts';
 export { createScratchDatabase, openScratchService } from './scratch.ts';

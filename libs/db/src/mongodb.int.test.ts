@@ -16,7 +16,8 @@ import type { EntitySchema } from '@mikro-orm/core';
 import type { MongoEntityManager } from '@mikro-orm/mongodb';
 import { createLogger } from '@gatehouse/observability';
 import { freePort } from '@gatehouse/testing';
-import { openDatabase } from './index.ts';
+import { newEnvelope, type Envelope } from '@gatehouse/bus';
+import { openDatabase, startOutboxRelay } from './index.ts';
 import type { Database, ServiceSchema } from './index.ts';
 
 const FERRETDB = fileURLToPath(new URL('../../../.tools/bin/ferretdb', import.meta.url));
@@ -147,10 +148,35 @@ describe('mongodb driver (FerretDB)', () => {
     expect(rows.map((r) => r.size)).toEqual([30, 20]);
   });
 
-  it('refuses raw SQL and the outbox with unimplemented', async () => {
+  it('refuses raw SQL with unimplemented', async () => {
     await expect(db.execute('select 1')).rejects.toMatchObject({ code: 'unimplemented' });
-    const envelope = { id: randomUUID(), name: 'dbtest.created', source: 'dbtest', occurred_at: 1, data: {} };
-    expect(() => db.outbox.enqueue(db.fork(), envelope as never)).toThrow(expect.objectContaining({ code: 'unimplemented' }));
+  });
+
+  it('the outbox (issue 23): events written with the state change in one flush, published in order by the relay, then deleted', async () => {
+    const published: Envelope[] = [];
+    const bus = { publish: async (e: Envelope) => void published.push(e), consume: () => Promise.reject(new Error('unused')), close: async () => {} };
+    const events = [1, 2, 3].map((i) => newEnvelope('note.created', 'dbtest', { i, otp: 'sealed elsewhere' }));
+    const id = randomUUID();
+    const em = db.fork();
+    em.persist(em.create(Widget, { _id: id, name: `w-${id}`, size: 1, createdAt: 1 }));
+    for (const e of events) db.outbox.enqueue(em, e);
+    await em.flush();
+    const coll = (db.fork() as unknown as MongoEntityManager).getCollection('dbtest_outbox');
+    expect(await coll.countDocuments({})).toBe(3);
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000, batchSize: 2 });
+    expect(await relay.flush()).toBe(3);
+    await relay.stop();
+    expect(published).toEqual(events);
+    expect(await coll.countDocuments({})).toBe(0);
+  });
+
+  it('db.transactional on FerretDB v1: it has no transactions (refuses the `autocommit` field), so the call fails and writes nothing', async () => {
+    const id = randomUUID();
+    await expect(db.transactional(async (em) => {
+      em.persist(em.create(Widget, { _id: id, name: `t-${id}`, size: 1, createdAt: 1 }));
+      db.outbox.enqueue(em, newEnvelope('note.created', 'dbtest', {}));
+    })).rejects.toThrow(/unknown field "autocommit"/);
+    expect(await db.fork().count(Widget, { _id: id })).toBe(0);
   });
 
   it('an unreachable server is unavailable', async () => {

@@ -10,7 +10,7 @@ import { AppError } from '@gatehouse/errors';
 import { buildOrmOptions } from './orm-options.ts';
 import { databaseTarget } from './readiness.ts';
 import { runMigrations, execOn } from './migrate.ts';
-import { createOutbox, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
+import { createMongoOutbox, createOutbox, mongoOutboxEntity, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
 import type { Database, DatabaseOptions, Outbox, ServiceSchema } from './types.ts';
 
 const SERVICE_NAME = /^[a-z][a-z0-9_]{0,40}$/;
@@ -25,7 +25,8 @@ function connectFailure(options: DatabaseOptions, err: unknown): string {
 /**
  * Connects, applies `schema.migrations` not yet recorded in `<service>_migrations` (after the
  * built-in `<service>_outbox` migration) and returns the handle. On MongoDB there are no SQL
- * migrations: indexes declared on the entities are ensured instead, and the outbox is unavailable.
+ * migrations: indexes declared on the entities are ensured instead, and the outbox is the
+ * `<service>_outbox` collection (issue 23; the relay reads it through the driver).
  * @throws AppError `invalid_argument` for bad options or service name; `unavailable` when the
  *   database cannot be reached; `internal` when a migration fails.
  */
@@ -37,8 +38,8 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   const logger = deps.logger.child({ component: 'db', ...('service' in deps.logger.bindings() ? {} : { service: schema.service }) });
   const base = await buildOrmOptions(options);
   const isMongo = options.type === 'mongodb';
-  const outboxSchema = outboxEntity(schema.service);
-  const entities = isMongo ? schema.entities : [...schema.entities, outboxSchema];
+  const outboxSchema = isMongo ? mongoOutboxEntity(schema.service) : outboxEntity(schema.service);
+  const entities = [...schema.entities, outboxSchema];
   let orm: MikroORM;
   try {
     orm = (await MikroORM.init({ ...base, entities, discovery: { warnWhenNoEntities: false } })) as unknown as MikroORM;
@@ -58,12 +59,7 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   let outbox: Outbox;
   if (isMongo) {
     await orm.schema.ensureIndexes();
-    outbox = {
-      table: `${schema.service}_outbox`,
-      enqueue() {
-        throw new AppError('unimplemented', 'the transactional outbox needs a SQL database');
-      },
-    };
+    outbox = createMongoOutbox(schema.service, outboxSchema);
   } else {
     try {
       await runMigrations(orm.em.fork(), options.type as 'sqlite', schema.service, [outboxMigration(schema.service), outboxTraceMigration(schema.service), ...schema.migrations], logger);

@@ -26,6 +26,60 @@ export function outboxEntity(service: string): EntitySchema<any, any> {
   }) as unknown as EntitySchema<any, any>;
 }
 
+/**
+ * The outbox collection for one service on MongoDB (`<service>_outbox`, issue 23): the envelope id is
+ * the document `_id`, and `seq` a number that grows within a process (µs of the wall clock, or one
+ * more than the last), which the relay orders by. No migration: MongoDB creates the collection on the
+ * first insert.
+ */
+export function mongoOutboxEntity(service: string): EntitySchema<any, any> {
+  return defineEntity({
+    name: 'GatehouseOutbox',
+    tableName: `${service}_outbox`,
+    properties: {
+      _id: p.uuid().primary(),
+      seq: p.double(),
+      name: p.string(),
+      source: p.string(),
+      occurredAt: p.double().fieldName('occurred_at'),
+      data: p.text(),
+      publishedAt: p.double().fieldName('published_at').nullable(),
+      traceParent: p.string().fieldName('trace_parent').nullable(),
+    },
+  }) as unknown as EntitySchema<any, any>;
+}
+
+let lastMongoSeq = 0;
+/** µs since the epoch, strictly growing within this process (< 2^53 until the year 2255). */
+function nextMongoSeq(): number {
+  lastMongoSeq = Math.max(Date.now() * 1000, lastMongoSeq + 1);
+  return lastMongoSeq;
+}
+
+/**
+ * The outbox of one service on MongoDB: `enqueue` persists through the caller's EntityManager, so the
+ * document is written in the caller's flush (its transaction where the server has them).
+ */
+export function createMongoOutbox(service: string, entity: EntitySchema<any, any>): Outbox {
+  return {
+    table: `${service}_outbox`,
+    enqueue(em: EntityManager, envelope: Envelope): void {
+      em.persist(
+        em.create(entity, {
+          _id: envelope.id,
+          seq: nextMongoSeq(),
+          name: envelope.name,
+          source: envelope.source,
+          occurredAt: envelope.occurredAt,
+          data: JSON.stringify(envelope.data ?? null),
+          publishedAt: null,
+          traceParent: envelope.traceparent ?? null,
+        }),
+      );
+    },
+  };
+}
+
 /** The migration that creates `<service>_outbox`; prepended to every service's own list. */
 export function outboxMigration(service: string): MigrationDefinition {
   const table = `${service}_outbox`;

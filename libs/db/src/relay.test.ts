@@ -1,4 +1,4 @@
-/** @module @gatehouse/db/relay.test — the outbox relay: order, retry without loss, two relays, polling. */
+/** @module @gatehouse/db/relay.test — the outbox relay on SQLite, PostgreSQL and MariaDB: order, deletion once acknowledged, retry without loss, two relays, polling. */
 import { randomUUID } from 'node:crypto';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { createLogger } from '@gatehouse/observability';
@@ -25,11 +25,11 @@ function recordingBus(): Bus & { published: Envelope[]; down: boolean } {
   return b;
 }
 
-describe('startOutboxRelay (sqlite)', () => {
+describe.each(['sqlite', 'postgres', 'mariadb'] as const)('startOutboxRelay (%s)', (type) => {
   let scratch: ScratchDatabase;
   let db: Database;
   beforeAll(async () => {
-    scratch = await createScratchDatabase('sqlite');
+    scratch = await createScratchDatabase(type);
     db = await openDatabase(scratch.options, testSchema, { logger });
   });
   afterAll(async () => {
@@ -45,7 +45,9 @@ describe('startOutboxRelay (sqlite)', () => {
     return envs;
   };
 
-  it('publishes pending rows in seq order across batches and marks them published', async () => {
+  const rowCount = async (): Promise<number> => (await db.execute('select seq from dbtest_outbox')).length;
+
+  it('publishes pending rows in seq order across batches and deletes them once the bus acknowledged them', async () => {
     const bus = recordingBus();
     const envs = await enqueue(7);
     const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000, batchSize: 3 });
@@ -53,8 +55,21 @@ describe('startOutboxRelay (sqlite)', () => {
     expect(bus.published).toEqual(envs);
     expect(await relay.flush()).toBe(0);
     await relay.stop();
-    const pending = await db.execute('select seq from dbtest_outbox where published_at is null');
-    expect(pending).toEqual([]);
+    expect(await rowCount()).toBe(0);
+  });
+
+  it('deletes rows an earlier release only marked published, one batch per tick, without publishing them again', async () => {
+    const bus = recordingBus();
+    await enqueue(5);
+    await db.execute('update dbtest_outbox set published_at = ?', [Date.now()]);
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000, batchSize: 2 });
+    expect(await relay.flush()).toBe(0);
+    expect(await rowCount()).toBe(3);
+    await relay.flush();
+    await relay.flush();
+    await relay.stop();
+    expect(await rowCount()).toBe(0);
+    expect(bus.published).toEqual([]);
   });
 
   it('on publish failure keeps the row and everything after it, and retries in order', async () => {
@@ -65,8 +80,20 @@ describe('startOutboxRelay (sqlite)', () => {
     expect(await relay.flush()).toBe(0);
     expect(await db.execute('select seq from dbtest_outbox where published_at is null')).toHaveLength(3);
     bus.down = false;
-    expect(await relay.flush()).toBe(3);
+    let calls = 0;
+    const publish = bus.publish.bind(bus);
+    bus.publish = async (e) => {
+      calls += 1;
+      if (calls === 2) throw new Error('bus down');
+      return publish(e);
+    };
+    expect(await relay.flush()).toBe(1); // the first went out and is deleted; the rest wait
+    expect(await rowCount()).toBe(2);
+    bus.publish = publish;
+    bus.down = false;
+    expect(await relay.flush()).toBe(2);
     expect(bus.published).toEqual(envs);
+    expect(await rowCount()).toBe(0);
     await relay.stop();
   });
 
@@ -91,7 +118,7 @@ describe('startOutboxRelay (sqlite)', () => {
     await Promise.all([a.flush(), b.flush()]);
     await Promise.all([a.stop(), b.stop()]);
     expect(new Set(bus.published.map((e) => e.id))).toEqual(new Set(envs.map((e) => e.id)));
-    expect(await db.execute('select seq from dbtest_outbox where published_at is null')).toEqual([]);
+    expect(await rowCount()).toBe(0);
   });
 
   it('a row from a transaction that rolled back is never published', async () => {

@@ -7,6 +7,7 @@
  * after commit (ARCHITECTURE §4).
  */
 import type { BusEvents } from '@gatehouse/contracts';
+import { sealJobSecret } from '@gatehouse/crypto';
 import { publicUser } from './domain/user.ts';
 import type { EventSink, UserRecord, VerificationPurpose } from './storage/ports.ts';
 
@@ -32,8 +33,13 @@ export function userDeactivated(events: EventSink, user: UserRecord): void {
   events.emit('user.deactivated', data);
 }
 
-/** Queues one link mail to `to` for `user` (`verificationUrl` is the mailed link). */
-export function linkEmail(events: EventSink, purpose: VerificationPurpose, to: string, user: UserRecord, verificationUrl: string): void {
-  const job: BusEvents['email.send'] = { event_name: purpose, to, user: publicUser(user), variables: { verification_url: verificationUrl } };
+/**
+ * Queues one link mail to `to` for `user` (`verificationUrl` is the mailed link). The link carries a
+ * live token, so it travels sealed (`sealed_variables`, AES-256-GCM under `jobKey`, issue 23): the
+ * outbox row and the bus message hold no usable link; the notifications worker opens it to render.
+ */
+export function linkEmail(events: EventSink, jobKey: Buffer, purpose: VerificationPurpose, to: string, user: UserRecord, verificationUrl: string): void {
+  const sealed = sealJobSecret(jobKey, 'email.send', to, JSON.stringify({ verification_url: verificationUrl }));
+  const job: BusEvents['email.send'] = { event_name: purpose, to, user: publicUser(user), variables: {}, sealed_variables: sealed };
   events.emit('email.send', job);
 }

@@ -6,13 +6,14 @@
  * all-in-one and split mode.
  */
 import { VERSION, type Config } from '@gatehouse/config';
-import { databaseOptionsOf, databaseReadiness, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, type Database } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, startSweeper, type Database } from '@gatehouse/db';
 import { createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
 import { orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createAuthnService, createUserActivityCheck } from './service.ts';
 import { authnSchema, createMikroAuthnStorage } from './storage/mikro/index.ts';
 import { createCachedAuthnStorage } from './storage/cached.ts';
+import { AUTHN_RETENTION } from './storage/mikro/retention.ts';
 import { createAuthnSubgraph } from './graphql/resolvers.ts';
 import type { AuthnOptions } from './domain/options.ts';
 
@@ -68,6 +69,8 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   if (!shared.bus) logger.warn('no --nats-url: events stay in the outbox until a bus is configured');
+  // issue 23: expired rows go on a period; every replica sweeps (each row is deleted once)
+  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: AUTHN_RETENTION, logger, registry: shared.registry });
   return {
     public: { desc: serviceDescriptor('authn'), handlers },
     internal: { desc: serviceDescriptor('authn.internal'), handlers: internalHandlers },
@@ -78,6 +81,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     readiness: [databaseReadiness(db, dbOptions), ...(redisSessions ? [redisSessions.readiness] : [])],
     async close() {
       await relay?.stop();
+      await sweeper?.stop();
       await redisSessions?.close();
       await db.close();
     },

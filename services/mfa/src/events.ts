@@ -6,6 +6,7 @@
  * transaction that stores the code (ARCHITECTURE §4).
  */
 import type { BusEvents, common } from '@gatehouse/contracts';
+import { sealJobSecret } from '@gatehouse/crypto';
 import type { MfaTransaction, OtpChannel } from './storage/ports.ts';
 
 /**
@@ -16,14 +17,17 @@ import type { MfaTransaction, OtpChannel } from './storage/ports.ts';
  * @param destination the email address or phone number the code goes to
  * @param code the plain code (it exists only in the job, never in mfa's tables)
  * @param user the User record the code is for (`{{.user.*}}` of the email template; its id for SMS)
+ * @param jobKey the job seal key: the code travels sealed (`sealed_otp` / `sealed_variables`,
+ *   AES-256-GCM, issue 23), so the outbox row and the bus message hold no usable code
  */
-export function queueOtp(tx: MfaTransaction, channel: OtpChannel, destination: string, code: string, user: common.User): void {
+export function queueOtp(tx: MfaTransaction, jobKey: Buffer, channel: OtpChannel, destination: string, code: string, user: common.User): void {
   if (channel === 'sms') {
-    const job: BusEvents['sms.send'] = { to: destination, otp: code, user_id: user.id };
+    const job: BusEvents['sms.send'] = { to: destination, otp: '', user_id: user.id, sealed_otp: sealJobSecret(jobKey, 'sms.send', destination, code) };
     tx.events.emit('sms.send', job);
     return;
   }
-  const job: BusEvents['email.send'] = { event_name: 'verify_otp', to: destination, user, variables: { otp: code } };
+  const sealed = sealJobSecret(jobKey, 'email.send', destination, JSON.stringify({ otp: code }));
+  const job: BusEvents['email.send'] = { event_name: 'verify_otp', to: destination, user, variables: {}, sealed_variables: sealed };
   tx.events.emit('email.send', job);
 }
 

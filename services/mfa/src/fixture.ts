@@ -3,6 +3,7 @@
  * Test fixture (used by *.test.ts only): the mfa domain context and the mfa service on one memory
  * store, with a clock the test turns, and readers for the `email.send` jobs the store committed.
  */
+import { openJobSecret } from '@gatehouse/crypto';
 import { randomUUID } from 'node:crypto';
 import type { Authenticator } from '@gatehouse/auth';
 import type { common, mfa } from '@gatehouse/contracts';
@@ -53,6 +54,23 @@ export interface OtpMail {
   variables: { otp: string };
 }
 
+/**
+ * An `email.send` job's data as the worker reads it: its `sealed_variables` (issue 23) opened with
+ * `jobKey` into `variables`.
+ * @throws AppError `internal` when they do not open
+ */
+export function openOtpMail(jobKey: Uint8Array, data: unknown): OtpMail {
+  const job = data as OtpMail & { sealed_variables?: string };
+  if (!job.sealed_variables) return job;
+  return { ...job, variables: JSON.parse(openJobSecret(jobKey, 'email.send', job.to, job.sealed_variables)) as OtpMail['variables'] };
+}
+
+/** The `sms.send` job's code as the worker reads it: `sealed_otp` opened with `jobKey`. */
+export function openSmsOtp(jobKey: Uint8Array, data: unknown): string {
+  const job = data as { to: string; otp: string; sealed_otp?: string };
+  return job.sealed_otp ? openJobSecret(jobKey, 'sms.send', job.to, job.sealed_otp) : job.otp;
+}
+
 /** The `Cookie` header carrying the `mfa` cookie of a Set-Cookie value, or of a bare handle. */
 export const mfaCookieHeader = (setCookieOrHandle: string): string =>
   setCookieOrHandle.startsWith('mfa=') ? setCookieOrHandle.split(';')[0]! : `mfa=${setCookieOrHandle}`;
@@ -77,7 +95,7 @@ export function makeMfa(over: Partial<MfaOptions> = {}, extra: { authenticator?:
   const service = createMfaService(deps);
 
   /** every `email.send` job committed so far, oldest first */
-  const mails = (): OtpMail[] => store.published.filter((e) => e.name === 'email.send').map((e) => e.data as OtpMail);
+  const mails = (): OtpMail[] => store.published.filter((e) => e.name === 'email.send').map((e) => openOtpMail(c.jobKey, e.data));
   /** the codes mailed to `to`, oldest first */
   const codesFor = (to: string): string[] => mails().filter((m) => m.to === to).map((m) => m.variables.otp);
   /** the newest code mailed to `to` */

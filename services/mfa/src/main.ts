@@ -6,7 +6,8 @@
  */
 import { consumeUserDeleted } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { MFA_RETENTION } from './storage/mikro/retention.ts';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
 import { orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createMfaContext } from './domain/deps.ts';
@@ -32,6 +33,8 @@ export async function buildMfa(config: Config, shared: ServiceShared): Promise<S
   const deps = { options: mfaOptions(config), store: createMikroMfaStore(db), authenticator: shared.authenticator, logger };
   const service = createMfaService(deps);
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
+  // issue 23: expired rows go on a period; every replica sweeps (each row is deleted once)
+  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: MFA_RETENTION, logger, registry: shared.registry });
   // behaviour.md §5.3 delete_user: a deleted user's factors go, also when the event waited for us
   const userDeleted = shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'mfa-user-deleted', forget: (userId) => forgetUser(createMfaContext(deps), userId), logger })
@@ -46,6 +49,7 @@ export async function buildMfa(config: Config, shared: ServiceShared): Promise<S
     async close() {
       await userDeleted?.stop();
       await relay?.stop();
+      await sweeper?.stop();
       await db.close();
     },
   };

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createScratchDatabase, openDatabase, type Database, type DatabaseType, type ScratchDatabase } from '@gatehouse/db';
 import { createLogger } from '@gatehouse/observability';
 import { createCallContext, createInProcessClient, typedClient } from '@gatehouse/rpc';
-import { OPTIONS, mfaCookieHeader, openRequest, user, withCookie } from '../src/fixture.ts';
+import { jobSealKey } from '@gatehouse/crypto';
+import { OPTIONS, mfaCookieHeader, openOtpMail, openRequest, user, withCookie } from '../src/fixture.ts';
 import { createMfaService } from '../src/service.ts';
 import { createMikroMfaStore } from '../src/storage/mikro/store.ts';
 import { mfaSchema } from '../src/storage/mikro/schema.ts';
@@ -37,7 +38,9 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as DatabaseType[])('mfa email OT
   /** the codes mailed to `to`, oldest first, from the outbox rows */
   const codesFor = async (to: string): Promise<string[]> => {
     const rows = await db.execute<{ name: string; data: string }>('select name, data from mfa_outbox order by seq');
-    return rows.filter((r) => r.name === 'email.send').map((r) => JSON.parse(r.data)).filter((j) => j.to === to).map((j) => j.variables.otp);
+    const key = jobSealKey(OPTIONS.encryptionKey, OPTIONS.clientSecret);
+    // issue 23: the rows hold the code sealed; the worker's view opens it
+    return rows.filter((r) => r.name === 'email.send').map((r) => openOtpMail(key, JSON.parse(r.data))).filter((j) => j.to === to).map((j) => j.variables.otp);
   };
   const count = async (table: string, where: string, param: string): Promise<number> =>
     (await db.execute(`select * from ${table} where ${where} = ?`, [param])).length;

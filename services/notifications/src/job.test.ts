@@ -1,6 +1,8 @@
 /** @module job.test: the email.send job contract and its validation. */
 import { describe, it, expect } from '@jest/globals';
 import { emailJobEnvelope, parseEmailJob, type EmailJob } from './job.ts';
+import { jobSealKey, sealJobSecret } from '@gatehouse/crypto';
+import { parseSmsJob } from './sms-job.ts';
 
 const job: EmailJob = { event_name: 'magic_link_login', to: 'ann@acme.test', user: { id: 'u1' }, variables: { verification_url: 'https://a.test/v?t=1' } };
 
@@ -36,5 +38,30 @@ describe('parseEmailJob', () => {
     [{ ...job, event_name: 'verify_otp', variables: { verification_url: 'x' } }, 'email job verify_otp requires otp'],
   ])('rejects %j with invalid_argument %j', (data, message) => {
     expect(() => parseEmailJob(data)).toThrow(expect.objectContaining({ code: 'invalid_argument', message }));
+  });
+});
+
+describe('sealed job secrets (issue 23)', () => {
+  const key = jobSealKey('k'.repeat(32), 'client-secret');
+  const user = { id: 'u1', email: 'ada@example.com' };
+
+  it('opens sealed_variables with the job key; they win over variables', () => {
+    const sealed = sealJobSecret(key, 'email.send', 'ada@example.com', JSON.stringify({ otp: 'ABC123' }));
+    expect(parseEmailJob({ event_name: 'verify_otp', to: 'ada@example.com', user, variables: { otp: 'ZZZZZZ' }, sealed_variables: sealed }, key))
+      .toEqual({ event_name: 'verify_otp', to: 'ada@example.com', user, variables: { otp: 'ABC123' } });
+  });
+
+  it('a sealed job without a key, with another key or for another recipient can never be sent: invalid_argument (dead letter)', () => {
+    const sealed = sealJobSecret(key, 'email.send', 'ada@example.com', JSON.stringify({ otp: 'ABC123' }));
+    const job = { event_name: 'verify_otp', to: 'ada@example.com', user, variables: {}, sealed_variables: sealed };
+    expect(() => parseEmailJob(job)).toThrow(expect.objectContaining({ code: 'invalid_argument', message: 'email.send job is sealed and this worker has no job key' }));
+    expect(() => parseEmailJob(job, jobSealKey('other', 'x'))).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    expect(() => parseEmailJob({ ...job, to: 'eve@example.com' }, key)).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+  });
+
+  it('opens the sealed_otp of an sms.send job', () => {
+    const sealed = sealJobSecret(key, 'sms.send', '+15550100000', 'ABC123');
+    expect(parseSmsJob({ to: '+15550100000', otp: '', user_id: 'u1', sealed_otp: sealed }, key)).toEqual({ to: '+15550100000', otp: 'ABC123', user_id: 'u1' });
+    expect(() => parseSmsJob({ to: '+15550100001', otp: '', user_id: 'u1', sealed_otp: sealed }, key)).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
   });
 });

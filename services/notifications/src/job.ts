@@ -5,6 +5,7 @@
  */
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
 import type { events } from '@gatehouse/contracts';
+import { openJobSecret } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 
 /** Envelope name of an email delivery job. */
@@ -51,6 +52,20 @@ export function emailJobEnvelope(job: EmailJob, source: string): Envelope<EmailJ
 }
 
 const CRLF = /[\r\n]/;
+
+/**
+ * Opens a sealed job secret (libs/crypto `openJobSecret`) and maps it with `read`.
+ * @throws AppError `invalid_argument` when there is no key, or it does not open or read
+ */
+export function openSealed<T>(jobKey: Uint8Array | undefined, job: string, to: string, sealed: unknown, read: (plain: string) => T): T {
+  if (!jobKey) throw new AppError('invalid_argument', `${job} job is sealed and this worker has no job key`);
+  if (typeof sealed !== 'string') throw new AppError('invalid_argument', `${job} job sealed secret must be a string`);
+  try {
+    return read(openJobSecret(jobKey, job, to, sealed));
+  } catch (cause) {
+    throw new AppError('invalid_argument', `${job} job sealed secret does not open with this deployment's key`, { cause });
+  }
+}
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -58,11 +73,17 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * Validates untrusted envelope data as an {@link EmailJob}. A job that fails here can never be
  * sent, so the worker dead-letters it at once instead of retrying.
  *
- * @throws AppError `invalid_argument` naming the first bad field
+ * A job's `sealed_variables` (issue 23) is opened with `jobKey` and wins over `variables`: producers
+ * seal the link or code so the outbox and the bus never hold it in clear.
+ *
+ * @param jobKey the job seal key (libs/crypto `jobSealKey`); needed for a sealed job
+ * @throws AppError `invalid_argument` naming the first bad field, or when the sealed variables do not
+ *   open (wrong key, another recipient, tampering): such a job can never be sent
  */
-export function parseEmailJob(data: unknown): EmailJob {
+export function parseEmailJob(data: unknown, jobKey?: Uint8Array): EmailJob {
   if (!isRecord(data)) throw new AppError('invalid_argument', 'email job must be an object');
-  const { event_name: eventName, to, user, variables } = data;
+  const { event_name: eventName, to, user, sealed_variables: sealed } = data;
+  let { variables } = data;
   if (!isEmailEventName(eventName)) {
     throw new AppError('invalid_argument', `invalid event name ${String(eventName)}`);
   }
@@ -71,6 +92,7 @@ export function parseEmailJob(data: unknown): EmailJob {
     throw new AppError('invalid_argument', 'invalid email address');
   }
   if (!isRecord(user)) throw new AppError('invalid_argument', 'email job user must be an object');
+  if (sealed !== undefined && sealed !== null && sealed !== '') variables = openSealed(jobKey, EMAIL_SEND, to, sealed, (s) => JSON.parse(s) as unknown);
   const vars = variables === undefined ? {} : variables;
   if (!isRecord(vars)) throw new AppError('invalid_argument', 'email job variables must be an object');
   const out: EmailJob['variables'] = {};

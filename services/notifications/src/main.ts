@@ -7,9 +7,11 @@
  * (src/index.ts): in split mode it consumes from NATS JetStream (src/index.ts requires --nats-url), in
  * all-in-one from its bus.
  */
+import { jobSealKey } from '@gatehouse/crypto';
 import type { Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
+import { NOTIFICATIONS_RETENTION } from './storage/mikro/retention.ts';
 import { fatal, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createNotificationsService } from './service.ts';
@@ -56,6 +58,8 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
   const db = await orFatal('database', () => openDatabase(dbOptions, notificationsSchema, { logger }));
   const admin = shared.peer('admin.internal');
   const relay = startOutboxRelay({ db, bus, logger });
+  // issue 23: delivery records older than a week go on a period; every replica sweeps (each row once)
+  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: NOTIFICATIONS_RETENTION, logger, registry: shared.registry });
   let webhooks: Subscription | null = null;
   if (admin) webhooks = await startWebhookWorker({ bus, db, admin, allowPrivate: config.allowPrivateWebhookTargets, logger, registry: shared.registry });
   else logger.warn('no --admin-address: the webhook worker is not started (deliveries wait in the stream)');
@@ -77,6 +81,8 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
       logger,
       registry: shared.registry,
       templateFor: admin ? adminTemplateLookup(admin) : undefined,
+      // the key authn and mfa seal links and codes with (issue 23): the same flags in every process
+      jobKey: jobSealKey(config.encryptionKey, config.clientSecret),
     });
     await messages.start();
   }
@@ -86,6 +92,7 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
       await messages?.stop();
       await webhooks?.stop();
       await relay.stop();
+      await sweeper?.stop();
       await db.close();
     },
   };

@@ -52,6 +52,8 @@ export interface NotificationsDeps {
   readonly options: NotificationsOptions;
   readonly logger: Logger;
   readonly registry: Registry;
+  /** the job seal key (libs/crypto `jobSealKey` of --encryption-key / --client-secret): opens the sealed links and codes of jobs (issue 23) */
+  readonly jobKey?: Uint8Array | undefined;
   /** stored email templates (admin); built-in templates when absent */
   readonly templateFor?: TemplateLookup | undefined;
 }
@@ -86,11 +88,12 @@ export function createNotificationsService(deps: NotificationsDeps): Notificatio
         logger,
         deliveries,
         templateFor: deps.templateFor,
+        jobKey: deps.jobKey,
       }),
     });
   }
   if (deps.smsSender) {
-    consumers.push({ durable: SMS_CONSUMER, name: SMS_SEND, handler: createSmsSendHandler({ store, sender: deps.smsSender, logger, deliveries }) });
+    consumers.push({ durable: SMS_CONSUMER, name: SMS_SEND, handler: createSmsSendHandler({ store, sender: deps.smsSender, logger, deliveries, jobKey: deps.jobKey }) });
   }
   let subscriptions: Subscription[] = [];
   let starting: Promise<void> | null = null;

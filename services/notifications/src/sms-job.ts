@@ -7,6 +7,7 @@
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
 import type { events } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
+import { openSealed } from './job.ts';
 
 /** Envelope name of an SMS delivery job. */
 export const SMS_SEND = 'sms.send';
@@ -38,12 +39,16 @@ export function smsJobEnvelope(job: SmsJob, source: string): Envelope<SmsJob> {
 /**
  * Validates untrusted envelope data as an {@link SmsJob}. A job that fails here can never be sent,
  * so the worker dead-letters it at once instead of retrying.
- * @throws AppError `invalid_argument` naming the first bad field
+ * A job's `sealed_otp` (issue 23) is opened with `jobKey` and wins over `otp`.
+ * @param jobKey the job seal key (libs/crypto `jobSealKey`); needed for a sealed job
+ * @throws AppError `invalid_argument` naming the first bad field, or when the sealed code does not open
  */
-export function parseSmsJob(data: unknown): SmsJob {
+export function parseSmsJob(data: unknown, jobKey?: Uint8Array): SmsJob {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new AppError('invalid_argument', 'sms job must be an object');
-  const { to, otp, user_id: userId } = data as Record<string, unknown>;
+  const { to, user_id: userId, sealed_otp: sealed } = data as Record<string, unknown>;
+  let { otp } = data as Record<string, unknown>;
   if (typeof to !== 'string' || !PHONE.test(to.trim())) throw new AppError('invalid_argument', 'invalid phone number');
+  if (sealed !== undefined && sealed !== null && sealed !== '') otp = openSealed(jobKey, SMS_SEND, to, sealed, (s) => s);
   if (typeof otp !== 'string' || !OTP.test(otp)) throw new AppError('invalid_argument', 'sms job otp must be a 6-character code');
   if (typeof userId !== 'string' || userId === '') throw new AppError('invalid_argument', 'sms job user_id must be a non-empty string');
   return { to: to.trim(), otp, user_id: userId };

@@ -1,4 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
+import { openMail } from './email-fixture.ts';
 import { PASSWORD, T0, makeAuthn } from '../fixture.ts';
 import type { MfaInternalClient } from '../rpc/deps.ts';
 
@@ -135,7 +136,7 @@ describe('invite_members and verification_requests (behaviour.md §5.3)', () => 
     const res = (await a.call('InviteMembers', { emails: ['user0@example.com', 'new1@example.com', 'not-an-email', 'NEW2@example.com'] }, ADMIN)).res;
     expect(res.message).toBe('2 user(s) invited successfully.');
     expect(res.users.map((u: { email: string; email_verified: boolean }) => [u.email, u.email_verified])).toEqual([['new1@example.com', false], ['new2@example.com', false]]);
-    const mails = a.storage.published.filter((e) => e.name === 'email.send').map((e) => e.data as { event_name: string; variables: { verification_url: string } });
+    const mails = a.storage.published.filter((e) => e.name === 'email.send').map((e) => openMail(a.options, e.data));
     expect(mails.map((m) => m.event_name)).toEqual(['invite_member', 'invite_member']);
     const invited = a.storage.published.filter((e) => e.name === 'audit.recorded').map((e) => e.data as { action: string; resource_id: string });
     expect(invited.filter((r) => r.action === 'admin.invite_sent').map((r) => r.resource_id)).toEqual(res.users.map((u: { id: string }) => u.id));

@@ -5,7 +5,7 @@
  */
 import type { AuditDetails, SessionStore } from '@gatehouse/auth';
 import type { BusEvents, common } from '@gatehouse/contracts';
-import type { JwtSigner } from '@gatehouse/crypto';
+import { jobSealKey, type JwtSigner } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import type { LoginLockout, OAuthStore, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
@@ -170,6 +170,8 @@ export interface DomainDeps {
 export interface AuthnContext extends DomainDeps {
   now(): number;
   customClaims: CustomClaims | null;
+  /** seals the link of every `email.send` job until the worker renders it (libs/crypto `jobSealKey`) */
+  jobKey: Buffer;
 }
 
 /**
@@ -177,5 +179,10 @@ export interface AuthnContext extends DomainDeps {
  */
 export function createAuthnContext(deps: DomainDeps): AuthnContext {
   const clock = deps.clock ?? (() => Math.floor(Date.now() / 1000));
-  return { ...deps, now: clock, customClaims: compileCustomClaims(deps.options.customAccessTokenScript, deps.logger) };
+  return {
+    ...deps,
+    now: clock,
+    customClaims: compileCustomClaims(deps.options.customAccessTokenScript, deps.logger),
+    jobKey: jobSealKey(deps.options.encryptionKey, deps.options.clientSecret),
+  };
 }

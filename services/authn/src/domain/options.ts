@@ -42,9 +42,11 @@ export interface AuthnOptions extends ProviderFlags {
   /** `--redirect-uris` and `--allowed-origins` (behaviour.md §3.1 redirect rule) */
   redirectUris: string[];
   allowedOrigins: string[];
-  /** `--client-secret`: the server's own client's secret (issue 18) */
+  /** `--client-secret`: the server's own client's secret (issue 18); also keys client-secret MACs and
+   * the job seal when `--encryption-key` is not set */
   clientSecret: string;
-  /** `--encryption-key`: MAC key of client secrets; absent: `--client-secret` keys them */
+  /** `--encryption-key`: MAC key of client secrets, and seals the links of `email.send` jobs at rest
+   * (issue 23, libs/crypto `jobSealKey`) */
   encryptionKey?: string;
   /** `--default-authorize-response-type` / `--default-authorize-response-mode` (issue 18) */
   defaultAuthorizeResponseType: string;

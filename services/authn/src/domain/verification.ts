@@ -63,7 +63,7 @@ export async function issueLink(c: AuthnContext, tx: AuthnTx, req: LinkRequest):
     updatedAt: now,
   };
   await tx.verifications.issue(request);
-  linkEmail(tx.events, req.purpose, email, req.user, req.linkOf(token, request));
+  linkEmail(tx.events, c.jobKey, req.purpose, email, req.user, req.linkOf(token, request));
   return { token, request };
 }
 

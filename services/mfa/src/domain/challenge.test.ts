@@ -19,8 +19,11 @@ describe('opening an MFA session (behaviour.md §3.3 step 8, §4.2)', () => {
     expect(armed).toEqual({ handle: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expiresAt: T0 + 300, armedAt: T0, codeSent: true });
     expect(m.store.published).toEqual([{
       id: expect.any(String), name: 'email.send', source: 'mfa', occurredAt: T0,
-      data: { event_name: 'verify_otp', to: ada.email, user: ada, variables: { otp: expect.stringMatching(CODE) } },
+      // issue 23: the code travels sealed (AES-256-GCM under the job key), never in clear
+      data: { event_name: 'verify_otp', to: ada.email, user: ada, variables: {}, sealed_variables: expect.stringMatching(/^v1\.[A-Za-z0-9_-]+$/) },
     }]);
+    expect(m.mails()[0]!.variables.otp).toMatch(CODE);
+    expect(JSON.stringify(m.store.published)).not.toContain(m.mails()[0]!.variables.otp);
   });
 
   it('stores the user id, purpose, OTP channel, contact, login method, roles, scope, state and expiry of the first step', async () => {

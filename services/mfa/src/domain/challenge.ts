@@ -86,7 +86,7 @@ export async function openOtpChallenge(c: MfaContext, challenge: OtpChallenge): 
     // a decoy's digest is of a random 256-bit value, never of a code: no input can match it
     const digest = decoy ? sha256Hex(randomToken(32)) : otpDigest(c.otpKey, userId, channel, code);
     await tx.otps.put({ userId, channel, digest, expiresAt: now + ttl, sentAt: now });
-    if (!decoy) queueOtp(tx, channel, contact, code, user);
+    if (!decoy) queueOtp(tx, c.jobKey, channel, contact, code, user);
   });
   return { handle, expiresAt, armedAt: now, codeSent: code !== null && !decoy };
 }

@@ -11,6 +11,7 @@ import type { MfaOptions } from './options.ts';
 import { mfaMethods, type MfaMethods } from './options.ts';
 import { otpKey } from './otp.ts';
 import { totpSealKey } from './totp.ts';
+import { jobSealKey } from '@gatehouse/crypto';
 
 export interface MfaDeps {
   options: MfaOptions;
@@ -32,6 +33,8 @@ export interface MfaContext extends MfaDeps {
   otpKey: string;
   /** the AES-256 key TOTP secrets are sealed with (domain/totp) */
   totpKey: Buffer;
+  /** seals the code of every `email.send` / `sms.send` job until the worker renders it (libs/crypto `jobSealKey`) */
+  jobKey: Buffer;
   /** usable methods, availability, enforcement (behaviour.md §4.1) */
   methods: MfaMethods;
 }
@@ -42,6 +45,7 @@ export function createMfaContext(deps: MfaDeps): MfaContext {
     now: deps.clock ?? (() => Math.floor(Date.now() / 1000)),
     otpKey: otpKey(deps.options.encryptionKey, deps.options.clientSecret),
     totpKey: totpSealKey(deps.options.encryptionKey, deps.options.clientSecret),
+    jobKey: jobSealKey(deps.options.encryptionKey, deps.options.clientSecret),
     methods: mfaMethods(deps.options),
   };
 }

@@ -75,7 +75,7 @@ export async function beginOtpEnrolment(c: MfaContext, req: OtpEnrolmentRequest)
     await tx.otpEnrolments.put(pending);
     await tx.otps.put({ userId: user.id, channel: req.channel, digest: otpDigest(c.otpKey, user.id, req.channel, code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     await tx.sessions.setChannel(s.id, req.channel, destination, expiresAt);
-    queueOtp(tx, req.channel, destination, code, user);
+    queueOtp(tx, c.jobKey, req.channel, destination, code, user);
   });
   return { handle: req.handle!, expiresAt, armedAt: now };
 }

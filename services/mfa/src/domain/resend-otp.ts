@@ -44,7 +44,7 @@ export async function resendOtp(c: MfaContext, handle: string | undefined, claim
     await tx.otps.put({ userId: session.userId, channel, digest, expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     await tx.sessions.rearm(session.id, expiresAt);
     if (decoy) return;
-    queueOtp(tx, channel, contact, code, session.user);
+    queueOtp(tx, c.jobKey, channel, contact, code, session.user);
     if (audit) {
       tx.events.emit('audit.recorded', audit('user.otp_resent', {
         actor: { type: 'user', id: session.userId, email: session.user.email ?? null },

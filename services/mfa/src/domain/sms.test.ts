@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { sha256Hex } from '@gatehouse/crypto';
-import { loginChallenge, makeMfa, T0, user } from '../fixture.ts';
+import { loginChallenge, makeMfa, openSmsOtp, T0, user } from '../fixture.ts';
 import type { MfaOptions } from './options.ts';
 import { openOtpChallenge } from './challenge.ts';
 import { OTP_ALPHABET } from './otp.ts';
@@ -20,7 +20,11 @@ interface SmsJob { to: string; otp: string; user_id: string }
 
 function sms(over: Partial<MfaOptions> = {}) {
   const m = makeMfa({ ...TWILIO, ...over });
-  const texts = (): SmsJob[] => m.store.published.filter((e) => e.name === 'sms.send').map((e) => e.data as SmsJob);
+  // the worker's view: the sealed code opened (issue 23)
+  const texts = (): SmsJob[] => m.store.published.filter((e) => e.name === 'sms.send').map((e) => {
+    const { to, user_id: userId } = e.data as SmsJob;
+    return { to, otp: openSmsOtp(m.c.jobKey, e.data), user_id: userId };
+  });
   return { ...m, texts, lastText: (): string => texts().at(-1)!.otp };
 }
 

@@ -67,7 +67,7 @@ describe('OpenOtpChallenge: wire ↔ domain', () => {
     const session = await m.store.findSessionByHandleHash(sha256Hex(MFA_COOKIE.exec(setCookie)![1]!));
     expect(session).toMatchObject({ loginMethod: 'magic_link_login', roles: ['editor'], scope: ['openid'], state: null, authTime: T0 - 5, contact: ada.email });
     expect(session!.user).toMatchObject({ ...ada });
-    expect(m.mails()).toEqual([{ event_name: 'verify_otp', to: ada.email, user: session!.user, variables: { otp: expect.any(String) } }]);
+    expect(m.mails()).toEqual([{ event_name: 'verify_otp', to: ada.email, user: session!.user, variables: { otp: expect.any(String) }, sealed_variables: expect.any(String) }]);
   });
 
   it('refuses a request without a user with invalid_argument', async () => {

@@ -24,6 +24,8 @@ export interface EmailSendDeps {
   readonly logger: Logger;
   readonly deliveries: DeliveryCounter;
   readonly templateFor?: TemplateLookup | undefined;
+  /** opens the sealed variables of a job (libs/crypto `jobSealKey`); absent: sealed jobs are dead-lettered */
+  readonly jobKey?: Uint8Array | undefined;
   /** Unix seconds; injectable for tests */
   readonly now?: (() => number) | undefined;
 }
@@ -52,7 +54,7 @@ export function createEmailSendHandler(deps: EmailSendDeps): (envelope: Envelope
       return typeof to === 'string' ? to : '';
     },
     async prepare(data) {
-      const job = parseEmailJob(data);
+      const job = parseEmailJob(data, deps.jobKey);
       const message = renderEmail(job, {
         organizationName: deps.organizationName,
         organizationLogo: deps.organizationLogo,

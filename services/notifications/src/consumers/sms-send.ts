@@ -17,6 +17,8 @@ export interface SmsSendDeps {
   readonly sender: SmsSender;
   readonly logger: Logger;
   readonly deliveries: DeliveryCounter;
+  /** opens the sealed code of a job (libs/crypto `jobSealKey`); absent: sealed jobs are dead-lettered */
+  readonly jobKey?: Uint8Array | undefined;
   /** Unix seconds; injectable for tests */
   readonly now?: (() => number) | undefined;
 }
@@ -31,7 +33,7 @@ export function createSmsSendHandler(deps: SmsSendDeps): (envelope: Envelope, de
       return typeof to === 'string' ? to : '';
     },
     async prepare(data) {
-      const job = parseSmsJob(data);
+      const job = parseSmsJob(data, deps.jobKey);
       return { to: job.to, body: smsBody(job.otp) };
     },
     send: async (sms) => (await deps.sender.send(sms)).sid,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { openMail } from '../../domain/email-fixture.ts';
 import { decodeJwt } from 'jose';
 import { createScratchDatabase, openDatabase, type Database, type ScratchDatabase } from '@gatehouse/db';
 import { createLogger } from '@gatehouse/observability';
@@ -55,8 +56,10 @@ describe('authn service on SQLite storage', () => {
     await a.call('Signup', { email: 'grace@example.com', password: PASSWORD, confirm_password: PASSWORD });
     const rows = await db.execute<{ name: string; data: string }>('select name, data from authn_outbox order by seq');
     expect(rows.map((r) => r.name).filter((n) => n !== 'audit.recorded')).toEqual(['user.created', 'user.signup', 'email.send']);
-    const job = JSON.parse(rows[2]!.data) as { event_name: string; to: string; variables: { verification_url: string } };
-    expect(job).toMatchObject({ event_name: 'basic_auth_signup', to: 'grace@example.com' });
+    // issue 23: the row holds the link sealed, never in clear
+    expect(rows[2]!.data).not.toContain('verify_email');
+    const job = openMail(a.options, JSON.parse(rows[2]!.data));
+    expect(job).toMatchObject({ event_name: 'basic_auth_signup', to: 'grace@example.com', sealed_variables: expect.stringMatching(/^v1\./) });
     const token = new URL(job.variables.verification_url).searchParams.get('token')!;
     const stored = await db.execute<{ token_hash: string }>('select token_hash from authn_verification_requests where email = ?', ['grace@example.com']);
     expect(stored).toHaveLength(1);

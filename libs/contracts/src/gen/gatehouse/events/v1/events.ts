@@ -52,7 +52,16 @@ export interface EmailSendJob {
   to: string;
   /** the User record, exposed to templates as {{.user.*}} */
   user: User | null;
-  variables: EmailVariables | null;
+  variables:
+    | EmailVariables
+    | null;
+  /**
+   * issue 23: `variables` (the link or code) as JSON, sealed with AES-256-GCM under the job key
+   * (`jobSealKey` of libs/crypto: --encryption-key, else derived from --client-secret), associated
+   * data `email.send:<to>`. Producers send this and leave `variables` empty, so neither the outbox
+   * nor the bus holds a usable link or code; the worker opens it when it renders the message.
+   */
+  sealed_variables?: string | null | undefined;
 }
 
 /** Per-event template variables of an `email.send` job. */
@@ -107,6 +116,11 @@ export interface SmsSendJob {
   otp: string;
   /** the user the code is for: attempt records and logs name the user, never the code */
   user_id: string;
+  /**
+   * issue 23: the code sealed with AES-256-GCM under the job key (see EmailSendJob.sealed_variables),
+   * associated data `sms.send:<to>`; producers send this and leave `otp` empty
+   */
+  sealed_otp?: string | null | undefined;
 }
 
 /**

@@ -1,0 +1,32 @@
+/**
+ * @module @gatehouse/authn/storage/mikro/retention.test
+ * authn's retention rules (issue 23) on SQLite, PostgreSQL and MariaDB: per swept table, expired rows
+ * planted, two sweepers (replicas) at once, expired rows gone once each, live rows kept.
+ */
+import { randomUUID } from 'node:crypto';
+import { LOCKOUT_WINDOW_SECONDS } from '@gatehouse/auth';
+import { describeRetention } from '@gatehouse/db/retention-suite';
+import { authnSchema } from './index.ts';
+import { AUTHN_RETENTION } from './retention.ts';
+
+const session = (expiresAt: number): Record<string, unknown> => ({
+  id: randomUUID(), user_id: randomUUID(), handle_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), login_method: 'basic_auth', roles: '["user"]', scope: '["openid"]',
+  auth_time: expiresAt - 86_400, expires_at: expiresAt, refresh_token_id: null, created_at: expiresAt - 86_400,
+});
+const link = (expiresAt: number, consumedAt: number | null): Record<string, unknown> => ({
+  id: randomUUID(), identifier: 'forgot_password', email: 'ada@example.com', token_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'),
+  expires_at: expiresAt, redirect_uri: null, state: null, scope: null, roles: null, user_id: null, consumed_at: consumedAt,
+  created_at: expiresAt - 1800, updated_at: expiresAt - 1800,
+});
+
+describeRetention(authnSchema, AUTHN_RETENTION, {
+  // expired a second ago vs. still valid for a second
+  authn_sessions: { expired: (i, now) => session(now - 1 - i), live: (i, now) => session(now + 1 + i) },
+  // outside vs. inside the sliding 15 min window
+  authn_login_failures: {
+    expired: (i, now) => ({ seq: 1 + i, lockout_key: 'k'.repeat(64), failed_at: now - LOCKOUT_WINDOW_SECONDS - 1 - i }),
+    live: (i, now) => ({ seq: 1000 + i, lockout_key: 'k'.repeat(64), failed_at: now - LOCKOUT_WINDOW_SECONDS + i }),
+  },
+  // expired links go, used or not; a live link stays even once consumed (until it expires)
+  authn_verification_requests: { expired: (i, now) => link(now - 1 - i, i % 2 ? now - 2000 : null), live: (i, now) => link(now + 1 + i, i === 0 ? now - 10 : null) },
+});
