@@ -162,8 +162,9 @@ describe.each(['all', 'split'] as Mode[])('the hosted login page in Chromium (%s
     const authorize = '/authorize?client_id=gatehouse&response_type=code&state=s%201';
     await passwordLogin(drv, ORG, email, NEW_PASSWORD, `?return_to=${encodeURIComponent(authorize)}`);
     await drv.page.waitForURL(`${d.url}${authorize}`);
-    // the session cookie came with it
-    expect(await drv.page.evaluate(async () => (await fetch('/v1/profile')).status)).toBe(200);
+    // the session cookie came with it (read from the browser: /authorize answers its own page here, under a CSP with no connect-src)
+    const cookie = (await drv.context.cookies(d.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+    expect((await fetch(`${d.url}/v1/profile`, { headers: { cookie } })).status).toBe(200);
 
     // a return_to elsewhere is ignored: the signed-in screen instead
     const other = await open();
