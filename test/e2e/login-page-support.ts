@@ -11,6 +11,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { expect } from '@jest/globals';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { generate } from 'otplib';
 import type { SmtpSink } from '@gatehouse/testing';
@@ -130,6 +131,29 @@ export class LoginPageDriver {
 
   close(): Promise<void> {
     return this.context.close();
+  }
+}
+
+/** The drivers one test opened: after the test, each must have seen no serious axe violation and no CSP violation. */
+export class DriverPool {
+  private drivers: LoginPageDriver[] = [];
+
+  /** A new driver on `origin`, checked and closed by {@link DriverPool.checkAndClose}. */
+  async open(browser: Browser, origin: string): Promise<LoginPageDriver> {
+    const drv = await LoginPageDriver.open(browser, origin);
+    this.drivers.push(drv);
+    return drv;
+  }
+
+  /** For `afterEach`: expects no serious/critical axe violation and no CSP violation on any driver, then closes them. */
+  async checkAndClose(): Promise<void> {
+    const drivers = this.drivers;
+    this.drivers = [];
+    for (const drv of drivers) {
+      expect(drv.violations).toEqual([]);
+      expect(await drv.cspViolations()).toEqual([]);
+      await drv.close();
+    }
   }
 }
 

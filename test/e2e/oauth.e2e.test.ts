@@ -7,7 +7,8 @@
  * revoked; a redirect URI one character off refused without a redirect; prompt=none without a session;
  * client_credentials with client_secret_basic, client_secret_post and private_key_jwt (a JWKS server
  * of the test's own signing assertions with jose) and a replayed jti; service-account tokens only
- * where behaviour.md §2.3 allows; introspection and revocation; RP-initiated logout; authorizer-js
+ * where behaviour.md §2.3 allows; a deactivated or deleted client's user tokens refused at once;
+ * introspection and revocation; RP-initiated logout (GET, and POST with id_token_hint); authorizer-js
  * 3.0.1's getToken and revokeToken; and the client and trusted-issuer admin routes (behaviour.md §5.8)
  * on REST, GraphQL and gRPC.
  */
@@ -65,11 +66,11 @@ describe.each(['all', 'split'] as const)('OAuth 2.0 / OpenID Provider (%s)', (mo
   }
 
   /** The code flow up to the callback URL, the session cookie carried into /authorize. */
-  async function authorizeWith(cookie: string, extra: Record<string, string> = {}) {
+  async function authorizeWith(cookie: string, extra: Record<string, string> = {}, cfg: oidc.Configuration = config) {
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, {
+    const url = oidc.buildAuthorizationUrl(cfg, {
       redirect_uri: CALLBACK, scope: 'openid profile email offline_access', state, nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra,
     });
@@ -77,12 +78,11 @@ describe.each(['all', 'split'] as const)('OAuth 2.0 / OpenID Provider (%s)', (mo
     return { res, location: res.headers.get('location') ?? '', verifier, state, nonce };
   }
 
-  async function codeFlow(cookie: string) {
-    const a = await authorizeWith(cookie);
-    expect(a.res.status).toBe(302);
-    expect(a.location.startsWith(`${CALLBACK}?`)).toBe(true);
+  async function codeFlow(cookie: string, cfg: oidc.Configuration = config) {
+    const a = await authorizeWith(cookie, {}, cfg);
+    expect({ status: a.res.status, callback: a.location.startsWith(`${CALLBACK}?`), location: a.location }).toEqual({ status: 302, callback: true, location: a.location });
     const callback = new URL(a.location);
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce });
+    const tokens = await oidc.authorizationCodeGrant(cfg, callback, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce });
     return { tokens, callback, ...a };
   }
 
@@ -225,6 +225,35 @@ describe.each(['all', 'split'] as const)('OAuth 2.0 / OpenID Provider (%s)', (mo
     await expect(oidc.clientCredentialsGrant(jwtConfig)).rejects.toMatchObject({ error: 'invalid_client' });
   });
 
+  it('deactivating or deleting a client ends the user sessions issued through it: their tokens are refused on /v1 at once', async () => {
+    const clientConfig = async (name: string) => {
+      const made = await adminPost('create_client', {
+        name, allowed_scopes: ['openid', 'profile', 'email', 'offline_access'], redirect_uris: [CALLBACK], grant_types: ['authorization_code', 'refresh_token'],
+      });
+      const cfg = new oidc.Configuration(config.serverMetadata(), made.body.client.client_id, { redirect_uris: [CALLBACK] }, oidc.ClientSecretBasic(made.body.client_secret));
+      oidc.allowInsecureRequests(cfg);
+      return { id: made.body.client.id as string, cfg };
+    };
+    const user = await loggedIn();
+    // GET /v1/profile reads a credential without rotating it (POST /v1/session would rotate the cookie's session)
+    const alive = (token: string) => raw(`${d.url}/v1/profile`, { headers: { origin: d.url, authorization: `Bearer ${token}` } }).then((r) => r.status);
+    for (const [how, end] of [
+      ['update_client is_active=false', (id: string) => adminPost('update_client', { id, is_active: false })],
+      ['delete_client', (id: string) => adminPost('delete_client', { id })],
+    ] as const) {
+      const { id, cfg } = await clientConfig(`ended by ${how}`);
+      const { tokens } = await codeFlow(user.cookie, cfg);
+      const own = await codeFlow(user.cookie);
+      expect({ how, through: await alive(tokens.access_token), own: await alive(own.tokens.access_token) }).toEqual({ how, through: 200, own: 200 });
+      expect((await end(id)).status).toBe(200);
+      // the next request with the client's token is refused; the user's other sessions live on
+      expect({ how, through: await alive(tokens.access_token), own: await alive(own.tokens.access_token) }).toEqual({ how, through: 401, own: 200 });
+      expect((await raw(`${d.url}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+      expect((await raw(`${d.url}/v1/profile`, { headers: { cookie: user.cookie } })).status).toBe(200);
+      await expect(oidc.refreshTokenGrant(cfg, tokens.refresh_token!)).rejects.toBeDefined();
+    }
+  });
+
   it('revocation (RFC 7009) and introspection (RFC 7662): a revoked token is inactive', async () => {
     const user = await loggedIn();
     const { tokens } = await codeFlow(user.cookie);
@@ -252,6 +281,26 @@ describe.each(['all', 'split'] as const)('OAuth 2.0 / OpenID Provider (%s)', (mo
     const evil = await fetch(`${d.url}/logout?client_id=${rp.id}&post_logout_redirect_uri=${encodeURIComponent('https://evil.example/')}`, { redirect: 'manual', headers: { cookie: other.cookie } });
     expect(evil.status).toBe(200);
     expect(evil.headers.get('location')).toBeNull();
+  });
+
+  it('RP-initiated logout by POST form (RP-Initiated Logout 1.0 §2) is under the §2.5 CSRF check: refused from a foreign origin, honoured from an allowed one', async () => {
+    const user = await loggedIn();
+    const { tokens } = await codeFlow(user.cookie);
+    const form = new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: LOGGED_OUT, state: 'post' }).toString();
+    const postLogout = (origin: string) => fetch(`${d.url}/logout`, {
+      method: 'POST', redirect: 'manual', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded', origin, cookie: user.cookie },
+    });
+    // §2.5 lists no exemption for /logout: a form from another origin is refused and nothing ends
+    const foreign = await postLogout('https://rp.example');
+    expect({ status: foreign.status, body: await foreign.json() }).toEqual({ status: 403, body: { code: 'permission_denied', message: 'origin not allowed' } });
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(true);
+    expect((await raw(`${d.url}/v1/profile`, { headers: { cookie: user.cookie } })).status).toBe(200);
+    // from an allowed origin (`--allowed-origins`; here the default `*`, i.e. the server's own origin) it is RP-initiated logout
+    const ok = await postLogout(d.url);
+    expect(ok.status).toBe(302);
+    expect(ok.headers.get('location')).toBe(`${LOGGED_OUT}?state=post`);
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
+    expect((await raw(`${d.url}/v1/profile`, { headers: { cookie: user.cookie } })).status).toBe(401);
   });
 
   it('authorizer-js 3.0.1: getToken (refresh grant) and revokeToken', async () => {

@@ -7,7 +7,8 @@
  * routes; which MFA screen follows is read from the AuthResponse `should_*` fields (§4.1).
  *
  * After a completed sign-in the page goes to `return_to` when it is a same-origin `/authorize` path
- * (the `/authorize` contract, see return-to.ts), else shows the signed-in screen.
+ * (the `/authorize` contract, see return-to.ts), else shows the signed-in screen. With `prompt=login`
+ * next to `return_to` (authn asks for a new sign-in) the form is shown even when a session exists.
  *
  * Accessibility: every input has a label, the heading of a new screen takes the focus, errors are in
  * a `role="alert"` region and statuses in `role="status"` (announced by screen readers), and the
@@ -182,8 +183,10 @@ export function App({ api, config }: Props): JSX.Element {
       // tokens in the query (a magic link's redirect): the cookie is set already, drop them from the URL
       if (q.has('access_token') || q.has('id_token')) history.replaceState(null, '', `${appBase}/login${suffix}`);
       let user: User | null = null;
+      // `/authorize` asks for a new sign-in (OIDC Core §3.1.2.1 prompt=login, max_age): the form even with a session
+      const reauthenticate = q.get('prompt') === 'login' && returnTo !== null;
       try {
-        user = await api.get<User>('profile');
+        user = reauthenticate ? null : await api.get<User>('profile');
       } catch {
         user = null;
       }

@@ -162,4 +162,9 @@ describe('isCsrfExempt', () => {
     expect(isCsrfExempt('POST', '/v1/authorize', undefined)).toBe(false);
     expect(isCsrfExempt('POST', '/scim/v2/Users', 'Basic abc')).toBe(false);
   });
+
+  it('does not exempt RP-initiated logout by POST, with or without an id_token_hint (behaviour.md §2.5 lists no such exemption)', () => {
+    expect(isCsrfExempt('POST', '/logout', undefined)).toBe(false);
+    expect(isCsrfExempt('POST', '/logout', 'Bearer abc')).toBe(false);
+  });
 });

@@ -14,7 +14,9 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * Paths exempt from the check (behaviour.md §2.5): client-authenticated OAuth endpoints, SCIM with a
  * bearer token, SAML ACS, social callbacks (Apple form_post), `POST /authorize` (form_post) and
- * `POST /userinfo` (bearer).
+ * `POST /userinfo` (bearer). `POST /logout` (OIDC RP-Initiated Logout 1.0 §2) is deliberately not
+ * exempt: §2.5 lists no exemption for it, so a form from an origin `--allowed-origins` refuses gets 403
+ * (RPs elsewhere use GET, which needs no check).
  */
 export function isCsrfExempt(method: string, path: string, authorization: string | undefined): boolean {
   if (path === '/oauth/token' || path === '/oauth/revoke' || path === '/oauth/introspect') return true;

@@ -25,7 +25,8 @@ const SILENT = { info: () => undefined, warn: () => undefined };
 
 /**
  * Keys: `<p>session:<id>` (JSON record), `<p>session_handle:<sha256>` (id), `<p>user_sessions:<userId>`
- * (set of ids; its expiry is pushed to the latest session's).
+ * (set of ids; its expiry is pushed to the latest session's), and for a session issued to an OAuth
+ * client, `<p>client_sessions:<clientId>` (set of ids, same expiry rule) for deleteAllForClient.
  */
 export function createRedisSessionStore(options: RedisSessionStoreOptions): RedisSessionStore {
   const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
@@ -35,6 +36,7 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
   const kSession = (id: string) => `${p}session:${id}`;
   const kHandle = (h: string) => `${p}session_handle:${h}`;
   const kUser = (u: string) => `${p}user_sessions:${u}`;
+  const kClient = (c: string) => `${p}client_sessions:${c}`;
 
   const parse = (raw: string | null): SessionRecord | null => {
     if (!raw) return null;
@@ -52,11 +54,18 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
       .set(kHandle(s.handleHash), s.id, 'EX', ttl)
       .sadd(userKey, s.id);
     if (userTtl < ttl) m.expire(userKey, ttl);
+    if (s.clientId) {
+      const clientKey = kClient(s.clientId);
+      m.sadd(clientKey, s.id);
+      if ((await redis.ttl(clientKey)) < ttl) m.expire(clientKey, ttl);
+    }
     await m.exec();
   };
 
   const remove = async (s: SessionRecord): Promise<void> => {
-    await redis.multi().del(kSession(s.id), kHandle(s.handleHash)).srem(kUser(s.userId), s.id).exec();
+    const m = redis.multi().del(kSession(s.id), kHandle(s.handleHash)).srem(kUser(s.userId), s.id);
+    if (s.clientId) m.srem(kClient(s.clientId), s.id);
+    await m.exec();
   };
 
   const store: RedisSessionStore = {
@@ -91,6 +100,18 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
       }
       return n;
     },
+    async deleteAllForClient(clientId) {
+      let n = 0;
+      for (const id of await redis.smembers(kClient(clientId))) {
+        const raw = await redis.get(kSession(id));
+        if (raw) {
+          await remove(JSON.parse(raw) as SessionRecord);
+          n++;
+        }
+      }
+      await redis.del(kClient(clientId));
+      return n;
+    },
     async update(s) {
       const raw = await redis.get(kSession(s.id));
       if (!raw) return;
@@ -103,7 +124,7 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
     },
   };
   // Redis failures become 503 `unavailable` (behaviour.md §0.2), never a raw driver error.
-  for (const name of ['create', 'get', 'findByHandleHash', 'delete', 'deleteAllForUser', 'update'] as const) {
+  for (const name of ['create', 'get', 'findByHandleHash', 'delete', 'deleteAllForUser', 'deleteAllForClient', 'update'] as const) {
     const fn = store[name] as (...args: unknown[]) => Promise<unknown>;
     (store as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
       try {

@@ -99,7 +99,7 @@ class Lru<V> {
 
 /**
  * Wraps a SessionStore with a write-through cache of live sessions by id and by handle hash.
- * Only positive reads are cached. `delete`, `deleteAllForUser` and `update` evict before their
+ * Only positive reads are cached. `delete`, `deleteAllForUser`, `deleteAllForClient` and `update` evict before their
  * promise resolves, so the next request after a logout/rotation/password change reads the store
  * (behaviour.md §2.1 "valid only while its session exists", §2.2). Reads that were in flight
  * during an eviction are not stored. Expired cached sessions read as absent, like the store.
@@ -179,6 +179,17 @@ export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOpt
       } finally {
         byId.gen++;
         for (const id of [...(idsByUser.get(userId) ?? [])]) if (id !== exceptId) evict(id);
+      }
+    },
+    /** Rare (an admin deactivates or deletes a client): the whole cache is dropped. */
+    async deleteAllForClient(clientId) {
+      try {
+        return await inner.deleteAllForClient(clientId);
+      } finally {
+        byId.gen++;
+        byId.clear();
+        idByHandle.clear();
+        idsByUser.clear();
       }
     },
     async update(s) {

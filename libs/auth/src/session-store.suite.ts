@@ -89,6 +89,24 @@ export function runSessionStoreSuite(name: string, make: () => Promise<SessionSt
       expect(await h.store.deleteAllForUser('33333333-3333-4333-8333-333333333333')).toBe(0);
     });
 
+    it('deletes every session issued to an OAuth client, of any user, and no other (issue 18, §5.8)', async () => {
+      const a = rec({ clientId: 'client-a' });
+      const b = rec({ userId: U2, clientId: 'client-a' });
+      const other = rec({ clientId: 'client-b' });
+      const own = rec();
+      for (const s of [a, b, other, own]) await h.store.create(s);
+      expect(await h.store.get(a.id)).toEqual(a);
+      expect(await h.store.deleteAllForClient('client-a')).toBe(2);
+      expect(await h.store.get(a.id)).toBeNull();
+      expect(await h.store.findByHandleHash(b.handleHash)).toBeNull();
+      expect(await h.store.get(other.id)).toEqual(other);
+      expect(await h.store.get(own.id)).toEqual(own);
+      expect(await h.store.deleteAllForClient('client-a')).toBe(0);
+      // a session deleted alone leaves nothing behind for the client
+      await h.store.delete(other.id);
+      expect(await h.store.deleteAllForClient('client-b')).toBe(0);
+    });
+
     it('updates a session in place', async () => {
       const s = rec();
       await h.store.create(s);

@@ -48,6 +48,11 @@ export interface SessionStore {
   delete(id: string): Promise<void>;
   /** Deletes every session of the user except `exceptId`; returns how many were deleted. */
   deleteAllForUser(userId: string, exceptId?: string): Promise<number>;
+  /**
+   * Deletes every session whose tokens were issued to the OAuth client `clientId` (`clientId` of the
+   * record; issue 18, behaviour.md §5.8 "deactivation kills live tokens"); returns how many were deleted.
+   */
+  deleteAllForClient(clientId: string): Promise<number>;
   /** Replaces a session record (same id). */
   update(s: SessionRecord): Promise<void>;
 }
@@ -80,6 +85,16 @@ export function createMemorySessionStore(options: { clock?: () => number } = {})
       let n = 0;
       for (const s of [...byId.values()]) {
         if (s.userId === userId && s.id !== exceptId) {
+          byId.delete(s.id);
+          n++;
+        }
+      }
+      return n;
+    },
+    async deleteAllForClient(clientId) {
+      let n = 0;
+      for (const s of [...byId.values()]) {
+        if (s.clientId === clientId) {
           byId.delete(s.id);
           n++;
         }

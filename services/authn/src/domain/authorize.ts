@@ -50,11 +50,17 @@ function returnTo(c: AuthnContext, params: Record<string, string>, drop: readonl
   return `${new URL(c.options.url).pathname.replace(/\/+$/, '')}/authorize?${q.toString()}`;
 }
 
-/** The login page contract (issue 18): `/app/login?return_to=<url-encoded /authorize?...>`. */
-export function loginRedirect(c: AuthnContext, params: Record<string, string>): AuthorizeResult {
+/**
+ * The login page contract (issue 18): `/app/login?return_to=<url-encoded /authorize?...>`, plus
+ * `&prompt=login` when the user must sign in again although a session exists (OIDC Core §3.1.2.1
+ * `prompt=login`, or a session older than `max_age`): the page then shows the sign-in form instead
+ * of "You are signed in".
+ * @param reauthenticate true when a live session is not good enough
+ */
+export function loginRedirect(c: AuthnContext, params: Record<string, string>, reauthenticate = false): AuthorizeResult {
   // `prompt=login` and `max_age` are satisfied by the login the page performs: not sent back, or it would loop
   const back = returnTo(c, params, ['prompt', 'max_age']);
-  return { kind: 'redirect', location: `${c.options.url}/app/login?return_to=${encodeURIComponent(back)}` };
+  return { kind: 'redirect', location: `${c.options.url}/app/login?return_to=${encodeURIComponent(back)}${reauthenticate ? '&prompt=login' : ''}` };
 }
 
 function deliver(mode: string, redirectUri: string, fields: Record<string, string>): AuthorizeResult {
@@ -127,7 +133,7 @@ export async function authorize(c: AuthnContext, params: Record<string, string>,
   const live = session !== null && user !== null && !isRevoked(user) && session.loginMethod !== 'client_credentials';
   if (!live || tooOld || prompts.includes('login')) {
     if (prompts.includes('none')) return fail('login_required', 'the user is not logged in');
-    return loginRedirect(c, params);
+    return loginRedirect(c, params, live && (tooOld || prompts.includes('login')));
   }
 
   const fields: Record<string, string> = {};

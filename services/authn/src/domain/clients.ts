@@ -132,7 +132,8 @@ async function mutableClient(c: AuthnContext, id: Opt<string>): Promise<ClientRe
 
 /**
  * `update_client`: only the supplied fields change (an empty list: unchanged). Deactivation deletes the
- * client's service-account sessions, so its live tokens stop validating at once (behaviour.md §2.2).
+ * client's service-account sessions and the user sessions issued through it, so their live tokens stop
+ * validating at once (behaviour.md §2.2, §5.8).
  * @returns the record and the names of the changed fields (for the audit log)
  */
 export async function updateClient(c: AuthnContext, id: Opt<string>, input: ClientInput & { isActive?: Opt<boolean> }): Promise<{ client: ClientRecord; changed: string[] }> {
@@ -162,7 +163,7 @@ export async function updateClient(c: AuthnContext, id: Opt<string>, input: Clie
   if (next.isPublic && next.grantTypes.includes('client_credentials')) throw bad('a public client cannot use client_credentials');
   next.updatedAt = c.now();
   await c.oauth.updateClient(next);
-  if (old.isActive && !next.isActive) await c.sessions.deleteAllForUser(next.id);
+  if (old.isActive && !next.isActive) await endClientSessions(c, next.id);
   return { client: next, changed };
 }
 
@@ -176,11 +177,22 @@ export async function rotateClientSecret(c: AuthnContext, id: Opt<string>): Prom
   return { client, secret };
 }
 
-/** `delete_client`: deletes the client, its trusted issuers and its live service-account sessions. */
+/**
+ * Ends every live session of a client (behaviour.md §2.2 "Service account deactivated → its live
+ * tokens stop validating immediately", §5.8 update_client): its service-account sessions
+ * (client_credentials, `userId` = the client's id) and the user sessions whose tokens were issued
+ * to it (`/authorize`, refresh), so their access and refresh tokens are refused on the next request.
+ */
+async function endClientSessions(c: AuthnContext, clientId: string): Promise<void> {
+  await c.sessions.deleteAllForUser(clientId);
+  await c.sessions.deleteAllForClient(clientId);
+}
+
+/** `delete_client`: deletes the client, its trusted issuers and its live sessions (service-account and user). */
 export async function deleteClient(c: AuthnContext, id: Opt<string>): Promise<ClientRecord> {
   const client = await mutableClient(c, id);
   await c.oauth.deleteClient(client.id);
-  await c.sessions.deleteAllForUser(client.id);
+  await endClientSessions(c, client.id);
   return client;
 }
 

@@ -84,10 +84,27 @@ describe('/authorize and the authorization_code grant', () => {
     const page = new URL(login.location);
     expect(page.pathname).toBe('/app/login');
     expect(page.searchParams.get('return_to')).toMatch(/^\/authorize\?/);
+    expect(page.searchParams.has('prompt')).toBe(false);
     const plain = await authorize({ code_challenge_method: 'plain' });
     expect(new URL(plain.location).searchParams.get('error')).toBe('invalid_request');
     const form = await authorize({ response_mode: 'form_post' });
     expect(form.html).toContain(`action="${CB}"`);
+  });
+});
+
+describe('/authorize with prompt=login and max_age (OIDC Core §3.1.2.1)', () => {
+  it('sends a browser with a live session to the page with prompt=login, and return_to without it (no loop)', async () => {
+    const { a, authorize } = await setup();
+    for (const params of [{ prompt: 'login' }, { max_age: '10' }] as Record<string, string>[]) {
+      if (params.max_age) a.advance(11);
+      const r = await authorize(params);
+      const page = new URL(r.location);
+      expect({ params, path: page.pathname, prompt: page.searchParams.get('prompt') }).toEqual({ params, path: '/app/login', prompt: 'login' });
+      const back = new URLSearchParams(page.searchParams.get('return_to')!.split('?')[1]);
+      expect({ params, prompt: back.get('prompt'), max_age: back.get('max_age'), state: back.get('state') }).toEqual({ params, prompt: null, max_age: null, state: 's1' });
+    }
+    // a fresh enough session: the code at once
+    expect(new URL((await authorize({ max_age: '3600' })).location).searchParams.get('code')).toEqual(expect.any(String));
   });
 });
 
@@ -102,6 +119,20 @@ describe('refresh_token grant (behaviour.md §2.2)', () => {
     a.advance(DOUBLE_SUBMIT_SECONDS + 1);
     expect((await http('OauthToken', { grant_type: 'refresh_token', refresh_token: t0.refresh_token }, basic)).body.error).toBe('invalid_grant');
     expect((await http('OauthIntrospect', { token: t1.refresh_token }, basic)).body.active).toBe(false);
+  });
+});
+
+describe('a deactivated or deleted client (behaviour.md §2.2, §5.8)', () => {
+  it('ends the user sessions issued through it: their access tokens are refused on the next request; the user\'s own session lives', async () => {
+    for (const rpc of ['UpdateClient', 'DeleteClient'] as const) {
+      const { a, client, user, authorize, codeOf, redeem } = await setup();
+      const issued = (await redeem(codeOf((await authorize({})).location))).body;
+      const bearer = { authorization: `Bearer ${issued.access_token}` };
+      expect((await a.call('Profile', {}, bearer)).res.email).toBe('ada@example.com');
+      await a.call(rpc, rpc === 'UpdateClient' ? { id: client.id, is_active: false } : { id: client.id }, ADMIN);
+      await expect(a.call('Profile', {}, bearer)).rejects.toMatchObject({ code: 'unauthenticated' });
+      expect((await a.call('Profile', {}, user.cookie)).res.email).toBe('ada@example.com');
+    }
   });
 });
 

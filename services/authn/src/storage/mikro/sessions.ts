@@ -56,6 +56,9 @@ export function createMikroSessionStore(db: Database, options: { clock?: () => n
       const all = await em().nativeDelete(SessionEntity as never, where as never);
       return all;
     },
+    async deleteAllForClient(clientId) {
+      return em().nativeDelete(SessionEntity as never, { clientId } as never);
+    },
     async update(s) {
       const { id, ...rest } = toRow(s);
       await em().nativeUpdate(SessionEntity as never, { id } as never, rest as never);
