@@ -303,7 +303,12 @@ describe('charts/gatehouse values', () => {
       { ports: ports('grpc'), from: [component('authn')] },
       metrics,
     ]);
-    expect(policies.get('authz').ingress).toEqual([{ ports: ports('http', 'grpc'), from: [component('gateway')] }, metrics]);
+    // authz: the gateway, and orgs for its internal API (SCIM groups as tuples: orgs calls authz.internal)
+    expect(policies.get('authz').ingress).toEqual([
+      { ports: ports('http', 'grpc'), from: [component('gateway')] },
+      { ports: ports('grpc'), from: [component('orgs')] },
+      metrics,
+    ]);
     // notifications serves no API: only scraping
     expect(policies.get('notifications').ingress).toEqual([metrics]);
     const noHosts = template('rel', [EXAMPLE_VALUES], { ingress: { enabled: true } }, ['--skip-schema-validation']);

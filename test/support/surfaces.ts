@@ -184,7 +184,7 @@ export function expectedStatus(code: string): number | undefined {
 
 /** Keys whose values differ per call (tokens, ids, clocks): replaced by a type marker. */
 const VOLATILE = new Set(['access_token', 'id_token', 'refresh_token', 'id', 'created_at', 'updated_at', 'expires_in',
-  'iat', 'exp', 'nonce', 'sub', 'at_hash', 'auth_time', 'family_id', 'jti', 'revoked_timestamp']);
+  'iat', 'exp', 'nonce', 'sub', 'at_hash', 'auth_time', 'family_id', 'jti', 'revoked_timestamp', 'sid']);
 /** Fields the authorizer-js selection sets do not ask for (graphql.md §4.3): not compared. */
 const UNSELECTED = new Set(['has_skipped_mfa_setup_at', 'mfa_locked_at', 'enrolled_mfa_methods', 'should_offer_webauthn_mfa_verify',
   'should_offer_webauthn_mfa_setup', 'should_offer_email_otp_mfa_setup', 'should_offer_sms_otp_mfa_setup', 'should_offer_mfa_setup']);
