@@ -25,7 +25,7 @@ describe.each(types)('openDatabase on %s', (type) => {
 
   it('runs the outbox migration then the service migrations, recorded in <service>_migrations', async () => {
     const rows = await db.execute<{ name: string }>('select name from dbtest_migrations order by name');
-    expect(rows.map((r) => r.name)).toEqual(['0000_dbtest_outbox', '0001_notes', '0002_notes_body_idx']);
+    expect(rows.map((r) => r.name)).toEqual(['0000_dbtest_outbox', '0000_dbtest_outbox_trace_parent', '0001_notes', '0002_notes_body_idx']);
     expect(db.type).toBe(type);
   });
 
