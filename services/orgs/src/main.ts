@@ -3,14 +3,15 @@
  * The only file that wires orgs: flags → database (migrations) → store → handlers and subgraph; authn's
  * internal API for the users behind memberships, and authz's for SCIM group tuples; the SCIM store and
  * its events (`user.provisioned`, …, `group.*`), published to the bus after each write; the DNS resolver of domain verification
- * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; and the
+ * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; the
+ * retention sweeper (issue 23); and the
  * durable `user.deleted` consumer that drops a deleted user's memberships. `buildOrgs` is the module's
  * build (src/index.ts), the same in all-in-one and split mode.
  */
 import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import { hmacSha256Hex } from '@gatehouse/crypto';
-import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
 import { AppError } from '@gatehouse/errors';
 import { bindResolvers, buildSubgraph, createCallContext, fatal, orFatal } from '@gatehouse/rpc';
 import type { PeerClient, ServiceRuntime, ServiceShared } from '@gatehouse/service';
@@ -21,6 +22,7 @@ import { forgetUser } from './domain/members.ts';
 import { orgsBindings } from './graphql/resolvers.ts';
 import { orgsTypeDefs } from './graphql/schema.ts';
 import { createOrgsService } from './service.ts';
+import { ORGS_RETENTION } from './storage/mikro/retention.ts';
 import { orgsSchema, registerOrgScopedTable } from './storage/mikro/schema.ts';
 import { createMikroOrgsStore } from './storage/mikro/store.ts';
 import { orgDirectory } from './scim/directory.ts';
@@ -82,6 +84,8 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     logger,
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
+  // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only
+  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: ORGS_RETENTION, logger, registry: shared.registry });
   // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
   const userDeleted = shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget: (userId) => forgetUser(deps, userId), logger })
@@ -94,6 +98,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     readiness: [databaseReadiness(db, dbOptions)],
     async close() {
       await userDeleted?.stop();
+      await sweeper?.stop();
       await relay?.stop();
       await db.close();
     },

@@ -27,6 +27,9 @@ export const invalidClient = (d = 'client authentication failed'): OAuthError =>
 export const invalidGrant = (d: string): OAuthError => new OAuthError('invalid_grant', d);
 export const invalidRequest = (d: string): OAuthError => new OAuthError('invalid_request', d);
 
+/** Seconds an assertion is still accepted past its `exp` (clock skew between the client and us). */
+export const ASSERTION_CLOCK_TOLERANCE_SECONDS = 5;
+
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 /** The credentials a request carried (RFC 6749 §2.3; RFC 7521 §4.2). */
@@ -142,7 +145,7 @@ export async function verifyClientAssertion(c: AuthnContext, assertion: string, 
   let payload;
   try {
     ({ payload } = await jwtVerify(assertion, await keysOf(issuer), {
-      issuer: issuer.issuerUrl, audience: issuer.expectedAud, requiredClaims: ['exp', 'jti'], clockTolerance: 5, currentDate: new Date(c.now() * 1000),
+      issuer: issuer.issuerUrl, audience: issuer.expectedAud, requiredClaims: ['exp', 'jti'], clockTolerance: ASSERTION_CLOCK_TOLERANCE_SECONDS, currentDate: new Date(c.now() * 1000),
     }));
   } catch (err) {
     if (err instanceof OAuthError) throw err;
@@ -154,7 +157,9 @@ export async function verifyClientAssertion(c: AuthnContext, assertion: string, 
   const client = await c.oauth.findClient(issuer.serviceAccountId);
   if (!client || !client.isActive) throw invalidClient();
   if (clientIdParam !== '' && clientIdParam !== client.id) throw invalidClient('client_id does not match the assertion issuer');
-  // RFC 7523 §3 item 7: a jti is accepted once, until the assertion expires
-  if (!(await c.oauth.useJti(`${issuer.issuerUrl}|${String(payload.jti)}`, Number(payload.exp), c.now()))) throw invalidClient('client assertion replayed');
+  // RFC 7523 §3 item 7: a jti is accepted once, and remembered as long as the assertion is accepted
+  // (exp plus the clock tolerance), so no replay slips in between its exp and the tolerance's end
+  const acceptedUntil = Number(payload.exp) + ASSERTION_CLOCK_TOLERANCE_SECONDS;
+  if (!(await c.oauth.useJti(`${issuer.issuerUrl}|${String(payload.jti)}`, acceptedUntil, c.now()))) throw invalidClient('client assertion replayed');
   return { client, method: 'private_key_jwt', subject };
 }

@@ -247,8 +247,9 @@ export interface OAuthStore {
   /** records the session a redeemed code opened */
   setCodeSession(codeHash: string, sessionId: string): Promise<void>;
   /**
-   * Records an assertion's `<issuer>|<jti>` until `expiresAt` (RFC 7523 §3 replay); true when it was
-   * not recorded yet. Expired entries are pruned.
+   * Records an assertion's `<issuer>|<jti>` until `expiresAt` (Unix seconds: the last instant the
+   * assertion is accepted, its `exp` plus the clock tolerance; RFC 7523 §3 replay); true when it was
+   * not recorded yet. Expired entries are pruned (and swept by the retention rule of `authn_used_jtis`).
    */
   useJti(key: string, expiresAt: number, now: number): Promise<boolean>;
 }

@@ -161,4 +161,13 @@ export const authnMigrations: MigrationDefinition[] = [
       await ddl.createIndex('authn_used_jtis', 'authn_used_jtis_expires_at_idx', ['expires_at']);
     },
   },
+  {
+    // issue 23: the expiry columns the retention sweeper filters on (storage/mikro/retention.ts)
+    name: '0007_authn_retention_indexes',
+    async up({ ddl }) {
+      await ddl.createIndex('authn_login_failures', 'authn_login_failures_failed_at_idx', ['failed_at']);
+      await ddl.createIndex('authn_verification_requests', 'authn_verification_requests_expires_at_idx', ['expires_at']);
+      await ddl.createIndex('authn_authorization_codes', 'authn_authorization_codes_expires_at_idx', ['expires_at']);
+    },
+  },
 ];

@@ -6,6 +6,7 @@
 import type { Database } from '@gatehouse/db';
 import type { AuthorizationCodeRecord, ClientRecord, OAuthStore, TrustedIssuerRecord } from '../ports.ts';
 import { AuthorizationCodeEntity, OAuthClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
+import { CODE_GRACE_SECONDS } from './retention.ts';
 
 type Row = Record<string, unknown>;
 const ORDER = { orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] };
@@ -78,7 +79,7 @@ export function createMikroOAuthStore(db: Database): OAuthStore {
       return { rows: (rows as Row[]).map(toIssuer), total };
     },
     async saveCode(c) {
-      await em().nativeDelete(AuthorizationCodeEntity as never, { expiresAt: { $lt: c.expiresAt - 3600 } } as never);
+      await em().nativeDelete(AuthorizationCodeEntity as never, { expiresAt: { $lt: c.expiresAt - CODE_GRACE_SECONDS } } as never);
       await insert(AuthorizationCodeEntity, { ...c });
     },
     findCode: (codeHash) => one(AuthorizationCodeEntity, { codeHash }, toCode),

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { LOCKOUT_WINDOW_SECONDS } from '@gatehouse/auth';
 import { describeRetention } from '@gatehouse/db/retention-suite';
 import { authnSchema } from './index.ts';
-import { AUTHN_RETENTION } from './retention.ts';
+import { AUTHN_RETENTION, CODE_GRACE_SECONDS } from './retention.ts';
 
 const session = (expiresAt: number): Record<string, unknown> => ({
   id: randomUUID(), user_id: randomUUID(), handle_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), login_method: 'basic_auth', roles: '["user"]', scope: '["openid"]',
@@ -17,6 +17,10 @@ const link = (expiresAt: number, consumedAt: number | null): Record<string, unkn
   id: randomUUID(), identifier: 'forgot_password', email: 'ada@example.com', token_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'),
   expires_at: expiresAt, redirect_uri: null, state: null, scope: null, roles: null, user_id: null, consumed_at: consumedAt,
   created_at: expiresAt - 1800, updated_at: expiresAt - 1800,
+});
+const code = (expiresAt: number, consumedAt: number | null): Record<string, unknown> => ({
+  code_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), client_id: 'client-1', redirect_uri: 'https://app.example.com/cb', code_challenge: null,
+  user_id: randomUUID(), session_id: randomUUID(), grant_json: '{}', expires_at: expiresAt, consumed_at: consumedAt, issued_session_id: consumedAt === null ? null : randomUUID(),
 });
 
 describeRetention(authnSchema, AUTHN_RETENTION, {
@@ -29,4 +33,14 @@ describeRetention(authnSchema, AUTHN_RETENTION, {
   },
   // expired links go, used or not; a live link stays even once consumed (until it expires)
   authn_verification_requests: { expired: (i, now) => link(now - 1 - i, i % 2 ? now - 2000 : null), live: (i, now) => link(now + 1 + i, i === 0 ? now - 10 : null) },
+  // codes stay an hour past expiry (a replay still answers "already used" and revokes), then go, redeemed or not
+  authn_authorization_codes: {
+    expired: (i, now) => code(now - CODE_GRACE_SECONDS - 1 - i, i % 2 ? now - CODE_GRACE_SECONDS - 100 : null),
+    live: (i, now) => code(now - CODE_GRACE_SECONDS + 1 + i, i === 0 ? now - 10 : null),
+  },
+  // a jti goes once its assertion is no longer accepted (expires_at already includes the clock tolerance)
+  authn_used_jtis: {
+    expired: (i, now) => ({ jti_key: `https://issuer.example.com|old-${i}`, expires_at: now - 1 - i }),
+    live: (i, now) => ({ jti_key: `https://issuer.example.com|live-${i}`, expires_at: now + i }),
+  },
 });

@@ -6,7 +6,18 @@
 import { LOCKOUT_WINDOW_SECONDS } from '@gatehouse/auth';
 import type { RetentionRule } from '@gatehouse/db';
 
-/** The tables authn sweeps; `authn_users` is bounded by accounts, `authn_outbox` by the relay. */
+/**
+ * How long an authorization code is kept past its 60 s expiry: a code presented again within it
+ * answers `authorization code already used` and revokes the session issued from it (RFC 6749
+ * §4.1.2, behaviour.md §2.2), or `authorization code expired`, rather than `invalid authorization code`.
+ */
+export const CODE_GRACE_SECONDS = 3600;
+
+/**
+ * The tables authn sweeps. Bounded without a rule: `authn_users` (accounts), `authn_oauth_clients`
+ * and `authn_trusted_issuers` (configuration, deleted by an admin); `authn_outbox` is emptied by the relay.
+ * Sessions issued to OAuth clients (`client_id` set) are `authn_sessions` rows, swept by its rule.
+ */
 export const AUTHN_RETENTION: readonly RetentionRule[] = [
   // a session past expires_at validates nowhere (behaviour.md §2.1) and is refused as unknown
   { table: 'authn_sessions', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
@@ -14,4 +25,8 @@ export const AUTHN_RETENTION: readonly RetentionRule[] = [
   { table: 'authn_login_failures', key: 'seq', expired: (now) => ({ where: 'failed_at < ?', params: [now - LOCKOUT_WINDOW_SECONDS] }) },
   // an expired link is "invalid" whether its row exists or not; consumed ones go at the same time
   { table: 'authn_verification_requests', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
+  { table: 'authn_authorization_codes', key: 'code_hash', expired: (now) => ({ where: 'expires_at < ?', params: [now - CODE_GRACE_SECONDS] }) },
+  // expires_at is the last instant the assertion is accepted (exp + clock tolerance): after it the
+  // assertion is refused as expired before its jti is looked at (RFC 7523 §3 items 4 and 7)
+  { table: 'authn_used_jtis', key: 'jti_key', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
 ];

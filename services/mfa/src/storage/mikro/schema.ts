@@ -171,5 +171,13 @@ export const mfaSchema: ServiceSchema = {
       },
     },
     passkeyMigration,
+    {
+      // issue 23: the expiry columns the retention sweeper filters on (storage/mikro/retention.ts)
+      name: '0004_mfa_retention_indexes',
+      async up({ ddl }) {
+        await ddl.createIndex('mfa_otps', 'mfa_otps_expiry_idx', ['expires_at']);
+        await ddl.createIndex('mfa_otp_failures', 'mfa_otp_failures_failed_at_idx', ['failed_at']);
+      },
+    },
   ],
 };

@@ -66,5 +66,13 @@ export const notificationsSchema: ServiceSchema = {
         await ddl.createIndex('notification_jobs', 'notification_jobs_status_idx', ['status', 'updated_at']);
       },
     },
+    {
+      // issue 23: the columns the retention sweeper filters on (storage/mikro/retention.ts)
+      name: '0002_notifications_retention_indexes',
+      async up({ ddl }) {
+        await ddl.createIndex('notification_attempts', 'notification_attempts_created_idx', ['created_at']);
+        await ddl.createIndex('notification_jobs', 'notification_jobs_updated_idx', ['updated_at']);
+      },
+    },
   ],
 };

@@ -115,6 +115,15 @@ const organizationsMembersDomains: MigrationDefinition = {
   },
 };
 
+/** issue 23: the expiry columns the retention sweeper filters on (storage/mikro/retention.ts). */
+const retentionIndexes: MigrationDefinition = {
+  name: '0002_orgs_retention_indexes',
+  async up({ ddl }) {
+    await ddl.createIndex('orgs_domains', 'orgs_domains_challenge_expires_idx', ['challenge_expires_at']);
+    await ddl.createIndex('orgs_domain_attempts', 'orgs_domain_attempts_created_idx', ['created_at']);
+  },
+};
+
 /** A table whose rows belong to one organization and go with it (behaviour.md §6.1 delete). */
 export interface OrgScopedTable {
   /** the MikroORM entity (also listed in `orgsSchema.entities`) */
@@ -147,5 +156,5 @@ export function orgScopedTables(): readonly OrgScopedTable[] {
 export const orgsSchema: ServiceSchema = {
   service: 'orgs',
   entities: [OrganizationEntity, MemberEntity, DomainEntity, DomainAttemptEntity] as unknown as EntitySchema<any, any>[],
-  migrations: [organizationsMembersDomains],
+  migrations: [organizationsMembersDomains, retentionIndexes],
 };
