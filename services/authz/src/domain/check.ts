@@ -5,6 +5,7 @@ import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
 import { typeOf } from './object-ref.ts';
 import { ConditionError, type TupleCondition } from './condition.ts';
+import { reachableFrom } from './reach.ts';
 
 /** Resolution depth limit (behaviour.md §7.3; OpenFGA's resolve node limit): the 25th nested hop fails the call. */
 export const MAX_RESOLUTION_DEPTH = 25;
@@ -99,6 +100,8 @@ export class Resolver {
   private cycle = false;
   private steps = 0;
   private readonly maxSteps: number;
+  /** the subject's reverse expansion (`type#relation` → objects), made at the first depth-limit hit */
+  private reverse: Map<string, Set<string>> | undefined;
   /** the request's condition context (null: none was sent) */
   private readonly context: Record<string, unknown> | null;
 
@@ -239,7 +242,15 @@ export class Resolver {
         return false;
       }
     }
-    if (depth >= MAX_RESOLUTION_DEPTH || ++this.steps > this.maxSteps) {
+    if (depth >= MAX_RESOLUTION_DEPTH) {
+      if (!this.entersAny(def)) {
+        v.memo.set(relation, 0);
+        return false;
+      }
+      this.overflow = true;
+      throw new ResolutionTooComplex();
+    }
+    if (++this.steps > this.maxSteps) {
       this.overflow = true;
       throw new ResolutionTooComplex();
     }
@@ -279,6 +290,19 @@ export class Resolver {
     this.overflow = outerOverflow || myOverflow;
     this.cycle = outerCycle || myCycle;
     return result;
+  }
+
+  /**
+   * Whether the subject's tuples reach any object's `def` relation at all (its reverse expansion, a superset
+   * of its memberships, computed once per resolver and only at the depth limit). When they reach none, the
+   * subject is in no object's `def` relation, so a node of it at the depth limit is exactly false and no
+   * error: this is OpenFGA's recursive check resolver, which answers false at once when the subject enters
+   * none of the objects it would walk (a user in no group of a 30-hop group chain), and fails with
+   * `resolution too complex` only when the walk could still grant.
+   */
+  private entersAny(def: RelationDef): boolean {
+    this.reverse ??= reachableFrom(this.ts, this.base, this.subject, this.ctx);
+    return (this.reverse.get(`${def.type}#${def.name}`)?.size ?? 0) > 0;
   }
 
   /**
