@@ -317,7 +317,21 @@ export class Resolver {
     return true;
   }
 
+  /**
+   * One rewrite of a node. A granting rewrite carries no cycle flag: OpenFGA's union returns its granting
+   * branch's answer as it stands and only a `false` reports the cycles cut under it (CycleDetected), so a cycle
+   * cut in a sibling that did not decide the answer must not make an enclosing `but not` exclude.
+   */
   private evaluate(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
+    const before = this.cycle;
+    if (this.rewrite(r, v, def, depth)) {
+      this.cycle = before;
+      return true;
+    }
+    return false;
+  }
+
+  private rewrite(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
     switch (r.k) {
       case 'this':
         return this.direct(v.node?.rels.get(def.name) ?? EMPTY_BUCKET, v.ctxNode?.rels.get(def.name), def, v, depth);
