@@ -5,6 +5,7 @@ import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
 import { typeOf } from './object-ref.ts';
 import { ConditionError, type TupleCondition } from './condition.ts';
+import { reachableFrom } from './reach.ts';
 
 /** Resolution depth limit (behaviour.md §7.3; OpenFGA's resolve node limit): the 25th nested hop fails the call. */
 export const MAX_RESOLUTION_DEPTH = 25;
@@ -99,6 +100,8 @@ export class Resolver {
   private cycle = false;
   private steps = 0;
   private readonly maxSteps: number;
+  /** the subject's reverse expansion (`type#relation` → objects), made at the first depth-limit hit */
+  private reverse: Map<string, Set<string>> | undefined;
   /** the request's condition context (null: none was sent) */
   private readonly context: Record<string, unknown> | null;
 
@@ -239,7 +242,15 @@ export class Resolver {
         return false;
       }
     }
-    if (depth >= MAX_RESOLUTION_DEPTH || ++this.steps > this.maxSteps) {
+    if (depth >= MAX_RESOLUTION_DEPTH) {
+      if (!this.entersAny(def)) {
+        v.memo.set(relation, 0);
+        return false;
+      }
+      this.overflow = true;
+      throw new ResolutionTooComplex();
+    }
+    if (++this.steps > this.maxSteps) {
       this.overflow = true;
       throw new ResolutionTooComplex();
     }
@@ -282,6 +293,19 @@ export class Resolver {
   }
 
   /**
+   * Whether the subject's tuples reach any object's `def` relation at all (its reverse expansion, a superset
+   * of its memberships, computed once per resolver and only at the depth limit). When they reach none, the
+   * subject is in no object's `def` relation, so a node of it at the depth limit is exactly false and no
+   * error: this is OpenFGA's recursive check resolver, which answers false at once when the subject enters
+   * none of the objects it would walk (a user in no group of a 30-hop group chain), and fails with
+   * `resolution too complex` only when the walk could still grant.
+   */
+  private entersAny(def: RelationDef): boolean {
+    this.reverse ??= reachableFrom(this.ts, this.base, this.subject, this.ctx);
+    return (this.reverse.get(`${def.type}#${def.name}`)?.size ?? 0) > 0;
+  }
+
+  /**
    * A memo entry stands in for resolving its node again at `depth` when that resolution would stay under
    * the depth limit (so it would have given the same answer without an error); it then counts as reaching
    * `depth + height`.
@@ -293,7 +317,21 @@ export class Resolver {
     return true;
   }
 
+  /**
+   * One rewrite of a node. A granting rewrite carries no cycle flag: OpenFGA's union returns its granting
+   * branch's answer as it stands and only a `false` reports the cycles cut under it (CycleDetected), so a cycle
+   * cut in a sibling that did not decide the answer must not make an enclosing `but not` exclude.
+   */
   private evaluate(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
+    const before = this.cycle;
+    if (this.rewrite(r, v, def, depth)) {
+      this.cycle = before;
+      return true;
+    }
+    return false;
+  }
+
+  private rewrite(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
     switch (r.k) {
       case 'this':
         return this.direct(v.node?.rels.get(def.name) ?? EMPTY_BUCKET, v.ctxNode?.rels.get(def.name), def, v, depth);

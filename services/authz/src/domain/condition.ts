@@ -102,58 +102,130 @@ const toDuration = converters.parse('duration(v)');
 const toTimestamp = converters.parse('timestamp(v)');
 const toUint = converters.parse('uint(v)');
 
-function integer(v: unknown): bigint {
-  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
-  if (typeof v === 'string' && /^-?\d+$/.test(v.trim())) return BigInt(v.trim());
-  if (typeof v === 'bigint') return v;
-  throw new Error(`a ${typeof v} value is not an integer`);
+/** The Go type OpenFGA sees for a JSON context value (its messages name it): `float64`, `map[string]interface {}`. */
+function goType(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'number') return 'float64';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'string') return 'string';
+  return Array.isArray(v) ? '[]interface {}' : 'map[string]interface {}';
 }
 
-/** Converts one JSON context value to the CEL value of `t` (OpenFGA types.ParameterType.ConvertValue). @throws Error */
+/**
+ * A number as Go's `%g` prints it: `prec` significant digits (-1: the fewest that read back the same), trailing
+ * zeros dropped, an exponent (`e+09`) below 1e-4 or from 10^prec up (from 1e6 up when shortest), as in
+ * strconv.FormatFloat and big.Float.Text.
+ */
+function goG(n: number, prec: number): string {
+  if (!Number.isFinite(n)) return Number.isNaN(n) ? 'NaN' : n > 0 ? '+Inf' : '-Inf';
+  if (n === 0) return '0';
+  const [mantissa, e] = (prec < 0 ? Math.abs(n).toExponential() : Math.abs(n).toExponential(prec - 1)).split('e') as [string, string];
+  const digits = mantissa.replace('.', '').replace(/0+$/, '') || '0';
+  const exp = Number(e);
+  let eprec = prec < 0 ? 6 : prec;
+  if (prec >= 0 && eprec > digits.length && digits.length >= exp + 1) eprec = digits.length;
+  const sign = n < 0 ? '-' : '';
+  if (exp < -4 || exp >= eprec) {
+    const abs = String(Math.abs(exp)).padStart(2, '0');
+    return `${sign}${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ''}e${exp < 0 ? '-' : '+'}${abs}`;
+  }
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  const whole = digits.slice(0, exp + 1).padEnd(exp + 1, '0');
+  const frac = digits.slice(exp + 1);
+  return `${sign}${whole}${frac ? `.${frac}` : ''}`;
+}
+
+/** A JSON value as Go's `%v` prints the primitive ones (a float64 in `%g`'s shortest form). */
+const goValue = (v: unknown): string => (typeof v === 'number' ? goG(v, -1) : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+
+/** A decimal number in a string, as Go's big.ParseFloat(s, 10, …) reads it. */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A JSON number, or a string holding one, as OpenFGA's numeric converter reads it for a parameter of Go
+ * type `goName` (`int64`, `uint64`, `float64`), with its messages. @throws Error
+ */
+function numeric(v: unknown, goName: string): number {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') throw new Error(`expected type value '${goName}', but found '${goType(v)}'`);
+  if (!DECIMAL.test(v)) throw new Error(`expected a ${goName} value, but found invalid string value '${v}'`);
+  return Number(v);
+}
+
+/** An int or uint parameter value (OpenFGA numericTypeConverterFunc). @throws Error */
+function integer(v: unknown, unsigned: boolean): bigint {
+  if (typeof v === 'bigint') return v;
+  const n = numeric(v, unsigned ? 'uint64' : 'int64');
+  const kind = unsigned ? 'uint' : 'int';
+  if (!Number.isInteger(n)) throw new Error(`expected ${unsigned ? 'a' : 'an'} ${kind} value, but found numeric value '${goG(n, 10)}'`);
+  if (unsigned && n < 0) throw new Error(`expected a uint value, but found int64 value '${goG(n, 10)}'`);
+  return typeof v === 'string' && /^[+-]?\d+$/.test(v) ? BigInt(v) : BigInt(n);
+}
+
+/** Runs a CEL library parser on a string, with OpenFGA's message when it refuses. @throws Error */
+function parsed<T>(parse: () => T, message: string): T {
+  try {
+    return parse();
+  } catch {
+    throw new Error(message);
+  }
+}
+
+/**
+ * Converts one JSON context value to the CEL value of `t` (OpenFGA types.ParameterType.ConvertValue), refusing
+ * with OpenFGA's own wording (internal/condition/types: `expected type value 'string', but found 'float64'`).
+ * @throws Error
+ */
 function convert(t: JsonParamType, v: unknown): unknown {
   switch (t.type_name) {
     case 'TYPE_NAME_ANY':
       return v;
     case 'TYPE_NAME_BOOL':
-      if (typeof v !== 'boolean') throw new Error('expected a bool');
+      if (typeof v !== 'boolean') throw new Error(`expected type value 'bool', but found '${goType(v)}'`);
       return v;
     case 'TYPE_NAME_STRING':
-      if (typeof v !== 'string') throw new Error('expected a string');
+      if (typeof v !== 'string') throw new Error(`expected type value 'string', but found '${goType(v)}'`);
       return v;
     case 'TYPE_NAME_INT':
-      return integer(v);
-    case 'TYPE_NAME_UINT': {
-      const n = integer(v);
-      if (n < 0n) throw new Error('expected an unsigned integer');
-      return toUint({ v: n });
-    }
-    case 'TYPE_NAME_DOUBLE': {
-      const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-      if (typeof n !== 'number' || Number.isNaN(n)) throw new Error('expected a double');
-      return n;
-    }
-    case 'TYPE_NAME_BYTES':
+      return integer(v, false);
+    case 'TYPE_NAME_UINT':
+      return toUint({ v: integer(v, true) });
+    case 'TYPE_NAME_DOUBLE':
+      return numeric(v, 'float64');
+    case 'TYPE_NAME_BYTES': // not an OpenFGA parameter type: no wording to follow
       if (typeof v !== 'string') throw new Error('expected a string of bytes');
       return new Uint8Array(Buffer.from(v, 'utf8'));
     case 'TYPE_NAME_DURATION':
-      if (typeof v !== 'string') throw new Error('expected a duration string such as "1h30m"');
-      return toDuration({ v });
+      if (typeof v !== 'string') throw new Error(`expected a duration string, but found: ${goType(v)} '${goValue(v)}'`);
+      return parsed(() => toDuration({ v }), `expected a valid duration string, but found: '${v}'`);
     case 'TYPE_NAME_TIMESTAMP':
-      if (typeof v !== 'string') throw new Error('expected an RFC 3339 timestamp string');
-      return toTimestamp({ v });
+      if (typeof v !== 'string') throw new Error(`expected RFC 3339 formatted timestamp string, but found: ${goType(v)} '${goValue(v)}'`);
+      return parsed(() => toTimestamp({ v }), `expected RFC 3339 formatted timestamp string, but found '${v}'`);
     case 'TYPE_NAME_IPADDRESS':
-      if (typeof v !== 'string') throw new Error('expected an IP address string');
-      return new IpAddress(v);
+      if (typeof v !== 'string') throw new Error(`expected an ipaddress string, but found: ${goType(v)} '${goValue(v)}'`);
+      return parsed(() => new IpAddress(v), `expected a well-formed IP address, but found: '${v}'`);
     case 'TYPE_NAME_LIST': {
-      if (!Array.isArray(v)) throw new Error('expected a list');
+      if (!Array.isArray(v)) throw new Error(`list requires a list, found: ${goType(v)}`);
       const item = t.generic_types?.[0] ?? { type_name: 'TYPE_NAME_ANY' };
-      return v.map((x) => convert(item, x));
+      return v.map((x, i) => {
+        try {
+          return convert(item, x);
+        } catch (err) {
+          throw new Error(`found an invalid list item at index \`${i}\`: ${(err as Error).message}`);
+        }
+      });
     }
     case 'TYPE_NAME_MAP': {
-      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a map');
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error(`map requires a map, found: ${goType(v)}`);
       const item = t.generic_types?.[0] ?? { type_name: 'TYPE_NAME_ANY' };
       const out = new Map<string, unknown>();
-      for (const [k, x] of Object.entries(v as Record<string, unknown>)) out.set(k, convert(item, x));
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        try {
+          out.set(k, convert(item, x));
+        } catch (err) {
+          throw new Error(`found an invalid value for key '${k}': ${(err as Error).message}`);
+        }
+      }
       return out;
     }
     default:

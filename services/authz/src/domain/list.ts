@@ -3,56 +3,15 @@ import { MAX_RESOLUTION_DEPTH, Resolver, ResolutionTooComplex } from './check.ts
 import type { Bucket, TupleIndex } from './tuple-index.ts';
 import { EMPTY_BUCKET } from './tuple-index.ts';
 import type { Rewrite, TypeSystem } from './type-system.ts';
-import type { UserRef } from './object-ref.ts';
 import { parseUser, typeOf } from './object-ref.ts';
+
+export { reachableFrom } from './reach.ts';
 
 /** Result cap for list operations (behaviour.md §7.3, service-spec §8). */
 export const LIST_CAP = 1000;
 
 /** Step budget of the resolver that verifies list candidates (see MAX_RESOLUTION_STEPS). */
 export const LIST_RESOLUTION_STEPS = 2_000_000;
-
-/**
- * Every `object#relation` the subject may belong to, grouped as `type#relation → objects`.
- * An over-approximation: it follows `and`/`but not` through their positive branches; callers
- * verify candidates of relations whose `needsVerify` is set.
- */
-export function reachableFrom(ts: TypeSystem, index: TupleIndex, subject: UserRef, ctx: TupleIndex | null = null): Map<string, Set<string>> {
-  const found = new Map<string, Set<string>>();
-  const queue: Array<[string, string]> = [];
-  const enqueue = (object: string, relation: string): void => {
-    const type = index.node(object)?.type ?? ctx?.node(object)?.type ?? typeOf(object);
-    const typeRel = `${type}#${relation}`;
-    let bucket = found.get(typeRel);
-    if (!bucket) found.set(typeRel, (bucket = new Set()));
-    if (bucket.has(object)) return;
-    bucket.add(object);
-    queue.push([object, typeRel]);
-  };
-  const fromUser = (user: string): void => {
-    for (const [relation, objects] of index.byUser(user) ?? []) for (const o of objects) enqueue(o, relation);
-    if (ctx) for (const [relation, objects] of ctx.byUser(user) ?? []) for (const o of objects) enqueue(o, relation);
-  };
-  if (subject.kind === 'userset') enqueue(`${subject.type}:${subject.id}`, subject.relation);
-  else fromUser(subject.key);
-  if (subject.kind === 'object') fromUser(`${subject.type}:*`);
-  for (let i = 0; i < queue.length; i++) {
-    const [object, typeRel] = queue[i] as [string, string];
-    const relation = typeRel.slice(typeRel.indexOf('#') + 1);
-    for (const parent of ts.computedParents.get(typeRel) ?? []) enqueue(object, parent);
-    fromUser(`${object}#${relation}`);
-    const ttus = ts.ttuParents.get(typeRel);
-    if (ttus) {
-      for (const source of ctx ? [index, ctx] : [index]) {
-        const byRel = source.byUser(object);
-        for (const t of ttus) {
-          for (const p of byRel?.get(t.tupleset) ?? []) if ((index.node(p)?.type ?? typeOf(p)) === t.parentType) enqueue(p, t.parentRelation);
-        }
-      }
-    }
-  }
-  return found;
-}
 
 /**
  * Sorted, verified objects of one `type#relation` from {@link reachableFrom}; depth errors count as not allowed.
@@ -104,7 +63,8 @@ export interface UserFilter {
  * ListUsers: the users matching `filter` related to `object` by `relation`: concrete `type:id` users (and
  * `type:*` when a wildcard grants access) or, for a userset filter, `type:id#relation` usersets; sorted,
  * capped at {@link LIST_CAP}. Contextual tuples (`ctx`) count as stored ones; conditions are evaluated in
- * `context`.
+ * `context`. A userset filter naming the queried type and relation lists the object's own userset too
+ * (`group:g0#member` for `group:g0 member`), as OpenFGA does.
  * @throws ResolutionTooComplex when the expansion or a candidate's check passes the depth limit (as check);
  *   ConditionError when a condition on the way cannot be evaluated
  */
@@ -121,6 +81,8 @@ export function listUsers(
   const seen = new Set<string>([`${object}#${relation}`]);
   const queue: Array<[string, string, number]> = [[object, relation, 0]];
   const typeOfObject = (o: string): string => index.node(o)?.type ?? ctx?.node(o)?.type ?? typeOf(o);
+  // the queried object's own userset is a user of it when the filter names it (OpenFGA's expand sends it first)
+  if (filter.relation === relation && typeOfObject(object) === filter.type) candidates.add(`${object}#${relation}`);
   const buckets = (o: string, r: string): Bucket[] => {
     const b = index.bucket(o, r);
     const c = ctx?.bucket(o, r) ?? EMPTY_BUCKET;

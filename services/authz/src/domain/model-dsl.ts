@@ -100,6 +100,46 @@ function validate(dsl: string): void {
   if (first !== null) throw refusal(describe(first));
 }
 
+/** The relations one rewrite names through computed usersets (`viewer`, `a or b`, `a but not b`: all of them). */
+function computedNames(u: JsonUserset, out: string[]): string[] {
+  if (u.computedUserset?.relation) out.push(u.computedUserset.relation);
+  for (const c of u.union?.child ?? u.intersection?.child ?? []) computedNames(c, out);
+  if (u.difference) {
+    computedNames(u.difference.base, out);
+    computedNames(u.difference.subtract, out);
+  }
+  return out;
+}
+
+/**
+ * Refuses a model whose relations on one type name each other in a cycle through computed usersets,
+ * whatever operator joins them (`define r0: r1`, `define r1: [user] but not r0`): OpenFGA's typesystem
+ * refuses such a model (`an authorization model cannot contain a cycle`, its TypeSystem.HasCycle), since
+ * no tuple can ever enter the cycle. Cycles through tuples (`[group#member]`, `x from parent`) are fine.
+ * @throws AppError `invalid_argument` `invalid authorization model: relations on type "<t>" form a cycle: <r> → … → <r>`
+ */
+function refuseComputedCycles(model: JsonModel): void {
+  for (const td of model.type_definitions) {
+    const relations = td.relations ?? {};
+    const edges = new Map(Object.entries(relations).map(([name, u]) => [name, computedNames(u, [])]));
+    const done = new Set<string>();
+    const path: string[] = [];
+    const visit = (name: string): void => {
+      const at = path.indexOf(name);
+      if (at >= 0) {
+        const cycle = [...path.slice(at), name].join(' → ');
+        throw refusal(`invalid authorization model: relations on type "${td.type}" form a cycle: ${cycle}`);
+      }
+      if (done.has(name)) return;
+      path.push(name);
+      for (const next of edges.get(name) ?? []) visit(next);
+      path.pop();
+      done.add(name);
+    };
+    for (const name of edges.keys()) visit(name);
+  }
+}
+
 /**
  * Validates DSL text and converts it to the JSON model.
  *
@@ -108,7 +148,8 @@ function validate(dsl: string): void {
  * @throws AppError `invalid_argument`: `dsl is required`, `authorization model too large: max 262144 bytes`,
  *   `invalid authorization model: line <l>, column <c>: <reason>`, `type "<t>" is not defined`,
  *   `relation "<r>" is not defined on type "<t>"`, `condition "<c>" is not defined`,
- *   `invalid authorization model: failed to compile expression on condition '<c>': <reason>`, `modules are not supported`
+ *   `invalid authorization model: failed to compile expression on condition '<c>': <reason>`, `modules are not supported`,
+ *   `invalid authorization model: relations on type "<t>" form a cycle: <r> → … → <r>`
  */
 export function parseDsl(dsl: string): JsonModel {
   if (typeof dsl !== 'string' || dsl.trim() === '') throw refusal('dsl is required');
@@ -128,6 +169,7 @@ export function parseDsl(dsl: string): JsonModel {
       }
     }
   }
+  refuseComputedCycles(model);
   try {
     compileConditions(model.conditions);
   } catch (err) {

@@ -26,13 +26,16 @@ const TOO_COMPLEX = 'authorization_model_resolution_too_complex';
 
 /**
  * OpenFGA's condition-evaluation message in the embedded engine's words where they say the same thing
- * (`failed to evaluate relationship condition 'c': tuple '…' is missing context parameters '[p]'`);
+ * (`failed to evaluate relationship condition 'c': tuple '…' is missing context parameters '[p]'`,
+ * `parameter type error on condition 'c': failed to convert context parameter 'p': …`);
  * other texts pass as OpenFGA wrote them, without its internal `iterator: ` prefix.
  */
 export function conditionMessage(message: string): string {
   const text = message.replace(/^(?:\w+: )*(?=failed to evaluate|parameter type error)/, '');
   const m = /^failed to evaluate relationship condition: '([^']+)' - (tuple .*)$/s.exec(text);
-  return m ? `failed to evaluate relationship condition '${m[1]}': ${m[2]}` : text;
+  if (m) return `failed to evaluate relationship condition '${m[1]}': ${m[2]}`;
+  const p = /^(?:failed to evaluate relationship condition: )?parameter type error on condition '([^']+)' - (.*)$/s.exec(text);
+  return p ? `parameter type error on condition '${p[1]}': ${p[2]}` : text;
 }
 
 /**

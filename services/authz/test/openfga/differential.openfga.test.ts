@@ -22,26 +22,6 @@ import { startTestOpenFga } from './harness.ts';
 /** Generated cases per run (seeds 1..SEEDS). */
 const SEEDS = 20;
 
-/**
- * Disagreements found by this test and reported (issue 21), each recognised narrowly so any other
- * disagreement still fails:
- * - the engine's list_users with a userset filter naming the queried object's own type and relation
- *   (`group:g0 member`, filter `group#member`) leaves out `group:g0#member` itself, which OpenFGA lists;
- * - a model whose relations form a cycle through computed usersets and `but not` (e.g. `r0: r1`,
- *   `r1: … or r2`, `r2: [user] but not (r1 or r0)`) is accepted by the engine's validator and refused by
- *   OpenFGA (`an authorization model cannot contain a cycle`).
- */
-function knownDisagreement(line: string): boolean {
-  const lu = /^seed \d+: list users (\S+) (\S+) (\S+#\S+): engine (\[.*\]), OpenFGA (\[.*\])$/.exec(line);
-  if (lu) {
-    const [, object, relation, filter, mine, theirs] = lu as unknown as [string, string, string, string, string, string];
-    const own = `${object}#${relation}`;
-    const expected = [...(JSON.parse(mine) as string[]), own].sort();
-    return filter === `${object.split(':')[0]}#${relation}` && !(JSON.parse(mine) as string[]).includes(own) && JSON.stringify(expected) === theirs;
-  }
-  return /^seed \d+: model accepted by the engine .* refused by OpenFGA \(error: invalid_authorization_model .*an authorization model cannot contain a cycle\)$/s.test(line);
-}
-
 /** An answer or a refusal, comparable across the two implementations. */
 type Answer = string;
 
@@ -171,7 +151,7 @@ describe('differential: the embedded engine and a real OpenFGA server answer gen
   for (let seed = 1; seed <= SEEDS; seed++) {
     it(`seed ${seed}: every check, list objects and list users answer agrees`, async () => {
       const disagreements = await compare(server, generateCase(seed));
-      expect(disagreements.filter((d) => !knownDisagreement(d))).toEqual([]);
+      expect(disagreements).toEqual([]);
     }, 60_000);
   }
 });
