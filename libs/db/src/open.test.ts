@@ -99,7 +99,7 @@ describe.each(['sqlite', 'postgres'] as const)('a failing migration on %s', (typ
       const fixed = { ...testSchema, migrations: [...testSchema.migrations, { name: '0003_broken', up: async () => {} }] };
       const db = await openDatabase(scratch.options, fixed, { logger });
       const rows = await db.execute<{ name: string }>('select name from dbtest_migrations order by name');
-      expect(rows.map((r) => r.name)).toEqual(['0000_dbtest_outbox', '0001_notes', '0002_notes_body_idx', '0003_broken']);
+      expect(rows.map((r) => r.name)).toEqual(['0000_dbtest_outbox', '0000_dbtest_outbox_trace_parent', '0001_notes', '0002_notes_body_idx', '0003_broken']);
       await db.close();
     } finally {
       await scratch.drop();
