@@ -14,7 +14,7 @@ describe.each(types)('concurrent first open on %s', (type) => {
     try {
       const dbs = await Promise.all([1, 2, 3].map(() => openDatabase(scratch.options, testSchema, { logger })));
       const rows = await dbs[0]!.execute<{ name: string }>('select name from dbtest_migrations order by name');
-      expect(rows.map((r) => r.name)).toEqual(['0000_dbtest_outbox', '0001_notes', '0002_notes_body_idx']);
+      expect(rows.map((r) => r.name)).toEqual(['0000_dbtest_outbox', '0000_dbtest_outbox_trace_parent', '0001_notes', '0002_notes_body_idx']);
       await Promise.all(dbs.map((d) => d.close()));
     } finally {
       await scratch.drop();

@@ -34,7 +34,7 @@ describe('SQLite shared by two processes', () => {
       for (const r of results) expect({ code: r.code, out: r.out, err: r.err }).toEqual({ code: 0, out: 'ok', err: '' });
       const db = await openDatabase(scratch.options, testSchema, { logger: createLogger('silent') });
       const migrations = await db.execute<{ name: string }>('select name from dbtest_migrations order by name');
-      expect(migrations.map((m) => m.name)).toEqual(['0000_dbtest_outbox', '0001_notes', '0002_notes_body_idx']);
+      expect(migrations.map((m) => m.name)).toEqual(['0000_dbtest_outbox', '0000_dbtest_outbox_trace_parent', '0001_notes', '0002_notes_body_idx']);
       expect(await db.execute('select id from dbtest_notes')).toHaveLength(50);
       expect(await db.execute('select seq from dbtest_outbox')).toHaveLength(50);
       const [mode] = await db.execute<{ journal_mode: string }>('pragma journal_mode');
