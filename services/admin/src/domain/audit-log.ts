@@ -6,7 +6,7 @@
 import { AppError } from '@gatehouse/errors';
 import type { AuditFilter, AuditLogRecord } from '../storage/ports.ts';
 import type { AdminDomain } from './deps.ts';
-import { pageWindow, paginationOf, type PaginationInput } from './pagination.ts';
+import { pageWindow, paginationOf, type PaginationInput } from '@gatehouse/contracts/pagination';
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 /** Cut to the column's size, so an over-long value is stored shortened rather than retried forever. */

@@ -9,7 +9,7 @@ import { validateTemplateSyntax } from '@gatehouse/delivery';
 import type { EmailTemplateRecord } from '../storage/ports.ts';
 import type { AdminDomain } from './deps.ts';
 import { EMAIL_TEMPLATE_EVENTS, isUuid, type AuditOf } from './events.ts';
-import { pageWindow, paginationOf, type PaginationInput } from './pagination.ts';
+import { pageWindow, paginationOf, type PaginationInput } from '@gatehouse/contracts/pagination';
 
 /** behaviour.md §9 */
 export const TEMPLATE_ADDED = 'Email template added successfully';

@@ -10,7 +10,7 @@ import { newSigningSecret } from '@gatehouse/delivery';
 import type { WebhookLogRecord, WebhookRecord } from '../storage/ports.ts';
 import type { AdminDomain } from './deps.ts';
 import { isUuid, type AuditOf } from './events.ts';
-import { pageWindow, paginationOf, type PaginationInput } from './pagination.ts';
+import { pageWindow, paginationOf, type PaginationInput } from '@gatehouse/contracts/pagination';
 import { descriptionOf, endpointText, eventNameOf, headersOf } from './webhook-input.ts';
 
 /** behaviour.md §9 */

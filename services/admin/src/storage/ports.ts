@@ -62,17 +62,9 @@ export interface AuditLogRecord {
   createdAt: number;
 }
 
-/** The §10 window of a list: `offset = (page - 1) × limit`. */
-export interface PageWindow {
-  offset: number;
-  limit: number;
-}
+import type { PageOf, PageWindow } from '@gatehouse/contracts/pagination';
 
-/** One page of rows and the number of rows matching the filter. */
-export interface PageOf<T> {
-  rows: T[];
-  total: number;
-}
+export type { PageOf, PageWindow };
 
 /** `audit_logs` filters (behaviour.md §5.7): exact matches and an inclusive time range. */
 export interface AuditFilter {

@@ -8,7 +8,7 @@ import { AppError } from '@gatehouse/errors';
 import type { EventSink, Page, UserRecord, VerificationRequestRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { isMfaAvailable, isMfaEnforced, isEmailServiceEnabled } from './options.ts';
-import { pageParams, type PageParams } from './pagination.ts';
+import { pageWindow, type Window } from '@gatehouse/contracts/pagination';
 import { PROFILE_FIELDS, type ProfileFields } from './user.ts';
 import { issueLink, verifyEmailLink } from './verification.ts';
 import { MAX_URL_CHARS, checkAppData, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
@@ -31,15 +31,15 @@ export interface MfaReset {
  * `users`: a page of users matching `query` (behaviour.md §5.3, §10).
  * @throws AppError `invalid_argument` (the pagination rules; a query over 256 characters)
  */
-export async function listUsers(c: AuthnContext, req: { query?: Opt<string>; pagination?: Opt<{ page?: Opt<number>; limit?: Opt<number> }> }): Promise<{ page: PageParams; result: Page<UserRecord> }> {
+export async function listUsers(c: AuthnContext, req: { query?: Opt<string>; pagination?: Opt<{ page?: Opt<number>; limit?: Opt<number> }> }): Promise<{ page: Window; result: Page<UserRecord> }> {
   const query = optText('query', req.query)?.trim() || null;
-  const page = pageParams(req.pagination);
+  const page = pageWindow(req.pagination);
   return { page, result: await c.users.search(query, page) };
 }
 
 /** `verification_requests`: a page of every request (the token hash never leaves). */
-export async function listVerificationRequests(c: AuthnContext, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: PageParams; result: Page<VerificationRequestRecord> }> {
-  const page = pageParams(pagination);
+export async function listVerificationRequests(c: AuthnContext, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: Window; result: Page<VerificationRequestRecord> }> {
+  const page = pageWindow(pagination);
   return { page, result: await c.users.listVerificationRequests(page) };
 }
 

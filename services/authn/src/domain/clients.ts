@@ -9,7 +9,7 @@ import { AppError } from '@gatehouse/errors';
 import { hmacSha256Hex, isBcryptHash, randomToken, timingSafeEqualString, verifyBcrypt } from '@gatehouse/crypto';
 import type { ClientRecord, Page, TrustedIssuerRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
-import { pageParams, type PageParams } from './pagination.ts';
+import { pageWindow, type Window } from '@gatehouse/contracts/pagination';
 import { MAX_URL_CHARS, optText, type Opt } from './validation.ts';
 
 const bad = (m: string): AppError => new AppError('invalid_argument', m);
@@ -197,8 +197,8 @@ export async function deleteClient(c: AuthnContext, id: Opt<string>): Promise<Cl
 }
 
 /** `clients`: stored clients (created_at desc, then id), then the server's own client, which counts in `total`. */
-export async function listClients(c: AuthnContext, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: PageParams; result: Page<ClientRecord> }> {
-  const page = pageParams(pagination);
+export async function listClients(c: AuthnContext, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: Window; result: Page<ClientRecord> }> {
+  const page = pageWindow(pagination);
   const stored = await c.oauth.listClients({ offset: page.offset, limit: page.limit });
   const rows = [...stored.rows];
   if (page.offset <= stored.total && stored.total < page.offset + page.limit) rows.push(ownClient(c));
@@ -364,8 +364,8 @@ export async function deleteTrustedIssuer(c: AuthnContext, id: Opt<string>): Pro
 }
 
 /** `trusted_issuers` (optional `service_account_id` filter), created_at desc then id. */
-export async function listTrustedIssuers(c: AuthnContext, serviceAccountId: Opt<string>, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: PageParams; result: Page<TrustedIssuerRecord> }> {
-  const page = pageParams(pagination);
+export async function listTrustedIssuers(c: AuthnContext, serviceAccountId: Opt<string>, pagination: Opt<{ page?: Opt<number>; limit?: Opt<number> }>): Promise<{ page: Window; result: Page<TrustedIssuerRecord> }> {
+  const page = pageWindow(pagination);
   const sa = optText('service_account_id', serviceAccountId, 64)?.trim() || null;
   return { page, result: await c.oauth.listIssuers(sa, { offset: page.offset, limit: page.limit }) };
 }

@@ -11,7 +11,7 @@ import {
   CLIENT_DELETED, ISSUER_DELETED, addTrustedIssuer, createClient, deleteClient, deleteTrustedIssuer, getClient, getTrustedIssuer,
   listClients, listTrustedIssuers, rotateClientSecret, updateClient, updateTrustedIssuer,
 } from '../domain/clients.ts';
-import { paginationOf } from '../domain/pagination.ts';
+import { paginationOf } from '@gatehouse/contracts/pagination';
 import type { ClientRecord, TrustedIssuerRecord } from '../storage/ports.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 

@@ -1,6 +1,6 @@
 /** @module @gatehouse/authn/rpc/users — AuthnService.Users (POST /v1/admin/users, behaviour.md §5.3, §10). */
 import { listUsers } from '../domain/admin-users.ts';
-import { paginationOf } from '../domain/pagination.ts';
+import { paginationOf } from '@gatehouse/contracts/pagination';
 import { publicUser } from '../domain/user.ts';
 import { mfaChallengesOf } from './mfa.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';

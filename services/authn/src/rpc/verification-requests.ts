@@ -1,6 +1,6 @@
 /** @module @gatehouse/authn/rpc/verification-requests — AuthnService.VerificationRequests (POST /v1/admin/verification_requests, behaviour.md §5.3). */
 import { listVerificationRequests } from '../domain/admin-users.ts';
-import { paginationOf } from '../domain/pagination.ts';
+import { paginationOf } from '@gatehouse/contracts/pagination';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 
 /** A page of verification requests; `token` and `nonce` are always null (secrets are never listed). */

@@ -60,17 +60,10 @@ export interface UserWriter {
   delete(id: string): Promise<void>;
 }
 
-/** One page of an admin list (behaviour.md §10): rows from `offset`, at most `limit`. */
-export interface PageRequest {
-  offset: number;
-  limit: number;
-}
+import type { PageOf, PageWindow } from '@gatehouse/contracts/pagination';
 
-/** A page of rows and how many rows match in all. */
-export interface Page<T> {
-  rows: T[];
-  total: number;
-}
+/** One page of an admin list (behaviour.md §10) and the rows it returns. */
+export type { PageWindow as PageRequest, PageOf as Page };
 
 /** Events written with the state change (outbox): emitted once, after commit, never lost. */
 export interface EventSink {
@@ -142,9 +135,9 @@ export interface UserRepository extends UserReader {
    * Users whose id, email, given_name, family_name or nickname contains `query` (case-insensitive;
    * null or empty: every user), ordered by created_at desc then id (behaviour.md §5.3, §10).
    */
-  search(query: string | null, page: PageRequest): Promise<Page<UserRecord>>;
+  search(query: string | null, page: PageWindow): Promise<PageOf<UserRecord>>;
   /** Every verification request, created_at desc then id (behaviour.md §5.3 verification_requests). */
-  listVerificationRequests(page: PageRequest): Promise<Page<VerificationRequestRecord>>;
+  listVerificationRequests(page: PageWindow): Promise<PageOf<VerificationRequestRecord>>;
 }
 
 /**
@@ -233,13 +226,13 @@ export interface OAuthStore {
   deleteClient(id: string): Promise<boolean>;
   findClient(id: string): Promise<ClientRecord | null>;
   /** created_at desc then id (behaviour.md §10) */
-  listClients(page: PageRequest): Promise<Page<ClientRecord>>;
+  listClients(page: PageWindow): Promise<PageOf<ClientRecord>>;
   createIssuer(t: TrustedIssuerRecord): Promise<void>;
   updateIssuer(t: TrustedIssuerRecord): Promise<void>;
   deleteIssuer(id: string): Promise<boolean>;
   findIssuer(id: string): Promise<TrustedIssuerRecord | null>;
   findIssuerByUrl(issuerUrl: string): Promise<TrustedIssuerRecord | null>;
-  listIssuers(serviceAccountId: string | null, page: PageRequest): Promise<Page<TrustedIssuerRecord>>;
+  listIssuers(serviceAccountId: string | null, page: PageWindow): Promise<PageOf<TrustedIssuerRecord>>;
   saveCode(c: AuthorizationCodeRecord): Promise<void>;
   findCode(codeHash: string): Promise<AuthorizationCodeRecord | null>;
   /** marks the code consumed at `at` if it was not; true only for the call that did it (single use) */

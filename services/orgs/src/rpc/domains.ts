@@ -4,7 +4,7 @@
  * (behaviour.md §6.2).
  */
 import { addVerifiedDomain, deleteDomain, listDomains, requestDomain, verifyDomain, type DomainChallenge } from '../domain/domains.ts';
-import { pageWindow, paginationOf } from '../domain/pagination.ts';
+import { pageWindow, paginationOf } from '@gatehouse/contracts/pagination';
 import type { DomainRecord } from '../storage/ports.ts';
 import { audited, callerOf, domainWire, type AuditedOp, type OrgsHandler, type RpcContext } from './deps.ts';
 

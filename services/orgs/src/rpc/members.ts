@@ -4,7 +4,7 @@
  */
 import { addMember, removeMember, userMemberships } from '../domain/members.ts';
 import { requireOrganization } from '../domain/organizations.ts';
-import { pageWindow, paginationOf } from '../domain/pagination.ts';
+import { pageWindow, paginationOf } from '@gatehouse/contracts/pagination';
 import type { MemberRecord } from '../storage/ports.ts';
 import { audited, callerOf, memberWire, organizationWire, type OrgsHandler, type RpcContext } from './deps.ts';
 

@@ -4,7 +4,7 @@
  * Organizations (behaviour.md §6.1): wire message → domain call → wire response, with the §5.7 audit.
  */
 import { createOrganization, deleteOrganization, requireOrganization, updateOrganization } from '../domain/organizations.ts';
-import { pageWindow, paginationOf } from '../domain/pagination.ts';
+import { pageWindow, paginationOf } from '@gatehouse/contracts/pagination';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import { audited, callerOf, organizationWire, type OrgsHandler, type RpcContext } from './deps.ts';
 

@@ -42,17 +42,9 @@ export interface DomainRecord {
   updatedAt: number;
 }
 
-/** The §10 window of a list: `offset = (page - 1) × limit`. */
-export interface PageWindow {
-  offset: number;
-  limit: number;
-}
+import type { PageOf, PageWindow } from '@gatehouse/contracts/pagination';
 
-/** One page of rows and the number of rows matching the filter. */
-export interface PageOf<T> {
-  rows: T[];
-  total: number;
-}
+export type { PageOf, PageWindow };
 
 /** A membership with its organization (user_organizations, §6.1). */
 export interface MembershipOf {
