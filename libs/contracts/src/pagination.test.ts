@@ -1,3 +1,4 @@
+import { describe, expect, it } from '@jest/globals';
 import { AppError } from '@gatehouse/errors';
 import { pageWindow, paginationOf } from './pagination.ts';
 
