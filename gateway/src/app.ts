@@ -19,6 +19,7 @@ import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients
 import { createGraphqlGateway } from './graphql/gateway.ts';
 import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
+import { mountSamlIdp } from './saml-idp.ts';
 import { mountScim } from './scim.ts';
 import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
 import { mountLoginPage, type LoginPageOptions } from './login-page.ts';
@@ -85,6 +86,8 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountScim(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  // the SAML IdP's metadata and SSO endpoints (issue 20): XML and HTML, not the table's JSON
+  mountSamlIdp(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
 
   const graphql = await createGraphqlGateway({
     supergraphSdl: services.supergraphSdl,

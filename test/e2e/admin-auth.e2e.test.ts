@@ -108,9 +108,9 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
           .toEqual({ route: `${method} ${path}`, who, status: 401, code: 'unauthenticated' });
       }
     }
-    // an admin passes the check: the operations of later releases then answer 501, not 401
+    // an admin passes the check: the operation then judges the request, not the caller (issue 20: served by orgs)
     const res = await raw(`${d.url}/v1/admin/saml_idp_keys`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...admin }, body: '{}' });
-    expect({ status: res.status, body: res.body }).toEqual({ status: 501, body: { code: 'unimplemented', message: 'admin.ListSamlIdpKeys is not implemented yet' } });
+    expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { code: 'invalid_argument', message: 'org_id is required' } });
     // and an operation of this release answers (issue 17: webhooks are served)
     const served = await raw(`${d.url}/v1/admin/webhooks`, { method: 'POST', headers: { origin: d.url, 'content-type': 'application/json', 'x-forwarded-for': freshIp(), ...admin }, body: '{}' });
     expect({ status: served.status, pagination: (served.body as { pagination?: unknown }).pagination }).toEqual({ status: 200, pagination: { page: 1, limit: 10, offset: 0, total: 0 } });
@@ -128,7 +128,7 @@ describe.each(['all', 'split'] as const)('admin operations refuse anonymous and 
       }
     }
     const asAdmin = await gql(d.url, 'query { _list_saml_idp_keys(params: {org_id: "x"}) { __typename } }', {}, { origin: d.url, 'x-forwarded-for': freshIp(), ...admin });
-    expect((asAdmin.body as { errors: Array<{ extensions: { code: string } }> }).errors.map((e) => e.extensions.code)).toEqual(['UNIMPLEMENTED']);
+    expect((asAdmin.body as { errors: Array<{ extensions: { code: string } }> }).errors.map((e) => e.extensions.code)).toEqual(['NOT_FOUND']);
   });
 
   it('native gRPC: every admin and org-admin RPC of every service on the public port', async () => {

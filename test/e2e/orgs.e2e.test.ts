@@ -407,12 +407,15 @@ describe.each(['all', 'split'] as const)('organizations, members and domains (%s
         { user: `user:${u.id}`, relation: 'member', object: `group:${other.id}/all` },
       ];
       expect((await fga('tuples', { tuples: groupTuples })).status).toBe(200);
+      // the SAML IdP's service provider and signing key (behaviour.md §5.9) go with the org too
+      expect((await postJson(`${d.url}/v1/admin/create_saml_service_provider`, { org_id: org.id, name: 'SP', entity_id: 'urn:doomed', acs_url: 'https://sp.example/acs' }, { origin: d.url, ...admin })).status).toBe(200);
+      expect((await postJson(`${d.url}/v1/admin/rotate_saml_idp_cert`, { org_id: org.id }, { origin: d.url, ...admin })).status).toBe(200);
       const before = await orgScopedRows(org.id);
-      expect(before).toMatchObject({ orgs_organizations: 1, orgs_members: 1, orgs_domains: 2, orgs_domain_attempts: 1 });
+      expect(before).toMatchObject({ orgs_organizations: 1, orgs_members: 1, orgs_domains: 2, orgs_domain_attempts: 1, orgs_saml_service_providers: 1, orgs_saml_idp_keys: 1 });
       expect(await ok('delete_organization', { id: org.id })).toEqual({ message: 'Organization deleted successfully' });
       const after = await orgScopedRows(org.id);
       expect(Object.values(after).every((n) => n === 0)).toBe(true);
-      expect(Object.keys(after)).toEqual(expect.arrayContaining(['orgs_organizations', 'orgs_members', 'orgs_domains', 'orgs_domain_attempts']));
+      expect(Object.keys(after)).toEqual(expect.arrayContaining(['orgs_organizations', 'orgs_members', 'orgs_domains', 'orgs_domain_attempts', 'orgs_saml_service_providers', 'orgs_saml_idp_keys']));
       await refused('organization', { id: org.id }, 404, 'not_found', 'organization not found');
       // authz consumes organization.deleted: only the other org's own tuple is left
       const until = Date.now() + 30_000;

@@ -20,3 +20,20 @@ describe('safeReturnTo (the /authorize contract)', () => {
     expect(safeReturnTo('/authorize/../app', O, '')).toBeNull();
   });
 });
+
+describe('safeReturnTo (the SAML IdP sign-on endpoint, issue 20)', () => {
+  it('accepts a same-origin /oauth/saml/<org>/idp/sso path with its query', () => {
+    expect(safeReturnTo('/oauth/saml/acme/idp/sso?SAMLRequest=abc&RelayState=x', O, '')).toBe('/oauth/saml/acme/idp/sso?SAMLRequest=abc&RelayState=x');
+    expect(safeReturnTo('/auth/oauth/saml/acme/idp/sso?sp=urn%3Asp', O, '/auth')).toBe('/auth/oauth/saml/acme/idp/sso?sp=urn%3Asp');
+  });
+
+  it('refuses the other SAML paths and traversal out of the endpoint', () => {
+    for (const bad of [
+      '/oauth/saml/acme/idp/metadata', '/oauth/saml/acme/acs', '/oauth/saml/acme/idp/sso/x', '/oauth/saml/a/b/idp/sso',
+      '/oauth/saml/acme/idp/sso/../../../v1/profile', 'https://evil.example/oauth/saml/acme/idp/sso',
+    ]) {
+      expect(safeReturnTo(bad, O, '')).toBeNull();
+    }
+    expect(safeReturnTo('/oauth/saml/acme/idp/sso', O, '/auth')).toBeNull();
+  });
+});

@@ -163,6 +163,13 @@ describe('isCsrfExempt', () => {
     expect(isCsrfExempt('POST', '/scim/v2/Users', 'Basic abc')).toBe(false);
   });
 
+  it('exempts the SAML IdP sign-on endpoint (the SP\'s page POSTs the AuthnRequest, SAML Bindings §3.5), and only it', () => {
+    expect(isCsrfExempt('POST', '/oauth/saml/acme/idp/sso', undefined)).toBe(true);
+    expect(isCsrfExempt('POST', '/oauth/saml/acme/idp/metadata', undefined)).toBe(false);
+    expect(isCsrfExempt('POST', '/oauth/saml/acme/idp/sso/x', undefined)).toBe(false);
+    expect(isCsrfExempt('POST', '/oauth/saml/a/b/idp/sso', undefined)).toBe(false);
+  });
+
   it('does not exempt RP-initiated logout by POST, with or without an id_token_hint (behaviour.md §2.5 lists no such exemption)', () => {
     expect(isCsrfExempt('POST', '/logout', undefined)).toBe(false);
     expect(isCsrfExempt('POST', '/logout', 'Bearer abc')).toBe(false);

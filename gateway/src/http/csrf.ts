@@ -13,7 +13,7 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * Paths exempt from the check (behaviour.md §2.5): client-authenticated OAuth endpoints, SCIM with a
- * bearer token, SAML ACS, social callbacks (Apple form_post), `POST /authorize` (form_post) and
+ * bearer token, SAML ACS, the SAML IdP's SSO endpoint, social callbacks (Apple form_post), `POST /authorize` (form_post) and
  * `POST /userinfo` (bearer). `POST /logout` (OIDC RP-Initiated Logout 1.0 §2) is deliberately not
  * exempt: §2.5 lists no exemption for it, so a form from an origin `--allowed-origins` refuses gets 403
  * (RPs elsewhere use GET, which needs no check).
@@ -24,6 +24,9 @@ export function isCsrfExempt(method: string, path: string, authorization: string
     return authorization !== undefined && /^bearer\s+\S/i.test(authorization);
   }
   if (/^\/oauth\/saml\/[^/]+\/acs\/?$/.test(path)) return true;
+  // the SAML IdP's SSO endpoint takes an AuthnRequest POSTed by the SP's page (SAML Bindings §3.5):
+  // cross-origin by design; it changes no state and answers only to the SP's registered ACS
+  if (/^\/oauth\/saml\/[^/]+\/idp\/sso\/?$/.test(path)) return true;
   if (/^\/oauth_callback\/[^/]+\/?$/.test(path)) return true;
   if (method === 'POST' && (path === '/authorize' || path === '/userinfo')) return true;
   return false;

@@ -34,10 +34,10 @@ describe('REST route table (ARCHITECTURE §3, spec §4)', () => {
     expect(get('GET', '/v1/admin/fga/model')).toMatchObject({ service: 'authz', rpc: 'GetModel' });
     expect(get('POST', '/v1/admin/fga/model')).toMatchObject({ service: 'authz', rpc: 'WriteModel' });
     expect(get('POST', '/v1/admin/fga/tuples/delete')).toMatchObject({ service: 'authz', rpc: 'DeleteTuples' });
-    expect(get('POST', '/v1/admin/saml_idp_keys')).toMatchObject({ service: 'admin', rpc: 'ListSamlIdpKeys' });
+    expect(get('POST', '/v1/admin/saml_idp_keys')).toMatchObject({ service: 'orgs', rpc: 'ListSamlIdpKeys', auth: 'org_admin' });
     expect(get('POST', '/v1/admin/create_scim_endpoint')).toMatchObject({ service: 'orgs', rpc: 'CreateScimEndpoint', auth: 'org_admin' });
     expect(get('POST', '/v1/admin/create_organization')).toMatchObject({ service: 'orgs', auth: 'admin' });
-    expect(get('POST', '/v1/admin/import_saml_sp_metadata')).toMatchObject({ service: 'admin', auth: 'admin' });
+    expect(get('POST', '/v1/admin/import_saml_sp_metadata')).toMatchObject({ service: 'orgs', auth: 'admin' });
     expect(get('GET', '/.well-known/jwks.json')).toMatchObject({ service: 'authn', rpc: 'GetJwks' });
     expect(get('GET', '/.well-known/openid-configuration')).toMatchObject({ rpc: 'GetOpenidConfiguration' });
     expect(get('GET', '/verify_email')).toMatchObject({ service: 'authn', rpc: 'VerifyEmailLink', auth: 'public' });

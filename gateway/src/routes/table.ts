@@ -138,16 +138,16 @@ export const ROUTES: readonly Route[] = Object.freeze([
   A('delete_trusted_issuer', 'authn', 'Delete a trusted issuer'),
   A('trusted_issuer', 'authn', 'Get a trusted issuer'),
   A('trusted_issuers', 'authn', 'List trusted issuers'),
-  // Admin: SAML identity-provider role (org-scoped; the metadata import is super-admin only: behaviour.md §5.9)
-  O('create_saml_service_provider', 'admin', 'Create a SAML service provider'),
-  O('update_saml_service_provider', 'admin', 'Update a SAML service provider'),
-  O('delete_saml_service_provider', 'admin', 'Delete a SAML service provider'),
-  O('saml_service_provider', 'admin', 'Get a SAML service provider'),
-  O('saml_service_providers', 'admin', "List an organization's SAML service providers", '_list_saml_service_providers'),
-  O('rotate_saml_idp_cert', 'admin', 'Rotate the SAML IdP signing key'),
-  O('retire_saml_idp_key', 'admin', 'Retire a published, non-signing SAML IdP key'),
-  O('saml_idp_keys', 'admin', "List an organization's SAML IdP keys", '_list_saml_idp_keys'),
-  A('import_saml_sp_metadata', 'admin', 'Parse pasted SAML SP metadata'),
+  // SAML identity-provider role (org-scoped; the metadata import is super-admin only: behaviour.md §5.9), orgs' since issue 20
+  O('create_saml_service_provider', 'orgs', 'Create a SAML service provider'),
+  O('update_saml_service_provider', 'orgs', 'Update a SAML service provider'),
+  O('delete_saml_service_provider', 'orgs', 'Delete a SAML service provider'),
+  O('saml_service_provider', 'orgs', 'Get a SAML service provider'),
+  O('saml_service_providers', 'orgs', "List an organization's SAML service providers", '_list_saml_service_providers'),
+  O('rotate_saml_idp_cert', 'orgs', 'Rotate the SAML IdP signing key'),
+  O('retire_saml_idp_key', 'orgs', 'Retire a published, non-signing SAML IdP key'),
+  O('saml_idp_keys', 'orgs', "List an organization's SAML IdP keys", '_list_saml_idp_keys'),
+  A('import_saml_sp_metadata', 'orgs', 'Parse pasted SAML SP metadata'),
   // Admin: organizations, domains, SSO connections, SCIM (owned by orgs; org admin allowed on
   // the org-scoped ones: behaviour.md §6.1-§6.4; create/delete/list organizations, user_organizations
   // and add_verified_org_domain are super-admin only)

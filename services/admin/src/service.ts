@@ -7,7 +7,7 @@
  * class, so the admin surface refuses anonymous and plain-user callers with 401 on REST, GraphQL and gRPC.
  */
 import { createAuthGuard } from '@gatehouse/auth';
-import { defineService, notImplemented, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
+import { defineService, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { adminLoginRpc } from './rpc/admin-login.ts';
 import { adminLogoutRpc } from './rpc/admin-logout.ts';
 import { adminMetaRpc } from './rpc/admin-meta.ts';
@@ -38,16 +38,7 @@ export function createAdminService(session: AdminRpcDeps, hooks: RpcContext): Ad
       // webhooks, email templates, audit log (behaviour.md §5.4, §5.5, §5.7)
       ...hookHandlers(hooks),
       // clients and trusted issuers (behaviour.md §5.8) are authn's since issue 18 (ARCHITECTURE §2)
-      // SAML identity-provider role (behaviour.md §5.9)
-      CreateSamlServiceProvider: notImplemented,
-      UpdateSamlServiceProvider: notImplemented,
-      DeleteSamlServiceProvider: notImplemented,
-      SamlServiceProvider: notImplemented,
-      ListSamlServiceProviders: notImplemented,
-      RotateSamlIdpCert: notImplemented,
-      RetireSamlIdpKey: notImplemented,
-      ListSamlIdpKeys: notImplemented,
-      ImportSamlSpMetadata: notImplemented,
+      // the SAML identity-provider role (behaviour.md §5.9) is orgs' since issue 20 (ARCHITECTURE §2)
     }, createAuthGuard(session.authenticator)),
     internal: defineService(serviceDescriptor('admin.internal'), hookInternalHandlers(hooks)),
   };

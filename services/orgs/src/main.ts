@@ -2,7 +2,8 @@
  * @module orgs/main
  * The only file that wires orgs: flags → database (migrations) → store → handlers and subgraph; authn's
  * internal API for the users behind memberships, and authz's for SCIM group tuples; the SCIM store and
- * its events (`user.provisioned`, …, `group.*`), published to the bus after each write; the DNS resolver of domain verification
+ * its events (`user.provisioned`, …, `group.*`), published to the bus after each write; the SAML IdP's
+ * store and sealing key (samlidp/, behaviour.md §5.9); the DNS resolver of domain verification
  * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; the
  * retention sweeper (issue 23); and the
  * durable `user.deleted` consumer that drops a deleted user's memberships. `buildOrgs` is the module's
@@ -10,7 +11,7 @@
  */
 import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { hmacSha256Hex } from '@gatehouse/crypto';
+import { deriveEncryptionKey, hmacSha256Hex } from '@gatehouse/crypto';
 import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
 import { AppError } from '@gatehouse/errors';
 import { bindResolvers, buildSubgraph, createCallContext, fatal, orFatal } from '@gatehouse/rpc';
@@ -28,10 +29,20 @@ import { createMikroOrgsStore } from './storage/mikro/store.ts';
 import { orgDirectory } from './scim/directory.ts';
 import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, scimEntities, scimMigration } from './scim/storage/schema.ts';
 import { createMikroScimStore } from './scim/storage/store.ts';
+import { orgIdpDirectory } from './samlidp/directory.ts';
+import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration } from './samlidp/storage/schema.ts';
+import { createMikroSamlIdpStore } from './samlidp/storage/store.ts';
 
-// SCIM's tables (behaviour.md §6.4) live in the orgs database and go with their organization (§6.1)
-const schema = { ...orgsSchema, entities: [...orgsSchema.entities, ...scimEntities], migrations: [...orgsSchema.migrations, scimMigration] };
-for (const entity of [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity]) registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
+// SCIM's tables (behaviour.md §6.4) and the SAML IdP's (§5.9) live in the orgs database and go with
+// their organization (§6.1)
+const schema = {
+  ...orgsSchema,
+  entities: [...orgsSchema.entities, ...scimEntities, ...samlIdpEntities],
+  migrations: [...orgsSchema.migrations, scimMigration, samlIdpMigration],
+};
+for (const entity of [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity, SamlServiceProviderEntity, SamlIdpKeyEntity]) {
+  registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
+}
 
 /** Users through authn's internal API; without an authn address every lookup is `unavailable`. */
 function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirectory {
@@ -82,6 +93,13 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     },
     audit: (record) => publish('audit.recorded', record),
     logger,
+  }, {
+    store: createMikroSamlIdpStore(db), orgs: orgIdpDirectory(store), authn, authenticator: shared.authenticator,
+    // the IdP's private keys at rest: AES-256-GCM under --encryption-key (or, without it, a key derived from --client-secret)
+    sealKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/saml-idp-key/v1')),
+    baseUrl: config.url.replace(/\/+$/, ''),
+    audit: (record) => publish('audit.recorded', record),
+    logger, now: deps.now,
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only

@@ -3,7 +3,7 @@
  * createOrgsService(deps): the organizations service's handler maps (proto
  * `gatehouse.orgs.v1.OrgsService` and `OrgsInternal`), one entry per RPC from rpc/. Organizations,
  * members and domains (behaviour.md §6.1, §6.2) are served; the SCIM endpoint administration and
- * server are scim/rpc.ts; SSO connections answer `unimplemented` once the caller passes its auth class.
+ * server are scim/rpc.ts; the SAML identity-provider role (§5.9) is samlidp/rpc.ts; SSO connections answer `unimplemented` once the caller passes its auth class.
  *
  * The guard's org-admin mode (behaviour.md §5.1) is fed from this service's own membership table: the
  * organization a call addresses comes from its `org_id` (or `id` for an organization, or the verified
@@ -22,6 +22,9 @@ import {
 } from './rpc/organizations.ts';
 import type { OrgsStore } from './storage/ports.ts';
 import { scimHandlers, type ScimRpcDeps } from './scim/rpc.ts';
+import type { SamlIdpDeps } from './samlidp/deps.ts';
+import { samlIdpHandlers } from './samlidp/rpc.ts';
+import type { SamlIdpStore } from './samlidp/storage/ports.ts';
 
 export type { RpcContext as OrgsDeps } from './rpc/deps.ts';
 
@@ -32,10 +35,23 @@ export interface OrgsService {
 
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
+/** The SAML IdP RPCs addressed by a record `id` (behaviour.md §5.9): the record's org is the call's. */
+const SAML_SP_BY_ID = new Set(['UpdateSamlServiceProvider', 'DeleteSamlServiceProvider', 'SamlServiceProvider']);
+
+/** The org of a SAML IdP record a call addresses by id, or null. */
+async function samlRecordOrg(saml: SamlIdpStore | null, call: GuardedCall): Promise<string | null> {
+  const id = text(call.request['id'])?.toLowerCase() ?? null;
+  if (!saml || id === null || !isUuid(id)) return null;
+  if (SAML_SP_BY_ID.has(call.rpc)) return (await saml.providers.get(id))?.orgId ?? null;
+  if (call.rpc === 'RetireSamlIdpKey') return (await saml.keys.get(id))?.orgId ?? null;
+  return null;
+}
+
 /** The org a call addresses (behaviour.md §5.1); null when none that could exist. */
-async function orgOf(store: OrgsStore, call: GuardedCall): Promise<string | null> {
+async function orgOf(store: OrgsStore, call: GuardedCall, saml: SamlIdpStore | null = null): Promise<string | null> {
   const r = call.request;
   let orgId = text(r['org_id']) ?? (call.rpc === 'Organization' || call.rpc === 'UpdateOrganization' ? text(r['id']) : null);
+  orgId ??= await samlRecordOrg(saml, call);
   if (orgId === null && call.rpc === 'DeleteOrgDomain' && text(r['domain'])) {
     // without org_id, delete_org_domain addresses the verified mapping's organization
     try {
@@ -47,16 +63,19 @@ async function orgOf(store: OrgsStore, call: GuardedCall): Promise<string | null
   return orgId !== null && isUuid(orgId) ? orgId.toLowerCase() : null;
 }
 
-/** The org-admin directory of the guard, on this service's store. */
-export function orgAdminDirectory(store: OrgsStore): OrgAdminDirectory {
+/** The org-admin directory of the guard, on this service's store (and the SAML IdP's, for records addressed by id). */
+export function orgAdminDirectory(store: OrgsStore, saml: SamlIdpStore | null = null): OrgAdminDirectory {
   return {
-    orgOf: (call) => orgOf(store, call),
+    orgOf: (call) => orgOf(store, call, saml),
     isOrgAdmin: (userId, orgId) => store.members.isOrgAdmin(userId, orgId),
   };
 }
 
-/** Builds the orgs service's handler maps; without `scim` the SCIM RPCs answer `unimplemented`. */
-export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>): OrgsService {
+/**
+ * Builds the orgs service's handler maps; without `scim` the SCIM RPCs answer `unimplemented`, and
+ * without `saml` the SAML IdP RPCs do.
+ */
+export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>, saml?: SamlIdpDeps): OrgsService {
   return {
     public: defineService(serviceDescriptor('orgs'), {
       // organizations and members (behaviour.md §6.1)
@@ -89,7 +108,13 @@ export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authe
         CreateScimEndpoint: notImplemented, RotateScimToken: notImplemented, DeleteScimEndpoint: notImplemented,
         ScimEndpoint: notImplemented, ScimRequest: notImplemented,
       }),
-    }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store) })),
+      // SAML identity-provider role (behaviour.md §5.9): samlidp/rpc.ts
+      ...(saml ? samlIdpHandlers(saml) : {
+        CreateSamlServiceProvider: notImplemented, UpdateSamlServiceProvider: notImplemented, DeleteSamlServiceProvider: notImplemented,
+        SamlServiceProvider: notImplemented, ListSamlServiceProviders: notImplemented, RotateSamlIdpCert: notImplemented,
+        RetireSamlIdpKey: notImplemented, ListSamlIdpKeys: notImplemented, ImportSamlSpMetadata: notImplemented, SamlIdpRequest: notImplemented,
+      }),
+    }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store, saml?.store ?? null) })),
     internal: defineService(serviceDescriptor('orgs.internal'), {
       IsOrgAdmin: isOrgAdminRpc(c),
       OrgOfVerifiedDomain: orgOfVerifiedDomainRpc(c),

@@ -20,10 +20,6 @@ export const adminBindings = {
     _webhook_logs: p('WebhookLogs'),
     _email_templates: p('EmailTemplates'),
     _audit_logs: p('AuditLogs'),
-    _saml_service_provider: p('SamlServiceProvider'),
-    _list_saml_service_providers: p('ListSamlServiceProviders'),
-    // a bare GraphQL list, which REST wraps as {saml_idp_keys} (graphql.md D7)
-    _list_saml_idp_keys: { rpc: 'ListSamlIdpKeys', arg: 'params', unwrap: 'saml_idp_keys' },
   },
   Mutation: {
     _admin_login: p('AdminLogin'),
@@ -35,12 +31,6 @@ export const adminBindings = {
     _add_email_template: p('AddEmailTemplate'),
     _update_email_template: p('UpdateEmailTemplate'),
     _delete_email_template: p('DeleteEmailTemplate'),
-    _create_saml_service_provider: p('CreateSamlServiceProvider'),
-    _update_saml_service_provider: p('UpdateSamlServiceProvider'),
-    _delete_saml_service_provider: p('DeleteSamlServiceProvider'),
-    _rotate_saml_idp_cert: p('RotateSamlIdpCert'),
-    _retire_saml_idp_key: p('RetireSamlIdpKey'),
-    _import_saml_sp_metadata: p('ImportSamlSpMetadata'),
   },
 } satisfies Parameters<typeof bindResolvers>[2];
 

@@ -1,7 +1,7 @@
 /**
  * @module admin/graphql/schema
  * The admin subgraph (graphql.md §5.1): the admin session and AdminMeta, webhooks, email templates,
- * the audit log, clients, trusted issuers and the SAML identity-provider role, plus the four
+ * the audit log, clients, trusted issuers, plus the four
  * deprecated operations that always fail (graphql.md §1.3), with the names of graphql.md §2-§3.
  * `Response`, `Pagination` and `PaginationRequest` are identical to authn's and orgs' (§5.2).
  */
@@ -25,10 +25,6 @@ export const adminTypeDefs = gql`
     _email_templates(params: PaginationRequest): EmailTemplates!
     # audit log (behaviour.md §5.7)
     _audit_logs(params: ListAuditLogRequest): AuditLogs!
-    # SAML identity-provider role (behaviour.md §5.9)
-    _saml_service_provider(params: SAMLServiceProviderRequest!): SAMLServiceProvider!
-    _list_saml_service_providers(params: ListSAMLServiceProvidersRequest!): SAMLServiceProviders!
-    _list_saml_idp_keys(params: ListSAMLIDPKeysRequest!): [SAMLIDPKey!]!
     # deprecated: always unimplemented (graphql.md §1.3)
     _env: Env!
   }
@@ -46,13 +42,6 @@ export const adminTypeDefs = gql`
     _add_email_template(params: AddEmailTemplateRequest!): Response!
     _update_email_template(params: UpdateEmailTemplateRequest!): Response!
     _delete_email_template(params: DeleteEmailTemplateRequest!): Response!
-    # SAML identity-provider role (behaviour.md §5.9)
-    _create_saml_service_provider(params: CreateSAMLServiceProviderRequest!): SAMLServiceProvider!
-    _update_saml_service_provider(params: UpdateSAMLServiceProviderRequest!): SAMLServiceProvider!
-    _delete_saml_service_provider(params: SAMLServiceProviderRequest!): Response!
-    _rotate_saml_idp_cert(params: RotateSAMLIDPCertRequest!): SAMLIDPKey!
-    _retire_saml_idp_key(params: RetireSAMLIDPKeyRequest!): Response!
-    _import_saml_sp_metadata(params: ImportSAMLSPMetadataRequest!): SAMLSPMetadataParseResult!
     # deprecated: always unimplemented (graphql.md §1.3)
     _admin_signup(params: AdminSignupRequest!): Response!
     _update_env(params: UpdateEnvRequest!): Response!
@@ -280,91 +269,6 @@ export const adminTypeDefs = gql`
     resource_id: String
     from_timestamp: Int64
     to_timestamp: Int64
-  }
-
-  # SAML identity-provider role (behaviour.md §5.9)
-  type SAMLServiceProvider {
-    id: ID!
-    org_id: String!
-    name: String!
-    entity_id: String!
-    acs_url: String!
-    sp_cert_pem: String
-    name_id_format: String
-    mapped_attributes: String
-    allow_idp_initiated: Boolean!
-    is_active: Boolean!
-    created_at: Int64
-    updated_at: Int64
-  }
-
-  type SAMLServiceProviders {
-    pagination: Pagination!
-    saml_service_providers: [SAMLServiceProvider!]!
-  }
-
-  type SAMLIDPKey {
-    id: ID!
-    org_id: String!
-    cert_pem: String!
-    algorithm: String!
-    status: String!
-    created_at: Int64
-    updated_at: Int64
-  }
-
-  type SAMLSPMetadataParseResult {
-    entity_id: String!
-    acs_url: String!
-    certificate: String
-  }
-
-  input CreateSAMLServiceProviderRequest {
-    org_id: String!
-    name: String!
-    entity_id: String!
-    acs_url: String!
-    sp_cert_pem: String
-    name_id_format: String
-    mapped_attributes: String
-    allow_idp_initiated: Boolean
-  }
-
-  input UpdateSAMLServiceProviderRequest {
-    id: ID!
-    name: String
-    entity_id: String
-    acs_url: String
-    sp_cert_pem: String
-    name_id_format: String
-    mapped_attributes: String
-    allow_idp_initiated: Boolean
-    is_active: Boolean
-  }
-
-  input SAMLServiceProviderRequest {
-    id: ID!
-  }
-
-  input ListSAMLServiceProvidersRequest {
-    org_id: String!
-    pagination: PaginationRequest
-  }
-
-  input RotateSAMLIDPCertRequest {
-    org_id: String!
-  }
-
-  input RetireSAMLIDPKeyRequest {
-    id: ID!
-  }
-
-  input ListSAMLIDPKeysRequest {
-    org_id: String!
-  }
-
-  input ImportSAMLSPMetadataRequest {
-    metadata_xml: String!
   }
 
   ${DEPRECATED_TYPES_SDL}

@@ -19,6 +19,11 @@ export const orgsBindings = {
     _org_oidc_connection: p('OrgOidcConnection'),
     _org_saml_connection: p('OrgSamlConnection'),
     _scim_endpoint: p('ScimEndpoint'),
+    // SAML identity-provider role (behaviour.md §5.9)
+    _saml_service_provider: p('SamlServiceProvider'),
+    _list_saml_service_providers: p('ListSamlServiceProviders'),
+    // a bare GraphQL list, which REST wraps as {saml_idp_keys} (graphql.md D7)
+    _list_saml_idp_keys: { rpc: 'ListSamlIdpKeys', arg: 'params', unwrap: 'saml_idp_keys' },
   },
   Mutation: {
     _create_organization: p('CreateOrganization'),
@@ -39,5 +44,11 @@ export const orgsBindings = {
     _create_scim_endpoint: p('CreateScimEndpoint'),
     _rotate_scim_token: p('RotateScimToken'),
     _delete_scim_endpoint: p('DeleteScimEndpoint'),
+    _create_saml_service_provider: p('CreateSamlServiceProvider'),
+    _update_saml_service_provider: p('UpdateSamlServiceProvider'),
+    _delete_saml_service_provider: p('DeleteSamlServiceProvider'),
+    _rotate_saml_idp_cert: p('RotateSamlIdpCert'),
+    _retire_saml_idp_key: p('RetireSamlIdpKey'),
+    _import_saml_sp_metadata: p('ImportSamlSpMetadata'),
   },
 } satisfies Parameters<typeof bindResolvers>[2];

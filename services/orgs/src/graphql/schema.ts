@@ -1,7 +1,7 @@
 /**
  * @module orgs/graphql/schema
  * The orgs subgraph (graphql.md §5.1): organizations and members, domains, the OIDC and SAML
- * connections and the SCIM endpoint, with the names of graphql.md §2-§3. `Response`, `Pagination`
+ * connections, the SCIM endpoint and the SAML identity-provider role (§5.9, moved from admin in issue 20), with the names of graphql.md §2-§3. `Response`, `Pagination`
  * and `PaginationRequest` are identical to authn's and admin's (§5.2). `OrgMember` keeps
  * Authorizer's flat `email`, `given_name` and `family_name` and has no `user` field (§5.2).
  */
@@ -25,6 +25,10 @@ export const orgsTypeDefs = gql`
     _org_saml_connection(params: OrgSAMLConnectionRequest!): OrgSAMLConnection!
     # SCIM endpoint (behaviour.md §6.4)
     _scim_endpoint(params: ScimEndpointRequest!): ScimEndpoint!
+    # SAML identity-provider role (behaviour.md §5.9)
+    _saml_service_provider(params: SAMLServiceProviderRequest!): SAMLServiceProvider!
+    _list_saml_service_providers(params: ListSAMLServiceProvidersRequest!): SAMLServiceProviders!
+    _list_saml_idp_keys(params: ListSAMLIDPKeysRequest!): [SAMLIDPKey!]!
   }
 
   type Mutation {
@@ -50,6 +54,13 @@ export const orgsTypeDefs = gql`
     _create_scim_endpoint(params: CreateScimEndpointRequest!): CreateScimEndpointResponse!
     _rotate_scim_token(params: ScimEndpointRequest!): CreateScimEndpointResponse!
     _delete_scim_endpoint(params: ScimEndpointRequest!): Response!
+    # SAML identity-provider role (behaviour.md §5.9)
+    _create_saml_service_provider(params: CreateSAMLServiceProviderRequest!): SAMLServiceProvider!
+    _update_saml_service_provider(params: UpdateSAMLServiceProviderRequest!): SAMLServiceProvider!
+    _delete_saml_service_provider(params: SAMLServiceProviderRequest!): Response!
+    _rotate_saml_idp_cert(params: RotateSAMLIDPCertRequest!): SAMLIDPKey!
+    _retire_saml_idp_key(params: RetireSAMLIDPKeyRequest!): Response!
+    _import_saml_sp_metadata(params: ImportSAMLSPMetadataRequest!): SAMLSPMetadataParseResult!
   }
 
   type Response @shareable {
@@ -304,5 +315,90 @@ export const orgsTypeDefs = gql`
 
   input ScimEndpointRequest {
     org_id: String!
+  }
+
+  # SAML identity-provider role (behaviour.md §5.9)
+  type SAMLServiceProvider {
+    id: ID!
+    org_id: String!
+    name: String!
+    entity_id: String!
+    acs_url: String!
+    sp_cert_pem: String
+    name_id_format: String
+    mapped_attributes: String
+    allow_idp_initiated: Boolean!
+    is_active: Boolean!
+    created_at: Int64
+    updated_at: Int64
+  }
+
+  type SAMLServiceProviders {
+    pagination: Pagination!
+    saml_service_providers: [SAMLServiceProvider!]!
+  }
+
+  type SAMLIDPKey {
+    id: ID!
+    org_id: String!
+    cert_pem: String!
+    algorithm: String!
+    status: String!
+    created_at: Int64
+    updated_at: Int64
+  }
+
+  type SAMLSPMetadataParseResult {
+    entity_id: String!
+    acs_url: String!
+    certificate: String
+  }
+
+  input CreateSAMLServiceProviderRequest {
+    org_id: String!
+    name: String!
+    entity_id: String!
+    acs_url: String!
+    sp_cert_pem: String
+    name_id_format: String
+    mapped_attributes: String
+    allow_idp_initiated: Boolean
+  }
+
+  input UpdateSAMLServiceProviderRequest {
+    id: ID!
+    name: String
+    entity_id: String
+    acs_url: String
+    sp_cert_pem: String
+    name_id_format: String
+    mapped_attributes: String
+    allow_idp_initiated: Boolean
+    is_active: Boolean
+  }
+
+  input SAMLServiceProviderRequest {
+    id: ID!
+  }
+
+  input ListSAMLServiceProvidersRequest {
+    org_id: String!
+    pagination: PaginationRequest
+  }
+
+  input RotateSAMLIDPCertRequest {
+    org_id: String!
+  }
+
+  input RetireSAMLIDPKeyRequest {
+    id: ID!
+  }
+
+  input ListSAMLIDPKeysRequest {
+    org_id: String!
+  }
+
+  input ImportSAMLSPMetadataRequest {
+    metadata_xml: String!
   }
 `;

@@ -4,8 +4,8 @@
  * opened with the SCIM entities and migration of ./schema.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Database } from '@gatehouse/db';
+import { unlessDuplicate } from '../../storage/mikro/unique.ts';
 import type { ScimEndpointRecord, ScimGroupRecord, ScimStore, ScimUserRecord } from './ports.ts';
 import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity } from './schema.ts';
 
@@ -28,17 +28,6 @@ const groupRow = (g: ScimGroupRecord) => ({
   id: g.id, orgId: g.orgId, displayName: g.displayName, displayKey: g.displayName.toLowerCase(), externalId: g.externalId,
   memberIds: JSON.stringify(g.memberIds), createdAt: g.createdAt, updatedAt: g.updatedAt,
 });
-
-/** Runs an insert or update; false when a unique index refused it. */
-async function unlessDuplicate(write: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await write();
-    return true;
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) return false;
-    throw err;
-  }
-}
 
 const OLDEST_FIRST = { createdAt: 'asc', id: 'asc' } as const;
 

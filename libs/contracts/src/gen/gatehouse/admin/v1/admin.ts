@@ -548,23 +548,6 @@ export interface AdminService {
   EmailTemplates(request: PaginationRequest): Promise<EmailTemplates>;
   /** The audit log, newest first (behaviour.md §5.7). */
   AuditLogs(request: ListAuditLogRequest): Promise<AuditLogs>;
-  /**
-   * The SAML identity-provider role (behaviour.md §5.9): org-scoped, so the org admin of the record's
-   * organization may call these too, except ImportSamlSpMetadata, which is super-admin only.
-   */
-  CreateSamlServiceProvider(request: CreateSAMLServiceProviderRequest): Promise<SAMLServiceProvider>;
-  UpdateSamlServiceProvider(request: UpdateSAMLServiceProviderRequest): Promise<SAMLServiceProvider>;
-  DeleteSamlServiceProvider(request: SAMLServiceProviderRequest): Promise<Response>;
-  SamlServiceProvider(request: SAMLServiceProviderRequest): Promise<SAMLServiceProvider>;
-  ListSamlServiceProviders(request: ListSAMLServiceProvidersRequest): Promise<SAMLServiceProviders>;
-  RotateSamlIdpCert(request: RotateSAMLIDPCertRequest): Promise<SAMLIDPKey>;
-  RetireSamlIdpKey(request: RetireSAMLIDPKeyRequest): Promise<Response>;
-  /**
-   * GraphQL returns the bare list `[SAMLIDPKey!]!`; REST wraps it as `{saml_idp_keys: [...]}`
-   * (graphql.md D7, behaviour.md §0.1, §5.9).
-   */
-  ListSamlIdpKeys(request: ListSAMLIDPKeysRequest): Promise<ListSAMLIDPKeysResponse>;
-  ImportSamlSpMetadata(request: ImportSAMLSPMetadataRequest): Promise<SAMLSPMetadataParseResult>;
 }
 
 /**

@@ -5,6 +5,21 @@
 // source: gatehouse/orgs/v1/orgs.proto
 
 /* eslint-disable */
+import type {
+  CreateSAMLServiceProviderRequest,
+  ImportSAMLSPMetadataRequest,
+  ListSAMLIDPKeysRequest,
+  ListSAMLIDPKeysResponse,
+  ListSAMLServiceProvidersRequest,
+  RetireSAMLIDPKeyRequest,
+  RotateSAMLIDPCertRequest,
+  SAMLIDPKey,
+  SAMLServiceProvider,
+  SAMLServiceProviderRequest,
+  SAMLServiceProviders,
+  SAMLSPMetadataParseResult,
+  UpdateSAMLServiceProviderRequest,
+} from "../../admin/v1/admin.ts";
 import type { Pagination, PaginationRequest, Response } from "../../common/v1/common.ts";
 
 export const protobufPackage = "gatehouse.orgs.v1";
@@ -328,6 +343,26 @@ export interface ScimHttpResponse {
   location: string;
 }
 
+/**
+ * One browser request to the IdP: `org` is the organization name of the path, `endpoint` is
+ * `metadata` or `sso`; the raw query string (without `?`) and, for POST, the raw form body.
+ */
+export interface SamlIdpHttpRequest {
+  org: string;
+  endpoint: string;
+  method: string;
+  query: string;
+  body: string;
+}
+
+/** The answer: `status` with `body` of `content_type` (XML metadata, an HTML page), or a 302 to `location`. */
+export interface SamlIdpHttpResponse {
+  status: number;
+  content_type: string;
+  body: string;
+  location?: string | null | undefined;
+}
+
 export interface OrgsService {
   /** Organizations and members (behaviour.md §6.1). */
   CreateOrganization(request: CreateOrganizationRequest): Promise<Organization>;
@@ -373,6 +408,32 @@ export interface OrgsService {
    * by the handler; the answer is the SCIM response (status, `application/scim+json` body).
    */
   ScimRequest(request: ScimHttpRequest): Promise<ScimHttpResponse>;
+  /**
+   * The SAML identity-provider role (behaviour.md §5.9), moved from AdminService (issue 20): its
+   * records are org-scoped and deleted with the organization in one transaction (§6.1), so they live
+   * beside the org gate; the messages stay in admin.proto. Org admin of the record's organization, or
+   * super-admin; ImportSamlSpMetadata is super-admin only.
+   */
+  CreateSamlServiceProvider(request: CreateSAMLServiceProviderRequest): Promise<SAMLServiceProvider>;
+  UpdateSamlServiceProvider(request: UpdateSAMLServiceProviderRequest): Promise<SAMLServiceProvider>;
+  DeleteSamlServiceProvider(request: SAMLServiceProviderRequest): Promise<Response>;
+  SamlServiceProvider(request: SAMLServiceProviderRequest): Promise<SAMLServiceProvider>;
+  ListSamlServiceProviders(request: ListSAMLServiceProvidersRequest): Promise<SAMLServiceProviders>;
+  RotateSamlIdpCert(request: RotateSAMLIDPCertRequest): Promise<SAMLIDPKey>;
+  RetireSamlIdpKey(request: RetireSAMLIDPKeyRequest): Promise<Response>;
+  /**
+   * GraphQL returns the bare list `[SAMLIDPKey!]!`; REST wraps it as `{saml_idp_keys: [...]}`
+   * (graphql.md D7, behaviour.md §0.1, §5.9).
+   */
+  ListSamlIdpKeys(request: ListSAMLIDPKeysRequest): Promise<ListSAMLIDPKeysResponse>;
+  ImportSamlSpMetadata(request: ImportSAMLSPMetadataRequest): Promise<SAMLSPMetadataParseResult>;
+  /**
+   * The SAML IdP's browser endpoints (issue 20 extension routes, behaviour.md §5.9), forwarded by the
+   * gateway from `<url>/oauth/saml/<org name>/idp/metadata` and `/idp/sso`. Public: the browser's
+   * session cookie is the credential, resolved by the handler; the answer is XML, an HTML page (the
+   * auto-submitting POST to the SP's ACS, or an error page) or a 302 to the hosted login page.
+   */
+  SamlIdpRequest(request: SamlIdpHttpRequest): Promise<SamlIdpHttpResponse>;
 }
 
 /**

@@ -1,0 +1,362 @@
+/**
+ * The SAML identity-provider role (behaviour.md §5.9) on a SQLite orgs database: the service-provider
+ * rules and messages, the signing keys (RSA-2048, self-signed, 5 years, sealed at rest, the three
+ * retire outcomes), the metadata import (node-saml's own SP metadata, a Shibboleth-style document,
+ * XXE, entity expansion, oversize), and sign-on with @node-saml/node-saml as the SP: SP-initiated on
+ * HTTP-Redirect and HTTP-POST, IdP-initiated only when allowed, and validation after a key rotation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
+import type { SessionRecord } from '@gatehouse/auth';
+import type { BusEvents } from '@gatehouse/contracts';
+import { openScratchService, type ScratchService } from '@gatehouse/db';
+import { AppError } from '@gatehouse/errors';
+import { createLogger } from '@gatehouse/observability';
+import { createCallContext } from '@gatehouse/rpc';
+import { deriveEncryptionKey, decrypt } from '@gatehouse/crypto';
+import { orgsSchema } from '../storage/mikro/schema.ts';
+import { createMikroOrgsStore } from '../storage/mikro/store.ts';
+import type { OrgsStore } from '../storage/ports.ts';
+import type { SamlIdpDeps } from './deps.ts';
+import { orgIdpDirectory } from './directory.ts';
+import { KEY_ALREADY_RETIRED, KEY_IS_CURRENT, KEY_RETIRED, listKeys, newSigningCertificate, retireKey, rotateKey } from './keys.ts';
+import { NO_SP_IN_METADATA, parseSpMetadata } from './metadata-import.ts';
+import { createProvider, deleteProvider, getProvider, NAME_ID_FORMATS, updateProvider } from './providers.ts';
+import { handleIdpRequest, type IdpHttpResponse } from './sso.ts';
+import { samlIdpEntities, samlIdpMigration } from './storage/schema.ts';
+import { createMikroSamlIdpStore } from './storage/store.ts';
+
+const URL_BASE = 'http://127.0.0.1:9999';
+const ORG_ID = '0b0e6f5a-95a4-4a4e-9d07-3e4b0d0a0001';
+const OTHER_ORG = '0b0e6f5a-95a4-4a4e-9d07-3e4b0d0a0002';
+const USER = { id: 'a1b2c3d4-0000-4000-8000-000000000001', email: 'ada@example.com', given_name: 'Ada', family_name: 'Lovelace', roles: ['user', 'editor'] };
+const OUTSIDER = 'a1b2c3d4-0000-4000-8000-000000000002';
+const SP_ACS = 'https://sp.example.test/saml/acs';
+
+let scratch: ScratchService;
+let orgs: OrgsStore;
+let d: SamlIdpDeps;
+const audits: BusEvents['audit.recorded'][] = [];
+/** the session the fake cookie resolves to, or null (no Gatehouse session) */
+let session: SessionRecord | null = null;
+
+beforeAll(async () => {
+  scratch = await openScratchService('sqlite', { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, samlIdpMigration] });
+  orgs = createMikroOrgsStore(scratch.db, () => 1);
+  const now = Math.floor(Date.now() / 1000);
+  await orgs.transaction(async (tx) => {
+    await tx.organizations.insert({ id: ORG_ID, name: 'acme', displayName: null, enabled: true, createdAt: now, updatedAt: now });
+    await tx.organizations.insert({ id: OTHER_ORG, name: 'other', displayName: null, enabled: false, createdAt: now, updatedAt: now });
+    await tx.members.insert({ id: 'c1b2c3d4-0000-4000-8000-000000000001', orgId: ORG_ID, userId: USER.id, roles: [], createdAt: now, updatedAt: now });
+  });
+  d = {
+    store: createMikroSamlIdpStore(scratch.db),
+    orgs: orgIdpDirectory(orgs),
+    authn: {
+      GetUser: async (req: { user_id: string }) => {
+        if (req.user_id === USER.id) return { ...USER, email_verified: true, signup_methods: 'basic_auth', phone_number_verified: false, created_at: 1, updated_at: 1, enrolled_mfa_methods: [] };
+        if (req.user_id === OUTSIDER) return { id: OUTSIDER, email: 'bob@example.com', email_verified: true, signup_methods: 'basic_auth', phone_number_verified: false, roles: [], created_at: 1, updated_at: 1, enrolled_mfa_methods: [] };
+        throw new AppError('not_found', 'user not found');
+      },
+    } as never,
+    authenticator: { sessionFromCookies: async () => session } as never,
+    sealKey: deriveEncryptionKey('unit-test-encryption-key-0123456789'),
+    baseUrl: URL_BASE,
+    audit: (r) => { audits.push(r); },
+    logger: createLogger('silent'),
+    now: () => Math.floor(Date.now() / 1000),
+  };
+});
+
+afterAll(async () => {
+  await scratch.close();
+});
+
+const refusal = async (p: Promise<unknown>): Promise<string> => {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof AppError) return `${err.code} ${err.message}`;
+    throw err;
+  }
+  return 'resolved';
+};
+
+describe('service providers (behaviour.md §5.9)', () => {
+  it('creates with the defaults and refuses a second entity_id in the same org with the §5.9 409', async () => {
+    const sp = await createProvider(d, { org_id: ORG_ID, name: 'Wiki', entity_id: 'urn:wiki', acs_url: 'https://wiki.example/acs' });
+    expect(sp).toMatchObject({ orgId: ORG_ID, nameIdFormat: NAME_ID_FORMATS.email, allowIdpInitiated: false, isActive: true, spCertPem: null, mappedAttributes: null });
+    expect(await refusal(createProvider(d, { org_id: ORG_ID, name: 'Again', entity_id: 'urn:wiki', acs_url: 'https://wiki.example/acs' })))
+      .toBe('already_exists a service provider with entity_id "urn:wiki" is already registered for this organization');
+    // the same entity id in another org is another record
+    const other = await createProvider(d, { org_id: OTHER_ORG, name: 'Wiki', entity_id: 'urn:wiki', acs_url: 'https://wiki.example/acs' });
+    expect(other.orgId).toBe(OTHER_ORG);
+    await deleteProvider(d, other.id);
+  });
+
+  it.each([
+    [{ acs_url: 'ftp://x/acs' }, 'invalid_argument acs_url must be a valid http(s) URL'],
+    [{ acs_url: 'not a url' }, 'invalid_argument acs_url must be a valid http(s) URL'],
+    [{ acs_url: 'javascript:alert(1)' }, 'invalid_argument acs_url must be a valid http(s) URL'],
+    [{ sp_cert_pem: 'MIIBfake' }, 'invalid_argument sp_cert_pem must be a PEM-encoded X.509 certificate'],
+    [{ sp_cert_pem: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }, 'invalid_argument sp_cert_pem must be a PEM-encoded X.509 certificate'],
+    [{ mapped_attributes: '["email"]' }, 'invalid_argument mapped_attributes must be a JSON object of strings'],
+    [{ mapped_attributes: '{"email": 3}' }, 'invalid_argument mapped_attributes must be a JSON object of strings'],
+    [{ mapped_attributes: '{oops' }, 'invalid_argument mapped_attributes must be a JSON object of strings'],
+    [{ name_id_format: 'urn:nope' }, `invalid_argument name_id_format must be one of ${Object.values(NAME_ID_FORMATS).join(', ')}`],
+    [{ entity_id: '  ' }, 'invalid_argument entity_id is required'],
+    [{ org_id: OTHER_ORG.replace('2', '9') }, 'not_found organization not found'],
+  ])('refuses %j', async (patch, message) => {
+    expect(await refusal(createProvider(d, { org_id: ORG_ID, name: 'Bad', entity_id: 'urn:bad', acs_url: 'https://bad.example/acs', ...patch }))).toBe(message);
+    expect(await d.store.providers.byEntityId(ORG_ID, 'urn:bad')).toBeNull();
+  });
+
+  it('updates only the supplied fields, keeps entity_id unique on update, and deletes', async () => {
+    const a = await createProvider(d, { org_id: ORG_ID, name: 'A', entity_id: 'urn:a', acs_url: 'https://a.example/acs' });
+    await createProvider(d, { org_id: ORG_ID, name: 'B', entity_id: 'urn:b', acs_url: 'https://b.example/acs' });
+    const updated = await updateProvider(d, { id: a.id, allow_idp_initiated: true, mapped_attributes: '{"email":"mail"}' });
+    expect(updated).toMatchObject({ name: 'A', entityId: 'urn:a', allowIdpInitiated: true, mappedAttributes: '{"email":"mail"}' });
+    expect(await refusal(updateProvider(d, { id: a.id, entity_id: 'urn:b' })))
+      .toBe('already_exists a service provider with entity_id "urn:b" is already registered for this organization');
+    expect((await getProvider(d, a.id)).entityId).toBe('urn:a');
+    await deleteProvider(d, a.id);
+    expect(await refusal(getProvider(d, a.id))).toBe('not_found service provider not found');
+    expect(await refusal(deleteProvider(d, a.id))).toBe('not_found service provider not found');
+  });
+});
+
+describe('IdP signing keys (behaviour.md §5.9)', () => {
+  it('rotates to an RSA-2048, self-signed, 5-year certificate, sealed at rest; the old current becomes active', async () => {
+    const first = await rotateKey(d, ORG_ID);
+    const cert = new X509Certificate(first.certPem);
+    expect(cert.publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    expect(cert.verify(cert.publicKey)).toBe(true);
+    const years = (Date.parse(cert.validTo) - Date.parse(cert.validFrom)) / (365.25 * 24 * 3600 * 1000);
+    expect(Math.round(years)).toBe(5);
+    expect(first.privateKeySealed).not.toContain('PRIVATE KEY');
+    // the sealed key opens only with the deployment's key and this key's id
+    const pem = decrypt(d.sealKey, first.privateKeySealed, first.id);
+    expect(cert.checkPrivateKey(createPrivateKey(pem))).toBe(true);
+    expect(() => decrypt(deriveEncryptionKey('another-key'), first.privateKeySealed, first.id)).toThrow();
+
+    const second = await rotateKey(d, ORG_ID);
+    const statuses = Object.fromEntries((await listKeys(d, ORG_ID)).map((k) => [k.id, k.status]));
+    expect(statuses[second.id]).toBe('current');
+    expect(statuses[first.id]).toBe('active');
+  });
+
+  it('answers the three retire outcomes', async () => {
+    const keys = await listKeys(d, ORG_ID);
+    const current = keys.find((k) => k.status === 'current')!;
+    const active = keys.find((k) => k.status === 'active')!;
+    expect(await refusal(retireKey(d, current.id))).toBe(`failed_precondition ${KEY_IS_CURRENT}`);
+    expect((await retireKey(d, active.id)).message).toBe(KEY_RETIRED);
+    expect((await retireKey(d, active.id)).message).toBe(KEY_ALREADY_RETIRED);
+    expect(await refusal(retireKey(d, '00000000-0000-4000-8000-000000000000'))).toBe('not_found signing key not found');
+  });
+});
+
+describe('import_saml_sp_metadata (behaviour.md §5.9)', () => {
+  it('reads the SP metadata node-saml generates', () => {
+    // with its own signing key, node-saml publishes a signing KeyDescriptor
+    const sp = new SAML({ issuer: 'https://app.example.test/saml', callbackUrl: 'https://app.example.test/saml/acs', idpCert: 'x', entryPoint: 'https://idp/', privateKey: spKey });
+    const xml = sp.generateServiceProviderMetadata(null, spCert);
+    const out = parseSpMetadata(xml);
+    expect(out.entity_id).toBe('https://app.example.test/saml');
+    expect(out.acs_url).toBe('https://app.example.test/saml/acs');
+    expect(new X509Certificate(out.certificate!).fingerprint256).toBe(new X509Certificate(spCert).fingerprint256);
+  });
+
+  it('reads a Shibboleth-style document inside an EntitiesDescriptor, preferring the HTTP-POST ACS', () => {
+    const body = spCert.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>
+<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#">
+  <md:EntityDescriptor entityID="https://idp-less.example.org/other"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"/></md:EntityDescriptor>
+  <md:EntityDescriptor entityID="https://sp.example.org/shibboleth">
+    <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+      <md:KeyDescriptor use="encryption"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>MIIBogus</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+      <md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>
+        ${body}
+      </ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+      <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" Location="https://sp.example.org/Shibboleth.sso/SAML2/Artifact" index="0" isDefault="true"/>
+      <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://sp.example.org/Shibboleth.sso/SAML2/POST" index="1"/>
+    </md:SPSSODescriptor>
+  </md:EntityDescriptor>
+</md:EntitiesDescriptor>`;
+    const out = parseSpMetadata(xml);
+    expect(out).toMatchObject({ entity_id: 'https://sp.example.org/shibboleth', acs_url: 'https://sp.example.org/Shibboleth.sso/SAML2/POST' });
+    expect(new X509Certificate(out.certificate!).fingerprint256).toBe(new X509Certificate(spCert).fingerprint256);
+  });
+
+  it.each([
+    ['XXE', '<?xml version="1.0"?><!DOCTYPE md [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="&xxe;"/>',
+      'could not parse SP metadata XML: DOCTYPE and entity declarations are not allowed'],
+    ['entity expansion', '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]><lolz>&lol2;</lolz>',
+      'could not parse SP metadata XML: DOCTYPE and entity declarations are not allowed'],
+    ['an oversize document', `<x>${'a'.repeat(1024 * 1024)}</x>`, 'metadata_xml must be at most 1 MiB'],
+    ['an empty document', '   ', 'metadata_xml is required'],
+    ['an IdP-only document', '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="urn:x"><md:IDPSSODescriptor/></md:EntityDescriptor>', NO_SP_IN_METADATA],
+    ['an SP without ACS', '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="urn:x"><md:SPSSODescriptor/></md:EntityDescriptor>', NO_SP_IN_METADATA],
+  ])('refuses %s with 400', (_name, xml, message) => {
+    let err: unknown;
+    try {
+      parseSpMetadata(xml);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(AppError);
+    expect([(err as AppError).code, (err as AppError).message]).toEqual(['invalid_argument', message]);
+  });
+
+  it('refuses malformed XML with the parser\'s reason', () => {
+    let err: AppError | undefined;
+    try {
+      parseSpMetadata('<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata"><unclosed></md:EntityDescriptor>');
+    } catch (e) {
+      err = e as AppError;
+    }
+    expect(err?.code).toBe('invalid_argument');
+    expect(err?.message).toMatch(/^could not parse SP metadata XML: .+/);
+  });
+});
+
+/** The SP's own key and certificate (made once, with the IdP's generator). */
+let spCert = '';
+let spKey = '';
+beforeAll(async () => {
+  ({ certPem: spCert, keyPem: spKey } = await newSigningCertificate('test SP', Math.floor(Date.now() / 1000)));
+});
+
+const sessionOf = (userId: string): SessionRecord => ({
+  id: 's1', userId, handleHash: 'h', loginMethod: 'basic_auth', roles: ['user'], scope: [], authTime: Math.floor(Date.now() / 1000) - 10,
+  expiresAt: Math.floor(Date.now() / 1000) + 3600, createdAt: Math.floor(Date.now() / 1000) - 10,
+} as SessionRecord);
+
+/** The IdP's published certificates, read from its metadata endpoint as an SP would. */
+async function publishedCerts(org = 'acme'): Promise<string[]> {
+  const res = await handleIdpRequest(d, createCallContext(), { org, endpoint: 'metadata', method: 'GET', query: '', body: '' });
+  expect(res.status).toBe(200);
+  return [...res.body.matchAll(/<(?:ds:)?X509Certificate>([^<]+)</g)].map((m) => m[1]!.replace(/\s+/g, ''));
+}
+
+/** A node-saml SP registered as `entityId`, trusting `certs`. */
+function nodeSamlSp(entityId: string, certs: string[], binding?: 'HTTP-POST'): SAML {
+  return new SAML({
+    issuer: entityId, callbackUrl: SP_ACS, entryPoint: `${URL_BASE}/oauth/saml/acme/idp/sso`, idpCert: certs, audience: entityId,
+    wantAssertionsSigned: true, wantAuthnResponseSigned: true, validateInResponseTo: ValidateInResponseTo.always,
+    ...(binding ? { authnRequestBinding: binding } : {}),
+  });
+}
+
+/** The SAMLResponse and RelayState of the auto-submitting page. */
+function postedForm(res: IdpHttpResponse): { action: string; SAMLResponse: string; RelayState?: string } {
+  expect(res.status).toBe(200);
+  const action = /<form method="post" action="([^"]+)"/.exec(res.body)?.[1];
+  const saml = /name="SAMLResponse" value="([^"]+)"/.exec(res.body)?.[1];
+  const relay = /name="RelayState" value="([^"]+)"/.exec(res.body)?.[1];
+  return { action: action!.replace(/&amp;/g, '&'), SAMLResponse: saml!, ...(relay ? { RelayState: relay.replace(/&amp;/g, '&') } : {}) };
+}
+
+describe('sign-on with node-saml as the SP (behaviour.md §5.9)', () => {
+  const entityId = 'https://sp.example.test/metadata';
+  beforeAll(async () => {
+    await createProvider(d, {
+      org_id: ORG_ID, name: 'node-saml SP', entity_id: entityId, acs_url: SP_ACS,
+      mapped_attributes: JSON.stringify({ email: 'mail', given_name: 'givenName', roles: 'urn:oid:1.3.6.1.4.1.5923.1.1.1.7' }),
+    });
+  });
+
+  it('SP-initiated on HTTP-Redirect: no session → the login page, then a signed assertion node-saml accepts', async () => {
+    const sp = nodeSamlSp(entityId, await publishedCerts());
+    const url = new URL(await sp.getAuthorizeUrlAsync('relay-1', undefined, {}));
+    session = null;
+    const toLogin = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: url.search.slice(1), body: '' });
+    expect(toLogin.status).toBe(302);
+    const login = new URL(toLogin.location!);
+    expect(`${login.origin}${login.pathname}`).toBe(`${URL_BASE}/app/login`);
+    const back = new URL(login.searchParams.get('return_to')!, URL_BASE);
+    expect(back.pathname).toBe('/oauth/saml/acme/idp/sso');
+
+    session = sessionOf(USER.id);
+    const res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: back.search.slice(1), body: '' });
+    const form = postedForm(res);
+    expect(form.action).toBe(SP_ACS);
+    expect(form.RelayState).toBe('relay-1');
+    const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse });
+    expect(profile?.nameID).toBe(USER.email);
+    expect(profile?.nameIDFormat).toBe(NAME_ID_FORMATS.email);
+    expect(profile?.['mail']).toBe(USER.email);
+    expect(profile?.['givenName']).toBe('Ada');
+    expect(profile?.['urn:oid:1.3.6.1.4.1.5923.1.1.1.7']).toEqual(['user', 'editor']);
+    const xml = Buffer.from(form.SAMLResponse, 'base64').toString('utf8');
+    expect(xml).toContain(`<saml:Audience>${entityId}</saml:Audience>`);
+    expect(xml).toContain(`Recipient="${SP_ACS}"`);
+    expect(audits.at(-1)?.action).toBe('saml.idp_assertion_issued');
+  });
+
+  it('SP-initiated on HTTP-POST, after a rotation: node-saml validates with the new key from the metadata', async () => {
+    const before = await publishedCerts();
+    await rotateKey(d, ORG_ID);
+    const after = await publishedCerts();
+    expect(after.length).toBe(before.length + 1);
+    const sp = nodeSamlSp(entityId, after, 'HTTP-POST');
+    const form = await sp.getAuthorizeFormAsync('relay-2');
+    const samlRequest = /name="SAMLRequest" value="([^"]+)"/.exec(form)![1]!;
+    session = sessionOf(USER.id);
+    const res = await handleIdpRequest(d, createCallContext(), {
+      org: 'acme', endpoint: 'sso', method: 'POST', query: '', body: new URLSearchParams({ SAMLRequest: samlRequest, RelayState: 'relay-2' }).toString(),
+    });
+    const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: postedForm(res).SAMLResponse });
+    expect(profile?.nameID).toBe(USER.email);
+    // an SP that still trusts only the pre-rotation keys refuses the new signature
+    const stale = nodeSamlSp(entityId, before);
+    await expect(stale.validatePostResponseAsync({ SAMLResponse: postedForm(res).SAMLResponse })).rejects.toThrow();
+  });
+
+  it('refuses an AuthnRequest whose ACS differs from the registered one, an unknown SP and a non-member', async () => {
+    const certs = await publishedCerts();
+    session = sessionOf(USER.id);
+    const wrongAcs = new SAML({ issuer: entityId, callbackUrl: 'https://evil.example/acs', entryPoint: `${URL_BASE}/x`, idpCert: certs });
+    let url = new URL(await wrongAcs.getAuthorizeUrlAsync('', undefined, {}));
+    let res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: url.search.slice(1), body: '' });
+    expect([res.status, res.body]).toEqual([400, expect.stringContaining('does not match the registered acs_url')]);
+    expect(res.body).not.toContain('SAMLResponse');
+    expect(audits.at(-1)?.action).toBe('saml.idp_assertion_failed');
+
+    url = new URL(await nodeSamlSp('urn:unknown', certs).getAuthorizeUrlAsync('', undefined, {}));
+    res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: url.search.slice(1), body: '' });
+    expect(res.status).toBe(400);
+
+    session = sessionOf(OUTSIDER);
+    url = new URL(await nodeSamlSp(entityId, certs).getAuthorizeUrlAsync('', undefined, {}));
+    res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: url.search.slice(1), body: '' });
+    expect([res.status, res.body]).toEqual([403, expect.stringContaining('not a member of this organization')]);
+  });
+
+  it('IdP-initiated only when the SP allows it; node-saml accepts it with InResponseTo off', async () => {
+    const sp = await d.store.providers.byEntityId(ORG_ID, entityId);
+    session = sessionOf(USER.id);
+    let res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: `sp=${encodeURIComponent(entityId)}`, body: '' });
+    expect([res.status, res.body]).toEqual([403, expect.stringContaining('IdP-initiated sign-on is not allowed')]);
+    await updateProvider(d, { id: sp!.id, allow_idp_initiated: true });
+    res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: `sp=${encodeURIComponent(entityId)}&RelayState=%2Fhome`, body: '' });
+    const form = postedForm(res);
+    expect(form.RelayState).toBe('/home');
+    const spSaml = new SAML({
+      issuer: entityId, callbackUrl: SP_ACS, idpCert: await publishedCerts(), audience: entityId, validateInResponseTo: ValidateInResponseTo.never,
+    });
+    const { profile } = await spSaml.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse });
+    expect(profile?.nameID).toBe(USER.email);
+  });
+
+  it('refuses a disabled or unknown organization, and a malformed SAMLRequest with 400', async () => {
+    session = sessionOf(USER.id);
+    expect((await handleIdpRequest(d, createCallContext(), { org: 'other', endpoint: 'metadata', method: 'GET', query: '', body: '' })).status).toBe(403);
+    expect((await handleIdpRequest(d, createCallContext(), { org: 'nope', endpoint: 'metadata', method: 'GET', query: '', body: '' })).status).toBe(404);
+    for (const q of ['SAMLRequest=%25%25%25', 'SAMLRequest=bm90IGRlZmxhdGVk', '']) {
+      const res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'GET', query: q, body: '' });
+      expect(res.status).toBe(400);
+    }
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * @module orgs/samlidp/storage/schema
+ * The SAML identity-provider tables of the orgs database (behaviour.md §5.9):
+ * `orgs_saml_service_providers` and `orgs_saml_idp_keys`, as MikroORM entities and one migration,
+ * appended to the orgs service's schema. Both have an `org_id` column and are registered as
+ * org-scoped, so `delete_organization` removes them in its transaction (§6.1).
+ */
+import { defineEntity, p, type EntitySchema } from '@mikro-orm/core';
+import type { MigrationDefinition } from '@gatehouse/db';
+
+export const SamlServiceProviderEntity = defineEntity({
+  name: 'OrgsSamlServiceProvider',
+  tableName: 'orgs_saml_service_providers',
+  properties: {
+    id: p.uuid().primary(),
+    orgId: p.string().length(64).fieldName('org_id'),
+    name: p.string().length(255),
+    entityId: p.string().length(1024).fieldName('entity_id'),
+    /** SHA-256 hex of entity_id: the per-org unique key (entity ids may be longer than an index allows) */
+    entityKey: p.string().length(64).fieldName('entity_key'),
+    acsUrl: p.text().fieldName('acs_url'),
+    spCertPem: p.text().fieldName('sp_cert_pem').nullable(),
+    nameIdFormat: p.string().length(255).fieldName('name_id_format'),
+    /** JSON object of strings, as given */
+    mappedAttributes: p.text().fieldName('mapped_attributes').nullable(),
+    allowIdpInitiated: p.boolean().fieldName('allow_idp_initiated'),
+    isActive: p.boolean().fieldName('is_active'),
+    createdAt: p.bigint('number').fieldName('created_at'),
+    updatedAt: p.bigint('number').fieldName('updated_at'),
+  },
+});
+
+export const SamlIdpKeyEntity = defineEntity({
+  name: 'OrgsSamlIdpKey',
+  tableName: 'orgs_saml_idp_keys',
+  properties: {
+    id: p.uuid().primary(),
+    orgId: p.string().length(64).fieldName('org_id'),
+    certPem: p.text().fieldName('cert_pem'),
+    /** the PKCS#8 PEM private key, AES-256-GCM sealed under --encryption-key (AAD: the key id) */
+    privateKeySealed: p.text().fieldName('private_key_sealed'),
+    algorithm: p.string().length(16),
+    status: p.string().length(16),
+    createdAt: p.bigint('number').fieldName('created_at'),
+    updatedAt: p.bigint('number').fieldName('updated_at'),
+  },
+});
+
+/** The SAML IdP entities, for the orgs ServiceSchema. */
+export const samlIdpEntities = [SamlServiceProviderEntity, SamlIdpKeyEntity] as unknown as EntitySchema<any, any>[];
+
+/** issue 20: service providers and IdP signing keys. */
+export const samlIdpMigration: MigrationDefinition = {
+  name: '0120_orgs_saml_idp',
+  async up({ ddl }) {
+    await ddl.createTable('orgs_saml_service_providers', [
+      { name: 'id', type: 'uuid', primary: true },
+      { name: 'org_id', type: 'string', length: 64 },
+      { name: 'name', type: 'string', length: 255 },
+      { name: 'entity_id', type: 'string', length: 1024 },
+      { name: 'entity_key', type: 'string', length: 64 },
+      { name: 'acs_url', type: 'text' },
+      { name: 'sp_cert_pem', type: 'text', nullable: true },
+      { name: 'name_id_format', type: 'string', length: 255 },
+      { name: 'mapped_attributes', type: 'text', nullable: true },
+      { name: 'allow_idp_initiated', type: 'boolean' },
+      { name: 'is_active', type: 'boolean' },
+      { name: 'created_at', type: 'bigint' },
+      { name: 'updated_at', type: 'bigint' },
+    ]);
+    await ddl.createIndex('orgs_saml_service_providers', 'orgs_saml_sps_entity_idx', ['org_id', 'entity_key'], { unique: true });
+    await ddl.createIndex('orgs_saml_service_providers', 'orgs_saml_sps_list_idx', ['org_id', 'created_at']);
+    await ddl.createTable('orgs_saml_idp_keys', [
+      { name: 'id', type: 'uuid', primary: true },
+      { name: 'org_id', type: 'string', length: 64 },
+      { name: 'cert_pem', type: 'text' },
+      { name: 'private_key_sealed', type: 'text' },
+      { name: 'algorithm', type: 'string', length: 16 },
+      { name: 'status', type: 'string', length: 16 },
+      { name: 'created_at', type: 'bigint' },
+      { name: 'updated_at', type: 'bigint' },
+    ]);
+    await ddl.createIndex('orgs_saml_idp_keys', 'orgs_saml_idp_keys_org_idx', ['org_id', 'status']);
+  },
+};

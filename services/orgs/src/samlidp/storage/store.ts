@@ -1,0 +1,85 @@
+/**
+ * @module orgs/samlidp/storage/store
+ * {@link SamlIdpStore} on MikroORM through libs/db (SQLite, PostgreSQL, MySQL/MariaDB, MongoDB), on a
+ * database opened with the entities and migration of ./schema.ts.
+ */
+import { createHash } from 'node:crypto';
+import type { Database } from '@gatehouse/db';
+import { unlessDuplicate } from '../../storage/mikro/unique.ts';
+import type { IdpKeyRecord, IdpKeyStatus, SamlIdpStore, ServiceProviderRecord } from './ports.ts';
+import { SamlIdpKeyEntity, SamlServiceProviderEntity } from './schema.ts';
+
+type SpRow = typeof SamlServiceProviderEntity['~entity'];
+type KeyRow = typeof SamlIdpKeyEntity['~entity'];
+
+const entityKey = (entityId: string): string => createHash('sha256').update(entityId, 'utf8').digest('hex');
+
+const toSp = (r: SpRow): ServiceProviderRecord => ({
+  id: r.id, orgId: r.orgId, name: r.name, entityId: r.entityId, acsUrl: r.acsUrl, spCertPem: r.spCertPem ?? null,
+  nameIdFormat: r.nameIdFormat, mappedAttributes: r.mappedAttributes ?? null, allowIdpInitiated: Boolean(r.allowIdpInitiated),
+  isActive: Boolean(r.isActive), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+});
+const spRow = (sp: ServiceProviderRecord) => ({ ...sp, entityKey: entityKey(sp.entityId) });
+const toKey = (r: KeyRow): IdpKeyRecord => ({
+  id: r.id, orgId: r.orgId, certPem: r.certPem, privateKeySealed: r.privateKeySealed, algorithm: 'RS256',
+  status: r.status as IdpKeyStatus, createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+});
+
+const NEWEST_FIRST = { createdAt: 'desc', id: 'asc' } as const;
+
+/** Builds the SAML IdP store on `db`. */
+export function createMikroSamlIdpStore(db: Database): SamlIdpStore {
+  return {
+    providers: {
+      insert: (sp) => unlessDuplicate(() => db.fork().insert(SamlServiceProviderEntity, spRow(sp))),
+      async update(sp) {
+        let n = 0;
+        const ok = await unlessDuplicate(async () => {
+          n = await db.fork().nativeUpdate(SamlServiceProviderEntity, { id: sp.id }, spRow(sp));
+        });
+        if (!ok) return 'conflict';
+        return n > 0 ? 'updated' : 'missing';
+      },
+      async delete(id) {
+        return (await db.fork().nativeDelete(SamlServiceProviderEntity, { id })) > 0;
+      },
+      async get(id) {
+        const r = await db.fork().findOne(SamlServiceProviderEntity, { id });
+        return r ? toSp(r) : null;
+      },
+      async byEntityId(orgId, entityId) {
+        const r = await db.fork().findOne(SamlServiceProviderEntity, { orgId, entityKey: entityKey(entityId) });
+        return r ? toSp(r) : null;
+      },
+      async list(orgId, page) {
+        const [rows, total] = await db.fork().findAndCount(SamlServiceProviderEntity, { orgId }, { orderBy: NEWEST_FIRST, offset: page.offset, limit: page.limit });
+        return { rows: rows.map(toSp), total };
+      },
+    },
+    keys: {
+      async get(id) {
+        const r = await db.fork().findOne(SamlIdpKeyEntity, { id });
+        return r ? toKey(r) : null;
+      },
+      async list(orgId) {
+        return (await db.fork().find(SamlIdpKeyEntity, { orgId }, { orderBy: NEWEST_FIRST })).map(toKey);
+      },
+      async rotate(key, at, onlyIfNone = false) {
+        return db.transactional(async (em) => {
+          const current = await em.find(SamlIdpKeyEntity, { orgId: key.orgId, status: 'current' });
+          if (onlyIfNone && current.length > 0) return false;
+          if (current.length > 0) await em.nativeUpdate(SamlIdpKeyEntity, { orgId: key.orgId, status: 'current' }, { status: 'active', updatedAt: at });
+          await em.insert(SamlIdpKeyEntity, key);
+          return true;
+        });
+      },
+      async retire(id, at) {
+        const r = await db.fork().findOne(SamlIdpKeyEntity, { id });
+        if (!r) return null;
+        const status = r.status as IdpKeyStatus;
+        if (status === 'active') await db.fork().nativeUpdate(SamlIdpKeyEntity, { id, status: 'active' }, { status: 'retired', updatedAt: at });
+        return status;
+      },
+    },
+  };
+}

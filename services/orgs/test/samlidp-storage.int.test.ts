@@ -1,0 +1,60 @@
+/**
+ * @module samlidp-storage.int.test
+ * The SAML IdP store (behaviour.md §5.9) on the machine's PostgreSQL and MariaDB (a fresh database
+ * each), as the unit run checks it on SQLite: entity_id unique per org, newest-first pages, the
+ * rotate/retire state machine, and the rows going with their organization (§6.1).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { openScratchService, type DatabaseType, type ScratchService } from '@gatehouse/db';
+import { orgsSchema, registerOrgScopedTable } from '../src/storage/mikro/schema.ts';
+import { createMikroOrgsStore } from '../src/storage/mikro/store.ts';
+import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration } from '../src/samlidp/storage/schema.ts';
+import { createMikroSamlIdpStore } from '../src/samlidp/storage/store.ts';
+import type { IdpKeyRecord, ServiceProviderRecord } from '../src/samlidp/storage/ports.ts';
+
+// as main.ts registers them
+for (const entity of [SamlServiceProviderEntity, SamlIdpKeyEntity]) registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
+
+const ORG = '5a5a5a5a-0000-4000-8000-000000000001';
+const sp = (id: string, entityId: string, at: number): ServiceProviderRecord => ({
+  id, orgId: ORG, name: 'SP', entityId, acsUrl: 'https://sp.example/acs', spCertPem: null, nameIdFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+  mappedAttributes: null, allowIdpInitiated: false, isActive: true, createdAt: at, updatedAt: at,
+});
+const key = (id: string, at: number): IdpKeyRecord => ({
+  id, orgId: ORG, certPem: 'cert', privateKeySealed: 'v1.sealed', algorithm: 'RS256', status: 'current', createdAt: at, updatedAt: at,
+});
+
+for (const type of ['postgres', 'mariadb'] as DatabaseType[]) {
+  describe(`SAML IdP store on ${type}`, () => {
+    let scratch: ScratchService;
+    beforeAll(async () => {
+      scratch = await openScratchService(type, { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, samlIdpMigration] });
+    }, 60_000);
+    afterAll(async () => { await scratch?.close(); });
+
+    it('keeps entity_id unique per org, pages newest first, rotates and retires, and goes with the org', async () => {
+      const store = createMikroSamlIdpStore(scratch.db);
+      const orgs = createMikroOrgsStore(scratch.db, () => 1);
+      await orgs.transaction((tx) => tx.organizations.insert({ id: ORG, name: 'acme', displayName: null, enabled: true, createdAt: 1, updatedAt: 1 }));
+      const long = `urn:${'x'.repeat(900)}`;
+      expect(await store.providers.insert(sp('5a5a5a5a-0000-4000-8000-0000000000a1', long, 10))).toBe(true);
+      expect(await store.providers.insert(sp('5a5a5a5a-0000-4000-8000-0000000000a2', long, 11))).toBe(false);
+      expect(await store.providers.insert(sp('5a5a5a5a-0000-4000-8000-0000000000a3', 'urn:b', 12))).toBe(true);
+      expect(await store.providers.update({ ...sp('5a5a5a5a-0000-4000-8000-0000000000a3', long, 12) })).toBe('conflict');
+      expect((await store.providers.byEntityId(ORG, long))?.id).toBe('5a5a5a5a-0000-4000-8000-0000000000a1');
+      const page = await store.providers.list(ORG, { offset: 0, limit: 1 });
+      expect([page.total, page.rows.map((r) => r.entityId)]).toEqual([2, ['urn:b']]);
+
+      expect(await store.keys.rotate(key('5a5a5a5a-0000-4000-8000-0000000000b1', 20), 20, true)).toBe(true);
+      expect(await store.keys.rotate(key('5a5a5a5a-0000-4000-8000-0000000000b9', 20), 20, true)).toBe(false);
+      expect(await store.keys.rotate(key('5a5a5a5a-0000-4000-8000-0000000000b2', 21), 21)).toBe(true);
+      expect((await store.keys.list(ORG)).map((k) => k.status)).toEqual(['current', 'active']);
+      expect(await store.keys.retire('5a5a5a5a-0000-4000-8000-0000000000b2', 22)).toBe('current');
+      expect(await store.keys.retire('5a5a5a5a-0000-4000-8000-0000000000b1', 22)).toBe('active');
+      expect(await store.keys.retire('5a5a5a5a-0000-4000-8000-0000000000b1', 23)).toBe('retired');
+
+      expect(await orgs.transaction((tx) => tx.organizations.delete(ORG))).toBe(true);
+      expect([(await store.providers.list(ORG, { offset: 0, limit: 10 })).total, (await store.keys.list(ORG)).length]).toEqual([0, 0]);
+    });
+  });
+}
