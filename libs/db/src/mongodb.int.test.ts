@@ -1,26 +1,18 @@
 /**
  * @module @gatehouse/db/mongodb.int.test — the `mongodb` driver end to end against FerretDB v1 (MongoDB
- * wire protocol on SQLite), started by this file on a free 127.0.0.1 port; see scripts/install-ferretdb.sh.
+ * wire protocol on SQLite), started on a free 127.0.0.1 port by `startFerretDb` of libs/testing; see scripts/install-ferretdb.sh.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { defineEntity, p, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { MongoEntityManager } from '@mikro-orm/mongodb';
 import { createLogger } from '@gatehouse/observability';
-import { freePort } from '@gatehouse/testing';
+import { freePort, startFerretDb, type FerretDb } from '@gatehouse/testing';
 import { createInProcessBus, newEnvelope, type Bus, type Envelope } from '@gatehouse/bus';
 import { openDatabase, startOutboxRelay } from './index.ts';
 import type { Database, ServiceSchema } from './index.ts';
 
-const FERRETDB = fileURLToPath(new URL('../../../.tools/bin/ferretdb', import.meta.url));
 const logger = createLogger('silent');
 
 const Widget = defineEntity({
@@ -36,56 +28,19 @@ const Widget = defineEntity({
 
 const schema: ServiceSchema = { service: 'dbtest', entities: [Widget as unknown as EntitySchema<any, any>], migrations: [] };
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  });
-}
-
-/** Starts FerretDB on SQLite in a fresh temp dir; resolves once it accepts TCP connections. */
-async function startFerretDb(): Promise<{ proc: ChildProcess; port: number; dir: string }> {
-  if (!existsSync(FERRETDB)) {
-    throw new Error(`ferretdb not found at ${FERRETDB}: run scripts/install-ferretdb.sh first (it installs FerretDB into .tools/bin)`);
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ferretdb-'));
-  const port = await freePort();
-  const proc = spawn(FERRETDB, [
-    '--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${port}`,
-    `--state-dir=${dir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=warn',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  proc.stdout?.on('data', (b: Buffer) => { output += b.toString(); });
-  proc.stderr?.on('data', (b: Buffer) => { output += b.toString(); });
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`ferretdb exited with ${proc.exitCode}: ${output}`);
-    if (await canConnect(port)) return { proc, port, dir };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`ferretdb did not listen on 127.0.0.1:${port} within 20 s: ${output}`);
-}
-
-let ferret: { proc: ChildProcess; port: number; dir: string };
+let ferret: FerretDb;
 let db: Database;
 let dbName: string;
 
 beforeAll(async () => {
   ferret = await startFerretDb();
   dbName = `gatehouse_${randomBytes(6).toString('hex')}`;
-  db = await openDatabase({ type: 'mongodb', url: `mongodb://127.0.0.1:${ferret.port}/${dbName}` }, schema, { logger });
+  db = await openDatabase({ type: 'mongodb', url: ferret.url(dbName) }, schema, { logger });
 });
 
 afterAll(async () => {
   await db?.close();
-  if (ferret?.proc.pid !== undefined && ferret.proc.exitCode === null) {
-    const exited = new Promise((r) => ferret.proc.once('exit', r));
-    process.kill(ferret.proc.pid, 'SIGTERM');
-    await exited;
-  }
-  if (ferret) rmSync(ferret.dir, { recursive: true, force: true });
+  await ferret?.stop();
 });
 
 describe('mongodb driver (FerretDB)', () => {

@@ -4,13 +4,14 @@
  * outbox table first), and hand back the Database handle.
  */
 import { FlushMode, MikroORM } from '@mikro-orm/core';
+import type { EntitySchema } from '@mikro-orm/core';
 import type { EntityManager, IsolationLevel } from '@mikro-orm/core';
 import type { Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
 import { buildOrmOptions } from './orm-options.ts';
 import { databaseTarget } from './readiness.ts';
 import { runMigrations, execOn } from './migrate.ts';
-import { attachMongoOutbox, createMongoOutbox, createOutbox, mongoOutboxEntity, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
+import { attachMongoOutbox, createMongoOutbox, nextMongoSeq, createOutbox, mongoOutboxEntity, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
 import type { Database, DatabaseOptions, MongoAtomicity, Outbox, ServiceSchema } from './types.ts';
 
 const SERVICE_NAME = /^[a-z][a-z0-9_]{0,40}$/;
@@ -39,7 +40,7 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   const base = await buildOrmOptions(options);
   const isMongo = options.type === 'mongodb';
   const outboxSchema = isMongo ? mongoOutboxEntity(schema.service) : outboxEntity(schema.service);
-  const entities = [...schema.entities, outboxSchema];
+  const entities = [...(isMongo ? schema.entities.map(forMongo) : schema.entities), outboxSchema];
   let orm: MikroORM;
   try {
     orm = (await MikroORM.init({ ...base, entities, discovery: { warnWhenNoEntities: false } })) as unknown as MikroORM;
@@ -122,4 +123,24 @@ async function unitOfWork<T>(orm: MikroORM, fn: (em: EntityManager) => Promise<T
   const result = await fn(em);
   await flush();
   return result;
+}
+
+/**
+ * An entity as MongoDB stores it: the primary key is the document's `_id` whatever column name it has
+ * on SQL (the driver requires it), and an auto-increment key, which MongoDB cannot generate, is given
+ * a number that grows within the process (µs of the wall clock) when the entity is created. The
+ * property names, which the storage code uses, are unchanged. The definition is changed in place
+ * (the storage code queries through these very objects), so a process opens one service's entities
+ * on MongoDB or on SQL, not both.
+ */
+function forMongo(schema: EntitySchema<any, any>): EntitySchema<any, any> {
+  for (const prop of Object.values(schema.meta.properties as Record<string, Record<string, unknown>>)) {
+    if (prop.primary !== true) continue;
+    prop.fieldName = '_id';
+    if (prop.autoincrement === true) {
+      prop.autoincrement = false;
+      prop.onCreate = () => nextMongoSeq();
+    }
+  }
+  return schema;
 }

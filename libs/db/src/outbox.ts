@@ -60,7 +60,7 @@ export interface MongoOutboxEntry {
 
 let lastMongoSeq = 0;
 /** µs since the epoch, strictly growing within this process (< 2^53 until the year 2255). */
-function nextMongoSeq(): number {
+export function nextMongoSeq(): number {
   lastMongoSeq = Math.max(Date.now() * 1000, lastMongoSeq + 1);
   return lastMongoSeq;
 }
