@@ -26,7 +26,19 @@ const Widget = defineEntity({
   },
 });
 
-const schema: ServiceSchema = { service: 'dbtest', entities: [Widget as unknown as EntitySchema<any, any>], migrations: [] };
+/** keys as the SQL tables name them: a named key column, an auto-increment key */
+const Code = defineEntity({
+  name: 'DbtestCode',
+  tableName: 'dbtest_codes',
+  properties: { codeHash: p.string().length(64).fieldName('code_hash').primary(), owner: p.string() },
+});
+const Attempt = defineEntity({
+  name: 'DbtestAttempt',
+  tableName: 'dbtest_attempts',
+  properties: { id: p.bigint('number').primary().autoincrement(), owner: p.string() },
+});
+
+const schema: ServiceSchema = { service: 'dbtest', entities: [Widget, Code, Attempt] as unknown as EntitySchema<any, any>[], migrations: [] };
 
 let ferret: FerretDb;
 let db: Database;
@@ -42,6 +54,8 @@ afterAll(async () => {
   await db?.close();
   await ferret?.stop();
 });
+
+const raw = (name: string) => (db.fork() as unknown as MongoEntityManager).getCollection(name);
 
 describe('mongodb driver (FerretDB)', () => {
   it('opens with the MongoDB driver on the database named in the url', async () => {
@@ -103,6 +117,19 @@ describe('mongodb driver (FerretDB)', () => {
     expect(rows.map((r) => r.size)).toEqual([30, 20]);
   });
 
+  it('a primary key is the document _id whatever its SQL column; an auto-increment key gets growing numbers', async () => {
+    const em = db.fork();
+    em.persist(em.create(Code, { codeHash: 'h1', owner: 'a' }));
+    em.persist(em.create(Attempt, { owner: 'a' } as never));
+    em.persist(em.create(Attempt, { owner: 'a' } as never));
+    await em.flush();
+    expect(await raw('dbtest_codes').findOne({ _id: 'h1' as never })).toMatchObject({ _id: 'h1', owner: 'a' });
+    expect((await db.fork().findOneOrFail(Code, { codeHash: 'h1' })).owner).toBe('a');
+    const ids = (await db.fork().find(Attempt, { owner: 'a' }, { orderBy: { id: 'asc' } })).map((a) => Number(a.id));
+    expect(ids).toHaveLength(2);
+    expect(ids[1]).toBeGreaterThan(ids[0]!);
+  });
+
   it('refuses raw SQL with unimplemented', async () => {
     await expect(db.execute('select 1')).rejects.toMatchObject({ code: 'unimplemented' });
   });
@@ -112,7 +139,6 @@ describe('mongodb driver (FerretDB)', () => {
     const published: Envelope[] = [];
     return { published, bus: { publish: async (e: Envelope) => void published.push(e), consume: () => Promise.reject(new Error('unused')), close: async () => {} } };
   }
-  const raw = (name: string) => (db.fork() as unknown as MongoEntityManager).getCollection(name);
   /** every document of the service's collections that still carries pending events */
   async function pendingDocs(): Promise<number> {
     let n = 0;

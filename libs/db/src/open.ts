@@ -134,7 +134,7 @@ async function unitOfWork<T>(orm: MikroORM, fn: (em: EntityManager) => Promise<T
  * on MongoDB or on SQL, not both.
  */
 function forMongo(schema: EntitySchema<any, any>): EntitySchema<any, any> {
-  for (const prop of Object.values(schema.meta.properties as Record<string, Record<string, unknown>>)) {
+  for (const prop of Object.values(schema.meta.properties as unknown as Record<string, Record<string, unknown>>)) {
     if (prop.primary !== true) continue;
     prop.fieldName = '_id';
     if (prop.autoincrement === true) {
