@@ -8,7 +8,9 @@
  * locks more than one batch of rows, and only for a moment. Rows marked `published_at` by an earlier
  * release are deleted in the same small batches. Two relays may run: a row may then be published
  * twice, which the bus tolerates (JetStream dedups on the envelope id; consumers are idempotent on
- * it), and deleting a row the other relay already deleted is a no-op.
+ * it), and deleting a row the other relay already deleted is a no-op. On MongoDB the pending events are
+ * the `_outbox` maps of the service's documents (single-document pattern, outbox.ts), removed entry by
+ * entry once published.
  */
 import type { Bus, Envelope } from '@gatehouse/bus';
 import { dependencyState, extractTraceContext, SpanKind, withSpan, type Logger } from '@gatehouse/observability';
