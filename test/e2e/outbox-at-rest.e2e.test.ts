@@ -209,6 +209,9 @@ describe.each(CASES)('the outbox at rest (%s on %s)', (mode, database) => {
 
     // what was stored: the three mail jobs, each sealed; no link, token or code anywhere in any outbox row
     const stored = await view.stored();
+    // the user.* events went the same way (a row is removed only once the bus acknowledged it)
+    expect(stored.filter((r) => r.src === 'authn_outbox' && r.name.startsWith('user.')).map((r) => r.name).sort())
+      .toEqual(expect.arrayContaining(['user.created', 'user.login', 'user.signup']));
     const mails = stored.filter((r) => r.name === 'email.send').map((r) => ({ src: r.src, data: JSON.parse(r.data) as Record<string, unknown> }));
     expect(mails.filter((m) => (m.data.to as string) === email).map((m) => m.src).sort()).toEqual(['authn_outbox', 'authn_outbox', 'mfa_outbox']);
     for (const m of mails) {
