@@ -1,12 +1,14 @@
 /**
  * @module test/e2e/email-flows
  * The emailed-link flows end to end in both modes (behaviour.md §3.2, §3.4, §3.5, §5.5, §10): a real
- * SMTP sink receives the mails the notifications worker sends, and the tests follow the links.
+ * SMTP sink receives the mails the notifications worker sends, and the tests follow the links. Also
+ * all-in-one on MongoDB as the main database (FerretDB v1: the single-document outbox, issue 23).
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import { createCallContext, createGrpcClient, serviceDescriptor } from '@gatehouse/rpc';
 import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSink } from '@gatehouse/testing';
+import type { DatabaseType } from '@gatehouse/db';
 import { NEW_PASSWORD, PASSWORD, address, bearer, cookieHeader, emailFlags, get, post, signup, sleep } from './email-support.ts';
 
 const VERIFY_SENT = 'Verification email has been sent. Please check your inbox';
@@ -15,7 +17,10 @@ const RESET_SENT = "If an account exists for this email, a password reset link h
 const RESENT = "If a verification is pending for this email, a new link has been sent. Please check your inbox. If you don't receive it within a few minutes, double-check the email address for typos.";
 const INVALID_TOKEN = { code: 'invalid_argument', message: 'invalid verification token' };
 
-describe.each(['all', 'split'] as Mode[])('email flows (%s)', (mode) => {
+/** each mode on its default database (SQLite all-in-one, PostgreSQL split), and all-in-one on MongoDB */
+const CASES: Array<[Mode, DatabaseType | 'default']> = [['all', 'default'], ['split', 'default'], ['all', 'mongodb']];
+
+describe.each(CASES)('email flows (%s, %s database)', (mode, database) => {
   let sink: SmtpSink;
   let d: Deployment;
   let resendUser: string;
@@ -23,7 +28,7 @@ describe.each(['all', 'split'] as Mode[])('email flows (%s)', (mode) => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    d = await startDeployment(mode, { flags: emailFlags(sink) });
+    d = await startDeployment(mode, { flags: emailFlags(sink), ...(database === 'default' ? {} : { database }) });
     // signed up first, so the 60 s resend window has passed when the last test runs
     resendUser = address('resend');
     resendSignupAt = Date.now();

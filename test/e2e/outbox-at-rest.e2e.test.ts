@@ -1,18 +1,24 @@
 /**
  * @module test/e2e/outbox-at-rest
- * What the outboxes hold at rest (issue 23), on each SQL main database (all-in-one on SQLite,
- * PostgreSQL and MariaDB; split on PostgreSQL with NATS): a signup with verification, an OTP login
- * (the unverified address gets a code, behaviour.md §3.3 step 8) and a forgot → reset. A trigger
- * copies every row written to any `<service>_outbox` table as it is inserted, so the test sees
- * exactly what was stored, however quickly the relay deleted it: no row ever held a link, token or
- * code in clear, every outbox is empty within the documented delay (5 s), and every mail arrived
- * once at a real SMTP sink.
+ * What the outboxes hold at rest (issue 23), on each main database (all-in-one on SQLite,
+ * PostgreSQL, MariaDB and MongoDB (FerretDB v1); split on PostgreSQL with NATS): a signup with
+ * verification, an OTP login (the unverified address gets a code, behaviour.md §3.3 step 8) and a
+ * forgot → reset. A trigger copies every row written to any `<service>_outbox` table as it is
+ * inserted (MongoDB: every document version that carries an `_outbox` map, from FerretDB's SQLite
+ * tables), so the test sees exactly what was stored, however quickly the relay deleted it: no row
+ * ever held a link, token or code in clear, every outbox is empty within the documented delay (5 s),
+ * and every mail arrived once at a real SMTP sink.
  */
 import { createRequire } from 'node:module';
 import type * as NodeSqlite from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSink } from '@gatehouse/testing';
-import type { DatabaseType } from '@gatehouse/db';
+import path from 'node:path';
+import type { MongoEntityManager } from '@mikro-orm/mongodb';
+import { openDatabase, type DatabaseType } from '@gatehouse/db';
+import { createLogger } from '@gatehouse/observability';
+import { authnSchema } from '../../services/authn/src/storage/mikro/index.ts';
+import { mfaSchema } from '../../services/mfa/src/storage/mikro/schema.ts';
 import { openSql } from '../support/sql.ts';
 import { NEW_PASSWORD, PASSWORD, address, cookieHeader, emailFlags, post, signup, sleep } from './email-support.ts';
 
@@ -29,8 +35,10 @@ interface Raw {
 }
 
 async function openRaw(d: Deployment): Promise<Raw> {
-  if (d.databaseType === 'sqlite') {
-    const db = new DatabaseSync(d.databaseUrl, { timeout: 5000 });
+  if (d.databaseType === 'sqlite' || d.databaseType === 'mongodb') {
+    // MongoDB: FerretDB's own SQLite file of the database, read behind the server's back
+    const file = d.databaseType === 'sqlite' ? d.databaseUrl : path.join(d.databaseFiles!, `${new URL(d.databaseUrl).pathname.slice(1)}.sqlite`);
+    const db = new DatabaseSync(file, { timeout: 5000 });
     return {
       exec: async (sql) => void db.exec(sql),
       query: async <T>(sql: string) => db.prepare(sql).all() as unknown as T[],
@@ -39,6 +47,25 @@ async function openRaw(d: Deployment): Promise<Raw> {
   }
   const sql = await openSql(d.databaseUrl);
   return { exec: async (s) => void (await sql.query(s)), query: (s) => sql.query(s), close: () => sql.close() };
+}
+
+/** One event as it was stored: the outbox it went to (`<service>_outbox`), its name and its `data` JSON text. */
+interface StoredEvent {
+  src: string;
+  name: string;
+  data: string;
+}
+
+/** What the test reads of a database's outboxes. */
+interface OutboxView {
+  /** the outboxes: SQL tables, or on MongoDB the `<service>_outbox` collections */
+  readonly outboxes: string[];
+  /** the outboxes (or MongoDB documents) that still hold pending events */
+  left(): Promise<Array<{ table: string; n: number }>>;
+  /** every event ever written, however quickly the relay removed it */
+  stored(): Promise<StoredEvent[]>;
+  /** everything stored next to the events (MongoDB: the whole documents that carried them), as text */
+  around(): Promise<string>;
 }
 
 /** The outbox tables of the deployment's database. */
@@ -51,8 +78,9 @@ async function outboxTables(raw: Raw, type: DatabaseType): Promise<string[]> {
   return (await raw.query<{ t: string }>(q)).map((r) => r.t).sort();
 }
 
-/** Creates `outbox_capture` and a trigger per outbox table that copies each inserted row into it. */
-async function captureInserts(raw: Raw, type: DatabaseType, tables: string[]): Promise<void> {
+/** SQL: a trigger per outbox table copies each inserted row into `outbox_capture`. */
+async function sqlView(raw: Raw, type: DatabaseType): Promise<OutboxView> {
+  const tables = await outboxTables(raw, type);
   await raw.exec('create table outbox_capture (src varchar(64), name varchar(255), data text)');
   if (type === 'postgres') {
     await raw.exec("create function outbox_capture_fn() returns trigger as $$ begin insert into outbox_capture values (TG_TABLE_NAME, new.name, new.data); return new; end $$ language plpgsql");
@@ -62,22 +90,85 @@ async function captureInserts(raw: Raw, type: DatabaseType, tables: string[]): P
     else if (type === 'postgres') await raw.exec(`create trigger ${t}_capture after insert on ${t} for each row execute function outbox_capture_fn()`);
     else await raw.exec(`create trigger ${t}_capture after insert on ${t} for each row insert into outbox_capture values ('${t}', new.name, new.data)`);
   }
+  const stored = (): Promise<StoredEvent[]> => raw.query<StoredEvent>('select src, name, data from outbox_capture');
+  return {
+    outboxes: tables,
+    async left() {
+      const left: Array<{ table: string; n: number }> = [];
+      for (const t of tables) {
+        const [row] = await raw.query<{ n: number | string }>(`select count(*) as n from ${t}`);
+        if (Number(row!.n) > 0) left.push({ table: t, n: Number(row!.n) });
+      }
+      return left;
+    },
+    stored,
+    around: async () => (await stored()).map((r) => r.data).join('\n'),
+  };
 }
 
-const CASES: Array<[Mode, DatabaseType]> = [['all', 'sqlite'], ['all', 'postgres'], ['all', 'mariadb'], ['split', 'postgres']];
+/**
+ * MongoDB (FerretDB v1 on SQLite): the events ride in the `_outbox` map of the documents a unit of
+ * work writes (libs/db single-document pattern). Every collection of authn and mfa is created first
+ * (MongoDB creates them on first use), then an insert and an update trigger on each collection's
+ * FerretDB table copies every document version that carries an `_outbox` into `outbox_capture`.
+ */
+async function mongoView(raw: Raw, d: Deployment): Promise<OutboxView> {
+  const services = ['authn', 'mfa'];
+  const names = [...authnSchema.entities, ...mfaSchema.entities].map((e) => e.meta.collection!).concat(services.map((s) => `${s}_outbox`));
+  const client = await openDatabase({ type: 'mongodb', url: d.databaseUrl }, { service: 'e2e_capture', entities: [], migrations: [] }, { logger: createLogger('silent') });
+  try {
+    const mongo = (client.fork() as unknown as MongoEntityManager).getConnection().getDb();
+    const existing = new Set((await mongo.listCollections().toArray()).map((c) => c.name));
+    for (const n of names) if (!existing.has(n)) await mongo.createCollection(n);
+  } finally {
+    await client.close();
+  }
+  const tables = await raw.query<{ name: string; t: string }>('select name, table_name as t from _ferretdb_collections');
+  const ours = tables.filter((t) => names.includes(t.name));
+  await raw.exec('create table outbox_capture (src text, doc text)');
+  const outboxOf = (collection: string): string => `${collection.split('_')[0]}_outbox`;
+  for (const { name, t } of ours) {
+    for (const op of ['insert', 'update']) {
+      await raw.exec(`create trigger "${t}_capture_${op}" after ${op} on "${t}" when json_extract(new._ferretdb_sjson, '$._outbox') is not null ` +
+        `begin insert into outbox_capture values ('${outboxOf(name)}', new._ferretdb_sjson); end`);
+    }
+  }
+  return {
+    outboxes: services.map((s) => `${s}_outbox`),
+    async left() {
+      const left: Array<{ table: string; n: number }> = [];
+      for (const { name, t } of ours) {
+        const [row] = await raw.query<{ n: number }>(`select count(*) as n from "${t}" where json_extract(_ferretdb_sjson, '$._outbox') is not null`);
+        if (Number(row!.n) > 0) left.push({ table: name, n: Number(row!.n) });
+      }
+      return left;
+    },
+    async stored() {
+      // one event per envelope id, however many document versions carried it before the relay removed it
+      const byId = new Map<string, StoredEvent>();
+      for (const r of await raw.query<{ src: string; doc: string }>('select src, doc from outbox_capture')) {
+        const entries = (JSON.parse(r.doc) as { _outbox: Record<string, { name: string; data: string }> })._outbox;
+        for (const [id, e] of Object.entries(entries)) if (id !== '$s') byId.set(id, { src: r.src, name: e.name, data: e.data });
+      }
+      return [...byId.values()];
+    },
+    around: async () => (await raw.query<{ doc: string }>('select doc from outbox_capture')).map((r) => r.doc).join('\n'),
+  };
+}
+
+const CASES: Array<[Mode, DatabaseType]> = [['all', 'sqlite'], ['all', 'postgres'], ['all', 'mariadb'], ['split', 'postgres'], ['all', 'mongodb']];
 
 describe.each(CASES)('the outbox at rest (%s on %s)', (mode, database) => {
   let sink: SmtpSink;
   let d: Deployment;
   let raw: Raw;
-  let tables: string[];
+  let view: OutboxView;
 
   beforeAll(async () => {
     sink = await startSmtpSink();
     d = await startDeployment(mode, { database, flags: emailFlags(sink), readyTimeoutMs: 90_000 });
     raw = await openRaw(d);
-    tables = await outboxTables(raw, database);
-    await captureInserts(raw, database, tables);
+    view = database === 'mongodb' ? await mongoView(raw, d) : await sqlView(raw, database);
   }, 150_000);
   afterAll(async () => {
     await raw?.close();
@@ -86,7 +177,7 @@ describe.each(CASES)('the outbox at rest (%s on %s)', (mode, database) => {
   });
 
   it('signup with verification, an OTP login and forgot → reset: no outbox row ever held a link or code in clear, every outbox empties, every mail arrives once', async () => {
-    expect(tables).toEqual(expect.arrayContaining(['authn_outbox', 'mfa_outbox']));
+    expect(view.outboxes).toEqual(expect.arrayContaining(['authn_outbox', 'mfa_outbox']));
     const email = address('at-rest');
     expect((await signup(d.url, email)).status).toBe(200);
     const link = sink.tokenLink(await sink.waitForMail(email));
@@ -110,25 +201,24 @@ describe.each(CASES)('the outbox at rest (%s on %s)', (mode, database) => {
     const deadline = Date.now() + OUTBOX_DELAY_MS;
     let left: Array<{ table: string; n: number }> = [];
     for (;;) {
-      left = [];
-      for (const t of tables) {
-        const [row] = await raw.query<{ n: number | string }>(`select count(*) as n from ${t}`);
-        if (Number(row!.n) > 0) left.push({ table: t, n: Number(row!.n) });
-      }
+      left = await view.left();
       if (left.length === 0 || Date.now() > deadline) break;
       await sleep(100);
     }
     expect(left).toEqual([]);
 
     // what was stored: the three mail jobs, each sealed; no link, token or code anywhere in any outbox row
-    const stored = await raw.query<{ src: string; name: string; data: string }>('select src, name, data from outbox_capture');
+    const stored = await view.stored();
+    // the user.* events went the same way (a row is removed only once the bus acknowledged it)
+    expect(stored.filter((r) => r.src === 'authn_outbox' && r.name.startsWith('user.')).map((r) => r.name).sort())
+      .toEqual(expect.arrayContaining(['user.created', 'user.login', 'user.signup']));
     const mails = stored.filter((r) => r.name === 'email.send').map((r) => ({ src: r.src, data: JSON.parse(r.data) as Record<string, unknown> }));
     expect(mails.filter((m) => (m.data.to as string) === email).map((m) => m.src).sort()).toEqual(['authn_outbox', 'authn_outbox', 'mfa_outbox']);
     for (const m of mails) {
       expect(m.data.sealed_variables).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
       expect(m.data.variables).toEqual({});
     }
-    const everything = stored.map((r) => r.data).join('\n');
+    const everything = await view.around();
     for (const secret of [signupToken, resetToken, code]) expect(everything).not.toContain(secret);
     expect(everything).not.toMatch(/token=|verify_email\?/);
 

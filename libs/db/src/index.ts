@@ -3,7 +3,7 @@
  * MikroORM per driver, per-service migrations, the transactional outbox and its relay, and the
  * legacy unique-index cleanup (ARCHITECTURE §4-§5, spec §9).
  */
-export type { ClassMigration, Database, DatabaseOptions, DatabaseType, FunctionMigration, MigrationContext, MigrationDefinition, Outbox, ServiceSchema } from './types.ts';
+export type { ClassMigration, Database, DatabaseOptions, DatabaseType, FunctionMigration, MigrationContext, MigrationDefinition, MongoAtomicity, Outbox, ServiceSchema } from './types.ts';
 export { DATABASE_TYPES } from './types.ts';
 export type { Column, ColumnType, Ddl, IndexOptions } from './ddl.ts';
 export { createDdl, quoteIdentifier } from './ddl.ts';

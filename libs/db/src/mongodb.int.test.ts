@@ -1,26 +1,18 @@
 /**
  * @module @gatehouse/db/mongodb.int.test — the `mongodb` driver end to end against FerretDB v1 (MongoDB
- * wire protocol on SQLite), started by this file on a free 127.0.0.1 port; see scripts/install-ferretdb.sh.
+ * wire protocol on SQLite), started on a free 127.0.0.1 port by `startFerretDb` of libs/testing; see scripts/install-ferretdb.sh.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { defineEntity, p, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { MongoEntityManager } from '@mikro-orm/mongodb';
 import { createLogger } from '@gatehouse/observability';
-import { freePort } from '@gatehouse/testing';
-import { newEnvelope, type Envelope } from '@gatehouse/bus';
+import { freePort, startFerretDb, type FerretDb } from '@gatehouse/testing';
+import { createInProcessBus, newEnvelope, type Bus, type Envelope } from '@gatehouse/bus';
 import { openDatabase, startOutboxRelay } from './index.ts';
 import type { Database, ServiceSchema } from './index.ts';
 
-const FERRETDB = fileURLToPath(new URL('../../../.tools/bin/ferretdb', import.meta.url));
 const logger = createLogger('silent');
 
 const Widget = defineEntity({
@@ -34,59 +26,36 @@ const Widget = defineEntity({
   },
 });
 
-const schema: ServiceSchema = { service: 'dbtest', entities: [Widget as unknown as EntitySchema<any, any>], migrations: [] };
+/** keys as the SQL tables name them: a named key column, an auto-increment key */
+const Code = defineEntity({
+  name: 'DbtestCode',
+  tableName: 'dbtest_codes',
+  properties: { codeHash: p.string().length(64).fieldName('code_hash').primary(), owner: p.string() },
+});
+const Attempt = defineEntity({
+  name: 'DbtestAttempt',
+  tableName: 'dbtest_attempts',
+  properties: { id: p.bigint('number').primary().autoincrement(), owner: p.string() },
+});
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  });
-}
+const schema: ServiceSchema = { service: 'dbtest', entities: [Widget, Code, Attempt] as unknown as EntitySchema<any, any>[], migrations: [] };
 
-/** Starts FerretDB on SQLite in a fresh temp dir; resolves once it accepts TCP connections. */
-async function startFerretDb(): Promise<{ proc: ChildProcess; port: number; dir: string }> {
-  if (!existsSync(FERRETDB)) {
-    throw new Error(`ferretdb not found at ${FERRETDB}: run scripts/install-ferretdb.sh first (it installs FerretDB into .tools/bin)`);
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ferretdb-'));
-  const port = await freePort();
-  const proc = spawn(FERRETDB, [
-    '--handler=sqlite', `--sqlite-url=file:${dir}/`, `--listen-addr=127.0.0.1:${port}`,
-    `--state-dir=${dir}`, '--debug-addr=-', '--telemetry=disable', '--log-level=warn',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  proc.stdout?.on('data', (b: Buffer) => { output += b.toString(); });
-  proc.stderr?.on('data', (b: Buffer) => { output += b.toString(); });
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`ferretdb exited with ${proc.exitCode}: ${output}`);
-    if (await canConnect(port)) return { proc, port, dir };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`ferretdb did not listen on 127.0.0.1:${port} within 20 s: ${output}`);
-}
-
-let ferret: { proc: ChildProcess; port: number; dir: string };
+let ferret: FerretDb;
 let db: Database;
 let dbName: string;
 
 beforeAll(async () => {
   ferret = await startFerretDb();
   dbName = `gatehouse_${randomBytes(6).toString('hex')}`;
-  db = await openDatabase({ type: 'mongodb', url: `mongodb://127.0.0.1:${ferret.port}/${dbName}` }, schema, { logger });
+  db = await openDatabase({ type: 'mongodb', url: ferret.url(dbName) }, schema, { logger });
 });
 
 afterAll(async () => {
   await db?.close();
-  if (ferret?.proc.pid !== undefined && ferret.proc.exitCode === null) {
-    const exited = new Promise((r) => ferret.proc.once('exit', r));
-    process.kill(ferret.proc.pid, 'SIGTERM');
-    await exited;
-  }
-  if (ferret) rmSync(ferret.dir, { recursive: true, force: true });
+  await ferret?.stop();
 });
+
+const raw = (name: string) => (db.fork() as unknown as MongoEntityManager).getCollection(name);
 
 describe('mongodb driver (FerretDB)', () => {
   it('opens with the MongoDB driver on the database named in the url', async () => {
@@ -148,35 +117,194 @@ describe('mongodb driver (FerretDB)', () => {
     expect(rows.map((r) => r.size)).toEqual([30, 20]);
   });
 
+  it('a primary key is the document _id whatever its SQL column; an auto-increment key gets growing numbers', async () => {
+    const em = db.fork();
+    em.persist(em.create(Code, { codeHash: 'h1', owner: 'a' }));
+    em.persist(em.create(Attempt, { owner: 'a' } as never));
+    em.persist(em.create(Attempt, { owner: 'a' } as never));
+    await em.flush();
+    expect(await raw('dbtest_codes').findOne({ _id: 'h1' as never })).toMatchObject({ _id: 'h1', owner: 'a' });
+    expect((await db.fork().findOneOrFail(Code, { codeHash: 'h1' })).owner).toBe('a');
+    const ids = (await db.fork().find(Attempt, { owner: 'a' }, { orderBy: { id: 'asc' } })).map((a) => Number(a.id));
+    expect(ids).toHaveLength(2);
+    expect(ids[1]).toBeGreaterThan(ids[0]!);
+  });
+
   it('refuses raw SQL with unimplemented', async () => {
     await expect(db.execute('select 1')).rejects.toMatchObject({ code: 'unimplemented' });
   });
 
-  it('the outbox (issue 23): events written with the state change in one flush, published in order by the relay, then deleted', async () => {
+  /** a bus that records what it was given; `failNext` makes the next publish fail after recording nothing */
+  function recordingBus(): { published: Envelope[]; bus: Bus } {
     const published: Envelope[] = [];
-    const bus = { publish: async (e: Envelope) => void published.push(e), consume: () => Promise.reject(new Error('unused')), close: async () => {} };
-    const events = [1, 2, 3].map((i) => newEnvelope('note.created', 'dbtest', { i, otp: 'sealed elsewhere' }));
+    return { published, bus: { publish: async (e: Envelope) => void published.push(e), consume: () => Promise.reject(new Error('unused')), close: async () => {} } };
+  }
+  /** every document of the service's collections that still carries pending events */
+  async function pendingDocs(): Promise<number> {
+    let n = 0;
+    for (const c of ['dbtest_widgets', 'dbtest_outbox']) n += await raw(c).countDocuments({ _outbox: { $exists: true } });
+    return n;
+  }
+
+  it('FerretDB v1 runs no multi-document transactions, so db.transactional is the single-document unit of work', () => {
+    expect(db.mongoAtomicity).toBe('single-document');
+  });
+
+  it('the outbox (issue 23): the events ride in the document the unit of work inserts, the relay publishes them in order, then removes them', async () => {
+    const { published, bus } = recordingBus();
+    const events = [1, 2, 3].map((i) => newEnvelope('note.created', 'dbtest', { i }));
     const id = randomUUID();
-    const em = db.fork();
-    em.persist(em.create(Widget, { _id: id, name: `w-${id}`, size: 1, createdAt: 1 }));
-    for (const e of events) db.outbox.enqueue(em, e);
-    await em.flush();
-    const coll = (db.fork() as unknown as MongoEntityManager).getCollection('dbtest_outbox');
-    expect(await coll.countDocuments({})).toBe(3);
+    await db.transactional(async (em) => {
+      em.persist(em.create(Widget, { _id: id, name: `w-${id}`, size: 1, createdAt: 1 }));
+      await em.flush(); // held back: the unit of work is written once, with its events
+      for (const e of events) db.outbox.enqueue(em, e);
+    });
+    const doc = await raw('dbtest_widgets').findOne({ _id: id as never });
+    expect(Object.keys(doc?._outbox ?? {}).sort()).toEqual(events.map((e) => e.id).sort());
+    expect(await raw('dbtest_outbox').countDocuments({})).toBe(0);
     const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000, batchSize: 2 });
     expect(await relay.flush()).toBe(3);
     await relay.stop();
     expect(published).toEqual(events);
-    expect(await coll.countDocuments({})).toBe(0);
+    // the state stays, the events are gone
+    const after = await raw('dbtest_widgets').findOne({ _id: id as never });
+    expect(after).toMatchObject({ _id: id, name: `w-${id}` });
+    expect(after).not.toHaveProperty('_outbox');
   });
 
-  it('db.transactional on FerretDB v1: it has no transactions (refuses the `autocommit` field), so the call fails and writes nothing', async () => {
+  it('an update carries its events next to those another unit of work left on the same document, and none is overwritten', async () => {
+    const { published, bus } = recordingBus();
+    const id = randomUUID();
+    const first = newEnvelope('note.created', 'dbtest', { n: 1 });
+    const second = newEnvelope('note.updated', 'dbtest', { n: 2 });
+    await db.transactional(async (em) => {
+      em.persist(em.create(Widget, { _id: id, name: `u-${id}`, size: 1, createdAt: 1 }));
+      db.outbox.enqueue(em, first);
+    });
+    await db.transactional(async (em) => {
+      (await em.findOneOrFail(Widget, { _id: id })).size = 2;
+      db.outbox.enqueue(em, second);
+    });
+    const doc = await raw('dbtest_widgets').findOne({ _id: id as never });
+    expect(doc).toMatchObject({ size: 2 });
+    expect(Object.keys(doc?._outbox ?? {}).sort()).toEqual([first.id, second.id].sort());
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000 });
+    await relay.flush();
+    await relay.stop();
+    expect(published).toEqual([first, second]);
+    expect(await pendingDocs()).toBe(0);
+  });
+
+  it('a unit of work that changes no document (only deletes) writes its events as one <service>_outbox document, which the relay deletes', async () => {
+    const { published, bus } = recordingBus();
+    const id = randomUUID();
+    const seed = db.fork();
+    seed.persist(seed.create(Widget, { _id: id, name: `d-${id}`, size: 1, createdAt: 1 }));
+    await seed.flush();
+    const gone = newEnvelope('note.deleted', 'dbtest', { id });
+    await db.transactional(async (em) => {
+      await em.nativeDelete(Widget, { _id: id });
+      db.outbox.enqueue(em, gone);
+    });
+    expect(await raw('dbtest_outbox').countDocuments({})).toBe(1);
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000 });
+    expect(await relay.flush()).toBe(1);
+    await relay.stop();
+    expect(published).toEqual([gone]);
+    expect(await raw('dbtest_outbox').countDocuments({})).toBe(0);
+  });
+
+  it('a unit of work that throws writes neither its documents nor its events', async () => {
     const id = randomUUID();
     await expect(db.transactional(async (em) => {
       em.persist(em.create(Widget, { _id: id, name: `t-${id}`, size: 1, createdAt: 1 }));
+      await em.flush();
       db.outbox.enqueue(em, newEnvelope('note.created', 'dbtest', {}));
-    })).rejects.toThrow(/unknown field "autocommit"/);
+      throw new Error('refused after the state change');
+    })).rejects.toThrow('refused after the state change');
     expect(await db.fork().count(Widget, { _id: id })).toBe(0);
+    expect(await pendingDocs()).toBe(0);
+  });
+
+  describe('a failure between the state change and its event (injected) loses and duplicates nothing', () => {
+    const connection = (): { insertMany: (...a: unknown[]) => Promise<unknown> } =>
+      (db.fork() as unknown as MongoEntityManager).getConnection() as unknown as { insertMany: (...a: unknown[]) => Promise<unknown> };
+
+    /** Makes the connection's next `insertMany` fail, before (`before`) or after (`after`) the server wrote it. */
+    function failNextInsert(when: 'before' | 'after'): () => void {
+      const conn = connection();
+      const real = conn.insertMany;
+      conn.insertMany = async function (this: unknown, ...args: unknown[]) {
+        conn.insertMany = real;
+        if (when === 'after') await real.apply(this, args);
+        throw new Error(`injected: connection lost ${when} the write`);
+      };
+      return () => { conn.insertMany = real; };
+    }
+
+    it('the write fails before the server stored it: no state, no event', async () => {
+      const id = randomUUID();
+      const restore = failNextInsert('before');
+      try {
+        await expect(db.transactional(async (em) => {
+          em.persist(em.create(Widget, { _id: id, name: `f-${id}`, size: 1, createdAt: 1 }));
+          db.outbox.enqueue(em, newEnvelope('note.created', 'dbtest', { id }));
+        })).rejects.toThrow(/injected/);
+      } finally { restore(); }
+      expect(await db.fork().count(Widget, { _id: id })).toBe(0);
+      expect(await pendingDocs()).toBe(0);
+    });
+
+    it('the answer is lost after the server stored it: the state and its event are both there, published once', async () => {
+      const { published, bus } = recordingBus();
+      const id = randomUUID();
+      const event = newEnvelope('note.created', 'dbtest', { id });
+      const restore = failNextInsert('after');
+      try {
+        await expect(db.transactional(async (em) => {
+          em.persist(em.create(Widget, { _id: id, name: `a-${id}`, size: 1, createdAt: 1 }));
+          db.outbox.enqueue(em, event);
+        })).rejects.toThrow(/injected/);
+      } finally { restore(); }
+      expect(await db.fork().count(Widget, { _id: id })).toBe(1);
+      const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000 });
+      await relay.flush();
+      await relay.flush();
+      await relay.stop();
+      expect(published).toEqual([event]);
+    });
+
+    it('the relay loses the database after publishing, before removing: the same envelope (same id) goes again, which the bus drops as a duplicate', async () => {
+      const inProcess = createInProcessBus({ logger });
+      const seen: string[] = [];
+      await inProcess.consume({ durable: 'dbtest-dup', names: ['note.created'], maxAttempts: 1, backoffMs: [100], handler: async (e) => void seen.push(e.id) });
+      const id = randomUUID();
+      const event = newEnvelope('note.created', 'dbtest', { id });
+      await db.transactional(async (em) => {
+        em.persist(em.create(Widget, { _id: id, name: `r-${id}`, size: 1, createdAt: 1 }));
+        db.outbox.enqueue(em, event);
+      });
+      const coll = raw('dbtest_widgets');
+      const proto = Object.getPrototypeOf(coll) as { updateOne: typeof coll.updateOne };
+      const original = proto.updateOne;
+      let failed = 0;
+      proto.updateOne = function (this: typeof coll, ...args: Parameters<typeof coll.updateOne>) {
+        if (failed === 0 && JSON.stringify(args[1]).includes('$unset')) { failed++; return Promise.reject(new Error('injected: database gone')); }
+        return original.apply(this, args);
+      } as typeof coll.updateOne;
+      const relay = startOutboxRelay({ db, bus: inProcess, logger, intervalMs: 60_000 });
+      try {
+        await relay.flush(); // published, the removal failed: still pending
+      } finally { proto.updateOne = original; }
+      expect(failed).toBe(1);
+      expect(Object.keys((await coll.findOne({ _id: id as never }))?._outbox ?? {})).toEqual([event.id]);
+      await relay.flush(); // published again, removed
+      await relay.stop();
+      await new Promise((r) => setTimeout(r, 200));
+      await inProcess.close();
+      expect(seen).toEqual([event.id]);
+      expect(await pendingDocs()).toBe(0);
+    });
   });
 
   it('an unreachable server is unavailable', async () => {

@@ -3,15 +3,16 @@
  * `openDatabase`: connect with the right MikroORM driver, run the service's migrations (its own
  * outbox table first), and hand back the Database handle.
  */
-import { MikroORM } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/core';
+import { FlushMode, MikroORM } from '@mikro-orm/core';
+import type { EntitySchema } from '@mikro-orm/core';
+import type { EntityManager, IsolationLevel } from '@mikro-orm/core';
 import type { Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
 import { buildOrmOptions } from './orm-options.ts';
 import { databaseTarget } from './readiness.ts';
 import { runMigrations, execOn } from './migrate.ts';
-import { createMongoOutbox, createOutbox, mongoOutboxEntity, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
-import type { Database, DatabaseOptions, Outbox, ServiceSchema } from './types.ts';
+import { attachMongoOutbox, createMongoOutbox, nextMongoSeq, createOutbox, mongoOutboxEntity, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
+import type { Database, DatabaseOptions, MongoAtomicity, Outbox, ServiceSchema } from './types.ts';
 
 const SERVICE_NAME = /^[a-z][a-z0-9_]{0,40}$/;
 
@@ -39,7 +40,7 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   const base = await buildOrmOptions(options);
   const isMongo = options.type === 'mongodb';
   const outboxSchema = isMongo ? mongoOutboxEntity(schema.service) : outboxEntity(schema.service);
-  const entities = [...schema.entities, outboxSchema];
+  const entities = [...(isMongo ? schema.entities.map(forMongo) : schema.entities), outboxSchema];
   let orm: MikroORM;
   try {
     orm = (await MikroORM.init({ ...base, entities, discovery: { warnWhenNoEntities: false } })) as unknown as MikroORM;
@@ -57,9 +58,13 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   }
 
   let outbox: Outbox;
+  let mongo: MongoAtomicity | undefined;
   if (isMongo) {
     await orm.schema.ensureIndexes();
-    outbox = createMongoOutbox(schema.service, outboxSchema);
+    outbox = createMongoOutbox(schema.service);
+    orm.em.getEventManager().registerSubscriber({ onFlush: attachMongoOutbox(outboxSchema) });
+    mongo = (await mongoHasTransactions(orm)) ? 'transaction' : 'single-document';
+    logger.debug({ atomicity: mongo }, 'mongodb: how a unit of work and its events are written');
   } else {
     try {
       await runMigrations(orm.em.fork(), options.type as 'sqlite', schema.service, [outboxMigration(schema.service), outboxTraceMigration(schema.service), ...schema.migrations], logger);
@@ -75,12 +80,67 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
     service: schema.service,
     orm,
     outbox,
+    ...(mongo ? { mongoAtomicity: mongo } : {}),
     fork: () => orm.em.fork() as EntityManager,
-    transactional: <T>(fn: (em: EntityManager) => Promise<T>) => orm.em.fork().transactional((em) => fn(em as EntityManager)),
+    transactional: <T>(fn: (em: EntityManager) => Promise<T>, txOptions: { isolationLevel?: IsolationLevel } = {}) =>
+      mongo === 'single-document'
+        ? unitOfWork(orm, fn)
+        : orm.em.fork().transactional((em) => fn(em as EntityManager), txOptions.isolationLevel ? { isolationLevel: txOptions.isolationLevel } : {}),
     async execute<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]> {
       if (isMongo) throw new AppError('unimplemented', 'raw SQL is not available on MongoDB');
       return (await execOn(orm.em.fork())(sql, params)) as T[];
     },
     close: () => orm.close(),
   };
+}
+
+/**
+ * Whether the MongoDB server runs multi-document transactions: a replica set member (`hello` names
+ * its `setName`) or a mongos router (`msg: "isdbgrid"`). A standalone server, and FerretDB v1,
+ * have none (MongoDB manual, "Transactions": "require a replica set or sharded cluster").
+ */
+async function mongoHasTransactions(orm: MikroORM): Promise<boolean> {
+  const conn = (orm.em.fork() as unknown as { getConnection(): { getClient(): { db(name: string): { command(c: object): Promise<Record<string, unknown>> } } } }).getConnection();
+  const hello = await conn.getClient().db('admin').command({ hello: 1 });
+  return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+}
+
+/**
+ * `db.transactional` on a MongoDB server without transactions: `fn` runs on an EntityManager whose
+ * flushes are held back (and that never flushes on its own before a query), so every document it
+ * inserts or changes through the unit of work, and the events it enqueues, are written by one flush
+ * when `fn` resolves; the outbox puts the events in the first of those documents (single-document
+ * pattern, `attachMongoOutbox`), so that document's change and the events are atomic. When `fn`
+ * throws, nothing held back is written. Writes that bypass the unit of work (`nativeUpdate`,
+ * `nativeDelete`, `upsert`) run at once and are not undone; documents of one unit of work are
+ * written one after the other (MongoDB, like any store without transactions, has no atomicity
+ * across documents).
+ */
+async function unitOfWork<T>(orm: MikroORM, fn: (em: EntityManager) => Promise<T>): Promise<T> {
+  const em = orm.em.fork({ flushMode: FlushMode.COMMIT }) as EntityManager;
+  const flush = em.flush.bind(em);
+  em.flush = async () => {};
+  const result = await fn(em);
+  await flush();
+  return result;
+}
+
+/**
+ * An entity as MongoDB stores it: the primary key is the document's `_id` whatever column name it has
+ * on SQL (the driver requires it), and an auto-increment key, which MongoDB cannot generate, is given
+ * a number that grows within the process (µs of the wall clock) when the entity is created. The
+ * property names, which the storage code uses, are unchanged. The definition is changed in place
+ * (the storage code queries through these very objects), so a process opens one service's entities
+ * on MongoDB or on SQL, not both.
+ */
+function forMongo(schema: EntitySchema<any, any>): EntitySchema<any, any> {
+  for (const prop of Object.values(schema.meta.properties as unknown as Record<string, Record<string, unknown>>)) {
+    if (prop.primary !== true) continue;
+    prop.fieldName = '_id';
+    if (prop.autoincrement === true) {
+      prop.autoincrement = false;
+      prop.onCreate = () => nextMongoSeq();
+    }
+  }
+  return schema;
 }

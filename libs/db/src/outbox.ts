@@ -3,8 +3,9 @@
  * The transactional outbox (ARCHITECTURE §4): `<service>_outbox` rows written in the caller's
  * transaction, and the relay that publishes them through the Bus in `seq` order.
  */
-import { defineEntity, p } from '@mikro-orm/core';
-import type { EntityManager, EntitySchema } from '@mikro-orm/core';
+import { randomUUID } from 'node:crypto';
+import { ChangeSetType, defineEntity, p } from '@mikro-orm/core';
+import type { EntityManager, EntitySchema, FlushEventArgs } from '@mikro-orm/core';
 import type { Envelope } from '@gatehouse/bus';
 import type { MigrationDefinition, Outbox } from './types.ts';
 
@@ -27,10 +28,10 @@ export function outboxEntity(service: string): EntitySchema<any, any> {
 }
 
 /**
- * The outbox collection for one service on MongoDB (`<service>_outbox`, issue 23): the envelope id is
- * the document `_id`, and `seq` a number that grows within a process (µs of the wall clock, or one
- * more than the last), which the relay orders by. No migration: MongoDB creates the collection on the
- * first insert.
+ * The outbox collection for one service on MongoDB (`<service>_outbox`, issue 23): a document of it
+ * holds the events of one unit of work that changed no other document (its `_outbox` field, the same
+ * map the changed documents carry; see {@link attachMongoOutbox}). No migration: MongoDB creates the
+ * collection on the first insert.
  */
 export function mongoOutboxEntity(service: string): EntitySchema<any, any> {
   return defineEntity({
@@ -38,45 +39,86 @@ export function mongoOutboxEntity(service: string): EntitySchema<any, any> {
     tableName: `${service}_outbox`,
     properties: {
       _id: p.uuid().primary(),
-      seq: p.double(),
-      name: p.string(),
-      source: p.string(),
-      occurredAt: p.double().fieldName('occurred_at'),
-      data: p.text(),
-      publishedAt: p.double().fieldName('published_at').nullable(),
-      traceParent: p.string().fieldName('trace_parent').nullable(),
+      events: p.json().fieldName(MONGO_OUTBOX_FIELD),
     },
   }) as unknown as EntitySchema<any, any>;
 }
 
+/** The field of a MongoDB document that holds its pending events: envelope id → {@link MongoOutboxEntry}. */
+export const MONGO_OUTBOX_FIELD = '_outbox';
+
+/** One pending event as a MongoDB document stores it (the SQL row's columns; `data` is the JSON text). */
+export interface MongoOutboxEntry {
+  /** µs since the epoch, strictly growing within a process: the relay's order */
+  seq: number;
+  name: string;
+  source: string;
+  occurred_at: number;
+  data: string;
+  trace_parent: string | null;
+}
+
 let lastMongoSeq = 0;
 /** µs since the epoch, strictly growing within this process (< 2^53 until the year 2255). */
-function nextMongoSeq(): number {
+export function nextMongoSeq(): number {
   lastMongoSeq = Math.max(Date.now() * 1000, lastMongoSeq + 1);
   return lastMongoSeq;
 }
 
+/** Events enqueued on an EntityManager and not yet written (MongoDB): the next flush of that manager writes them. */
+const pendingMongoEvents = new WeakMap<EntityManager, Map<string, MongoOutboxEntry>>();
+
 /**
- * The outbox of one service on MongoDB: `enqueue` persists through the caller's EntityManager, so the
- * document is written in the caller's flush (its transaction where the server has them).
+ * The outbox of one service on MongoDB: `enqueue` holds the envelope on the caller's EntityManager,
+ * and that manager's next flush writes it inside a document the flush writes anyway (the
+ * single-document pattern, {@link attachMongoOutbox}), so the event is stored by the same
+ * single-document write as the state change, or not at all.
  */
-export function createMongoOutbox(service: string, entity: EntitySchema<any, any>): Outbox {
+export function createMongoOutbox(service: string): Outbox {
   return {
     table: `${service}_outbox`,
     enqueue(em: EntityManager, envelope: Envelope): void {
-      em.persist(
-        em.create(entity, {
-          _id: envelope.id,
-          seq: nextMongoSeq(),
-          name: envelope.name,
-          source: envelope.source,
-          occurredAt: envelope.occurredAt,
-          data: JSON.stringify(envelope.data ?? null),
-          publishedAt: null,
-          traceParent: envelope.traceparent ?? null,
-        }),
-      );
+      const pending = pendingMongoEvents.get(em) ?? new Map<string, MongoOutboxEntry>();
+      pendingMongoEvents.set(em, pending);
+      pending.set(envelope.id, {
+        seq: nextMongoSeq(),
+        name: envelope.name,
+        source: envelope.source,
+        occurred_at: envelope.occurredAt,
+        data: JSON.stringify(envelope.data ?? null),
+        trace_parent: envelope.traceparent ?? null,
+      });
     },
+  };
+}
+
+/**
+ * The single-document pattern (issue 23), run as MikroORM's `onFlush` on MongoDB: the events
+ * enqueued on the flushing EntityManager are added to the first document the flush inserts (as its
+ * `_outbox` map) or updates (one `$set` of `_outbox.<envelope id>` per event, which leaves the
+ * events another unit of work left there untouched). MongoDB writes one document atomically, so
+ * that document's change and the events are stored together or not at all; the relay publishes
+ * them and `$unset`s each once the bus acknowledged it. A flush that inserts or updates no document
+ * (nothing, or only deletes) writes the events as one new `<service>_outbox` document instead.
+ * Inside a MongoDB transaction (replica set) the same write simply joins the transaction.
+ */
+export function attachMongoOutbox(outboxEntity: EntitySchema<any, any>): (args: FlushEventArgs) => void {
+  return ({ em, uow }) => {
+    const pending = pendingMongoEvents.get(em);
+    if (!pending || pending.size === 0) return;
+    pendingMongoEvents.delete(em);
+    const anchor = uow.getChangeSets().find((cs) => cs.type === ChangeSetType.CREATE || cs.type === ChangeSetType.UPDATE);
+    if (anchor?.type === ChangeSetType.CREATE) {
+      (anchor.payload as Record<string, unknown>)[MONGO_OUTBOX_FIELD] = Object.fromEntries(pending);
+      return;
+    }
+    if (anchor) {
+      for (const [id, entry] of pending) (anchor.payload as Record<string, unknown>)[`${MONGO_OUTBOX_FIELD}.${id}`] = entry;
+      return;
+    }
+    const doc = em.create(outboxEntity, { _id: randomUUID(), events: Object.fromEntries(pending) });
+    em.persist(doc);
+    uow.computeChangeSet(doc);
   };
 }
 

@@ -8,11 +8,14 @@
  * locks more than one batch of rows, and only for a moment. Rows marked `published_at` by an earlier
  * release are deleted in the same small batches. Two relays may run: a row may then be published
  * twice, which the bus tolerates (JetStream dedups on the envelope id; consumers are idempotent on
- * it), and deleting a row the other relay already deleted is a no-op.
+ * it), and deleting a row the other relay already deleted is a no-op. On MongoDB the pending events are
+ * the `_outbox` maps of the service's documents (single-document pattern, outbox.ts), removed entry by
+ * entry once published.
  */
 import type { Bus, Envelope } from '@gatehouse/bus';
 import { dependencyState, extractTraceContext, SpanKind, withSpan, type Logger } from '@gatehouse/observability';
 import { quoteIdentifier } from './ddl.ts';
+import { MONGO_OUTBOX_FIELD, type MongoOutboxEntry } from './outbox.ts';
 import { startPeriodic } from './periodic.ts';
 import type { Database } from './types.ts';
 
@@ -34,8 +37,8 @@ export interface OutboxRelay {
 }
 
 interface Row {
-  /** what `remove` takes: `seq` on SQL, the document `_id` on MongoDB */
-  key: number | string;
+  /** what `remove` takes: `seq` on SQL, a {@link MongoKey} on MongoDB */
+  key: unknown;
   id: string;
   name: string;
   source: string;
@@ -49,9 +52,9 @@ interface OutboxRows {
   /** up to `limit` unpublished rows in `seq` order */
   pending(limit: number): Promise<Row[]>;
   /** deletes these rows (one statement) */
-  remove(keys: (number | string)[]): Promise<void>;
+  remove(keys: unknown[]): Promise<void>;
   /** keys of up to `limit` rows an earlier release marked published instead of deleting */
-  marked(limit: number): Promise<(number | string)[]>;
+  marked(limit: number): Promise<unknown[]>;
 }
 
 /** SQL: raw statements through the database's connection, by the `seq` primary key. */
@@ -77,24 +80,58 @@ function sqlRows(db: Database): OutboxRows {
 }
 
 interface MongoCollection {
-  find(filter: object, options?: object): { sort(s: object): { limit(n: number): { toArray(): Promise<Array<Record<string, unknown>>> } } };
-  deleteMany(filter: object): Promise<unknown>;
+  find(filter: object, options?: object): { limit(n: number): { toArray(): Promise<Array<Record<string, unknown>>> } };
+  updateOne(filter: object, update: object): Promise<unknown>;
+  deleteOne(filter: object): Promise<unknown>;
 }
 
-/** MongoDB: the `<service>_outbox` collection through the driver, by `_id` (the envelope id). */
+/** Where a pending event sits on MongoDB: the collection, the document's `_id`, the envelope id. */
+interface MongoKey {
+  collection: string;
+  doc: unknown;
+  id: string;
+}
+
+/**
+ * MongoDB (single-document pattern, `attachMongoOutbox`): pending events are the entries of the
+ * `_outbox` map of any document of the service's collections (the `<service>_outbox` collection
+ * holds the events of units of work that changed no other document). `pending` reads every
+ * collection's documents that carry one and orders their entries by `seq`; `remove` `$unset`s the
+ * published entries of each document (one update per document), then drops an emptied map (and an
+ * emptied `<service>_outbox` document).
+ */
 function mongoRows(db: Database): OutboxRows {
-  const coll = (): MongoCollection => (db.fork() as unknown as { getCollection(name: string): MongoCollection }).getCollection(db.outbox.table);
+  const client = (): { getCollection(name: string): MongoCollection } => db.fork() as unknown as { getCollection(name: string): MongoCollection };
+  const collections = [...new Set([...db.orm.getMetadata().getAll().values()].filter((m) => !m.embeddable && !m.virtual).map((m) => m.collection).filter((c): c is string => typeof c === 'string'))].sort();
   return {
     async pending(limit) {
-      const docs = await coll().find({ published_at: null }).sort({ seq: 1 }).limit(limit).toArray();
-      return docs.map((d) => ({
-        key: String(d._id), id: String(d._id), name: String(d.name), source: String(d.source),
-        occurred_at: d.occurred_at as number, data: (d.data as string | null) ?? null,
-        trace_parent: typeof d.trace_parent === 'string' ? d.trace_parent : null,
-      }));
+      const rows: Array<Row & { seq: number }> = [];
+      for (const name of collections) {
+        const docs = await client().getCollection(name).find({ [MONGO_OUTBOX_FIELD]: { $exists: true } }, { projection: { [MONGO_OUTBOX_FIELD]: 1 } }).limit(limit).toArray();
+        for (const d of docs) {
+          for (const [id, e] of Object.entries((d[MONGO_OUTBOX_FIELD] ?? {}) as Record<string, MongoOutboxEntry>)) {
+            const key: MongoKey = { collection: name, doc: d._id, id };
+            rows.push({ key, seq: Number(e.seq), id, name: e.name, source: e.source, occurred_at: e.occurred_at, data: e.data ?? null, trace_parent: e.trace_parent ?? null });
+          }
+        }
+      }
+      return rows.sort((a, b) => a.seq - b.seq).slice(0, limit);
     },
     async remove(keys) {
-      await coll().deleteMany({ _id: { $in: keys } });
+      const byDoc = new Map<string, { collection: string; doc: unknown; ids: string[] }>();
+      for (const k of keys as MongoKey[]) {
+        const at = `${k.collection}\u0000${JSON.stringify(k.doc)}`;
+        const entry = byDoc.get(at) ?? { collection: k.collection, doc: k.doc, ids: [] };
+        entry.ids.push(k.id);
+        byDoc.set(at, entry);
+      }
+      for (const { collection, doc, ids } of byDoc.values()) {
+        const coll = client().getCollection(collection);
+        await coll.updateOne({ _id: doc }, { $unset: Object.fromEntries(ids.map((id) => [`${MONGO_OUTBOX_FIELD}.${id}`, ''])) });
+        // a unit of work that wrote new events here since the read keeps its map (it is not empty)
+        if (collection === db.outbox.table) await coll.deleteOne({ _id: doc, [MONGO_OUTBOX_FIELD]: {} });
+        else await coll.updateOne({ _id: doc, [MONGO_OUTBOX_FIELD]: {} }, { $unset: { [MONGO_OUTBOX_FIELD]: '' } });
+      }
     },
     // no earlier release wrote this collection
     marked: async () => [],
@@ -113,7 +150,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
   const publishing = dependencyState(relayLog, 'bus', 'publish');
 
   /** Deletes the rows of `keys` (one statement, primary key); false when the database failed. */
-  async function remove(keys: (number | string)[]): Promise<boolean> {
+  async function remove(keys: unknown[]): Promise<boolean> {
     if (keys.length === 0) return true;
     try {
       await rows.remove(keys);
@@ -142,7 +179,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         return published;
       }
       database.up();
-      const done: (number | string)[] = [];
+      const done: unknown[] = [];
       for (const row of batch) {
         const envelope: Envelope = {
           id: String(row.id),

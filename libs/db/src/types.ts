@@ -2,7 +2,7 @@
  * @module @gatehouse/db/types
  * The public shapes of @gatehouse/db: connection options, a service's schema and the Database handle.
  */
-import type { EntityManager, MikroORM } from '@mikro-orm/core';
+import type { EntityManager, IsolationLevel, MikroORM } from '@mikro-orm/core';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import type { Envelope } from '@gatehouse/bus';
@@ -79,6 +79,9 @@ export interface Outbox {
   readonly table: string;
 }
 
+/** How a unit of work and its events are written on MongoDB (issue 23). */
+export type MongoAtomicity = 'transaction' | 'single-document';
+
 /** An open database for one service. */
 export interface Database {
   readonly type: DatabaseType;
@@ -87,8 +90,18 @@ export interface Database {
   readonly outbox: Outbox;
   /** a fresh EntityManager; one per request/RPC */
   fork(): EntityManager;
-  /** runs `fn` in one transaction on a fresh EntityManager; flushes and commits when it resolves, rolls back when it throws */
-  transactional<T>(fn: (em: EntityManager) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction on a fresh EntityManager; flushes and commits when it resolves,
+   * rolls back when it throws. On MongoDB without transactions (`mongoAtomicity` `single-document`)
+   * it is one unit of work written by a single flush, the events inside a changed document.
+   * @param options.isolationLevel SQL isolation level (ignored on SQLite and MongoDB)
+   */
+  transactional<T>(fn: (em: EntityManager) => Promise<T>, options?: { isolationLevel?: IsolationLevel }): Promise<T>;
+  /**
+   * MongoDB only: `transaction` when the server runs multi-document transactions (replica set, mongos),
+   * else `single-document` (see `transactional`; README "MongoDB").
+   */
+  readonly mongoAtomicity?: MongoAtomicity;
   /** raw SQL for hot paths (parameterised, `?` placeholders); not available on MongoDB */
   execute<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;

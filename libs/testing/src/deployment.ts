@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createScratchDatabase, type DatabaseType } from '@gatehouse/db';
+import { startFerretDb } from './ferretdb.ts';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { COMMANDS, listFlags, registry, type CommandName, type FlagKey } from '@gatehouse/config';
@@ -82,6 +83,8 @@ export interface Deployment {
   /** the main database (`--database-type` / `--database-url`), so a test can inspect service tables */
   readonly databaseType: DatabaseType;
   readonly databaseUrl: string;
+  /** mongodb: the directory of the FerretDB server's SQLite files (`<database>.sqlite`) */
+  readonly databaseFiles?: string;
   output(): string;
   /**
    * Stops the (first) process running `command` (`all`, `gateway`, `authn`, `mfa`, `authz`,
@@ -107,7 +110,12 @@ export function flagsFor(command: CommandName, flags: readonly string[]): string
   return flags.filter((f) => accepted.has(f.split('=')[0]!));
 }
 
-async function scratch(type: DatabaseType): Promise<{ url: string; drop(): Promise<void> }> {
+async function scratch(type: DatabaseType): Promise<{ url: string; files?: string; drop(): Promise<void> }> {
+  if (type === 'mongodb') {
+    // FerretDB v1 on SQLite: the MongoDB stand-in (README "MongoDB"); one server per deployment
+    const ferret = await startFerretDb();
+    return { url: ferret.url('gatehouse'), files: ferret.dir, drop: ferret.stop };
+  }
   if (type === 'sqlite') {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-'));
     return { url: path.join(dir, 'gatehouse.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
@@ -262,6 +270,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     natsStream,
     databaseType: dbType,
     databaseUrl: db.url,
+    ...(db.files ? { databaseFiles: db.files } : {}),
     output: () => processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n'),
     stopProcess,
     startProcess,

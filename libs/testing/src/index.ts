@@ -10,4 +10,5 @@ export { parseMail, type ParsedMail } from './mime.ts';
 export {
   startTwilioSink, TWILIO_TEST_CREDENTIALS, type SmsMessage, type TwilioSink, type TwilioSinkOptions,
 } from './twilio-sink.ts';
+export { FERRETDB_BIN, startFerretDb, type FerretDb } from './ferretdb.ts';
 export { OPENFGA_BIN, startOpenFga, type OpenFgaOptions, type OpenFgaServer } from './openfga.ts';

@@ -61,7 +61,7 @@ export function startWebhookWorker(d: WebhookWorkerDeps): Promise<Subscription> 
     },
     post: (p) => guardedPost({ ...p, allowPrivate: d.allowPrivate }),
     async recordAttempt(attempt) {
-      await d.db.fork().transactional(async (em) => {
+      await d.db.transactional(async (em) => {
         d.db.outbox.enqueue(em, newEnvelope('webhook.attempted', 'notifications', attempt));
       });
     },

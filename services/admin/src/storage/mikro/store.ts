@@ -62,7 +62,7 @@ async function insertOnce(db: Database, entity: any, row: object): Promise<boole
  */
 export function createMikroAdminStore(db: Database, clock: () => number = () => Math.floor(Date.now() / 1000)): AdminStore {
   const inTransaction = <T>(fn: (em: EntityManager) => Promise<T>): Promise<T> =>
-    db.fork().transactional(fn, { isolationLevel: IsolationLevel.READ_COMMITTED });
+    db.transactional(fn, { isolationLevel: IsolationLevel.READ_COMMITTED });
   return {
     webhooks: {
       async get(id) {

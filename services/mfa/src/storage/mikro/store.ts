@@ -70,7 +70,7 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
   // deadlock. Under READ COMMITTED InnoDB takes no gap locks for searches (MySQL 8.4 manual
   // §17.7.2.1); nothing here re-reads a row, so repeatable reads buy nothing. SQLite ignores it.
   const inTransaction = <T>(fn: (em: EntityManager) => Promise<T>): Promise<T> =>
-    db.fork().transactional(fn, { isolationLevel: IsolationLevel.READ_COMMITTED });
+    db.transactional(fn, { isolationLevel: IsolationLevel.READ_COMMITTED });
   return {
     async findSessionByHandleHash(handleHash) {
       const row = await db.fork().findOne(MfaSessionEntity, { handleHash });

@@ -116,7 +116,7 @@ export function createMikroOrgsStore(db: Database, clock: () => number = () => M
       },
     },
     transaction(fn) {
-      return db.fork().transactional((em) => fn(transactionOf(db, em, clock)), { isolationLevel: IsolationLevel.READ_COMMITTED });
+      return db.transactional((em) => fn(transactionOf(db, em, clock)), { isolationLevel: IsolationLevel.READ_COMMITTED });
     },
   };
 }
