@@ -40,7 +40,7 @@ export interface GatewayServices {
   clients: ServiceClients;
   supergraphSdl: string;
   /** subgraph name → in-process schema (all-in-one) or URLs (split) */
-  subgraphs: Record<string, { schema: GraphQLSchema } | { urls: string[] }>;
+  subgraphs: Record<string, { schema: () => GraphQLSchema } | { urls: string[] }>;
   /**
    * What `/readyz` checks besides the gateway's own rate-limit store: the services it forwards to
    * (split mode), or the dependencies of every service in the process (all-in-one).

@@ -104,7 +104,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     internal: { desc: serviceDescriptor('authz.internal'), handlers: createAuthzInternal({ engine, authenticator }) },
-    schema: createAuthzSubgraph(handlers),
+    schema: () => createAuthzSubgraph(handlers),
     engine,
     logFields: { store: config.fga.store },
     readiness,
