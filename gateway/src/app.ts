@@ -16,7 +16,7 @@ import { createHttpLayer, clientInfo, createGatewayServer, routeLabel, sendError
 
 import { ROUTES, buildOpenApi, notServedOperations } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
-import { createGraphqlGateway } from './graphql/gateway.ts';
+import type { createGraphqlGateway } from './graphql/gateway.ts';
 import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountSamlIdp } from './saml-idp.ts';
@@ -41,7 +41,7 @@ export interface GatewayServices {
   clients: ServiceClients;
   supergraphSdl: string;
   /** subgraph name → in-process schema (all-in-one) or URLs (split) */
-  subgraphs: Record<string, { schema: GraphQLSchema } | { urls: string[] }>;
+  subgraphs: Record<string, { schema: () => GraphQLSchema } | { urls: string[] }>;
   /**
    * What `/readyz` checks besides the gateway's own rate-limit store: the services it forwards to
    * (split mode), or the dependencies of every service in the process (all-in-one).
@@ -89,17 +89,30 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   // the SAML IdP's metadata and SSO endpoints (issue 20): XML and HTML, not the table's JSON
   mountSamlIdp(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
 
-  const graphql = await createGraphqlGateway({
-    supergraphSdl: services.supergraphSdl,
-    subgraphs: services.subgraphs,
-    introspection: opts.introspection,
-    limits: opts.limits,
-    internalToken: opts.internalToken,
-    clientIpOf: (req) => clientInfo(req).ip,
-    deadlineMs: opts.deadlineMs,
-    logger: deps.logger,
+  // Apollo Gateway (and its query planner, a third of the start-up CPU) is loaded and started by the
+  // first POST /graphql, not at start-up (issue 22 §3): a deployment that serves only REST and gRPC
+  // never pays for it. A failed start is logged and retried by the next GraphQL request.
+  type GraphqlGateway = Awaited<ReturnType<typeof createGraphqlGateway>>;
+  let graphql: Promise<GraphqlGateway> | null = null;
+  const graphqlGateway = (): Promise<GraphqlGateway> => graphql ??= import('./graphql/gateway.ts')
+    .then(({ createGraphqlGateway: create }) => create({
+      supergraphSdl: services.supergraphSdl,
+      subgraphs: services.subgraphs,
+      introspection: opts.introspection,
+      limits: opts.limits,
+      internalToken: opts.internalToken,
+      clientIpOf: (req) => clientInfo(req).ip,
+      deadlineMs: opts.deadlineMs,
+      logger: deps.logger,
+    }))
+    .catch((err: unknown) => {
+      deps.logger.error({ err }, 'GraphQL gateway did not start');
+      graphql = null;
+      throw err;
+    });
+  app.post('/graphql', (req, res, next) => {
+    graphqlGateway().then((g) => g.handler(req, res, next), next);
   });
-  app.post('/graphql', graphql.handler);
   const basePath = new URL(opts.http.url).pathname.replace(/\/+$/, '');
   if (opts.playground) mountPlayground(app, { ...opts.playground, basePath });
   if (opts.loginPage) mountLoginPage(app, { ...opts.loginPage, basePath }, deps.logger);
@@ -123,7 +136,7 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
     },
     limiter: layer.limiter,
     async close() {
-      await graphql.stop();
+      await (await graphql?.catch(() => null))?.stop();
       await layer.close();
     },
   };

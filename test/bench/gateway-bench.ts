@@ -10,11 +10,8 @@
  * --login-connections=<n> (16), --modes=all,split (both).
  */
 import os from 'node:os';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
-import { formatLine, HEADER, measureWithCpu, type AutocannonRequest, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
+import { formatLine, HEADER, measureWithCpu, startBare, type AutocannonRequest, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
 
 interface Options extends LoadParams {
   connections: number;
@@ -131,21 +128,6 @@ async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promi
   } finally {
     await d.stop();
   }
-}
-
-/** Starts bare-server.ts in its own process; resolves with its URL once it listens. */
-function startBare(body: string): Promise<{ url: string; child: ChildProcess }> {
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bare-server.ts');
-  const child = spawn(process.execPath, [script, body], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve({ url: `http://127.0.0.1:${m[1]}/`, child });
-    });
-    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
-  });
 }
 
 async function benchBare(body: string, o: Options): Promise<Row> {

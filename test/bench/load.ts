@@ -5,9 +5,12 @@
  * `response` event (process.hrtime, sub-millisecond), not from its histogram, which keeps whole
  * milliseconds only and would print the bare server as 0 or 1 ms.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The part of autocannon's options this bench uses. */
 interface AutocannonOptions {
@@ -227,4 +230,22 @@ export async function measureWithCpu(target: LoadTarget, params: LoadParams, wat
     cpuPerRequestMs,
     cpu: `cpu (% of one core over the measured run): ${parts.join(', ')}; server cpu per request ${total.toFixed(3)} ms (js ${cpuPerRequestMs.main.toFixed(3)}, pool ${cpuPerRequestMs.pool.toFixed(3)}, other ${cpuPerRequestMs.other.toFixed(3)}); load average ${loadavg()[0]!.toFixed(2)}`,
   };
+}
+
+/**
+ * Starts bare-server.ts in its own process (with `workers` node:cluster workers sharing its port when
+ * above 1); resolves with its URL once it listens.
+ */
+export function startBare(body: string, workers = 1): Promise<{ url: string; child: ChildProcess }> {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bare-server.ts');
+  const child = spawn(process.execPath, [script, body, String(workers)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve({ url: `http://127.0.0.1:${m[1]}/`, child });
+    });
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
 }

@@ -22,7 +22,8 @@ export interface GatewayContext {
   res: Response;
 }
 
-export type SubgraphTarget = { schema: GraphQLSchema } | { urls: string[] };
+/** a subgraph in this process (its schema built on first call) or served at `urls` */
+export type SubgraphTarget = { schema: () => GraphQLSchema } | { urls: string[] };
 
 export interface GraphqlGatewayOptions {
   supergraphSdl: string;
@@ -133,7 +134,7 @@ export async function createGraphqlGateway(opts: GraphqlGatewayOptions): Promise
         opts.logger.warn({ subgraph: name }, 'subgraph not configured: its fields answer unimplemented');
         return new AbsentSubgraph(name);
       }
-      if ('schema' in target) return new LocalGraphQLDataSource(target.schema);
+      if ('schema' in target) return new LocalGraphQLDataSource(target.schema());
       return target.urls.length > 1 ? new RoundRobinDataSource(target.urls, opts.internalToken) : new ForwardingDataSource(target.urls[0]!, opts.internalToken);
     },
   });

@@ -5,7 +5,8 @@
  * server through the same proto codec, and the AppError → `extensions.code` mapping (graphql.md §1.2).
  */
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode, type GraphQLSchema, type DocumentNode } from 'graphql';
-import { buildSubgraphSchema } from '@apollo/subgraph';
+import { createRequire } from 'node:module';
+import type * as ApolloSubgraph from '@apollo/subgraph';
 import { AppError, graphqlCodeOf, toAppError } from '@gatehouse/errors';
 import type { CallContext, HandlerMap } from './context.ts';
 import type { ServiceDescriptor } from './proto.ts';
@@ -133,6 +134,8 @@ export function alwaysFails(code: AppError['code'], message: string): () => Prom
 
 /** Builds a federation subgraph schema (array form, TOOLCHAIN.md) with the shared scalars. */
 export function buildSubgraph(typeDefs: DocumentNode, resolvers: Record<string, unknown>): GraphQLSchema {
+  // loaded here, not with this module: all-in-one builds its subgraphs with the first GraphQL request (issue 22 §3)
+  const { buildSubgraphSchema } = createRequire(import.meta.url)('@apollo/subgraph') as typeof ApolloSubgraph;
   return buildSubgraphSchema([{ typeDefs, resolvers: { Int64: Int64Scalar, Map: MapScalar, ...resolvers } as never }]);
 }
 

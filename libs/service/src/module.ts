@@ -48,8 +48,11 @@ export interface ServiceRuntime {
   public?: ServiceImplementation;
   /** its service-to-service API (`<service>.internal`), served only to callers holding the internal token */
   internal?: ServiceImplementation;
-  /** its federation subgraph, when it has one */
-  schema?: GraphQLSchema;
+  /**
+   * its federation subgraph, when it has one, built on first call: all-in-one builds it with the GraphQL
+   * gateway's first request, not at start-up (issue 22 §3)
+   */
+  schema?: () => GraphQLSchema;
   /** the credential resolution it builds for the deployment (authn), shared with later services in all-in-one */
   authenticator?: Authenticator;
   /** its own dependencies (its database, ...) for `/readyz`; the process adds Redis, NATS and its peers */

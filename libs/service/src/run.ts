@@ -75,7 +75,7 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   }));
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
     host: config.host, port: config.httpPort, internalToken: runtime.schema ? internalToken : '', logger,
-    ...(runtime.schema ? { schema: runtime.schema } : {}),
+    ...(runtime.schema ? { schema: runtime.schema() } : {}),
     // its own dependencies only: a peer's outage fails the calls that need the peer, but must not
     // take this service out of rotation (readiness would cascade along the call graph)
     readiness: [...(bus?.readiness ? [bus.readiness] : []), ...(sessions ? [sessions.readiness] : []), ...(runtime.readiness ?? [])],

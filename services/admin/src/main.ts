@@ -84,7 +84,7 @@ export async function buildAdmin(config: Config, shared: ServiceShared): Promise
   return {
     public: service.public,
     internal: service.internal,
-    schema: buildSubgraph(adminTypeDefs, resolvers),
+    schema: () => buildSubgraph(adminTypeDefs, resolvers),
     readiness: [databaseReadiness(db, dbOptions)],
     async close() {
       for (const s of subscriptions) await s.stop();

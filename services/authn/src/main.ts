@@ -74,7 +74,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
   return {
     public: { desc: serviceDescriptor('authn'), handlers },
     internal: { desc: serviceDescriptor('authn.internal'), handlers: internalHandlers },
-    schema: createAuthnSubgraph(handlers, internalHandlers),
+    schema: () => createAuthnSubgraph(handlers, internalHandlers),
     authenticator,
     sessions,
     db,

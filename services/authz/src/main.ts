@@ -56,7 +56,7 @@ function registerEngineMetrics(engine: Engine, registry: Registry): void {
 }
 
 /**
- * Builds the authz service: the engine over its store, loaded before serving. Callers are checked
+ * Builds the authz service: the engine over its store, whose snapshot loads while it serves. Callers are checked
  * against the deployment's session store (`shared.authenticator`: authn's in all-in-one, Redis in
  * split mode, where src/index.ts requires --redis-url).
  * @throws never: a store that cannot be opened ends the process with a FATAL line
@@ -66,10 +66,17 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   const authenticator = shared.authenticator ?? fatal('authz needs the deployment\'s session store to check callers (--redis-url in split mode)');
   const { engine, db, readiness } = await orFatal('engine', async () => {
     const opened = await openStore(config, logger);
-    // load the snapshot before serving, so the first request does not pay for it
-    await opened.engine?.warm();
+    // an OpenFGA server is connected before serving: one that is not there is a start-up failure
+    if (config.fga.store === 'openfga') await opened.engine?.warm();
     return opened;
   });
+  // The embedded engine loads its snapshot while the process starts serving (issue 22 §3): start-up
+  // waits for what every request needs (the store open), not for the tuples. A request that needs the
+  // snapshot before the load ends waits for that same load (SnapshotCache shares it); a failed load is
+  // retried by the next request.
+  if (config.fga.store !== 'openfga') {
+    engine?.warm().catch((err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
+  }
   // the snapshot gauges describe the embedded engine; an OpenFGA server has its own metrics
   if (engine && config.fga.store !== 'openfga') registerEngineMetrics(engine, shared.registry);
   const bus = shared.bus;
@@ -97,7 +104,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   return {
     public: { desc: serviceDescriptor('authz'), handlers },
     internal: { desc: serviceDescriptor('authz.internal'), handlers: createAuthzInternal({ engine, authenticator }) },
-    schema: createAuthzSubgraph(handlers),
+    schema: () => createAuthzSubgraph(handlers),
     engine,
     logFields: { store: config.fga.store },
     readiness,

@@ -44,7 +44,7 @@ export async function buildMfa(config: Config, shared: ServiceShared): Promise<S
   return {
     public: service.public,
     internal: service.internal,
-    schema: createMfaSubgraph(service.public),
+    schema: () => createMfaSubgraph(service.public),
     readiness: [databaseReadiness(db, databaseOptionsOf(config))],
     async close() {
       await userDeleted?.stop();

@@ -112,7 +112,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   return {
     public: service.public,
     internal: service.internal,
-    schema: buildSubgraph(orgsTypeDefs, bindResolvers(service.public.desc, service.public.handlers, orgsBindings)),
+    schema: () => buildSubgraph(orgsTypeDefs, bindResolvers(service.public.desc, service.public.handlers, orgsBindings)),
     readiness: [databaseReadiness(db, dbOptions)],
     async close() {
       await userDeleted?.stop();

@@ -280,10 +280,44 @@ type doc
     expect((await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(false);
   });
 
+  it('loads a store larger than one page, and a write landing between pages is seen on the next call', async () => {
+    await engine.writeModel(MODEL);
+    const docs = Array.from({ length: 25_000 }, (_, i) => ({ user: `user:u${i % 50}`, relation: 'viewer', object: `doc:${i}` }));
+    // straight into the store: the engine takes 100 tuples a call
+    for (let i = 0; i < docs.length; i += 5000) await store.writeTuples(docs.slice(i, i + 5000), []);
+    let pages = 0;
+    const paging: AuthzStore = {
+      ...store,
+      readPage: async (filter, afterSeq, limit) => {
+        const page = await store.readPage(filter, afterSeq, limit);
+        // another replica writes after the first page: one tuple read already goes, one not read yet goes, one is new
+        if (Object.keys(filter).length === 0 && pages++ === 0) {
+          await engine.deleteTuples([docs[0]!, docs[24_000]!]);
+          await engine.writeTuples([{ user: 'user:late', relation: 'viewer', object: 'doc:late' }]);
+        }
+        return page;
+      },
+    };
+    const replica = createEngine({ store: paging });
+    const results = await replica.check('u0', [{ relation: 'viewer', object: 'doc:0' }, { relation: 'viewer', object: 'doc:50' }, { relation: 'viewer', object: 'doc:24000' }]);
+    expect(results.map((r) => r.allowed)).toEqual([false, true, false]);
+    expect((await replica.check('late', [{ relation: 'viewer', object: 'doc:late' }]))[0]?.allowed).toBe(true);
+    expect((await replica.check('u49', [{ relation: 'viewer', object: 'doc:24999' }]))[0]?.allowed).toBe(true);
+    expect(pages).toBeGreaterThan(2);
+    expect(replica.stats().tuples).toBe(25_000 - 2 + 1);
+  });
+
   it('catches up from the change log after another replica writes, without reloading every tuple', async () => {
     await engine.writeModel(MODEL);
     let fullReads = 0;
-    const counting: AuthzStore = { ...store, readAll: async () => (fullReads++, store.readAll()) };
+    // a full load reads every tuple in pages, starting from the first
+    const counting: AuthzStore = {
+      ...store,
+      readPage: async (filter, afterSeq, limit) => {
+        if (afterSeq === 0 && Object.keys(filter).length === 0) fullReads++;
+        return store.readPage(filter, afterSeq, limit);
+      },
+    };
     const replica = createEngine({ store: counting });
     await engine.writeTuples([{ user: 'user:anne', relation: 'owner', object: 'doc:1' }]);
     expect((await replica.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))[0]?.allowed).toBe(true);

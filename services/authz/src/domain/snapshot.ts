@@ -29,8 +29,8 @@ export async function guard<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-/** Tuples indexed between two yields to the event loop during a full load. */
-const LOAD_SLICE = 20_000;
+/** Tuples read per page, and indexed between two yields to the event loop, during a full load. */
+const LOAD_SLICE = 10_000;
 
 /** Counters for observability and tests. */
 export interface SnapshotStats {
@@ -103,21 +103,34 @@ export class SnapshotCache {
 
   private async refresh(target: number): Promise<void> {
     const snap = this.snap;
-    if (snap?.ts && target - snap.revision <= CHANGE_RETENTION) {
-      const changes = await guard(this.store.readChanges(snap.revision, target));
-      if (replayable(changes, snap.revision, target)) {
-        for (const c of changes) {
-          if (!c.tuple) continue;
-          if (c.op === 'write') indexStored(snap.index, snap.ts, snap.fits, c.tuple);
-          else snap.index.remove(c.tuple.object, c.tuple.relation, c.tuple.user);
-        }
-        snap.revision = target;
-        this.stats.catchUps++;
-        return;
-      }
+    if (snap && await this.catchUp(snap, target)) {
+      this.stats.catchUps++;
+      return;
     }
-    this.snap = await this.load(target, snap);
+    let loaded = await this.load(target, snap);
+    // The pages were read while writes may have landed: bring the new snapshot to one store revision
+    // (replaying the changes since `target`) before anyone reads it; a model change meanwhile loads again.
+    for (;;) {
+      const now = await guard(this.store.revision());
+      if (now <= loaded.revision || await this.catchUp(loaded, now)) break;
+      loaded = await this.load(now, loaded);
+    }
+    this.snap = loaded;
     this.stats.fullLoads++;
+  }
+
+  /** Replays the change log from `snap.revision` to `target` into `snap`; false when only a full load can get there. */
+  private async catchUp(snap: Snapshot, target: number): Promise<boolean> {
+    if (!snap.ts || target - snap.revision > CHANGE_RETENTION) return false;
+    const changes = await guard(this.store.readChanges(snap.revision, target));
+    if (!replayable(changes, snap.revision, target)) return false;
+    for (const c of changes) {
+      if (!c.tuple) continue;
+      if (c.op === 'write') indexStored(snap.index, snap.ts, snap.fits, c.tuple);
+      else snap.index.remove(c.tuple.object, c.tuple.relation, c.tuple.user);
+    }
+    snap.revision = target;
+    return true;
   }
 
   private async load(revision: number, previous: Snapshot | null): Promise<Snapshot> {
@@ -134,11 +147,17 @@ export class SnapshotCache {
         throw new AppError('internal', 'internal error', { cause: err, reason: 'fga_stored_model_invalid' });
       }
     }
-    const tuples = await guard(this.store.readAll());
-    for (let i = 0; i < tuples.length; i++) {
-      indexStored(index, ts, fits, tuples[i] as TupleKey);
-      // Indexing 200,000 tuples takes about half a second: yield now and then so other requests keep flowing.
-      if (i % LOAD_SLICE === LOAD_SLICE - 1) await new Promise((resolve) => setImmediate(resolve));
+    // Read in pages by seq, so the rows in flight stay a page (not the whole table: the peak RSS it left
+    // behind was most of the snapshot's footprint), and other requests run between pages. A write that
+    // lands meanwhile may or may not be in the pages read; the change log replay from `revision` then
+    // applies it again, and adds and removes are idempotent.
+    let after = 0;
+    for (;;) {
+      const page = await guard(this.store.readPage({}, after, LOAD_SLICE));
+      for (const t of page.tuples) indexStored(index, ts, fits, t);
+      if (!page.more || page.tuples.length === 0) break;
+      after = page.tuples[page.tuples.length - 1]!.seq;
+      await new Promise((resolve) => setImmediate(resolve));
     }
     return { revision, model, ts, index, fits };
   }

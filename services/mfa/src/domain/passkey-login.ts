@@ -5,7 +5,8 @@
  * user of an MFA session (passkey as the second factor, which completes the session). mfa answers a
  * verdict; authn issues the tokens (§4.1 "no gate": a user-verifying passkey is multi-factor).
  */
-import { generateAuthenticationOptions, verifyAuthenticationResponse, type AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { webauthn } from './webauthn-lib.ts';
 import { sha256Hex } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 import type { MfaSessionRecord } from '../storage/ports.ts';
@@ -38,7 +39,7 @@ export async function loginOptions(c: MfaContext, handle: string | undefined, em
   }
   const challenge = await c.store.transaction((tx) =>
     issueChallenge(c, tx, 'login', { userId: session?.userId ?? null, mfaSessionId: session?.id ?? null }));
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthn()).generateAuthenticationOptions({
     rpID: relyingParty(c.options).id,
     allowCredentials: allow,
     challenge: new Uint8Array(Buffer.from(challenge.challenge, 'base64url')),
@@ -92,7 +93,7 @@ export async function verifyLogin(c: MfaContext, handle: string | undefined, cre
   let newCounter: number;
   let userVerified: boolean;
   try {
-    const result = await verifyAuthenticationResponse({
+    const result = await (await webauthn()).verifyAuthenticationResponse({
       response: parsed.json, expectedChallenge: challenge.challenge, expectedOrigin: rp.origins, expectedRPID: rp.id,
       credential: { id: passkey.credentialId, publicKey: new Uint8Array(Buffer.from(passkey.publicKey, 'base64url')), counter: passkey.signCount, transports: passkey.transports },
       requireUserVerification: true,

@@ -6,7 +6,8 @@
  * passkey and answers a verdict; authn, which asked, answers the caller and issues tokens.
  */
 import { randomUUID } from 'node:crypto';
-import { generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import { webauthn } from './webauthn-lib.ts';
 import { AppError } from '@gatehouse/errors';
 import type { MfaSessionRecord, PasskeyRecord } from '../storage/ports.ts';
 import type { ArmedSession, MfaContext } from './deps.ts';
@@ -58,7 +59,7 @@ export async function registrationOptions(c: MfaContext, registrant: Registrant,
   });
   const rp = relyingParty(c.options);
   const userName = userNameOf(registrant);
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName,
@@ -126,7 +127,7 @@ export async function verifyRegistration(c: MfaContext, registrant: Registrant, 
   const rp = relyingParty(c.options);
   let info;
   try {
-    const result = await verifyRegistrationResponse({
+    const result = await (await webauthn()).verifyRegistrationResponse({
       response: parsed.json, expectedChallenge: challenge.challenge, expectedOrigin: rp.origins, expectedRPID: rp.id,
       requireUserVerification: true, supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
     });

@@ -3,7 +3,8 @@
  * The SMS transport (kept out of the transport-free domain/): sends one text message through the
  * `twilio` client's Messages API (flags `--twilio-*`, behaviour.md §1.3, §4.4).
  */
-import twilio from 'twilio';
+import { createRequire } from 'node:module';
+import type Twilio from 'twilio';
 
 /** One text message ready to send. `to` is the user's stored phone number. */
 export interface OutgoingSms {
@@ -49,6 +50,8 @@ export function isPermanentTwilioFailure(err: unknown): boolean {
  * (`twilio(apiKey, apiSecret, { accountSid })`); its own retries are off, the bus retries.
  */
 export function createTwilioSender(options: TwilioOptions): SmsSender {
+  // loaded here, only when SMS is configured (issue 22 §3: the client library is a noticeable part of the start-up)
+  const twilio = createRequire(import.meta.url)('twilio') as typeof Twilio;
   const client = twilio(options.apiKey, options.apiSecret, {
     accountSid: options.accountSid,
     timeout: options.timeoutMs ?? 10_000,
