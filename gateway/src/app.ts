@@ -17,7 +17,7 @@ import { createHttpLayer, clientInfo, createGatewayServer, routeLabel, sendError
 import { ROUTES, buildOpenApi, notServedOperations } from './routes/table.ts';
 import { createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
-import { loginRedirectRoute, pickParams } from './login-redirect.ts';
+import { loginRedirectRoute, mountSocialRoutes, pickParams } from './login-redirect.ts';
 import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountScim } from './scim.ts';
@@ -85,6 +85,8 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   app.get('/verify_email', loginRedirectRoute(services.clients, redirecting, deps.logger, {
     service: 'authn', rpc: 'VerifyEmailLink', request: (p) => pickParams(p, ['token', 'redirect_uri', 'state', 'roles', 'scope']),
   }));
+  // issue 20: social login, a thin 302 adapter over authn's SocialLogin / SocialCallback
+  mountSocialRoutes(app, services.clients, redirecting, deps.logger);
   // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });

@@ -10,6 +10,7 @@
 import type express from 'express';
 import { AppError, toAppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
+import { sendErrorFor } from './http/index.ts';
 import { oauthParams } from './oauth.ts';
 import { callContextOf, type ServiceClients } from './rest.ts';
 import type { ServiceName } from './routes/table.ts';
@@ -25,6 +26,11 @@ export interface LoginRedirectCall {
    * twice keeps its first value), and the Express request (route parameters such as `:provider`).
    */
   request(params: Record<string, string>, req: express.Request): Record<string, unknown>;
+  /**
+   * When the RPC throws, answer its `{code, message}` with the error's HTTP status instead of the
+   * fallback redirect (the social routes: an unknown or disabled provider is a 4xx, not a redirect).
+   */
+  jsonErrors?: boolean;
 }
 
 /**
@@ -58,6 +64,11 @@ export function loginRedirectRoute(clients: ServiceClients, opts: { url: string;
     } catch (err) {
       const e = toAppError(err);
       if (e.code === 'internal') logger.error({ err, path: req.path }, 'login redirect failed');
+      if (call.jsonErrors) {
+        if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
+        sendErrorFor(req, res, e);
+        return;
+      }
       const u = new URL(`${opts.url.replace(/\/+$/, '')}/app`);
       u.searchParams.set('error', e.code);
       u.searchParams.set('error_description', e.message);
@@ -73,4 +84,27 @@ export function pickParams(params: Record<string, string>, names: readonly strin
   const out: Record<string, string> = {};
   for (const k of names) if (params[k] !== undefined) out[k] = params[k];
   return out;
+}
+
+/** The social login routes (issue 20), each calling the authn RPC of the same line. */
+export const SOCIAL_ROUTES: readonly { path: string; rpc: string; methods: readonly ('GET' | 'POST')[] }[] = Object.freeze([
+  { path: '/oauth_login/:provider', rpc: 'SocialLogin', methods: ['GET'] },
+  // POST: Apple's response_mode=form_post (CSRF-exempt, behaviour.md §2.5)
+  { path: '/oauth_callback/:provider', rpc: 'SocialCallback', methods: ['GET', 'POST'] },
+]);
+
+/**
+ * Mounts {@link SOCIAL_ROUTES}: `GET /oauth_login/<provider>?redirect_uri&state&roles&scope` (302 to the
+ * provider) and `GET|POST /oauth_callback/<provider>` (302 to the login's redirect_uri with tokens, the
+ * MFA gate's parameters or `error`). An unknown or disabled provider answers `{code, message}` 4xx.
+ */
+export function mountSocialRoutes(app: express.Express, clients: ServiceClients, opts: { url: string; deadlineMs: number }, logger: Logger): void {
+  const fields = ['redirect_uri', 'state', 'roles', 'scope', 'code', 'error', 'error_description', 'user', 'iss'];
+  for (const route of SOCIAL_ROUTES) {
+    const handler = loginRedirectRoute(clients, opts, logger, {
+      service: 'authn', rpc: route.rpc, jsonErrors: true,
+      request: (p, req) => ({ ...pickParams(p, fields), provider: String(req.params.provider ?? '') }),
+    });
+    for (const m of route.methods) app[m === 'GET' ? 'get' : 'post'](route.path, handler);
+  }
 }

@@ -468,6 +468,41 @@ export interface CompleteFederatedLoginResponse {
   error?: string | null | undefined;
 }
 
+export interface SocialLoginRequest {
+  provider: string;
+  redirect_uri?: string | null | undefined;
+  state?:
+    | string
+    | null
+    | undefined;
+  /** space- or comma-separated, as on GET /verify_email */
+  roles?: string | null | undefined;
+  scope?: string | null | undefined;
+}
+
+export interface SocialCallbackRequest {
+  provider: string;
+  code?: string | null | undefined;
+  state?: string | null | undefined;
+  error?: string | null | undefined;
+  error_description?:
+    | string
+    | null
+    | undefined;
+  /** Apple's form_post: the `user` JSON ({"name":{"firstName","lastName"},"email"}) on the first login */
+  user?:
+    | string
+    | null
+    | undefined;
+  /** RFC 9207: the authorization server's issuer identifier in the authorization response */
+  iss?: string | null | undefined;
+}
+
+export interface SocialRedirect {
+  /** the 302 Location */
+  redirect_url: string;
+}
+
 export interface AuthnService {
   Signup(request: SignUpRequest): Promise<AuthResponse>;
   Login(request: LoginRequest): Promise<AuthResponse>;
@@ -566,6 +601,18 @@ export interface AuthnService {
   OauthIntrospect(request: OauthHttpRequest): Promise<OauthHttpResponse>;
   Userinfo(request: OauthHttpRequest): Promise<OauthHttpResponse>;
   EndSession(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  /**
+   * Issue 20: `GET /oauth_login/<provider>` — the 302 to the provider's authorization endpoint
+   * (state, PKCE S256, nonce for OIDC providers), the pending login sealed in a short-lived cookie.
+   * Unknown provider → 404, disabled provider → 400 failed_precondition.
+   */
+  SocialLogin(request: SocialLoginRequest): Promise<SocialRedirect>;
+  /**
+   * Issue 20: `GET|POST /oauth_callback/<provider>` — exchanges the code, reads the provider's
+   * identity and ends in the federated login completion (302 with tokens, the MFA gate's
+   * parameters, or `error`). Unknown or disabled provider → the same 4xx as SocialLogin.
+   */
+  SocialCallback(request: SocialCallbackRequest): Promise<SocialRedirect>;
 }
 
 /**
