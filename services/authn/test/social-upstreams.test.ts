@@ -89,5 +89,9 @@ describe('social login against the providers\' stand-ins', () => {
     const nonce = await login('google', acct('google'), { nonce: true });
     expect(nonce.q.error).toBe('unauthenticated');
     expect(nonce.q.error_description).toMatch(/^google login failed: .*nonce/);
+    // behaviour.md §5.7: each start and each outcome is in the audit log
+    const actions = a.storage.published.filter((e) => e.name === 'audit.recorded').map((e) => (e.data as { action: string }).action);
+    expect(actions.filter((x) => x === 'oauth.login_initiated').length).toBe(actions.filter((x) => x.startsWith('oauth.callback_')).length);
+    expect(actions.slice(-6)).toEqual(['oauth.login_initiated', 'oauth.callback_failed', 'oauth.login_initiated', 'oauth.callback_failed', 'oauth.login_initiated', 'oauth.callback_failed']);
   }, 30_000);
 });
