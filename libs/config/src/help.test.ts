@@ -40,6 +40,8 @@ describe('listFlags', () => {
       '--dns-resolver',
       ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox']
         .flatMap((p) => [`--${p}-client-id`, `--${p}-client-secret`, `--${p}-scopes`]),
+      // issue 20: another origin for a provider's endpoints (self-hosted, regional, test stand-ins)
+      ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox'].map((p) => `--${p}-base-url`),
     ];
     expect(expected.filter((f) => !flags.has(f))).toEqual([]);
     expect([...flags].filter((f) => !expected.includes(f))).toEqual([]);

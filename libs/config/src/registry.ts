@@ -44,10 +44,13 @@ function section<const E extends Record<string, FlagSpec<unknown>>>(
 }
 
 type ProviderFlags<P extends string> =
-  & { readonly [K in `${P}ClientId` | `${P}ClientSecret`]: FlagSpec<string> }
+  & { readonly [K in `${P}ClientId` | `${P}ClientSecret` | `${P}BaseUrl`]: FlagSpec<string> }
   & { readonly [K in `${P}Scopes`]: FlagSpec<readonly string[]> & { readonly default: readonly string[] } };
 
-/** The three flags of one social login provider (spec §1 "Social providers", defaults behaviour.md §1.3). */
+/**
+ * The flags of one social login provider (spec §1 "Social providers", defaults behaviour.md §1.3), and
+ * `--<provider>-base-url` (issue 20): another origin for every endpoint of the provider.
+ */
 function provider<const P extends string>(id: P, label: string, scopes: string): ProviderFlags<P> {
   return {
     [`${id}ClientId`]: {
@@ -60,6 +63,10 @@ function provider<const P extends string>(id: P, label: string, scopes: string):
     [`${id}Scopes`]: {
       flag: `--${id}-scopes <list>`, parser: list, default: list.parse(scopes, ''),
       help: `${label} scopes requested at login, comma list`,
+    },
+    [`${id}BaseUrl`]: {
+      flag: `--${id}-base-url <url>`, parser: httpUrl,
+      help: `replaces the scheme, host and port of every ${label} endpoint, keeping its documented path (self-hosted or regional endpoints, test stand-ins); for OpenID Connect providers the issuer moves with it (discovery)`,
     },
   } as ProviderFlags<P>;
 }

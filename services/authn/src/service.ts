@@ -30,6 +30,9 @@ import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
 import { validateSessionRpc } from './rpc/validate-session.ts';
 import { verifyEmailRpc } from './rpc/verify-email.ts';
 import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
+import { completeFederatedLoginRpc } from './rpc/federated.ts';
+import { socialCallbackRpc, socialLoginRpc } from './rpc/social.ts';
+import { createSocialUpstream } from './social/upstream.ts';
 import { emailOtpMfaSetupRpc, lockMfaRpc, skipMfaSetupRpc, smsOtpMfaSetupRpc, totpMfaSetupRpc } from './rpc/mfa-gate.ts';
 import { verifyOtpRpc } from './rpc/verify-otp.ts';
 import { deleteUserRpc } from './rpc/delete-user.ts';
@@ -66,6 +69,7 @@ export interface AuthnService {
  */
 export function createAuthnService(deps: AuthnDeps): AuthnService {
   const c = createRpcContext(deps);
+  const social = createSocialUpstream(c.options, c.logger);
   return {
     handlers: defineService(serviceDescriptor('authn'), {
       Signup: signupRpc(c),
@@ -120,6 +124,8 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       OauthIntrospect: oauthIntrospectRpc(c),
       Userinfo: userinfoRpc(c),
       EndSession: endSessionRpc(c),
+      SocialLogin: socialLoginRpc(c, social),
+      SocialCallback: socialCallbackRpc(c, social),
     }, createAuthGuard(c.authenticator)).handlers,
     internalHandlers: defineService(serviceDescriptor('authn.internal'), {
       GetUser: getUserRpc(c),
@@ -128,6 +134,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       FindUsers: findUsersRpc(c),
       UpdateProvisionedUser: updateProvisionedUserRpc(c),
       SetUserActive: setUserActiveRpc(c),
+      CompleteFederatedLogin: completeFederatedLoginRpc(c),
     }).handlers,
   };
 }

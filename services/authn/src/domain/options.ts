@@ -9,7 +9,9 @@ import type { SameSite } from '@gatehouse/auth';
 export const PROVIDERS = ['google', 'facebook', 'github', 'linkedin', 'apple', 'discord', 'twitter', 'microsoft', 'twitch', 'roblox'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-type ProviderFlags = Partial<Record<`${Provider}ClientId` | `${Provider}ClientSecret`, string>>;
+type ProviderFlags = Partial<Record<`${Provider}ClientId` | `${Provider}ClientSecret` | `${Provider}BaseUrl`, string>>
+  & Partial<Record<`${Provider}Scopes`, readonly string[]>>
+  & { microsoftTenantId?: string };
 
 /** The subset of flags authn needs. Durations are seconds. */
 export interface AuthnOptions extends ProviderFlags {
