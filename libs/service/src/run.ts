@@ -5,7 +5,7 @@
  * calls) → `module.build` → its gRPC port (public and internal APIs), its HTTP port (subgraph and
  * `/healthz`) and its metrics port. Replaces the start-up code each service used to carry.
  */
-import { createCachedSessionStore, createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
+import { createCachedSessionStore, createPlatformAuth, createRedisSessionStore, type Authenticator, type InvalidationChannel } from '@gatehouse/auth';
 import { createJetStreamBus } from '@gatehouse/bus';
 import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
 import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, startTracing, type LogLevel } from '@gatehouse/observability';
@@ -44,8 +44,10 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     : null;
   // split mode keeps sessions in Redis, so every service can check a caller itself (ARCHITECTURE §2)
   const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', logger }) : null;
-  // issue 22: sessions answered from memory until a writer's notification (or, while it is down, the poll) moves the version
-  const invalidation = invalidationFor(config, { soleWriter: false, logger });
+  // issue 22: sessions answered from memory until a writer's notification (or, while it is down, the poll)
+  // moves the version; opened on first use (a service that caches nothing holds no connection for it)
+  let channel: InvalidationChannel | undefined;
+  const invalidation = (): InvalidationChannel => (channel ??= invalidationFor(config, { soleWriter: false, logger }));
   const peers: Array<{ close(): void }> = [];
   let authenticator: Authenticator | null | undefined;
   const shared: ServiceShared = {
@@ -55,11 +57,13 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     // made on first use: a service that checks no caller (notifications) takes no token flags
     get authenticator() {
       return (authenticator ??= sessions
-        ? createPlatformAuth(config, createCachedSessionStore(sessions, { externalVersion: () => invalidation.version('credentials') })).authenticator
+        ? createPlatformAuth(config, createCachedSessionStore(sessions, { externalVersion: () => invalidation().version('credentials') })).authenticator
         : null);
     },
     soleWriter: false,
-    invalidation,
+    get invalidation() {
+      return invalidation();
+    },
     peer<D extends InternalServiceName>(api: D): PeerClient<D> | null {
       // one address, or a list for a replicated peer (--authz-address): gRPC balances over the list
       const value = config[addressKeyOf(api)];
@@ -89,7 +93,7 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc?.port ?? null, http_port: http.port, metrics_port: metrics.port, ...runtime.logFields }, `${module.name} started`);
   closeOnSignal([
-    async () => bus?.close(), runtime.close, async () => sessions?.close(), () => invalidation.close(),
+    async () => bus?.close(), runtime.close, async () => sessions?.close(), async () => channel?.close(),
     ...(grpc ? [grpc.close] : []), http.close, metrics.close,
     async () => { for (const p of peers) p.close(); },
     async () => tracing?.shutdown(),
