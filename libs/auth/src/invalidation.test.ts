@@ -93,6 +93,19 @@ function transportSuite(name: string, open: () => InvalidationChannel): void {
       expect(reader.version('authz')).toBe(authz);
     });
 
+    it('stays healthy while its heartbeats come back', async () => {
+      const downs: string[] = [];
+      const logger = { info: () => undefined, warn: (_o: Record<string, unknown>, msg: string) => { downs.push(msg); } };
+      const c = name.startsWith('redis')
+        ? createRedisInvalidation('redis://127.0.0.1:6379', `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`, { pollMs: 50, logger })
+        : createPostgresInvalidation({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }, { pollMs: 50, logger });
+      opened.push(c);
+      await until(() => c.healthy(), 'subscribed');
+      // ten heartbeat periods: every ping must have come back before the next was due
+      await sleep(500);
+      expect({ healthy: c.healthy(), warnings: downs }).toEqual({ healthy: true, warnings: [] });
+    });
+
     it('with notifications off (tests only) it never reports healthy', async () => {
       const off = name.startsWith('redis')
         ? createRedisInvalidation('redis://127.0.0.1:6379', `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`, { notificationsOff: true })

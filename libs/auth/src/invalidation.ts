@@ -14,6 +14,7 @@
  * or in process only (this process's writes; other processes' writes within `pollMs` unless
  * `soleWriter`). See libs/auth/README.md "Credential caches".
  */
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { StateLogger } from '@gatehouse/observability';
@@ -123,6 +124,47 @@ class Counters {
   }
 }
 
+/** What a transport does with its heartbeat. */
+interface Heartbeat {
+  /** the transport (re)subscribed (true) or lost its subscription (false) */
+  subscribed(on: boolean): void;
+  /** a ping came back on the transport */
+  echo(payload: string): void;
+  stop(): void;
+}
+
+/**
+ * Proves that the channel delivers, not only that it is connected: every `pollMs` a ping carrying this
+ * process's token goes out on the transport; a ping not back when the next one is due marks the channel
+ * down (a stalled connection, a pooler in transaction mode that swallows notifications), so caches poll;
+ * its echo marks it up again (which drops whatever may have been missed).
+ */
+function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: string) => Promise<unknown>): Heartbeat {
+  const me = randomBytes(8).toString('hex');
+  let seq = 0;
+  let awaiting: string | null = null;
+  let on = false;
+  const timer = setInterval(() => {
+    if (!on) return;
+    if (awaiting !== null) c.down(new Error('a heartbeat did not come back within the polling interval'));
+    awaiting = `${me}:${++seq}`;
+    send(awaiting).catch(() => undefined);
+  }, Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
+  timer.unref();
+  return {
+    subscribed(v) {
+      on = v;
+      awaiting = null;
+    },
+    echo(payload) {
+      if (payload !== awaiting) return;
+      awaiting = null;
+      if (!c.healthy) c.up();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 /**
  * In-process channel. With `soleWriter` (no other process writes the data) it is always healthy and
  * exact; without, other processes' writes are noticed within `pollMs` (it never receives them).
@@ -152,15 +194,24 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
   const sub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, autoResubscribe: false });
   const pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const names = TOPICS.map((t) => `${prefix}${t}`);
-  sub.on('message', (channel: string) => {
+  const ping = `${prefix}ping`;
+  const hb = startHeartbeat(c, o, (payload) => pub.publish(ping, payload));
+  sub.on('message', (channel: string, message: string) => {
+    if (channel === ping) return hb.echo(message);
     const t = channel.slice(prefix.length) as InvalidationTopic;
     if (TOPICS.includes(t)) c.bump(t);
   });
   sub.on('ready', () => {
-    sub.subscribe(...names).then(() => c.up(), (err: unknown) => c.down(err));
+    sub.subscribe(...names, ping).then(() => {
+      hb.subscribed(true);
+      c.up();
+    }, (err: unknown) => c.down(err));
   });
   sub.on('error', (err: unknown) => c.down(err));
-  sub.on('close', () => c.down());
+  sub.on('close', () => {
+    hb.subscribed(false);
+    c.down();
+  });
   pub.on('error', () => undefined); // surfaced by publish
   return {
     kind: 'redis',
@@ -168,6 +219,7 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
     publish: (t) => c.publish(t, () => pub.publish(`${prefix}${t}`, '1')),
     healthy: () => c.healthy,
     async close() {
+      hb.stop();
       sub.disconnect();
       pub.disconnect();
     },
@@ -183,7 +235,10 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
 export function createPostgresInvalidation(connection: pg.ClientConfig, o: InvalidationOptions = {}): InvalidationChannel {
   const c = new Counters(o, 'postgres');
   const pollMs = Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS);
-  const channelOf = (t: InvalidationTopic): string => `gatehouse_invalidate_${t}`;
+  const channelOf = (t: InvalidationTopic | 'ping'): string => `gatehouse_invalidate_${t}`;
+  const pool = new pg.Pool({ ...connection, max: 2 });
+  pool.on('error', () => undefined);
+  const hb = startHeartbeat(c, o, (payload) => pool.query('SELECT pg_notify($1, $2)', [channelOf('ping'), payload]));
   let closed = false;
   let listener: pg.Client | null = null;
   let retry: NodeJS.Timeout | null = null;
@@ -195,6 +250,7 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     const lost = (err?: unknown): void => {
       if (listener !== client) return;
       listener = null;
+      hb.subscribed(false);
       c.down(err);
       client.end().catch(() => undefined);
       if (!closed) retry = setTimeout(() => void listen(), pollMs);
@@ -202,20 +258,22 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     client.on('error', lost);
     client.on('end', () => lost());
     client.on('notification', (n) => {
+      if (n.channel === channelOf('ping')) return hb.echo(n.payload ?? '');
       const t = TOPICS.find((x) => channelOf(x) === n.channel);
       if (t) c.bump(t);
     });
     try {
       await client.connect();
-      for (const t of TOPICS) await client.query(`LISTEN ${channelOf(t)}`);
-      if (listener === client) c.up();
+      for (const t of [...TOPICS, 'ping' as const]) await client.query(`LISTEN ${channelOf(t)}`);
+      if (listener === client) {
+        hb.subscribed(true);
+        c.up();
+      }
     } catch (err) {
       lost(err);
     }
   };
   void listen();
-  const pool = new pg.Pool({ ...connection, max: 2 });
-  pool.on('error', () => undefined);
   return {
     kind: 'postgres',
     version: (t) => c.version(t),
@@ -223,6 +281,7 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     healthy: () => c.healthy,
     async close() {
       closed = true;
+      hb.stop();
       if (retry) clearTimeout(retry);
       const l = listener;
       listener = null;
