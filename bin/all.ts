@@ -9,7 +9,7 @@ import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus
 import { databaseOptionsOf, databaseTarget } from '@gatehouse/db';
 import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startTracing, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createInProcessClient, orFatal, startGrpcServer, type ServiceImplementation } from '@gatehouse/rpc';
-import { buildInProcess } from '@gatehouse/service';
+import { buildInProcess, invalidationFor } from '@gatehouse/service';
 import { SERVICES } from '../services/registry.ts';
 import { serveGateway } from '../gateway/src/main.ts';
 import type { GatewayServices } from '../gateway/src/app.ts';
@@ -27,7 +27,9 @@ export interface AllInOne {
 
 /** Builds every service of the registry from one Config and wires them in process. */
 export async function buildAllInOne(config: Config, shared: { logger: Logger; registry: Registry; bus: Bus }): Promise<AllInOne> {
-  const built = await buildInProcess(SERVICES, config, shared);
+  // issue 22: one notification channel for every service of the process (libs/auth README "Credential caches")
+  const invalidation = invalidationFor(config, { soleWriter: true, logger: shared.logger });
+  const built = await buildInProcess(SERVICES, config, { ...shared, invalidation });
   const gateway: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {} };
   const grpc: ServiceImplementation[] = [];
   for (const { module, runtime } of built) {
@@ -38,7 +40,7 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
     if (runtime.schema) gateway.subgraphs[module.name] = { schema: runtime.schema };
   }
   gateway.readiness = [...(shared.bus.readiness ? [shared.bus.readiness] : []), ...built.flatMap(({ runtime }) => runtime.readiness ?? [])];
-  return { gateway, grpc, closers: built.map(({ runtime }) => () => runtime.close()) };
+  return { gateway, grpc, closers: [() => invalidation.close(), ...built.map(({ runtime }) => () => runtime.close())] };
 }
 
 /** `gatehouse all [flags]`. */

@@ -7,24 +7,37 @@
  * JSON body of the same size, all under the same load generator (autocannon), and the ratios.
  * Not a test: it asserts nothing beyond "every request answered 2xx", and the figures depend on the
  * machine and its load. Options: --duration=<s> (10), --warmup=<s> (2), --connections=<n> (50),
- * --login-connections=<n> (16), --modes=all,split (both).
+ * --login-connections=<n> (16), --modes=all,all-pg,all-pg-redis,split (all four: all-in-one on SQLite, on
+ * PostgreSQL, on PostgreSQL + Redis, split), --only=validate (only validate_jwt_token and the bare server).
+ * Prints the issue 22 ratios (PostgreSQL + Redis and split against SQLite) with the machine's load.
  */
 import os from 'node:os';
-import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
+import { startDeployment, type Deployment, type StartOptions } from '@gatehouse/testing';
 import { formatLine, HEADER, measureWithCpu, startBare, type AutocannonRequest, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
+
+/** A deployment the bench measures: `all` (SQLite), `all-pg`, `all-pg-redis` or `split` (PostgreSQL + Redis + NATS). */
+type Mode = 'all' | 'all-pg' | 'all-pg-redis' | 'split';
+const MODES: Readonly<Record<Mode, { mode: 'all' | 'split'; options: StartOptions; label: string }>> = {
+  all: { mode: 'all', options: {}, label: 'one `gatehouse all` on SQLite' },
+  'all-pg': { mode: 'all', options: { database: 'postgres' }, label: 'one `gatehouse all` on PostgreSQL, no Redis' },
+  'all-pg-redis': { mode: 'all', options: { database: 'postgres', redis: true }, label: 'one `gatehouse all` on PostgreSQL + Redis' },
+  split: { mode: 'split', options: {}, label: 'authn, authz, mfa, admin, orgs, notifications, gateway on PostgreSQL + Redis + NATS' },
+};
 
 interface Options extends LoadParams {
   connections: number;
   loginConnections: number;
   modes: Mode[];
+  onlyValidate: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'split'] };
+  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'all-pg', 'all-pg-redis', 'split'], onlyValidate: false };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
-    if (k === '--modes') o.modes = v.split(',').filter((m): m is Mode => m === 'all' || m === 'split');
+    if (k === '--modes') o.modes = v.split(',').filter((m): m is Mode => m in MODES);
+    else if (k === '--only' && v === 'validate') o.onlyValidate = true;
     else if (!Number.isInteger(n) || n < 0) throw new Error(`bad option ${arg}`);
     else if (k === '--duration' && n > 0) o.durationS = n;
     else if (k === '--warmup') o.warmupS = n;
@@ -95,14 +108,17 @@ async function refreshChains(d: Deployment, count: number): Promise<AutocannonRe
   }];
 }
 
-async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promise<{ validate: Row; login: Row; clientCredentials: Row; refresh: Row; validateAnswer: string }> {
-  const d = await startDeployment(mode, { flags: ['--rate-limit-rps=0'] });
+interface ModeRows { validate: Row; login?: Row; clientCredentials?: Row; refresh?: Row }
+
+async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promise<ModeRows & { validateAnswer: string }> {
+  const d = await startDeployment(MODES[mode].mode, { ...MODES[mode].options, flags: ['--rate-limit-rps=0'] });
   try {
     const { validateBody, validateAnswer } = await prepare(d);
     const headers = { 'content-type': 'application/json', origin: d.url };
     const validate: LoadTarget = { name: `validate_jwt_token (${mode})`, url: `${d.url}/v1/validate_jwt_token`, method: 'POST', headers, body: validateBody, connections: o.connections };
     const v = await measureWithCpu(validate, o, watchedOf(d));
     print(v);
+    if (o.onlyValidate) return { validate: v, validateAnswer };
     const login: LoadTarget = { name: `login (${mode})`, url: `${d.url}/v1/login`, method: 'POST', headers, body: JSON.stringify({ email: EMAIL, password: PASSWORD }), connections: o.loginConnections };
     const l = await measureWithCpu(login, o, watchedOf(d));
     print(l);
@@ -145,7 +161,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   console.log(`load generator: autocannon 8 in this process, same machine; ${o.warmupS} s warm-up (discarded) + ${o.durationS} s measured per target; ${o.connections} connections (validate, bare), ${o.loginConnections} (login); keep-alive, no pipelining`);
-  console.log('deployments: startDeployment() with --rate-limit-rps=0 --log-level=warn; all = one `gatehouse all` on SQLite; split = authn, authz, notifications, gateway on PostgreSQL + Redis + NATS');
+  console.log(`deployments: startDeployment() with --rate-limit-rps=0 --log-level=warn; ${o.modes.map((m) => `${m} = ${MODES[m].label}`).join('; ')}`);
   console.log('latency: 2xx responses only, from autocannon\'s response event (hrtime); req/s = completed responses / measured seconds');
   console.log('');
   console.log(HEADER);
@@ -154,14 +170,14 @@ async function main(): Promise<void> {
     console.log(`    ${r.cpu}`);
   };
 
-  const results = new Map<Mode, { validate: Row; login: Row; clientCredentials: Row; refresh: Row }>();
+  const results = new Map<Mode, ModeRows>();
   let answer = '';
   for (const mode of o.modes) {
     const r = await benchMode(mode, o, print);
     results.set(mode, r);
     answer ||= r.validateAnswer;
   }
-  if (!answer) throw new Error('no mode ran: --modes takes all, split or all,split');
+  if (!answer) throw new Error(`no mode ran: --modes takes a comma list of ${Object.keys(MODES).join(', ')}`);
   // a fixed body of the validate answer's size and shape (the first real answer, claims included)
   const bare = await benchBare(answer, o);
   print(bare);
@@ -169,7 +185,7 @@ async function main(): Promise<void> {
   console.log('');
   for (const [mode, r] of results) {
     const tag = mode === 'all' ? '' : ` (${mode})`;
-    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login], ['client_credentials', r.clientCredentials], ['refresh_token grant', r.refresh]] as const) {
+    for (const [name, row] of rowsOf(r)) {
       const ratio = row.figures.rps / bare.figures.rps;
       console.log(`ratio ${name}/bare = ${ratio.toFixed(2)}${tag} (req/s; ${ratio.toPrecision(3)} = 1/${(1 / ratio).toFixed(0)})`);
     }
@@ -179,13 +195,36 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`server cpu per request: bare ${cpuMs(bare).toFixed(3)} ms`);
   for (const [mode, r] of results) {
-    for (const [name, row] of [['validate_jwt_token', r.validate], ['login', r.login], ['client_credentials', r.clientCredentials], ['refresh_token grant', r.refresh]] as const) {
+    for (const [name, row] of rowsOf(r)) {
       const c = row.cpuPerRequestMs;
       console.log(`server cpu per request: ${name} (${mode}) ${cpuMs(row).toFixed(3)} ms = ${(cpuMs(row) / cpuMs(bare)).toFixed(1)}× bare; js thread${mode === 'all' ? '' : 's (all processes)'} ${c.main.toFixed(3)} ms${mode === 'all' ? ` (the one js thread saturates at ${(1000 / c.main).toFixed(0)} req/s)` : ''}, threadpool ${c.pool.toFixed(3)} ms, other threads ${c.other.toFixed(3)} ms`);
     }
   }
-  const failed = [...[...results.values()].flatMap((r) => [r.validate, r.login, r.clientCredentials, r.refresh]), bare].filter((r) => r.figures.errors > 0 || r.figures.non2xx > 0);
+  issue22Ratios(results, cpuMs);
+  const failed = [...[...results.values()].flatMap((r) => rowsOf(r).map(([, row]) => row)), bare].filter((r) => r.figures.errors > 0 || r.figures.non2xx > 0);
   if (failed.length > 0) console.log(`note: errors or non-2xx answers in ${failed.map((r) => r.figures.name).join(', ')}; their req/s include those answers`);
+}
+
+/** The rows a mode measured, by name. */
+function rowsOf(r: ModeRows): Array<[string, Row]> {
+  return ([['validate_jwt_token', r.validate], ['login', r.login], ['client_credentials', r.clientCredentials], ['refresh_token grant', r.refresh]] as Array<[string, Row | undefined]>)
+    .filter((e): e is [string, Row] => e[1] !== undefined);
+}
+
+/** Issue 22's targets for validate_jwt_token, as ratios against all-in-one SQLite measured in this run. */
+function issue22Ratios(results: ReadonlyMap<Mode, ModeRows>, cpuMs: (r: Row) => number): void {
+  const sqlite = results.get('all')?.validate;
+  if (!sqlite) return;
+  console.log('');
+  console.log(`issue 22 (load average now ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; the machine is shared, see test/bench/README.md):`);
+  const target: Partial<Record<Mode, number>> = { 'all-pg-redis': 0.5, split: 0.35 };
+  for (const mode of ['all-pg', 'all-pg-redis', 'split'] as const) {
+    const v = results.get(mode)?.validate;
+    if (!v) continue;
+    const ratio = v.figures.rps / sqlite.figures.rps;
+    const goal = target[mode];
+    console.log(`  validate_jwt_token ${mode}/all (SQLite) = ${ratio.toFixed(2)} req/s${goal === undefined ? '' : ` (target ≥ ${goal}: ${ratio >= goal ? 'met' : 'not met'})`}; server cpu ${(cpuMs(v) / cpuMs(sqlite)).toFixed(2)}× SQLite${mode.startsWith('all-pg') ? ` (target ≤ 2: ${cpuMs(v) / cpuMs(sqlite) <= 2 ? 'met' : 'not met'})` : ''}`);
+  }
 }
 
 main().then(

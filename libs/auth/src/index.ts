@@ -16,6 +16,10 @@ export {
   createCachedActivityCheck, createCachedSessionStore,
   type CacheOptions, type CachedActivityCheck, type SessionCacheOptions,
 } from './session-cache.ts';
+export {
+  INVALIDATION_POLL_MS, combineVersions, createLocalInvalidation, createPostgresInvalidation, createRedisInvalidation,
+  type InvalidationChannel, type InvalidationOptions, type InvalidationTopic,
+} from './invalidation.ts';
 export { createRedisSessionStore, type RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
 export { SERVICE_ACCOUNT_PREFIX, createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type ServiceAccountCaller, type UserCaller } from './authenticator.ts';
 export { adminSessionCheck, createPlatformAuth, jwtOptionsOf } from './from-config.ts';

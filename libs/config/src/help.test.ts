@@ -38,6 +38,8 @@ describe('listFlags', () => {
       '--database-create', '--log-format', '--otlp-endpoint',
       // behaviour.md §6.2 (issue 19): the DNS servers domain verification asks
       '--dns-resolver',
+      // issue 22: tests only (libs/auth README "Credential caches"), shows the polling fallback
+      '--test-notifications-off',
       ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox']
         .flatMap((p) => [`--${p}-client-id`, `--${p}-client-secret`, `--${p}-scopes`]),
       // issue 20: another origin for a provider's endpoints (self-hosted, regional, test stand-ins)

@@ -150,6 +150,10 @@ export const registry = {
       flag: '--redis-url <url>', parser: str, secret: true,
       help: 'Redis URL; when set, sessions and the rate limiter live in Redis, shared by every process (split mode needs it for authz, admin and orgs to check callers); MFA challenges and lockout counters stay in the main database',
     },
+    testNotificationsOff: {
+      flag: '--test-notifications-off', parser: bool, default: false, commands: TOKENS,
+      help: 'tests only, never in production: ignore cache-invalidation notifications, so caches fall back to polling every 1000 ms (libs/auth README)',
+    },
   }),
   ...section('App', ALL, {
     clientId: { flag: '--client-id <id>', parser: str, required: true, commands: CALLERS, help: 'client id of this instance; required' },

@@ -5,7 +5,7 @@
  * through the in-process network instead of gRPC, and the first credential resolution built (authn's)
  * shared with the services after it.
  */
-import type { Authenticator } from '@gatehouse/auth';
+import type { Authenticator, InvalidationChannel } from '@gatehouse/auth';
 import type { Bus } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import type { Logger, Registry } from '@gatehouse/observability';
@@ -23,7 +23,7 @@ export interface BuiltService {
  * service may be built before the peer it calls.
  * @returns the built services, in build order (close them in reverse)
  */
-export async function buildInProcess(modules: readonly ServiceModule[], config: Config, shared: { logger: Logger; registry: Registry; bus: Bus }): Promise<BuiltService[]> {
+export async function buildInProcess(modules: readonly ServiceModule[], config: Config, shared: { logger: Logger; registry: Registry; bus: Bus; invalidation?: InvalidationChannel }): Promise<BuiltService[]> {
   const local = createLocalNetwork();
   let authenticator: Authenticator | null = null;
   const built: BuiltService[] = [];

@@ -8,3 +8,4 @@ export type { PeerClient, ServiceModule, ServiceModuleName, ServiceRuntime, Serv
 export { addressKeyOf, runService } from './run.ts';
 export { buildInProcess } from './in-process.ts';
 export type { BuiltService } from './in-process.ts';
+export { INVALIDATION_POLL_MS, invalidationFor } from './invalidation.ts';

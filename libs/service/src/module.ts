@@ -6,7 +6,7 @@
  * the services.
  */
 import type { DocumentNode, GraphQLSchema } from 'graphql';
-import type { Authenticator } from '@gatehouse/auth';
+import type { Authenticator, InvalidationChannel } from '@gatehouse/auth';
 import type { Bus } from '@gatehouse/bus';
 import type { CommandName, Config } from '@gatehouse/config';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
@@ -40,6 +40,12 @@ export interface ServiceShared {
   peer<D extends InternalServiceName>(name: D): PeerClient<D> | null;
   /** all-in-one: no other process writes the database (credential caches, libs/auth README) */
   soleWriter: boolean;
+  /**
+   * The process's notification channel (libs/auth README "Credential caches"): writers of sessions, users
+   * and authz tuples publish on it before they answer, and the in-memory answers of every process watch it.
+   * Absent (unit fixtures): no cross-process caches.
+   */
+  invalidation?: InvalidationChannel;
 }
 
 /** A built service, ready to be served. */

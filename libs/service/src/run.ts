@@ -5,7 +5,7 @@
  * calls) → `module.build` → its gRPC port (public and internal APIs), its HTTP port (subgraph and
  * `/healthz`) and its metrics port. Replaces the start-up code each service used to carry.
  */
-import { createPlatformAuth, createRedisSessionStore, type Authenticator } from '@gatehouse/auth';
+import { createCachedSessionStore, createPlatformAuth, createRedisSessionStore, type Authenticator, type InvalidationChannel } from '@gatehouse/auth';
 import { createJetStreamBus } from '@gatehouse/bus';
 import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
 import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, startTracing, type LogLevel } from '@gatehouse/observability';
@@ -14,6 +14,7 @@ import {
   type InternalServiceName, type ServedService,
 } from '@gatehouse/rpc';
 import type { PeerClient, ServiceModule, ServiceShared } from './module.ts';
+import { invalidationFor } from './invalidation.ts';
 
 /** `--<peer>-address` of an internal API (`mfa.internal` → `mfaAddress`). */
 export const addressKeyOf = (api: InternalServiceName): keyof Config => `${api.split('.')[0]}Address` as keyof Config;
@@ -43,6 +44,10 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     : null;
   // split mode keeps sessions in Redis, so every service can check a caller itself (ARCHITECTURE §2)
   const sessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', logger }) : null;
+  // issue 22: sessions answered from memory until a writer's notification (or, while it is down, the poll)
+  // moves the version; opened on first use (a service that caches nothing holds no connection for it)
+  let channel: InvalidationChannel | undefined;
+  const invalidation = (): InvalidationChannel => (channel ??= invalidationFor(config, { soleWriter: false, logger }));
   const peers: Array<{ close(): void }> = [];
   let authenticator: Authenticator | null | undefined;
   const shared: ServiceShared = {
@@ -51,9 +56,14 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     bus,
     // made on first use: a service that checks no caller (notifications) takes no token flags
     get authenticator() {
-      return (authenticator ??= sessions ? createPlatformAuth(config, sessions).authenticator : null);
+      return (authenticator ??= sessions
+        ? createPlatformAuth(config, createCachedSessionStore(sessions, { externalVersion: () => invalidation().version('credentials') })).authenticator
+        : null);
     },
     soleWriter: false,
+    get invalidation() {
+      return invalidation();
+    },
     peer<D extends InternalServiceName>(api: D): PeerClient<D> | null {
       // one address, or a list for a replicated peer (--authz-address): gRPC balances over the list
       const value = config[addressKeyOf(api)];
@@ -83,7 +93,7 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc?.port ?? null, http_port: http.port, metrics_port: metrics.port, ...runtime.logFields }, `${module.name} started`);
   closeOnSignal([
-    async () => bus?.close(), runtime.close, async () => sessions?.close(),
+    async () => bus?.close(), runtime.close, async () => sessions?.close(), async () => channel?.close(),
     ...(grpc ? [grpc.close] : []), http.close, metrics.close,
     async () => { for (const p of peers) p.close(); },
     async () => tracing?.shutdown(),

@@ -40,6 +40,16 @@ export interface StartOptions {
   nats?: boolean;
   /** split: number of authz processes behind the gateway (default 1) */
   authzReplicas?: number;
+  /**
+   * split: number of authn processes (default 1). The gateway and the peers use the first; a test
+   * reaches the others directly at {@link Deployment.authnGrpcAddresses}.
+   */
+  authnReplicas?: number;
+  /**
+   * all-in-one: number of `gatehouse all` processes on the one database (default 1), each on its own
+   * ports with the same `--url` and secrets, listed in {@link Deployment.replicaUrls}.
+   */
+  replicas?: number;
   /** ms to wait for readiness (default 30 s) */
   readyTimeoutMs?: number;
   /** NATS server for split mode (and all-in-one with `nats`); default the machine's {@link MACHINE.natsUrl} */
@@ -71,6 +81,10 @@ export interface Deployment {
   readonly processes: readonly GatehouseProcess[];
   /** the authz replicas in split mode, so a test can address each directly */
   readonly authzGrpcAddresses: readonly string[];
+  /** the authn processes in split mode (see {@link StartOptions.authnReplicas}); empty in all-in-one */
+  readonly authnGrpcAddresses: readonly string[];
+  /** all-in-one: the HTTP base URL of every replica ({@link url} first); split: the gateway's only */
+  readonly replicaUrls: readonly string[];
   /**
    * Split mode: the gRPC address each service process listens on (its `*Internal` APIs are served
    * there to callers holding {@link internalToken}); empty in all-in-one, whose internal calls stay
@@ -177,6 +191,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const timeout = opts.readyTimeoutMs ?? 30_000;
   const processes: GatehouseProcess[] = [];
   const authzGrpcAddresses: string[] = [];
+  const authnGrpcAddresses: string[] = [];
+  const replicaUrls: string[] = [url];
   const serviceGrpcAddresses = new Map<CommandName, string>();
   /** how each process was started, by its index in `processes` */
   const specs: Array<{ command: CommandName; flags: string[]; healthUrl: string }> = [];
@@ -199,6 +215,14 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
       const p = spawnTracked('all', flagsFor('all', [...common, ...dataFlags, ...redisFlags,
         `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...extra]), `${url}/healthz`);
       await waitForHttp(`${url}/healthz`, timeout, p.alive);
+      for (let i = 1; i < (opts.replicas ?? 1); i++) {
+        const [h, g, m] = [await freePort(), await freePort(), await freePort()];
+        const health = `http://127.0.0.1:${h}/healthz`;
+        const r = spawnTracked('all', flagsFor('all', [...common, ...dataFlags, ...redisFlags,
+          `--http-port=${h}`, `--grpc-port=${g}`, `--metrics-port=${m}`, ...extra]), health);
+        await waitForHttp(health, timeout, r.alive);
+        replicaUrls.push(`http://127.0.0.1:${h}`);
+      }
     } else {
       type Ports = { grpc: number; http: number; metrics: number };
       const ports = async (): Promise<Ports> => ({ grpc: await freePort(), http: await freePort(), metrics: await freePort() });
@@ -219,14 +243,16 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
         if (next === -1) throw new Error(`services call each other in a cycle: ${pending.join(', ')}`);
         const command = pending.splice(next, 1)[0]!;
         const peerFlags = peersOf(command).map((peer) => `--${peer}-address=${started.get(peer)![0]!.grpc}`);
-        const replicas = command === 'authz' ? (opts.authzReplicas ?? 1) : 1;
+        const replicas = command === 'authz' ? (opts.authzReplicas ?? 1) : command === 'authn' ? (opts.authnReplicas ?? 1) : 1;
         const instances = [];
         for (let i = 0; i < replicas; i++) instances.push(await svc(command, peerFlags));
         started.set(command, instances);
       }
       authzGrpcAddresses.push(...(started.get('authz') ?? []).map((a) => a.grpc));
+      authnGrpcAddresses.push(...(started.get('authn') ?? []).map((a) => a.grpc));
       for (const [command, instances] of started) serviceGrpcAddresses.set(command, instances[0]!.grpc);
-      const routes = [...started].flatMap(([command, instances]) => [
+      // a replicated service is balanced over all its processes; any other is reached at its first
+      const routes = [...started].map(([command, all]): [CommandName, typeof all] => [command, command === 'authz' ? all : all.slice(0, 1)]).flatMap(([command, instances]) => [
         ...(accepts('gateway', `${command}Address`) ? [`--${command}-address=${instances.map((a) => a.grpc).join(',')}`] : []),
         ...(accepts('gateway', `${command}GraphqlUrl`) ? [`--${command}-graphql-url=${instances.map((a) => a.graphql).join(',')}`] : []),
       ]);
@@ -265,6 +291,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     clientId,
     processes,
     authzGrpcAddresses,
+    authnGrpcAddresses,
+    replicaUrls,
     serviceGrpcAddresses,
     internalToken: deriveInternalToken(clientSecret),
     natsStream,

@@ -7,7 +7,7 @@
  */
 import { VERSION, type Config } from '@gatehouse/config';
 import { databaseOptionsOf, databaseReadiness, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, startSweeper, type Database } from '@gatehouse/db';
-import { createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
+import { combineVersions, createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
 import { orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createAuthnService, createUserActivityCheck } from './service.ts';
@@ -25,8 +25,8 @@ function authnOptions(config: Config): AuthnOptions {
 /**
  * Builds authn in this process. `shared.bus` receives authn's events through the outbox relay;
  * without a bus (split mode with no --nats-url) events stay in the outbox until one is configured.
- * `shared.soleWriter` (all-in-one only): no other process writes this database, so on SQLite without
- * Redis the session and user-activity reads are cached in process (libs/auth README).
+ * The session and user-activity reads are cached in process, kept correct by `shared.invalidation`
+ * (issue 22; libs/auth README "Credential caches").
  * `shared.peer('mfa.internal')`: the mfa service's internal API (in process in all-in-one, gRPC to
  * --mfa-address in split mode). Its runtime's `authenticator` is the deployment's credential
  * resolution, which all-in-one shares with the services built after it.
@@ -41,15 +41,21 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
   }
   const redisSessions = config.redisUrl ? createRedisSessionStore({ url: config.redisUrl, keyPrefix: 'gatehouse:', logger }) : null;
   const mikro = createMikroAuthnStorage(db);
-  // Credential caches only where every write passes through this process (libs/auth README)
-  // (a second process on the same SQLite file is noticed through PRAGMA data_version: caches dropped)
-  const externalVersion = db.type === 'sqlite' ? sqliteDataVersion(dbOptions.url ?? dbOptions.name ?? ':memory:') : null;
-  const cached = shared.soleWriter === true && db.type === 'sqlite' && !redisSessions
-    ? createCachedAuthnStorage(mikro, externalVersion ? { externalVersion } : {})
+  // Credential caches (libs/auth README): every process watches the notification channel (issue 22), and
+  // a second process on the same SQLite file is noticed through PRAGMA data_version; without a channel
+  // (unit fixtures) only all-in-one SQLite without Redis, the sole writer, caches.
+  const channel = shared.invalidation ?? null;
+  const dataVersion = db.type === 'sqlite' ? sqliteDataVersion(dbOptions.url ?? dbOptions.name ?? ':memory:') : null;
+  const cacheable = channel !== null || (shared.soleWriter === true && db.type === 'sqlite' && !redisSessions);
+  const cached = cacheable
+    ? createCachedAuthnStorage({ users: mikro.users, sessions: redisSessions ?? mikro.sessions }, {
+      externalVersion: combineVersions(dataVersion, channel ? () => channel.version('credentials') : null),
+      ...(channel ? { publish: () => channel.publish('credentials') } : {}),
+    })
     : null;
-  if (cached) logger.debug('credential caches on: all-in-one on SQLite is the only writer of sessions and users');
-  const storage = { ...mikro, ...(cached ? { users: cached.users, sessions: cached.sessions } : {}) };
-  const sessions = redisSessions ?? storage.sessions;
+  if (cached) logger.debug({ channel: channel?.kind ?? 'none' }, 'credential caches on');
+  const storage = { ...mikro, ...(cached ? { users: cached.users } : {}) };
+  const sessions = cached?.sessions ?? redisSessions ?? mikro.sessions;
   // behaviour.md §2.1: a revoked or deleted user's tokens stop validating at once
   const activity = cached?.activity ?? createUserActivityCheck(storage.users);
   const { jwt, authenticator } = createPlatformAuth(config, sessions, { users: activity });

@@ -5,6 +5,7 @@
  * own gRPC port, also the direct API for internal platforms, its subgraph and its metrics).
  */
 import { USER_DELETED_BACKOFF_MS, USER_DELETED_MAX_ATTEMPTS, consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
+import { combineVersions, type InvalidationChannel } from '@gatehouse/auth';
 import type { Config } from '@gatehouse/config';
 import type { BusEvents } from '@gatehouse/contracts';
 import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
@@ -16,6 +17,7 @@ import { createEngine, type Engine } from './domain/index.ts';
 import { deleteOrgGroupTuples } from './domain/org-groups.ts';
 import { createMemoryStore } from './storage/memory.ts';
 import { createSqlStore } from './storage/sql/store.ts';
+import { publishingStore } from './storage/notify.ts';
 import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
 import { createAuthzService } from './service.ts';
 import { createAuthzInternal } from './rpc/internal.ts';
@@ -28,7 +30,7 @@ import { createOpenFgaEngine } from './openfga/engine.ts';
  * with `--fga-store=openfga`, an OpenFGA server that answers instead of the embedded engine (issue 21 §4).
  * @throws when the store cannot be opened (the caller turns it into a FATAL line)
  */
-async function openStore(config: Config, logger: Logger): Promise<{ engine: Engine | null; db: Database | null; readiness: DependencyCheck[] }> {
+async function openStore(config: Config, logger: Logger, channel: InvalidationChannel | null): Promise<{ engine: Engine | null; db: Database | null; readiness: DependencyCheck[] }> {
   if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [] };
   if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
   if (config.fga.store === 'openfga') {
@@ -39,9 +41,13 @@ async function openStore(config: Config, logger: Logger): Promise<{ engine: Engi
     ? databaseOptionsOf(config)
     : { type: config.fga.store as DatabaseType, url: config.fga.url ?? '', ...(config.databaseCreate ? { create: true } : {}) };
   const db = await openDatabase(options, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger });
-  // SQLite: the revision is re-read only after another process commits (PRAGMA data_version)
-  const externalVersion = db.type === 'sqlite' ? sqliteDataVersion(options.url ?? options.name ?? ':memory:') : null;
-  return { engine: createEngine({ store: createSqlStore(sqlPortOf(db), { externalVersion }) }), db, readiness: [databaseReadiness(db, options)] };
+  // the revision is re-read only after a write was notified (issue 22: the process's channel, polling while
+  // it is down) or, on SQLite, after another process committed (PRAGMA data_version); never per call
+  const dataVersion = db.type === 'sqlite' ? sqliteDataVersion(options.url ?? options.name ?? ':memory:') : null;
+  const externalVersion = channel || dataVersion ? combineVersions(dataVersion, channel ? () => channel.version('authz') : null) : null;
+  const sql = createSqlStore(sqlPortOf(db), { externalVersion });
+  const store = channel ? publishingStore(sql, () => channel.publish('authz')) : sql;
+  return { engine: createEngine({ store }), db, readiness: [databaseReadiness(db, options)] };
 }
 
 /** Engine gauges on the process registry (low cardinality: no subject or object labels). */
@@ -65,7 +71,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   const logger = shared.logger.child({ service: 'authz' });
   const authenticator = shared.authenticator ?? fatal('authz needs the deployment\'s session store to check callers (--redis-url in split mode)');
   const { engine, db, readiness } = await orFatal('engine', async () => {
-    const opened = await openStore(config, logger);
+    const opened = await openStore(config, logger, shared.invalidation ?? null);
     // an OpenFGA server is connected before serving: one that is not there is a start-up failure
     if (config.fga.store === 'openfga') await opened.engine?.warm();
     return opened;

@@ -1,7 +1,8 @@
 /**
  * @module @gatehouse/authn/storage/cached
- * authn's storage behind the @gatehouse/auth credential caches, for a process that is the only
- * writer of its database (all-in-one on SQLite, see libs/auth/README.md "Credential caches").
+ * authn's storage behind the @gatehouse/auth credential caches (libs/auth/README.md "Credential
+ * caches"): evicted locally by this process's writes, and through `externalVersion` (the notification
+ * channel, SQLite's data_version) by everyone else's; every write is published before it returns.
  */
 import { createCachedActivityCheck, createCachedSessionStore, type CacheOptions, type CachedActivityCheck, type SessionStore } from '@gatehouse/auth';
 import { createUserActivityCheck } from '../domain/user.ts';
@@ -10,8 +11,8 @@ import type { AuthnTx, UserRepository } from './ports.ts';
 export interface CachedAuthnStorage {
   /** the user repository whose committed writes evict `activity` */
   users: UserRepository;
-  /** the session store with its write-through cache */
-  sessions: SessionStore & { clear(): void; size(): number };
+  /** the session store with its write-through cache (writes published before they resolve) */
+  sessions: SessionStore & { version(): number; clear(): void; size(): number };
   /** the authenticator's `users` hook (behaviour.md §2.1: revoked/deactivated users fail at once) */
   activity: CachedActivityCheck;
 }
@@ -21,12 +22,16 @@ export interface CachedAuthnStorage {
  * `users.transaction` (create or update: revoke, deactivate, reactivate) has its cached activity
  * dropped once the transaction ends, before the caller's promise resolves; session writes evict
  * in `createCachedSessionStore`. Everything else passes through unchanged.
- * @param options cache bounds and the sessions' Unix-seconds clock
+ * With `publish`, every session delete/update and every user transaction that wrote a user also
+ * awaits `publish()` (after the commit, before the caller's promise resolves), so other processes'
+ * caches drop their answers before the write's response is sent (issue 22 §1).
+ * @param options cache bounds, the sessions' Unix-seconds clock, the outside-write version and `publish`
  */
 export function createCachedAuthnStorage(
   storage: { users: UserRepository; sessions: SessionStore },
-  options: CacheOptions & { clock?: () => number } = {},
+  options: CacheOptions & { clock?: () => number; publish?: () => Promise<void> } = {},
 ): CachedAuthnStorage {
+  const publish = options.publish ?? (async () => undefined);
   const activity = createCachedActivityCheck(createUserActivityCheck(storage.users), options);
   const inner = storage.users;
   const users: UserRepository = {
@@ -63,8 +68,31 @@ export function createCachedAuthnStorage(
       } finally {
         // after commit (or rollback): a read that raced the write is not stored either (generation)
         for (const id of written) activity.invalidate(id);
+        if (written.size > 0) await publish();
       }
     },
   };
-  return { users, sessions: createCachedSessionStore(storage.sessions, options), activity };
+  const cached = createCachedSessionStore(storage.sessions, options);
+  /** runs a write, then publishes it, whether or not it threw (a failed write may have half-happened) */
+  const published = async <T>(write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } finally {
+      await publish();
+    }
+  };
+  const sessions: CachedAuthnStorage['sessions'] = {
+    create: (s) => cached.create(s),
+    get: (id) => cached.get(id),
+    findByHandleHash: (hash) => cached.findByHandleHash(hash),
+    delete: (id) => published(() => cached.delete(id)),
+    deleteAllForUser: (userId, exceptId) => published(() => cached.deleteAllForUser(userId, exceptId)),
+    deleteAllForClient: (clientId) => published(() => cached.deleteAllForClient(clientId)),
+    update: (s) => published(() => cached.update(s)),
+    // the authenticator reads it to remember resolved bearer callers
+    version: () => cached.version(),
+    clear: () => cached.clear(),
+    size: () => cached.size(),
+  };
+  return { users, sessions, activity };
 }

@@ -1,0 +1,123 @@
+import { describe, it, expect, afterEach } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  combineVersions, createLocalInvalidation, createPostgresInvalidation, createRedisInvalidation, type InvalidationChannel,
+} from './invalidation.ts';
+
+/** Resolves once `cond()` holds; fails with `what` when it has not after 10 s (event delivery, not a timing assertion). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (cond()) return;
+    await sleep(25);
+  }
+  throw new Error(`never: ${what}`);
+}
+
+describe('createLocalInvalidation', () => {
+  it('as the sole writer: the version moves only on publish, per topic, whatever the clock says', async () => {
+    let now = 0;
+    const c = createLocalInvalidation({ soleWriter: true, nowMs: () => now, pollMs: 1000 });
+    expect(c.healthy()).toBe(true);
+    const v = c.version('credentials');
+    const a = c.version('authz');
+    now += 60_000;
+    expect(c.version('credentials')).toBe(v);
+    await c.publish('credentials');
+    expect(c.version('credentials')).not.toBe(v);
+    expect(c.version('authz')).toBe(a);
+  });
+
+  it('not the sole writer: the version moves once per polling interval, so a cache re-reads at that rate', () => {
+    let now = 0;
+    const c = createLocalInvalidation({ soleWriter: false, nowMs: () => now, pollMs: 1000 });
+    expect(c.healthy()).toBe(false);
+    const v = c.version('authz');
+    now += 999;
+    expect(c.version('authz')).toBe(v);
+    now += 1;
+    const w = c.version('authz');
+    expect(w).not.toBe(v);
+    expect(c.version('authz')).toBe(w);
+  });
+
+  it('with notifications off (tests only) even the sole writer polls', () => {
+    let now = 0;
+    const c = createLocalInvalidation({ soleWriter: true, notificationsOff: true, nowMs: () => now, pollMs: 500 });
+    expect(c.healthy()).toBe(false);
+    const v = c.version('credentials');
+    now += 500;
+    expect(c.version('credentials')).not.toBe(v);
+  });
+});
+
+describe('combineVersions', () => {
+  it('changes whenever any part changes, and only then', () => {
+    let a = 1;
+    let b = 7;
+    const v = combineVersions(() => a, null, () => b);
+    const v0 = v();
+    expect(v()).toBe(v0);
+    a = 2;
+    const v1 = v();
+    expect(v1).not.toBe(v0);
+    b = 8;
+    expect(v()).not.toBe(v1);
+  });
+});
+
+/** Two processes' channels on one transport: a publish on one moves the other's version, not the other topic's. */
+function transportSuite(name: string, open: () => InvalidationChannel): void {
+  describe(name, () => {
+    const opened: InvalidationChannel[] = [];
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((c) => c.close()));
+    });
+    const make = (): InvalidationChannel => {
+      const c = open();
+      opened.push(c);
+      return c;
+    };
+
+    it('delivers a publish to every subscriber, topic by topic', async () => {
+      const writer = make();
+      const reader = make();
+      await until(() => writer.healthy() && reader.healthy(), 'both subscribed');
+      const cred = reader.version('credentials');
+      const authz = reader.version('authz');
+      const own = writer.version('credentials');
+      await writer.publish('credentials');
+      // the writer's own version moved before publish resolved
+      expect(writer.version('credentials')).not.toBe(own);
+      await until(() => reader.version('credentials') !== cred, 'the reader saw the publish');
+      expect(reader.version('authz')).toBe(authz);
+    });
+
+    it('stays healthy while its heartbeats come back', async () => {
+      const downs: string[] = [];
+      const logger = { info: () => undefined, warn: (_o: Record<string, unknown>, msg: string) => { downs.push(msg); } };
+      const c = name.startsWith('redis')
+        ? createRedisInvalidation('redis://127.0.0.1:6379', `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`, { pollMs: 50, logger })
+        : createPostgresInvalidation({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }, { pollMs: 50, logger });
+      opened.push(c);
+      await until(() => c.healthy(), 'subscribed');
+      // ten heartbeat periods: every ping must have come back before the next was due
+      await sleep(500);
+      expect({ healthy: c.healthy(), warnings: downs }).toEqual({ healthy: true, warnings: [] });
+    });
+
+    it('with notifications off (tests only) it never reports healthy', async () => {
+      const off = name.startsWith('redis')
+        ? createRedisInvalidation('redis://127.0.0.1:6379', `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`, { notificationsOff: true })
+        : createPostgresInvalidation({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }, { notificationsOff: true });
+      opened.push(off);
+      const on = make();
+      await until(() => on.healthy(), 'the other subscribed');
+      expect(off.healthy()).toBe(false);
+    });
+  });
+}
+
+const prefix = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
+transportSuite('redis pub/sub', () => createRedisInvalidation('redis://127.0.0.1:6379', prefix));
+transportSuite('postgres LISTEN/NOTIFY', () => createPostgresInvalidation({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }));

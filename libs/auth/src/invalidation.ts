@@ -1,0 +1,313 @@
+/**
+ * @module @gatehouse/auth/invalidation
+ * The notification channel that keeps in-memory answers correct across processes (issue 22 §1): the
+ * credential caches (sessions, user activity: behaviour.md §2.1, §2.2) and authz's store revision
+ * (§7.1 "every replica uses the new version from its next request after the write returns").
+ *
+ * A channel is a set of counters, one per topic. A writer calls `publish(topic)` after its write commits
+ * and before its response is sent; every process on the channel (the writer too) sees that topic's
+ * `version()` change, and a cache compares versions to know whether its answers still hold. While
+ * notifications cannot be trusted (connection down, not yet subscribed), `version()` changes at least
+ * every `pollMs`, so a cache re-reads the database at that rate: bounded staleness instead of silence.
+ *
+ * Transports: Redis pub/sub (`--redis-url`), PostgreSQL LISTEN/NOTIFY (main database on PostgreSQL),
+ * or in process only (this process's writes; other processes' writes within `pollMs` unless
+ * `soleWriter`). See libs/auth/README.md "Credential caches".
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { StateLogger } from '@gatehouse/observability';
+
+/** What changed: credentials (sessions, users) or the authz relationship store. */
+export type InvalidationTopic = 'credentials' | 'authz';
+
+const TOPICS: readonly InvalidationTopic[] = ['credentials', 'authz'];
+
+/** Default bound on staleness while notifications are down, in milliseconds. */
+export const INVALIDATION_POLL_MS = 1000;
+
+/** A process's notification channel. */
+export interface InvalidationChannel {
+  /** `redis`, `postgres` or `local` (in process only) */
+  readonly kind: 'redis' | 'postgres' | 'local';
+  /**
+   * An integer that changes when any process published `topic`, when the channel went down or came
+   * back, and at least every `pollMs` while it is down. Compare for equality only; no I/O.
+   */
+  version(topic: InvalidationTopic): number;
+  /**
+   * Tells every process on the channel that `topic` changed. Call after the write commits, before its
+   * response: this process's own version moves before the promise resolves, and the others' as soon as
+   * the transport delivers. Never throws: a failed publish is logged (the receivers' connection to the
+   * same transport is then down too, so they poll).
+   */
+  publish(topic: InvalidationTopic): Promise<void>;
+  /** true while notifications are trusted */
+  healthy(): boolean;
+  close(): Promise<void>;
+}
+
+export interface InvalidationOptions {
+  /** staleness bound while notifications are down; default {@link INVALIDATION_POLL_MS} */
+  pollMs?: number;
+  /** monotonic milliseconds; default `performance.now` */
+  nowMs?: () => number;
+  /** where `notifications are down` / `back up` go, one line per state change */
+  logger?: StateLogger;
+  /**
+   * Tests only (`--test-notifications-off`): never trust notifications, as if the connection were cut,
+   * so tests can show the polling fallback. Default false.
+   */
+  notificationsOff?: boolean;
+}
+
+const SILENT: StateLogger = { info: () => undefined, warn: () => undefined };
+
+/** The counters and the down/up state every transport shares. */
+class Counters {
+  readonly #n: Record<InvalidationTopic, number> = { credentials: 0, authz: 0 };
+  readonly #polledAt: Record<InvalidationTopic, number> = { credentials: 0, authz: 0 };
+  #up = false;
+  readonly #pollMs: number;
+  readonly #now: () => number;
+  readonly #log: StateLogger;
+  readonly #what: string;
+  readonly off: boolean;
+  constructor(o: InvalidationOptions, what: string) {
+    this.#pollMs = Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS);
+    this.#now = o.nowMs ?? (() => performance.now());
+    this.#log = o.logger ?? SILENT;
+    this.#what = what;
+    this.off = o.notificationsOff === true;
+  }
+  version(t: InvalidationTopic): number {
+    if (!this.#up) {
+      const now = this.#now();
+      if (now - this.#polledAt[t] >= this.#pollMs) {
+        this.#polledAt[t] = now;
+        this.#n[t]++;
+      }
+    }
+    return this.#n[t];
+  }
+  bump(t: InvalidationTopic): void {
+    this.#n[t]++;
+  }
+  /** Bumps `t` here, sends, bumps again (a read that overlapped the send is not trusted); a failed send is logged. */
+  async publish(t: InvalidationTopic, send: () => Promise<unknown>): Promise<void> {
+    this.bump(t);
+    try {
+      await send();
+    } catch (err) {
+      this.#log.warn({ channel: this.#what, cause: (err as Error).message }, 'invalidation not published');
+    }
+    this.bump(t);
+  }
+  /** Notifications flow again: whatever was missed while down is dropped once more. */
+  up(): void {
+    if (this.off) return;
+    for (const t of TOPICS) this.#n[t]++;
+    if (!this.#up) this.#log.info({ channel: this.#what }, 'invalidation notifications are up');
+    this.#up = true;
+  }
+  down(err?: unknown): void {
+    for (const t of TOPICS) {
+      this.#n[t]++;
+      this.#polledAt[t] = this.#now();
+    }
+    if (this.#up) this.#log.warn({ channel: this.#what, cause: err instanceof Error ? err.message : String(err ?? 'closed') }, 'invalidation notifications are down: polling');
+    this.#up = false;
+  }
+  get healthy(): boolean {
+    return this.#up;
+  }
+}
+
+/** What a transport does with its heartbeat. */
+interface Heartbeat {
+  /** the transport (re)subscribed (true) or lost its subscription (false) */
+  subscribed(on: boolean): void;
+  /** a ping came back on the transport */
+  echo(payload: string): void;
+  stop(): void;
+}
+
+/**
+ * Proves that the channel delivers, not only that it is connected: every `pollMs` a ping carrying this
+ * process's token goes out on the transport; a ping not back when the next one is due marks the channel
+ * down (a stalled connection, a pooler in transaction mode that swallows notifications), so caches poll;
+ * its echo marks it up again (which drops whatever may have been missed).
+ */
+function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: string) => Promise<unknown>): Heartbeat {
+  const me = randomBytes(8).toString('hex');
+  let seq = 0;
+  let awaiting: string | null = null;
+  let on = false;
+  const timer = setInterval(() => {
+    if (!on) return;
+    if (awaiting !== null) c.down(new Error('a heartbeat did not come back within the polling interval'));
+    awaiting = `${me}:${++seq}`;
+    send(awaiting).catch(() => undefined);
+  }, Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
+  timer.unref();
+  return {
+    subscribed(v) {
+      on = v;
+      awaiting = null;
+    },
+    echo(payload) {
+      if (payload !== awaiting) return;
+      awaiting = null;
+      if (!c.healthy) c.up();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+/**
+ * In-process channel. With `soleWriter` (no other process writes the data) it is always healthy and
+ * exact; without, other processes' writes are noticed within `pollMs` (it never receives them).
+ */
+export function createLocalInvalidation(o: InvalidationOptions & { soleWriter: boolean }): InvalidationChannel {
+  const c = new Counters(o, 'local');
+  if (o.soleWriter) c.up();
+  return {
+    kind: 'local',
+    version: (t) => c.version(t),
+    async publish(t) {
+      c.bump(t);
+    },
+    healthy: () => c.healthy,
+    async close() {},
+  };
+}
+
+/**
+ * Redis pub/sub: one subscriber connection (channels `<prefix><topic>`) and one for PUBLISH. Redis writes
+ * a published message to every subscriber's connection before it answers the publisher, so a receiver
+ * sees it ahead of any request sent after the writer's response.
+ * @param prefix channel prefix, e.g. `gatehouse:<client-id>:invalidate:`
+ */
+export function createRedisInvalidation(url: string, prefix: string, o: InvalidationOptions = {}): InvalidationChannel {
+  const c = new Counters(o, 'redis');
+  const sub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, autoResubscribe: false });
+  const pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const names = TOPICS.map((t) => `${prefix}${t}`);
+  const ping = `${prefix}ping`;
+  const hb = startHeartbeat(c, o, (payload) => pub.publish(ping, payload));
+  sub.on('message', (channel: string, message: string) => {
+    if (channel === ping) return hb.echo(message);
+    const t = channel.slice(prefix.length) as InvalidationTopic;
+    if (TOPICS.includes(t)) c.bump(t);
+  });
+  sub.on('ready', () => {
+    sub.subscribe(...names, ping).then(() => {
+      hb.subscribed(true);
+      c.up();
+    }, (err: unknown) => c.down(err));
+  });
+  sub.on('error', (err: unknown) => c.down(err));
+  sub.on('close', () => {
+    hb.subscribed(false);
+    c.down();
+  });
+  pub.on('error', () => undefined); // surfaced by publish
+  return {
+    kind: 'redis',
+    version: (t) => c.version(t),
+    publish: (t) => c.publish(t, () => pub.publish(`${prefix}${t}`, '1')),
+    healthy: () => c.healthy,
+    async close() {
+      hb.stop();
+      sub.disconnect();
+      pub.disconnect();
+    },
+  };
+}
+
+/**
+ * PostgreSQL LISTEN/NOTIFY on the main database: one listening connection (reconnected after
+ * `pollMs` when it drops), and NOTIFY through a second one. A NOTIFY outside a transaction is
+ * delivered to every listener when it commits, before the publisher's statement returns.
+ * @param connection `pg` client config (connection string or parts) of the main database
+ */
+export function createPostgresInvalidation(connection: pg.ClientConfig, o: InvalidationOptions = {}): InvalidationChannel {
+  const c = new Counters(o, 'postgres');
+  const pollMs = Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS);
+  const channelOf = (t: InvalidationTopic | 'ping'): string => `gatehouse_invalidate_${t}`;
+  const pool = new pg.Pool({ ...connection, max: 2 });
+  pool.on('error', () => undefined);
+  const hb = startHeartbeat(c, o, (payload) => pool.query('SELECT pg_notify($1, $2)', [channelOf('ping'), payload]));
+  let closed = false;
+  let listener: pg.Client | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  const listen = async (): Promise<void> => {
+    retry = null;
+    if (closed) return;
+    const client = new pg.Client(connection);
+    listener = client;
+    const lost = (err?: unknown): void => {
+      if (listener !== client) return;
+      listener = null;
+      hb.subscribed(false);
+      c.down(err);
+      client.end().catch(() => undefined);
+      if (!closed) retry = setTimeout(() => void listen(), pollMs);
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', (n) => {
+      if (n.channel === channelOf('ping')) return hb.echo(n.payload ?? '');
+      const t = TOPICS.find((x) => channelOf(x) === n.channel);
+      if (t) c.bump(t);
+    });
+    try {
+      await client.connect();
+      for (const t of [...TOPICS, 'ping' as const]) await client.query(`LISTEN ${channelOf(t)}`);
+      if (listener === client) {
+        hb.subscribed(true);
+        c.up();
+      }
+    } catch (err) {
+      lost(err);
+    }
+  };
+  void listen();
+  return {
+    kind: 'postgres',
+    version: (t) => c.version(t),
+    publish: (t) => c.publish(t, () => pool.query('SELECT pg_notify($1, $2)', [channelOf(t), '1'])),
+    healthy: () => c.healthy,
+    async close() {
+      closed = true;
+      hb.stop();
+      if (retry) clearTimeout(retry);
+      const l = listener;
+      listener = null;
+      await l?.end().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Combines several "changes when someone else wrote" functions (a channel topic, SQLite's
+ * `PRAGMA data_version`) into one: its value changes whenever any of them does.
+ */
+export function combineVersions(...fns: Array<(() => number) | null | undefined>): () => number {
+  const list = fns.filter((f): f is () => number => typeof f === 'function');
+  if (list.length === 1) return list[0]!;
+  const last = list.map((f) => f());
+  let n = 0;
+  return () => {
+    for (let i = 0; i < list.length; i++) {
+      const v = list[i]!();
+      if (v !== last[i]) {
+        last[i] = v;
+        n++;
+      }
+    }
+    return n;
+  };
+}
