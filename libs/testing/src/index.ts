@@ -11,3 +11,4 @@ export {
   startTwilioSink, TWILIO_TEST_CREDENTIALS, type SmsMessage, type TwilioSink, type TwilioSinkOptions,
 } from './twilio-sink.ts';
 export { OPENFGA_BIN, startOpenFga, type OpenFgaOptions, type OpenFgaServer } from './openfga.ts';
+export { caAndServer, selfSigned, type KeyPair } from './certs.ts';

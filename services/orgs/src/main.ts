@@ -10,7 +10,7 @@
  */
 import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { hmacSha256Hex } from '@gatehouse/crypto';
+import { deriveEncryptionKey, hmacSha256Hex } from '@gatehouse/crypto';
 import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
 import { AppError } from '@gatehouse/errors';
 import { bindResolvers, buildSubgraph, createCallContext, fatal, orFatal } from '@gatehouse/rpc';
@@ -28,10 +28,16 @@ import { createMikroOrgsStore } from './storage/mikro/store.ts';
 import { orgDirectory } from './scim/directory.ts';
 import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, scimEntities, scimMigration } from './scim/storage/schema.ts';
 import { createMikroScimStore } from './scim/storage/store.ts';
+import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
+import { createMikroSsoStore } from './sso/storage/store.ts';
 
-// SCIM's tables (behaviour.md §6.4) live in the orgs database and go with their organization (§6.1)
-const schema = { ...orgsSchema, entities: [...orgsSchema.entities, ...scimEntities], migrations: [...orgsSchema.migrations, scimMigration] };
-for (const entity of [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity]) registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
+// SCIM's (behaviour.md §6.4) and SSO's (§6.3) tables live in the orgs database and go with their organization (§6.1)
+const schema = {
+  ...orgsSchema, entities: [...orgsSchema.entities, ...scimEntities, ...ssoEntities], migrations: [...orgsSchema.migrations, scimMigration, ssoMigration],
+};
+for (const entity of [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity]) {
+  registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
+}
 
 /** Users through authn's internal API; without an authn address every lookup is `unavailable`. */
 function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirectory {
@@ -82,6 +88,10 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     },
     audit: (record) => publish('audit.recorded', record),
     logger,
+  }, {
+    store: createMikroSsoStore(db), orgs: store, now: deps.now, baseUrl: config.url.replace(/\/+$/, ''),
+    // upstream client secrets: AES-256-GCM under --encryption-key (derived from --client-secret when absent, as the job seal key)
+    secretKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/sso-secret-key/v1')),
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only

@@ -3,7 +3,7 @@
  * createOrgsService(deps): the organizations service's handler maps (proto
  * `gatehouse.orgs.v1.OrgsService` and `OrgsInternal`), one entry per RPC from rpc/. Organizations,
  * members and domains (behaviour.md §6.1, §6.2) are served; the SCIM endpoint administration and
- * server are scim/rpc.ts; SSO connections answer `unimplemented` once the caller passes its auth class.
+ * server are scim/rpc.ts; the SSO connections (behaviour.md §6.3) are sso/rpc.ts.
  *
  * The guard's org-admin mode (behaviour.md §5.1) is fed from this service's own membership table: the
  * organization a call addresses comes from its `org_id` (or `id` for an organization, or the verified
@@ -22,6 +22,9 @@ import {
 } from './rpc/organizations.ts';
 import type { OrgsStore } from './storage/ports.ts';
 import { scimHandlers, type ScimRpcDeps } from './scim/rpc.ts';
+import type { SsoDeps } from './sso/deps.ts';
+import { ssoHandlers } from './sso/rpc.ts';
+import type { SsoStore } from './sso/storage/ports.ts';
 
 export type { RpcContext as OrgsDeps } from './rpc/deps.ts';
 
@@ -32,10 +35,24 @@ export interface OrgsService {
 
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
+/** The SSO connection RPCs that may address their record by `id` (behaviour.md §6.3). */
+const OIDC_BY_ID = new Set(['UpdateOrgOidcConnection', 'DeleteOrgOidcConnection', 'OrgOidcConnection']);
+const SAML_BY_ID = new Set(['UpdateOrgSamlConnection', 'DeleteOrgSamlConnection', 'OrgSamlConnection']);
+
+/** The org of the SSO connection a call names by `id`, or null. */
+async function orgOfConnection(sso: SsoStore | undefined, call: GuardedCall): Promise<string | null> {
+  const id = text(call.request['id'])?.toLowerCase() ?? null;
+  if (!sso || id === null || !isUuid(id)) return null;
+  if (OIDC_BY_ID.has(call.rpc)) return (await sso.oidc.byId(id))?.orgId ?? null;
+  if (SAML_BY_ID.has(call.rpc)) return (await sso.saml.byId(id))?.orgId ?? null;
+  return null;
+}
+
 /** The org a call addresses (behaviour.md §5.1); null when none that could exist. */
-async function orgOf(store: OrgsStore, call: GuardedCall): Promise<string | null> {
+async function orgOf(store: OrgsStore, call: GuardedCall, sso?: SsoStore): Promise<string | null> {
   const r = call.request;
-  let orgId = text(r['org_id']) ?? (call.rpc === 'Organization' || call.rpc === 'UpdateOrganization' ? text(r['id']) : null);
+  let orgId = text(r['org_id']) ?? (call.rpc === 'Organization' || call.rpc === 'UpdateOrganization' ? text(r['id']) : null)
+    ?? await orgOfConnection(sso, call);
   if (orgId === null && call.rpc === 'DeleteOrgDomain' && text(r['domain'])) {
     // without org_id, delete_org_domain addresses the verified mapping's organization
     try {
@@ -47,16 +64,19 @@ async function orgOf(store: OrgsStore, call: GuardedCall): Promise<string | null
   return orgId !== null && isUuid(orgId) ? orgId.toLowerCase() : null;
 }
 
-/** The org-admin directory of the guard, on this service's store. */
-export function orgAdminDirectory(store: OrgsStore): OrgAdminDirectory {
+/** The org-admin directory of the guard, on this service's store (and the SSO store, for connection ids). */
+export function orgAdminDirectory(store: OrgsStore, sso?: SsoStore): OrgAdminDirectory {
   return {
-    orgOf: (call) => orgOf(store, call),
+    orgOf: (call) => orgOf(store, call, sso),
     isOrgAdmin: (userId, orgId) => store.members.isOrgAdmin(userId, orgId),
   };
 }
 
-/** Builds the orgs service's handler maps; without `scim` the SCIM RPCs answer `unimplemented`. */
-export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>): OrgsService {
+/**
+ * Builds the orgs service's handler maps; without `scim` the SCIM RPCs answer `unimplemented`, without
+ * `sso` the SSO connection RPCs do.
+ */
+export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>, sso?: SsoDeps): OrgsService {
   return {
     public: defineService(serviceDescriptor('orgs'), {
       // organizations and members (behaviour.md §6.1)
@@ -76,20 +96,17 @@ export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authe
       DeleteOrgDomain: deleteOrgDomainRpc(c),
       OrgDomains: orgDomainsRpc(c),
       // SSO connections (behaviour.md §6.3)
-      CreateOrgOidcConnection: notImplemented,
-      UpdateOrgOidcConnection: notImplemented,
-      DeleteOrgOidcConnection: notImplemented,
-      OrgOidcConnection: notImplemented,
-      CreateOrgSamlConnection: notImplemented,
-      UpdateOrgSamlConnection: notImplemented,
-      DeleteOrgSamlConnection: notImplemented,
-      OrgSamlConnection: notImplemented,
+      ...(sso ? ssoHandlers(c, sso) : {
+        CreateOrgOidcConnection: notImplemented, UpdateOrgOidcConnection: notImplemented, DeleteOrgOidcConnection: notImplemented,
+        OrgOidcConnection: notImplemented, CreateOrgSamlConnection: notImplemented, UpdateOrgSamlConnection: notImplemented,
+        DeleteOrgSamlConnection: notImplemented, OrgSamlConnection: notImplemented,
+      }),
       // SCIM endpoint and server (behaviour.md §6.4): scim/rpc.ts
       ...(scim ? scimHandlers({ ...scim, authenticator: c.authenticator }) : {
         CreateScimEndpoint: notImplemented, RotateScimToken: notImplemented, DeleteScimEndpoint: notImplemented,
         ScimEndpoint: notImplemented, ScimRequest: notImplemented,
       }),
-    }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store) })),
+    }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store, sso?.store) })),
     internal: defineService(serviceDescriptor('orgs.internal'), {
       IsOrgAdmin: isOrgAdminRpc(c),
       OrgOfVerifiedDomain: orgOfVerifiedDomainRpc(c),
