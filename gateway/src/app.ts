@@ -20,6 +20,7 @@ import { createGraphqlGateway } from './graphql/gateway.ts';
 import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountScim } from './scim.ts';
+import { mountSso } from './sso.ts';
 import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
 import { mountLoginPage, type LoginPageOptions } from './login-page.ts';
 
@@ -83,6 +84,8 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   app.get('/verify_email', verifyEmailLinkRoute(services.clients, opts, deps.logger));
   // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  // organization SSO (issue 20): OIDC and SAML logins, the SAML SP, org discovery (sso.ts)
+  mountSso(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountScim(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
 

@@ -12,3 +12,4 @@ export {
 } from './twilio-sink.ts';
 export { OPENFGA_BIN, startOpenFga, type OpenFgaOptions, type OpenFgaServer } from './openfga.ts';
 export { caAndServer, selfSigned, type KeyPair } from './certs.ts';
+export { createSamlIdp, type ResponseOverrides, type SamlUser, type TestSamlIdp } from './saml-idp.ts';

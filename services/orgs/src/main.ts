@@ -30,6 +30,7 @@ import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, scimEntities, scim
 import { createMikroScimStore } from './scim/storage/store.ts';
 import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
 import { createMikroSsoStore } from './sso/storage/store.ts';
+import type { FederatedCompletion } from './sso/flows.ts';
 
 // SCIM's (behaviour.md §6.4) and SSO's (§6.3) tables live in the orgs database and go with their organization (§6.1)
 const schema = {
@@ -53,6 +54,15 @@ function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirector
       }
     },
   };
+}
+
+/**
+ * authn's federated completion (`AuthnInternal.CompleteFederatedLogin`, issue 20); null until authn
+ * serves it, so the SSO logins answer 501 while everything before the completion works.
+ */
+function federatedCompletion(authn: PeerClient<'authn.internal'> | null): FederatedCompletion | null {
+  void authn;
+  return null;
 }
 
 /** Builds orgs in this process; `shared.authenticator` checks its callers, `shared.bus` carries its events. */
@@ -89,9 +99,16 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     audit: (record) => publish('audit.recorded', record),
     logger,
   }, {
-    store: createMikroSsoStore(db), orgs: store, now: deps.now, baseUrl: config.url.replace(/\/+$/, ''),
-    // upstream client secrets: AES-256-GCM under --encryption-key (derived from --client-secret when absent, as the job seal key)
-    secretKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/sso-secret-key/v1')),
+    sso: {
+      store: createMikroSsoStore(db), orgs: store, now: deps.now, baseUrl: config.url.replace(/\/+$/, ''),
+      // upstream client secrets: AES-256-GCM under --encryption-key (derived from --client-secret when absent, as the job seal key)
+      secretKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/sso-secret-key/v1')),
+    },
+    completion: federatedCompletion(authn),
+    addMember: orgDirectory(store, deps.now).addMember,
+    audit: (record) => publish('audit.recorded', record),
+    discoveryEnabled: config.enableOrgDiscovery,
+    logger,
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only

@@ -22,7 +22,7 @@ import {
 } from './rpc/organizations.ts';
 import type { OrgsStore } from './storage/ports.ts';
 import { scimHandlers, type ScimRpcDeps } from './scim/rpc.ts';
-import type { SsoDeps } from './sso/deps.ts';
+import { handleSsoRequest, type SsoFlowDeps } from './sso/flows.ts';
 import { ssoHandlers } from './sso/rpc.ts';
 import type { SsoStore } from './sso/storage/ports.ts';
 
@@ -76,7 +76,7 @@ export function orgAdminDirectory(store: OrgsStore, sso?: SsoStore): OrgAdminDir
  * Builds the orgs service's handler maps; without `scim` the SCIM RPCs answer `unimplemented`, without
  * `sso` the SSO connection RPCs do.
  */
-export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>, sso?: SsoDeps): OrgsService {
+export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authenticator'>, sso?: SsoFlowDeps): OrgsService {
   return {
     public: defineService(serviceDescriptor('orgs'), {
       // organizations and members (behaviour.md §6.1)
@@ -96,17 +96,17 @@ export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authe
       DeleteOrgDomain: deleteOrgDomainRpc(c),
       OrgDomains: orgDomainsRpc(c),
       // SSO connections (behaviour.md §6.3)
-      ...(sso ? ssoHandlers(c, sso) : {
+      ...(sso ? { ...ssoHandlers(c, sso.sso), SsoRequest: (req, ctx) => handleSsoRequest(sso, req, ctx) } : {
         CreateOrgOidcConnection: notImplemented, UpdateOrgOidcConnection: notImplemented, DeleteOrgOidcConnection: notImplemented,
         OrgOidcConnection: notImplemented, CreateOrgSamlConnection: notImplemented, UpdateOrgSamlConnection: notImplemented,
-        DeleteOrgSamlConnection: notImplemented, OrgSamlConnection: notImplemented,
+        DeleteOrgSamlConnection: notImplemented, OrgSamlConnection: notImplemented, SsoRequest: notImplemented,
       }),
       // SCIM endpoint and server (behaviour.md §6.4): scim/rpc.ts
       ...(scim ? scimHandlers({ ...scim, authenticator: c.authenticator }) : {
         CreateScimEndpoint: notImplemented, RotateScimToken: notImplemented, DeleteScimEndpoint: notImplemented,
         ScimEndpoint: notImplemented, ScimRequest: notImplemented,
       }),
-    }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store, sso?.store) })),
+    }, createAuthGuard(c.authenticator, { orgAdmins: orgAdminDirectory(c.store, sso?.sso.store) })),
     internal: defineService(serviceDescriptor('orgs.internal'), {
       IsOrgAdmin: isOrgAdminRpc(c),
       OrgOfVerifiedDomain: orgOfVerifiedDomainRpc(c),

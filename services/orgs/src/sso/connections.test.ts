@@ -8,38 +8,24 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { deriveEncryptionKey } from '@gatehouse/crypto';
-import { openScratchService, type ScratchService } from '@gatehouse/db';
 import { selfSigned } from '@gatehouse/testing';
-import { orgsSchema } from '../storage/mikro/schema.ts';
-import { createMikroOrgsStore } from '../storage/mikro/store.ts';
 import {
   createOidcConnection, createSamlConnection, deleteOidcConnection, getOidcConnection, getSamlConnection, openSecret, updateOidcConnection,
   updateSamlConnection,
 } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
-import { ssoEntities, ssoMigration } from './storage/schema.ts';
-import { createMikroSsoStore } from './storage/store.ts';
+import { openSsoScratch, type SsoScratch } from './scratch.ts';
 
-let scratch: ScratchService;
+let scratch: SsoScratch;
 let d: SsoDeps;
-let now = 1_700_000_000;
 const cert = selfSigned('idp.example.com').cert;
-
-async function newOrg(name = `org-${randomUUID().slice(0, 8)}`): Promise<string> {
-  const id = randomUUID();
-  const orgs = createMikroOrgsStore(scratch.db, () => now);
-  await orgs.transaction(async (tx) => { await tx.organizations.insert({ id, name, displayName: null, enabled: true, createdAt: now, updatedAt: now }); });
-  return id;
-}
+const newOrg = (): Promise<string> => scratch.newOrg();
 
 const refusal = async (p: Promise<unknown>): Promise<string> => p.then(() => 'resolved', (e: { code: string; message: string }) => `${e.code}: ${e.message}`);
 
 beforeAll(async () => {
-  scratch = await openScratchService('sqlite', { ...orgsSchema, entities: [...orgsSchema.entities, ...ssoEntities], migrations: [...orgsSchema.migrations, ssoMigration] });
-  d = {
-    store: createMikroSsoStore(scratch.db), orgs: createMikroOrgsStore(scratch.db, () => now), secretKey: deriveEncryptionKey('k'.repeat(32)),
-    baseUrl: 'https://auth.example.com', now: () => now,
-  };
+  scratch = await openSsoScratch('sqlite');
+  d = scratch.d;
 });
 afterAll(async () => { await scratch?.close(); });
 
@@ -79,9 +65,9 @@ describe('OIDC connections (behaviour.md §6.3)', () => {
   it('updates only the supplied fields; a blank secret keeps the stored one; get and delete need exactly one of id or org_id', async () => {
     const orgId = await newOrg();
     const c = await createOidcConnection(d, { orgId, name: 'A', issuerUrl: `https://${randomUUID()}.example.com`, clientId: 'c', clientSecret: 'one' });
-    now += 10;
+    scratch.clock.now += 10;
     const kept = await updateOidcConnection(d, { id: c.id, name: 'B', clientSecret: '', scopes: 'openid email' });
-    expect(kept).toMatchObject({ name: 'B', clientId: 'c', scopes: 'openid email', updatedAt: now });
+    expect(kept).toMatchObject({ name: 'B', clientId: 'c', scopes: 'openid email', updatedAt: scratch.clock.now });
     expect(openSecret(d, kept)).toBe('one');
     const changed = await updateOidcConnection(d, { id: c.id, clientSecret: 'two', isActive: false });
     expect(openSecret(d, changed)).toBe('two');
@@ -134,6 +120,7 @@ describe('SAML connections (behaviour.md §6.3)', () => {
 describe('pending logins and the SAML replay cache', () => {
   it('a pending login is taken once, and not after it expired', async () => {
     const orgId = await newOrg();
+    const now = scratch.clock.now;
     await d.store.pending.put({ id: 'p1', orgId, kind: 'saml', data: '{}', expiresAt: now + 60 });
     expect((await d.store.pending.take('p1', now))?.orgId).toBe(orgId);
     expect(await d.store.pending.take('p1', now)).toBeNull();
@@ -143,6 +130,7 @@ describe('pending logins and the SAML replay cache', () => {
 
   it('an assertion id is consumed once per org until it expires', async () => {
     const orgId = await newOrg();
+    const now = scratch.clock.now;
     expect(await d.store.consumeAssertion(orgId, '_a1', now + 300, now)).toBe(true);
     expect(await d.store.consumeAssertion(orgId, '_a1', now + 300, now + 1)).toBe(false);
     expect(await d.store.consumeAssertion(await newOrg(), '_a1', now + 300, now)).toBe(true);
