@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import express, { type Express } from 'express';
 import type { GraphQLSchema } from 'graphql';
-import { AppError, toAppError } from '@gatehouse/errors';
+import { AppError } from '@gatehouse/errors';
 import {
   extractTraceContext, failSpan, runInSpan, SpanKind, tracingEnabled, type DependencyCheck, type Logger, type Registry,
 } from '@gatehouse/observability';
@@ -15,8 +15,9 @@ import { readinessHandler } from '@gatehouse/rpc';
 import { createHttpLayer, clientInfo, createGatewayServer, routeLabel, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
 
 import { ROUTES, buildOpenApi, notServedOperations } from './routes/table.ts';
-import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
+import { createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import { createGraphqlGateway } from './graphql/gateway.ts';
+import { loginRedirectRoute, pickParams } from './login-redirect.ts';
 import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountScim } from './scim.ts';
@@ -81,7 +82,10 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   });
 
   // before the table routes: GET /verify_email answers with a redirect, not JSON
-  app.get('/verify_email', verifyEmailLinkRoute(services.clients, opts, deps.logger));
+  const redirecting = { url: opts.http.url, deadlineMs: opts.deadlineMs };
+  app.get('/verify_email', loginRedirectRoute(services.clients, redirecting, deps.logger, {
+    service: 'authn', rpc: 'VerifyEmailLink', request: (p) => pickParams(p, ['token', 'redirect_uri', 'state', 'roles', 'scope']),
+  }));
   // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   // organization SSO (issue 20): OIDC and SAML logins, the SAML SP, org discovery (sso.ts)
@@ -149,49 +153,6 @@ function traced(req: http.IncomingMessage, res: http.ServerResponse, serve: () =
     });
     serve();
   });
-}
-
-const firstString = (v: unknown): string | undefined =>
-  typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : undefined;
-
-/**
- * `GET /verify_email?token&redirect_uri&state&roles&scope` (behaviour.md §3.4): calls authn's
- * VerifyEmailLink and answers 302 to the URL it returns, with the session cookies it set. When
- * authn cannot be reached, it redirects to `<url>/app` with `error` and `error_description`. A HEAD
- * request answers 200 without redeeming anything.
- */
-function verifyEmailLinkRoute(clients: ServiceClients, opts: GatewayOptions, logger: Logger): express.RequestHandler {
-  return async (req, res) => {
-    // HEAD (link checkers, prefetchers) must not burn a single-use token
-    if (req.method === 'HEAD') {
-      res.setHeader('Cache-Control', 'no-store');
-      res.status(200).end();
-      return;
-    }
-    const ctx = callContextOf(req, 'rest', opts.deadlineMs);
-    const q = req.query as Record<string, unknown>;
-    const body: Record<string, string> = {};
-    for (const key of ['token', 'redirect_uri', 'state', 'roles', 'scope']) {
-      const v = firstString(q[key]);
-      if (v !== undefined) body[key] = v;
-    }
-    let location: string;
-    try {
-      if (!clients.authn) throw new AppError('unimplemented', 'the authn service is not part of this deployment');
-      const out = await clients.authn.call('VerifyEmailLink', body, ctx);
-      location = String(out.redirect_url);
-    } catch (err) {
-      const e = toAppError(err);
-      if (e.code === 'internal') logger.error({ err }, 'verify_email link failed');
-      const u = new URL(`${opts.http.url.replace(/\/+$/, '')}/app`);
-      u.searchParams.set('error', e.code);
-      u.searchParams.set('error_description', e.message);
-      location = u.toString();
-    }
-    if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
-    res.setHeader('Cache-Control', 'no-store');
-    res.redirect(302, location);
-  };
 }
 
 /** Listens on host:port with `handler` (an Express app or a node:http listener); resolves with the bound port. */

@@ -30,6 +30,7 @@ import { validateJwtTokenRpc } from './rpc/validate-jwt-token.ts';
 import { validateSessionRpc } from './rpc/validate-session.ts';
 import { verifyEmailRpc } from './rpc/verify-email.ts';
 import { verifyEmailLinkRpc } from './rpc/verify-email-link.ts';
+import { completeFederatedLoginRpc } from './rpc/federated.ts';
 import { emailOtpMfaSetupRpc, lockMfaRpc, skipMfaSetupRpc, smsOtpMfaSetupRpc, totpMfaSetupRpc } from './rpc/mfa-gate.ts';
 import { verifyOtpRpc } from './rpc/verify-otp.ts';
 import { deleteUserRpc } from './rpc/delete-user.ts';
@@ -128,6 +129,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       FindUsers: findUsersRpc(c),
       UpdateProvisionedUser: updateProvisionedUserRpc(c),
       SetUserActive: setUserActiveRpc(c),
+      CompleteFederatedLogin: completeFederatedLoginRpc(c),
     }).handlers,
   };
 }

@@ -73,6 +73,7 @@ export async function deleteUser(c: AuthnContext, req: { id?: Opt<string>; email
     const user = await tx.users.findById(found.id);
     if (!user) throw new AppError('not_found', USER_NOT_FOUND);
     await tx.verifications.deleteForUser(user.id, user.email ? [user.email] : []);
+    await tx.identities.deleteForUser(user.id);
     await tx.users.delete(user.id);
     tx.events.emit('user.deleted', { user: publicUser(user) });
     audit(tx.events, 'admin.user_deleted', { resourceId: user.id });

@@ -4,12 +4,12 @@
  * `basic_auth_signup`, `magic_link_login`, `update_email` or `invite_member` token, mark the address
  * verified, and log the user in through the MFA gate (§4.1).
  */
-import { AppError, toAppError } from '@gatehouse/errors';
+import { AppError } from '@gatehouse/errors';
 import type { UserRecord, VerificationPurpose } from '../storage/ports.ts';
 import type { AuthnContext, MfaChallenges } from './deps.ts';
-import type { AuthOutcome, Issued } from './issue.ts';
-import { gateRedirectParams, MFA_LOCKED_MESSAGE, passMfaGate } from './mfa-gate.ts';
-import { checkRedirectUri } from './redirect.ts';
+import type { AuthOutcome } from './issue.ts';
+import { loginRedirect, type LinkRedirect } from './login-redirect.ts';
+import { MFA_LOCKED_MESSAGE, passMfaGate } from './mfa-gate.ts';
 import { DEFAULT_SCOPE, grantedRoles } from './roles.ts';
 import { addSignupMethod, isRevoked } from './user.ts';
 import { MAX_URL_CHARS, optText, type Opt } from './validation.ts';
@@ -34,13 +34,7 @@ export interface EmailLinkVisit extends VerifyEmailRequest {
   scope?: Opt<string>;
 }
 
-/** Where the link target redirects, and what it issued (its session cookie is set with the redirect). */
-export interface LinkRedirect {
-  /** the 302 Location */
-  redirectUrl: string;
-  /** null when the redemption failed (the Location then carries `error`) or the gate withheld the tokens */
-  issued: Issued | null;
-}
+export type { LinkRedirect };
 
 /** Roles and scope a link may carry in its query (space or comma separated). */
 interface LinkGrant {
@@ -99,56 +93,24 @@ export async function verifyEmail(c: AuthnContext, mfa: MfaChallenges | null, re
   return redeem(c, mfa, token, {}, state);
 }
 
-const splitList = (v: string | undefined): string[] | undefined => {
+export const splitList = (v: string | undefined): string[] | undefined => {
   const list = (v ?? '').split(/[\s,]+/).filter(Boolean);
   return list.length > 0 ? [...new Set(list)] : undefined;
 };
 
 /**
  * The link target `GET /verify_email?token&redirect_uri&state&roles&scope` (behaviour.md §3.4): the
- * Location of a 302. Success: `redirect_uri` (validated per §3.1, default `<url>/app`) with
- * `access_token`, `token_type=bearer`, `expires_in`, `id_token`, `state` (only when given) and
- * `refresh_token` (only with `offline_access`) in the query, and the session cookie to set. Gated:
- * `mfa_required=1&mfa_methods=…&mfa_gate=verify|offer` instead of tokens (the `mfa` cookie is set).
- * Failure: the same target with `error` (the error code) and `error_description` (its message);
- * an unusable `redirect_uri` falls back to `<url>/app`. Never throws for a refusal.
+ * Location of a 302, built by {@link loginRedirect} (tokens, the gate's parameters, or `error` and
+ * `error_description`). Never throws for a refusal.
  */
 export async function verifyEmailLinkTarget(c: AuthnContext, mfa: MfaChallenges | null, visit: EmailLinkVisit): Promise<LinkRedirect> {
-  const o = c.options;
-  let target = `${o.url}/app`;
-  let state: string | undefined;
-  let issued: Issued | null = null;
-  const q = new URLSearchParams();
-  try {
+  return loginRedirect(c, visit, async (state) => {
     const token = optText('token', visit.token, MAX_TOKEN_CHARS);
-    state = optText('state', visit.state, MAX_URL_CHARS) || undefined;
-    target = checkRedirectUri(o, optText('redirect_uri', visit.redirectUri, MAX_URL_CHARS));
     const grant: LinkGrant = {};
     const roles = splitList(optText('roles', visit.roles, MAX_URL_CHARS));
     const scope = splitList(optText('scope', visit.scope, MAX_URL_CHARS));
     if (roles) grant.roles = roles;
     if (scope) grant.scope = scope;
-    const outcome = await redeem(c, mfa, token, grant, state ?? null);
-    issued = outcome.issued;
-    if (outcome.gate) {
-      // gated: mfa set the `mfa` cookie on this call; the page continues with the MFA screens (§3.4)
-      for (const [k, v] of Object.entries(gateRedirectParams(outcome.gate))) q.set(k, v);
-    } else if (issued) {
-      const t = issued.tokens;
-      q.set('access_token', t.accessToken);
-      q.set('token_type', 'bearer');
-      q.set('expires_in', String(t.expiresIn));
-      q.set('id_token', t.idToken);
-      if (t.refreshToken) q.set('refresh_token', t.refreshToken);
-    }
-  } catch (err) {
-    const e = toAppError(err);
-    if (e.code === 'internal' || e.code === 'unavailable') c.logger.error({ err }, 'verify_email link failed');
-    q.set('error', e.code);
-    q.set('error_description', e.message);
-  }
-  if (state !== undefined) q.set('state', state);
-  const u = new URL(target);
-  for (const [k, v] of q) u.searchParams.set(k, v);
-  return { redirectUrl: u.toString(), issued };
+    return redeem(c, mfa, token, grant, state);
+  }, 'verify_email link failed');
 }

@@ -3,7 +3,7 @@
  * In-memory storage for unit tests; passes ports.suite.ts. Transactions are serialised and roll
  * back by restoring a snapshot; events reach `published` only after commit.
  */
-import type { AuthnTx, LoginLockout, Page, PageRequest, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './ports.ts';
+import type { AuthnTx, IdentityLinkRecord, IdentityLinkStore, LoginLockout, Page, PageRequest, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './ports.ts';
 
 export interface PublishedEvent {
   name: string;
@@ -19,11 +19,14 @@ export interface MemoryAuthnStorage {
   published: PublishedEvent[];
   /** committed verification requests (copies), in creation order */
   verificationRequests(): VerificationRequestRecord[];
+  /** committed identity links (copies), in creation order */
+  identityLinks(): IdentityLinkRecord[];
 }
 
 export function createMemoryAuthnStorage(): MemoryAuthnStorage {
   let users = new Map<string, UserRecord>();
   let verifications = new Map<string, VerificationRequestRecord>();
+  let identities = new Map<string, IdentityLinkRecord>();
   const published: PublishedEvent[] = [];
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -50,6 +53,7 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
       const run = async (): Promise<T> => {
         const snapshot = new Map([...users].map(([k, v]) => [k, clone(v)]));
         const vSnapshot = new Map([...verifications].map(([k, v]) => [k, clone(v)]));
+        const iSnapshot = new Map([...identities].map(([k, v]) => [k, clone(v)]));
         const pending: PublishedEvent[] = [];
         const tx: AuthnTx = {
           users: {
@@ -69,6 +73,7 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
             },
           },
           verifications: verificationStore(),
+          identities: identityStore(),
           events: { emit: (name, data) => void pending.push({ name, data: clone(data) }) },
         };
         try {
@@ -78,6 +83,7 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
         } catch (err) {
           users = snapshot;
           verifications = vSnapshot;
+          identities = iSnapshot;
           throw err;
         }
       };
@@ -152,6 +158,34 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
     };
   }
 
+  function identityStore(): IdentityLinkStore {
+    return {
+      async find(issuer, subject) {
+        for (const l of identities.values()) if (l.issuer === issuer && l.subject === subject) return clone(l);
+        return null;
+      },
+      async link(r) {
+        for (const l of identities.values()) {
+          if (l.issuer === r.issuer && l.subject === r.subject) throw new Error(`duplicate identity link ${r.issuer} ${r.subject}`);
+        }
+        identities.set(r.id, clone(r));
+      },
+      async unlink(id) {
+        identities.delete(id);
+      },
+      async deleteForUser(userId) {
+        let n = 0;
+        for (const [id, l] of [...identities]) {
+          if (l.userId === userId) {
+            identities.delete(id);
+            n++;
+          }
+        }
+        return n;
+      },
+    };
+  }
+
   const failures = new Map<string, number[]>();
   const lockout: LoginLockout = {
     async recordFailure(key, at, pruneBefore) {
@@ -168,5 +202,5 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
     },
   };
 
-  return { users: repo, lockout, published, verificationRequests: () => [...verifications.values()].map(clone) };
+  return { users: repo, lockout, published, verificationRequests: () => [...verifications.values()].map(clone), identityLinks: () => [...identities.values()].map(clone) };
 }

@@ -233,5 +233,31 @@ export function runAuthnStorageSuite(name: string, make: () => Promise<AuthnStor
       const left = await h.users.listVerificationRequests({ offset: 0, limit: 10 });
       expect({ ids: left.rows.map((v) => v.id), total: left.total }).toEqual({ ids: [other.id], total: 1 });
     });
+  
+    it('links an upstream identity once, finds it by (issuer, subject), and deletes the links of a user', async () => {
+      const u = sampleUser();
+      const link = { id: randomUUID(), issuer: 'https://accounts.example.com', subject: '1234', userId: u.id, method: 'google', createdAt: 100 };
+      await h.users.transaction(async (tx) => {
+        await tx.users.create(u);
+        await tx.identities.link(link);
+      });
+      await h.users.transaction(async (tx) => {
+        expect(await tx.identities.find(link.issuer, link.subject)).toEqual(link);
+        expect(await tx.identities.find(link.issuer, '12345')).toBeNull();
+        expect(await tx.identities.find('https://other.example.com', link.subject)).toBeNull();
+      });
+      // (issuer, subject) is unique: the second link fails its whole transaction
+      const u2 = sampleUser();
+      await expect(h.users.transaction(async (tx) => {
+        await tx.users.create(u2);
+        await tx.identities.link({ ...link, id: randomUUID(), userId: u2.id });
+      })).rejects.toThrow();
+      expect(await h.users.findById(u2.id)).toBeNull();
+      await h.users.transaction(async (tx) => {
+        await tx.identities.link({ ...link, id: randomUUID(), subject: '999' });
+        expect(await tx.identities.deleteForUser(u.id)).toBe(2);
+      });
+      await h.users.transaction(async (tx) => { expect(await tx.identities.find(link.issuer, link.subject)).toBeNull(); });
+    });
   });
 }

@@ -118,10 +118,42 @@ export interface VerificationStore {
   deleteForUser(userId: string, emails: readonly string[]): Promise<number>;
 }
 
+/**
+ * A link from an upstream identity to a user (issue 20, federated login): the upstream's issuer
+ * (social provider name, OIDC issuer URL or SAML IdP entity ID) and its stable subject (OIDC `sub`,
+ * GitHub numeric id, SAML NameID). A returning upstream user resolves through it even after their
+ * upstream email changed. Deleted with the user. Times are Unix seconds.
+ */
+export interface IdentityLinkRecord {
+  /** lower-case UUIDv4 */
+  id: string;
+  /** at most 512 characters */
+  issuer: string;
+  /** at most 255 characters */
+  subject: string;
+  userId: string;
+  /** the signup/login method that created it: a provider name or `sso` */
+  method: string;
+  createdAt: number;
+}
+
+/** Identity links, inside a transaction; (issuer, subject) is unique. */
+export interface IdentityLinkStore {
+  find(issuer: string, subject: string): Promise<IdentityLinkRecord | null>;
+  /** stores `r`; a second link of the same (issuer, subject) fails the transaction */
+  link(r: IdentityLinkRecord): Promise<void>;
+  /** deletes one link (a stale link whose user is gone) */
+  unlink(id: string): Promise<void>;
+  /** deletes every link of `userId` (delete_user); returns how many */
+  deleteForUser(userId: string): Promise<number>;
+}
+
 /** What a transaction sees. Uniqueness of email and phone is checked by the domain inside it. */
 export interface AuthnTx {
   users: UserReader & UserWriter;
   verifications: VerificationStore;
+  /** issue 20: upstream identities linked to users */
+  identities: IdentityLinkStore;
   events: EventSink;
 }
 

@@ -162,3 +162,23 @@ export const UsedJtiEntity = defineEntity({
     expiresAt: p.bigint('number').fieldName('expires_at'),
   },
 });
+
+// ---- issue 20: federated login (migration 0008) ----
+
+export const IdentityLinkEntity = defineEntity({
+  name: 'AuthnIdentityLink',
+  tableName: 'authn_identity_links',
+  // MongoDB builds its indexes from here (ensureIndexes); SQL databases from migration 0008
+  uniques: [{ properties: ['issuer', 'subject'], name: 'authn_identity_links_issuer_subject_idx' }],
+  indexes: [{ properties: ['userId'], name: 'authn_identity_links_user_id_idx' }],
+  properties: {
+    id: p.uuid().primary(),
+    /** provider name, OIDC issuer URL or SAML IdP entity ID */
+    issuer: p.string().length(512),
+    /** the upstream's stable user id */
+    subject: p.string().length(255),
+    userId: p.uuid().fieldName('user_id'),
+    method: p.string().length(32),
+    createdAt: p.bigint('number').fieldName('created_at'),
+  },
+});

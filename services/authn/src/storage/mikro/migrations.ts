@@ -170,4 +170,20 @@ export const authnMigrations: MigrationDefinition[] = [
       await ddl.createIndex('authn_authorization_codes', 'authn_authorization_codes_expires_at_idx', ['expires_at']);
     },
   },
+  {
+    // issue 20: upstream identities (social, org OIDC, SAML) linked to users; deleted with the user
+    name: '0008_authn_identity_links',
+    async up({ ddl }) {
+      await ddl.createTable('authn_identity_links', [
+        { name: 'id', type: 'uuid', primary: true },
+        { name: 'issuer', type: 'string', length: 512 },
+        { name: 'subject', type: 'string', length: 255 },
+        { name: 'user_id', type: 'uuid' },
+        { name: 'method', type: 'string', length: 32 },
+        { name: 'created_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_identity_links', 'authn_identity_links_issuer_subject_idx', ['issuer', 'subject'], { unique: true });
+      await ddl.createIndex('authn_identity_links', 'authn_identity_links_user_id_idx', ['user_id']);
+    },
+  },
 ];

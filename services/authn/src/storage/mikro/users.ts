@@ -9,6 +9,7 @@ import { newEnvelope } from '@gatehouse/bus';
 import { AppError } from '@gatehouse/errors';
 import type { AuthnTx, UserReader, UserRecord, UserRepository } from '../ports.ts';
 import { UserEntity } from './entities.ts';
+import { createMikroIdentityLinkStore } from './identities.ts';
 import { createMikroVerificationStore } from './verifications.ts';
 import { listVerificationRequests, searchUsers } from './admin-lists.ts';
 
@@ -142,6 +143,7 @@ export function createMikroUserRepository(db: Database, options: { clock?: () =>
             },
           },
           verifications: createMikroVerificationStore(em),
+          identities: createMikroIdentityLinkStore(em),
           events: {
             emit(name, data) {
               db.outbox.enqueue(em, { ...newEnvelope(name, 'authn', data), occurredAt: clock() });

@@ -419,6 +419,55 @@ export interface SetUserActiveResponse {
   changed: boolean;
 }
 
+export interface CompleteFederatedLoginRequest {
+  /** the signup/login method: a social provider (`google` … `roblox`) or `sso` (org OIDC and SAML) */
+  method: string;
+  /** the provider name, the OIDC issuer URL or the SAML IdP entity ID (at most 512 characters) */
+  issuer: string;
+  /** the upstream's stable user id: OIDC `sub`, GitHub numeric id, SAML NameID (at most 255 characters) */
+  subject: string;
+  email?:
+    | string
+    | null
+    | undefined;
+  /** the upstream vouches for the email; only a verified email links to an existing account */
+  email_verified: boolean;
+  given_name?: string | null | undefined;
+  family_name?: string | null | undefined;
+  nickname?: string | null | undefined;
+  picture?:
+    | string
+    | null
+    | undefined;
+  /** what the login asked for at its start (behaviour.md §3.1) */
+  redirect_uri?: string | null | undefined;
+  state?: string | null | undefined;
+  roles: string[];
+  scope: string[];
+  /** the organization of an SSO/SAML connection (the caller records membership) */
+  org_id?:
+    | string
+    | null
+    | undefined;
+  /** the upstream refused or the caller's check failed: answer the error redirect, touch nothing */
+  error?: string | null | undefined;
+  error_description?: string | null | undefined;
+}
+
+export interface CompleteFederatedLoginResponse {
+  /** the 302 Location */
+  redirect_url: string;
+  /** the user logged in or gated; absent when refused */
+  user_id?:
+    | string
+    | null
+    | undefined;
+  /** this call created the user */
+  created: boolean;
+  /** the refusal's code (also in redirect_url's `error`); absent on success */
+  error?: string | null | undefined;
+}
+
 export interface AuthnService {
   Signup(request: SignUpRequest): Promise<AuthResponse>;
   Login(request: LoginRequest): Promise<AuthResponse>;
@@ -546,4 +595,13 @@ export interface AuthnInternal {
    * answering; true clears it. `changed` is false when the user already was in that state.
    */
   SetUserActive(request: SetUserActiveRequest): Promise<SetUserActiveResponse>;
+  /**
+   * Issue 20: the end of every upstream login (social callbacks, org OIDC SSO, SAML ACS), called once
+   * the caller has verified the upstream's answer. Resolves (issuer, subject) to a user (link table;
+   * first sight: an existing account only by a verified email, else a new user), runs the MFA gate
+   * (behaviour.md §4.1) and answers the Location of the 302, exactly as VerifyEmailLink: tokens, the
+   * gate's parameters, or `error`/`error_description`; the session cookies (or mfa's `mfa` cookie)
+   * travel back on the call. A refusal is an answer (`redirect_url` with `error`), not an RPC error.
+   */
+  CompleteFederatedLogin(request: CompleteFederatedLoginRequest): Promise<CompleteFederatedLoginResponse>;
 }
