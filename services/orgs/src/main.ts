@@ -56,13 +56,26 @@ function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirector
   };
 }
 
+/** `roles` (comma list) and `scope` (space or comma list) of a login request, as authn takes them. */
+const listOf = (v: string | undefined): string[] => (v ?? '').split(/[\s,]+/).filter(Boolean);
+
 /**
- * authn's federated completion (`AuthnInternal.CompleteFederatedLogin`, issue 20); null until authn
- * serves it, so the SSO logins answer 501 while everything before the completion works.
+ * authn's federated completion (`AuthnInternal.CompleteFederatedLogin`, issue 20): JIT creation,
+ * linking by verified email, the §4.1 gate; its cookies come back on `ctx`. Without an authn address
+ * (split mode) SSO logins answer 501.
  */
 function federatedCompletion(authn: PeerClient<'authn.internal'> | null): FederatedCompletion | null {
-  void authn;
-  return null;
+  if (!authn) return null;
+  return {
+    async complete({ method, orgId, identity, params }, ctx) {
+      const out = await authn.CompleteFederatedLogin({
+        method, issuer: identity.issuer, subject: identity.subject, email: identity.email ?? undefined, email_verified: identity.emailVerified,
+        given_name: identity.givenName ?? undefined, family_name: identity.familyName ?? undefined, redirect_uri: params.redirect_uri,
+        state: params.state, roles: listOf(params.roles), scope: listOf(params.scope), org_id: orgId,
+      }, ctx);
+      return { redirectUrl: out.redirect_url, userId: out.user_id ?? null, created: out.created ?? false, error: out.error ?? null };
+    },
+  };
 }
 
 /** Builds orgs in this process; `shared.authenticator` checks its callers, `shared.bus` carries its events. */

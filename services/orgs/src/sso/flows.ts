@@ -37,12 +37,17 @@ import { consumeSamlResponse, samlLoginUrl, SamlRejected, spMetadata, type Login
 /** authn's federated completion (its internal `CompleteFederatedLogin`): cookies go to `ctx.setCookies`. */
 export interface FederatedCompletion {
   /**
-   * @returns where to send the browser (the app's redirect_uri with tokens, or with the MFA gate's
-   *   parameters), the user and whether it was created now
-   * @throws AppError as authn refuses (invalid roles, a revoked user, an unverified email of an existing account, …)
+   * @returns where to send the browser (the app's redirect_uri with tokens, with the MFA gate's
+   *   parameters, or with `error`/`error_description` when authn refused: invalid roles, a revoked user,
+   *   an unverified email of an existing account, …), the user (null when refused), whether it was
+   *   created now, and authn's error code of a refusal
+   * @throws AppError when authn cannot be reached
    */
-  complete(input: { method: 'sso'; orgId: string; identity: FederatedIdentity; params: LoginParams }, ctx: CallContext): Promise<{ redirectUrl: string; userId: string; created: boolean }>;
+  complete(input: { method: 'sso'; orgId: string; identity: FederatedIdentity; params: LoginParams }, ctx: CallContext): Promise<FederatedOutcome>;
 }
+
+/** What authn answered a federated completion. */
+export interface FederatedOutcome { redirectUrl: string; userId: string | null; created: boolean; error: string | null }
 
 export interface SsoFlowDeps {
   sso: SsoDeps;
@@ -119,11 +124,11 @@ async function discover(f: SsoFlowDeps, p: Record<string, string>): Promise<{ or
   return { org, protocol, loginUrl: url.toString() };
 }
 
-/** Completes a validated federated login: authn, then the org membership. */
-async function complete(f: SsoFlowDeps, ctx: CallContext, org: OrganizationRecord, identity: FederatedIdentity, params: LoginParams) {
+/** Completes a validated federated login: authn, then (when a user logged in or was gated) the org membership. */
+async function complete(f: SsoFlowDeps, ctx: CallContext, org: OrganizationRecord, identity: FederatedIdentity, params: LoginParams): Promise<FederatedOutcome> {
   if (!f.completion) throw new AppError('unimplemented', 'federated login is not available in this deployment');
   const out = await f.completion.complete({ method: 'sso', orgId: org.id, identity, params }, ctx);
-  await f.addMember(org.id, out.userId);
+  if (out.userId && !out.error) await f.addMember(org.id, out.userId);
   return out;
 }
 
@@ -161,9 +166,9 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         const c = await activeSaml(d, org);
         const login = await consumeSamlResponse(d, org, c, p);
         const out = await complete(f, ctx, org, login.identity, login.params);
-        f.audit(auditRecord(ctx, 'saml.acs_success', {
+        f.audit(auditRecord(ctx, out.error ? 'saml.acs_failed' : 'saml.acs_success', {
           actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_saml_connection', resourceId: c.id,
-          details: { org_id: org.id, created: out.created, idp_initiated: login.unsolicited },
+          details: { org_id: org.id, created: out.created, idp_initiated: login.unsolicited, ...(out.error ? { error: out.error } : {}) },
         }));
         return redirect(out.redirectUrl);
       }
@@ -178,10 +183,14 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         const c = await activeOidc(d, org);
         const login = await oidcCallback(d, org, c, p);
         const out = await complete(f, ctx, org, login.identity, login.params);
-        f.audit(auditRecord(ctx, 'sso.callback_success', {
-          actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_oidc_connection', resourceId: c.id,
-          details: { org_id: org.id, created: out.created },
-        }));
+        // §5.7 has no sso.callback_failed: authn's refusal is logged and reaches the app as `error`
+        if (out.error) f.logger.info({ org: org.name, error: out.error }, 'sso login refused by authn');
+        else {
+          f.audit(auditRecord(ctx, 'sso.callback_success', {
+            actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_oidc_connection', resourceId: c.id,
+            details: { org_id: org.id, created: out.created },
+          }));
+        }
         return redirect(out.redirectUrl);
       }
       default:
