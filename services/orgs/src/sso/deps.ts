@@ -15,4 +15,9 @@ export interface SsoDeps {
   baseUrl: string;
   /** Unix seconds */
   now(): number;
+  /**
+   * The HTTP client of calls to an org's OIDC IdP (discovery, JWKS, token); absent = the global
+   * fetch, which trusts the system CAs and NODE_EXTRA_CA_CERTS. Unit tests pass one trusting their CA.
+   */
+  idpFetch?: (url: string, init: RequestInit) => Promise<Response>;
 }

@@ -5,7 +5,8 @@
  * discovery of the https issuer (cached 10 min per connection version), an authorization request with
  * `state`, `nonce` and an S256 PKCE challenge kept in a pending login (10 min, single use), and the
  * callback's code exchange, where openid-client validates the state, the ID token (signature against
- * the IdP's JWKS, `iss`, `aud`, `exp`, `nonce`) before the claims are used.
+ * the IdP's JWKS, `iss`, `aud`, `exp`, `nonce`) before the claims are used; when the ID token carries no
+ * email, the UserInfo response (its `sub` checked against the ID token's) completes the claims.
  */
 import { randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
@@ -38,7 +39,9 @@ async function configOf(d: SsoDeps, c: OidcConnectionRecord): Promise<client.Con
   const key = `${c.id}:${c.updatedAt}`;
   const hit = configs.get(key);
   if (hit && hit.until > Date.now()) return hit.config;
-  const config = client.discovery(new URL(c.issuerUrl), c.clientId, undefined, client.ClientSecretBasic(openSecret(d, c)), { timeout: 10 });
+  const config = client.discovery(new URL(c.issuerUrl), c.clientId, undefined, client.ClientSecretBasic(openSecret(d, c)), {
+    timeout: 10, ...(d.idpFetch ? { [client.customFetch]: d.idpFetch as client.CustomFetch } : {}),
+  });
   configs.set(key, { until: Date.now() + DISCOVERY_TTL_MS, config });
   try {
     return await config;
@@ -77,14 +80,21 @@ export async function oidcCallback(
   const config = await configOf(d, c);
   const url = new URL(effectiveOidc(d, c, org.name).redirectUri);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-  let claims: client.IDToken | undefined;
+  let claims: Record<string, unknown> & { iss: string; sub: string };
   try {
     const tokens = await client.authorizationCodeGrant(config, url, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
-    claims = tokens.claims();
+    const idToken = tokens.claims();
+    if (!idToken) throw new SsoRejected('no ID token');
+    claims = { ...idToken };
+    // Core §5.4: with the code flow, the scope's claims may be served by the UserInfo endpoint only
+    if (claims['email'] === undefined && config.serverMetadata().userinfo_endpoint) {
+      const info = await client.fetchUserInfo(config, tokens.access_token, idToken.sub);
+      claims = { ...info, ...idToken };
+    }
   } catch (err) {
-    throw new SsoRejected(err instanceof client.ClientError || err instanceof Error ? 'the code exchange or ID token was refused' : 'internal');
+    if (err instanceof SsoRejected) throw err;
+    throw new SsoRejected('the code exchange or ID token was refused');
   }
-  if (!claims || typeof claims.sub !== 'string') throw new SsoRejected('no ID token');
   const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
   const email = str(claims['email'])?.toLowerCase() ?? null;
   return {
