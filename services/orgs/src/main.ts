@@ -121,6 +121,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     addMember: orgDirectory(store, deps.now).addMember,
     audit: (record) => publish('audit.recorded', record),
     discoveryEnabled: config.enableOrgDiscovery,
+    cookieSecure: config.appCookieSecure,
     logger,
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;

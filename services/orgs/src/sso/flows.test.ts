@@ -10,7 +10,7 @@ import type { BusEvents } from '@gatehouse/contracts';
 import { createLogger } from '@gatehouse/observability';
 import { createCallContext } from '@gatehouse/rpc';
 import { createSamlIdp, selfSigned } from '@gatehouse/testing';
-import { createSamlConnection, updateSamlConnection } from './connections.ts';
+import { createOidcConnection, createSamlConnection, updateSamlConnection } from './connections.ts';
 import { handleSsoRequest, type SsoFlowDeps } from './flows.ts';
 import { openSsoScratch, type SsoScratch } from './scratch.ts';
 
@@ -35,6 +35,7 @@ beforeAll(async () => {
     addMember: async (orgId, userId) => { members.push([orgId, userId]); },
     audit: (r) => { audits.push(r); },
     discoveryEnabled: true,
+    cookieSecure: true,
     logger: createLogger('silent'),
   };
 });
@@ -83,6 +84,20 @@ describe('SsoRequest', () => {
     expect(JSON.parse((await call('oidc_login', active.name)).body)).toEqual({ code: 'not_found', message: 'OIDC connection not found' });
     await updateSamlConnection(s.d, { id: active.conn.id, isActive: false });
     expect(JSON.parse((await call('saml_login', active.name)).body)).toEqual({ code: 'failed_precondition', message: 'SAML connection is inactive' });
+  });
+
+  it('refuses an OIDC callback in a browser that did not start the login, before touching the pending login', async () => {
+    const orgId = await s.newOrg();
+    const org = (await s.d.orgs.organizations.get(orgId))!;
+    await createOidcConnection(s.d, { orgId, name: 'n', issuerUrl: `https://${randomUUID()}.example.com`, clientId: 'c', clientSecret: 's' });
+    await s.d.store.pending.put({ id: 'victim-state', orgId, kind: 'oidc', data: '{}', expiresAt: s.clock.now + 60 });
+    for (const cookie of [undefined, 'gh_sso_state=other-state']) {
+      const ctx = createCallContext({ headers: cookie ? { cookie } : {} });
+      const res = await handleSsoRequest(f, { action: 'oidc_callback', org: org.name, params: { state: 'victim-state', code: 'c' } }, ctx);
+      expect([res.status, JSON.parse(res.body).message]).toEqual([400, 'SSO login failed: the login was not started in this browser']);
+      expect(ctx.setCookies).toEqual(['gh_sso_state=; Path=/oauth/sso; Max-Age=0; HttpOnly; Secure; SameSite=Lax']);
+    }
+    expect(await s.d.store.pending.take('victim-state', s.clock.now)).not.toBeNull();
   });
 
   it('the ACS completes the login through authn, adds the membership and records saml.* rows', async () => {

@@ -13,6 +13,9 @@
  * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
  * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
  *
+ * The OIDC login sets `gh_sso_state` (its `state`; Path=/oauth/sso, HttpOnly, SameSite=Lax, 10 min); the
+ * callback requires it (400 `SSO login failed: the login was not started in this browser`) and clears it.
+ *
  * A missing org → 404 `organization not found`; a disabled org → 400 `failed_precondition`
  * `organization is disabled` (§6.1); no or an inactive connection → 404 `OIDC connection not found` /
  * `SAML connection not found`, 400 `failed_precondition` `OIDC connection is inactive` / `SAML connection is inactive`.
@@ -22,7 +25,8 @@
  * account linking by verified email, the §4.1 MFA gate, session cookies) and, JIT or not, made a member
  * of the org (no roles; idempotent): the org's IdP vouched for them.
  */
-import { auditRecord, type AuditActor } from '@gatehouse/auth';
+import { auditRecord, parseCookies, serializeCookie, type AuditActor } from '@gatehouse/auth';
+import { timingSafeEqualString } from '@gatehouse/crypto';
 import type { BusEvents, orgs } from '@gatehouse/contracts';
 import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
@@ -32,7 +36,7 @@ import { ORGANIZATION_NOT_FOUND } from '../domain/members.ts';
 import type { SsoDeps } from './deps.ts';
 import type { FederatedIdentity } from './identity.ts';
 import { oidcCallback, oidcLoginUrl, SsoRejected } from './oidc.ts';
-import { consumeSamlResponse, samlLoginUrl, SamlRejected, spMetadata, type LoginParams } from './saml.ts';
+import { consumeSamlResponse, PENDING_TTL_S, samlLoginUrl, SamlRejected, spMetadata, type LoginParams } from './saml.ts';
 
 /** authn's federated completion (its internal `CompleteFederatedLogin`): cookies go to `ctx.setCookies`. */
 export interface FederatedCompletion {
@@ -59,10 +63,19 @@ export interface SsoFlowDeps {
   audit(record: BusEvents['audit.recorded']): void;
   /** `--enable-org-discovery` */
   discoveryEnabled: boolean;
+  /** `--app-cookie-secure`: the Secure attribute of the OIDC login's browser-binding cookie */
+  cookieSecure: boolean;
   logger: Logger;
 }
 
 const ANONYMOUS: AuditActor = { type: 'user', id: null };
+/**
+ * Binds an OIDC login to the browser that started it (login CSRF, RFC 6749 §10.12): the `state` in a
+ * host-only, HttpOnly, SameSite=Lax cookie under `/oauth/sso`, required equal at the callback.
+ */
+const STATE_COOKIE = 'gh_sso_state';
+const stateCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string =>
+  serializeCookie(STATE_COOKIE, value, { maxAgeSeconds, path: '/oauth/sso', secure: f.cookieSecure, sameSite: 'lax' });
 const MAX_PARAM = 4096;
 const json = (status: number, body: unknown): orgs.SsoHttpResponse => ({ status, body: JSON.stringify(body), content_type: 'application/json; charset=utf-8' });
 const redirect = (location: string): orgs.SsoHttpResponse => ({ status: 302, location, body: '', content_type: '' });
@@ -175,12 +188,17 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       case 'oidc_login': {
         org = await enabledOrg(d, req.org);
         const url = await oidcLoginUrl(d, org, await activeOidc(d, org), loginParams(p));
+        ctx.setCookies.push(stateCookie(f, new URL(url).searchParams.get('state') ?? '', PENDING_TTL_S));
         f.audit(auditRecord(ctx, 'sso.login_initiated', { actor: ANONYMOUS, resourceType: 'org_oidc_connection', resourceId: org.id, details: { org_id: org.id } }));
         return redirect(url);
       }
       case 'oidc_callback': {
         org = await enabledOrg(d, req.org);
         const c = await activeOidc(d, org);
+        const bound = parseCookies(ctx.headers['cookie'])[STATE_COOKIE] ?? '';
+        ctx.setCookies.push(stateCookie(f, '', 0));
+        // checked before the pending login is taken: a foreign callback cannot use up the user's login
+        if (bound === '' || !timingSafeEqualString(bound, p['state'] ?? '')) throw new SsoRejected('the login was not started in this browser');
         const login = await oidcCallback(d, org, c, p);
         const out = await complete(f, ctx, org, login.identity, login.params);
         // §5.7 has no sso.callback_failed: authn's refusal is logged and reaches the app as `error`
