@@ -29,6 +29,7 @@ import { orgDirectory } from './scim/directory.ts';
 import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, scimEntities, scimMigration } from './scim/storage/schema.ts';
 import { createMikroScimStore } from './scim/storage/store.ts';
 import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
+import { SSO_RETENTION } from './sso/storage/retention.ts';
 import { createMikroSsoStore } from './sso/storage/store.ts';
 import type { FederatedCompletion } from './sso/flows.ts';
 
@@ -126,7 +127,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only
-  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: ORGS_RETENTION, logger, registry: shared.registry });
+  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: [...ORGS_RETENTION, ...SSO_RETENTION], logger, registry: shared.registry });
   // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
   const userDeleted = shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget: (userId) => forgetUser(deps, userId), logger })
