@@ -22,6 +22,7 @@ import { mountOAuthRoutes } from './oauth.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountSamlIdp } from './saml-idp.ts';
 import { mountScim } from './scim.ts';
+import { mountSso } from './sso.ts';
 import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
 import { mountLoginPage, type LoginPageOptions } from './login-page.ts';
 
@@ -90,6 +91,8 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   mountSocialRoutes(app, services.clients, redirecting, deps.logger);
   // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  // organization SSO (issue 20): OIDC and SAML logins, the SAML SP, org discovery (sso.ts)
+  mountSso(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountScim(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   // the SAML IdP's metadata and SSO endpoints (issue 20): XML and HTML, not the table's JSON

@@ -60,9 +60,9 @@ describe('every REST route has a real RPC (issue 14)', () => {
     expect(missing).toEqual([]);
   });
 
-  it('every public RPC is routed, except authz DeleteUserTuples (called by authn only), orgs ScimRequest (/scim/v2/*, gateway/src/scim.ts) and orgs SamlIdpRequest (/oauth/saml/<org>/idp/*, gateway/src/saml-idp.ts); the OAuth endpoints by gateway/src/oauth.ts, social login by gateway/src/login-redirect.ts', () => {
+  it('every public RPC is routed, except authz DeleteUserTuples (called by authn only), orgs ScimRequest (/scim/v2/*, gateway/src/scim.ts), orgs SamlIdpRequest (/oauth/saml/<org>/idp/*, gateway/src/saml-idp.ts) and orgs SsoRequest (gateway/src/sso.ts); the OAuth endpoints by gateway/src/oauth.ts, social login by gateway/src/login-redirect.ts', () => {
     const routed = new Set([...ROUTES.map((r) => `${r.service}.${r.rpc}`), ...OAUTH_ROUTES.map((r) => `authn.${r.rpc}`), ...SOCIAL_ROUTES.map((r) => `authn.${r.rpc}`)]);
     const unrouted = servicesWithProto().flatMap((s) => [...serviceDescriptor(s).methods.keys()].map((rpc) => `${s}.${rpc}`)).filter((id) => !routed.has(id));
-    expect(unrouted).toEqual(['orgs.ScimRequest', 'orgs.SamlIdpRequest', 'authz.DeleteUserTuples']);
+    expect(unrouted).toEqual(['orgs.ScimRequest', 'orgs.SamlIdpRequest', 'orgs.SsoRequest', 'authz.DeleteUserTuples']);
   });
 });

@@ -66,6 +66,11 @@ export interface StartOptions {
    * use `localhost`, because an IP address is not a valid WebAuthn RP ID. Processes still listen on 127.0.0.1.
    */
   urlHost?: string;
+  /**
+   * environment variables added for every process, e.g. `NODE_EXTRA_CA_CERTS` naming a test CA's PEM
+   * file, so the services trust an HTTPS peer the test started (an org's OIDC IdP)
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface Deployment {
@@ -198,7 +203,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const specs: Array<{ command: CommandName; flags: string[]; healthUrl: string }> = [];
   const stopped = new Map<CommandName, number>();
   const spawnTracked = (command: CommandName, flags: string[], healthUrl: string): GatehouseProcess => {
-    const p = spawnGatehouse(command, flags);
+    const p = spawnGatehouse(command, flags, opts.env);
     processes.push(p);
     specs.push({ command, flags, healthUrl });
     return p;
@@ -276,7 +281,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     const i = stopped.get(command);
     if (i === undefined) throw new Error(`${command} was not stopped with stopProcess`);
     const spec = specs[i]!;
-    const p = spawnGatehouse(spec.command, spec.flags);
+    const p = spawnGatehouse(spec.command, spec.flags, opts.env);
     processes[i] = p;
     stopped.delete(command);
     await waitForHttp(spec.healthUrl, timeout, p.alive);

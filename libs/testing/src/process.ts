@@ -18,9 +18,15 @@ export interface GatehouseProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node bin/gatehouse.mjs <command> ...flags` with the repo's Node 24 (process.execPath under npm scripts). */
-export function spawnGatehouse(command: string, flags: readonly string[]): GatehouseProcess {
-  const child = spawn(process.execPath, [GATEHOUSE_BIN, command, ...flags], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `node bin/gatehouse.mjs <command> ...flags` with the repo's Node 24 (process.execPath under npm scripts).
+ * @param env variables added to the inherited environment (e.g. NODE_EXTRA_CA_CERTS for a test CA)
+ */
+export function spawnGatehouse(command: string, flags: readonly string[], env?: Readonly<Record<string, string>>): GatehouseProcess {
+  const child = spawn(process.execPath, [GATEHOUSE_BIN, command, ...flags], {
+    // eslint-disable-next-line no-restricted-properties -- passes the inherited environment through; reads no configuration
+    cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
   let out = '';
   const MAX = 2_000_000;
   const append = (chunk: Buffer): void => {

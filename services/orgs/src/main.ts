@@ -32,15 +32,22 @@ import { createMikroScimStore } from './scim/storage/store.ts';
 import { orgIdpDirectory } from './samlidp/directory.ts';
 import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration } from './samlidp/storage/schema.ts';
 import { createMikroSamlIdpStore } from './samlidp/storage/store.ts';
+import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
+import { SSO_RETENTION } from './sso/storage/retention.ts';
+import { createMikroSsoStore } from './sso/storage/store.ts';
+import type { FederatedCompletion } from './sso/flows.ts';
 
-// SCIM's tables (behaviour.md §6.4) and the SAML IdP's (§5.9) live in the orgs database and go with
-// their organization (§6.1)
+// SCIM's (behaviour.md §6.4), SSO's (§6.3) and the SAML IdP's (§5.9) tables live in the orgs database
+// and go with their organization (§6.1)
 const schema = {
   ...orgsSchema,
-  entities: [...orgsSchema.entities, ...scimEntities, ...samlIdpEntities],
-  migrations: [...orgsSchema.migrations, scimMigration, samlIdpMigration],
+  entities: [...orgsSchema.entities, ...scimEntities, ...ssoEntities, ...samlIdpEntities],
+  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration],
 };
-for (const entity of [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity, SamlServiceProviderEntity, SamlIdpKeyEntity]) {
+for (const entity of [
+  ScimEndpointEntity, ScimUserEntity, ScimGroupEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity,
+  SamlServiceProviderEntity, SamlIdpKeyEntity,
+]) {
   registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
 }
 
@@ -56,6 +63,28 @@ function userDirectory(authn: PeerClient<'authn.internal'> | null): UserDirector
         if (err instanceof AppError && err.code === 'not_found') return null;
         throw err;
       }
+    },
+  };
+}
+
+/** `roles` (comma list) and `scope` (space or comma list) of a login request, as authn takes them. */
+const listOf = (v: string | undefined): string[] => (v ?? '').split(/[\s,]+/).filter(Boolean);
+
+/**
+ * authn's federated completion (`AuthnInternal.CompleteFederatedLogin`, issue 20): JIT creation,
+ * linking by verified email, the §4.1 gate; its cookies come back on `ctx`. Without an authn address
+ * (split mode) SSO logins answer 501.
+ */
+function federatedCompletion(authn: PeerClient<'authn.internal'> | null): FederatedCompletion | null {
+  if (!authn) return null;
+  return {
+    async complete({ method, orgId, identity, params }, ctx) {
+      const out = await authn.CompleteFederatedLogin({
+        method, issuer: identity.issuer, subject: identity.subject, email: identity.email ?? undefined, email_verified: identity.emailVerified,
+        given_name: identity.givenName ?? undefined, family_name: identity.familyName ?? undefined, redirect_uri: params.redirect_uri,
+        state: params.state, roles: listOf(params.roles), scope: listOf(params.scope), org_id: orgId,
+      }, ctx);
+      return { redirectUrl: out.redirect_url, userId: out.user_id ?? null, created: out.created ?? false, error: out.error ?? null };
     },
   };
 }
@@ -94,6 +123,18 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     audit: (record) => publish('audit.recorded', record),
     logger,
   }, {
+    sso: {
+      store: createMikroSsoStore(db), orgs: store, now: deps.now, baseUrl: config.url.replace(/\/+$/, ''),
+      // upstream client secrets: AES-256-GCM under --encryption-key (derived from --client-secret when absent, as the job seal key)
+      secretKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/sso-secret-key/v1')),
+    },
+    completion: federatedCompletion(authn),
+    addMember: orgDirectory(store, deps.now).addMember,
+    audit: (record) => publish('audit.recorded', record),
+    discoveryEnabled: config.enableOrgDiscovery,
+    cookieSecure: config.appCookieSecure,
+    logger,
+  }, {
     store: createMikroSamlIdpStore(db), orgs: orgIdpDirectory(store), authn, authenticator: shared.authenticator,
     // the IdP's private keys at rest: AES-256-GCM under --encryption-key (or, without it, a key derived from --client-secret)
     sealKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/saml-idp-key/v1')),
@@ -103,7 +144,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only
-  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: ORGS_RETENTION, logger, registry: shared.registry });
+  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: [...ORGS_RETENTION, ...SSO_RETENTION], logger, registry: shared.registry });
   // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
   const userDeleted = shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget: (userId) => forgetUser(deps, userId), logger })

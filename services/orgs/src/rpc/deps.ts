@@ -58,7 +58,7 @@ export function failedTwin(action: string): string {
 export interface AuditedOp<R> {
   /** `organization_created`, `org_member_added`, … (the `_failed` twin is derived) */
   action: string;
-  resourceType: 'organization' | 'org_membership' | 'org_domain';
+  resourceType: 'organization' | 'org_membership' | 'org_domain' | 'org_oidc_connection' | 'org_saml_connection';
   /** the resource id known before the operation (null: taken from the result) */
   resourceId: string | null;
   /** what the request addressed (`org_id`, `user_id`), in `metadata` of both rows */

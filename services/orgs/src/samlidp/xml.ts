@@ -14,8 +14,10 @@ export const NO_DTD = 'DOCTYPE and entity declarations are not allowed';
  */
 export function parseStrictXml(xml: string): Document {
   if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) throw new Error(NO_DTD);
+  // `errorHandler` (a function is xmldom 0.9's `onError`): samlify's bundled xmldom 0.8 typings declare
+  // the same ambient module, and only the option both versions type-check is usable in one program
   return new DOMParser({
-    onError: (level: string, message: string) => {
+    errorHandler: (level: string, message: string) => {
       if (level !== 'warning') throw new Error(message);
     },
   }).parseFromString(xml, 'text/xml');

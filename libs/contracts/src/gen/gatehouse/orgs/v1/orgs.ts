@@ -363,6 +363,26 @@ export interface SamlIdpHttpResponse {
   location?: string | null | undefined;
 }
 
+export interface SsoHttpRequest {
+  /**
+   * `oidc_login`, `oidc_callback`, `saml_metadata`, `saml_login`, `saml_acs`, `discover` (JSON) or
+   * `discover_login` (a redirect to the org's login)
+   */
+  action: string;
+  /** the organization name from the path; empty for discovery */
+  org: string;
+  /** the query (GET) or form (POST) parameters, each a string */
+  params: { [key: string]: any } | null;
+}
+
+/** A 302 to `location`, or `status` with `body` of `content_type` (SAML metadata XML, a JSON error). */
+export interface SsoHttpResponse {
+  status: number;
+  location?: string | null | undefined;
+  body: string;
+  content_type: string;
+}
+
 export interface OrgsService {
   /** Organizations and members (behaviour.md §6.1). */
   CreateOrganization(request: CreateOrganizationRequest): Promise<Organization>;
@@ -434,6 +454,13 @@ export interface OrgsService {
    * auto-submitting POST to the SP's ACS, or an error page) or a 302 to the hosted login page.
    */
   SamlIdpRequest(request: SamlIdpHttpRequest): Promise<SamlIdpHttpResponse>;
+  /**
+   * One browser request of organization SSO (behaviour.md §6.3, issue 20), forwarded by the gateway
+   * (gateway/src/sso.ts): the OIDC login and callback under `/oauth/sso/<org>/`, the SAML SP's metadata,
+   * login and ACS under `/oauth/saml/<org>/`, and org discovery. Public: the IdP's signed answer and
+   * the pending login it names are the credentials; the answer is a redirect, XML or a JSON error.
+   */
+  SsoRequest(request: SsoHttpRequest): Promise<SsoHttpResponse>;
 }
 
 /**

@@ -1,0 +1,75 @@
+/**
+ * @module gateway/sso
+ * Organization SSO in the browser (behaviour.md §6.3, issue 20): `GET /oauth/sso/<org>/login|callback`
+ * (OIDC), `GET /oauth/saml/<org>/metadata|login` and `POST /oauth/saml/<org>/acs` (SAML SP; the ACS is
+ * CSRF-exempt, §2.5), and org discovery (`GET /api/v1/org-discovery?email=` and the redirecting
+ * `GET /oauth/sso/discover`, both answering 404 unless `--enable-org-discovery`). The gateway asserts
+ * nothing: it turns the query or the form into string parameters and calls the orgs service's public
+ * RPC `SsoRequest`, then writes its answer (a 302 with authn's cookies, the SP metadata XML, or a JSON
+ * error) with `Cache-Control: no-store`.
+ */
+import type { Express, Request, Response } from 'express';
+import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
+import type { Logger } from '@gatehouse/observability';
+import { oauthParams } from './oauth.ts';
+import { callContextOf, type ServiceClients } from './rest.ts';
+
+/** Path pattern → SsoRequest action, and the one method it takes. */
+const SSO_ROUTES: readonly { path: string; action: string; method: 'GET' | 'POST' }[] = Object.freeze([
+  { path: '/api/v1/org-discovery', action: 'discover', method: 'GET' },
+  { path: '/oauth/sso/discover', action: 'discover_login', method: 'GET' },
+  { path: '/oauth/sso/:org/login', action: 'oidc_login', method: 'GET' },
+  { path: '/oauth/sso/:org/callback', action: 'oidc_callback', method: 'GET' },
+  { path: '/oauth/saml/:org/metadata', action: 'saml_metadata', method: 'GET' },
+  { path: '/oauth/saml/:org/login', action: 'saml_login', method: 'GET' },
+  { path: '/oauth/saml/:org/acs', action: 'saml_acs', method: 'POST' },
+]);
+
+function sendError(res: Response, e: AppError): void {
+  if (res.headersSent) return;
+  res.status(httpStatusOf(e.code)).json({ code: e.code, message: e.code === 'internal' ? 'internal error' : e.message });
+}
+
+/** Registers the routes of {@link SSO_ROUTES}; another method answers 405. */
+export function mountSso(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
+  for (const route of SSO_ROUTES) {
+    app.all(route.path, async (req: Request, res: Response) => {
+      res.setHeader('Cache-Control', 'no-store');
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      if (method !== route.method) {
+        res.setHeader('Allow', route.method);
+        sendError(res, new AppError('method_not_allowed', 'Method Not Allowed'));
+        return;
+      }
+      const ctx = callContextOf(req, 'rest', opts.deadlineMs);
+      try {
+        let params: Record<string, string>;
+        try {
+          params = await oauthParams(req);
+        } catch (err) {
+          throw (err as { oauth?: boolean }).oauth ? new AppError('invalid_argument', 'invalid JSON body') : err;
+        }
+        if (!clients.orgs) throw new AppError('unimplemented', 'the orgs service is not part of this deployment');
+        const org = typeof req.params['org'] === 'string' ? req.params['org'] : '';
+        const out = await clients.orgs.call('SsoRequest', { action: route.action, org, params }, ctx) as {
+          status: number; location?: string | null; body: string; content_type: string;
+        };
+        if (res.headersSent) return;
+        if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
+        if (out.location) {
+          res.redirect(302, out.location);
+          return;
+        }
+        res.status(out.status).type(out.content_type || 'application/json').send(out.body);
+      } catch (err) {
+        const e = toAppError(err);
+        if (e.code === 'cancelled') {
+          res.destroy();
+          return;
+        }
+        if (e.code === 'internal') opts.logger.error({ err, route: route.path }, 'sso request failed');
+        sendError(res, e);
+      }
+    });
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * @module orgs/sso/flows
+ * `OrgsService.SsoRequest`: one browser request of organization SSO (behaviour.md §6.3, issue 20),
+ * forwarded by the gateway (gateway/src/sso.ts).
+ *
+ * | action | route | answer |
+ * |---|---|---|
+ * | `oidc_login` | `GET /oauth/sso/<org>/login?redirect_uri&state&roles&scope` | 302 to the org's OIDC IdP (audit `sso.login_initiated`) |
+ * | `oidc_callback` | `GET /oauth/sso/<org>/callback` | the federated completion → 302 with cookies (`sso.callback_success`) |
+ * | `saml_metadata` | `GET /oauth/saml/<org>/metadata` | our SP metadata (XML) |
+ * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | 302 AuthnRequest (HTTP-Redirect) to `idp_sso_url` (`saml.login_initiated`) |
+ * | `saml_acs` | `POST /oauth/saml/<org>/acs` (CSRF-exempt, §2.5) | the federated completion → 302 (`saml.acs_success` / `saml.acs_failed`) |
+ * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
+ * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
+ *
+ * The OIDC login sets `gh_sso_state` (its `state`; Path=/oauth/sso, HttpOnly, SameSite=Lax, 10 min); the
+ * callback requires it (400 `SSO login failed: the login was not started in this browser`) and clears it.
+ *
+ * A missing org → 404 `organization not found`; a disabled org → 400 `failed_precondition`
+ * `organization is disabled` (§6.1); no or an inactive connection → 404 `OIDC connection not found` /
+ * `SAML connection not found`, 400 `failed_precondition` `OIDC connection is inactive` / `SAML connection is inactive`.
+ * Errors are JSON `{code, message}` with the §0.2 status.
+ *
+ * After a valid IdP answer the user is completed by authn (`CompleteFederatedLogin`: JIT creation,
+ * account linking by verified email, the §4.1 MFA gate, session cookies) and, JIT or not, made a member
+ * of the org (no roles; idempotent): the org's IdP vouched for them.
+ */
+import { auditRecord, parseCookies, serializeCookie, type AuditActor } from '@gatehouse/auth';
+import { timingSafeEqualString } from '@gatehouse/crypto';
+import type { BusEvents, orgs } from '@gatehouse/contracts';
+import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
+import type { Logger } from '@gatehouse/observability';
+import type { CallContext } from '@gatehouse/rpc';
+import type { OrganizationRecord } from '../storage/ports.ts';
+import { ORGANIZATION_NOT_FOUND } from '../domain/members.ts';
+import type { SsoDeps } from './deps.ts';
+import type { FederatedIdentity } from './identity.ts';
+import { oidcCallback, oidcLoginUrl, SsoRejected } from './oidc.ts';
+import { consumeSamlResponse, PENDING_TTL_S, samlLoginUrl, SamlRejected, spMetadata, type LoginParams } from './saml.ts';
+
+/** authn's federated completion (its internal `CompleteFederatedLogin`): cookies go to `ctx.setCookies`. */
+export interface FederatedCompletion {
+  /**
+   * @returns where to send the browser (the app's redirect_uri with tokens, with the MFA gate's
+   *   parameters, or with `error`/`error_description` when authn refused: invalid roles, a revoked user,
+   *   an unverified email of an existing account, …), the user (null when refused), whether it was
+   *   created now, and authn's error code of a refusal
+   * @throws AppError when authn cannot be reached
+   */
+  complete(input: { method: 'sso'; orgId: string; identity: FederatedIdentity; params: LoginParams }, ctx: CallContext): Promise<FederatedOutcome>;
+}
+
+/** What authn answered a federated completion. */
+export interface FederatedOutcome { redirectUrl: string; userId: string | null; created: boolean; error: string | null }
+
+export interface SsoFlowDeps {
+  sso: SsoDeps;
+  /** null: logins answer 501 (no authn in this deployment) */
+  completion: FederatedCompletion | null;
+  /** adds the user to the org with no roles; a no-op for a member */
+  addMember(orgId: string, userId: string): Promise<void>;
+  /** publishes `audit.recorded`; never throws */
+  audit(record: BusEvents['audit.recorded']): void;
+  /** `--enable-org-discovery` */
+  discoveryEnabled: boolean;
+  /** `--app-cookie-secure`: the Secure attribute of the OIDC login's browser-binding cookie */
+  cookieSecure: boolean;
+  logger: Logger;
+}
+
+const ANONYMOUS: AuditActor = { type: 'user', id: null };
+/**
+ * Binds an OIDC login to the browser that started it (login CSRF, RFC 6749 §10.12): the `state` in a
+ * host-only, HttpOnly, SameSite=Lax cookie under `/oauth/sso`, required equal at the callback.
+ */
+const STATE_COOKIE = 'gh_sso_state';
+const stateCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string =>
+  serializeCookie(STATE_COOKIE, value, { maxAgeSeconds, path: '/oauth/sso', secure: f.cookieSecure, sameSite: 'lax' });
+const MAX_PARAM = 4096;
+const json = (status: number, body: unknown): orgs.SsoHttpResponse => ({ status, body: JSON.stringify(body), content_type: 'application/json; charset=utf-8' });
+const redirect = (location: string): orgs.SsoHttpResponse => ({ status: 302, location, body: '', content_type: '' });
+
+/** The request's parameters as strings (each at most 4 KiB; `SAMLResponse` up to 1 MiB). */
+function paramsOf(raw: Record<string, unknown> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw ?? {})) {
+    if (typeof v !== 'string') continue;
+    if (v.length > (k === 'SAMLResponse' ? 1_048_576 : MAX_PARAM)) throw new AppError('invalid_argument', `${k} is too long`);
+    out[k] = v;
+  }
+  return out;
+}
+
+const loginParams = (p: Record<string, string>): LoginParams => {
+  const out: LoginParams = {};
+  for (const k of ['redirect_uri', 'state', 'roles', 'scope'] as const) if (p[k] !== undefined && p[k] !== '') out[k] = p[k];
+  return out;
+};
+
+/** @throws AppError `not_found` `organization not found`, `failed_precondition` `organization is disabled` */
+async function enabledOrg(d: SsoDeps, name: string): Promise<OrganizationRecord> {
+  const org = name !== '' && name.length <= 255 ? await d.orgs.organizations.byName(name) : null;
+  if (!org) throw new AppError('not_found', ORGANIZATION_NOT_FOUND);
+  if (!org.enabled) throw new AppError('failed_precondition', 'organization is disabled');
+  return org;
+}
+
+async function activeOidc(d: SsoDeps, org: OrganizationRecord) {
+  const c = await d.store.oidc.byOrg(org.id);
+  if (!c) throw new AppError('not_found', 'OIDC connection not found');
+  if (!c.isActive) throw new AppError('failed_precondition', 'OIDC connection is inactive');
+  return c;
+}
+
+async function activeSaml(d: SsoDeps, org: OrganizationRecord) {
+  const c = await d.store.saml.byOrg(org.id);
+  if (!c) throw new AppError('not_found', 'SAML connection not found');
+  if (!c.isActive) throw new AppError('failed_precondition', 'SAML connection is inactive');
+  return c;
+}
+
+/** The login URL of the org whose verified domain `email` has (behaviour.md §6.2, §6.3). */
+async function discover(f: SsoFlowDeps, p: Record<string, string>): Promise<{ org: OrganizationRecord; protocol: 'oidc' | 'saml'; loginUrl: string }> {
+  const email = (p['email'] ?? '').trim().toLowerCase();
+  const at = email.lastIndexOf('@');
+  if (at <= 0 || at === email.length - 1 || /\s/.test(email)) throw new AppError('invalid_argument', 'invalid email address');
+  const entry = await f.sso.orgs.domains.verified(email.slice(at + 1));
+  const org = entry ? await f.sso.orgs.organizations.get(entry.orgId) : null;
+  if (!org) throw new AppError('not_found', 'no organization has verified this email domain');
+  if (!org.enabled) throw new AppError('failed_precondition', 'organization is disabled');
+  const oidc = await f.sso.store.oidc.byOrg(org.id);
+  const saml = await f.sso.store.saml.byOrg(org.id);
+  const protocol = oidc?.isActive ? 'oidc' : saml?.isActive ? 'saml' : null;
+  if (!protocol) throw new AppError('not_found', 'the organization has no active SSO connection');
+  const url = new URL(`${f.sso.baseUrl}/oauth/${protocol === 'oidc' ? 'sso' : 'saml'}/${encodeURIComponent(org.name)}/login`);
+  for (const [k, v] of Object.entries(loginParams(p))) url.searchParams.set(k, v);
+  return { org, protocol, loginUrl: url.toString() };
+}
+
+/** Completes a validated federated login: authn, then (when a user logged in or was gated) the org membership. */
+async function complete(f: SsoFlowDeps, ctx: CallContext, org: OrganizationRecord, identity: FederatedIdentity, params: LoginParams): Promise<FederatedOutcome> {
+  if (!f.completion) throw new AppError('unimplemented', 'federated login is not available in this deployment');
+  const out = await f.completion.complete({ method: 'sso', orgId: org.id, identity, params }, ctx);
+  if (out.userId && !out.error) await f.addMember(org.id, out.userId);
+  return out;
+}
+
+/**
+ * Answers one SSO request (module table).
+ * @returns the HTTP answer; refusals are JSON errors, never thrown (except `cancelled`)
+ */
+export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest, ctx: CallContext): Promise<orgs.SsoHttpResponse> {
+  const d = f.sso;
+  let org: OrganizationRecord | null = null;
+  try {
+    const p = paramsOf(req.params as Record<string, unknown> | undefined);
+    switch (req.action) {
+      case 'discover':
+      case 'discover_login': {
+        if (!f.discoveryEnabled) throw new AppError('not_found', 'Not Found');
+        const found = await discover(f, p);
+        if (req.action === 'discover_login') return redirect(found.loginUrl);
+        return json(200, {
+          org_id: found.org.id, org_name: found.org.name, display_name: found.org.displayName ?? null, protocol: found.protocol, login_url: found.loginUrl,
+        });
+      }
+      case 'saml_metadata': {
+        org = await enabledOrg(d, req.org);
+        return { status: 200, body: spMetadata(d, org, await activeSaml(d, org)), content_type: 'application/samlmetadata+xml; charset=utf-8' };
+      }
+      case 'saml_login': {
+        org = await enabledOrg(d, req.org);
+        const url = await samlLoginUrl(d, org, await activeSaml(d, org), loginParams(p));
+        f.audit(auditRecord(ctx, 'saml.login_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org.id, details: { org_id: org.id } }));
+        return redirect(url);
+      }
+      case 'saml_acs': {
+        org = await enabledOrg(d, req.org);
+        const c = await activeSaml(d, org);
+        const login = await consumeSamlResponse(d, org, c, p);
+        const out = await complete(f, ctx, org, login.identity, login.params);
+        f.audit(auditRecord(ctx, out.error ? 'saml.acs_failed' : 'saml.acs_success', {
+          actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_saml_connection', resourceId: c.id,
+          details: { org_id: org.id, created: out.created, idp_initiated: login.unsolicited, ...(out.error ? { error: out.error } : {}) },
+        }));
+        return redirect(out.redirectUrl);
+      }
+      case 'oidc_login': {
+        org = await enabledOrg(d, req.org);
+        const url = await oidcLoginUrl(d, org, await activeOidc(d, org), loginParams(p));
+        ctx.setCookies.push(stateCookie(f, new URL(url).searchParams.get('state') ?? '', PENDING_TTL_S));
+        f.audit(auditRecord(ctx, 'sso.login_initiated', { actor: ANONYMOUS, resourceType: 'org_oidc_connection', resourceId: org.id, details: { org_id: org.id } }));
+        return redirect(url);
+      }
+      case 'oidc_callback': {
+        org = await enabledOrg(d, req.org);
+        const c = await activeOidc(d, org);
+        const bound = parseCookies(ctx.headers['cookie'])[STATE_COOKIE] ?? '';
+        ctx.setCookies.push(stateCookie(f, '', 0));
+        // checked before the pending login is taken: a foreign callback cannot use up the user's login
+        if (bound === '' || !timingSafeEqualString(bound, p['state'] ?? '')) throw new SsoRejected('the login was not started in this browser');
+        const login = await oidcCallback(d, org, c, p);
+        const out = await complete(f, ctx, org, login.identity, login.params);
+        // §5.7 has no sso.callback_failed: authn's refusal is logged and reaches the app as `error`
+        if (out.error) f.logger.info({ org: org.name, error: out.error }, 'sso login refused by authn');
+        else {
+          f.audit(auditRecord(ctx, 'sso.callback_success', {
+            actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_oidc_connection', resourceId: c.id,
+            details: { org_id: org.id, created: out.created },
+          }));
+        }
+        return redirect(out.redirectUrl);
+      }
+      default:
+        throw new AppError('not_found', 'Not Found');
+    }
+  } catch (err) {
+    const e = toAppError(err);
+    if (e.code === 'cancelled') throw e;
+    if (req.action === 'saml_acs') {
+      f.audit(auditRecord(ctx, 'saml.acs_failed', {
+        actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org?.id, details: { org: req.org.slice(0, 255), error: e.code, reason: err instanceof SamlRejected ? err.why : e.message },
+      }));
+    }
+    if (e.code === 'internal') f.logger.error({ err, action: req.action }, 'sso request failed');
+    else if (err instanceof SamlRejected || err instanceof SsoRejected) f.logger.info({ action: req.action, org: req.org, reason: err.why }, 'sso login refused');
+    return json(httpStatusOf(e.code), { code: e.code, message: e.code === 'internal' ? 'internal error' : e.message });
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The SAML service provider (behaviour.md §6.3; SAML 2.0 Web Browser SSO) against a real IdP of
+ * another library (samlify, libs/testing): our metadata is what the IdP reads; our HTTP-Redirect
+ * AuthnRequest is what it parses; its signed responses are what the ACS validates. Each refusal the
+ * issue names is shown: a tampered signature, a wrong audience, an expired assertion, a replayed
+ * assertion, an unsolicited response without `allow_idp_initiated`; and the recipient and
+ * destination checks, the attribute mapping and the verified-email rule.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { createSamlIdp, selfSigned, type TestSamlIdp } from '@gatehouse/testing';
+import type { OrganizationRecord } from '../storage/ports.ts';
+import { createSamlConnection } from './connections.ts';
+import { consumeSamlResponse, samlLoginUrl, spMetadata } from './saml.ts';
+import { openSsoScratch, type SsoScratch } from './scratch.ts';
+import type { SamlConnectionRecord } from './storage/ports.ts';
+
+let s: SsoScratch;
+let idp: TestSamlIdp;
+const idpKeys = selfSigned('samlify-idp');
+
+beforeAll(async () => { s = await openSsoScratch('sqlite'); });
+afterAll(async () => { await s?.close(); });
+
+interface Setup { org: OrganizationRecord; conn: SamlConnectionRecord; metadata: string }
+
+async function setup(opts: { allowIdpInitiated?: boolean; attributeMapping?: string } = {}): Promise<Setup> {
+  const orgId = await s.newOrg();
+  const entity = `https://idp.example.com/${randomUUID()}`;
+  idp = createSamlIdp(entity, 'https://idp.example.com/sso', idpKeys);
+  const conn = await createSamlConnection(s.d, {
+    orgId, name: 'IdP', idpEntityId: entity, idpSsoUrl: 'https://idp.example.com/sso', idpCertificate: idpKeys.cert, ...opts,
+  });
+  const org = (await s.d.orgs.organizations.get(orgId))!;
+  return { org, conn, metadata: spMetadata(s.d, org, conn) };
+}
+
+/** An SP-initiated round: our AuthnRequest → the IdP parses it → its answer to that request. */
+async function round(x: Setup, user = { email: 'ada@example.com', givenName: 'Ada', familyName: 'Lovelace' }, overrides = {}) {
+  const url = await samlLoginUrl(s.d, x.org, x.conn, { redirect_uri: 'https://app.example.com/cb', state: 'st' });
+  expect(url.startsWith('https://idp.example.com/sso?SAMLRequest=')).toBe(true);
+  const relayState = new URL(url).searchParams.get('RelayState')!;
+  const requestId = await idp.requestIdOf(x.metadata, url);
+  const response = await idp.respond(x.metadata, user, requestId, overrides);
+  return { relayState, response };
+}
+
+const rejection = async (p: Promise<unknown>): Promise<string> => p.then(() => 'accepted', (e: Error) => e.message);
+
+describe('SAML SP metadata and AuthnRequest', () => {
+  it('publishes our entity id and ACS under --url, with the org name in them', async () => {
+    const x = await setup();
+    expect(x.metadata).toContain(`entityID="https://auth.example.com/oauth/saml/${x.org.name}/metadata"`);
+    expect(x.metadata).toContain(`Location="https://auth.example.com/oauth/saml/${x.org.name}/acs"`);
+    expect(x.metadata).toContain('WantAssertionsSigned="true"');
+  });
+});
+
+describe('SAML ACS (behaviour.md §6.3)', () => {
+  it('accepts the signed answer to our request, maps the attributes and returns the app parameters', async () => {
+    const x = await setup();
+    const { relayState, response } = await round(x);
+    const login = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState });
+    expect(login).toEqual({
+      identity: { issuer: x.conn.idpEntityId, subject: 'ada@example.com', email: 'ada@example.com', emailVerified: false, givenName: 'Ada', familyName: 'Lovelace' },
+      params: { redirect_uri: 'https://app.example.com/cb', state: 'st' }, unsolicited: false,
+    });
+  });
+
+  it('treats the email as verified only in a domain the org verified', async () => {
+    const x = await setup();
+    const domain = `${randomUUID().slice(0, 8)}.example.org`;
+    await s.verifyDomain(x.org.id, domain);
+    const { relayState, response } = await round(x, { email: `grace@${domain}`, givenName: 'Grace', familyName: 'Hopper' });
+    expect((await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState })).identity.emailVerified).toBe(true);
+  });
+
+  it('maps attributes through attribute_mapping', async () => {
+    const x = await setup({ attributeMapping: JSON.stringify({ email: 'urn:mail', given_name: 'first', family_name: 'last' }) });
+    const { relayState, response } = await round(x, {
+      email: 'nameid@example.com', attributes: { 'urn:mail': 'Mapped@Example.com', first: 'Mary', last: 'Jackson' },
+    } as never);
+    const { identity } = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState });
+    expect(identity).toMatchObject({ email: 'mapped@example.com', givenName: 'Mary', familyName: 'Jackson', subject: 'nameid@example.com' });
+  });
+
+  it('refuses a tampered signature', async () => {
+    const x = await setup();
+    const { relayState, response } = await round(x);
+    const tampered = Buffer.from(Buffer.from(response, 'base64').toString('utf8').replace('ada@example.com</saml:AttributeValue>', 'eve@example.com</saml:AttributeValue>')).toString('base64');
+    expect(tampered).not.toBe(response);
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: tampered, RelayState: relayState }))).toBe('SAML response rejected: invalid signature');
+  });
+
+  it('refuses a response signed by another key', async () => {
+    const x = await setup();
+    const url = await samlLoginUrl(s.d, x.org, x.conn, {});
+    const other = createSamlIdp(x.conn.idpEntityId, 'https://idp.example.com/sso', selfSigned('impostor'));
+    const response = await other.respond(x.metadata, { email: 'ada@example.com' }, await other.requestIdOf(x.metadata, url));
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: new URL(url).searchParams.get('RelayState')! })))
+      .toBe('SAML response rejected: invalid signature');
+  });
+
+  it.each([
+    ['a wrong audience', { audience: 'https://other-sp.example.com' }, 'wrong audience'],
+    ['an expired assertion', { issuedAt: new Date(Date.now() - 10 * 60_000), notBefore: new Date(Date.now() - 10 * 60_000), notOnOrAfter: new Date(Date.now() - 5 * 60_000) }, 'assertion expired'],
+    ['a not-yet-valid assertion', { notBefore: new Date(Date.now() + 5 * 60_000) }, 'assertion not yet valid'],
+    ['a foreign recipient', { recipient: 'https://evil.example.com/acs' }, 'wrong recipient'],
+    ['a foreign destination', { destination: 'https://evil.example.com/acs' }, 'wrong destination'],
+    ['an answer to another request', { inResponseTo: '_not-ours' }, 'unknown or expired request'],
+  ])('refuses %s', async (_name, overrides, reason) => {
+    const x = await setup();
+    const { relayState, response } = await round(x, undefined, overrides);
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState }))).toBe(`SAML response rejected: ${reason}`);
+  });
+
+  it('refuses a replayed assertion, also when posted without its RelayState', async () => {
+    const x = await setup({ allowIdpInitiated: true });
+    const { relayState, response } = await round(x);
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState }))).toBe('accepted');
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState }))).toBe('SAML response rejected: unknown or expired request');
+    const unsolicited = await idp.respond(x.metadata, { email: 'ada@example.com' }, '', { assertionId: '_fixed-id' });
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: unsolicited }))).toBe('accepted');
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: unsolicited }))).toBe('SAML response rejected: replayed assertion');
+  });
+
+  it('refuses an IdP-initiated response unless allow_idp_initiated', async () => {
+    const x = await setup();
+    const unsolicited = await idp.respond(x.metadata, { email: 'ada@example.com' }, '');
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: unsolicited }))).toBe('SAML response rejected: unsolicited response not allowed');
+    const allowed = await setup({ allowIdpInitiated: true });
+    const ok = await idp.respond(allowed.metadata, { email: 'ada@example.com' }, '');
+    const login = await consumeSamlResponse(s.d, allowed.org, allowed.conn, { SAMLResponse: ok, RelayState: 'https://app.example.com/after' });
+    expect(login).toMatchObject({ unsolicited: true, params: { redirect_uri: 'https://app.example.com/after' } });
+  });
+
+  it('refuses malformed input as 400, never a crash', async () => {
+    const x = await setup();
+    for (const body of ['', 'not base64 %%%', Buffer.from('<not-saml/>').toString('base64'), Buffer.from('<<<').toString('base64')]) {
+      const e = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: body }).then(() => null, (err: { code: string }) => err);
+      expect(e?.code).toBe('invalid_argument');
+    }
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * @module orgs/sso/saml
+ * Gatehouse as a SAML 2.0 service provider of an organization's IdP (behaviour.md §6.3; SAML 2.0
+ * Core, Bindings §3.4 HTTP-Redirect and §3.5 HTTP-POST, Profiles §4.1 Web Browser SSO), on
+ * `@node-saml/node-saml`:
+ *
+ * - {@link spMetadata}: our SP metadata (entity id, ACS, `WantAssertionsSigned`);
+ * - {@link samlLoginUrl}: the SP-initiated AuthnRequest by HTTP-Redirect to `idp_sso_url`, its id kept
+ *   in a pending login (10 min) whose reference travels as RelayState;
+ * - {@link consumeSamlResponse}: the ACS. node-saml checks the signature against the stored IdP
+ *   certificate (the assertion must be signed), the audience (= our SP entity id), `NotBefore` /
+ *   `NotOnOrAfter` with 60 s of clock skew, the issuer and `InResponseTo` against the pending request;
+ *   here we add the recipient and destination (= our ACS URL, Profiles §4.1.4.2/§4.1.4.3), the replay
+ *   refusal (the assertion ID recorded in the database until it expires, so it holds across replicas)
+ *   and the IdP-initiated rule (no `InResponseTo` only when `allow_idp_initiated`).
+ */
+import { randomBytes } from 'node:crypto';
+import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import { AppError } from '@gatehouse/errors';
+import type { OrganizationRecord } from '../storage/ports.ts';
+import { effectiveSaml } from './connections.ts';
+import type { SsoDeps } from './deps.ts';
+import { emailVerifiedFor, type FederatedIdentity } from './identity.ts';
+import type { SamlConnectionRecord } from './storage/ports.ts';
+
+/** Clock skew accepted on NotBefore / NotOnOrAfter (ms). */
+export const SAML_CLOCK_SKEW_MS = 60_000;
+/** How long an SP-initiated login may take at the IdP (s). */
+export const PENDING_TTL_S = 600;
+/** A replayed assertion is remembered at least this long after it is consumed (s). */
+const REPLAY_MIN_TTL_S = 3600;
+
+const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
+
+/** The login parameters of the app that sent the user (behaviour.md §3.1), carried through the IdP. */
+export interface LoginParams {
+  redirect_uri?: string;
+  state?: string;
+  roles?: string;
+  scope?: string;
+}
+
+/** A node-saml cache holding the one AuthnRequest id a response may answer (or none). */
+function requestCache(known: { id: string; instant: string } | null, saved: (id: string, instant: string) => void): CacheProvider {
+  return {
+    async saveAsync(key, value) { saved(key, value); return { value, createdAt: Date.now() }; },
+    async getAsync(key) { return known && known.id === key ? known.instant : null; },
+    async removeAsync(key) { return key; },
+  };
+}
+
+function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, cache: CacheProvider): SAML {
+  const eff = effectiveSaml(d, c, org.name);
+  return new SAML({
+    issuer: eff.spEntityId, callbackUrl: eff.acsUrl, audience: eff.spEntityId, entryPoint: c.idpSsoUrl, idpCert: c.idpCertificate,
+    idpIssuer: c.idpEntityId, wantAssertionsSigned: true, wantAuthnResponseSigned: false, acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
+    validateInResponseTo: ValidateInResponseTo.ifPresent, cacheProvider: cache, identifierFormat: null, disableRequestedAuthnContext: true,
+    generateUniqueId: () => `_${randomBytes(20).toString('hex')}`,
+  });
+}
+
+/** Our SP metadata for the org's connection (XML). */
+export function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord): string {
+  return samlOf(d, org, c, requestCache(null, () => undefined)).generateServiceProviderMetadata(null, null);
+}
+
+/**
+ * The SP-initiated login: stores a pending login with the request id and `params`, and returns the
+ * IdP URL carrying the deflated AuthnRequest and our RelayState.
+ */
+export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, params: LoginParams): Promise<string> {
+  let request: { id: string; instant: string } | null = null;
+  const relayState = randomBytes(24).toString('base64url');
+  const url = await samlOf(d, org, c, requestCache(null, (id, instant) => { request = { id, instant }; })).getAuthorizeUrlAsync(relayState, undefined, {});
+  if (request === null) throw new AppError('internal', 'internal error', { reason: 'no AuthnRequest id' });
+  await d.store.pending.put({ id: relayState, orgId: org.id, kind: 'saml', data: JSON.stringify({ request, params }), expiresAt: d.now() + PENDING_TTL_S });
+  return url;
+}
+
+/** Why an ACS refused a response: the reason shown in the 400 and in the `saml.acs_failed` audit row. */
+export class SamlRejected extends AppError {
+  /** the short reason (`invalid signature`, `wrong audience`, `replayed assertion`, …) */
+  readonly why: string;
+  constructor(why: string) {
+    super('invalid_argument', `SAML response rejected: ${why}`);
+    this.why = why;
+  }
+}
+
+/** node-saml's error texts → our short reasons. */
+function reasonOf(err: unknown): string {
+  const m = err instanceof Error ? err.message : String(err);
+  if (/signature/i.test(m)) return 'invalid signature';
+  if (/audience/i.test(m)) return 'wrong audience';
+  // an expired bearer SubjectConfirmationData is reported as "no valid subject confirmation"
+  if (/expired|subject confirmation/i.test(m)) return 'assertion expired';
+  if (/not yet valid/i.test(m)) return 'assertion not yet valid';
+  if (/InResponseTo/i.test(m)) return 'unknown or expired request';
+  if (/issuer/i.test(m)) return 'wrong issuer';
+  if (/status/i.test(m) || /Responder|Requester/.test(m)) return 'the identity provider refused the login';
+  return 'malformed response';
+}
+
+type XmlJs = Record<string, any>;
+const first = (v: unknown): XmlJs | undefined => (Array.isArray(v) ? v[0] : undefined) as XmlJs | undefined;
+
+/** The attribute of the profile named by the mapping, else the first present default name. */
+function attr(profile: Profile, mapping: Record<string, string>, field: string, defaults: string[]): string | null {
+  for (const name of mapping[field] ? [mapping[field]] : defaults) {
+    const v = (profile.attributes as Record<string, unknown> | undefined)?.[name] ?? profile[name];
+    const s = Array.isArray(v) ? v[0] : v;
+    if (typeof s === 'string' && s.trim() !== '') return s.trim();
+  }
+  return null;
+}
+
+const EMAIL_ATTRS = ['email', 'mail', 'urn:oid:0.9.2342.19200300.100.1.3', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'];
+const GIVEN_ATTRS = ['given_name', 'givenName', 'urn:oid:2.5.4.42', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname'];
+const FAMILY_ATTRS = ['family_name', 'sn', 'surname', 'urn:oid:2.5.4.4', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname'];
+
+/** The outcome of a valid ACS post: who logged in, and where the app wants them. */
+export interface SamlLogin {
+  identity: FederatedIdentity;
+  params: LoginParams;
+  /** true: an IdP-initiated response (no AuthnRequest of ours) */
+  unsolicited: boolean;
+}
+
+/**
+ * Validates one `SAMLResponse` posted to the org's ACS (module doc) and maps its attributes through
+ * `attribute_mapping` (`email`, `given_name`, `family_name` → attribute names; defaults: the common
+ * names and OIDs, and an email-format NameID for the email).
+ * @param form the posted fields: `SAMLResponse` (base64), `RelayState`
+ * @throws SamlRejected (400) with the reason
+ */
+export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, form: Record<string, string>): Promise<SamlLogin> {
+  const response = form['SAMLResponse'] ?? '';
+  if (response === '' || response.length > 1_048_576) throw new SamlRejected('missing or oversized SAMLResponse');
+  const relayState = form['RelayState'] ?? '';
+  const pending = relayState !== '' && relayState.length <= 64 ? await d.store.pending.take(relayState, d.now()) : null;
+  const ours = pending && pending.orgId === org.id && pending.kind === 'saml'
+    ? JSON.parse(pending.data) as { request: { id: string; instant: string }; params: LoginParams }
+    : null;
+  let profile: Profile | null;
+  try {
+    ({ profile } = await samlOf(d, org, c, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
+  } catch (err) {
+    throw new SamlRejected(reasonOf(err));
+  }
+  if (!profile) throw new SamlRejected('the identity provider refused the login');
+  const unsolicited = !profile.inResponseTo;
+  if (unsolicited && !c.allowIdpInitiated) throw new SamlRejected('unsolicited response not allowed');
+  if (!unsolicited && !ours) throw new SamlRejected('unknown or expired request');
+  const eff = effectiveSaml(d, c, org.name);
+  // Profiles §4.1.4.2: a bearer SubjectConfirmationData whose Recipient is our ACS; §4.1.4.3 Destination
+  const assertion = (profile.getAssertion?.() as XmlJs | undefined)?.['Assertion'] as XmlJs | undefined;
+  const confirmation = first(first(first(assertion?.['Subject'])?.['SubjectConfirmation'])?.['SubjectConfirmationData']);
+  if (confirmation?.['$']?.['Recipient'] !== eff.acsUrl) throw new SamlRejected('wrong recipient');
+  const destination = /<(?:\w+:)?Response\b[^>]*\sDestination="([^"]*)"/.exec(profile.getSamlResponseXml?.() ?? '')?.[1];
+  if (destination !== undefined && destination !== eff.acsUrl) throw new SamlRejected('wrong destination');
+  const assertionId = assertion?.['$']?.['ID'];
+  if (typeof assertionId !== 'string' || assertionId === '') throw new SamlRejected('malformed response');
+  const notOnOrAfter = Date.parse(first(assertion?.['Conditions'])?.['$']?.['NotOnOrAfter'] ?? confirmation?.['$']?.['NotOnOrAfter'] ?? '');
+  const now = d.now();
+  const expires = Math.max(Number.isFinite(notOnOrAfter) ? Math.ceil(notOnOrAfter / 1000) + SAML_CLOCK_SKEW_MS / 1000 : 0, now + REPLAY_MIN_TTL_S);
+  if (!(await d.store.consumeAssertion(org.id, assertionId, expires, now))) throw new SamlRejected('replayed assertion');
+
+  const mapping = c.attributeMapping ? JSON.parse(c.attributeMapping) as Record<string, string> : {};
+  const email = (attr(profile, mapping, 'email', EMAIL_ATTRS) ?? (profile.nameIDFormat === EMAIL_FORMAT ? profile.nameID : null))?.toLowerCase() ?? null;
+  const identity: FederatedIdentity = {
+    issuer: c.idpEntityId, subject: profile.nameID, email, emailVerified: await emailVerifiedFor(d, org.id, email, false),
+    givenName: attr(profile, mapping, 'given_name', GIVEN_ATTRS), familyName: attr(profile, mapping, 'family_name', FAMILY_ATTRS),
+  };
+  const params = ours?.params ?? (/^https?:\/\//.test(relayState) ? { redirect_uri: relayState } : {});
+  return { identity, params, unsolicited };
+}

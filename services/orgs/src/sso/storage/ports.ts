@@ -1,0 +1,89 @@
+/**
+ * @module orgs/sso/storage/ports
+ * What organization SSO stores in the orgs database (behaviour.md §6.3): one OIDC and one SAML
+ * connection per org, the pending logins between our redirect to the IdP and its answer, and the ids
+ * of SAML assertions already consumed (replay refusal across replicas). Times are Unix seconds.
+ */
+
+/** An org's upstream OIDC connection. `clientSecretSealed` is AES-256-GCM under --encryption-key. */
+export interface OidcConnectionRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  /** https, globally unique */
+  issuerUrl: string;
+  clientId: string;
+  clientSecretSealed: string;
+  /** space-separated; null = the default `openid profile email` */
+  scopes: string | null;
+  /** null = the default `<url>/oauth/sso/<org name>/callback` (follows a rename) */
+  redirectUri: string | null;
+  isActive: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** An org's upstream SAML IdP connection (we are the SP). */
+export interface SamlConnectionRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  /** globally unique */
+  idpEntityId: string;
+  /** https: where the AuthnRequest goes (HTTP-Redirect binding) */
+  idpSsoUrl: string;
+  /** PEM X.509: verifies the IdP's signatures; write-only on the wire */
+  idpCertificate: string;
+  /** null = `<url>/oauth/saml/<org name>/metadata` */
+  spEntityId: string | null;
+  /** null = `<url>/oauth/saml/<org name>/acs` */
+  acsUrl: string | null;
+  /** a JSON object of strings: our field (`email`, `given_name`, `family_name`) → SAML attribute name */
+  attributeMapping: string | null;
+  allowIdpInitiated: boolean;
+  isActive: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A login between our redirect to the IdP and its answer (single use). */
+export interface PendingLoginRecord {
+  /** the OIDC `state` / the SAML RelayState */
+  id: string;
+  orgId: string;
+  kind: 'oidc' | 'saml';
+  /** JSON: the flow's parameters (redirect_uri, state, roles, scope; PKCE verifier and nonce; AuthnRequest id) */
+  data: string;
+  expiresAt: number;
+}
+
+export interface SsoStore {
+  oidc: {
+    byId(id: string): Promise<OidcConnectionRecord | null>;
+    byOrg(orgId: string): Promise<OidcConnectionRecord | null>;
+    byIssuer(issuerUrl: string): Promise<OidcConnectionRecord | null>;
+    /** `org` / `issuer` (nothing written) when a unique key is taken */
+    insert(c: OidcConnectionRecord): Promise<'ok' | 'org' | 'issuer'>;
+    /** `issuer` (nothing written) when the new issuer is another connection's */
+    update(c: OidcConnectionRecord): Promise<'ok' | 'issuer'>;
+    delete(id: string): Promise<boolean>;
+  };
+  saml: {
+    byId(id: string): Promise<SamlConnectionRecord | null>;
+    byOrg(orgId: string): Promise<SamlConnectionRecord | null>;
+    byEntityId(idpEntityId: string): Promise<SamlConnectionRecord | null>;
+    insert(c: SamlConnectionRecord): Promise<'ok' | 'org' | 'entity'>;
+    update(c: SamlConnectionRecord): Promise<'ok' | 'entity'>;
+    delete(id: string): Promise<boolean>;
+  };
+  pending: {
+    put(p: PendingLoginRecord): Promise<void>;
+    /** removes and returns the row (null when absent or expired at `now`): single use across replicas */
+    take(id: string, now: number): Promise<PendingLoginRecord | null>;
+  };
+  /**
+   * Records a consumed SAML assertion id until `expiresAt`.
+   * @returns false when the id was already recorded (a replay), also by another replica
+   */
+  consumeAssertion(orgId: string, assertionId: string, expiresAt: number, now: number): Promise<boolean>;
+}
