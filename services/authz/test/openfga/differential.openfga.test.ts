@@ -6,7 +6,9 @@
  * relation, with and without the condition context), every list objects (subject × type × relation)
  * and every list users (object × relation × `user` and `group#member`) must agree, errors included
  * (compared as kinds: `resolution too complex`, a condition-evaluation error naming its condition,
- * else the message). A model one side refuses must be refused by the other.
+ * else the message). A model one side refuses must be refused by the other. Two disagreements are
+ * accepted, each only once OpenFGA itself confirms the engine's answer: a check OpenFGA answers both ways
+ * ({@link fgaAlsoSays}), and an OpenFGA list that contradicts OpenFGA's Check ({@link listContradictsOwnCheck}).
  * Size: {@link SEEDS} cases (about 45 s on the shared 2-core machine under a load average of 15; all 200 seeds
  * of `DIFF_SEEDS=1-200` agree, 145 s).
  */
@@ -78,8 +80,8 @@ const keyOf = (t: DiffCase['tuples'][number]): TupleKey => ({
  * relation", openfga.dev API docs, ListUsers), and both list APIs drop the base of a `but not` whose subtracted
  * side meets a cycle in their expansion (openfga/openfga#1573), where Check resolves nested groups with its
  * recursive strategy and finds no cycle. The engine answers its lists by Check, so there it agrees with
- * OpenFGA's Check and not with OpenFGA's list; this is the only disagreement the test accepts, and only
- * when both sides answered (no error) and OpenFGA's Check confirms every differing element.
+ * OpenFGA's Check and not with OpenFGA's list. Accepted only when both sides answered (no error) and
+ * OpenFGA's Check confirms every differing element ({@link fgaAlsoSays}).
  */
 async function listContradictsOwnCheck(
   client: OpenFgaClient, opts: { authorizationModelId: string }, mine: Answer, theirs: Answer,
@@ -91,10 +93,32 @@ async function listContradictsOwnCheck(
   const b = new Set(JSON.parse(theirs) as string[]);
   const differing = [...a, ...b].filter((x) => a.has(x) !== b.has(x));
   for (const element of differing) {
-    const { allowed } = await client.check({ ...checkOf(element), context }, opts);
-    if (allowed !== a.has(element)) return false;
+    if (!(await fgaAlsoSays(client, opts, { ...checkOf(element), context }, a.has(element)))) return false;
   }
   return true;
+}
+
+/** Times OpenFGA is asked again before a check disagreement counts ({@link fgaAlsoSays}). */
+const REASKS = 20;
+
+/**
+ * Whether OpenFGA's Check, asked `check` again up to {@link REASKS} times, answers `allowed` at least once.
+ * OpenFGA's Check is not deterministic where an intersection sits on the subtracted side of `but not`: its
+ * intersection reducer runs the operands concurrently and returns the first that is false or reports a
+ * cycle (internal/graph/check.go `intersection`, v1.22.1), so for `x but not (a and b)` where `a` is false
+ * and `b` is false after cutting a cycle, the exclusion holds when `b` finishes first and not when `a` does
+ * (differential seed 53: `r0 but not (cond_viewer and inherited from parent)`, about one run in six).
+ * The engine evaluates operands in order, deterministically; a check disagreement is accepted only when
+ * OpenFGA is seen to give the engine's answer too.
+ */
+async function fgaAlsoSays(
+  client: OpenFgaClient, opts: { authorizationModelId: string },
+  check: { user: string; relation: string; object: string; context?: Record<string, unknown> }, allowed: boolean,
+): Promise<boolean> {
+  for (let i = 0; i < REASKS; i++) {
+    if ((await client.check(check, opts)).allowed === allowed) return true;
+  }
+  return false;
 }
 
 /** Runs one case on both; returns the disagreements as readable lines. */
@@ -149,7 +173,10 @@ async function compare(server: OpenFgaServer, c: DiffCase): Promise<string[]> {
       for (const [i, q] of items.entries()) {
         const mine = await engineAnswer(async () => (await engine.check(user, [{ relation: q.relation, object: q.object }], context ? { context } : undefined))[0]!.allowed);
         const theirs = fgaBy.get(i);
-        if (mine !== theirs) out.push(`seed ${c.seed}: check ${user} ${q.relation} ${q.object}${withContext ? ' (with context)' : ''}: engine ${mine}, OpenFGA ${theirs}`);
+        if (mine === theirs) continue;
+        if ((mine === 'true' || mine === 'false') && (theirs === 'true' || theirs === 'false')
+          && await fgaAlsoSays(client, opts, { user, relation: q.relation, object: q.object, ...(context ? { context } : {}) }, mine === 'true')) continue;
+        out.push(`seed ${c.seed}: check ${user} ${q.relation} ${q.object}${withContext ? ' (with context)' : ''}: engine ${mine}, OpenFGA ${theirs}`);
       }
     }
   }
