@@ -3,7 +3,9 @@
  * Read-your-writes across authz replicas (behaviour.md §7.1: "every replica uses the new version from
  * its next request after the write returns"; the same holds for tuples). Split mode with two authz
  * replicas: writes go straight to one replica's gRPC port, and the very next request is answered by
- * the other replica, and by the gateway (round-robin over both) on REST, GraphQL and gRPC.
+ * the other replica, and by the gateway (round-robin over both) on REST, GraphQL and gRPC. Run on the
+ * embedded engine and with `--fga-store=openfga` (both replicas on one real OpenFGA server, issue 21 §4),
+ * where the replica's `/readyz` also follows the OpenFGA server and its metrics count the OpenFGA calls.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
@@ -11,15 +13,18 @@ import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { SURFACES, type Result } from '../support/surfaces.ts';
 import { authzGrpc, authzPerform, closeAuthzClients, okBody, signupUser, type AuthzCall } from '../support/authz-surfaces.ts';
 import { DOCS_MODEL } from '../support/authz-fixtures.ts';
+import { backendFlags } from '../support/authz-backends.ts';
 
-describe('authz replicas: a write is visible on the next request through any replica (split, 2 replicas)', () => {
+describe.each(['embedded', 'openfga'] as const)('authz replicas: a write is visible on the next request through any replica (split, 2 replicas, %s engine)', (backend) => {
   let d: Deployment;
+  let fga: Awaited<ReturnType<typeof backendFlags>> | undefined;
   let user: { token: string; subject: string };
   beforeAll(async () => {
-    d = await startDeployment('split', { authzReplicas: 2 });
+    fga = await backendFlags(backend);
+    d = await startDeployment('split', { authzReplicas: 2, flags: fga.flags });
     user = await signupUser(d.url, `replicas-${randomBytes(5).toString('hex')}@example.com`);
   }, 120_000);
-  afterAll(async () => { closeAuthzClients(); await d?.stop(); });
+  afterAll(async () => { closeAuthzClients(); await d?.stop(); await fga?.stop(); });
 
   const admin = (): AuthzCall['creds'] => ({ adminSecret: d.adminSecret });
   /** Sends `call` straight to replica `i` (its own gRPC port). */
@@ -130,4 +135,38 @@ describe('authz replicas: a write is visible on the next request through any rep
       expect({ surface: s, share: Math.min(share, 5) }).toEqual({ surface: s, share: 5 });
     }
   });
+  // issue 21: the OpenFGA backend is operable like the others: a replica's /readyz names the OpenFGA server
+  // and follows it, and its metrics count and time the calls it makes there (last: it stops the server)
+  if (backend === 'openfga') {
+    it('a replica\'s /readyz follows the OpenFGA server, and its metrics count the OpenFGA calls', async () => {
+      const replica = d.processes.filter((p) => p.command === 'authz').at(-1)!;
+      const port = (flag: string): string => replica.child.spawnargs.find((a) => a.startsWith(`--${flag}=`))!.split('=')[1]!;
+      const readyz = async (): Promise<{ status: number; body: Record<string, unknown> }> => {
+        const res = await fetch(`http://127.0.0.1:${port('http-port')}/readyz`);
+        return { status: res.status, body: await res.json() as Record<string, unknown> };
+      };
+      const up = await readyz();
+      expect(up.status).toBe(200);
+      expect(up.body.checks).toMatchObject({ openfga: 'ok' });
+      const metrics = await (await fetch(`http://127.0.0.1:${port('metrics-port')}/metrics`)).text();
+      const calls = (method: string): number => metrics.split('\n')
+        .filter((l) => l.startsWith('gatehouse_authz_openfga_requests_total{') && l.includes(`method="${method}"`) && l.includes('outcome="ok"'))
+        .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+      expect(calls('BatchCheck')).toBeGreaterThan(0);
+      expect(calls('GetStore')).toBeGreaterThan(0);
+      expect(metrics).toMatch(/^gatehouse_authz_openfga_request_duration_seconds_count\{method="BatchCheck",outcome="ok"\} [1-9]/m);
+      await fga!.stop();
+      let down = await readyz();
+      for (let i = 0; i < 50 && down.status !== 503; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        down = await readyz();
+      }
+      expect(down.status).toBe(503);
+      expect(String(down.body.message)).toMatch(/^not ready: openfga \(127\.0\.0\.1:\d+\) is down: /);
+      // a check while the server is down is `unavailable`, not a 500 or a false answer
+      const call: AuthzCall = { op: 'check_permissions', args: { checks: [{ relation: 'viewer', object: 'doc:direct' }] }, creds: { bearer: user.token } };
+      const r = await authzPerform('rest', d, call);
+      expect(r.ok ? { ok: true } : { code: r.code }).toEqual({ code: 'unavailable' });
+    });
+  }
 });

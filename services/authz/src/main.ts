@@ -11,6 +11,7 @@ import type { BusEvents } from '@gatehouse/contracts';
 import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
+import { registerRequestSeries } from '@gatehouse/observability';
 import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
@@ -23,6 +24,7 @@ import { createAuthzService } from './service.ts';
 import { createAuthzInternal } from './rpc/internal.ts';
 import { createAuthzSubgraph } from './graphql/resolvers.ts';
 import { createOpenFgaEngine } from './openfga/engine.ts';
+import { observeOpenFga } from './openfga/client.ts';
 
 
 /**
@@ -34,8 +36,13 @@ async function openStore(config: Config, logger: Logger, channel: InvalidationCh
   if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [] };
   if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
   if (config.fga.store === 'openfga') {
-    const engine = createOpenFgaEngine({ url: config.fga.url ?? '', storeId: config.fga.storeId, apiToken: config.fga.apiToken });
-    return { engine, db: null, readiness: [] };
+    const url = config.fga.url ?? '';
+    const engine = createOpenFgaEngine({ url, storeId: config.fga.storeId, apiToken: config.fga.apiToken });
+    let target = url;
+    try {
+      target = new URL(url).host;
+    } catch { /* the flag's own validation reports a bad URL */ }
+    return { engine, db: null, readiness: [{ name: 'openfga', target, check: () => engine.ready() }] };
   }
   const options = config.fga.sharesMainDatabase
     ? databaseOptionsOf(config)
@@ -62,6 +69,23 @@ function registerEngineMetrics(engine: Engine, registry: Registry): void {
 }
 
 /**
+ * `gatehouse_authz_openfga_requests_total{method,outcome}` and `gatehouse_authz_openfga_request_duration_seconds`
+ * (histogram, same labels) for the calls the OpenFGA backend makes (`method`: the OpenFGA API method,
+ * `outcome`: `ok`, `invalid` or `unavailable`); low cardinality, no store, object or subject labels.
+ */
+function registerOpenFgaMetrics(registry: Registry): void {
+  const table = registerRequestSeries(registry, {
+    counter: { name: 'gatehouse_authz_openfga_requests_total', help: 'calls to the OpenFGA server, by API method and outcome' },
+    histogram: {
+      name: 'gatehouse_authz_openfga_request_duration_seconds', help: 'OpenFGA call duration in seconds, by API method and outcome',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    },
+    labelNames: ['method', 'outcome'],
+  });
+  observeOpenFga((method, outcome, seconds) => table.series({ method, outcome }).record(seconds));
+}
+
+/**
  * Builds the authz service: the engine over its store, whose snapshot loads while it serves. Callers are checked
  * against the deployment's session store (`shared.authenticator`: authn's in all-in-one, Redis in
  * split mode, where src/index.ts requires --redis-url).
@@ -83,8 +107,9 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   if (config.fga.store !== 'openfga') {
     engine?.warm().catch((err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
   }
-  // the snapshot gauges describe the embedded engine; an OpenFGA server has its own metrics
+  // the snapshot gauges describe the embedded engine; over OpenFGA, its calls are counted and timed instead
   if (engine && config.fga.store !== 'openfga') registerEngineMetrics(engine, shared.registry);
+  if (engine && config.fga.store === 'openfga') registerOpenFgaMetrics(shared.registry);
   const bus = shared.bus;
   // behaviour.md §5.7: engine admin actions, published after they commit; a failure never fails the write
   const audit = bus ? (record: Parameters<NonNullable<Parameters<typeof createAuthzService>[0]['audit']>>[0]): void => {

@@ -60,6 +60,62 @@ interface Provisional {
   value: boolean;
   lowDepth: number;
   frame: number;
+  /** whether its resolution cut a cycle that counts for `but not` (see {@link Resolver.selfRecursive}) */
+  cycle: boolean;
+}
+
+const recursiveCache = new WeakMap<RelationDef, boolean>();
+
+/** Whether `r` on `type` reaches its users in one hop: direct assignments of plain users or wildcards, through computed relations and unions only. */
+function directOnly(ts: TypeSystem, type: string, r: Rewrite, depth: number): boolean {
+  if (depth > 8) return false;
+  switch (r.k) {
+    case 'computed': {
+      const target = ts.relation(type, r.relation);
+      return target !== undefined && target.directTypes.every((d) => d.relation === '') && directOnly(ts, type, target.rewrite, depth + 1);
+    }
+    case 'union':
+      return r.children.every((c) => directOnly(ts, type, c, depth + 1));
+    case 'this':
+      return true;
+    case 'ttu':
+    case 'intersection':
+    case 'difference':
+      return false;
+  }
+}
+
+/**
+ * Whether OpenFGA (v1.22) resolves `def` with its recursive check strategy: the relation names itself,
+ * through its own userset (`define member: [user, group#member]`) or a tuple-to-userset over objects of
+ * its own type (`define viewer: [user] or viewer from parent`, `parent: [folder]`), and every other operand
+ * of its union reaches users in one hop (direct plain users or wildcards, also through computed relations:
+ * `define inherited: viewer or inherited from parent` with `define viewer: [user]`). A relation whose other
+ * operands reach usersets (`viewer: [user, group#member]`) is resolved by the default strategy, whose
+ * cycle detection reports the cycle. Memoised per relation definition.
+ */
+export function recursiveStrategy(ts: TypeSystem, def: RelationDef): boolean {
+  let known = recursiveCache.get(def);
+  if (known !== undefined) return known;
+  const operands = def.rewrite.k === 'union' ? def.rewrite.children : [def.rewrite];
+  let recursive = false;
+  let simple = true;
+  for (const op of operands) {
+    if (op.k === 'this') {
+      for (const d of def.directTypes) {
+        if (d.relation === '') continue;
+        if (d.type === def.type && d.relation === def.name) recursive = true;
+        else simple = false;
+      }
+    } else if (op.k === 'ttu' && op.computed === def.name && (ts.relation(def.type, op.tupleset)?.directTypes ?? []).every((d) => d.type === def.type && d.relation === '')) {
+      recursive = true;
+    } else if (!directOnly(ts, def.type, op, 0)) {
+      simple = false;
+    }
+  }
+  known = recursive && simple;
+  recursiveCache.set(def, known);
+  return known;
 }
 
 /**
@@ -232,13 +288,13 @@ export class Resolver {
     const p = v.prov?.get(relation);
     if (p !== undefined && p.lowDepth < depth && this.pathFrames[p.lowDepth] === p.frame) {
       if (p.lowDepth < this.low) this.low = p.lowDepth;
-      this.cycle = true;
+      if (p.cycle) this.cycle = true;
       return p.value;
     }
     for (let i = 0; i < depth; i++) {
       if (this.pathRelations[i] === relation && this.pathObjects[i] === v.object) {
         if (i < this.low) this.low = i;
-        this.cycle = true;
+        if (!this.selfRecursive(i, depth, relation, v)) this.cycle = true;
         return false;
       }
     }
@@ -283,13 +339,30 @@ export class Resolver {
     if (myLow >= depth) {
       if (!myOverflow) v.memo.set(relation, ((myReach - depth) << HEIGHT_SHIFT) | (myCycle ? CYCLE : 0) | (result ? ANSWER : 0));
     } else {
-      (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number });
+      (v.prov ??= new Map()).set(relation, { value: result, lowDepth: myLow, frame: this.pathFrames[myLow] as number, cycle: myCycle });
     }
     this.low = Math.min(outerLow, myLow);
     this.reach = Math.max(outerReach, myReach);
     this.overflow = outerOverflow || myOverflow;
     this.cycle = outerCycle || myCycle;
     return result;
+  }
+
+  /**
+   * Whether the cycle closed at path depth `from` (the node `object#relation` entered again at `to`) runs
+   * through one relation resolved by OpenFGA's recursive check strategy ({@link recursiveStrategy}): every
+   * node on it is `type#relation` of that one type and relation (g0 in g1 in g0; folders that are each
+   * other's parent). That strategy walks the objects breadth-first with a visited set and reports no
+   * CycleDetected, so the cut is a plain `false` and does not make an enclosing `but not` exclude; a cycle
+   * through other relations, or through a relation OpenFGA resolves with its default strategy, still does.
+   */
+  private selfRecursive(from: number, to: number, relation: string, v: Visited): boolean {
+    const def = v.rels?.get(relation);
+    if (def === undefined || !recursiveStrategy(this.ts, def)) return false;
+    for (let j = from + 1; j < to; j++) {
+      if (this.pathRelations[j] !== relation || typeOf(this.pathObjects[j] as string) !== def.type) return false;
+    }
+    return true;
   }
 
   /**

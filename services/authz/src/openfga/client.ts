@@ -62,12 +62,51 @@ export function checkItemError(e: CheckError): AppError {
   return new AppError('unavailable', 'authorization store is unavailable', { reason: 'fga_store_error', cause: new Error(e.message ?? String(e.internal_error)) });
 }
 
-/** Runs one OpenFGA call; every failure leaves as an AppError ({@link fgaError}). */
-export async function fga<T>(work: Promise<T>): Promise<T> {
+/**
+ * Receives every OpenFGA call's outcome: its API method (`Check`, `BatchCheck`, `ListObjects`, …), `ok` or
+ * the error class (`invalid` for OpenFGA's validation refusals, `unavailable` for the rest), and its
+ * duration in seconds.
+ */
+export type OpenFgaObserver = (method: string, outcome: 'ok' | 'invalid' | 'unavailable', seconds: number) => void;
+
+let observer: OpenFgaObserver | null = null;
+
+/** Sets the process's {@link OpenFgaObserver} (authz's metrics; null: none). */
+export function observeOpenFga(o: OpenFgaObserver | null): void {
+  observer = o;
+}
+
+/**
+ * Runs one OpenFGA call, reporting it to the {@link OpenFgaObserver}; every failure leaves as an AppError
+ * ({@link fgaError}).
+ * @param method the OpenFGA API method `work` calls (the metrics label)
+ * @param work the call, just started
+ */
+export async function fga<T>(method: string, work: Promise<T>): Promise<T> {
+  const start = process.hrtime.bigint();
   try {
-    return await work;
+    const out = await work;
+    observer?.(method, 'ok', Number(process.hrtime.bigint() - start) / 1e9);
+    return out;
   } catch (err) {
-    throw fgaError(err);
+    const mapped = fgaError(err);
+    observer?.(method, mapped.code === 'invalid_argument' ? 'invalid' : 'unavailable', Number(process.hrtime.bigint() - start) / 1e9);
+    throw mapped;
+  }
+}
+
+/**
+ * `/readyz` for the OpenFGA backend: resolves when the server answers for the configured store now
+ * (GetStore, with the API token), so an unreachable server, refused credentials or a deleted store take
+ * authz out of rotation.
+ * @throws Error whose message is the cause
+ */
+export async function openFgaReady(client: OpenFgaClient): Promise<void> {
+  try {
+    await fga('GetStore', client.getStore());
+  } catch (err) {
+    const cause = (err as AppError).cause;
+    throw new Error(cause instanceof Error ? cause.message : (err as Error).message);
   }
 }
 
@@ -87,9 +126,9 @@ export async function connectOpenFga(target: OpenFgaTarget): Promise<OpenFgaClie
   const client = new OpenFgaClient(base);
   let storeId = target.storeId;
   if (storeId) {
-    await fga(client.getStore({ storeId }));
+    await fga('GetStore', client.getStore({ storeId }));
   } else {
-    storeId = await findStore(client) ?? await fga(client.createStore({ name: DEFAULT_STORE_NAME })).then(async () => (await findStore(client))!);
+    storeId = await findStore(client) ?? await fga('CreateStore', client.createStore({ name: DEFAULT_STORE_NAME })).then(async () => (await findStore(client))!);
   }
   return new OpenFgaClient({ ...base, storeId });
 }
@@ -99,7 +138,7 @@ async function findStore(client: OpenFgaClient): Promise<string | undefined> {
   const ids: string[] = [];
   let token: string | undefined;
   do {
-    const page = await fga(client.listStores({ pageSize: 100, ...(token ? { continuationToken: token } : {}) }));
+    const page = await fga('ListStores', client.listStores({ pageSize: 100, ...(token ? { continuationToken: token } : {}) }));
     for (const s of page.stores ?? []) if (s.name === DEFAULT_STORE_NAME) ids.push(s.id);
     token = page.continuation_token || undefined;
   } while (token);

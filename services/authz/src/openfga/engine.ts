@@ -17,7 +17,7 @@ import { parseReadQuery, validateDeleteBatch, validateWriteBatch, type ParsedTup
 import { parseContext } from '../domain/condition.ts';
 import { TypeSystem } from '../domain/type-system.ts';
 import type { UsersetTreeNode } from '../domain/expand.ts';
-import { checkItemError, connectOpenFga, fga, type OpenFgaTarget } from './client.ts';
+import { checkItemError, connectOpenFga, fga, openFgaReady, type OpenFgaTarget } from './client.ts';
 import { appendModel, ModelCache, resetMarker, type ActiveModel } from './models.ts';
 import { readPage } from './read.ts';
 
@@ -91,12 +91,21 @@ function sortTree(node: UsersetTreeNode): UsersetTreeNode {
   return node;
 }
 
+/** The engine over OpenFGA, plus its readiness probe. */
+export interface OpenFgaEngine extends Engine {
+  /**
+   * Resolves when the OpenFGA server answers for the store now (`/readyz`; connects first if needed).
+   * @throws Error whose message is the cause (`connect ECONNREFUSED 127.0.0.1:8080`, …)
+   */
+  ready(): Promise<void>;
+}
+
 /**
  * Builds the engine over an OpenFGA store. The connection (store lookup or creation) is made by
  * `warm()`, which `buildAuthz` awaits before serving; any call before it connects first.
  * @throws (from warm) AppError `unavailable` when the server or the configured store is not there
  */
-export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
+export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
   let client: OpenFgaClient | null = null;
   let connecting: Promise<OpenFgaClient> | null = null;
   const connect = async (): Promise<OpenFgaClient> => {
@@ -120,7 +129,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
     const c = await connect();
     for (let i = 0; i < keys.length; i += WRITE_CHUNK) {
       const chunk = keys.slice(i, i + WRITE_CHUNK);
-      await fga(c.write({ [kind]: chunk }, {
+      await fga('Write', c.write({ [kind]: chunk }, {
         ...(m ? opts(m) : {}),
         conflict: kind === 'writes' ? { onDuplicateWrites: 'ignore' as never } : { onMissingDeletes: 'ignore' as never },
       }));
@@ -166,7 +175,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
       requireSubject(m.ts, s);
       const parsed = inputs.map((c) => parseCheck(m.ts, c));
       const c = await connect();
-      const res = await fga(c.batchCheck({
+      const res = await fga('BatchCheck', c.batchCheck({
         checks: parsed.map((p, i) => ({
           user: s.key, relation: p.relation, object: p.object, correlationId: String(i),
           ...(p.contextual.length > 0 ? { contextualTuples: { tuple_keys: p.contextual.map((t) => keyOf(t.tuple)) } } : {}),
@@ -210,7 +219,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
           for await (const item of c.streamedListObjects(body, opts(m))) objects.push(item.object);
           return objects.sort();
         } catch {
-          return (await fga(c.listObjects(body, opts(m)))).objects.sort();
+          return (await fga('ListObjects', c.listObjects(body, opts(m)))).objects.sort();
         }
       });
       const permissions: Array<{ object: string; relation: string }> = [];
@@ -243,7 +252,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
       if (filter.relation !== undefined) requireRelation(m.ts, filter.type, filter.relation);
       const more = extras(listContextual(m.ts, q?.contextual_tuples), requestContext(q?.context));
       const c = await connect();
-      const res = await fga(c.listUsers({ object: { type: obj.type, id: obj.id }, relation, user_filters: [filter], ...more }, opts(m)));
+      const res = await fga('ListUsers', c.listUsers({ object: { type: obj.type, id: obj.id }, relation, user_filters: [filter], ...more }, opts(m)));
       const users = new Set<string>();
       for (const u of res.users ?? []) {
         if (u.object) users.add(`${u.object.type}:${u.object.id}`);
@@ -264,7 +273,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
       const m = await requireActive();
       requireRelation(m.ts, obj.type, relation);
       const c = await connect();
-      const res = await fga(c.expand({ relation, object }, opts(m)));
+      const res = await fga('Expand', c.expand({ relation, object }, opts(m)));
       const root = res.tree?.root as unknown as UsersetTreeNode;
       return { tree: JSON.stringify({ root: sortTree(root) }) };
     },
@@ -272,11 +281,11 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
     /** behaviour.md §7.1 Reset: refused while any tuple exists; appends the marker model every replica reads as "no model". */
     async reset() {
       const c = await connect();
-      const any = await fga(c.read({}, { pageSize: 1 }));
+      const any = await fga('Read', c.read({}, { pageSize: 1 }));
       if ((any.tuples ?? []).length > 0) {
         throw new AppError('failed_precondition', 'remove all relationship tuples before resetting the authorization model');
       }
-      if ((await models.active()) !== null) await fga(c.writeAuthorizationModel(resetMarker()));
+      if ((await models.active()) !== null) await fga('WriteAuthorizationModel', c.writeAuthorizationModel(resetMarker()));
     },
 
     /** behaviour.md §7.1 User deletion: the tuples naming `user:<id>` as user (on any type of the model) or as object. */
@@ -290,7 +299,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
       const collect = async (filter: { user?: string; object: string }): Promise<void> => {
         let token: string | undefined;
         do {
-          const page = await fga(c.read(filter, { pageSize: 100, ...(token ? { continuationToken: token } : {}) }));
+          const page = await fga('Read', c.read(filter, { pageSize: 100, ...(token ? { continuationToken: token } : {}) }));
           for (const t of page.tuples ?? []) {
             const k = t.key;
             victims.set(`${k.user} ${k.relation} ${k.object}`, { user: k.user, relation: k.relation, object: k.object });
@@ -306,6 +315,17 @@ export function createOpenFgaEngine(target: OpenFgaTarget): Engine {
 
     async warm() {
       await connect();
+    },
+
+    async ready() {
+      let c: OpenFgaClient;
+      try {
+        c = await connect();
+      } catch (err) {
+        const cause = (err as AppError).cause;
+        throw new Error(cause instanceof Error ? cause.message : (err as Error).message);
+      }
+      await openFgaReady(c);
     },
 
     /** The snapshot figures of the embedded engine do not apply: the OpenFGA server holds the tuples. */

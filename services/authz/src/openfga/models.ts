@@ -53,10 +53,10 @@ function carrier(model: JsonModel): { object: string; relation: string; user: st
  * @throws AppError `invalid_argument` (OpenFGA refused the model), `unavailable`
  */
 export async function appendModel(client: OpenFgaClient, model: JsonModel, dsl: string): Promise<string> {
-  const { authorization_model_id: id } = await fga(client.writeAuthorizationModel(modelRequest(model)));
+  const { authorization_model_id: id } = await fga('WriteAuthorizationModel', client.writeAuthorizationModel(modelRequest(model)));
   const tuple = carrier(model);
   if (tuple) {
-    await fga(client.api.writeAssertions(client.storeId!, id, {
+    await fga('WriteAssertions', client.api.writeAssertions(client.storeId!, id, {
       assertions: [{ tuple_key: tuple, expectation: false, context: { gatehouse_dsl: dsl } }],
     }));
   }
@@ -65,7 +65,7 @@ export async function appendModel(client: OpenFgaClient, model: JsonModel, dsl: 
 
 /** The DSL of a stored model: the text kept with it, else (a model written by another client) the DSL OpenFGA's transformer derives from its JSON. */
 async function dslOf(client: OpenFgaClient, model: AuthorizationModel): Promise<string> {
-  const { assertions } = await fga(client.api.readAssertions(client.storeId!, model.id));
+  const { assertions } = await fga('ReadAssertions', client.api.readAssertions(client.storeId!, model.id));
   for (const a of assertions ?? []) {
     const text = (a.context as { gatehouse_dsl?: unknown } | undefined)?.gatehouse_dsl;
     if (typeof text === 'string') return text;
@@ -89,7 +89,7 @@ export class ModelCache {
    * @throws AppError `unavailable`
    */
   async active(): Promise<ActiveModel | null> {
-    const page = await fga(this.client().readAuthorizationModels({ pageSize: 1 }));
+    const page = await fga('ReadAuthorizationModels', this.client().readAuthorizationModels({ pageSize: 1 }));
     const latest = page.authorization_models?.[0];
     if (!latest || latest.type_definitions?.some((t) => t.type === RESET_MARKER_TYPE)) return null;
     let hit = this.compiled.get(latest.id);

@@ -72,7 +72,7 @@ export async function readPage(
   const key = serverKey(filter);
   const tuples: Tuple[] = [];
   for (;;) {
-    const page = await fga(client.read(key ?? {}, { pageSize: FGA_PAGE, ...(cursor.t ? { continuationToken: cursor.t } : {}) }));
+    const page = await fga('Read', client.read(key ?? {}, { pageSize: FGA_PAGE, ...(cursor.t ? { continuationToken: cursor.t } : {}) }));
     const items = page.tuples ?? [];
     for (let i = cursor.k; i < items.length; i++) {
       const k = items[i]!.key;

@@ -6,8 +6,11 @@
  * relation, with and without the condition context), every list objects (subject × type × relation)
  * and every list users (object × relation × `user` and `group#member`) must agree, errors included
  * (compared as kinds: `resolution too complex`, a condition-evaluation error naming its condition,
- * else the message). A model one side refuses must be refused by the other.
- * Size: {@link SEEDS} cases, about 1,500 OpenFGA calls, a few seconds on a quiet machine.
+ * else the message). A model one side refuses must be refused by the other. Two disagreements are
+ * accepted, each only once OpenFGA itself confirms the engine's answer: a check OpenFGA answers both ways
+ * ({@link fgaAlsoSays}), and an OpenFGA list that contradicts OpenFGA's Check ({@link listContradictsOwnCheck}).
+ * Size: {@link SEEDS} cases (about 45 s on the shared 2-core machine under a load average of 15; all 200 seeds
+ * of `DIFF_SEEDS=1-200` agree, 145 s).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OpenFgaClient, FgaApiValidationError, type TupleKey } from '@openfga/sdk';
@@ -19,8 +22,21 @@ import { createMemoryStore } from '../../src/storage/memory.ts';
 import { generateCase, type DiffCase } from './differential.ts';
 import { startTestOpenFga } from './harness.ts';
 
-/** Generated cases per run (seeds 1..SEEDS). */
-const SEEDS = 20;
+/** Generated cases per run in `npm test` (seeds 1..SEEDS). */
+const SEEDS = 80;
+
+/**
+ * The seeds to run: 1..{@link SEEDS}, or `DIFF_SEEDS` when set, a comma-separated list of seeds and
+ * ranges (`DIFF_SEEDS=1-200`, `DIFF_SEEDS=53,75,130-131`) for exploring past the committed ones.
+ */
+function seeds(): number[] {
+  // eslint-disable-next-line no-restricted-properties -- a test's exploration knob, not product configuration
+  const spec = process.env.DIFF_SEEDS ?? `1-${SEEDS}`;
+  return spec.split(',').flatMap((part) => {
+    const [from, to = from] = part.trim().split('-').map(Number) as [number, number?];
+    return Array.from({ length: to! - from + 1 }, (_, i) => from + i);
+  });
+}
 
 /** An answer or a refusal, comparable across the two implementations. */
 type Answer = string;
@@ -54,6 +70,56 @@ async function fgaAnswer(work: () => Promise<unknown>): Promise<Answer> {
 const keyOf = (t: DiffCase['tuples'][number]): TupleKey => ({
   user: t.user, relation: t.relation, object: t.object, ...(t.condition ? { condition: { name: t.condition.name, context: t.condition.context ?? {} } } : {}),
 });
+
+/**
+ * Whether a list disagreement is OpenFGA's list contradicting OpenFGA's own Check: every element in one
+ * answer and not the other is one OpenFGA's Check (same model, tuples and context) puts on the engine's
+ * side. OpenFGA's ListObjects and ListUsers walk the graph with their own algorithms, which differ from its
+ * Check in two documented ways: ListUsers lists a concrete user only along a path that names it, so users
+ * granted only through `user:*` are left out ("it cannot be inferred that all subjects of that type have a
+ * relation", openfga.dev API docs, ListUsers), and both list APIs drop the base of a `but not` whose subtracted
+ * side meets a cycle in their expansion (openfga/openfga#1573), where Check resolves nested groups with its
+ * recursive strategy and finds no cycle. The engine answers its lists by Check, so there it agrees with
+ * OpenFGA's Check and not with OpenFGA's list. Accepted only when both sides answered (no error) and
+ * OpenFGA's Check confirms every differing element ({@link fgaAlsoSays}).
+ */
+async function listContradictsOwnCheck(
+  client: OpenFgaClient, opts: { authorizationModelId: string }, mine: Answer, theirs: Answer,
+  checkOf: (element: string) => { user: string; relation: string; object: string },
+  context: Record<string, unknown>,
+): Promise<boolean> {
+  if (mine.startsWith('error:') || theirs.startsWith('error:')) return false;
+  const a = new Set(JSON.parse(mine) as string[]);
+  const b = new Set(JSON.parse(theirs) as string[]);
+  const differing = [...a, ...b].filter((x) => a.has(x) !== b.has(x));
+  for (const element of differing) {
+    if (!(await fgaAlsoSays(client, opts, { ...checkOf(element), context }, a.has(element)))) return false;
+  }
+  return true;
+}
+
+/** Times OpenFGA is asked again before a check disagreement counts ({@link fgaAlsoSays}). */
+const REASKS = 20;
+
+/**
+ * Whether OpenFGA's Check, asked `check` again up to {@link REASKS} times, answers `allowed` at least once.
+ * OpenFGA's Check is not deterministic where an intersection sits on the subtracted side of `but not`: its
+ * intersection reducer runs the operands concurrently and returns the first that is false or reports a
+ * cycle (internal/graph/check.go `intersection`, v1.22.1), so for `x but not (a and b)` where `a` is false
+ * and `b` is false after cutting a cycle, the exclusion holds when `b` finishes first and not when `a` does
+ * (differential seed 53: `r0 but not (cond_viewer and inherited from parent)`, about one run in six).
+ * The engine evaluates operands in order, deterministically; a check disagreement is accepted only when
+ * OpenFGA is seen to give the engine's answer too.
+ */
+async function fgaAlsoSays(
+  client: OpenFgaClient, opts: { authorizationModelId: string },
+  check: { user: string; relation: string; object: string; context?: Record<string, unknown> }, allowed: boolean,
+): Promise<boolean> {
+  for (let i = 0; i < REASKS; i++) {
+    if ((await client.check(check, opts)).allowed === allowed) return true;
+  }
+  return false;
+}
 
 /** Runs one case on both; returns the disagreements as readable lines. */
 async function compare(server: OpenFgaServer, c: DiffCase): Promise<string[]> {
@@ -107,7 +173,10 @@ async function compare(server: OpenFgaServer, c: DiffCase): Promise<string[]> {
       for (const [i, q] of items.entries()) {
         const mine = await engineAnswer(async () => (await engine.check(user, [{ relation: q.relation, object: q.object }], context ? { context } : undefined))[0]!.allowed);
         const theirs = fgaBy.get(i);
-        if (mine !== theirs) out.push(`seed ${c.seed}: check ${user} ${q.relation} ${q.object}${withContext ? ' (with context)' : ''}: engine ${mine}, OpenFGA ${theirs}`);
+        if (mine === theirs) continue;
+        if ((mine === 'true' || mine === 'false') && (theirs === 'true' || theirs === 'false')
+          && await fgaAlsoSays(client, opts, { user, relation: q.relation, object: q.object, ...(context ? { context } : {}) }, mine === 'true')) continue;
+        out.push(`seed ${c.seed}: check ${user} ${q.relation} ${q.object}${withContext ? ' (with context)' : ''}: engine ${mine}, OpenFGA ${theirs}`);
       }
     }
   }
@@ -118,7 +187,9 @@ async function compare(server: OpenFgaServer, c: DiffCase): Promise<string[]> {
       for (const relation of rels) {
         const mine = await engineAnswer(async () => (await engine.listPermissions(user, { relation, object_type: type, context: c.context })).objects);
         const theirs = await fgaAnswer(async () => (await client.listObjects({ user, relation, type, context: c.context }, opts)).objects.sort());
-        if (mine !== theirs) out.push(`seed ${c.seed}: list objects ${user} ${relation} ${type}: engine ${mine}, OpenFGA ${theirs}`);
+        if (mine !== theirs && !(await listContradictsOwnCheck(client, opts, mine, theirs, (object) => ({ user, relation, object }), c.context))) {
+          out.push(`seed ${c.seed}: list objects ${user} ${relation} ${type}: engine ${mine}, OpenFGA ${theirs}`);
+        }
       }
     }
   }
@@ -135,7 +206,9 @@ async function compare(server: OpenFgaServer, c: DiffCase): Promise<string[]> {
             const res = await client.listUsers({ object: { type: t, id }, relation, user_filters: [filter], context: c.context }, opts);
             return res.users.map((u) => (u.object ? `${u.object.type}:${u.object.id}` : u.wildcard ? `${u.wildcard.type}:*` : `${u.userset!.type}:${u.userset!.id}#${u.userset!.relation}`)).sort();
           });
-          if (mine !== theirs) out.push(`seed ${c.seed}: list users ${object} ${relation} ${userType}: engine ${mine}, OpenFGA ${theirs}`);
+          if (mine !== theirs && !(await listContradictsOwnCheck(client, opts, mine, theirs, (user) => ({ user, relation, object }), c.context))) {
+            out.push(`seed ${c.seed}: list users ${object} ${relation} ${userType}: engine ${mine}, OpenFGA ${theirs}`);
+          }
         }
       }
     }
@@ -148,7 +221,7 @@ beforeAll(async () => { server = await startTestOpenFga(); }, 60_000);
 afterAll(async () => { await server?.stop(); });
 
 describe('differential: the embedded engine and a real OpenFGA server answer generated models alike', () => {
-  for (let seed = 1; seed <= SEEDS; seed++) {
+  for (const seed of seeds()) {
     it(`seed ${seed}: every check, list objects and list users answer agrees`, async () => {
       const disagreements = await compare(server, generateCase(seed));
       expect(disagreements).toEqual([]);
