@@ -14,6 +14,7 @@ import type { CallContext, ServiceClient } from '@gatehouse/rpc';
 import { createHttpLayer } from './http/index.ts';
 import type { ServiceClients } from './rest.ts';
 import { mountSamlIdp } from './saml-idp.ts';
+import { send } from './http/test-server.ts';
 
 const URL_FLAG = 'http://auth.example.com';
 
@@ -34,19 +35,10 @@ function fakeOrgs(): ServiceClient & { calls: Array<{ rpc: string; req: Record<s
   };
 }
 
-interface Answer { status: number; headers: http.IncomingHttpHeaders; body: string }
-
-function request(port: number, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+/** One raw request to the test server (./http/test-server.ts), its body as text. */
+async function request(port: number, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  const res = await send(`http://127.0.0.1:${port}`, method, path, { headers, ...(body === undefined ? {} : { body }) });
+  return { status: res.status, headers: res.headers, body: res.text };
 }
 
 describe('the SAML IdP routes of the gateway', () => {
