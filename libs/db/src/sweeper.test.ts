@@ -11,7 +11,7 @@ import { testSchema } from './test-schema.ts';
 const logger = createLogger('silent');
 const NOW = 1_800_000_000;
 /** a note "expires" 100 s after it was created */
-const RULE: RetentionRule = { table: 'dbtest_notes', key: 'id', expired: (now) => ({ where: 'created_at < ?', params: [now - 100] }) };
+const RULE: RetentionRule = { table: 'dbtest_notes', key: 'id', expired: { column: 'created_at', before: (now) => now - 100 } };
 
 describe.each(['sqlite', 'postgres', 'mariadb'] as const)('startSweeper (%s)', (type) => {
   let scratch: ScratchDatabase;

@@ -76,7 +76,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   if (!shared.bus) logger.warn('no --nats-url: events stay in the outbox until a bus is configured');
   // issue 23: expired rows go on a period; every replica sweeps (each row is deleted once)
-  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: AUTHN_RETENTION, logger, registry: shared.registry });
+  const sweeper = startSweeper({ db, rules: AUTHN_RETENTION, logger, registry: shared.registry });
   return {
     public: { desc: serviceDescriptor('authn'), handlers },
     internal: { desc: serviceDescriptor('authn.internal'), handlers: internalHandlers },
@@ -87,7 +87,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     readiness: [databaseReadiness(db, dbOptions), ...(redisSessions ? [redisSessions.readiness] : [])],
     async close() {
       await relay?.stop();
-      await sweeper?.stop();
+      await sweeper.stop();
       await redisSessions?.close();
       await db.close();
     },

@@ -34,7 +34,7 @@ export async function buildMfa(config: Config, shared: ServiceShared): Promise<S
   const service = createMfaService(deps);
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired rows go on a period; every replica sweeps (each row is deleted once)
-  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: MFA_RETENTION, logger, registry: shared.registry });
+  const sweeper = startSweeper({ db, rules: MFA_RETENTION, logger, registry: shared.registry });
   // behaviour.md §5.3 delete_user: a deleted user's factors go, also when the event waited for us
   const userDeleted = shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'mfa-user-deleted', forget: (userId) => forgetUser(createMfaContext(deps), userId), logger })
@@ -49,7 +49,7 @@ export async function buildMfa(config: Config, shared: ServiceShared): Promise<S
     async close() {
       await userDeleted?.stop();
       await relay?.stop();
-      await sweeper?.stop();
+      await sweeper.stop();
       await db.close();
     },
   };

@@ -59,7 +59,7 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
   const admin = shared.peer('admin.internal');
   const relay = startOutboxRelay({ db, bus, logger });
   // issue 23: delivery records older than a week go on a period; every replica sweeps (each row once)
-  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: NOTIFICATIONS_RETENTION, logger, registry: shared.registry });
+  const sweeper = startSweeper({ db, rules: NOTIFICATIONS_RETENTION, logger, registry: shared.registry });
   let webhooks: Subscription | null = null;
   if (admin) webhooks = await startWebhookWorker({ bus, db, admin, allowPrivate: config.allowPrivateWebhookTargets, logger, registry: shared.registry });
   else logger.warn('no --admin-address: the webhook worker is not started (deliveries wait in the stream)');
@@ -92,7 +92,7 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
       await messages?.stop();
       await webhooks?.stop();
       await relay.stop();
-      await sweeper?.stop();
+      await sweeper.stop();
       await db.close();
     },
   };

@@ -144,7 +144,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only
-  const sweeper = db.type === 'mongodb' ? null : startSweeper({ db, rules: [...ORGS_RETENTION, ...SSO_RETENTION], logger, registry: shared.registry });
+  const sweeper = startSweeper({ db, rules: [...ORGS_RETENTION, ...SSO_RETENTION], logger, registry: shared.registry });
   // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
   const userDeleted = shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget: (userId) => forgetUser(deps, userId), logger })
@@ -157,7 +157,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     readiness: [databaseReadiness(db, dbOptions)],
     async close() {
       await userDeleted?.stop();
-      await sweeper?.stop();
+      await sweeper.stop();
       await relay?.stop();
       await db.close();
     },

@@ -1,6 +1,6 @@
 /**
  * @module @gatehouse/authn/storage/mikro/retention.test
- * authn's retention rules (issue 23) on SQLite, PostgreSQL and MariaDB: per swept table, expired rows
+ * authn's retention rules (issue 23) on SQLite, PostgreSQL, MariaDB and MongoDB (FerretDB): per swept table, expired rows
  * planted, two sweepers (replicas) at once, expired rows gone once each, live rows kept.
  */
 import { randomUUID } from 'node:crypto';

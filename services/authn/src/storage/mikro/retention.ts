@@ -20,13 +20,13 @@ export const CODE_GRACE_SECONDS = 3600;
  */
 export const AUTHN_RETENTION: readonly RetentionRule[] = [
   // a session past expires_at validates nowhere (behaviour.md §2.1) and is refused as unknown
-  { table: 'authn_sessions', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
+  { table: 'authn_sessions', key: 'id', expired: { column: 'expires_at', before: (now) => now } },
   // a failure older than the sliding 15 min window counts for no lockout (behaviour.md §3.3 step 3)
-  { table: 'authn_login_failures', key: 'seq', expired: (now) => ({ where: 'failed_at < ?', params: [now - LOCKOUT_WINDOW_SECONDS] }) },
+  { table: 'authn_login_failures', key: 'seq', expired: { column: 'failed_at', before: (now) => now - LOCKOUT_WINDOW_SECONDS } },
   // an expired link is "invalid" whether its row exists or not; consumed ones go at the same time
-  { table: 'authn_verification_requests', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
-  { table: 'authn_authorization_codes', key: 'code_hash', expired: (now) => ({ where: 'expires_at < ?', params: [now - CODE_GRACE_SECONDS] }) },
+  { table: 'authn_verification_requests', key: 'id', expired: { column: 'expires_at', before: (now) => now } },
+  { table: 'authn_authorization_codes', key: 'code_hash', expired: { column: 'expires_at', before: (now) => now - CODE_GRACE_SECONDS } },
   // expires_at is the last instant the assertion is accepted (exp + clock tolerance): after it the
   // assertion is refused as expired before its jti is looked at (RFC 7523 §3 items 4 and 7)
-  { table: 'authn_used_jtis', key: 'jti_key', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
+  { table: 'authn_used_jtis', key: 'jti_key', expired: { column: 'expires_at', before: (now) => now } },
 ];

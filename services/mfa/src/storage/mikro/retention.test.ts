@@ -1,6 +1,6 @@
 /**
  * @module @gatehouse/mfa/storage/mikro/retention.test
- * mfa's retention rules (issue 23) on SQLite, PostgreSQL and MariaDB: per swept table, expired rows
+ * mfa's retention rules (issue 23) on SQLite, PostgreSQL, MariaDB and MongoDB (FerretDB): per swept table, expired rows
  * planted, two sweepers (replicas) at once, expired rows gone once each, live rows kept (codes and
  * challenges past their expiry stay for the grace hour, so `otp expired` / `passkey challenge
  * expired` are still answered).

@@ -20,9 +20,9 @@ export const EXPIRED_ANSWER_GRACE_SECONDS = 3600;
  */
 export const MFA_RETENTION: readonly RetentionRule[] = [
   // an expired MFA session (decoys included) is refused as `invalid session` (behaviour.md §4.2)
-  { table: 'mfa_sessions', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
-  { table: 'mfa_otps', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now - EXPIRED_ANSWER_GRACE_SECONDS] }) },
+  { table: 'mfa_sessions', key: 'id', expired: { column: 'expires_at', before: (now) => now } },
+  { table: 'mfa_otps', key: 'id', expired: { column: 'expires_at', before: (now) => now - EXPIRED_ANSWER_GRACE_SECONDS } },
   // the sliding 15 min window of behaviour.md §4.4
-  { table: 'mfa_otp_failures', key: 'id', expired: (now) => ({ where: 'failed_at < ?', params: [now - LOCKOUT_WINDOW_SECONDS] }) },
-  { table: 'webauthn_challenges', key: 'challenge', expired: (now) => ({ where: 'expires_at < ?', params: [now - EXPIRED_ANSWER_GRACE_SECONDS] }) },
+  { table: 'mfa_otp_failures', key: 'id', expired: { column: 'failed_at', before: (now) => now - LOCKOUT_WINDOW_SECONDS } },
+  { table: 'webauthn_challenges', key: 'challenge', expired: { column: 'expires_at', before: (now) => now - EXPIRED_ANSWER_GRACE_SECONDS } },
 ];

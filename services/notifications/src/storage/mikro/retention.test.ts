@@ -1,6 +1,6 @@
 /**
  * @module @gatehouse/notifications/storage/mikro/retention.test
- * notifications' retention rules (issue 23) on SQLite, PostgreSQL and MariaDB: delivery records older
+ * notifications' retention rules (issue 23) on SQLite, PostgreSQL, MariaDB and MongoDB (FerretDB): delivery records older
  * than a week go, newer ones stay; two sweepers (replicas) at once delete each row once.
  */
 import { randomUUID } from 'node:crypto';

@@ -14,7 +14,7 @@ import type { RetentionRule } from '@gatehouse/db';
 export const DELIVERY_RETENTION_SECONDS = 7 * 24 * 3600;
 
 export const NOTIFICATIONS_RETENTION: readonly RetentionRule[] = [
-  { table: 'notification_attempts', key: 'id', expired: (now) => ({ where: 'created_at < ?', params: [now - DELIVERY_RETENTION_SECONDS] }) },
+  { table: 'notification_attempts', key: 'id', expired: { column: 'created_at', before: (now) => now - DELIVERY_RETENTION_SECONDS } },
   // a job row is written only at its final status (sent or dead)
-  { table: 'notification_jobs', key: 'job_id', expired: (now) => ({ where: 'updated_at < ?', params: [now - DELIVERY_RETENTION_SECONDS] }) },
+  { table: 'notification_jobs', key: 'job_id', expired: { column: 'updated_at', before: (now) => now - DELIVERY_RETENTION_SECONDS } },
 ];

@@ -1,6 +1,6 @@
 /**
  * @module orgs/sso/storage/retention.test
- * The SSO retention rules on SQLite, PostgreSQL and MariaDB, two sweepers at once: expired pending
+ * The SSO retention rules on SQLite, PostgreSQL, MariaDB and MongoDB (FerretDB), two sweepers at once: expired pending
  * logins and replay-cache entries go once each; live ones stay.
  */
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -8,6 +8,6 @@
 import type { RetentionRule } from '@gatehouse/db';
 
 export const SSO_RETENTION: readonly RetentionRule[] = [
-  { table: 'orgs_sso_pending', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
-  { table: 'orgs_saml_assertions', key: 'id', expired: (now) => ({ where: 'expires_at < ?', params: [now] }) },
+  { table: 'orgs_sso_pending', key: 'id', expired: { column: 'expires_at', before: (now) => now } },
+  { table: 'orgs_saml_assertions', key: 'id', expired: { column: 'expires_at', before: (now) => now } },
 ];

@@ -1,6 +1,6 @@
 /**
  * @module @gatehouse/orgs/storage/mikro/retention.test
- * orgs' retention rules (issue 23) on SQLite, PostgreSQL and MariaDB: per swept table, expired rows
+ * orgs' retention rules (issue 23) on SQLite, PostgreSQL, MariaDB and MongoDB (FerretDB): per swept table, expired rows
  * planted, two sweepers (replicas) at once, expired rows gone once each, live rows kept (verified
  * domains are never swept; pending ones stay for the grace day past their challenge's expiry).
  */

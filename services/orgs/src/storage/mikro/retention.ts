@@ -26,8 +26,8 @@ export const ORGS_RETENTION: readonly RetentionRule[] = [
   // pending entries only: a verified entry has no challenge (challenge_expires_at is null)
   {
     table: 'orgs_domains', key: 'id',
-    expired: (now) => ({ where: 'verified_at is null and challenge_expires_at < ?', params: [now - PENDING_DOMAIN_GRACE_SECONDS] }),
+    expired: { column: 'challenge_expires_at', isNull: ['verified_at'], before: (now) => now - PENDING_DOMAIN_GRACE_SECONDS },
   },
   // an attempt counts while created_at > now - 3600 (domain/domains.ts consumeAttempt)
-  { table: 'orgs_domain_attempts', key: 'id', expired: (now) => ({ where: 'created_at < ?', params: [now - DOMAIN_ATTEMPT_WINDOW_SECONDS] }) },
+  { table: 'orgs_domain_attempts', key: 'id', expired: { column: 'created_at', before: (now) => now - DOMAIN_ATTEMPT_WINDOW_SECONDS } },
 ];
