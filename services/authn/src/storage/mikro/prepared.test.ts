@@ -10,6 +10,7 @@ import { createScratchDatabase, openDatabase, type Database, type DatabaseType, 
 import type { SessionRecord } from '@gatehouse/auth';
 import { createLogger } from '@gatehouse/observability';
 import { sampleUser } from '../ports.suite.ts';
+import { SessionEntity } from './entities.ts';
 import { authnSchema, createMikroSessionStore, createMikroUserRepository } from './index.ts';
 
 const logger = createLogger('silent');
@@ -80,6 +81,27 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as DatabaseType[]) {
       expect(await prepared.get(full.id)).toBeNull();
       expect(await prepared.findByHandleHash(full.handleHash)).toBeNull();
       expect(await orm.get(full.id)).toBeNull();
+    });
+
+    it('does not read the rows of a transaction in progress (SQLite: waits for it on the shared connection)', async () => {
+      const prepared = createMikroSessionStore(counting, { clock: () => now });
+      const s = session();
+      let inserted!: () => void;
+      const insertedP = new Promise<void>((r) => (inserted = r));
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const tx = db.transactional(async (em) => {
+        em.persist(em.create(SessionEntity as never, { ...s, roles: '[]', scope: '[]' } as never));
+        await em.flush();
+        inserted();
+        await gate;
+        throw new Error('rolled back');
+      });
+      await insertedP;
+      const read = prepared.get(s.id);
+      release();
+      await expect(tx).rejects.toThrow('rolled back');
+      expect(await read).toBeNull();
     });
 
     it('reads users by id as the ORM does: every column type, revoked, deactivated, missing', async () => {
