@@ -19,3 +19,5 @@ export type { ScratchDatabase, ScratchService } from './scratch.ts';
 export { createScratchDatabase, openScratchService } from './scratch.ts';
 export { databaseOptionsOf } from './from-config.ts';
 export { sqliteDataVersion } from './sqlite-shared.ts';
+export type { PreparedRead } from './prepared.ts';
+export { selectColumns } from './prepared.ts';

@@ -6,11 +6,13 @@
 import { FlushMode, MikroORM } from '@mikro-orm/core';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { EntityManager, IsolationLevel } from '@mikro-orm/core';
+import type { Dialect } from 'kysely';
 import type { Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
 import { buildOrmOptions } from './orm-options.ts';
 import { databaseTarget } from './readiness.ts';
 import { runMigrations, execOn } from './migrate.ts';
+import { preparedReads } from './prepared.ts';
 import { attachMongoOutbox, createMongoOutbox, nextMongoSeq, createOutbox, mongoOutboxEntity, outboxEntity, outboxMigration, outboxTraceMigration } from './outbox.ts';
 import type { Database, DatabaseOptions, MongoAtomicity, Outbox, ServiceSchema } from './types.ts';
 
@@ -38,6 +40,12 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
   // one `service` key per line: the caller's logger usually carries it already
   const logger = deps.logger.child({ component: 'db', ...('service' in deps.logger.bindings() ? {} : { service: schema.service }) });
   const base = await buildOrmOptions(options);
+  // SQLite: keep the shared dialect MikroORM builds (each connect), for the prepared reads below
+  let sqliteDialect: Dialect | undefined;
+  if (options.type === 'sqlite') {
+    const make = base.driverOptions as () => Dialect;
+    base.driverOptions = (() => (sqliteDialect = make())) as never;
+  }
   const isMongo = options.type === 'mongodb';
   const outboxSchema = isMongo ? mongoOutboxEntity(schema.service) : outboxEntity(schema.service);
   const entities = [...(isMongo ? schema.entities.map(forMongo) : schema.entities), outboxSchema];
@@ -90,6 +98,7 @@ export async function openDatabase(options: DatabaseOptions, schema: ServiceSche
       if (isMongo) throw new AppError('unimplemented', 'raw SQL is not available on MongoDB');
       return (await execOn(orm.em.fork())(sql, params)) as T[];
     },
+    ...(isMongo ? {} : { prepare: preparedReads(options.type, orm, () => sqliteDialect) }),
     close: () => orm.close(),
   };
 }

@@ -42,6 +42,8 @@ interface Shared {
 }
 
 const shared = new Map<string, Shared>();
+/** the connection each dialect made by {@link sharedSqliteDialect} shares */
+const byDialect = new WeakMap<Dialect, Shared>();
 
 /** Opens the file with WAL, a busy timeout and foreign keys on. */
 function openNative(path: string): BetterSqlite3.Database {
@@ -117,12 +119,31 @@ export function sharedSqliteDialect(path: string): Dialect {
   s.refs += 1;
   const entry = s;
   let driver: SharedDriver | undefined;
-  return {
+  const dialect: Dialect = {
     createDriver: () => (driver ??= new SharedDriver(key, entry)),
     createAdapter: () => new SqliteAdapter(),
     createQueryCompiler: () => new SqliteQueryCompiler(),
     createIntrospector: (db: Kysely<any>) => new SqliteIntrospector(db),
   };
+  byDialect.set(dialect, entry);
+  return dialect;
+}
+
+/**
+ * Runs `fn` on the better-sqlite3 connection behind `dialect` (made by {@link sharedSqliteDialect})
+ * while holding its mutex, as MikroORM's own queries do: it waits for a transaction in progress on the
+ * shared connection instead of reading its uncommitted rows.
+ * @throws Error when `dialect` is not a shared dialect; whatever `fn` throws (the mutex is released)
+ */
+export async function sqliteExclusive<T>(dialect: Dialect, fn: (db: BetterSqlite3.Database) => T): Promise<T> {
+  const s = byDialect.get(dialect);
+  if (!s) throw new Error('not a shared SQLite dialect');
+  await s.mutex.lock();
+  try {
+    return fn(s.native);
+  } finally {
+    s.mutex.unlock();
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import type { EntitySchema } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import type { Envelope } from '@gatehouse/bus';
 import type { Ddl } from './ddl.ts';
+import type { PreparedRead } from './prepared.ts';
 
 /** Supported stores (spec flag `--database-type`). */
 export type DatabaseType = 'sqlite' | 'postgres' | 'mysql' | 'mariadb' | 'mongodb';
@@ -104,5 +105,11 @@ export interface Database {
   readonly mongoAtomicity?: MongoAtomicity;
   /** raw SQL for hot paths (parameterised, `?` placeholders); not available on MongoDB */
   execute<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * SQL databases only (absent on MongoDB): a read prepared once through the driver (`?`
+   * placeholders), for hot paths that must hit the database (issue 22 §1; `prepared.ts`). Runs
+   * outside any transaction; the rows are the driver's (column names as selected, see `selectColumns`).
+   */
+  prepare?(sql: string): PreparedRead;
   close(): Promise<void>;
 }

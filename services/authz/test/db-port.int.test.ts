@@ -7,9 +7,20 @@ import { describe, it, expect } from '@jest/globals';
 import { createScratchDatabase, openDatabase, sqliteDataVersion } from '@gatehouse/db';
 import { createLogger } from '@gatehouse/observability';
 import { fgaMigrations, sqlPortOf } from '../src/storage/sql/db-port.ts';
-import { createSqlStore } from '../src/storage/sql/store.ts';
+import { createSqlStore, type SqlPort } from '../src/storage/sql/store.ts';
 import { runStorageSuite } from '../src/storage/ports.suite.ts';
 import { describeConformance } from './conformance.ts';
+
+/** `port` whose prepared reads call `onRead(sql)` on every run. */
+function countingPrepared(port: SqlPort, onRead: (sql: string) => void): SqlPort {
+  return { ...port, prepare: (sql) => {
+    const read = port.prepare!(sql);
+    return (params) => {
+      onRead(sql);
+      return read(params);
+    };
+  } };
+}
 
 for (const type of ['sqlite', 'postgres', 'mariadb'] as const) {
   const open = async () => {
@@ -26,6 +37,35 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as const) {
   };
   runStorageSuite(`@gatehouse/db adapter on ${type}`, open);
   describeConformance(`@gatehouse/db adapter on ${type}`, open);
+
+  it(`${type}: reads the revision through a prepared statement, answering what the ORM connection answers`, async () => {
+    const scratch = await createScratchDatabase(type);
+    const db = await openDatabase(scratch.options, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger: createLogger('silent') });
+    try {
+      const port = sqlPortOf(db);
+      let prepared = 0;
+      const store = createSqlStore(countingPrepared(port, () => prepared++));
+      const viaOrm = createSqlStore({ ...port, prepare: undefined });
+      const r0 = await viaOrm.revision();
+      expect(await store.revision()).toBe(r0);
+      await store.writeTuples([{ user: 'user:ada', relation: 'viewer', object: 'doc:1' }], []);
+      await viaOrm.appendModel({ id: '01J00000000000000000000001', dsl: 'model\n  schema 1.1\ntype user' });
+      expect(await viaOrm.revision()).toBe(r0 + 2);
+      expect(await store.revision()).toBe(r0 + 2);
+      // a BIGINT past 2^32 comes back as the same number on both paths
+      await db.execute('UPDATE fga_revision SET revision = ? WHERE id = 1', [2 ** 40 + 7]);
+      expect(await store.revision()).toBe(2 ** 40 + 7);
+      expect(await viaOrm.revision()).toBe(2 ** 40 + 7);
+      // no revision row: both read 0
+      await db.execute('DELETE FROM fga_revision');
+      expect(await store.revision()).toBe(0);
+      expect(await viaOrm.revision()).toBe(0);
+      expect(prepared).toBe(4);
+    } finally {
+      await db.close();
+      await scratch.drop();
+    }
+  });
 }
 
 describe('SQLite: the remembered revision (PRAGMA data_version)', () => {
@@ -35,10 +75,10 @@ describe('SQLite: the remembered revision (PRAGMA data_version)', () => {
     try {
       const port = sqlPortOf(db);
       let reads = 0;
-      const counting = { ...port, execute: (sql: string, params?: unknown[]) => {
+      // the revision is read through the prepared statement (issue 22 §1): count those reads
+      const counting = countingPrepared(port, (sql) => {
         if (sql.startsWith('SELECT revision FROM fga_revision')) reads++;
-        return port.execute(sql, params);
-      } };
+      });
       const store = createSqlStore(counting, { externalVersion: sqliteDataVersion(scratch.options.url!) });
       expect(store.knownRevision!()).toBeNull(); // nothing read yet: only a query can tell
       const r0 = await store.revision();

@@ -2,9 +2,11 @@
  * @module @gatehouse/authn/storage/mikro/sessions
  * SessionStore on the `authn_sessions` table (used when `--redis-url` is unset, behaviour.md §1.3).
  * Expired rows read as absent; a user's expired rows are pruned when they open a new session.
+ * `get` and `findByHandleHash` (every cache miss of credential resolution) are prepared statements
+ * on SQL databases (`db.prepare`), the ORM on MongoDB.
  */
 import type { EntityManager } from '@mikro-orm/core';
-import type { Database } from '@gatehouse/db';
+import { selectColumns, type Database } from '@gatehouse/db';
 import type { SessionRecord, SessionStore } from '@gatehouse/auth';
 import { SessionEntity } from './entities.ts';
 
@@ -39,6 +41,17 @@ export function createMikroSessionStore(db: Database, options: { clock?: () => n
     const row = await em().findOne(SessionEntity as never, { ...where, expiresAt: { $gt: clock() } } as never, { disableIdentityMap: true } as never);
     return row ? toRecord(row as Row) : null;
   };
+  // the credential hot path on SQL databases: one prepared statement each (issue 22 §1), same rows
+  const prepared = (column: string): ((value: string) => Promise<SessionRecord | null>) | null => {
+    if (!db.prepare) return null;
+    const read = db.prepare(`select ${selectColumns(db.type, db.orm, SessionEntity as never)} from authn_sessions where ${column} = ? and expires_at > ?`);
+    return async (value) => {
+      const [row] = await read<Row>([value, clock()]);
+      return row ? toRecord(row) : null;
+    };
+  };
+  const byId = prepared('id') ?? ((id: string) => live({ id }));
+  const byHandleHash = prepared('handle_hash') ?? ((handleHash: string) => live({ handleHash }));
   return {
     async create(s) {
       await db.transactional(async (tx) => {
@@ -46,8 +59,8 @@ export function createMikroSessionStore(db: Database, options: { clock?: () => n
         tx.persist(tx.create(SessionEntity as never, toRow(s) as never));
       });
     },
-    get: (id) => live({ id }),
-    findByHandleHash: (handleHash) => live({ handleHash }),
+    get: byId,
+    findByHandleHash: byHandleHash,
     async delete(id) {
       await em().nativeDelete(SessionEntity as never, { id } as never);
     },

@@ -4,7 +4,7 @@
  * `db.transactional` (ARCHITECTURE §4).
  */
 import { DeadlockException, LockWaitTimeoutException, type EntityManager } from '@mikro-orm/core';
-import type { Database } from '@gatehouse/db';
+import { selectColumns, type Database } from '@gatehouse/db';
 import { newEnvelope } from '@gatehouse/bus';
 import { AppError } from '@gatehouse/errors';
 import type { AuthnTx, UserReader, UserRecord, UserRepository } from '../ports.ts';
@@ -64,13 +64,20 @@ export function toRow(u: UserRecord): Row {
   return { ...u, roles: JSON.stringify(u.roles), appData: u.appData === null ? null : JSON.stringify(u.appData) };
 }
 
-function reader(em: () => EntityManager): UserReader {
+function reader(em: () => EntityManager, db?: Database): UserReader {
   const one = async (where: Row): Promise<UserRecord | null> => {
     const row = await em().findOne(UserEntity as never, where as never, { disableIdentityMap: true } as never);
     return row ? toRecord(row as Row) : null;
   };
+  // credential resolution reads the user by id on every cache miss: a prepared statement on SQL databases (issue 22 §1)
+  const byId = db?.prepare?.(`select ${selectColumns(db.type, db.orm, UserEntity as never)} from authn_users where id = ?`);
   return {
-    findById: (id) => one({ id }),
+    findById: byId
+      ? async (id) => {
+        const [row] = await byId<Row>([id]);
+        return row ? toRecord(row) : null;
+      }
+      : (id) => one({ id }),
     findByEmail: (email) => one({ email }),
     findByPhone: (phoneNumber) => one({ phoneNumber }),
   };
@@ -82,7 +89,7 @@ function reader(em: () => EntityManager): UserReader {
 export function createMikroUserRepository(db: Database, options: { clock?: () => number } = {}): UserRepository {
   const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
   const repo: UserRepository = {
-    ...reader(() => db.fork()),
+    ...reader(() => db.fork(), db),
     search: (query, page) => searchUsers(db, query, page),
     listVerificationRequests: (page) => listVerificationRequests(db, page),
     async transaction<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {

@@ -48,11 +48,16 @@ function portOn(em: EntityManager, dialect: SqlDialect, db: Database): SqlPort {
   };
 }
 
-/** A SqlPort over the database: each statement on a fresh fork; `transaction` on one connection. */
+/**
+ * A SqlPort over the database: each statement on a fresh fork; `transaction` on one connection;
+ * `prepare` through the driver's prepared statements (`db.prepare`, the store's revision read).
+ */
 export function sqlPortOf(db: Database): SqlPort {
   const dialect = dialectOf(db.type);
+  const prepare = db.prepare?.bind(db);
   return {
     dialect,
+    ...(prepare ? { prepare: (sql: string) => prepare(sql) } : {}),
     execute: (sql, params) => portOn(db.fork(), dialect, db).execute(sql, params),
     transaction: (fn) => db.transactional((em) => fn(portOn(em, dialect, db))),
   };

@@ -16,7 +16,15 @@ export interface SqlPort {
   execute(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   transaction<T>(fn: (tx: SqlPort) => Promise<T>): Promise<T>;
   dialect: SqlDialect;
+  /**
+   * Optional: `sql` (`?` placeholders) prepared once through the driver, outside any transaction. The
+   * store reads its revision through it when present (issue 22 §1: a hot-path read that must hit the
+   * database skips per-call query building); otherwise through `execute`.
+   */
+  prepare?(sql: string): (params: unknown[]) => Promise<Record<string, unknown>[]>;
 }
+
+const REVISION_SQL = 'SELECT revision FROM fga_revision WHERE id = ?';
 
 const COLS = 'seq, object_type, object_id, relation, subject, condition_name, condition_context';
 
@@ -84,6 +92,7 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     let n = 0;
     return port.execute(sql.replace(/\?/g, () => `$${++n}`), params);
   };
+  const readRevision = db.prepare?.(REVISION_SQL) ?? ((params: unknown[]) => q(db, REVISION_SQL, params));
   const insertIgnore = (n: number): string => {
     const values = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
     const cols = 'fga_tuples (tuple_key, object_type, object_id, relation, subject, condition_name, condition_context)';
@@ -119,7 +128,7 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         seen = v; // read before the query: a commit after this point moves the version again
         at = ownWrites;
       }
-      const rows = await q(db, 'SELECT revision FROM fga_revision WHERE id = 1');
+      const rows = await readRevision([1]);
       const revision = Number(rows[0]?.revision ?? 0);
       if (external && at === ownWrites) known = revision;
       return revision;
