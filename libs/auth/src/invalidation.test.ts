@@ -121,3 +121,48 @@ function transportSuite(name: string, open: () => InvalidationChannel): void {
 const prefix = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
 transportSuite('redis pub/sub', () => createRedisInvalidation('redis://127.0.0.1:6379', prefix));
 transportSuite('postgres LISTEN/NOTIFY', () => createPostgresInvalidation({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }));
+
+describe('redis pub/sub: a publish waits for its receivers', () => {
+  it('resolves only after every receiver Redis counted has acknowledged, so the writer answers after the readers moved', async () => {
+    const pfx = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
+    const writer = createRedisInvalidation('redis://127.0.0.1:6379', pfx);
+    // a slow receiver: a plain subscriber that acknowledges 300 ms after the message reached it
+    const { Redis } = await import('ioredis');
+    const slowSub = new Redis('redis://127.0.0.1:6379');
+    const slowPub = new Redis('redis://127.0.0.1:6379');
+    let acknowledged = false;
+    try {
+      await slowSub.subscribe(`${pfx}authz`);
+      slowSub.on('message', (_channel: string, message: string) => {
+        setTimeout(() => {
+          acknowledged = true;
+          void slowPub.publish(`${pfx}ack:${message.slice(0, message.indexOf(':'))}`, message);
+        }, 300);
+      });
+      await until(() => writer.healthy(), 'the writer subscribed');
+      await writer.publish('authz');
+      expect(acknowledged).toBe(true);
+    } finally {
+      slowSub.disconnect();
+      slowPub.disconnect();
+      await writer.close();
+    }
+  });
+
+  it('resolves within the polling interval when a receiver never acknowledges', async () => {
+    const pfx = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
+    const writer = createRedisInvalidation('redis://127.0.0.1:6379', pfx, { pollMs: 200 });
+    const { Redis } = await import('ioredis');
+    const silent = new Redis('redis://127.0.0.1:6379');
+    try {
+      await silent.subscribe(`${pfx}credentials`);
+      await until(() => writer.healthy(), 'the writer subscribed');
+      const v = writer.version('credentials');
+      await writer.publish('credentials'); // would hang without the bound
+      expect(writer.version('credentials')).not.toBe(v);
+    } finally {
+      silent.disconnect();
+      await writer.close();
+    }
+  });
+});

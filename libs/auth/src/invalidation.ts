@@ -184,9 +184,13 @@ export function createLocalInvalidation(o: InvalidationOptions & { soleWriter: b
 }
 
 /**
- * Redis pub/sub: one subscriber connection (channels `<prefix><topic>`) and one for PUBLISH. Redis writes
- * a published message to every subscriber's connection before it answers the publisher, so a receiver
- * sees it ahead of any request sent after the writer's response.
+ * Redis pub/sub: one subscriber connection (channels `<prefix><topic>`, `<prefix>ping` and this process's
+ * `<prefix>ack:<id>`) and one for PUBLISH. A notification carries `<publisher id>:<seq>`; every receiver
+ * moves its version, then acknowledges on the publisher's ack channel. `publish` resolves once as many
+ * acknowledgements came back as PUBLISH reported receivers (or after `pollMs`, the staleness bound a
+ * stalled receiver falls back to): Redis answering the publisher does not mean a receiver has read the
+ * message (it may still sit in a socket buffer while that receiver serves a request that was sent after
+ * the writer's response), so the writer's response waits for the receivers, not for Redis.
  * @param prefix channel prefix, e.g. `gatehouse:<client-id>:invalidate:`
  */
 export function createRedisInvalidation(url: string, prefix: string, o: InvalidationOptions = {}): InvalidationChannel {
@@ -195,14 +199,45 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
   const pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const names = TOPICS.map((t) => `${prefix}${t}`);
   const ping = `${prefix}ping`;
+  const me = randomBytes(8).toString('hex');
+  const ackChannel = `${prefix}ack:${me}`;
+  const ackWaitMs = Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS);
+  /** this process's publishes awaiting acknowledgements: id → acks so far, receivers (once known), resolve */
+  const pending = new Map<string, { acks: number; need: number | null; done: () => void }>();
+  let seq = 0;
   const hb = startHeartbeat(c, o, (payload) => pub.publish(ping, payload));
   sub.on('message', (channel: string, message: string) => {
     if (channel === ping) return hb.echo(message);
+    if (channel === ackChannel) {
+      const p = pending.get(message);
+      if (p && ++p.acks >= (p.need ?? Infinity)) p.done();
+      return;
+    }
     const t = channel.slice(prefix.length) as InvalidationTopic;
-    if (TOPICS.includes(t)) c.bump(t);
+    if (!TOPICS.includes(t)) return;
+    c.bump(t);
+    const from = message.slice(0, message.indexOf(':'));
+    if (from !== '') pub.publish(`${prefix}ack:${from}`, message).catch(() => undefined);
   });
+  /** PUBLISH, then wait until every receiver Redis counted has acknowledged, at most `ackWaitMs`. */
+  const publishAcknowledged = async (t: InvalidationTopic): Promise<void> => {
+    const id = `${me}:${++seq}`;
+    let done!: () => void;
+    const acked = new Promise<void>((resolve) => { done = resolve; });
+    const p = { acks: 0, need: null as number | null, done };
+    pending.set(id, p);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      p.need = Number(await pub.publish(`${prefix}${t}`, id));
+      if (p.acks >= p.need) return;
+      await Promise.race([acked, new Promise<void>((resolve) => { timer = setTimeout(resolve, ackWaitMs); })]);
+    } finally {
+      clearTimeout(timer);
+      pending.delete(id);
+    }
+  };
   sub.on('ready', () => {
-    sub.subscribe(...names, ping).then(() => {
+    sub.subscribe(...names, ping, ackChannel).then(() => {
       hb.subscribed(true);
       c.up();
     }, (err: unknown) => c.down(err));
@@ -216,7 +251,7 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
   return {
     kind: 'redis',
     version: (t) => c.version(t),
-    publish: (t) => c.publish(t, () => pub.publish(`${prefix}${t}`, '1')),
+    publish: (t) => c.publish(t, () => publishAcknowledged(t)),
     healthy: () => c.healthy,
     async close() {
       hb.stop();
