@@ -11,16 +11,17 @@ import { makeMfa, openRequest, T0, user, withCookie, type MfaFixture } from './f
 const INVALID_SESSION = { code: 'unauthenticated', message: 'invalid session' };
 const UNAUTHORIZED = { code: 'unauthenticated', message: 'unauthorized' };
 
-/** The auth class each public RPC declares in mfa.proto, and whether this release serves it. */
-const PUBLIC_RPCS: Record<string, { auth: AuthClass; served: boolean }> = {
-  ResendOtp: { auth: 'mfa', served: true },
-  WebauthnRegistrationOptions: { auth: 'user_or_mfa', served: true },
-  WebauthnLoginOptions: { auth: 'public', served: true },
-  WebauthnCredentials: { auth: 'user', served: true },
-  WebauthnDeleteCredential: { auth: 'user', served: true },
+/** The auth class each public RPC declares in mfa.proto. */
+const PUBLIC_RPCS: Record<string, { auth: AuthClass }> = {
+  ResendOtp: { auth: 'mfa' },
+  WebauthnRegistrationOptions: { auth: 'user_or_mfa' },
+  WebauthnLoginOptions: { auth: 'public' },
+  WebauthnCredentials: { auth: 'user' },
+  WebauthnDeleteCredential: { auth: 'user' },
 };
-const LATER = Object.keys(PUBLIC_RPCS).filter((rpc) => !PUBLIC_RPCS[rpc]!.served);
-const withAuth = (...classes: AuthClass[]) => LATER.filter((rpc) => classes.includes(PUBLIC_RPCS[rpc]!.auth));
+
+/** The public RPCs whose auth class is one of `classes`. */
+const withAuth = (...classes: AuthClass[]): string[] => Object.keys(PUBLIC_RPCS).filter((rpc) => classes.includes(PUBLIC_RPCS[rpc]!.auth));
 
 /** An authenticator over a memory session store holding one session of u-ada, behind `cookie_session=handle-1`. */
 async function sessionStoreWithAda(): Promise<Authenticator> {
@@ -77,21 +78,5 @@ describe('who may call (issue 14 §2: each RPC\'s auth class, declared once in t
   it('the internal RPCs take no caller credential: the internal token is the transport\'s check', async () => {
     const m = makeMfa();
     await expect(m.internal.OpenOtpChallenge(openRequest(user()), createCallContext())).resolves.toMatchObject({ code_sent: true });
-  });
-});
-
-describe('RPCs of later releases: 501 unimplemented, only after the auth check', () => {
-  const unimplemented = (rpc: string) => ({ code: 'unimplemented', message: `mfa.${rpc} is not implemented yet` });
-
-  it('answer an MFA session (mfa, user or MFA session) and anyone (public) with mfa.<Rpc> is not implemented yet', async () => {
-    const m = makeMfa();
-    const { cookie } = await m.openOverWire();
-    for (const rpc of withAuth('mfa', 'user_or_mfa')) await expect(call(m, rpc, withCookie(cookie))).rejects.toMatchObject(unimplemented(rpc));
-    for (const rpc of withAuth('public')) await expect(call(m, rpc, withCookie())).rejects.toMatchObject(unimplemented(rpc));
-  });
-
-  it('answer a signed-in user with mfa.<Rpc> is not implemented yet', async () => {
-    const m = makeMfa({}, { authenticator: await sessionStoreWithAda() });
-    for (const rpc of withAuth('user', 'user_or_mfa')) await expect(call(m, rpc, withCookie('cookie_session=handle-1'))).rejects.toMatchObject(unimplemented(rpc));
   });
 });
