@@ -4,8 +4,8 @@
  * admin operation, implemented or not, answers 401 `unauthenticated` to an anonymous caller and to a
  * plain signed-in user, on REST, GraphQL and native gRPC, in both modes. The table is what the
  * running gateway publishes: `/openapi.json` for REST, introspection for GraphQL, and the protos'
- * RPCs for gRPC. An admin passes the check and then gets the operation's own answer (501 for the
- * operations of later releases), which shows the refusal is the auth check and not the dispatch.
+ * RPCs for gRPC. An admin passes the check and then gets the operation's own answer (a 400 for a
+ * request without its required fields), which shows the refusal is the auth check and not the dispatch.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCallContext, createGrpcClient, serviceDescriptor, type ServiceName } from '@gatehouse/rpc';

@@ -1,6 +1,6 @@
 /**
  * @module service.test: who may call each mfa RPC (issue 14 §2; behaviour.md §2.3 credential
- * resolution), and the RPCs of later releases, through the in-process client of createMfaService.
+ * resolution), through the in-process client of createMfaService.
  */
 import { describe, expect, it } from '@jest/globals';
 import { createAuthenticator, createMemorySessionStore, type Authenticator } from '@gatehouse/auth';
