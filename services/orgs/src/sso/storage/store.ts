@@ -5,9 +5,9 @@
  * IdP entity id, assertion id) are unique indexes, so two replicas cannot both win a race.
  */
 import { createHash } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Database } from '@gatehouse/db';
 import type { OidcConnectionRecord, PendingLoginRecord, SamlConnectionRecord, SsoStore } from './ports.ts';
+import { unlessDuplicate } from '../../storage/mikro/unique.ts';
 import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity } from './schema.ts';
 
 type OidcRow = typeof OidcConnectionEntity['~entity'];
@@ -27,17 +27,6 @@ const toSaml = (r: SamlRow): SamlConnectionRecord => ({
   allowIdpInitiated: Boolean(r.allowIdpInitiated), isActive: Boolean(r.isActive), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
 });
 const samlRow = (c: SamlConnectionRecord) => ({ ...c, entityKey: keyOf(c.idpEntityId) });
-
-/** Runs a write; false when a unique index refused it. */
-async function unlessDuplicate(write: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await write();
-    return true;
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) return false;
-    throw err;
-  }
-}
 
 /** Builds the SSO store on `db`. */
 export function createMikroSsoStore(db: Database): SsoStore {

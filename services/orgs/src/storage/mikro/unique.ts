@@ -1,6 +1,6 @@
 /**
  * @module orgs/storage/mikro/unique
- * The one way the orgs stores turn a unique-index refusal into an answer: SCIM's and the SAML IdP's
+ * The one way the orgs stores turn a unique-index refusal into an answer: SCIM's, SSO's and the SAML IdP's
  * inserts and updates report "taken" as false instead of throwing.
  */
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
