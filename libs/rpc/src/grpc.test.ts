@@ -20,16 +20,20 @@ const handlers: HandlerMap = {
 };
 
 let server: Awaited<ReturnType<typeof startGrpcServer>>;
-let grpcClient: ServiceClient;
 const inProcess = createInProcessClient(desc, handlers);
 
 beforeAll(async () => {
   server = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [{ desc, handlers }], logger: createLogger('silent'), internalToken: 'tok' });
-  grpcClient = createGrpcClient(desc, { address: `127.0.0.1:${server.port}`, internalToken: 'tok' });
 });
-afterAll(async () => { grpcClient.close(); await server.close(); });
+afterAll(async () => { await server.close(); });
 
-describe('in-process and gRPC transports answer identically', () => {
+// The gateway's calls travel multiplexed on streams (./multiplex.ts, the default with the internal
+// token); one unary call per call is the other path (and the fallback): both must answer alike.
+describe.each([['multiplexed', true], ['unary', false]] as const)('in-process and gRPC (%s) transports answer identically', (_name, multiplex) => {
+  let grpcClient: ServiceClient;
+  beforeAll(() => { grpcClient = createGrpcClient(desc, { address: `127.0.0.1:${server.port}`, internalToken: 'tok', multiplex }); });
+  afterAll(() => grpcClient.close());
+
   it('returns the same full-shaped response and cookies over both transports', async () => {
     const ctxA = createCallContext({ headers: { authorization: 'Bearer x' }, clientIp: '203.0.113.9', protocol: 'rest' });
     const ctxB = createCallContext({ headers: { authorization: 'Bearer x' }, clientIp: '203.0.113.9', protocol: 'rest' });
@@ -81,7 +85,7 @@ describe('in-process and gRPC transports answer identically', () => {
   });
 });
 
-describe('internal (service-to-service) APIs', () => {
+describe.each([['multiplexed', true], ['unary', false]] as const)('internal (service-to-service) APIs over %s calls', (_name, multiplex) => {
   it('answer only callers holding the internal token', async () => {
     const internalDesc = serviceDescriptor('authn.internal');
     const calls: string[] = [];
@@ -90,9 +94,9 @@ describe('internal (service-to-service) APIs', () => {
       services: [{ desc: internalDesc, internal: true, handlers: { async GetUser(req) { calls.push(String(req.user_id)); return { id: String(req.user_id) }; } } }],
     });
     const address = `127.0.0.1:${internal.port}`;
-    const service = createGrpcClient(internalDesc, { address, internalToken: 'tok' });
+    const service = createGrpcClient(internalDesc, { address, internalToken: 'tok', multiplex });
     const stranger = createGrpcClient(internalDesc, { address });
-    const forger = createGrpcClient(internalDesc, { address, internalToken: 'guess' });
+    const forger = createGrpcClient(internalDesc, { address, internalToken: 'guess', multiplex });
     try {
       await expect(service.call('GetUser', { user_id: 'u1' }, createCallContext())).resolves.toMatchObject({ id: 'u1' });
       for (const client of [stranger, forger]) {

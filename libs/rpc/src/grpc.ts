@@ -13,13 +13,15 @@ import {
 import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
 import { addReflection } from './reflection.ts';
+import {
+  CallMultiplexer, entriesMetadata, INTERNAL_KEY, multiplexImplementation, multiplexServiceDefinition, MultiplexUnsupported, type CallOutcome, type FrameEntry,
+} from './multiplex.ts';
 import { isServed } from './typed.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
 export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin'] as const;
 const CLIENT_IP_KEY = 'x-gatehouse-client-ip';
 const PROTOCOL_KEY = 'x-gatehouse-protocol';
-const INTERNAL_KEY = 'x-gatehouse-internal';
 const ERROR_CODE_KEY = 'x-gatehouse-error-code';
 const ERROR_HEADERS_KEY = 'x-gatehouse-error-headers';
 /**
@@ -76,6 +78,12 @@ export interface GrpcClientOptions {
   address: string;
   /** shared secret proving the caller is the gateway, so the service trusts the forwarded client IP */
   internalToken?: string;
+  /**
+   * With `internalToken`: carry the calls as messages on a few long-lived streams (./multiplex.ts),
+   * falling back to unary calls for good when the server does not serve that (default true). false:
+   * one unary call per call.
+   */
+  multiplex?: boolean;
 }
 
 /** Split-mode transport: a grpc-js client to the owning service (round-robin over replicas). */
@@ -90,48 +98,60 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
     'grpc.initial_reconnect_backoff_ms': 250,
     'grpc.max_reconnect_backoff_ms': 2000,
   });
+  const multiplexer = options.internalToken && options.multiplex !== false ? new CallMultiplexer(client, options.internalToken) : undefined;
+  /** One call as a grpc-js unary call: its outcome in the multiplexer's shape. */
+  const unary = (path: string, payload: Buffer, entries: FrameEntry[], deadlineMs: number | undefined): Promise<CallOutcome> => new Promise((resolve) => {
+    // grpc-js calls the callback before it emits 'status' (which carries the trailers with
+    // Set-Cookie), so settle only once both have arrived.
+    let outcome: { err: grpc.ServiceError | null; value: Buffer | undefined } | undefined;
+    let trailers: grpc.Metadata | undefined;
+    const settle = (): void => {
+      if (!outcome || !trailers) return;
+      const { err, value } = outcome;
+      resolve(err ? { code: err.code, details: err.details, trailers: err.metadata ?? trailers } : { code: grpc.status.OK, details: '', value: value!, trailers });
+    };
+    const call = client.makeUnaryRequest(
+      path, (b: Buffer) => b, (b: Buffer) => b, payload, entriesMetadata(entries),
+      deadlineMs ? { deadline: new Date(deadlineMs) } : {},
+      (err, value) => { outcome = { err, value }; settle(); },
+    );
+    call.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; settle(); });
+  });
   return {
     async call(rpc, req, ctx) {
       const method = methodOf(desc, rpc);
-      const normalized = method.normalizeRequest(req);
-      const md = new grpc.Metadata();
+      const payload = method.encodeRequest(method.normalizeRequest(req));
+      const entries: FrameEntry[] = [];
       for (const key of FORWARDED_HEADERS) {
         const v = ctx.headers[key];
-        if (v) md.set(key, v);
+        if (v) entries.push({ key, value: v });
       }
-      md.set(CLIENT_IP_KEY, ctx.clientIp);
-      md.set(PROTOCOL_KEY, ctx.protocol);
-      if (options.internalToken) md.set(INTERNAL_KEY, options.internalToken);
+      entries.push({ key: CLIENT_IP_KEY, value: ctx.clientIp }, { key: PROTOCOL_KEY, value: ctx.protocol });
+      if (options.internalToken) entries.push({ key: INTERNAL_KEY, value: options.internalToken });
       // a client span whose context rides in the metadata (`traceparent`, W3C Trace Context)
-      return withSpan(method.path, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': desc.service, 'rpc.method': rpc } }, () => new Promise((resolve, reject) => {
-        injectTraceContext((key, value) => md.set(key, value));
-        // grpc-js calls the callback before it emits 'status' (which carries the trailers with
-        // Set-Cookie), so settle only once both have arrived.
-        let outcome: { err: grpc.ServiceError | null; value: Buffer | undefined } | undefined;
-        let trailers: grpc.Metadata | undefined;
-        const settle = (): void => {
-          if (!outcome || !trailers) return;
-          for (const c of trailers.get('set-cookie')) ctx.setCookies.push(String(c));
-          if (outcome.err) return reject(fromServiceError(outcome.err));
+      return withSpan(method.path, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': desc.service, 'rpc.method': rpc } }, async () => {
+        injectTraceContext((key, value) => entries.push({ key, value }));
+        let outcome: CallOutcome;
+        if (multiplexer?.supported) {
           try {
-            resolve(method.decodeResponse(outcome.value as Buffer));
+            outcome = await multiplexer.call(method.path, payload, entries, ctx.deadlineMs ? Math.max(1, ctx.deadlineMs - Date.now()) : 0);
           } catch (e) {
-            reject(toAppError(e));
+            if (!(e instanceof MultiplexUnsupported)) throw e;
+            outcome = await unary(method.path, payload, entries, ctx.deadlineMs);
           }
-        };
-        const call = client.makeUnaryRequest(
-          method.path,
-          (b: Buffer) => b,
-          (b: Buffer) => b,
-          method.encodeRequest(normalized),
-          md,
-          ctx.deadlineMs ? { deadline: new Date(ctx.deadlineMs) } : {},
-          (err, value) => { outcome = { err, value }; settle(); },
-        );
-        call.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; settle(); });
-      }));
+        } else {
+          outcome = await unary(method.path, payload, entries, ctx.deadlineMs);
+        }
+        for (const c of outcome.trailers.get('set-cookie')) ctx.setCookies.push(String(c));
+        if (outcome.code !== grpc.status.OK) throw fromServiceError({ code: outcome.code, details: outcome.details, metadata: outcome.trailers });
+        try {
+          return method.decodeResponse(outcome.value!);
+        } catch (e) {
+          throw toAppError(e);
+        }
+      });
     },
-    close() { client.close(); },
+    close() { multiplexer?.close(); client.close(); },
     served: (rpc) => new Promise<boolean>((resolve, reject) => {
       const method = desc.methods.get(rpc);
       if (!method || !options.internalToken) return resolve(Boolean(method));
@@ -150,7 +170,7 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
   };
 }
 
-function fromServiceError(err: grpc.ServiceError): AppError {
+function fromServiceError(err: Pick<grpc.ServiceError, 'code' | 'details' | 'metadata'>): AppError {
   const code = err.metadata?.get(ERROR_CODE_KEY)[0];
   const headersRaw = err.metadata?.get(ERROR_HEADERS_KEY)[0];
   const headers = headersRaw ? (JSON.parse(String(headersRaw)) as Record<string, string>) : undefined;
@@ -307,7 +327,14 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<{ port: 
     'grpc.max_connection_age_ms': 300_000,
     'grpc.max_connection_age_grace_ms': 30_000,
   });
-  for (const served of opts.services) server.addService(rawServiceDefinition(served.desc), grpcImplementation(served, opts));
+  const byPath = new Map<string, grpc.handleUnaryCall<Buffer, Buffer>>();
+  for (const served of opts.services) {
+    const impl = grpcImplementation(served, opts);
+    server.addService(rawServiceDefinition(served.desc), impl);
+    for (const m of served.desc.methods.values()) byPath.set(m.path, impl[m.name] as grpc.handleUnaryCall<Buffer, Buffer>);
+  }
+  // the gateway's and the services' calls to this server, multiplexed on streams (internal token only)
+  if (opts.internalToken) server.addService(multiplexServiceDefinition(), multiplexImplementation(byPath, opts.internalToken));
   if (opts.reflection) addReflection(server, opts.services.map((s) => s.desc));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));

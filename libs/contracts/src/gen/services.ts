@@ -3,6 +3,7 @@
 import type { AdminInternal as gatehouse_admin_v1_AdminInternal, AdminService as gatehouse_admin_v1_AdminService } from './gatehouse/admin/v1/admin.ts';
 import type { AuthnInternal as gatehouse_authn_v1_AuthnInternal, AuthnService as gatehouse_authn_v1_AuthnService } from './gatehouse/authn/v1/authn.ts';
 import type { AuthzInternal as gatehouse_authz_v1_AuthzInternal, AuthzService as gatehouse_authz_v1_AuthzService } from './gatehouse/authz/v1/authz.ts';
+import type { CallMultiplexService as gatehouse_common_v1_CallMultiplexService } from './gatehouse/common/v1/multiplex.ts';
 import type { MfaInternal as gatehouse_mfa_v1_MfaInternal, MfaService as gatehouse_mfa_v1_MfaService } from './gatehouse/mfa/v1/mfa.ts';
 import type { OrgsInternal as gatehouse_orgs_v1_OrgsInternal, OrgsService as gatehouse_orgs_v1_OrgsService } from './gatehouse/orgs/v1/orgs.ts';
 
@@ -14,6 +15,7 @@ export interface ProtoServices {
   'gatehouse.authn.v1.AuthnService': gatehouse_authn_v1_AuthnService;
   'gatehouse.authz.v1.AuthzInternal': gatehouse_authz_v1_AuthzInternal;
   'gatehouse.authz.v1.AuthzService': gatehouse_authz_v1_AuthzService;
+  'gatehouse.common.v1.CallMultiplexService': gatehouse_common_v1_CallMultiplexService;
   'gatehouse.mfa.v1.MfaInternal': gatehouse_mfa_v1_MfaInternal;
   'gatehouse.mfa.v1.MfaService': gatehouse_mfa_v1_MfaService;
   'gatehouse.orgs.v1.OrgsInternal': gatehouse_orgs_v1_OrgsInternal;

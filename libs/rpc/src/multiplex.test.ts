@@ -1,0 +1,155 @@
+/**
+ * Calls multiplexed on streams (./multiplex.ts, issue 22 §2) against real grpc-js servers: who may open a
+ * stream, the fallback to unary calls against a server without the method, deadlines, a server going
+ * away, metrics per method, and calls spreading over replicas (also one that joins later).
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { AppError } from '@gatehouse/errors';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry } from '@gatehouse/observability';
+import { createCallContext, type HandlerMap } from './context.ts';
+import { createGrpcClient, grpcImplementation, rawServiceDefinition, startGrpcServer, type ServiceClient } from './grpc.ts';
+import { MULTIPLEX_PATH } from './multiplex.ts';
+import { serviceDescriptor } from './proto.ts';
+
+const desc = serviceDescriptor('authn');
+const logger = createLogger('silent');
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Login handlers that record the client IP each call saw (the forwarded one only when trusted) and tag their answers. */
+function loginHandlers(tag: string, seen: string[] = []): HandlerMap {
+  return {
+    async Login(req, ctx) {
+      seen.push(ctx.clientIp);
+      if (req.password === 'slow') await sleep(400);
+      if (req.password === 'wrong') throw new AppError('unauthenticated', 'invalid credentials');
+      ctx.setCookies.push(`cookie_session=${tag}; Path=/; HttpOnly`);
+      return { message: tag };
+    },
+  };
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function server(tag: string, seen: string[] = [], extra: Partial<Parameters<typeof startGrpcServer>[0]> = {}): Promise<number> {
+  const s = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [{ desc, handlers: loginHandlers(tag, seen) }], logger, internalToken: 'tok', ...extra });
+  cleanups.push(() => s.close());
+  return s.port;
+}
+
+function client(address: string, internalToken = 'tok'): ServiceClient {
+  const c = createGrpcClient(desc, { address, internalToken });
+  cleanups.push(() => c.close());
+  return c;
+}
+
+/** Opens the multiplexing stream by hand and returns the status it ends with. */
+function rawStreamStatus(port: number, token: string | undefined): Promise<grpc.StatusObject> {
+  const raw = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const md = new grpc.Metadata();
+  if (token !== undefined) md.set('x-gatehouse-internal', token);
+  const stream = raw.makeBidiStreamRequest(MULTIPLEX_PATH, (b: Buffer) => b, (b: Buffer) => b, md);
+  stream.on('error', () => {});
+  return new Promise((resolve) => stream.on('status', (s: grpc.StatusObject) => { raw.close(); resolve(s); }));
+}
+
+describe('call multiplexing between Gatehouse processes', () => {
+  it('opens a stream only for callers holding the internal token', async () => {
+    const port = await server('a');
+    expect((await rawStreamStatus(port, undefined)).code).toBe(grpc.status.PERMISSION_DENIED);
+    expect((await rawStreamStatus(port, 'guess')).code).toBe(grpc.status.PERMISSION_DENIED);
+  });
+
+  it('answers many concurrent calls, each with its own answer, cookies and error', async () => {
+    const seen: string[] = [];
+    const c = client(`127.0.0.1:${await server('a', seen)}`);
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => {
+      const ctx = createCallContext({ clientIp: `203.0.113.${i % 250}` });
+      return c.call('Login', { password: i % 3 === 0 ? 'wrong' : 'pw' }, ctx).then(
+        (res) => ({ ok: res.message, cookies: ctx.setCookies }),
+        (err: AppError) => ({ code: err.code, message: err.message, cookies: ctx.setCookies }),
+      );
+    }));
+    results.forEach((r, i) => {
+      expect(r).toEqual(i % 3 === 0
+        ? { code: 'unauthenticated', message: 'invalid credentials', cookies: [] }
+        : { ok: 'a', cookies: ['cookie_session=a; Path=/; HttpOnly'] });
+    });
+    // the forwarded client IP was trusted: each call carried its own metadata
+    expect(new Set(seen).size).toBe(200);
+  });
+
+  it('falls back to unary calls against a server that does not serve the stream (an older version)', async () => {
+    const seen: string[] = [];
+    const old = new grpc.Server();
+    old.addService(rawServiceDefinition(desc), grpcImplementation({ desc, handlers: loginHandlers('old', seen) }, { logger, internalToken: 'tok' }));
+    const port = await new Promise<number>((resolve, reject) => old.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    cleanups.push(() => { old.forceShutdown(); });
+    const c = client(`127.0.0.1:${port}`);
+    for (let i = 0; i < 3; i++) {
+      const ctx = createCallContext({ clientIp: '198.51.100.7' });
+      await expect(c.call('Login', { password: 'pw' }, ctx)).resolves.toMatchObject({ message: 'old' });
+      expect(ctx.setCookies).toEqual(['cookie_session=old; Path=/; HttpOnly']);
+    }
+    expect(seen).toEqual(['198.51.100.7', '198.51.100.7', '198.51.100.7']);
+  });
+
+  it('answers deadline_exceeded when the deadline passes, and the stream keeps serving', async () => {
+    const c = client(`127.0.0.1:${await server('a')}`);
+    const err = await c.call('Login', { password: 'slow' }, createCallContext({ deadlineMs: Date.now() + 100 })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'deadline_exceeded' });
+    await expect(c.call('Login', { password: 'pw' }, createCallContext({ deadlineMs: Date.now() + 2000 }))).resolves.toMatchObject({ message: 'a' });
+  });
+
+  it.each([true, false])('fails the calls in flight as a unary call does when the server is killed (multiplex %s)', async (multiplex) => {
+    const s = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [{ desc, handlers: loginHandlers('a') }], logger, internalToken: 'tok' });
+    const c = createGrpcClient(desc, { address: `127.0.0.1:${s.port}`, internalToken: 'tok', multiplex });
+    cleanups.push(() => c.close());
+    await c.call('Login', { password: 'pw' }, createCallContext());
+    const inFlight = c.call('Login', { password: 'slow' }, createCallContext()).catch((e: unknown) => e);
+    await sleep(50);
+    s.server.forceShutdown();
+    // grpc-js reports the server's reset of the call as CANCELLED, on a call and on a stream alike
+    expect(await inFlight).toMatchObject({ code: 'cancelled' });
+    expect(await c.call('Login', { password: 'pw' }, createCallContext()).catch((e: unknown) => e)).toMatchObject({ code: 'unavailable' });
+  });
+
+  it('counts and times the multiplexed calls by method in the server metrics', async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    const c = client(`127.0.0.1:${await server('a', [], { observe: createGrpcServerMetrics(registry) })}`);
+    await c.call('Login', { password: 'pw' }, createCallContext());
+    await c.call('Login', { password: 'pw' }, createCallContext());
+    await c.call('Login', { password: 'wrong' }, createCallContext()).catch(() => undefined);
+    const text = await registry.metrics();
+    const login = 'method="/gatehouse.authn.v1.AuthnService/Login"';
+    expect(text).toContain(`gatehouse_grpc_server_handled_total{${login},code="OK"} 2`);
+    expect(text).toContain(`gatehouse_grpc_server_handled_total{${login},code="UNAUTHENTICATED"} 1`);
+  });
+
+  it('spreads calls over the replicas, including one that starts after the client', async () => {
+    const a = await server('a');
+    // a port that is free now, where replica b starts later
+    const probe = await startGrpcServer({ host: '127.0.0.1', port: 0, services: [], logger });
+    const portB = probe.port;
+    await probe.close();
+    const c = client(`127.0.0.1:${a},127.0.0.1:${portB}`);
+    const answered = async (ms: number): Promise<Record<string, number>> => {
+      const counts: Record<string, number> = {};
+      const until = Date.now() + ms;
+      while (Date.now() < until) {
+        const res = await c.call('Login', { password: 'pw' }, createCallContext()).catch(() => ({ message: 'failed' }));
+        counts[String(res.message)] = (counts[String(res.message)] ?? 0) + 1;
+      }
+      return counts;
+    };
+    expect(Object.keys(await answered(300))).toEqual(['a']);
+    await server('b', [], { port: portB });
+    // streams are renewed every 2 s and the balancer puts new ones on its next ready replica
+    const later = await answered(5000);
+    expect(later.b ?? 0).toBeGreaterThan(0);
+    expect(later.failed).toBeUndefined();
+  }, 20_000);
+});
