@@ -75,11 +75,13 @@ describe('charts/gatehouse', () => {
     expect(spelt.stdout).toMatch(/additional propert(y|ies) '?jwtTipe'? (is )?not allowed/i);
   });
 
-  it('renders one Deployment and one Service per enabled service, a headless authz Service and the authz HPA', () => {
+  it('renders one Deployment and one Service per enabled service, headless Services for the gRPC peers and the authz HPA', () => {
     expect([...deployments(objects).keys()].sort()).toEqual(SERVICES);
     const services = objects.filter((o) => o.kind === 'Service');
     expect(services.map((s) => s.metadata.name).sort()).toEqual(SERVICES.map((s) => `rel-${s}`));
-    expect(services.find((s) => s.metadata.name === 'rel-authz')!.spec.clusterIP).toBe('None');
+    // every service called over gRPC resolves to its pods, so grpc-js balances over them (README)
+    const headless = services.filter((s) => s.spec.clusterIP === 'None').map((s) => s.metadata.name).sort();
+    expect(headless).toEqual(['rel-admin', 'rel-authn', 'rel-authz', 'rel-mfa', 'rel-orgs']);
     const gw = services.find((s) => s.metadata.name === 'rel-gateway')!;
     expect(gw.spec.ports.map((p: any) => [p.name, p.port])).toEqual([['http', 8080], ['grpc', 9091], ['metrics', 8081]]);
     // `gatehouse notifications` serves no gRPC API (no listener): no gRPC port anywhere for it
