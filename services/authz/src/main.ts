@@ -104,9 +104,10 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     return opened;
   });
   // The embedded engine loads its snapshot while the process starts serving (issue 22 §3): start-up
-  // waits for what every request needs (the store open), not for the tuples. A request that needs the
-  // snapshot before the load ends waits for that same load (SnapshotCache shares it); a failed load is
-  // retried by the next request.
+  // waits for what every request needs (the store open), not for the tuples. A check before the load
+  // ends answers from the store (the engine's partial index); a request that needs the whole snapshot
+  // (lists, expand) waits for that same load (SnapshotCache shares it); a failed load is retried by the
+  // next request.
   if (config.fga.store !== 'openfga') {
     engine?.warm().catch((err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
   }
