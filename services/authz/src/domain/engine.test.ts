@@ -474,13 +474,13 @@ condition level(n: int) {
     store = createMemoryStore();
     writer = createEngine({ store });
     await writer.writeModel(LAZY_MODEL);
+    // `user relation object` each
+    const plain = ['user:anne member group:eng', 'group:eng#member member group:all', 'group:all#member viewer doc:1', 'folder:f parent doc:1', 'user:bob viewer folder:f', 'user:bob blocked doc:1'];
     await writer.writeTuples([
-      { user: 'user:anne', relation: 'member', object: 'group:eng' },
-      { user: 'group:eng#member', relation: 'member', object: 'group:all' },
-      { user: 'group:all#member', relation: 'viewer', object: 'doc:1' },
-      { user: 'folder:f', relation: 'parent', object: 'doc:1' },
-      { user: 'user:bob', relation: 'viewer', object: 'folder:f' },
-      { user: 'user:bob', relation: 'blocked', object: 'doc:1' },
+      ...plain.map((text) => {
+        const [user, relation, object] = text.split(' ') as [string, string, string];
+        return { user, relation, object };
+      }),
       { user: 'user:carl', relation: 'viewer', object: 'doc:1', condition: { name: 'level', context: null } },
     ]);
     // a replica starting: its full load reads the first page only when the test releases it

@@ -12,7 +12,7 @@ import type { CheckInput, ParsedCheck } from './queries.ts';
 import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubject } from './queries.ts';
 import { SnapshotCache, guard, typeSystemOf } from './snapshot.ts';
 import { PartialIndex } from './partial.ts';
-import { TupleIndex } from './tuple-index.ts';
+import { TupleIndex, type TupleSource } from './tuple-index.ts';
 import { addParsed } from './snapshot.ts';
 import type { ParsedTuple, ReadQuery, TupleInput } from './tuple.ts';
 import { encodeToken, parseReadQuery, parseTupleForm, validateDeleteBatch, validateWriteBatch } from './tuple.ts';
@@ -178,6 +178,21 @@ function lazyChecks(store: AuthzStore, cache: SnapshotCache) {
 }
 
 /**
+ * The resolver of its own that a check with contextual tuples or a condition context gets (its context
+ * overrides the call's key by key), or null for a plain check, which the subject's resolver answers.
+ */
+function ownResolver(ts: TypeSystem, base: TupleSource, s: UserRef, node: ParsedCheck, callContext: Record<string, unknown> | null): Resolver | null {
+  if (node.contextual.length === 0 && node.context === null) return null;
+  let ctx: TupleIndex | null = null;
+  if (node.contextual.length > 0) {
+    ctx = new TupleIndex();
+    for (const p of node.contextual) addParsed(ctx, p);
+  }
+  const context = node.context === null ? callContext : { ...(callContext ?? {}), ...node.context };
+  return new Resolver(ts, base, ctx, s, undefined, context);
+}
+
+/**
  * One resolution round of a check call over a partial index: every check in order with one resolver for
  * the subject (a fresh one: an earlier round's memo may hold answers from missing objects), and one per
  * check with contextual tuples or a context, as the snapshot path does. Returns the results when nothing
@@ -190,16 +205,7 @@ function resolveRound(ts: TypeSystem, index: PartialIndex, s: UserRef, parsed: P
   const results: CheckResult[] = new Array(parsed.length);
   for (let i = 0; i < parsed.length; i++) {
     const node = parsed[i]!;
-    let resolver = shared;
-    if (node.contextual.length > 0 || node.context !== null) {
-      let ctx: TupleIndex | null = null;
-      if (node.contextual.length > 0) {
-        ctx = new TupleIndex();
-        for (const p of node.contextual) addParsed(ctx, p);
-      }
-      const context = node.context === null ? callContext : { ...(callContext ?? {}), ...node.context };
-      resolver = new Resolver(ts, index, ctx, s, undefined, context);
-    }
+    const resolver = ownResolver(ts, index, s, node, callContext) ?? shared;
     try {
       results[i] = { relation: node.relation, object: node.object, allowed: resolver.answer(node.object, node.relation) };
     } catch (err) {
@@ -369,16 +375,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
             continue;
           }
           const node = parsed[i]!;
-          let resolver = shared;
-          if (node.contextual.length > 0 || node.context !== null) {
-            let ctx: TupleIndex | null = null;
-            if (node.contextual.length > 0) {
-              ctx = new TupleIndex();
-              for (const p of node.contextual) addParsed(ctx, p);
-            }
-            const context = node.context === null ? callContext : { ...(callContext ?? {}), ...node.context };
-            resolver = new Resolver(ts, snap.index, ctx, s, undefined, context);
-          }
+          const resolver = ownResolver(ts, snap.index, s, node, callContext) ?? shared;
           results[i] = { relation: node.relation, object: node.object, allowed: resolver.answer(node.object, node.relation) };
         }
         return results;
