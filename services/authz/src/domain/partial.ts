@@ -49,17 +49,14 @@ export class PartialIndex implements TupleSource {
     this.ts = ts;
   }
 
-  /** Objects and users fetched so far. */
-  get fetched(): number {
-    return this.fetchedObjects.size + this.fetchedUsers.size;
-  }
-
+  /** The object's node when it was fetched (undefined: it has no tuples the model allows); else undefined, and it is recorded as missing. */
   node(object: string): ObjectNode | undefined {
     if (this.fetchedObjects.has(object)) return this.objects.node(object);
     this.missingObjects.add(object);
     return undefined;
   }
 
+  /** The user's reverse relations when it was fetched; else undefined, and it is recorded as missing. */
   byUser(user: string): UserRelations | undefined {
     if (this.fetchedUsers.has(user)) return this.users.byUser(user);
     this.missingUsers.add(user);

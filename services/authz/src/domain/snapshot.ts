@@ -99,11 +99,6 @@ export class SnapshotCache {
     }
   }
 
-  /** Whether a full load is running now. */
-  get loading(): boolean {
-    return this.refreshing?.loading ?? false;
-  }
-
   /** The running refresh, or a new one towards `target`. Its failure reaches whoever awaits `done`, and no one else. */
   private refreshTo(target: number): Refresh {
     if (this.refreshing) return this.refreshing;
