@@ -81,11 +81,16 @@ async function countTuples(engine: Engine): Promise<number> {
 
 /**
  * `store` with its full loads held: a page read with no filter (what the engine's snapshot load reads)
- * waits until `release()`. Reads of one object's or one user's tuples, and everything else, go through.
+ * waits until `release()`; `hold()` holds the next ones again. Reads of one object's or one user's
+ * tuples, and everything else, go through.
  */
-export function heldStore(store: AuthzStore): { store: AuthzStore; release(): void } {
+export function heldStore(store: AuthzStore): { store: AuthzStore; release(): void; hold(): void } {
   let release!: () => void;
-  const gate = new Promise<void>((resolve) => (release = resolve));
+  let gate!: Promise<void>;
+  const hold = (): void => {
+    gate = new Promise<void>((resolve) => (release = resolve));
+  };
+  hold();
   return {
     store: {
       ...store,
@@ -94,7 +99,8 @@ export function heldStore(store: AuthzStore): { store: AuthzStore; release(): vo
         return store.readPage(filter, afterSeq, limit);
       },
     },
-    release,
+    release: () => release(),
+    hold,
   };
 }
 

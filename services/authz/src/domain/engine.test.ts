@@ -541,6 +541,22 @@ condition level(n: int) {
     expect(await ask('carl', 'viewer', 'doc:1', { n: 5 })).toBe(true);
   });
 
+  it('answers from the store again while a model change reloads a loaded replica', async () => {
+    held.release();
+    await replica.warm();
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(true);
+    expect(replica.stats()).toMatchObject({ full_loads: 1, partial_checks: 0 });
+    held.hold();
+    await writer.writeModel(LAZY_MODEL.replace(' or viewer from parent', ''));
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(false);
+    expect(await ask('anne', 'viewer', 'doc:1')).toBe(true);
+    expect(replica.stats()).toMatchObject({ full_loads: 1, partial_checks: 2 });
+    held.release();
+    await replica.warm();
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(false);
+    expect(replica.stats()).toMatchObject({ full_loads: 2, partial_checks: 2 });
+  });
+
   it('maps a store failure while fetching to unavailable', async () => {
     const failing = heldStore({
       ...store,
