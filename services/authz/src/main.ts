@@ -66,6 +66,9 @@ function registerEngineMetrics(engine: Engine, registry: Registry): void {
   stat('gatehouse_authz_tuples', 'relationship tuples in this replica\'s snapshot', (s) => s.tuples);
   stat('gatehouse_authz_snapshot_full_loads', 'full snapshot loads since start', (s) => s.full_loads);
   stat('gatehouse_authz_snapshot_catch_ups', 'incremental catch-ups from the change log since start', (s) => s.catch_ups);
+  stat('gatehouse_authz_partial_checks', 'check calls answered from the store while a full snapshot load ran, since start', (s) => s.partial_checks);
+  stat('gatehouse_authz_partial_fetches', 'objects and users those checks read from the store, since start', (s) => s.partial_fetches);
+  stat('gatehouse_authz_partial_waits', 'check calls that needed too many fetches and waited for the full snapshot, since start', (s) => s.partial_waits);
 }
 
 /**
@@ -101,9 +104,10 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     return opened;
   });
   // The embedded engine loads its snapshot while the process starts serving (issue 22 §3): start-up
-  // waits for what every request needs (the store open), not for the tuples. A request that needs the
-  // snapshot before the load ends waits for that same load (SnapshotCache shares it); a failed load is
-  // retried by the next request.
+  // waits for what every request needs (the store open), not for the tuples. A check before the load
+  // ends answers from the store (the engine's partial index); a request that needs the whole snapshot
+  // (lists, expand) waits for that same load (SnapshotCache shares it); a failed load is retried by the
+  // next request.
   if (config.fga.store !== 'openfga') {
     engine?.warm().catch((err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
   }

@@ -79,16 +79,62 @@ async function countTuples(engine: Engine): Promise<number> {
   return n;
 }
 
-/** Runs one case against a fresh engine on `store`. Each expectation names its stage and input in the failure. */
-export async function runCase(c: ConformanceCase, store: AuthzStore): Promise<void> {
-  await runCaseOn(c, createEngine({ store }));
+/**
+ * `store` with its full loads held: a page read with no filter (what the engine's snapshot load reads)
+ * waits until `release()`; `hold()` holds the next ones again. Reads of one object's or one user's
+ * tuples, and everything else, go through.
+ */
+export function heldStore(store: AuthzStore): { store: AuthzStore; release(): void; hold(): void } {
+  let release!: () => void;
+  let gate!: Promise<void>;
+  const hold = (): void => {
+    gate = new Promise<void>((resolve) => (release = resolve));
+  };
+  hold();
+  return {
+    store: {
+      ...store,
+      readPage: async (filter, afterSeq, limit) => {
+        if (Object.keys(filter).length === 0) await gate;
+        return store.readPage(filter, afterSeq, limit);
+      },
+    },
+    release: () => release(),
+    hold,
+  };
+}
+
+/**
+ * Runs one case against a fresh engine on `store`. Each expectation names its stage and input in the failure.
+ * With `partial`, the checks are asked of a second engine over the same store whose full snapshot load is
+ * held open the whole case ({@link heldStore}), so each answers from the store through the partial index
+ * (issue 22 §3); the case then also asserts that engine never loaded its snapshot nor waited for it.
+ */
+export async function runCase(c: ConformanceCase, store: AuthzStore, options: { partial?: boolean } = {}): Promise<void> {
+  if (!options.partial) return runCaseOn(c, createEngine({ store }));
+  const held = heldStore(store);
+  const checker = createEngine({ store: held.store });
+  try {
+    await runCaseOn(c, createEngine({ store }), undefined, checker);
+    const checks = c.stages.reduce((n, s) => n + (s.checks?.length ?? 0), 0);
+    expect({ file: c.file, ...checker.stats() }).toMatchObject({ file: c.file, full_loads: 0, partial_waits: 0, ...(checks > 0 ? {} : { partial_checks: 0 }) });
+    if (checks > 0) expect(checker.stats().partial_checks).toBeGreaterThan(0);
+  } finally {
+    held.release();
+  }
 }
 
 /**
  * Runs one case against any engine on an empty store (the embedded one, or the OpenFGA backend).
- * `sameMessage` decides whether a check refusal's message matches the expected one (default: equal).
+ * `sameMessage` decides whether a check refusal's message matches the expected one (default: equal);
+ * `checker` is the engine the checks are asked of (default: `engine`, which makes every write).
  */
-export async function runCaseOn(c: ConformanceCase, engine: Engine, sameMessage: (expected: string, got: string) => boolean = (a, b) => a === b): Promise<void> {
+export async function runCaseOn(
+  c: ConformanceCase,
+  engine: Engine,
+  sameMessage: (expected: string, got: string) => boolean = (a, b) => a === b,
+  checker: Engine = engine,
+): Promise<void> {
   for (const [i, stage] of c.stages.entries()) {
     const at = `${c.file} stage ${i + 1}`;
     if (stage.model !== undefined) {
@@ -105,11 +151,11 @@ export async function runCaseOn(c: ConformanceCase, engine: Engine, sameMessage:
     for (const ch of stage.checks ?? []) {
       const input = { relation: ch.relation, object: ch.object, contextual_tuples: ch.contextual_tuples, context: ch.context };
       if (ch.error !== undefined) {
-        const err = await refusal(engine.check(ch.user, [input]));
+        const err = await refusal(checker.check(ch.user, [input]));
         const message = sameMessage(ch.error, err.message) ? ch.error : err.message;
         expect({ at, ch, code: err.code, message }).toEqual({ at, ch, code: 'invalid_argument', message: ch.error });
       } else {
-        const [result] = await engine.check(ch.user, [input]);
+        const [result] = await checker.check(ch.user, [input]);
         expect({ at, ch, allowed: result?.allowed }).toEqual({ at, ch, allowed: ch.allowed });
       }
     }
@@ -146,14 +192,17 @@ export async function runCaseOn(c: ConformanceCase, engine: Engine, sameMessage:
   }
 }
 
-/** Registers one test per data file for a backend. `open` returns an empty store and its disposer. */
-export function describeConformance(backend: string, open: () => Promise<{ store: AuthzStore; close(): Promise<void> }>): void {
-  describe(`OpenFGA conformance data on ${backend}`, () => {
+/**
+ * Registers one test per data file for a backend. `open` returns an empty store and its disposer;
+ * `partial` asks the checks through the partial index ({@link runCase}).
+ */
+export function describeConformance(backend: string, open: () => Promise<{ store: AuthzStore; close(): Promise<void> }>, options: { partial?: boolean } = {}): void {
+  describe(`OpenFGA conformance data on ${backend}${options.partial ? ', checks through the partial index (full load held)' : ''}`, () => {
     for (const c of loadCases()) {
       it(`${c.title} (${c.file})`, async () => {
         const { store, close } = await open();
         try {
-          await runCase(c, store);
+          await runCase(c, store, options);
         } finally {
           await close();
         }

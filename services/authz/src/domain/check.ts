@@ -1,5 +1,5 @@
 /** @module check: synchronous graph resolution of Check against the in-memory tuple index (OpenFGA Check semantics). */
-import type { Bucket, ObjectNode, TupleIndex, UsersetRef } from './tuple-index.ts';
+import type { Bucket, ObjectNode, TupleIndex, TupleSource, UsersetRef } from './tuple-index.ts';
 import { EMPTY_BUCKET } from './tuple-index.ts';
 import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
@@ -126,7 +126,7 @@ export function recursiveStrategy(ts: TypeSystem, def: RelationDef): boolean {
  */
 export class Resolver {
   private readonly ts: TypeSystem;
-  private readonly base: TupleIndex;
+  private readonly base: TupleSource;
   private readonly ctx: TupleIndex | null;
   private readonly subject: UserRef;
   /** the key of the subject this resolver answers for (`type:id` or `type:id#relation`) */
@@ -164,7 +164,7 @@ export class Resolver {
   /**
    * @param context the request's condition context, merged under each conditioned tuple's own context
    */
-  constructor(ts: TypeSystem, base: TupleIndex, ctx: TupleIndex | null, subject: UserRef, maxSteps = MAX_RESOLUTION_STEPS, context: Record<string, unknown> | null = null) {
+  constructor(ts: TypeSystem, base: TupleSource, ctx: TupleIndex | null, subject: UserRef, maxSteps = MAX_RESOLUTION_STEPS, context: Record<string, unknown> | null = null) {
     this.maxSteps = maxSteps;
     this.context = context;
     this.ts = ts;

@@ -1,10 +1,11 @@
 /** @module engine.test: the engine's validation, limits, pagination and cache refresh (behaviour.md §7). */
-import { describe, it, expect, beforeEach } from '@jest/globals';
+import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
 import { AppError } from '@gatehouse/errors';
-import { createEngine, parseSubject } from './index.ts';
+import { createEngine, parseSubject, PARTIAL_FETCH_LIMIT } from './index.ts';
 import type { Engine } from './index.ts';
 import { createMemoryStore } from '../storage/memory.ts';
 import type { AuthzStore } from '../storage/ports.ts';
+import { heldStore } from '../../test/conformance.ts';
 
 const MODEL = `model
   schema 1.1
@@ -299,6 +300,8 @@ type doc
       },
     };
     const replica = createEngine({ store: paging });
+    // the full load itself (a check would answer from the store while it runs)
+    await replica.warm();
     const results = await replica.check('u0', [{ relation: 'viewer', object: 'doc:0' }, { relation: 'viewer', object: 'doc:50' }, { relation: 'viewer', object: 'doc:24000' }]);
     expect(results.map((r) => r.allowed)).toEqual([false, true, false]);
     expect((await replica.check('late', [{ relation: 'viewer', object: 'doc:late' }]))[0]?.allowed).toBe(true);
@@ -440,5 +443,146 @@ describe('answers remembered across calls (ResolverCache)', () => {
     expect(await refusal(deep())).toEqual({ code: 'invalid_argument', message: 'resolution too complex' });
     expect(await allowed('user:anne', 'member', 'group:g5')).toBe(true);
     expect(await refusal(deep())).toEqual({ code: 'invalid_argument', message: 'resolution too complex' });
+  });
+});
+
+describe('check while the full snapshot loads (issue 22 §3)', () => {
+  const LAZY_MODEL = `model
+  schema 1.1
+type user
+type group
+  relations
+    define member: [user, group#member]
+type folder
+  relations
+    define viewer: [user]
+type doc
+  relations
+    define parent: [folder]
+    define blocked: [user]
+    define viewer: [user, group#member, user with level] or viewer from parent
+    define can_read: viewer but not blocked
+condition level(n: int) {
+  n > 1
+}
+`;
+  let store: AuthzStore;
+  let writer: Engine;
+  let held: ReturnType<typeof heldStore>;
+  let replica: Engine;
+  beforeEach(async () => {
+    store = createMemoryStore();
+    writer = createEngine({ store });
+    await writer.writeModel(LAZY_MODEL);
+    // `user relation object` each
+    const plain = ['user:anne member group:eng', 'group:eng#member member group:all', 'group:all#member viewer doc:1', 'folder:f parent doc:1', 'user:bob viewer folder:f', 'user:bob blocked doc:1'];
+    await writer.writeTuples([
+      ...plain.map((text) => {
+        const [user, relation, object] = text.split(' ') as [string, string, string];
+        return { user, relation, object };
+      }),
+      { user: 'user:carl', relation: 'viewer', object: 'doc:1', condition: { name: 'level', context: null } },
+    ]);
+    // a replica starting: its full load reads the first page only when the test releases it
+    held = heldStore(store);
+    replica = createEngine({ store: held.store });
+  });
+  afterEach(() => held.release());
+
+  const ask = async (user: string, relation: string, object: string, context?: Record<string, unknown>): Promise<boolean | undefined> =>
+    (await replica.check(user, [{ relation, object, ...(context ? { context } : {}) }]))[0]?.allowed;
+
+  it('answers usersets, tuple-to-userset, exclusion and conditions from the store, as the snapshot does', async () => {
+    expect(await ask('anne', 'viewer', 'doc:1')).toBe(true);
+    expect(await ask('anne', 'can_read', 'doc:1')).toBe(true);
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(true);
+    expect(await ask('bob', 'can_read', 'doc:1')).toBe(false);
+    expect(await ask('carl', 'viewer', 'doc:1', { n: 2 })).toBe(true);
+    expect(await ask('carl', 'viewer', 'doc:1', { n: 1 })).toBe(false);
+    expect(await refusal(replica.check('carl', [{ relation: 'viewer', object: 'doc:1' }]))).toEqual({
+      code: 'invalid_argument',
+      message: "failed to evaluate relationship condition 'level': tuple 'doc:1#viewer@user:carl' is missing context parameters '[n]'",
+    });
+    expect(await ask('dan', 'viewer', 'doc:1')).toBe(false);
+    expect(await ask('group:eng#member', 'viewer', 'doc:1')).toBe(true);
+    // a batch: every answer in input order
+    expect((await replica.check('anne', [{ relation: 'member', object: 'group:all' }, { relation: 'viewer', object: 'doc:2' }])).map((r) => r.allowed)).toEqual([true, false]);
+    expect(replica.stats()).toMatchObject({ full_loads: 0, partial_waits: 0, partial_checks: 10 });
+    // doc:1, group:all, group:eng, folder:f and doc:2 were read once each, then kept
+    expect(replica.stats().partial_fetches).toBe(5);
+    // the snapshot, once loaded, gives the same answers, and no check reads the store per object any more
+    held.release();
+    await replica.warm();
+    expect(await ask('anne', 'can_read', 'doc:1')).toBe(true);
+    expect(await ask('bob', 'can_read', 'doc:1')).toBe(false);
+    expect(await ask('carl', 'viewer', 'doc:1', { n: 2 })).toBe(true);
+    expect(await ask('eve', 'viewer', 'doc:3')).toBe(false);
+    expect(replica.stats()).toMatchObject({ full_loads: 1, partial_checks: 10, partial_fetches: 5, tuples: 7 });
+  });
+
+  it('sees a write made during the load on the next check (read-your-writes), its own or another replica\'s', async () => {
+    expect(await ask('dan', 'can_read', 'doc:1')).toBe(false);
+    // validated against the model of the store's revision: the write does not wait for the held load
+    await replica.writeTuples([{ user: 'user:dan', relation: 'member', object: 'group:eng' }]);
+    expect(await ask('dan', 'can_read', 'doc:1')).toBe(true);
+    expect((await refusal(replica.writeTuples([{ user: 'user:dan', relation: 'owner', object: 'doc:1' }]))).message).toContain('owner');
+    await writer.writeTuples([{ user: 'user:dan', relation: 'blocked', object: 'doc:1' }]);
+    expect(await ask('dan', 'can_read', 'doc:1')).toBe(false);
+    await replica.deleteTuples([{ user: 'group:all#member', relation: 'viewer', object: 'doc:1' }]);
+    expect(await ask('anne', 'viewer', 'doc:1')).toBe(false);
+    // a model change during the load: the next check reads under the new model
+    await writer.writeModel(LAZY_MODEL.replace(' or viewer from parent', ''));
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(false);
+    expect(replica.stats()).toMatchObject({ full_loads: 0, partial_waits: 0 });
+    held.release();
+    await replica.warm();
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(false);
+    expect(await ask('dan', 'viewer', 'doc:1')).toBe(false);
+    expect(await ask('carl', 'viewer', 'doc:1', { n: 5 })).toBe(true);
+  });
+
+  it('answers from the store again while a model change reloads a loaded replica', async () => {
+    held.release();
+    await replica.warm();
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(true);
+    expect(replica.stats()).toMatchObject({ full_loads: 1, partial_checks: 0 });
+    held.hold();
+    await writer.writeModel(LAZY_MODEL.replace(' or viewer from parent', ''));
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(false);
+    expect(await ask('anne', 'viewer', 'doc:1')).toBe(true);
+    expect(replica.stats()).toMatchObject({ full_loads: 1, partial_checks: 2 });
+    held.release();
+    await replica.warm();
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(false);
+    expect(replica.stats()).toMatchObject({ full_loads: 2, partial_checks: 2 });
+  });
+
+  it('maps a store failure while fetching to unavailable', async () => {
+    const failing = heldStore({
+      ...store,
+      readPage: async (filter, afterSeq, limit) => {
+        if (filter.objectId !== undefined) throw new Error('connection reset');
+        return store.readPage(filter, afterSeq, limit);
+      },
+    });
+    const broken = createEngine({ store: failing.store });
+    try {
+      expect(await refusal(broken.check('anne', [{ relation: 'viewer', object: 'doc:1' }]))).toEqual({ code: 'unavailable', message: 'authorization store is unavailable' });
+    } finally {
+      failing.release();
+    }
+  });
+
+  it(`waits for the full load rather than fetch more than ${PARTIAL_FETCH_LIMIT} objects for one call`, async () => {
+    // doc:wide is viewed by the members of 1100 groups: a check for someone in none reads every group
+    const groups = Array.from({ length: 1100 }, (_, i) => ({ user: `group:g${i}#member`, relation: 'viewer', object: 'doc:wide' }));
+    for (let i = 0; i < groups.length; i += 100) await writer.writeTuples(groups.slice(i, i + 100));
+    await writer.writeTuples([{ user: 'user:zoe', relation: 'member', object: 'group:g1099' }]);
+    const answer = replica.check('zoe', [{ relation: 'viewer', object: 'doc:wide' }]);
+    while (replica.stats().partial_waits === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(replica.stats()).toMatchObject({ partial_checks: 0, partial_fetches: 1, full_loads: 0 });
+    held.release();
+    expect((await answer)[0]?.allowed).toBe(true);
+    expect(replica.stats()).toMatchObject({ partial_waits: 1, full_loads: 1 });
   });
 });

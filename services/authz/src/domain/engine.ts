@@ -1,7 +1,7 @@
 /** @module engine: the authorization engine's domain API (behaviour.md §7), transport-free. */
 import { AppError } from '@gatehouse/errors';
 import { monotonicFactory } from 'ulid';
-import { Resolver, ResolverCache, ResolutionTooComplex, type Visited } from './check.ts';
+import { Resolver, ResolverCache, ResolutionTooComplex, isResolutionError, type Visited } from './check.ts';
 import { ConditionError, parseContext } from './condition.ts';
 import { expand } from './expand.ts';
 import { LIST_CAP, LIST_RESOLUTION_STEPS, listUsers, reachableFrom, verifiedObjects } from './list.ts';
@@ -10,8 +10,9 @@ import type { Tuple } from './object-ref.ts';
 import { parseCheckSubject, splitObject, type UserRef } from './object-ref.ts';
 import type { CheckInput, ParsedCheck } from './queries.ts';
 import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubject } from './queries.ts';
-import { SnapshotCache, guard } from './snapshot.ts';
-import { TupleIndex } from './tuple-index.ts';
+import { SnapshotCache, guard, typeSystemOf } from './snapshot.ts';
+import { PartialIndex } from './partial.ts';
+import { TupleIndex, type TupleSource } from './tuple-index.ts';
 import { addParsed } from './snapshot.ts';
 import type { ParsedTuple, ReadQuery, TupleInput } from './tuple.ts';
 import { encodeToken, parseReadQuery, parseTupleForm, validateDeleteBatch, validateWriteBatch } from './tuple.ts';
@@ -76,8 +77,144 @@ export interface Engine {
   deleteUserTuples(userId: string): Promise<number>;
   /** Loads the in-memory snapshot now (call at startup so the first request does not pay for it). */
   warm(): Promise<void>;
-  /** Cache figures for metrics: snapshot revision and indexed tuples (0 before the first load), full loads, change-log catch-ups. */
-  stats(): { revision: number; tuples: number; full_loads: number; catch_ups: number };
+  /**
+   * Cache figures for metrics: snapshot revision and indexed tuples (0 before the first load), full loads,
+   * change-log catch-ups; and, since start, the check calls answered (or refused) from the store while a
+   * full load ran (`partial_checks`), the objects and users they fetched (`partial_fetches`), and the calls that needed
+   * more than {@link PARTIAL_FETCH_LIMIT} fetches and waited for the load instead (`partial_waits`).
+   */
+  stats(): EngineStats;
+}
+
+/** The engine's cache figures (see {@link Engine.stats}); every count is since the process started. */
+export interface EngineStats {
+  revision: number;
+  tuples: number;
+  full_loads: number;
+  catch_ups: number;
+  partial_checks: number;
+  partial_fetches: number;
+  partial_waits: number;
+}
+
+/**
+ * Objects (and users) one check call may fetch from the store while a full load runs; a call that needs
+ * more waits for the full snapshot instead of sending more queries (issue 22 §3).
+ */
+export const PARTIAL_FETCH_LIMIT = 1000;
+
+/**
+ * Check while the full snapshot loads (issue 22 §3): a {@link PartialIndex} at the store's current
+ * revision, filled from the store as resolution reaches objects, kept for the next calls while the
+ * revision stays (a write anywhere moves it: the index is dropped and started again at the new
+ * revision, with that revision's model).
+ */
+function lazyChecks(store: AuthzStore, cache: SnapshotCache) {
+  let partial: PartialIndex | null = null;
+  let starting: { revision: number; index: Promise<PartialIndex> } | null = null;
+  const stats = { checks: 0, fetches: 0, waits: 0 };
+
+  /** The partial index at `revision` (the store's current one, just read). @throws AppError `unavailable`, `internal` */
+  async function at(revision: number): Promise<PartialIndex> {
+    if (partial !== null && partial.revision === revision) return partial;
+    if (starting === null || starting.revision !== revision) {
+      const index = (async () => {
+        const model = await guard(store.latestModel());
+        const ts = model === null ? null : typeSystemOf(model, partial ?? cache.peek());
+        const made = new PartialIndex(revision, model, ts);
+        if (partial === null || partial.revision < revision) partial = made;
+        return made;
+      })();
+      starting = { revision, index };
+      index.finally(() => {
+        if (starting?.index === index) starting = null;
+      }).catch(() => undefined);
+    }
+    return starting.index;
+  }
+
+  /**
+   * The answers of one check call at `revision`, resolved against the partial index in rounds (see
+   * {@link PartialIndex}); null when it would need more than {@link PARTIAL_FETCH_LIMIT} fetches: the
+   * caller then waits for the full snapshot. Validation, errors and answers are those of the snapshot path.
+   * @throws AppError as check does
+   */
+  async function check(revision: number, s: UserRef, inputs: CheckInput[], callContext: Record<string, unknown> | null): Promise<CheckResult[] | null> {
+    let waits = false;
+    try {
+      const index = await at(revision);
+      const ts = requireModel(index.ts);
+      requireSubject(ts, s);
+      const parsed = inputs.map((c) => parseCheck(ts, c));
+      let fetched = 0;
+      for (;;) {
+        index.beginRound();
+        const results = resolveRound(ts, index, s, parsed, callContext);
+        const missing = index.takeMissing();
+        if (missing.length === 0) return results;
+        if (fetched + missing.length > PARTIAL_FETCH_LIMIT) {
+          waits = true;
+          return null;
+        }
+        fetched += missing.length;
+        stats.fetches += await guard(index.fetch(store, missing));
+      }
+    } finally {
+      // answered or refused here, or handed on to the full snapshot
+      if (waits) stats.waits++;
+      else stats.checks++;
+    }
+  }
+
+  return {
+    at,
+    check,
+    stats,
+    /** Forgets the partial index (the full snapshot is current). */
+    drop(): void {
+      partial = null;
+    },
+  };
+}
+
+/**
+ * The resolver of its own that a check with contextual tuples or a condition context gets (its context
+ * overrides the call's key by key), or null for a plain check, which the subject's resolver answers.
+ */
+function ownResolver(ts: TypeSystem, base: TupleSource, s: UserRef, node: ParsedCheck, callContext: Record<string, unknown> | null): Resolver | null {
+  if (node.contextual.length === 0 && node.context === null) return null;
+  let ctx: TupleIndex | null = null;
+  if (node.contextual.length > 0) {
+    ctx = new TupleIndex();
+    for (const p of node.contextual) addParsed(ctx, p);
+  }
+  const context = node.context === null ? callContext : { ...(callContext ?? {}), ...node.context };
+  return new Resolver(ts, base, ctx, s, undefined, context);
+}
+
+/**
+ * One resolution round of a check call over a partial index: every check in order with one resolver for
+ * the subject (a fresh one: an earlier round's memo may hold answers from missing objects), and one per
+ * check with contextual tuples or a context, as the snapshot path does. Returns the results when nothing
+ * was missing; when something was, what it got is discarded (the round only gathers what to fetch). An
+ * error met while nothing was missing yet is the snapshot path's error and is thrown.
+ * @throws AppError `invalid_argument` (`resolution too complex`, condition errors)
+ */
+function resolveRound(ts: TypeSystem, index: PartialIndex, s: UserRef, parsed: ParsedCheck[], callContext: Record<string, unknown> | null): CheckResult[] {
+  const shared = new Resolver(ts, index, null, s, undefined, callContext);
+  const results: CheckResult[] = new Array(parsed.length);
+  for (let i = 0; i < parsed.length; i++) {
+    const node = parsed[i]!;
+    const resolver = ownResolver(ts, index, s, node, callContext) ?? shared;
+    try {
+      results[i] = { relation: node.relation, object: node.object, allowed: resolver.answer(node.object, node.relation) };
+    } catch (err) {
+      if (!isResolutionError(err) || !index.incomplete) return tooComplex(err);
+      // a missing object may be why it failed: fetch, then resolve again
+      return results;
+    }
+  }
+  return results;
 }
 
 /** How many parsed check subjects an engine keeps (oldest dropped first). */
@@ -133,6 +270,7 @@ function contextualIndex(ts: TypeSystem, raw: unknown): TupleIndex | null {
 export function createEngine(deps: { store: AuthzStore }): Engine {
   const { store } = deps;
   const cache = new SnapshotCache(store);
+  const lazy = lazyChecks(store, cache);
   const resolvers = new ResolverCache();
   const nextId = monotonicFactory();
   const subjectOf = checkSubjectParser();
@@ -153,8 +291,13 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
     },
 
     async writeTuples(tuples) {
-      const snap = cache.currentIfKnown() ?? await cache.current();
-      const parsed = validateWriteBatch(requireModel(snap.ts), tuples);
+      // validated against the model of the store's current revision: a full load running does not hold the write up
+      let ts = cache.currentIfKnown()?.ts;
+      if (ts === undefined) {
+        const now = await cache.currentOrLoading();
+        ts = 'loading' in now ? (await lazy.at(now.loading)).ts : now.ts;
+      }
+      const parsed = validateWriteBatch(requireModel(ts), tuples);
       const revision = await guard(store.writeTuples(parsed.map((p) => p.tuple), []));
       cache.applyDelta(revision, parsed, []);
     },
@@ -180,7 +323,17 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const s = subjectOf(subject);
       const inputs = checkBatchCount(checks);
       const callContext = requestContext(options?.context);
-      const snap = cache.currentIfKnown() ?? await cache.current();
+      let snap = cache.currentIfKnown();
+      if (snap === null) {
+        const now = await cache.currentOrLoading();
+        if ('loading' in now) {
+          // behaviour.md §7.3 read-your-writes: the store's current state is at least as fresh as the caller must see
+          const answered = await lazy.check(now.loading, s, inputs, callContext);
+          if (answered !== null) return answered;
+          snap = await cache.current();
+        } else snap = now;
+      }
+      lazy.drop();
       const ts = requireModel(snap.ts);
       requireSubject(ts, s);
       // answers under a request context depend on it: such calls get a resolver of their own, never the shared memo
@@ -222,16 +375,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
             continue;
           }
           const node = parsed[i]!;
-          let resolver = shared;
-          if (node.contextual.length > 0 || node.context !== null) {
-            let ctx: TupleIndex | null = null;
-            if (node.contextual.length > 0) {
-              ctx = new TupleIndex();
-              for (const p of node.contextual) addParsed(ctx, p);
-            }
-            const context = node.context === null ? callContext : { ...(callContext ?? {}), ...node.context };
-            resolver = new Resolver(ts, snap.index, ctx, s, undefined, context);
-          }
+          const resolver = ownResolver(ts, snap.index, s, node, callContext) ?? shared;
           results[i] = { relation: node.relation, object: node.object, allowed: resolver.answer(node.object, node.relation) };
         }
         return results;
@@ -331,7 +475,10 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
 
     stats() {
       const snap = cache.peek();
-      return { revision: snap?.revision ?? 0, tuples: snap?.index.size ?? 0, full_loads: cache.stats.fullLoads, catch_ups: cache.stats.catchUps };
+      return {
+        revision: snap?.revision ?? 0, tuples: snap?.index.size ?? 0, full_loads: cache.stats.fullLoads, catch_ups: cache.stats.catchUps,
+        partial_checks: lazy.stats.checks, partial_fetches: lazy.stats.fetches, partial_waits: lazy.stats.waits,
+      };
     },
 
     /** behaviour.md §7.1 User deletion. @returns how many tuples were deleted */

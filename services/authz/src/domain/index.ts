@@ -1,6 +1,7 @@
 /** @module @gatehouse/authz domain: the transport-free authorization engine API (behaviour.md §7). */
 export { createEngine } from './engine.ts';
-export type { CheckResult, Engine } from './engine.ts';
+export type { CheckResult, Engine, EngineStats } from './engine.ts';
+export { PARTIAL_FETCH_LIMIT } from './engine.ts';
 export { parseSubject, parseCheckSubject, parseUser, splitObject } from './object-ref.ts';
 export type { Tuple, UserRef } from './object-ref.ts';
 export type { CheckInput } from './queries.ts';

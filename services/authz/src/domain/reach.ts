@@ -1,5 +1,5 @@
 /** @module reach: the reverse expansion from a subject (what its tuples can reach), for list objects and the check depth limit. */
-import type { TupleIndex } from './tuple-index.ts';
+import type { TupleSource } from './tuple-index.ts';
 import type { TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
 import { typeOf } from './object-ref.ts';
@@ -9,11 +9,13 @@ import { typeOf } from './object-ref.ts';
  * An over-approximation: it follows `and`/`but not` through their positive branches; callers
  * verify candidates of relations whose `needsVerify` is set.
  */
-export function reachableFrom(ts: TypeSystem, index: TupleIndex, subject: UserRef, ctx: TupleIndex | null = null): Map<string, Set<string>> {
+export function reachableFrom(ts: TypeSystem, index: TupleSource, subject: UserRef, ctx: TupleSource | null = null): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
   const queue: Array<[string, string]> = [];
   const enqueue = (object: string, relation: string): void => {
-    const type = index.node(object)?.type ?? ctx?.node(object)?.type ?? typeOf(object);
+    // a stored object's type is its text up to the first colon (as its node's): no index lookup, so a
+    // partial index is not asked for objects the expansion only names
+    const type = typeOf(object);
     const typeRel = `${type}#${relation}`;
     let bucket = found.get(typeRel);
     if (!bucket) found.set(typeRel, (bucket = new Set()));
@@ -38,7 +40,7 @@ export function reachableFrom(ts: TypeSystem, index: TupleIndex, subject: UserRe
       for (const source of ctx ? [index, ctx] : [index]) {
         const byRel = source.byUser(object);
         for (const t of ttus) {
-          for (const p of byRel?.get(t.tupleset) ?? []) if ((index.node(p)?.type ?? typeOf(p)) === t.parentType) enqueue(p, t.parentRelation);
+          for (const p of byRel?.get(t.tupleset) ?? []) if (typeOf(p) === t.parentType) enqueue(p, t.parentRelation);
         }
       }
     }

@@ -48,7 +48,7 @@ export interface SnapshotStats {
 export class SnapshotCache {
   private readonly store: AuthzStore;
   private snap: Snapshot | null = null;
-  private refreshing: Promise<void> | null = null;
+  private refreshing: Refresh | null = null;
   readonly stats: SnapshotStats = { fullLoads: 0, catchUps: 0 };
 
   constructor(store: AuthzStore) {
@@ -78,13 +78,43 @@ export class SnapshotCache {
     for (;;) {
       const snap = this.snap;
       if (snap && snap.revision >= revision) return snap;
-      if (!this.refreshing) {
-        this.refreshing = this.refresh(revision).finally(() => {
-          this.refreshing = null;
-        });
-      }
-      await this.refreshing;
+      await this.refreshTo(revision).done;
     }
+  }
+
+  /**
+   * {@link current}, unless getting there takes a full load (the first load, a model change, a reset or a
+   * change-log gap): then `{loading: revision}` at once, with the store's current revision, and the load
+   * goes on (started here when none ran). A catch-up from the change log is awaited (it reads at most
+   * {@link CHANGE_RETENTION} changes). Lets check answer from the store while the snapshot is built.
+   * @throws AppError `unavailable` on storage failure
+   */
+  async currentOrLoading(): Promise<Snapshot | { loading: number }> {
+    const revision = await guard(this.store.revision());
+    for (;;) {
+      const snap = this.snap;
+      if (snap && snap.revision >= revision) return snap;
+      const run = this.refreshTo(revision);
+      if (run.loading || await Promise.race([run.done.then(() => false), run.loadStarted])) return { loading: revision };
+    }
+  }
+
+  /** The running refresh, or a new one towards `target`. Its failure reaches whoever awaits `done`, and no one else. */
+  private refreshTo(target: number): Refresh {
+    if (this.refreshing) return this.refreshing;
+    let started!: (value: true) => void;
+    const run: Refresh = { done: Promise.resolve(), loading: false, loadStarted: new Promise<true>((resolve) => (started = resolve)) };
+    run.done = this.refresh(target, () => {
+      run.loading = true;
+      started(true);
+    }).finally(() => {
+      this.refreshing = null;
+    });
+    // a load started for a check that then answered from the store has no one awaiting it: its failure is
+    // reported to the next caller (which starts another), not as an unhandled rejection
+    run.done.catch(() => undefined);
+    this.refreshing = run;
+    return run;
   }
 
   /**
@@ -101,12 +131,13 @@ export class SnapshotCache {
     snap.revision = revision;
   }
 
-  private async refresh(target: number): Promise<void> {
+  private async refresh(target: number, fullLoad: () => void): Promise<void> {
     const snap = this.snap;
     if (snap && await this.catchUp(snap, target)) {
       this.stats.catchUps++;
       return;
     }
+    fullLoad();
     let loaded = await this.load(target, snap);
     // The pages were read while writes may have landed: bring the new snapshot to one store revision
     // (replaying the changes since `target`) before anyone reads it; a model change meanwhile loads again.
@@ -138,15 +169,7 @@ export class SnapshotCache {
     const index = new TupleIndex();
     const fits = new Map<string, boolean>();
     if (!model) return { revision, model: null, ts: null, index, fits };
-    let ts: TypeSystem;
-    if (previous?.model?.id === model.id && previous.ts) ts = previous.ts;
-    else {
-      try {
-        ts = new TypeSystem(parseDsl(model.dsl));
-      } catch (err) {
-        throw new AppError('internal', 'internal error', { cause: err, reason: 'fga_stored_model_invalid' });
-      }
-    }
+    const ts = typeSystemOf(model, previous);
     // Read in pages by seq, so the rows in flight stay a page (not the whole table: the peak RSS it left
     // behind was most of the snapshot's footprint), and other requests run between pages. A write that
     // lands meanwhile may or may not be in the pages read; the change log replay from `revision` then
@@ -160,6 +183,27 @@ export class SnapshotCache {
       await new Promise((resolve) => setImmediate(resolve));
     }
     return { revision, model, ts, index, fits };
+  }
+}
+
+/** A refresh in progress: `done` settles when it ends; `loading` once it has turned out to need a full load. */
+interface Refresh {
+  done: Promise<void>;
+  loading: boolean;
+  /** resolves (true) when the full load starts; never when a catch-up was enough */
+  loadStarted: Promise<true>;
+}
+
+/**
+ * The type system of a stored model, reused from `previous` when that holds the same model version.
+ * @throws AppError `internal` (`fga_stored_model_invalid`) when the stored text no longer parses
+ */
+export function typeSystemOf(model: StoredModel, previous: { model: StoredModel | null; ts: TypeSystem | null } | null): TypeSystem {
+  if (previous?.model?.id === model.id && previous.ts) return previous.ts;
+  try {
+    return new TypeSystem(parseDsl(model.dsl));
+  } catch (err) {
+    throw new AppError('internal', 'internal error', { cause: err, reason: 'fga_stored_model_invalid' });
   }
 }
 
@@ -178,7 +222,7 @@ function replayable(changes: TupleChange[], from: number, to: number): boolean {
  * kept in the store but ignored by evaluation. Stored rows are canonical, so they are split by position, and
  * the model-fit decision is cached per tuple shape.
  */
-function indexStored(index: TupleIndex, ts: TypeSystem, fits: Map<string, boolean>, t: TupleKey): void {
+export function indexStored(index: TupleIndex, ts: TypeSystem, fits: Map<string, boolean>, t: TupleKey): void {
   const colon = t.object.indexOf(':');
   if (colon <= 0) return;
   const objectType = t.object.slice(0, colon);

@@ -37,6 +37,18 @@ export interface UserRelations extends Iterable<[string, Iterable<string>]> {
   get(relation: string): Iterable<string> | undefined;
 }
 
+/**
+ * What check resolution and the reverse expansion read from an index: an object's node and a user's
+ * reverse relations. A {@link TupleIndex} is one; the engine's partial index (filled on demand while a
+ * full load runs, see partial.ts) is another.
+ */
+export interface TupleSource {
+  /** The indexed object, or undefined when no tuple names it as object. */
+  node(object: string): ObjectNode | undefined;
+  /** relation → objects for tuples whose user is exactly `user`, or undefined when it is in none. */
+  byUser(user: string): UserRelations | undefined;
+}
+
 /** A list of ids: absent, one id inline, a packed array, or a Set once it grows past {@link SET_FROM}. */
 type IdList = number | number[] | Set<number> | undefined;
 
@@ -370,7 +382,7 @@ const EMPTY: Bucket = Object.freeze({ users: new Set<string>(), usersets: new Ma
  * `user → relation → objects` (list objects), over interned ids. A lookup by string costs one Map lookup
  * for its id (the string's hash is cached) and a short scan; iteration allocates no strings.
  */
-export class TupleIndex {
+export class TupleIndex implements TupleSource {
   /** @internal object and user strings */
   readonly strings = new StringTable();
   /** @internal relation names and object types */

@@ -330,7 +330,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
 
     /** The snapshot figures of the embedded engine do not apply: the OpenFGA server holds the tuples. */
     stats() {
-      return { revision: 0, tuples: 0, full_loads: 0, catch_ups: 0 };
+      return { revision: 0, tuples: 0, full_loads: 0, catch_ups: 0, partial_checks: 0, partial_fetches: 0, partial_waits: 0 };
     },
   };
 }

@@ -3,9 +3,11 @@ import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, Tu
 import { CHANGE_RETENTION, splitObjectKey } from './ports.ts';
 
 const keyOf = (t: TupleKey): string => `${t.object}\u0000${t.relation}\u0000${t.user}`;
+// a context is a JSON object: copied through JSON, so its arrays and objects are this realm's (structuredClone
+// makes them in Node's main realm, which a CEL list check under a VM context, as in the tests, does not accept)
 const copy = (t: TupleKey): TupleKey =>
   t.condition
-    ? { user: t.user, relation: t.relation, object: t.object, condition: { name: t.condition.name, context: t.condition.context === null ? null : structuredClone(t.condition.context) } }
+    ? { user: t.user, relation: t.relation, object: t.object, condition: { name: t.condition.name, context: t.condition.context === null ? null : JSON.parse(JSON.stringify(t.condition.context)) as Record<string, unknown> } }
     : { user: t.user, relation: t.relation, object: t.object };
 
 function matches(t: StoredTuple, f: TupleFilter): boolean {
