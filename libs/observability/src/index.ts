@@ -72,7 +72,7 @@ export type { MetricsServer } from './metrics-server.ts';
 export { registerRequestSeries } from './request-series.ts';
 export { createGrpcServerMetrics, type GrpcCallObserver } from './grpc-metrics.ts';
 export {
-  dependencyState, readinessReport, redisTarget, watchRedis,
+  dependencyState, newRedis, readinessReport, redisTarget, watchRedis,
   type DependencyCheck, type DependencyState, type ReadinessReport, type RedisLike, type StateLogger,
 } from './dependency.ts';
 export type { RequestSeriesOptions, RequestSeriesTable, Series } from './request-series.ts';

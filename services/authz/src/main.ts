@@ -23,8 +23,6 @@ import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
 import { createAuthzService } from './service.ts';
 import { createAuthzInternal } from './rpc/internal.ts';
 import { createAuthzSubgraph } from './graphql/resolvers.ts';
-import { createOpenFgaEngine } from './openfga/engine.ts';
-import { observeOpenFga } from './openfga/client.ts';
 
 
 /**
@@ -36,6 +34,8 @@ async function openStore(config: Config, logger: Logger, channel: InvalidationCh
   if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [] };
   if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
   if (config.fga.store === 'openfga') {
+    // the OpenFGA client (@openfga/sdk, ≈ 6 MiB of heap) loads only in this mode (issue 22 §3)
+    const { createOpenFgaEngine } = await import('./openfga/engine.ts');
     const url = config.fga.url ?? '';
     const engine = createOpenFgaEngine({ url, storeId: config.fga.storeId, apiToken: config.fga.apiToken });
     let target = url;
@@ -73,7 +73,8 @@ function registerEngineMetrics(engine: Engine, registry: Registry): void {
  * (histogram, same labels) for the calls the OpenFGA backend makes (`method`: the OpenFGA API method,
  * `outcome`: `ok`, `invalid` or `unavailable`); low cardinality, no store, object or subject labels.
  */
-function registerOpenFgaMetrics(registry: Registry): void {
+async function registerOpenFgaMetrics(registry: Registry): Promise<void> {
+  const { observeOpenFga } = await import('./openfga/client.ts');
   const table = registerRequestSeries(registry, {
     counter: { name: 'gatehouse_authz_openfga_requests_total', help: 'calls to the OpenFGA server, by API method and outcome' },
     histogram: {
