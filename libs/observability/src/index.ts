@@ -75,4 +75,5 @@ export {
   dependencyState, newRedis, readinessReport, redisTarget, watchRedis,
   type DependencyCheck, type DependencyState, type ReadinessReport, type RedisLike, type StateLogger,
 } from './dependency.ts';
+export { releaseUnusedMemory, scheduleMemoryRelease } from './memory.ts';
 export type { RequestSeriesOptions, RequestSeriesTable, Series } from './request-series.ts';

@@ -11,7 +11,7 @@ import type { BusEvents } from '@gatehouse/contracts';
 import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
-import { registerRequestSeries } from '@gatehouse/observability';
+import { registerRequestSeries, scheduleMemoryRelease } from '@gatehouse/observability';
 import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
@@ -106,11 +106,13 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   // snapshot before the load ends waits for that same load (SnapshotCache shares it); a failed load is
   // retried by the next request.
   if (config.fga.store !== 'openfga') {
-    engine?.warm().catch((err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
+    // the load allocates several times the index it leaves (driver rows, strings, one page at a time):
+    // the heap V8 grew for it is handed back once it is done (issue 22 §3)
+    engine?.warm().then(() => scheduleMemoryRelease(), (err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
   }
   // the snapshot gauges describe the embedded engine; over OpenFGA, its calls are counted and timed instead
   if (engine && config.fga.store !== 'openfga') registerEngineMetrics(engine, shared.registry);
-  if (engine && config.fga.store === 'openfga') registerOpenFgaMetrics(shared.registry);
+  if (engine && config.fga.store === 'openfga') await registerOpenFgaMetrics(shared.registry);
   const bus = shared.bus;
   // behaviour.md §5.7: engine admin actions, published after they commit; a failure never fails the write
   const audit = bus ? (record: Parameters<NonNullable<Parameters<typeof createAuthzService>[0]['audit']>>[0]): void => {
