@@ -50,3 +50,7 @@ if (name === 'all') {
   }
   await runService(module, argv);
 }
+// Start-up allocated far more than stays live, and V8 keeps what it grew into: hand it back once the
+// process serves (issue 22 §3; @gatehouse/observability's memory module)
+const { scheduleMemoryRelease } = await import('@gatehouse/observability');
+scheduleMemoryRelease();

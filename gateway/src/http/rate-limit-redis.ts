@@ -1,8 +1,8 @@
 /** @module gateway/http/rate-limit-redis Token buckets shared by all gateway replicas through Redis (`--redis-url`, behaviour.md §10). */
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { AppError } from '@gatehouse/errors';
-import { watchRedis, type DependencyCheck, type Logger } from '@gatehouse/observability';
+import { newRedis, watchRedis, type DependencyCheck, type Logger } from '@gatehouse/observability';
 import { type RateLimiter, type TokenBucketOptions, isRateLimitDisabled } from './rate-limit.ts';
 
 /**
@@ -69,7 +69,7 @@ export class RedisRateLimiter implements RateLimiter {
     // Time to refill from empty to full, plus a second of slack; at least one second.
     this.#ttlMs = isRateLimitDisabled(this.#opts) ? 1000 : Math.ceil((options.burst / options.rps) * 1000) + 1000;
     if (typeof options.redis === 'string') {
-      this.#redis = new Redis(options.redis, {
+      this.#redis = newRedis(options.redis, {
         maxRetriesPerRequest: 1,
         commandTimeout: options.commandTimeoutMs ?? 500,
         connectTimeout: 1000,

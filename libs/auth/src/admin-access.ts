@@ -7,10 +7,9 @@
  * so the store is shared: Redis when `--redis-url` is set (split mode), else one store per process
  * (all-in-one runs every service in one process).
  */
-import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
-import { watchRedis, type DependencyCheck } from '@gatehouse/observability';
+import { newRedis, watchRedis, type DependencyCheck } from '@gatehouse/observability';
 import type { FailureLog } from './lockout.ts';
 
 /** behaviour.md §2.1: an admin session lapses after this many idle seconds. */
@@ -83,7 +82,7 @@ export function createMemoryAdminAccessStore(): AdminAccessStore {
  * @throws (each method) AppError `unavailable` when Redis cannot be reached
  */
 export function createRedisAdminAccessStore(options: { url: string; keyPrefix: string; windowSeconds: number }): AdminAccessStore {
-  const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const redis = newRedis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   // an error listener keeps ioredis from printing a stack per failed reconnect; the outage itself is
   // logged once by the process's session store, which uses the same Redis
   const readiness = watchRedis(redis, { info: () => undefined, warn: () => undefined }, options.url);

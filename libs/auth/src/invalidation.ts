@@ -15,9 +15,8 @@
  * `soleWriter`). See libs/auth/README.md "Credential caches".
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { StateLogger } from '@gatehouse/observability';
+import { newRedis, type StateLogger } from '@gatehouse/observability';
 
 /** What changed: credentials (sessions, users) or the authz relationship store. */
 export type InvalidationTopic = 'credentials' | 'authz';
@@ -195,8 +194,8 @@ export function createLocalInvalidation(o: InvalidationOptions & { soleWriter: b
  */
 export function createRedisInvalidation(url: string, prefix: string, o: InvalidationOptions = {}): InvalidationChannel {
   const c = new Counters(o, 'redis');
-  const sub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, autoResubscribe: false });
-  const pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const sub = newRedis(url, { lazyConnect: false, maxRetriesPerRequest: 2, autoResubscribe: false });
+  const pub = newRedis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const names = TOPICS.map((t) => `${prefix}${t}`);
   const ping = `${prefix}ping`;
   const me = randomBytes(8).toString('hex');

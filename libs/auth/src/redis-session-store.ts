@@ -3,9 +3,8 @@
  * SessionStore on Redis (`--redis-url`). Keys expire with the session (EXPIREAT); a per-user set
  * indexes the user's sessions so deleteAllForUser costs O(sessions of that user).
  */
-import { Redis } from 'ioredis';
 import { AppError } from '@gatehouse/errors';
-import { watchRedis, type DependencyCheck, type StateLogger } from '@gatehouse/observability';
+import { newRedis, watchRedis, type DependencyCheck, type StateLogger } from '@gatehouse/observability';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 
 export interface RedisSessionStoreOptions {
@@ -29,7 +28,7 @@ const SILENT = { info: () => undefined, warn: () => undefined };
  * client, `<p>client_sessions:<clientId>` (set of ids, same expiry rule) for deleteAllForClient.
  */
 export function createRedisSessionStore(options: RedisSessionStoreOptions): RedisSessionStore {
-  const redis = new Redis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const redis = newRedis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const readiness = watchRedis(redis, options.logger ?? SILENT, options.url);
   const clock = options.clock ?? (() => Math.floor(Date.now() / 1000));
   const p = options.keyPrefix;

@@ -8,7 +8,6 @@
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
-import { Agent, request } from 'undici';
 import { hostOf, isRefusedAddress, parseEndpoint, PRIVATE_TARGET_REASON, systemResolver, type HostResolver } from './guard.ts';
 
 /** Stored and returned response bodies are cut here (behaviour.md §10 sizes). */
@@ -104,6 +103,8 @@ export async function guardedPost(p: OutboundPost): Promise<OutboundResponse> {
   const host = hostOf(url);
   if (!p.allowPrivate && ipaddr.isValid(host) && isRefusedAddress(host)) throw ssrf();
   const timeoutMs = p.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
+  // undici (≈ 5 MiB of heap) loads with the first outbound POST, not at start-up (issue 22 §3)
+  const { Agent, request } = await import('undici');
   const dispatcher = new Agent({
     connect: { lookup: pinnedLookup(p.resolve ?? systemResolver, p.allowPrivate) as never, timeout: timeoutMs },
     headersTimeout: timeoutMs,

@@ -5,6 +5,11 @@
  * of ioredis, NATS and the database become one structured log line per state change, never
  * stack-trace floods"). `/healthz` stays liveness and never looks at dependencies.
  */
+import { createRequire } from 'node:module';
+import type * as IORedis from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+
+const requireModule = createRequire(import.meta.url);
 
 /** Where state lines go: a pino logger, or anything with its `info`/`warn` (object, message) form. */
 export interface StateLogger {
@@ -97,6 +102,16 @@ export function dependencyState(logger: StateLogger, name: string, target: strin
     },
     get isDown() { return down; },
   };
+}
+
+/**
+ * A new ioredis client for `url` (ioredis's `new Redis(url, options)`). ioredis (≈ 2 MiB of heap) is
+ * loaded by the first client, not by importing this module: a deployment without `--redis-url`
+ * never loads it (issue 22 §3). ioredis is CommonJS, so the load is synchronous.
+ */
+export function newRedis(url: string, options: RedisOptions): Redis {
+  const { Redis: Client } = requireModule('ioredis') as typeof IORedis;
+  return new Client(url, options);
 }
 
 /** The part of an ioredis client this module uses. */

@@ -4,7 +4,8 @@
  * (STYLE §6).
  */
 import { pino, type Logger, type LoggerOptions } from 'pino';
-import { build as prettyStream } from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type * as PinoPretty from 'pino-pretty';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { traceFields } from './tracing.ts';
 
@@ -48,6 +49,8 @@ export function createLogger(level: LogLevel = 'info', destination?: NodeJS.Writ
   };
   if (format === 'pretty') {
     // pino-pretty names levels from pino's numbers itself, so the word formatter stays off here
+    // pino-pretty (CommonJS, ≈ 1 MiB of heap) is loaded only for this format (issue 22 §3)
+    const { build: prettyStream } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
     const pretty = prettyStream({ sync: true, singleLine: true, colorize: destination === undefined && process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ...(destination ? { destination } : {}) });
     return pino(options, pretty);
   }
@@ -72,7 +75,8 @@ export type { MetricsServer } from './metrics-server.ts';
 export { registerRequestSeries } from './request-series.ts';
 export { createGrpcServerMetrics, type GrpcCallObserver } from './grpc-metrics.ts';
 export {
-  dependencyState, readinessReport, redisTarget, watchRedis,
+  dependencyState, newRedis, readinessReport, redisTarget, watchRedis,
   type DependencyCheck, type DependencyState, type ReadinessReport, type RedisLike, type StateLogger,
 } from './dependency.ts';
+export { releaseUnusedMemory, scheduleMemoryRelease } from './memory.ts';
 export type { RequestSeriesOptions, RequestSeriesTable, Series } from './request-series.ts';

@@ -8,7 +8,6 @@ import http from 'node:http';
 import express from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { ApolloServer } from '@apollo/server';
-import { expressMiddleware } from '@as-integrations/express5';
 import { readinessReport, type DependencyCheck, type Logger } from '@gatehouse/observability';
 import { timingSafeEqual } from 'node:crypto';
 import { FORWARDED_HEADERS } from './grpc.ts';
@@ -56,7 +55,9 @@ export async function startServiceHttp(opts: ServiceHttpOptions): Promise<{ port
   let apollo: ApolloServer<SubgraphContext> | undefined;
   if (opts.schema) {
     // loaded only by a process that serves a subgraph (split mode), not with this module (issue 22 §3)
-    const [{ ApolloServer: Server }, { ApolloServerPluginInlineTraceDisabled }] = await Promise.all([import('@apollo/server'), import('@apollo/server/plugin/disabled')]);
+    const [{ ApolloServer: Server }, { ApolloServerPluginInlineTraceDisabled }, { expressMiddleware }] = await Promise.all([
+      import('@apollo/server'), import('@apollo/server/plugin/disabled'), import('@as-integrations/express5'),
+    ]);
     apollo = new Server<SubgraphContext>({ schema: opts.schema, introspection: false, csrfPrevention: false, includeStacktraceInErrorResponses: false, plugins: [ApolloServerPluginInlineTraceDisabled()] });
     await apollo.start();
     app.use('/graphql', express.json({ limit: '1mb' }), (req, res, next) => {

@@ -11,7 +11,7 @@ import type { BusEvents } from '@gatehouse/contracts';
 import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
-import { registerRequestSeries } from '@gatehouse/observability';
+import { registerRequestSeries, scheduleMemoryRelease } from '@gatehouse/observability';
 import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
@@ -23,8 +23,6 @@ import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
 import { createAuthzService } from './service.ts';
 import { createAuthzInternal } from './rpc/internal.ts';
 import { createAuthzSubgraph } from './graphql/resolvers.ts';
-import { createOpenFgaEngine } from './openfga/engine.ts';
-import { observeOpenFga } from './openfga/client.ts';
 
 
 /**
@@ -36,6 +34,8 @@ async function openStore(config: Config, logger: Logger, channel: InvalidationCh
   if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [] };
   if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
   if (config.fga.store === 'openfga') {
+    // the OpenFGA client (@openfga/sdk, ≈ 6 MiB of heap) loads only in this mode (issue 22 §3)
+    const { createOpenFgaEngine } = await import('./openfga/engine.ts');
     const url = config.fga.url ?? '';
     const engine = createOpenFgaEngine({ url, storeId: config.fga.storeId, apiToken: config.fga.apiToken });
     let target = url;
@@ -76,7 +76,8 @@ function registerEngineMetrics(engine: Engine, registry: Registry): void {
  * (histogram, same labels) for the calls the OpenFGA backend makes (`method`: the OpenFGA API method,
  * `outcome`: `ok`, `invalid` or `unavailable`); low cardinality, no store, object or subject labels.
  */
-function registerOpenFgaMetrics(registry: Registry): void {
+async function registerOpenFgaMetrics(registry: Registry): Promise<void> {
+  const { observeOpenFga } = await import('./openfga/client.ts');
   const table = registerRequestSeries(registry, {
     counter: { name: 'gatehouse_authz_openfga_requests_total', help: 'calls to the OpenFGA server, by API method and outcome' },
     histogram: {
@@ -109,11 +110,13 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   // (lists, expand) waits for that same load (SnapshotCache shares it); a failed load is retried by the
   // next request.
   if (config.fga.store !== 'openfga') {
-    engine?.warm().catch((err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
+    // the load allocates several times the index it leaves (driver rows, strings, one page at a time):
+    // the heap V8 grew for it is handed back once it is done (issue 22 §3)
+    engine?.warm().then(() => scheduleMemoryRelease(), (err: unknown) => logger.warn({ err }, 'authorization snapshot not loaded at start-up; the next request loads it'));
   }
   // the snapshot gauges describe the embedded engine; over OpenFGA, its calls are counted and timed instead
   if (engine && config.fga.store !== 'openfga') registerEngineMetrics(engine, shared.registry);
-  if (engine && config.fga.store === 'openfga') registerOpenFgaMetrics(shared.registry);
+  if (engine && config.fga.store === 'openfga') await registerOpenFgaMetrics(shared.registry);
   const bus = shared.bus;
   // behaviour.md §5.7: engine admin actions, published after they commit; a failure never fails the write
   const audit = bus ? (record: Parameters<NonNullable<Parameters<typeof createAuthzService>[0]['audit']>>[0]): void => {

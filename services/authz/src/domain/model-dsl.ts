@@ -1,7 +1,17 @@
 /** @module model-dsl: parses and validates an OpenFGA DSL model (schema 1.1) into its JSON form (behaviour.md §7.1). */
+import { createRequire } from 'node:module';
 import { AppError } from '@gatehouse/errors';
-import { transformer, validator } from '@openfga/syntax-transformer';
+import type * as SyntaxTransformer from '@openfga/syntax-transformer';
 import { compileConditions, type JsonCondition } from './condition.ts';
+
+/**
+ * OpenFGA's syntax transformer (its ANTLR parser, ≈ 3.5 MiB of heap), loaded by the first model parsed:
+ * a process with no model installed never loads it (issue 22 §3). It is CommonJS, so the load is
+ * synchronous and parseDsl stays so.
+ */
+const requireModule = createRequire(import.meta.url);
+let syntax: typeof SyntaxTransformer | undefined;
+const syntaxTransformer = (): typeof SyntaxTransformer => (syntax ??= requireModule('@openfga/syntax-transformer') as typeof SyntaxTransformer);
 
 /** Largest accepted DSL text, in bytes (behaviour.md §7.1: at most 256 KiB). */
 export const MAX_DSL_BYTES = 256 * 1024;
@@ -83,7 +93,7 @@ const WITH_CONDITION = /\s+with\s+[A-Za-z_][A-Za-z0-9_-]*/g;
 function validate(dsl: string): void {
   const firstError = (text: string, ignoreUnused: boolean): SingleError | 'crash' | null => {
     try {
-      validator.validateDSL(text);
+      syntaxTransformer().validator.validateDSL(text);
       return null;
     } catch (err) {
       const errors = (err as { errors?: SingleError[] }).errors;
@@ -158,7 +168,7 @@ export function parseDsl(dsl: string): JsonModel {
   }
   if (/^\s*(module|extend)\s/m.test(dsl)) throw refusal('modules are not supported');
   validate(dsl);
-  const model = transformer.transformDSLToJSONObject(dsl) as unknown as JsonModel;
+  const model = syntaxTransformer().transformer.transformDSLToJSONObject(dsl) as unknown as JsonModel;
   if (model.schema_version !== '1.1') {
     throw refusal(`invalid authorization model: line 1, column 1: schema version ${model.schema_version} is not supported, use 1.1`);
   }

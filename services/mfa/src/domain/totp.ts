@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { generateSecret, verify } from 'otplib';
-import QRCode from 'qrcode';
 import { decrypt, deriveEncryptionKey, encrypt, hmacSha256Hex, sha256Hex } from '@gatehouse/crypto';
 import type { common } from '@gatehouse/contracts';
 import type { RecoveryCodeRecord, TotpRecord, TotpSlot } from '../storage/ports.ts';
@@ -95,6 +94,8 @@ export function otpauthUri(issuer: string, user: Pick<common.User, 'id' | 'email
 
 /** The URI as a 200×200 PNG in standard base64, without a `data:` prefix (behaviour.md §4.5). */
 export async function qrPngBase64(uri: string): Promise<string> {
+  // qrcode (with pngjs) loads with the first enrolment, not at start-up (issue 22 §3)
+  const { default: QRCode } = await import('qrcode');
   const png = await QRCode.toBuffer(uri, { type: 'png', width: QR_SIZE_PX, margin: 2, errorCorrectionLevel: 'M' });
   return png.toString('base64');
 }

@@ -3,7 +3,7 @@
  * The SMTP transport (kept out of the transport-free domain/): sends one rendered email with nodemailer (flags `--smtp-*`, `--skip-tls-verification`,
  * service-spec §1; behaviour.md §5.5 "Sending").
  */
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { SpanKind, withSpan } from '@gatehouse/observability';
 
 /** One message ready to send. `to` is a bare address. */
@@ -62,7 +62,9 @@ export function fromMailbox(name: string, address: string): { name: string; addr
  * back to plaintext). Certificates are verified unless `skipTlsVerification`.
  */
 export function createSmtpMailer(options: SmtpOptions): Mailer {
-  const transport = createTransport({
+  // nodemailer (≈ 4.5 MiB of heap) loads with the first message, not at start-up (issue 22 §3)
+  let transport: Promise<Transporter> | undefined;
+  const open = async (): Promise<Transporter> => (await import('nodemailer')).createTransport({
     host: options.host,
     port: options.port,
     secure: options.port === 465,
@@ -82,12 +84,12 @@ export function createSmtpMailer(options: SmtpOptions): Mailer {
     async send(msg) {
       // the last hop of a traced request (issue 15): a CLIENT span around the SMTP transaction
       return withSpan('smtp send', { kind: SpanKind.CLIENT, attributes: { 'server.address': options.host, 'server.port': options.port } }, async () => {
-        const info = await transport.sendMail({ from, to: msg.to, subject: msg.subject, html: msg.html, text: msg.text });
+        const info = await (await (transport ??= open())).sendMail({ from, to: msg.to, subject: msg.subject, html: msg.html, text: msg.text });
         return { messageId: info.messageId };
       });
     },
     async close() {
-      transport.close();
+      (await transport?.catch(() => undefined))?.close();
     },
   };
 }

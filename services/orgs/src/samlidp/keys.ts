@@ -8,7 +8,6 @@
  */
 import { generateKeyPair, randomBytes, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import forge from 'node-forge';
 import { decrypt, encrypt } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 import type { SamlIdpDeps } from './deps.ts';
@@ -38,6 +37,8 @@ export async function newSigningCertificate(cn: string, now: number): Promise<{ 
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
+  // node-forge loads with the first key, not at start-up (issue 22 §3)
+  const { default: forge } = await import('node-forge');
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey);
   // a positive serial (RFC 5280 §4.1.2.2): the high bit cleared

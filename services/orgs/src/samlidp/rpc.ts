@@ -13,11 +13,9 @@ import { pageWindow, paginationOf } from '@gatehouse/contracts/pagination';
 import type { CallContext, HandlersOf } from '@gatehouse/rpc';
 import type { SamlIdpDeps } from './deps.ts';
 import { keyWire, listKeys, retireKey, rotateKey } from './keys.ts';
-import { parseSpMetadata } from './metadata-import.ts';
 import {
   createProvider, deleteProvider, existingOrg, getProvider, providerWire, SP_DELETED, updateProvider,
 } from './providers.ts';
-import { handleIdpRequest } from './sso.ts';
 
 type Handlers = HandlersOf<orgs.OrgsService>;
 export type SamlIdpRpc = 'CreateSamlServiceProvider' | 'UpdateSamlServiceProvider' | 'DeleteSamlServiceProvider' | 'SamlServiceProvider'
@@ -66,7 +64,9 @@ export function samlIdpHandlers(d: SamlIdpDeps): Pick<Handlers, SamlIdpRpc> {
       return { message };
     },
     ListSamlIdpKeys: async (req) => ({ saml_idp_keys: (await listKeys(d, req.org_id)).map(keyWire) }),
-    ImportSamlSpMetadata: async (req) => parseSpMetadata(req.metadata_xml),
-    SamlIdpRequest: async (req, ctx) => handleIdpRequest(d, ctx, req),
+    // the XML stack (@xmldom/xmldom, samlify with node-forge: ≈ 7 MiB of heap) loads with the first
+    // request that needs it, not at start-up (issue 22 §3)
+    ImportSamlSpMetadata: async (req) => (await import('./metadata-import.ts')).parseSpMetadata(req.metadata_xml),
+    SamlIdpRequest: async (req, ctx) => (await import('./sso.ts')).handleIdpRequest(d, ctx, req),
   };
 }

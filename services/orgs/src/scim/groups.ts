@@ -6,7 +6,6 @@
  * members of the org are skipped. Emits `group.created`, `group.updated`, `group.deleted`.
  */
 import { randomUUID } from 'node:crypto';
-import { transformer } from '@openfga/syntax-transformer';
 import type { CallContext } from '@gatehouse/rpc';
 import type { AuthzInternalClient, ScimDeps } from './deps.ts';
 import { badRequest, conflict, notFound, ScimError } from './errors.ts';
@@ -39,6 +38,8 @@ async function engineOf(d: ScimDeps, ctx: CallContext): Promise<AuthzInternalCli
   if (!dsl.trim()) throw badRequest('invalidValue', MODEL_REQUIRED);
   let admitsUser = false;
   try {
+    // the transformer (≈ 3.5 MiB of heap) loads with the first group write, not at start-up (issue 22 §3)
+    const { transformer } = await import('@openfga/syntax-transformer');
     const model = transformer.transformDSLToJSONObject(dsl) as { type_definitions?: Array<{ type: string; metadata?: { relations?: Record<string, { directly_related_user_types?: Array<{ type: string; relation?: string; wildcard?: unknown }> }> } }> };
     const group = model.type_definitions?.find((t) => t.type === 'group');
     const direct = group?.metadata?.relations?.['member']?.directly_related_user_types ?? [];

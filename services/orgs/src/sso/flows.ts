@@ -35,8 +35,14 @@ import type { OrganizationRecord } from '../storage/ports.ts';
 import { ORGANIZATION_NOT_FOUND } from '../domain/members.ts';
 import type { SsoDeps } from './deps.ts';
 import type { FederatedIdentity } from './identity.ts';
-import { oidcCallback, oidcLoginUrl, SsoRejected } from './oidc.ts';
-import { consumeSamlResponse, PENDING_TTL_S, samlLoginUrl, SamlRejected, spMetadata, type LoginParams } from './saml.ts';
+import { PENDING_TTL_S, SamlRejected, SsoRejected, type LoginParams } from './login.ts';
+import type * as OidcModule from './oidc.ts';
+import type * as SamlModule from './saml.ts';
+
+// the protocol libraries (@node-saml/node-saml with its XML stack ≈ 5 MiB of heap, openid-client) load
+// with the first request that needs them, not at start-up (issue 22 §3)
+const saml = async (): Promise<typeof SamlModule> => import('./saml.ts');
+const oidc = async (): Promise<typeof OidcModule> => import('./oidc.ts');
 
 /** authn's federated completion (its internal `CompleteFederatedLogin`): cookies go to `ctx.setCookies`. */
 export interface FederatedCompletion {
@@ -166,18 +172,18 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       }
       case 'saml_metadata': {
         org = await enabledOrg(d, req.org);
-        return { status: 200, body: spMetadata(d, org, await activeSaml(d, org)), content_type: 'application/samlmetadata+xml; charset=utf-8' };
+        return { status: 200, body: (await saml()).spMetadata(d, org, await activeSaml(d, org)), content_type: 'application/samlmetadata+xml; charset=utf-8' };
       }
       case 'saml_login': {
         org = await enabledOrg(d, req.org);
-        const url = await samlLoginUrl(d, org, await activeSaml(d, org), loginParams(p));
+        const url = await (await saml()).samlLoginUrl(d, org, await activeSaml(d, org), loginParams(p));
         f.audit(auditRecord(ctx, 'saml.login_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org.id, details: { org_id: org.id } }));
         return redirect(url);
       }
       case 'saml_acs': {
         org = await enabledOrg(d, req.org);
         const c = await activeSaml(d, org);
-        const login = await consumeSamlResponse(d, org, c, p);
+        const login = await (await saml()).consumeSamlResponse(d, org, c, p);
         const out = await complete(f, ctx, org, login.identity, login.params);
         f.audit(auditRecord(ctx, out.error ? 'saml.acs_failed' : 'saml.acs_success', {
           actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_saml_connection', resourceId: c.id,
@@ -187,7 +193,7 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       }
       case 'oidc_login': {
         org = await enabledOrg(d, req.org);
-        const url = await oidcLoginUrl(d, org, await activeOidc(d, org), loginParams(p));
+        const url = await (await oidc()).oidcLoginUrl(d, org, await activeOidc(d, org), loginParams(p));
         ctx.setCookies.push(stateCookie(f, new URL(url).searchParams.get('state') ?? '', PENDING_TTL_S));
         f.audit(auditRecord(ctx, 'sso.login_initiated', { actor: ANONYMOUS, resourceType: 'org_oidc_connection', resourceId: org.id, details: { org_id: org.id } }));
         return redirect(url);
@@ -199,7 +205,7 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         ctx.setCookies.push(stateCookie(f, '', 0));
         // checked before the pending login is taken: a foreign callback cannot use up the user's login
         if (bound === '' || !timingSafeEqualString(bound, p['state'] ?? '')) throw new SsoRejected('the login was not started in this browser');
-        const login = await oidcCallback(d, org, c, p);
+        const login = await (await oidc()).oidcCallback(d, org, c, p);
         const out = await complete(f, ctx, org, login.identity, login.params);
         // §5.7 has no sso.callback_failed: authn's refusal is logged and reaches the app as `error`
         if (out.error) f.logger.info({ org: org.name, error: out.error }, 'sso login refused by authn');

@@ -15,20 +15,13 @@ import type { OrganizationRecord } from '../storage/ports.ts';
 import { effectiveOidc, openSecret } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
 import { emailVerifiedFor, type FederatedIdentity } from './identity.ts';
-import { PENDING_TTL_S, type LoginParams } from './saml.ts';
+import { PENDING_TTL_S, SsoRejected, type LoginParams } from './login.ts';
 import type { OidcConnectionRecord } from './storage/ports.ts';
 
 const DISCOVERY_TTL_MS = 600_000;
 const configs = new Map<string, { until: number; config: Promise<client.Configuration> }>();
 
-/** A refused OIDC callback: 400 `SSO login failed: <reason>`. */
-export class SsoRejected extends AppError {
-  readonly why: string;
-  constructor(why: string) {
-    super('invalid_argument', `SSO login failed: ${why}`);
-    this.why = why;
-  }
-}
+export { SsoRejected };
 
 /**
  * The IdP's configuration through discovery (OpenID Connect Discovery 1.0), client authentication

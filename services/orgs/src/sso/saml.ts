@@ -22,23 +22,17 @@ import { effectiveSaml } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
 import { emailVerifiedFor, type FederatedIdentity } from './identity.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
+import { PENDING_TTL_S, SamlRejected, type LoginParams } from './login.ts';
+
+export { PENDING_TTL_S, SamlRejected, type LoginParams };
 
 /** Clock skew accepted on NotBefore / NotOnOrAfter (ms). */
 export const SAML_CLOCK_SKEW_MS = 60_000;
-/** How long an SP-initiated login may take at the IdP (s). */
-export const PENDING_TTL_S = 600;
 /** A replayed assertion is remembered at least this long after it is consumed (s). */
 const REPLAY_MIN_TTL_S = 3600;
 
 const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
 
-/** The login parameters of the app that sent the user (behaviour.md §3.1), carried through the IdP. */
-export interface LoginParams {
-  redirect_uri?: string;
-  state?: string;
-  roles?: string;
-  scope?: string;
-}
 
 /** A node-saml cache holding the one AuthnRequest id a response may answer (or none). */
 function requestCache(known: { id: string; instant: string } | null, saved: (id: string, instant: string) => void): CacheProvider {
@@ -77,15 +71,6 @@ export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlC
   return url;
 }
 
-/** Why an ACS refused a response: the reason shown in the 400 and in the `saml.acs_failed` audit row. */
-export class SamlRejected extends AppError {
-  /** the short reason (`invalid signature`, `wrong audience`, `replayed assertion`, …) */
-  readonly why: string;
-  constructor(why: string) {
-    super('invalid_argument', `SAML response rejected: ${why}`);
-    this.why = why;
-  }
-}
 
 /** node-saml's error texts → our short reasons. */
 function reasonOf(err: unknown): string {
