@@ -166,3 +166,59 @@ describe('redis pub/sub: a publish waits for its receivers', () => {
     }
   });
 });
+
+describe('postgres LISTEN/NOTIFY: a publish waits for the receivers it knows from their heartbeats', () => {
+  const PG = 'postgres://postgres@127.0.0.1:5432/test';
+  /**
+   * A receiver by hand: LISTENs to `authz`, pings under its own id every 100 ms (so writers count it)
+   * and acknowledges each notification after `delayMs` (never when null).
+   */
+  async function handReceiver(id: string, delayMs: number | null): Promise<{ acknowledged: () => boolean; stop(): Promise<void> }> {
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: PG });
+    await client.connect();
+    await client.query('LISTEN gatehouse_invalidate_authz');
+    let acked = false;
+    client.on('notification', (n) => {
+      if (delayMs === null) return;
+      setTimeout(() => {
+        acked = true;
+        client.query('SELECT pg_notify($1, $2)', ['gatehouse_invalidate_ack', `${n.payload}|${id}`]).catch(() => undefined);
+      }, delayMs);
+    });
+    let seq = 0;
+    const ping = (): Promise<unknown> => client.query('SELECT pg_notify($1, $2)', ['gatehouse_invalidate_ping', `${id}:${++seq}`]);
+    await ping();
+    const timer = setInterval(() => void ping().catch(() => undefined), 100);
+    return { acknowledged: () => acked, async stop() { clearInterval(timer); await client.end(); } };
+  }
+
+  it('resolves only after a receiver has acknowledged, so the writer answers after the readers moved', async () => {
+    const slow = await handReceiver(`slow${randomBytes(4).toString('hex')}`, 300);
+    const writer = createPostgresInvalidation({ connectionString: PG });
+    try {
+      await until(() => writer.healthy(), 'the writer subscribed');
+      await sleep(250); // the receiver's pings reached the writer
+      await writer.publish('authz');
+      expect(slow.acknowledged()).toBe(true);
+    } finally {
+      await writer.close();
+      await slow.stop();
+    }
+  });
+
+  it('resolves within the polling interval when a receiver never acknowledges', async () => {
+    const silent = await handReceiver(`silent${randomBytes(4).toString('hex')}`, null);
+    const writer = createPostgresInvalidation({ connectionString: PG }, { pollMs: 200 });
+    try {
+      await until(() => writer.healthy(), 'the writer subscribed');
+      await sleep(250);
+      const v = writer.version('authz');
+      await writer.publish('authz'); // would hang without the bound
+      expect(writer.version('authz')).not.toBe(v);
+    } finally {
+      await writer.close();
+      await silent.stop();
+    }
+  });
+});

@@ -26,6 +26,12 @@ const TOPICS: readonly InvalidationTopic[] = ['credentials', 'authz'];
 /** Default bound on staleness while notifications are down, in milliseconds. */
 export const INVALIDATION_POLL_MS = 1000;
 
+/**
+ * A PostgreSQL peer whose heartbeat was heard within this many polling intervals is waited for by a
+ * publish (it pings every interval; a stopped one drops out after this many).
+ */
+export const PEER_TTL_POLLS = 2.5;
+
 /** A process's notification channel. */
 export interface InvalidationChannel {
   /** `redis`, `postgres` or `local` (in process only) */
@@ -138,22 +144,26 @@ interface Heartbeat {
  * down (a stalled connection, a pooler in transaction mode that swallows notifications), so caches poll;
  * its echo marks it up again (which drops whatever may have been missed).
  */
-function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: string) => Promise<unknown>): Heartbeat {
-  const me = randomBytes(8).toString('hex');
+function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: string) => Promise<unknown>, me = randomBytes(8).toString('hex')): Heartbeat {
   let seq = 0;
   let awaiting: string | null = null;
   let on = false;
+  const ping = (): void => {
+    awaiting = `${me}:${++seq}`;
+    send(awaiting).catch(() => undefined);
+  };
   const timer = setInterval(() => {
     if (!on) return;
     if (awaiting !== null) c.down(new Error('a heartbeat did not come back within the polling interval'));
-    awaiting = `${me}:${++seq}`;
-    send(awaiting).catch(() => undefined);
+    ping();
   }, Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
   timer.unref();
   return {
     subscribed(v) {
       on = v;
       awaiting = null;
+      // the first ping at once: peers that count their receivers by heartbeat (PostgreSQL) know this one
+      if (v) ping();
     },
     echo(payload) {
       if (payload !== awaiting) return;
@@ -262,20 +272,74 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
 
 /**
  * PostgreSQL LISTEN/NOTIFY on the main database: one listening connection (reconnected after
- * `pollMs` when it drops), and NOTIFY through a second one. A NOTIFY outside a transaction is
- * delivered to every listener when it commits, before the publisher's statement returns.
+ * `pollMs` when it drops), and NOTIFY through a small pool. PostgreSQL signals the listening sessions
+ * when the NOTIFY commits, but each delivers to its client asynchronously: the publisher's statement may
+ * return while a receiver has not read the notification yet. So, as on Redis, every receiver moves its
+ * version and then acknowledges (`gatehouse_invalidate_ack`, `<publisher id>:<seq>|<receiver id>`), and
+ * `publish` resolves once every receiver it knows has (or after `pollMs`, the staleness bound a stalled
+ * receiver falls back to). PostgreSQL does not say how many sessions listen; a process knows its peers
+ * from their heartbeats (each pings on the channel every `pollMs`, and at once when it subscribes), and
+ * waits for those heard within the last {@link PEER_TTL_POLLS} intervals.
  * @param connection `pg` client config (connection string or parts) of the main database
  */
 export function createPostgresInvalidation(connection: pg.ClientConfig, o: InvalidationOptions = {}): InvalidationChannel {
   const c = new Counters(o, 'postgres');
   const pollMs = Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS);
-  const channelOf = (t: InvalidationTopic | 'ping'): string => `gatehouse_invalidate_${t}`;
+  const now = o.nowMs ?? (() => performance.now());
+  const channelOf = (t: InvalidationTopic | 'ping' | 'ack'): string => `gatehouse_invalidate_${t}`;
   const pool = new pg.Pool({ ...connection, max: 2 });
   pool.on('error', () => undefined);
-  const hb = startHeartbeat(c, o, (payload) => pool.query('SELECT pg_notify($1, $2)', [channelOf('ping'), payload]));
+  const me = randomBytes(8).toString('hex');
+  const notify = (channel: string, payload: string): Promise<unknown> => pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  const hb = startHeartbeat(c, o, (payload) => notify(channelOf('ping'), payload), me);
+  /** other processes on the channel: id → when their last ping arrived */
+  const peers = new Map<string, number>();
+  /** this process's publishes awaiting acknowledgements: `<me>:<seq>` → receivers acknowledged so far, check */
+  const pending = new Map<string, { acked: Set<string>; check: () => void }>();
+  let seq = 0;
   let closed = false;
   let listener: pg.Client | null = null;
   let retry: NodeJS.Timeout | null = null;
+  const onNotification = (channel: string, payload: string): void => {
+    if (channel === channelOf('ping')) {
+      const from = payload.slice(0, payload.indexOf(':'));
+      if (from !== me && from !== '') peers.set(from, now());
+      return hb.echo(payload);
+    }
+    if (channel === channelOf('ack')) {
+      const bar = payload.lastIndexOf('|');
+      const p = pending.get(payload.slice(0, bar));
+      if (p) {
+        p.acked.add(payload.slice(bar + 1));
+        p.check();
+      }
+      return;
+    }
+    const t = TOPICS.find((x) => channelOf(x) === channel);
+    if (!t) return;
+    c.bump(t);
+    const from = payload.slice(0, payload.indexOf(':'));
+    if (from !== me && from !== '') notify(channelOf('ack'), `${payload}|${me}`).catch(() => undefined);
+  };
+  /** NOTIFY, then wait until every peer heard recently has acknowledged, at most `pollMs`. */
+  const publishAcknowledged = async (t: InvalidationTopic): Promise<void> => {
+    const id = `${me}:${++seq}`;
+    const since = now() - PEER_TTL_POLLS * pollMs;
+    const expected = [...peers].filter(([, at]) => at >= since).map(([peer]) => peer);
+    let done!: () => void;
+    const acked = new Promise<void>((resolve) => { done = resolve; });
+    const p = { acked: new Set<string>(), check: () => { if (expected.every((peer) => p.acked.has(peer))) done(); } };
+    pending.set(id, p);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await notify(channelOf(t), id);
+      p.check();
+      await Promise.race([acked, new Promise<void>((resolve) => { timer = setTimeout(resolve, pollMs); })]);
+    } finally {
+      clearTimeout(timer);
+      pending.delete(id);
+    }
+  };
   const listen = async (): Promise<void> => {
     retry = null;
     if (closed) return;
@@ -291,14 +355,10 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     };
     client.on('error', lost);
     client.on('end', () => lost());
-    client.on('notification', (n) => {
-      if (n.channel === channelOf('ping')) return hb.echo(n.payload ?? '');
-      const t = TOPICS.find((x) => channelOf(x) === n.channel);
-      if (t) c.bump(t);
-    });
+    client.on('notification', (n) => onNotification(n.channel, n.payload ?? ''));
     try {
       await client.connect();
-      for (const t of [...TOPICS, 'ping' as const]) await client.query(`LISTEN ${channelOf(t)}`);
+      for (const t of [...TOPICS, 'ping' as const, 'ack' as const]) await client.query(`LISTEN ${channelOf(t)}`);
       if (listener === client) {
         hb.subscribed(true);
         c.up();
@@ -311,7 +371,7 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
   return {
     kind: 'postgres',
     version: (t) => c.version(t),
-    publish: (t) => c.publish(t, () => pool.query('SELECT pg_notify($1, $2)', [channelOf(t), '1'])),
+    publish: (t) => c.publish(t, () => publishAcknowledged(t)),
     healthy: () => c.healthy,
     async close() {
       closed = true;
