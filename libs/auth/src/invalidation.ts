@@ -174,6 +174,43 @@ function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: str
   };
 }
 
+/** Decides whether a publish has been acknowledged enough: by the count of acknowledgements and who sent them. */
+type Enough = (count: number, from: ReadonlySet<string>) => boolean;
+
+/**
+ * This process's publishes waiting for their receivers' acknowledgements (Redis and PostgreSQL alike).
+ * `publish(id, send)` runs `send`, which returns when the acknowledgements suffice (it may need the
+ * transport's answer, e.g. Redis's receiver count), and resolves once they do or after `waitMs`;
+ * `ack(id, from)` records one acknowledgement of publish `id`.
+ */
+function acknowledgements(waitMs: number): { publish(id: string, send: () => Promise<Enough>): Promise<void>; ack(id: string, from?: string): void } {
+  const pending = new Map<string, { count: number; from: Set<string>; enough: Enough | null; done: () => void }>();
+  return {
+    ack(id, from = '') {
+      const p = pending.get(id);
+      if (p === undefined) return;
+      p.count++;
+      p.from.add(from);
+      if (p.enough?.(p.count, p.from)) p.done();
+    },
+    async publish(id, send) {
+      let done!: () => void;
+      const acked = new Promise<void>((resolve) => { done = resolve; });
+      const p = { count: 0, from: new Set<string>(), enough: null as Enough | null, done };
+      pending.set(id, p);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        p.enough = await send();
+        if (p.enough(p.count, p.from)) return;
+        await Promise.race([acked, new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); })]);
+      } finally {
+        clearTimeout(timer);
+        pending.delete(id);
+      }
+    },
+  };
+}
+
 /**
  * In-process channel. With `soleWriter` (no other process writes the data) it is always healthy and
  * exact; without, other processes' writes are noticed within `pollMs` (it never receives them).
@@ -210,40 +247,25 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
   const ping = `${prefix}ping`;
   const me = randomBytes(8).toString('hex');
   const ackChannel = `${prefix}ack:${me}`;
-  const ackWaitMs = Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS);
-  /** this process's publishes awaiting acknowledgements: id → acks so far, receivers (once known), resolve */
-  const pending = new Map<string, { acks: number; need: number | null; done: () => void }>();
+  const acks = acknowledgements(Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
   let seq = 0;
   const hb = startHeartbeat(c, o, (payload) => pub.publish(ping, payload));
   sub.on('message', (channel: string, message: string) => {
     if (channel === ping) return hb.echo(message);
-    if (channel === ackChannel) {
-      const p = pending.get(message);
-      if (p && ++p.acks >= (p.need ?? Infinity)) p.done();
-      return;
-    }
+    if (channel === ackChannel) return acks.ack(message);
     const t = channel.slice(prefix.length) as InvalidationTopic;
     if (!TOPICS.includes(t)) return;
     c.bump(t);
     const from = message.slice(0, message.indexOf(':'));
     if (from !== '') pub.publish(`${prefix}ack:${from}`, message).catch(() => undefined);
   });
-  /** PUBLISH, then wait until every receiver Redis counted has acknowledged, at most `ackWaitMs`. */
-  const publishAcknowledged = async (t: InvalidationTopic): Promise<void> => {
+  /** PUBLISH, then wait until every receiver Redis counted has acknowledged, at most the polling interval. */
+  const publishAcknowledged = (t: InvalidationTopic): Promise<void> => {
     const id = `${me}:${++seq}`;
-    let done!: () => void;
-    const acked = new Promise<void>((resolve) => { done = resolve; });
-    const p = { acks: 0, need: null as number | null, done };
-    pending.set(id, p);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      p.need = Number(await pub.publish(`${prefix}${t}`, id));
-      if (p.acks >= p.need) return;
-      await Promise.race([acked, new Promise<void>((resolve) => { timer = setTimeout(resolve, ackWaitMs); })]);
-    } finally {
-      clearTimeout(timer);
-      pending.delete(id);
-    }
+    return acks.publish(id, async () => {
+      const receivers = Number(await pub.publish(`${prefix}${t}`, id));
+      return (count) => count >= receivers;
+    });
   };
   sub.on('ready', () => {
     sub.subscribe(...names, ping, ackChannel).then(() => {
@@ -294,8 +316,7 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
   const hb = startHeartbeat(c, o, (payload) => notify(channelOf('ping'), payload), me);
   /** other processes on the channel: id → when their last ping arrived */
   const peers = new Map<string, number>();
-  /** this process's publishes awaiting acknowledgements: `<me>:<seq>` → receivers acknowledged so far, check */
-  const pending = new Map<string, { acked: Set<string>; check: () => void }>();
+  const acks = acknowledgements(pollMs);
   let seq = 0;
   let closed = false;
   let listener: pg.Client | null = null;
@@ -308,12 +329,7 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     }
     if (channel === channelOf('ack')) {
       const bar = payload.lastIndexOf('|');
-      const p = pending.get(payload.slice(0, bar));
-      if (p) {
-        p.acked.add(payload.slice(bar + 1));
-        p.check();
-      }
-      return;
+      return acks.ack(payload.slice(0, bar), payload.slice(bar + 1));
     }
     const t = TOPICS.find((x) => channelOf(x) === channel);
     if (!t) return;
@@ -322,23 +338,14 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     if (from !== me && from !== '') notify(channelOf('ack'), `${payload}|${me}`).catch(() => undefined);
   };
   /** NOTIFY, then wait until every peer heard recently has acknowledged, at most `pollMs`. */
-  const publishAcknowledged = async (t: InvalidationTopic): Promise<void> => {
-    const id = `${me}:${++seq}`;
+  const publishAcknowledged = (t: InvalidationTopic): Promise<void> => {
     const since = now() - PEER_TTL_POLLS * pollMs;
     const expected = [...peers].filter(([, at]) => at >= since).map(([peer]) => peer);
-    let done!: () => void;
-    const acked = new Promise<void>((resolve) => { done = resolve; });
-    const p = { acked: new Set<string>(), check: () => { if (expected.every((peer) => p.acked.has(peer))) done(); } };
-    pending.set(id, p);
-    let timer: NodeJS.Timeout | undefined;
-    try {
+    const id = `${me}:${++seq}`;
+    return acks.publish(id, async () => {
       await notify(channelOf(t), id);
-      p.check();
-      await Promise.race([acked, new Promise<void>((resolve) => { timer = setTimeout(resolve, pollMs); })]);
-    } finally {
-      clearTimeout(timer);
-      pending.delete(id);
-    }
+      return (_count, from) => expected.every((peer) => from.has(peer));
+    });
   };
   const listen = async (): Promise<void> => {
     retry = null;
