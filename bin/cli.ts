@@ -4,25 +4,28 @@
  * and each service name run one process of split mode (ARCHITECTURE §1). Flags are the only
  * configuration (spec §1); `gatehouse <command> --help` lists them.
  */
-import { COMMAND_SUMMARY, COMMANDS, VERSION, helpText, type CommandName } from '@gatehouse/config';
+// only the command list: the flag registry and everything a command runs load after the command is known,
+// so `gatehouse --help` answers without them (`--version` is answered by gatehouse.mjs)
+import { COMMAND_SUMMARY, COMMANDS, type CommandName } from '@gatehouse/config/commands';
 
 const USAGE = `usage: gatehouse <command> [flags]
 
 commands:
 ${COMMANDS.map((c) => `  ${c.padEnd(15)}${COMMAND_SUMMARY[c]}`).join('\n')}
+  ${'reseal'.padEnd(15)}re-seal every value sealed under an older --encryption-key with the first one, print the counts, exit (the flags of \`all\`)
 
 Run \`gatehouse <command> --help\` for that command's flags, \`gatehouse --version\` for the version.
 `;
 
 const [command, ...argv] = process.argv.slice(2);
 
-if (command === '--version' || command === '-v' || command === 'version') {
-  process.stdout.write(`gatehouse ${VERSION}\n`);
-  process.exit(0);
-}
 if (!command || command === '--help' || command === '-h' || command === 'help') {
   process.stdout.write(USAGE);
   process.exit(command ? 0 : 2);
+}
+if (command === 'reseal') {
+  const { runReseal } = await import('./reseal.ts');
+  process.exit(await runReseal(argv));
 }
 if (!(COMMANDS as readonly string[]).includes(command)) {
   process.stderr.write(`FATAL: unknown command "${command}"\n${USAGE}`);
@@ -30,6 +33,7 @@ if (!(COMMANDS as readonly string[]).includes(command)) {
 }
 const name = command as CommandName;
 if (argv.includes('--help') || argv.includes('-h')) {
+  const { helpText } = await import('@gatehouse/config');
   process.stdout.write(helpText(name));
   process.exit(0);
 }

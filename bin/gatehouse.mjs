@@ -8,6 +8,14 @@ if (major < 24) {
     + 'The repository brings Node 24 itself: run it through npm (`npm start`, `npx gatehouse <command>`).\n');
   process.exit(1);
 }
+// `--version` reads package.json and nothing else: no TypeScript is loaded, so it answers at once.
+const first = process.argv[2];
+if (first === '--version' || first === '-v' || first === 'version') {
+  const { readFileSync } = await import('node:fs');
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`gatehouse ${version}\n`);
+  process.exit(0);
+}
 // Cache V8's compiled code of the modules between starts (issue 22 §3: loading modules is most of the
 // start-up CPU). Under os.tmpdir() unless NODE_COMPILE_CACHE names a directory; a cache that cannot be
 // written is skipped, never an error.

@@ -166,6 +166,7 @@ export function chartSchema(meta: ChartFlags = chartFlags()): Schema {
       imagePullSecrets: { type: 'array' },
       fullnameOverride: { type: 'string' },
       ports: obj({ http: port, grpc: port, metrics: port }, { required: ['http', 'grpc', 'metrics'] }),
+      openfgaApi: obj({ enabled: { type: 'boolean' }, port }),
       config: obj({
         shared: flagsObj({ type: 'object', required: ['url'], properties: { ...flagProps, url: { type: 'string', minLength: 1, pattern: '^https?://' } } }),
         ...Object.fromEntries(components.map((c) => [c, flagsObj()])),
@@ -177,6 +178,7 @@ export function chartSchema(meta: ChartFlags = chartFlags()): Schema {
       }),
       services: obj(Object.fromEntries(components.map((c) => [c, service]))),
       podDisruptionBudget: obj({ enabled: { type: 'boolean' }, minAvailable: { type: ['integer', 'string'] } }),
+      spread: obj({ enabled: { type: 'boolean' }, topologyKeys: { type: 'array', items: { type: 'string', minLength: 1 } } }),
       metrics: obj({ scrape: { type: 'boolean' } }),
       ingress: obj({
         enabled: { type: 'boolean' },
@@ -184,12 +186,21 @@ export function chartSchema(meta: ChartFlags = chartFlags()): Schema {
         annotations: { type: 'object' },
         hosts: { type: 'array', items: { type: 'string', minLength: 1 } },
         tls: { type: 'array' },
+        grpc: obj({
+          enabled: { type: 'boolean' },
+          host: { type: 'string' },
+          className: { type: 'string' },
+          annotations: { type: 'object' },
+          authzDirect: { type: 'boolean' },
+          tls: { type: 'array' },
+        }),
       }),
       serviceAccount: obj({ create: { type: 'boolean' }, name: { type: 'string' }, annotations: { type: 'object' }, automountToken: { type: 'boolean' } }),
       networkPolicy: obj({
         enabled: { type: 'boolean' },
         gatewayFrom: { type: 'array' },
         metricsFrom: { type: 'array' },
+        openfgaFrom: { type: 'array' },
       }),
       podAnnotations: { type: 'object' },
       podLabels: { type: 'object' },

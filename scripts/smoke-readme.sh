@@ -22,12 +22,14 @@ for _ in $(seq 1 60); do curl -fs "http://localhost:$PORT/readyz" >/dev/null 2>&
 # The quickstart's sh blocks (between the first block, the two commands, and "## Running it"),
 # one file each, with the ports moved.
 awk '/^## /{exit} /^```sh$/{n++; if (n>1) {f=sprintf("'"$DIR"'/block%d.sh", n-1); inb=1}; next} /^```$/{inb=0; next} inb{print > f}' README.md
-# What each block must answer, in order: signup..profile, GraphQL, gRPC, permissions.
+# What each block must answer, in order: signup..profile, GraphQL, gRPC, permissions, the token checked
+# with jose against the JWKS. test/e2e/readme.e2e.test.ts runs the same blocks in the test suite.
 EXPECT=(
   '"message":"Proceed to mfa setup"|"message":"MFA setup skipped"|"message":"Logged in successfully"|"email":"ada@example.com"'
   '"is_sign_up_enabled":true'
   'gatehouse.authn.v1.AuthnService|"message": "Logged in successfully"'
   '"allowed":true|"allowed":false'
+  'RS256 ada@example.com'
 )
 [ -f "$DIR/block${#EXPECT[@]}.sh" ] && [ ! -f "$DIR/block$(( ${#EXPECT[@]} + 1 )).sh" ] \
   || { echo "README smoke: expected ${#EXPECT[@]} quickstart blocks, found $(ls "$DIR"/block*.sh | wc -l)" >&2; exit 1; }

@@ -37,7 +37,12 @@ describe('services/registry.ts', () => {
 
   it('serves every proto service exactly once, and each module\'s descriptors exist', () => {
     const served = SERVICES.flatMap(descriptorsOf);
-    const all: DescriptorName[] = ['authn', 'mfa', 'admin', 'orgs', 'authz', 'authn.internal', 'mfa.internal', 'admin.internal', 'orgs.internal', 'authz.internal'];
+    // what proto/ declares: `service <Name>Service` / `service <Name>Internal` in gatehouse/<name>/v1/<name>.proto
+    const protoDir = path.join(HERE, '../proto/gatehouse');
+    const all = readdirSync(protoDir).filter((dir) => existsSync(path.join(protoDir, dir, 'v1', `${dir}.proto`)))
+      .flatMap((dir) => [...readFileSync(path.join(protoDir, dir, 'v1', `${dir}.proto`), 'utf8').matchAll(/^service \w+?(Service|Internal) \{/gm)]
+        .map((m) => (m[1] === 'Internal' ? `${dir}.internal` : dir) as DescriptorName));
+    expect(all.length).toBeGreaterThan(0);
     expect([...served].sort()).toEqual([...all].sort());
     for (const d of served) expect(serviceDescriptor(d).methods.size).toBeGreaterThan(0);
   });

@@ -51,9 +51,9 @@ const ALIASES: Record<string, Record<string, string>> = { InviteMembersResponse:
  * types), served on REST and gRPC only: the GraphQL schema stays exactly the spec's (compose.test.ts).
  */
 const REST_GRPC_ONLY: Record<string, readonly string[]> = {
-  'gatehouse.admin.v1.CreateClientRequest': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris'],
-  'gatehouse.admin.v1.UpdateClientRequest': ['redirect_uris', 'grant_types', 'post_logout_redirect_uris'],
-  'gatehouse.admin.v1.Client': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris'],
+  'gatehouse.admin.v1.CreateClientRequest': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris', 'is_first_party'],
+  'gatehouse.admin.v1.UpdateClientRequest': ['redirect_uris', 'grant_types', 'post_logout_redirect_uris', 'is_first_party'],
+  'gatehouse.admin.v1.Client': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris', 'is_first_party'],
 };
 
 const api: GraphQLSchema = federationInternals.Supergraph.build(readSupergraph()).apiSchema().toGraphQLJSSchema();
@@ -150,7 +150,7 @@ function inputFields(gql: GraphQLField<unknown, unknown>, binding: FieldBinding)
 }
 
 describe('every GraphQL root field is bound to an RPC of its subgraph (graphql.md §2, §5.1)', () => {
-  it('the 115 root fields of the API schema are the bound fields plus the six fixed-error operations, each in one service', () => {
+  it('the 115 root fields of the API schema (graphql.md) the 4 consent-grant fields (issue 34) and the dev-outbox field (issue 33) are the bound fields plus the six fixed-error operations, each in one service', () => {
     const owners = new Map<string, string[]>();
     for (const service of SERVICE_NAMES) {
       for (const op of OPS) {
@@ -160,10 +160,10 @@ describe('every GraphQL root field is bound to an RPC of its subgraph (graphql.m
       }
     }
     const all = OPS.flatMap((op) => Object.keys(rootOf(op).getFields()).map((f) => `${op}.${f}`));
-    expect(all).toHaveLength(115);
+    expect(all).toHaveLength(115 + 4 + 1);
     expect([...owners.keys()].sort()).toEqual(all.sort());
     expect([...owners].filter(([, s]) => s.length !== 1)).toEqual([]);
-    expect(BOUND).toHaveLength(109);
+    expect(BOUND).toHaveLength(109 + 4 + 1);
   });
 
   it("each service's subgraph SDL declares exactly its bound and fixed-error fields", () => {
@@ -183,7 +183,7 @@ describe('every GraphQL root field is bound to an RPC of its subgraph (graphql.m
   it('each REST route is the same operation as its GraphQL field: same service, same RPC (spec §1)', () => {
     const byField = new Map(BOUND.map((b) => [b.field, b]));
     const routed = ROUTES.filter((r) => r.graphqlField !== undefined);
-    expect(routed).toHaveLength(109);
+    expect(routed).toHaveLength(109 + 4 + 1);
     expect(routed.map((r) => [r.graphqlField, byField.get(r.graphqlField!)?.service, byField.get(r.graphqlField!)?.binding.rpc]))
       .toEqual(routed.map((r) => [r.graphqlField, r.service, r.rpc]));
   });

@@ -15,7 +15,7 @@ import { readinessHandler } from '@gatehouse/rpc';
 import { createHttpLayer, clientInfo, createGatewayServer, routeLabel, sendErrorFor, type HttpLayerOptions, type RateLimiter } from './http/index.ts';
 
 import { ROUTES, buildOpenApi, notServedOperations } from './routes/table.ts';
-import { createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
+import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import type { createGraphqlGateway } from './graphql/gateway.ts';
 import { loginRedirectRoute, mountSocialRoutes, pickParams } from './login-redirect.ts';
 import { mountOAuthRoutes } from './oauth.ts';
@@ -23,16 +23,16 @@ import type { QueryLimits } from './graphql/limits.ts';
 import { mountSamlIdp } from './saml-idp.ts';
 import { mountScim } from './scim.ts';
 import { mountSso } from './sso.ts';
-import { mountPlayground, type PlaygroundOptions } from './graphql/playground.ts';
-import { mountLoginPage, type LoginPageOptions } from './login-page.ts';
+import { mountPlayground } from './graphql/playground.ts';
+import { LOGIN_PAGE_PATH, mountLoginPage, type LoginPageOptions } from './login-page.ts';
 
 export interface GatewayOptions {
   http: HttpLayerOptions;
   version: string;
   introspection: boolean;
   limits: QueryLimits;
-  /** `--enable-playground` (null when false): GraphiQL at `GET /graphql` for super-admins */
-  playground: Omit<PlaygroundOptions, 'basePath'> | null;
+  /** `--enable-playground`: GraphiQL at `GET /graphql` for super-admins (the admin service judges who is one) */
+  playground: boolean;
   /** `--enable-login-page` (null when false): the hosted login page under /app (login-page.ts) */
   loginPage: Omit<LoginPageOptions, 'basePath'> | null;
   internalToken: string;
@@ -123,8 +123,22 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
     graphqlGateway().then((g) => g.handler(req, res, next), next);
   });
   const basePath = new URL(opts.http.url).pathname.replace(/\/+$/, '');
-  if (opts.playground) mountPlayground(app, { ...opts.playground, basePath });
+  if (opts.playground) {
+    // one admin-auth path (issue 30 §3): the page opens for whoever an admin-class RPC admits, so the
+    // cookie, the header, --disable-admin-header-auth and the failure counter are the admin guard's
+    mountPlayground(app, {
+      basePath,
+      admit: async (req) => {
+        const admin = services.clients.admin;
+        if (!admin) throw new AppError('unavailable', 'the admin service is not part of this deployment');
+        await admin.call('AdminMeta', {}, callContextOf(req, 'graphql', opts.deadlineMs));
+      },
+    });
+  }
   if (opts.loginPage) mountLoginPage(app, { ...opts.loginPage, basePath }, deps.logger);
+  // issue 33 §3: a browser opening the root lands on the hosted login page, else on the GraphQL playground
+  const home = opts.loginPage ? `${basePath}${LOGIN_PAGE_PATH}` : opts.playground ? `${basePath}/graphql` : null;
+  if (home) app.get('/', (_req, res) => { res.redirect(302, home); });
   app.all('/graphql', (req, res) => {
     res.setHeader('Allow', 'POST, OPTIONS');
     sendErrorFor(req, res, new AppError('method_not_allowed', 'Method Not Allowed'));

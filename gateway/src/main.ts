@@ -5,7 +5,7 @@
  * forwarder (public port), all given by flags.
  */
 import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
-import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startMetricsServer, startTracing, type DependencyCheck, type Logger, type LogLevel, type Registry } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, redisTarget, startMetricsServer, startTracing, watchDependency, type Logger, type LogLevel, type Registry, type WatchedDependency } from '@gatehouse/observability';
 import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceDescriptor, startGrpcProxy, type ServiceDescriptor } from '@gatehouse/rpc';
 import { SERVICES } from '../../services/registry.ts';
 import { createGatewayApp, listen, type GatewayOptions, type GatewayServices } from './app.ts';
@@ -26,7 +26,7 @@ export function gatewayOptions(config: Config): GatewayOptions {
     version: VERSION,
     introspection: config.enableGraphqlIntrospection,
     limits: { maxDepth: config.graphqlMaxDepth, maxComplexity: config.graphqlMaxComplexity, maxAliases: config.graphqlMaxAliases },
-    playground: config.enablePlayground ? { adminSecret: config.adminSecret, disableAdminHeaderAuth: config.disableAdminHeaderAuth } : null,
+    playground: config.enablePlayground,
     loginPage: config.enableLoginPage ? { organizationName: config.organizationName, organizationLogo: config.organizationLogo } : null,
     internalToken: deriveInternalToken(config.clientSecret),
     deadlineMs: 30_000,
@@ -67,7 +67,7 @@ export function startupSummary(config: Config, ports: { http: number; grpc: numb
     url: base,
     rest: `${base}/v1`,
     graphql: `${base}/graphql`,
-    playground: config.enablePlayground ? `${base}/graphql (browsers sending the admin secret)` : null,
+    playground: config.enablePlayground ? `${base}/graphql (super-admins: the service-admin cookie or the admin secret header)` : null,
     login_page: config.enableLoginPage ? `${base}/app` : null,
     openapi: `${base}/openapi.json`,
     grpc: `${config.host}:${ports.grpc}`,
@@ -77,6 +77,12 @@ export function startupSummary(config: Config, ports: { http: number; grpc: numb
     development_defaults: developmentDefaults,
   };
 }
+
+/**
+ * How long `/readyz` waits for a service's channel to connect, ms: an answer within Kubernetes' default
+ * probe timeout (1 s) even while a service the gateway does not require is down.
+ */
+const READY_WAIT_MS = 500;
 
 /** A flag value that may be one address or a list (replicas), as a comma list / a list of URLs. */
 const listOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' && v !== '' ? [v] : []);
@@ -93,7 +99,7 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
   for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();
   const internalToken = deriveInternalToken(config.clientSecret);
-  const readiness: DependencyCheck[] = [];
+  const readiness: WatchedDependency[] = [];
   const services: GatewayServices = { clients: {}, supergraphSdl: readSupergraph(), subgraphs: {}, readiness };
   const upstreams: Array<{ desc: ServiceDescriptor; address: string }> = [];
   for (const module of SERVICES) {
@@ -102,12 +108,14 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
     const desc = serviceDescriptor(module.publicApi);
     const client = createGrpcClient(desc, { address, internalToken });
     services.clients[module.publicApi] = client;
-    readiness.push({ name: `service:${module.name}`, target: address, check: () => client.waitForReady!(1500) });
+    // issue 37 §4: only an essential service (authn) makes /readyz 503; each one's state is listed, and
+    // its channel's outage is one `service:<name> is down` line and its end one `is back up` line
+    readiness.push(watchDependency({ name: `service:${module.name}`, target: address, required: module.essential === true, check: () => client.waitForReady!(READY_WAIT_MS) }, logger));
     upstreams.push({ desc, address });
     if (module.typeDefs) services.subgraphs[module.name] = { urls: listOf(config[`${module.name}GraphqlUrl` as keyof Config]) };
   }
   const closers = await serveGateway(config, services, (admit) => startGrpcProxy({
     host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams, observe: createGrpcServerMetrics(registry),
   }), { logger, registry, summary: { services: Object.fromEntries(upstreams.map((u) => [u.desc.service, u.address])), sessions: config.redisUrl ? `redis ${redisTarget(config.redisUrl)}` : null } });
-  closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); }, async () => tracing?.shutdown()], (m) => logger.info(m));
+  closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); for (const r of readiness) r.close(); }, async () => tracing?.shutdown()], (m) => logger.info(m));
 }

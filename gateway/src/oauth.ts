@@ -2,7 +2,10 @@
  * @module gateway/oauth
  * The OAuth 2.0 / OpenID Provider endpoints outside /v1 (issue 18): `POST /oauth/token`,
  * `GET|POST /authorize`, `POST /oauth/revoke`, `POST /oauth/introspect`, `GET|POST /userinfo` and
- * `GET|POST /logout` (the end-session endpoint). The gateway asserts nothing: it turns the query or
+ * `GET|POST /logout` (the end-session endpoint), and (issue 34) RFC 7591 `POST /oauth/register` with
+ * RFC 7592 `GET|PUT|DELETE /oauth/register/<client_id>`, whose JSON bodies go as they are (lists kept),
+ * and RFC 9126 `POST /oauth/par`.
+ * The gateway asserts nothing: it turns the query or
  * the form (RFC 6749 §3.2, application/x-www-form-urlencoded) or JSON body (authorizer-js) into
  * string parameters, forwards the credentials as on /v1, calls authn's RPC and writes its answer
  * (status and JSON, a 302, or an HTML page) with `Cache-Control: no-store` (RFC 6749 §5.1).
@@ -13,14 +16,22 @@ import type { Logger } from '@gatehouse/observability';
 import { readRawBody, MAX_BODY_BYTES } from './http/body.ts';
 import { callContextOf, type ServiceClients } from './rest.ts';
 
-/** Path → RPC and the methods it takes. */
-export const OAUTH_ROUTES: readonly { path: string; rpc: string; methods: readonly ('GET' | 'POST')[] }[] = Object.freeze([
+type Verb = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * Path → RPC and the methods it takes. `json`: the body is one JSON object sent as the RPC's `params`
+ * as it is; a `:resource_id` path segment goes as `resource_id`.
+ */
+export const OAUTH_ROUTES: readonly { path: string; rpc: string; methods: readonly Verb[]; json?: true }[] = Object.freeze([
   { path: '/oauth/token', rpc: 'OauthToken', methods: ['POST'] },
   { path: '/authorize', rpc: 'Authorize', methods: ['GET', 'POST'] },
   { path: '/oauth/revoke', rpc: 'OauthRevoke', methods: ['POST'] },
   { path: '/oauth/introspect', rpc: 'OauthIntrospect', methods: ['POST'] },
   { path: '/userinfo', rpc: 'Userinfo', methods: ['GET', 'POST'] },
   { path: '/logout', rpc: 'EndSession', methods: ['GET', 'POST'] },
+  { path: '/oauth/register', rpc: 'RegisterClient', methods: ['POST'], json: true },
+  { path: '/oauth/register/:resource_id', rpc: 'ManageRegisteredClient', methods: ['GET', 'PUT', 'DELETE'], json: true },
+  { path: '/oauth/par', rpc: 'PushedAuthorizationRequest', methods: ['POST'] },
 ]);
 
 /** CSP of the pages these endpoints render (form_post auto-submit, web_message, error pages): one inline script, any form target. */
@@ -68,6 +79,24 @@ export async function oauthParams(req: Request): Promise<Record<string, string>>
   return out;
 }
 
+/**
+ * A JSON request body as one object (RFC 7591 §3.1: `application/json`); `{}` when there is none.
+ * @throws Error marked `oauth` for malformed JSON or a body that is not an object; AppError over 1 MiB
+ */
+async function jsonObjectBody(req: Request): Promise<Record<string, unknown>> {
+  if (req.method !== 'POST' && req.method !== 'PUT') return {};
+  const raw = (await readRawBody(req, MAX_BODY_BYTES)).toString('utf8');
+  if (raw.trim() === '') return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    body = null;
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Object.assign(new Error('invalid JSON body'), { oauth: true });
+  return body as Record<string, unknown>;
+}
+
 /** Registers the endpoints of {@link OAUTH_ROUTES} on `app`, each other method answering 405. */
 export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
   for (const route of OAUTH_ROUTES) {
@@ -80,9 +109,9 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
         res.status(405).json({ error: 'invalid_request', error_description: 'method not allowed' });
         return;
       }
-      let params: Record<string, string>;
+      let params: Record<string, unknown>;
       try {
-        params = await oauthParams(req);
+        params = route.json ? await jsonObjectBody(req) : await oauthParams(req);
       } catch (err) {
         const message = (err as { oauth?: boolean }).oauth ? 'invalid JSON body' : toAppError(err).message;
         res.status(400).json({ error: 'invalid_request', error_description: message });
@@ -92,7 +121,8 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
       try {
         const client = clients.authn;
         if (!client) throw new Error('the authn service is not part of this deployment');
-        const out = await client.call(route.rpc, { params, method }, ctx) as {
+        const resourceId = typeof req.params.resource_id === 'string' ? { resource_id: req.params.resource_id } : {};
+        const out = await client.call(route.rpc, { params, method, ...resourceId }, ctx) as {
           status: number; body: Record<string, unknown> | null; location?: string | null; html?: string | null; www_authenticate?: string | null; frameable?: boolean;
         };
         if (res.headersSent) return;

@@ -20,6 +20,8 @@ function sendScim(res: express.Response, status: number, body: string, location 
   res.status(status);
   if (location) res.setHeader('Location', location);
   res.setHeader('Cache-Control', 'no-store');
+  // RFC 7644 §2 / RFC 7235 §3.1: a 401 names the scheme the client must use (RFC 6750 §3)
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="scim"');
   if (status === 204 || body === '') {
     res.end();
     return;

@@ -11,14 +11,9 @@
  * printed next to them.
  */
 import os from 'node:os';
-import { readFileSync } from 'node:fs';
-import { openDatabase } from '@gatehouse/db';
-import { createLogger } from '@gatehouse/observability';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
-import { createEngine } from '../../services/authz/src/domain/index.ts';
-import { createSqlStore } from '../../services/authz/src/storage/sql/store.ts';
-import { fgaMigrations, sqlPortOf } from '../../services/authz/src/storage/sql/db-port.ts';
 import { generateGithubDataset, DEFAULT_DATASET } from '../../services/authz/bench/github-dataset.ts';
+import { settledRss, writeDataset } from './footprint.ts';
 
 const arg = (name: string, fallback: number): number => {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -27,23 +22,6 @@ const arg = (name: string, fallback: number): number => {
 const load = (): string => os.loadavg().map((x) => x.toFixed(1)).join(' ');
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** Resident set of `pid` in bytes (VmRSS of /proc/<pid>/status). */
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmRSS for ${pid}`);
-  return Number(m[1]) * 1024;
-}
-
-/** RSS once the process has settled: the lowest of 5 readings 1 s apart. */
-async function settledRss(pid: number): Promise<number> {
-  let low = Infinity;
-  for (let i = 0; i < 5; i++) {
-    await new Promise((r) => setTimeout(r, 1000));
-    low = Math.min(low, rssOf(pid));
-  }
-  return low;
-}
 
 /**
  * One check_permissions as the super-admin for `user`, retried until the engine answers (200; or 400
@@ -108,14 +86,7 @@ async function main(): Promise<void> {
     console.log(`idle RSS, empty database: ${mib(idle)} (target ≤ 150 MiB)`);
     console.log(`cold start, empty database: /healthz ${empty.healthz.toFixed(0)} ms, first check ${empty.check.toFixed(0)} ms (target ≤ 1500 ms; median of ${starts})`);
 
-    const db = await openDatabase({ type: 'postgres', url: d.databaseUrl }, { service: 'authz', entities: [], migrations: fgaMigrations }, { logger: createLogger('warn') });
-    try {
-      const store = createSqlStore(sqlPortOf(db));
-      await createEngine({ store }).writeModel(data.model);
-      for (let i = 0; i < data.tuples.length; i += 5000) await store.writeTuples(data.tuples.slice(i, i + 5000), []);
-    } finally {
-      await db.close();
-    }
+    await writeDataset(d, data);
     const full = await coldStarts(d, starts, probe.user, probe.object);
     const loaded = await settledRss(d.processes[0]!.child.pid!);
     const perTuple = (loaded - idle) / data.tuples.length;

@@ -8,11 +8,15 @@
  * Not a test: it asserts nothing beyond "every request answered 2xx", and the figures depend on the
  * machine and its load. Options: --duration=<s> (10), --warmup=<s> (2), --connections=<n> (50),
  * --login-connections=<n> (16), --modes=all,all-pg,all-pg-redis,split (all four: all-in-one on SQLite, on
- * PostgreSQL, on PostgreSQL + Redis, split), --only=validate (only validate_jwt_token and the bare server).
+ * PostgreSQL, on PostgreSQL + Redis, split), --only=validate (only validate_jwt_token and the bare server),
+ * --log-rounds=<n> (4; 0 skips) and --log-round-duration=<s> (3): the default log level's cost (issue 38
+ * §4), validate_jwt_token on two copies of each mode, `--log-level=warn` and `--log-level=info` (the
+ * access log on), in interleaved rounds (log-level.ts).
  * Prints the issue 22 ratios (PostgreSQL + Redis and split against SQLite) with the machine's load.
  */
 import os from 'node:os';
 import { startDeployment, type Deployment, type StartOptions } from '@gatehouse/testing';
+import { compareLogLevels, type BenchLogLevel, type LevelTarget } from './log-level.ts';
 import { formatLine, HEADER, measureWithCpu, startBare, type AutocannonRequest, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
 
 /** A deployment the bench measures: `all` (SQLite), `all-pg`, `all-pg-redis` or `split` (PostgreSQL + Redis + NATS). */
@@ -29,10 +33,12 @@ interface Options extends LoadParams {
   loginConnections: number;
   modes: Mode[];
   onlyValidate: boolean;
+  logRounds: number;
+  logRoundS: number;
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'all-pg', 'all-pg-redis', 'split'], onlyValidate: false };
+  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'all-pg', 'all-pg-redis', 'split'], onlyValidate: false, logRounds: 4, logRoundS: 3 };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
@@ -43,6 +49,8 @@ function parseArgs(argv: readonly string[]): Options {
     else if (k === '--warmup') o.warmupS = n;
     else if (k === '--connections' && n > 0) o.connections = n;
     else if (k === '--login-connections' && n > 0) o.loginConnections = n;
+    else if (k === '--log-rounds') o.logRounds = n;
+    else if (k === '--log-round-duration' && n > 0) o.logRoundS = n;
     else throw new Error(`unknown option ${arg}`);
   }
   return o;
@@ -146,6 +154,22 @@ async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promi
   }
 }
 
+/** One copy of `mode` at `level` for the log-level comparison: signed up, its validate_jwt_token load ready. */
+async function levelCopy(mode: Mode, level: BenchLogLevel, o: Options): Promise<LevelTarget> {
+  const d = await startDeployment(MODES[mode].mode, { ...MODES[mode].options, flags: ['--rate-limit-rps=0', `--log-level=${level}`] });
+  try {
+    const { validateBody } = await prepare(d);
+    return {
+      target: { name: `validate_jwt_token (${mode}, ${level})`, url: `${d.url}/v1/validate_jwt_token`, method: 'POST', headers: { 'content-type': 'application/json', origin: d.url }, body: validateBody, connections: o.connections },
+      watched: watchedOf(d),
+      stop: () => d.stop(),
+    };
+  } catch (err) {
+    await d.stop();
+    throw err;
+  }
+}
+
 async function benchBare(body: string, o: Options): Promise<Row> {
   const { url, child } = await startBare(body);
   try {
@@ -201,6 +225,11 @@ async function main(): Promise<void> {
     }
   }
   issue22Ratios(results, cpuMs);
+  if (o.logRounds > 0) {
+    console.log('');
+    console.log(`issue 38 §4, the default log level: validate_jwt_token at --log-level=info (one access-log line per request on stdout, a pipe read by this process) against warn, two copies of each mode at once, ${o.logRounds} interleaved rounds of ${o.logRoundS} s, ${o.connections} connections`);
+    for (const mode of o.modes) await compareLogLevels(`validate_jwt_token (${mode})`, (level) => levelCopy(mode, level, o), o.logRounds, { durationS: o.logRoundS, warmupS: o.warmupS });
+  }
   const failed = [...[...results.values()].flatMap((r) => rowsOf(r).map(([, row]) => row)), bare].filter((r) => r.figures.errors > 0 || r.figures.non2xx > 0);
   if (failed.length > 0) console.log(`note: errors or non-2xx answers in ${failed.map((r) => r.figures.name).join(', ')}; their req/s include those answers`);
 }

@@ -1,21 +1,27 @@
 /**
  * @module test/charts/chart-local.test
  * Runs split mode with exactly the args charts/gatehouse renders from the install command of its
- * README (ARCHITECTURE §7, issue 15 item 5): each Deployment's args, `$(VAR)`s expanded from the
- * existing Secret the README creates as the kubelet would, only the URL, NATS, the listen addresses
- * and Service DNS names rewritten to this machine's loopback ports. Then a user signs up, logs
+ * README (ARCHITECTURE §7, issue 15 item 5): each Deployment's args, the existing Secret the README
+ * creates written to a directory as the kubelet projects its Secret volume (only the keys the pod
+ * mounts), only the URL, NATS, the listen addresses, the secrets' directory and Service DNS names
+ * rewritten to this machine's loopback ports and paths. No secret is in any process's argv. Then a user signs up, logs
  * in and reads the profile through the gateway's REST, and the admin reads the (empty) FGA model.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { START_ORDER } from '@gatehouse/contracts/service-names';
 import { createScratchDatabase } from '@gatehouse/db';
 import { MACHINE, freePort, spawnGatehouse, waitForHttp, type GatehouseProcess } from '@gatehouse/testing';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { containerOf, deployments, expandArgs, readmeInstallSets, renderChart, requireHelm } from './helm.ts';
+import { SECRET_DIR, containerOf, deployments, mountedSecretKeys, readmeInstallSets, renderChart, requireHelm } from './helm.ts';
 
 const RELEASE = 'ghchart';
-const ORDER = ['mfa', 'authn', 'admin', 'orgs', 'authz', 'notifications', 'gateway'] as const;
+/** Each service after the peers it calls (services/registry.ts), then the gateway. */
+const ORDER = [...START_ORDER, 'gateway'] as const;
 type Ports = { http: number; grpc: number; metrics: number };
 
 /**
@@ -49,6 +55,8 @@ describe('the chart-rendered args start a working split deployment', () => {
   let url = '';
   const ports: Record<string, Ports> = {};
   const spawned: Record<string, string[]> = {};
+  const secretsRoot = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-chart-secrets-'));
+  let secretValues: string[] = [];
 
   beforeAll(async () => {
     requireHelm();
@@ -77,18 +85,24 @@ describe('the chart-rendered args start a working split deployment', () => {
       'jwt-secret': randomBytes(32).toString('base64url'), 'database-url': db.options.url!,
       'redis-url': MACHINE.redisUrl, 'encryption-key': randomBytes(32).toString('base64url'),
     };
+    secretValues = Object.values(data);
     const byService = deployments(objects);
     try {
       // In order, as the services' readiness gates the gateway in a cluster.
       for (const svc of ORDER) {
-        const c = containerOf(byService.get(svc)!);
-        const vars = Object.fromEntries((c.env ?? []).map((e) => {
-          const value = data[e.valueFrom.secretKeyRef.key];
-          if (value === undefined) throw new Error(`${svc}: the README's Secret has no key ${e.valueFrom.secretKeyRef.key}`);
-          return [e.name, value];
-        }));
+        const d = byService.get(svc)!;
+        const c = containerOf(d);
+        // the pod's Secret volume: one file per projected key, nothing else
+        const dir = path.join(secretsRoot, svc);
+        mkdirSync(dir, { mode: 0o700 });
+        for (const key of mountedSecretKeys(d)) {
+          const value = data[key];
+          if (value === undefined) throw new Error(`${svc}: the README's Secret has no key ${key}`);
+          writeFileSync(path.join(dir, key), value, { mode: 0o400 });
+        }
         const [command, ...flags] = c.args;
-        spawned[svc] = localArgs(expandArgs(flags, vars), ports[svc]!, ports, rendered);
+        const mounted = flags.map((a) => a.replace(`=file:${SECRET_DIR}/`, `=file:${dir}/`));
+        spawned[svc] = localArgs(mounted, ports[svc]!, ports, rendered);
         const p = spawnGatehouse(command!, spawned[svc]!);
         processes.push(p);
         // the chart's readiness probe: every dependency of the pod answers
@@ -103,6 +117,7 @@ describe('the chart-rendered args start a working split deployment', () => {
   afterAll(async () => {
     await Promise.all([...processes].reverse().map((p) => p.stop()));
     await drop?.().catch(() => undefined);
+    rmSync(secretsRoot, { recursive: true, force: true });
     const nc = await connect({ servers: MACHINE.natsUrl });
     try {
       await (await jetstreamManager(nc)).streams.delete(natsStream).catch(() => false);
@@ -131,6 +146,15 @@ describe('the chart-rendered args start a working split deployment', () => {
     const profile = await fetch(`${url}/v1/profile`, { headers: { authorization: `Bearer ${login.json.access_token}`, origin: url } });
     expect(profile.status).toBe(200);
     expect(await profile.json()).toMatchObject({ email, given_name: 'Helm' });
+  });
+
+  it('starts every process with no secret in its process list (/proc/<pid>/cmdline)', () => {
+    expect(processes).toHaveLength(ORDER.length);
+    for (const p of processes) {
+      const cmdline = readFileSync(`/proc/${p.child.pid!}/cmdline`, 'utf8');
+      expect(cmdline).toContain(`=file:${secretsRoot}/`);
+      for (const secret of secretValues) expect({ svc: p.command, leaked: cmdline.includes(secret) }).toEqual({ svc: p.command, leaked: false });
+    }
   });
 
   it('answers the admin FGA model read from authz through the gateway', async () => {

@@ -2,14 +2,16 @@
  * @module test/charts/chart.test
  * charts/gatehouse renders what ARCHITECTURE §7 and STYLE §5 ask: one Deployment + Service per
  * enabled service, an authz HPA, flags as container args (each only for the commands that accept
- * it), secrets only through `$(VAR)` from a Secret, and args every command's own parser accepts.
+ * it), secrets only as files of a read-only Secret volume read through `--flag=file:<path>` (issue 37
+ * §5: no secret in args, env or the process list), and args every command's own parser accepts.
  */
 import { describe, it, expect, beforeAll } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { loadConfig, type CommandName } from '@gatehouse/config';
 import { FLAGS_JSON, SCHEMA_JSON, chartFlags, chartFlagsText, chartSchemaText } from '../../scripts/gen-chart-flags.ts';
-import { CHART, EXAMPLE_VALUES, containerOf, deployments, expandArgs, helm, helmMajor, readmeInstallSets, schemaPath, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
+import { CHART, EXAMPLE_VALUES, SECRET_DIR, containerOf, deployments, helm, helmMajor, mountedSecretKeys, podSecretFiles, readmeInstallSets, schemaPath, renderChart, requireHelm, template, type K8sObject } from './helm.ts';
 import { SERVICES as REGISTRY } from '../../services/registry.ts';
+import { SERVICE_NAMES } from '@gatehouse/contracts/service-names';
 
 const meta = chartFlags();
 // the chart deploys the gateway and every service of the registry (issue 14 §4: the registry drives the chart)
@@ -23,10 +25,6 @@ function secretData(objects: readonly K8sObject[]): Record<string, string> {
     .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 }
 
-/** env name → value, following each secretKeyRef into the rendered Secret. */
-function envValues(container: { env?: any[] }, data: Record<string, string>): Record<string, string> {
-  return Object.fromEntries((container.env ?? []).map((e) => [e.name, data[e.valueFrom.secretKeyRef.key]!]));
-}
 
 const argValue = (args: readonly string[], flag: string): string | undefined =>
   args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
@@ -95,28 +93,33 @@ describe('charts/gatehouse', () => {
       metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
     });
     expect(deployments(objects).get('authz')!.spec.replicas).toBeUndefined(); // the HPA owns it
-    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(SERVICES.length);
+    // a PDB for every service with 2+ replicas; notifications runs one (see the PDB test below)
+    expect(objects.filter((o) => o.kind === 'PodDisruptionBudget').map((o) => o.metadata.name).sort())
+      .toEqual(SERVICES.filter((n) => n !== 'notifications').map((n) => `rel-${n}`));
   });
 
-  it('gives containers env only as secretKeyRef, each one used by a $(VAR) arg', () => {
+  it('mounts the Secret read-only as files and passes each secret flag as file:<path>, never an env var', () => {
     for (const [name, d] of deployments(objects)) {
       const c = containerOf(d);
-      for (const e of c.env ?? []) {
-        expect(Object.keys(e).sort()).toEqual(['name', 'valueFrom']);
-        expect(Object.keys(e.valueFrom)).toEqual(['secretKeyRef']);
-        expect(e.valueFrom.secretKeyRef.name).toBe('rel-secrets');
-        expect(c.args.some((a) => a.includes(`$(${e.name})`))).toBe(true);
-      }
-      expect(c.envFrom).toBeUndefined();
+      expect({ name, env: c.env, envFrom: c.envFrom }).toEqual({ name, env: undefined, envFrom: undefined });
       expect(c.args[0]).toBe(name);
+      const volume = d.spec.template.spec.volumes.find((v: any) => v.name === 'secrets');
+      expect(volume.secret).toMatchObject({ secretName: 'rel-secrets', defaultMode: 0o440 });
+      expect(c.volumeMounts).toContainEqual({ name: 'secrets', mountPath: SECRET_DIR, readOnly: true });
+      // the root file system stays read-only: the mount is the one way secrets arrive
+      expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+      const fileArgs = c.args.filter((a) => a.includes('=file:')).map((a) => a.split('=file:'));
+      // each projected key is read by exactly one flag, named after it
+      expect(fileArgs.map(([flag, file]) => [flag, file])).toEqual(mountedSecretKeys(d).map((k) => [`--${k}`, `${SECRET_DIR}/${k}`]));
     }
   });
 
-  it('never puts a secret value in args: secret flags are $(VAR) references', () => {
+  it('never puts a secret value in container args or env: secret flags are file: paths', () => {
     const data = secretData(objects);
+    expect(Object.keys(data).length).toBeGreaterThanOrEqual(6);
     for (const d of deployments(objects).values()) {
-      const { args } = containerOf(d);
-      for (const arg of args.slice(1)) {
+      const c = containerOf(d);
+      for (const arg of c.args.slice(1)) {
         const [flag, ...rest] = arg.split('=');
         const value = rest.join('=');
         const info = Object.values(meta.flags).find((f) => f.flag === flag);
@@ -124,20 +127,21 @@ describe('charts/gatehouse', () => {
         if (!info!.secret) continue;
         // a credential-free NATS/Redis URL may be a plain value; everything else comes from the Secret
         if ((flag === '--nats-url' || flag === '--redis-url') && !value.includes('@')) continue;
-        expect(value).toMatch(/^\$\(GATEHOUSE_[A-Z0-9_]+\)$/);
+        expect(value).toBe(`file:${SECRET_DIR}/${flag!.slice(2)}`);
       }
-      for (const secret of Object.values(data)) expect(args.join(' ')).not.toContain(secret);
+      const visible = JSON.stringify({ args: c.args, env: c.env ?? [], envFrom: c.envFrom ?? [] });
+      for (const secret of Object.values(data)) expect(visible).not.toContain(secret);
     }
   });
 
-  it('renders args that each command parses without errors once the $(VAR)s expand', () => {
+  it('renders args that each command parses without errors, reading its secrets from the mounted files', () => {
     const data = secretData(objects);
     for (const [name, d] of deployments(objects)) {
       const c = containerOf(d);
-      const argv = expandArgs(c.args.slice(1), envValues(c, data));
-      expect(argv.join(' ')).not.toContain('$(');
-      const result = loadConfig(name as CommandName, argv);
+      const result = loadConfig(name as CommandName, c.args.slice(1), { readFile: podSecretFiles(d, data) });
       expect({ name, errors: result.errors }).toEqual({ name, errors: [] });
+      expect(result.config!.adminSecret).toBe(name === 'notifications' ? undefined : data['admin-secret']);
+      expect(result.config!.clientSecret).toBe(data['client-secret']);
       expect(result.config!.metricsHost).toBe('0.0.0.0');
       expect(result.config!.host).toBe('0.0.0.0');
     }
@@ -158,7 +162,7 @@ describe('charts/gatehouse', () => {
   });
 
   it('gives each service only the secrets its command takes: notifications no admin secret, authz no encryption key', () => {
-    const secretsOf = (n: string) => containerOf(deployments(objects).get(n)!).env!.map((e) => e.valueFrom.secretKeyRef.key).sort();
+    const secretsOf = (n: string) => mountedSecretKeys(deployments(objects).get(n)!).sort();
     // notifications keeps client-secret: its internal token calls admin's internal API (webhook targets, templates);
     // it takes the encryption key to open the sealed links and codes authn and mfa put in jobs (issue 23)
     expect(secretsOf('notifications')).toEqual(['client-secret', 'database-url', 'encryption-key', 'smtp-password']);
@@ -271,6 +275,9 @@ describe('charts/gatehouse values', () => {
     const run = template('gh', [], undefined, sets);
     expect(run.stderr).toBe('');
     expect(run.ok).toBe(true);
+    // the README's values table: every service on by default, admin and orgs included
+    expect([...deployments(renderChart('gh', [], undefined, sets)).keys()].sort()).toEqual(SERVICES);
+    expect(readFileSync(`${CHART}/README.md`, 'utf8')).toContain('| `services.<svc>.enabled` | all seven on');
   });
 
   it('renders the optional Ingress, ServiceAccount and NetworkPolicies only when asked', () => {
@@ -322,7 +329,7 @@ describe('charts/gatehouse values', () => {
     expect(off.filter((o) => /-(admin|orgs)$/.test(o.metadata.name))).toEqual([]);
     expect(argValue(containerOf(deployments(off).get('gateway')!).args, '--admin-address')).toBeUndefined();
     const on = renderChart('rel', [EXAMPLE_VALUES], { services: { orgs: { enabled: false } } });
-    expect([...deployments(on).keys()].sort()).toEqual(['admin', 'authn', 'authz', 'gateway', 'mfa', 'notifications']);
+    expect([...deployments(on).keys()].sort()).toEqual([...SERVICE_NAMES, 'gateway'].filter((n) => n !== 'orgs').sort());
     const gw = containerOf(deployments(on).get('gateway')!).args;
     expect(argValue(gw, '--admin-address')).toBe('rel-admin:9091');
     expect(argValue(gw, '--admin-graphql-url')).toBe('http://rel-admin:8080/graphql');
@@ -330,27 +337,121 @@ describe('charts/gatehouse values', () => {
     expect(argValue(containerOf(deployments(noMfa).get('authn')!).args, '--mfa-address')).toBeUndefined();
   });
 
-  it('uses an existing Secret: no Secret object, secretKeyRefs to it for the listed keys only', () => {
+  it('uses an existing Secret: no Secret object, mounts it with the listed keys only', () => {
     const objects = renderChart('rel', [EXAMPLE_VALUES], {
       secrets: { existingSecret: 'prod-gatehouse', keys: ['admin-secret', 'client-secret', 'jwt-secret', 'database-url', 'redis-url'] },
     });
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
-    const authn = containerOf(deployments(objects).get('authn')!);
-    expect(authn.env!.map((e) => [e.name, e.valueFrom.secretKeyRef.name, e.valueFrom.secretKeyRef.key])).toEqual([
-      ['GATEHOUSE_ADMIN_SECRET', 'prod-gatehouse', 'admin-secret'],
-      ['GATEHOUSE_CLIENT_SECRET', 'prod-gatehouse', 'client-secret'],
-      ['GATEHOUSE_JWT_SECRET', 'prod-gatehouse', 'jwt-secret'],
-      ['GATEHOUSE_DATABASE_URL', 'prod-gatehouse', 'database-url'],
-      ['GATEHOUSE_REDIS_URL', 'prod-gatehouse', 'redis-url'],
-    ]);
-    expect(argValue(authn.args, '--admin-secret')).toBe('$(GATEHOUSE_ADMIN_SECRET)');
+    const authnDeployment = deployments(objects).get('authn')!;
+    const authn = containerOf(authnDeployment);
+    expect(authnDeployment.spec.template.spec.volumes.find((v: any) => v.name === 'secrets').secret.secretName).toBe('prod-gatehouse');
+    expect(mountedSecretKeys(authnDeployment)).toEqual(['admin-secret', 'client-secret', 'jwt-secret', 'database-url', 'redis-url']);
+    expect(argValue(authn.args, '--admin-secret')).toBe(`file:${SECRET_DIR}/admin-secret`);
     expect(argValue(authn.args, '--encryption-key')).toBeUndefined();
-    const gw = containerOf(deployments(objects).get('gateway')!);
-    expect(gw.env!.map((e) => e.name)).toEqual(['GATEHOUSE_ADMIN_SECRET', 'GATEHOUSE_CLIENT_SECRET', 'GATEHOUSE_REDIS_URL']);
+    expect(mountedSecretKeys(deployments(objects).get('gateway')!)).toEqual(['admin-secret', 'client-secret', 'redis-url']);
     const badValues = { secrets: { existingSecret: 's', keys: ['admin-secret', 'client-secret', 'nope'] } };
     expect(template('rel', [EXAMPLE_VALUES], badValues).stderr).toContain(schemaPath('secrets.keys.2'));
     const bad = template('rel', [EXAMPLE_VALUES], badValues, ['--skip-schema-validation']);
     expect(bad.stderr).toContain('secrets.keys: "nope" is not a gatehouse flag');
+  });
+
+  it('renders PodDisruptionBudgets only where they can let a drain through: 2+ replicas, minAvailable below them (issue 37 §5)', () => {
+    const pdbs = (o: readonly K8sObject[]) => new Map(o.filter((x) => x.kind === 'PodDisruptionBudget').map((x) => [x.metadata.labels['app.kubernetes.io/component'], x.spec]));
+    const one = renderChart('rel', [EXAMPLE_VALUES], { services: { gateway: { replicaCount: 1 }, authz: { autoscaling: { minReplicas: 3 } } } });
+    const byComponent = pdbs(one);
+    // a single pod under minAvailable: 1 could never be evicted: no budget for it
+    for (const single of ['gateway', 'notifications']) {
+      expect(deployments(one).get(single)!.spec.replicas).toBe(1);
+      expect(byComponent.has(single)).toBe(false);
+    }
+    for (const [name, spec] of byComponent) {
+      const d = deployments(one).get(name)!;
+      const replicas = d.spec.replicas ?? one.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === d.metadata.name)!.spec.minReplicas;
+      expect({ name, below: spec.minAvailable < replicas }).toEqual({ name, below: true });
+      expect(spec.selector.matchLabels).toEqual(d.spec.selector.matchLabels);
+    }
+    expect(byComponent.get('authz')).toMatchObject({ minAvailable: 1 });
+    const tooMany = template('rel', [EXAMPLE_VALUES], { podDisruptionBudget: { enabled: true, minAvailable: 2 } });
+    expect(tooMany.ok).toBe(false);
+    expect(tooMany.stderr).toContain('podDisruptionBudget.minAvailable (2) must be below the replicas of gateway (2)');
+    expect(pdbs(renderChart('rel', [EXAMPLE_VALUES], { podDisruptionBudget: { enabled: false } })).size).toBe(0);
+  });
+
+  it('spreads replicated services over nodes and zones, with preferred pod anti-affinity; single-replica ones get neither (issue 37 §5)', () => {
+    const objects = renderChart('rel', [EXAMPLE_VALUES], { services: { authz: { autoscaling: { minReplicas: 1 } } } });
+    for (const [name, d] of deployments(objects)) {
+      const pod = d.spec.template.spec;
+      const own = d.spec.selector.matchLabels;
+      if (name === 'notifications') {
+        expect({ name, spread: pod.topologySpreadConstraints, affinity: pod.affinity }).toEqual({ name, spread: undefined, affinity: undefined });
+        continue;
+      }
+      // authz: one replica at minimum, but its HPA may add more: spread as well
+      expect({ name, spread: pod.topologySpreadConstraints }).toEqual({
+        name,
+        spread: ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+          maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: own },
+        })),
+      });
+      expect({ name, affinity: pod.affinity }).toEqual({
+        name,
+        affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: own } } }] } },
+      });
+    }
+    const given = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['auth'] }] }] } } };
+    const custom = deployments(renderChart('rel', [EXAMPLE_VALUES], { affinity: given, spread: { enabled: false } }));
+    for (const d of custom.values()) {
+      expect(d.spec.template.spec.affinity).toEqual(given);
+      expect(d.spec.template.spec.topologySpreadConstraints).toBeUndefined();
+    }
+  });
+
+  it('routes gRPC through its own Ingress: the public API to the gateway, AuthzService straight to authz, with ingress-nginx and Traefik settings (issue 37 §5)', () => {
+    const on = renderChart('rel', [EXAMPLE_VALUES], {
+      ingress: {
+        enabled: true, className: 'nginx', hosts: ['auth.example.com'],
+        grpc: { enabled: true, host: 'grpc.auth.example.com', tls: [{ secretName: 'grpc-tls', hosts: ['grpc.auth.example.com'] }] },
+      },
+      networkPolicy: { enabled: true, gatewayFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }] },
+    });
+    const ingresses = new Map(on.filter((o) => o.kind === 'Ingress').map((o) => [o.metadata.name, o]));
+    expect([...ingresses.keys()].sort()).toEqual(['rel', 'rel-grpc']);
+    // the HTTP Ingress is untouched: no gRPC annotation on REST and GraphQL
+    expect(ingresses.get('rel')!.metadata.annotations).toBeUndefined();
+    const grpc = ingresses.get('rel-grpc')!;
+    expect(grpc.metadata.annotations).toEqual({ 'nginx.ingress.kubernetes.io/backend-protocol': 'GRPC' });
+    expect(grpc.spec).toEqual({
+      ingressClassName: 'nginx',
+      tls: [{ secretName: 'grpc-tls', hosts: ['grpc.auth.example.com'] }],
+      rules: [{
+        host: 'grpc.auth.example.com',
+        http: {
+          paths: [
+            { path: '/gatehouse.authz.v1.AuthzService', pathType: 'Prefix', backend: { service: { name: 'rel-authz-grpc', port: { name: 'grpc' } } } },
+            { path: '/', pathType: 'Prefix', backend: { service: { name: 'rel-gateway-grpc', port: { name: 'grpc' } } } },
+          ],
+        },
+      }],
+    });
+    for (const component of ['gateway', 'authz']) {
+      const svc = on.find((o) => o.kind === 'Service' && o.metadata.name === `rel-${component}-grpc`)!;
+      // Traefik reads the scheme from the Service: one carrying only the gRPC port, so HTTP/1.1 stays HTTP/1.1
+      expect(svc.metadata.annotations).toEqual({ 'traefik.ingress.kubernetes.io/service.serversscheme': 'h2c' });
+      expect(svc.spec.ports).toEqual([{ name: 'grpc', port: 9091, targetPort: 'grpc', protocol: 'TCP', appProtocol: 'kubernetes.io/h2c' }]);
+      expect(svc.spec.selector).toEqual(deployments(on).get(component)!.spec.selector.matchLabels);
+      const container = containerOf(deployments(on).get(component)!);
+      expect(container.ports).toContainEqual({ name: 'grpc', containerPort: 9091, protocol: 'TCP' });
+    }
+    // with NetworkPolicies, authz admits gRPC from where the gateway does (the ingress controller)
+    const authzPolicy = on.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-authz')!;
+    expect(authzPolicy.spec.ingress).toContainEqual({ ports: [{ port: 'grpc', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }] });
+
+    const gatewayOnly = renderChart('rel', [EXAMPLE_VALUES], { ingress: { enabled: true, hosts: ['a.example.com'], grpc: { enabled: true, host: 'g.example.com', authzDirect: false } } });
+    expect(gatewayOnly.find((o) => o.metadata.name === 'rel-grpc')!.spec.rules[0].http.paths.map((p: any) => p.backend.service.name)).toEqual(['rel-gateway-grpc']);
+    expect(gatewayOnly.filter((o) => o.metadata.name === 'rel-authz-grpc')).toEqual([]);
+    const noHost = template('rel', [EXAMPLE_VALUES], { ingress: { enabled: true, hosts: ['a.example.com'], grpc: { enabled: true } } });
+    expect(noHost.stderr).toContain('ingress.grpc.host is required with ingress.grpc.enabled');
+    expect(renderChart('rel', [EXAMPLE_VALUES]).filter((o) => /-grpc$/.test(o.metadata.name))).toEqual([]);
   });
 
   it('renders replicas from values when authz autoscaling is off, and an unheadless authz Service on request', () => {
@@ -358,6 +459,30 @@ describe('charts/gatehouse values', () => {
     expect(objects.filter((o) => o.kind === 'HorizontalPodAutoscaler')).toEqual([]);
     expect(deployments(objects).get('authz')!.spec.replicas).toBe(3);
     expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-authz')!.spec.clusterIP).toBeUndefined();
+  });
+
+  it('serves OpenFGA\'s API on authz only with openfgaApi.enabled: its flags, container port, own ClusterIP Service and policy (issue 36 §2)', () => {
+    const authzOf = (o: readonly K8sObject[]) => containerOf(deployments(o).get('authz')!);
+    expect(objects0().filter((o) => o.metadata.name === 'rel-authz-openfga')).toEqual([]);
+    expect(authzOf(objects0()).args.some((a: string) => a.startsWith('--openfga-'))).toBe(false);
+    const on = renderChart('rel', [EXAMPLE_VALUES], {
+      openfgaApi: { enabled: true, port: 8090 },
+      secrets: { values: { openfgaAuthnPresharedKeys: 'k1,k2' } },
+      networkPolicy: { enabled: true, openfgaFrom: [{ podSelector: { matchLabels: { app: 'billing' } } }] },
+    });
+    const c = authzOf(on);
+    const parsed = loadConfig('authz', c.args.slice(1), { readFile: podSecretFiles(deployments(on).get('authz')!, secretData(on)) });
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.config).toMatchObject({ openfgaHttpPort: 8090, openfgaHttpHost: '0.0.0.0', openfgaAuthnMethod: 'preshared', openfgaAuthnPresharedKeys: ['k1', 'k2'] });
+    expect(c.ports).toContainEqual({ name: 'openfga', containerPort: 8090, protocol: 'TCP' });
+    for (const [name, d] of deployments(on)) if (name !== 'authz') expect(containerOf(d).args.some((a: string) => a.startsWith('--openfga-'))).toBe(false);
+    const svc = on.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-authz-openfga')!;
+    expect(svc.spec.type).toBe('ClusterIP');
+    expect(svc.spec.ports).toEqual([{ name: 'openfga', port: 8090, targetPort: 'openfga', protocol: 'TCP' }]);
+    expect(svc.spec.selector['app.kubernetes.io/component']).toBe('authz');
+    expect(on.filter((o) => o.kind === 'Ingress' || (o.kind === 'Service' && o.metadata.name === 'rel-gateway')).flatMap((o) => JSON.stringify(o.spec)).join('')).not.toContain('openfga');
+    const policy = on.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-authz')!;
+    expect(policy.spec.ingress).toContainEqual({ ports: [{ port: 'openfga', protocol: 'TCP' }], from: [{ podSelector: { matchLabels: { app: 'billing' } } }] });
   });
 
   it('turns tracing on for every process with config.shared.otlpEndpoint, and renders no --otlp-endpoint by default (issue 15)', () => {

@@ -116,7 +116,37 @@ export function containerOf(deployment: K8sObject): { args: string[]; env?: any[
   return containers[0];
 }
 
-/** Replaces every `$(NAME)` in `args` with `vars[NAME]` (what the kubelet does); unknown names stay. */
-export function expandArgs(args: readonly string[], vars: Readonly<Record<string, string>>): string[] {
-  return args.map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name: string) => vars[name] ?? m));
+/** Where the chart mounts the Secret in every pod (templates/_helpers.tpl `gatehouse.secretDir`). */
+export const SECRET_DIR = '/etc/gatehouse/secrets';
+
+/**
+ * The Secret keys a Deployment's pods see as files under {@link SECRET_DIR}: the `items` of its
+ * `secrets` volume, checked to be mounted read-only there. Empty when the pod mounts no Secret.
+ */
+export function mountedSecretKeys(deployment: K8sObject): string[] {
+  const pod = deployment.spec.template.spec;
+  const volume = (pod.volumes as any[] | undefined)?.find((v) => v.name === 'secrets');
+  const mount = (containerOf(deployment).volumeMounts as any[] | undefined)?.find((m) => m.name === 'secrets');
+  if (!volume && !mount) return [];
+  if (!volume || !mount) throw new Error(`${deployment.metadata.name}: the secrets volume and its mount must come together`);
+  if (mount.mountPath !== SECRET_DIR || mount.readOnly !== true) throw new Error(`${deployment.metadata.name}: secrets must be mounted read-only at ${SECRET_DIR}`);
+  return (volume.secret.items as Array<{ key: string; path: string }>).map((i) => {
+    if (i.path !== i.key) throw new Error(`${deployment.metadata.name}: Secret key ${i.key} is projected as ${i.path}`);
+    return i.key;
+  });
+}
+
+/**
+ * What the kubelet gives a pod of `deployment`: a file reader for `loadConfig`'s `readFile` that
+ * serves `<SECRET_DIR>/<key>` from `data` (the Secret's decoded values) for the keys its volume
+ * projects, and fails like the file system (`ENOENT`) for anything else.
+ */
+export function podSecretFiles(deployment: K8sObject, data: Readonly<Record<string, string>>): (path: string) => string {
+  const keys = new Set(mountedSecretKeys(deployment));
+  return (file) => {
+    const key = file.startsWith(`${SECRET_DIR}/`) ? file.slice(SECRET_DIR.length + 1) : undefined;
+    const value = key !== undefined && keys.has(key) ? data[key] : undefined;
+    if (value === undefined) throw Object.assign(new Error(`ENOENT: no such file, open '${file}'`), { code: 'ENOENT' });
+    return value;
+  };
 }

@@ -9,8 +9,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig, type CommandName } from '@gatehouse/config';
+import { SERVICE_NAMES } from '@gatehouse/contracts/service-names';
 import { REPO_ROOT } from '@gatehouse/testing';
-import { CHART, containerOf, deployments, expandArgs, helm, requireHelm } from './helm.ts';
+import { CHART, containerOf, deployments, helm, podSecretFiles, requireHelm } from './helm.ts';
 
 const skaffold = parse(readFileSync(path.join(REPO_ROOT, 'skaffold.yaml'), 'utf8'));
 const release = skaffold.deploy.helm.releases[0];
@@ -47,12 +48,12 @@ describe('skaffold.yaml', () => {
     const data: Record<string, string> = Object.fromEntries(Object.entries(secret.data as Record<string, string>)
       .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
     const byService = deployments(objects);
-    expect([...byService.keys()].sort()).toEqual(['admin', 'authn', 'authz', 'gateway', 'mfa', 'notifications', 'orgs']);
+    expect([...byService.keys()].sort()).toEqual([...SERVICE_NAMES, 'gateway'].sort());
     expect(byService.get('authz')!.spec.replicas).toBe(2);
     for (const [name, d] of byService) {
       const c = containerOf(d);
-      const vars = Object.fromEntries((c.env ?? []).map((e) => [e.name, data[e.valueFrom.secretKeyRef.key]!]));
-      expect({ name, errors: loadConfig(name as CommandName, expandArgs(c.args.slice(1), vars)).errors }).toEqual({ name, errors: [] });
+      const result = loadConfig(name as CommandName, c.args.slice(1), { readFile: podSecretFiles(d, data) });
+      expect({ name, errors: result.errors }).toEqual({ name, errors: [] });
     }
     const gw = objects.find((o) => o.kind === 'Service' && o.metadata.name === skaffold.portForward[0].resourceName);
     expect(gw?.spec.ports.map((p: { port: number }) => p.port)).toContain(skaffold.portForward[0].port);

@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { createCallContext, createGrpcClient, serviceDescriptor } from '@gatehouse/rpc';
 import { MACHINE, startDeployment, startSmtpSink, type Deployment, type SmtpSink } from '@gatehouse/testing';
 import { gql, postJson, raw } from '../support/http.ts';
+import { until } from '../support/until.ts';
 import { openSql } from '../support/sql.ts';
 
 const PASSWORD = 'Str0ng!pass';
@@ -72,16 +73,6 @@ async function rowsNaming(d: Deployment, needles: readonly string[]): Promise<st
     }
   }
   return hits;
-}
-
-async function until<T>(what: string, probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (done(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) => {

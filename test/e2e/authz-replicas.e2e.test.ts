@@ -117,7 +117,7 @@ describe.each(['embedded', 'openfga'] as const)('authz replicas: a write is visi
     await d.stopProcess('authz');
     // the gateway settles on the other replica (calls racing the shutdown may fail: not this test's subject)
     let settled = 0;
-    // (REST and gRPC here: GraphQL reaches authz through the subgraph URLs, which keep trying the stopped one)
+    // (REST and gRPC here: the subject is the gRPC channels' balancer; GraphQL reaches authz through the subgraph URLs)
     for (let i = 0; i < 40 && settled < 6; i++) settled = (await authzPerform(i % 2 ? 'grpc' : 'rest', d, call)).ok ? settled + 1 : 0;
     expect(settled).toBe(6);
     await d.startProcess('authz');

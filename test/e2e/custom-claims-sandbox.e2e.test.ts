@@ -9,7 +9,11 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
-import { PASSWORD, post, signup } from './email-support.ts';
+import { until } from '../support/until.ts';
+import { PASSWORD, post, signup, sleep } from './email-support.ts';
+
+/** Longer than the 250 ms within which a process writes a logged line to stdout (libs/observability). */
+const LOG_FLUSH_WAIT_MS = 750;
 
 /** One script for every case: the e-mail's tag (before the first `-`) picks the behaviour. */
 const SCRIPT = `function (user, tokenPayload) {
@@ -52,6 +56,7 @@ describe.each(['all', 'split'] as Mode[])('custom access token script sandbox (%
     const email = tagged(tag);
     expect((await signup(d.url, email)).status).toBe(200); // signup issues tokens too: one warning
     const warnings = (): number => d.output().split('\n').filter((l) => l.includes('"level":"warn"') && l.includes('"msg":"custom access token script failed; token issued without custom claims"')).length;
+    await sleep(LOG_FLUSH_WAIT_MS); // the signup's warning has reached the output
     const warned = warnings();
     const started = Date.now();
     const res = await login(email);
@@ -66,7 +71,9 @@ describe.each(['all', 'split'] as Mode[])('custom access token script sandbox (%
     const after = await login(next);
     expect(after.status).toBe(200);
     expect(decodeJwt(after.body.access_token as string)).toMatchObject({ plan: 'pro' });
-    // and the login's failure was logged as one warning (authn's log)
+    // and the login's failure was logged as one warning (authn's log), once the lines are written
+    await until('the login\'s warning', async () => warnings(), (n) => n > warned, 10_000);
+    await sleep(LOG_FLUSH_WAIT_MS);
     expect(warnings()).toBe(warned + 1);
   }, 30_000);
 });

@@ -22,14 +22,15 @@ describe('discovery and Meta state only what is served (all)', () => {
   let d: Deployment;
   beforeAll(async () => {
     // every MFA method the flags allow: SMTP for email OTP, TOTP and passkeys on by default, the gate on
-    d = await startDeployment('all', { mfa: true, flags: ['--smtp-host=127.0.0.1', '--smtp-port=2525', '--smtp-sender-email=noreply@example.com'] });
+    // and dynamic client registration (issue 34), so its registration_endpoint is advertised and must answer
+    d = await startDeployment('all', { mfa: true, flags: ['--smtp-host=127.0.0.1', '--smtp-port=2525', '--smtp-sender-email=noreply@example.com', '--enable-dynamic-client-registration'] });
   }, 60_000);
   afterAll(async () => { await d?.stop(); });
 
   it('every endpoint the OpenID discovery document advertises answers (no 404)', async () => {
     const disc = (await raw(`${d.url}/.well-known/openid-configuration`)).body as Record<string, unknown>;
     const endpoints = Object.entries(disc).filter(([k, v]) => (k.endsWith('_endpoint') || k.endsWith('_uri')) && typeof v === 'string');
-    expect(endpoints.map(([k]) => k)).toContain('jwks_uri');
+    expect(endpoints.map(([k]) => k)).toEqual(expect.arrayContaining(['jwks_uri', 'registration_endpoint', 'pushed_authorization_request_endpoint']));
     for (const [key, url] of endpoints) {
       expect(String(url).startsWith(`${d.url}/`)).toBe(true);
       const res = await raw(String(url));

@@ -5,9 +5,8 @@
  * every attempt; behaviour.md §5.5: a failure is never surfaced to the user).
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Database } from '@gatehouse/db';
@@ -15,6 +14,7 @@ import { notificationsSchema } from '@gatehouse/notifications';
 import { createLogger } from '@gatehouse/observability';
 import { freePort, startDeployment, startSmtpSink, type Deployment, type SmtpSink } from '@gatehouse/testing';
 import { address, emailFlags, signup, sleep } from './email-support.ts';
+import { killProcess, startNats, waitForPort } from '../support/nats-server.ts';
 
 const VERIFY_SENT = 'Verification email has been sent. Please check your inbox';
 
@@ -86,31 +86,6 @@ describe('the notifications process is down while users sign up (split)', () => 
     await expectEachOnce(sink, emails);
   }, 180_000);
 });
-
-/** A nats-server of the test's own, with JetStream storing in `storeDir`. */
-function startNats(port: number, storeDir: string): ChildProcess {
-  return spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
-}
-
-async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await sleep(100);
-  }
-  throw new Error(`nats-server not listening on ${port} after ${timeoutMs} ms`);
-}
-
-async function killProcess(p: ChildProcess | undefined): Promise<void> {
-  if (!p || p.exitCode !== null || p.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
-  p.kill('SIGKILL');
-  await exited;
-}
 
 describe('NATS is unreachable for a while during sign-ups (split, own nats-server)', () => {
   let sink: SmtpSink;

@@ -5,10 +5,16 @@
  * whose every script and stylesheet the gateway serves itself (no other origin, its own CSP), and
  * the page runs a query through `POST /graphql`. With `--enable-playground=false` the GET answers 405
  * as any GraphQL GET does; `--enable-graphql-introspection=false` still refuses introspection.
+ * One admin-auth path (issue 30 §3): the page opens for the `service-admin` cookie of
+ * `POST /v1/admin/login` in a real Chromium as well as for the header, never for the header under
+ * `--disable-admin-header-auth`, and wrong secrets sent to it count toward the admin-secret lockout
+ * (10 per client IP in 15 minutes) that every other admin path shares.
  */
 import { describe, it, expect, beforeAll, afterAll, jest } from '@jest/globals';
+import { createCallContext, createGrpcClient, serviceDescriptor } from '@gatehouse/rpc';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
-import { gql, raw } from '../support/http.ts';
+import { gql, postJson, raw } from '../support/http.ts';
+import { launchChromium } from './passkey-browser.ts';
 
 jest.setTimeout(60_000);
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -98,5 +104,74 @@ describe('GraphQL playground of a split deployment (the gateway process)', () =>
   it('serves GraphiQL and its assets to a super-admin and refuses anyone else', async () => {
     await servesPlayground(d);
     await refusesOthers(d);
+  });
+});
+
+const LOCKED = { errors: [{ message: 'too many failed attempts, please try again later', extensions: { code: 'RESOURCE_EXHAUSTED' } }] };
+
+describe('the playground on the one admin-auth path (all-in-one)', () => {
+  let d: Deployment;
+  let headerOff: Deployment;
+  beforeAll(async () => {
+    // localhost: the browser stores the Secure service-admin cookie for a potentially trustworthy origin
+    d = await startDeployment('all', { readyTimeoutMs: 60_000, urlHost: 'localhost' });
+    headerOff = await startDeployment('all', { readyTimeoutMs: 60_000, flags: ['--disable-admin-header-auth'] });
+  }, 120_000);
+  afterAll(async () => { await Promise.all([d, headerOff].map((x) => x?.stop())); });
+
+  it('opens in Chromium for the service-admin cookie of POST /v1/admin/login, and runs an admin query with it', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      const before = await page.goto(`${d.url}/graphql`);
+      expect(before!.status()).toBe(401);
+      const login = await page.evaluate(async (secret) => {
+        const res = await fetch('/v1/admin/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ admin_secret: secret }) });
+        return { status: res.status, body: await res.json() };
+      }, d.adminSecret);
+      expect(login).toEqual({ status: 200, body: { message: 'admin logged in successfully' } });
+      const cookies = await page.context().cookies();
+      expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['service-admin', true, 'Strict']]);
+      const opened = await page.goto(`${d.url}/graphql`);
+      expect(opened!.status()).toBe(200);
+      // GraphiQL rendered (its editor is in the DOM) under the page's CSP
+      await page.waitForSelector('.graphiql-container', { timeout: 30_000 });
+      const admin = await page.evaluate(async () => {
+        const res = await fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ _admin_meta { version } }' }) });
+        return { status: res.status, body: await res.json() };
+      });
+      expect(admin).toEqual({ status: 200, body: { data: { _admin_meta: { version: expect.any(String) } } } });
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('with --disable-admin-header-auth the header opens nothing; the cookie still does', async () => {
+    expect((await openPage(headerOff, headerOff.adminSecret)).status).toBe(401);
+    const login = await postJson(`${headerOff.url}/v1/admin/login`, { admin_secret: headerOff.adminSecret }, { origin: headerOff.url });
+    const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const page = await raw(`${headerOff.url}/graphql`, { headers: { accept: BROWSER, cookie } });
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+  });
+
+  it('wrong secrets sent to the playground count toward the admin-secret lockout every admin path shares', async () => {
+    for (let i = 0; i < 10; i++) expect((await openPage(d, `${d.adminSecret}-wrong-${i}`)).status).toBe(401);
+    // the eleventh attempt, with the right secret, is refused on every path: playground, REST, GraphQL, admin login
+    const page = await openPage(d, d.adminSecret);
+    expect([page.status, page.body, page.headers.get('retry-after')]).toEqual([429, LOCKED, expect.stringMatching(/^\d+$/)]);
+    const rest = await raw(`${d.url}/v1/admin/meta`, { headers: { 'x-service-admin-secret': d.adminSecret } });
+    expect([rest.status, rest.body]).toEqual([429, { code: 'resource_exhausted', message: 'too many failed attempts, please try again later' }]);
+    const graphql = await gql(d.url, '{ _admin_meta { version } }', {}, { origin: d.url, 'x-service-admin-secret': d.adminSecret });
+    expect(graphql.body.errors[0].extensions.code).toBe('RESOURCE_EXHAUSTED');
+    const login = await postJson(`${d.url}/v1/admin/login`, { admin_secret: d.adminSecret }, { origin: d.url });
+    expect(login.status).toBe(429);
+    const grpc = createGrpcClient(serviceDescriptor('admin'), { address: d.grpcAddress });
+    try {
+      const err = await grpc.call('AdminMeta', {}, createCallContext({ headers: { 'x-service-admin-secret': d.adminSecret }, protocol: 'grpc' }))
+        .then(() => null, (e: unknown) => e as { code: string });
+      expect(err?.code).toBe('resource_exhausted');
+    } finally {
+      grpc.close();
+    }
   });
 });

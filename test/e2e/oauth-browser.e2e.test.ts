@@ -10,9 +10,7 @@
  * `prompt=login` (OIDC Core §3.1.2.1) shows the sign-in form although the browser has a session;
  * without it the session is reused and no page is shown.
  */
-import http from 'node:http';
 import { createHash } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 import { decodeProtectedHeader } from 'jose';
@@ -21,21 +19,9 @@ import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSi
 import { launchChromium } from './passkey-browser.ts';
 import { address, PASSWORD, post } from './email-support.ts';
 import { DriverPool, type LoginPageDriver, loginPageFlags, nextTotp, signUpWithTotp, startLogoServer, TITLES } from './login-page-support.ts';
+import { startRpServer } from './oauth-support.ts';
 
 const ORG = 'Acme RP Test';
-
-/** The RP's redirect URI: a server on 127.0.0.1 that answers 200 and records every callback URL. */
-async function startRpServer(): Promise<{ callback: string; seen: URL[]; close(): Promise<void> }> {
-  const seen: URL[] = [];
-  let base = '';
-  const server = http.createServer((req, res) => {
-    seen.push(new URL(req.url ?? '/', base));
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>RP</title><h1>back at the RP</h1>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { callback: `${base}/callback`, seen, close: () => new Promise((resolve) => { server.close(() => resolve()); }) };
-}
 
 /** OIDC Core §3.1.3.6: base64url of the left half of the hash of the access token, the hash of the ID token's `alg`. */
 function atHashOf(accessToken: string, alg: string): string {
@@ -60,7 +46,7 @@ describe.each(['all', 'split'] as Mode[])('openid-client through the hosted logi
     d = await startDeployment(mode, { urlHost: 'localhost', mfa: true, flags: loginPageFlags(sink, ORG, logo.url) });
     const created = await post(d.url, '/v1/admin/create_client', {
       name: 'browser relying party', allowed_scopes: ['openid', 'profile', 'email', 'offline_access'],
-      redirect_uris: [rpServer.callback], grant_types: ['authorization_code', 'refresh_token'],
+      redirect_uris: [rpServer.callback], grant_types: ['authorization_code', 'refresh_token'], is_first_party: true,
     }, { 'x-service-admin-secret': d.adminSecret });
     expect(created.status).toBe(200);
     const client = created.body.client as { client_id: string };

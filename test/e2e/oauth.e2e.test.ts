@@ -10,7 +10,7 @@
  * where behaviour.md §2.3 allows; a deactivated or deleted client's user tokens refused at once;
  * introspection and revocation; RP-initiated logout (GET, and POST with id_token_hint); authorizer-js
  * 3.0.1's getToken and revokeToken; and the client and trusted-issuer admin routes (behaviour.md §5.8)
- * on REST, GraphQL and gRPC.
+ * on REST, GraphQL and gRPC; RFC 8693 token exchange for agents (issue 34).
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +22,8 @@ import { createCallContext, createGrpcClient, serviceDescriptor } from '@gatehou
 import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { gql, postJson, raw } from '../support/http.ts';
 import { PASSWORD, freshEmail } from '../support/scenario.ts';
+import { until } from '../support/until.ts';
+import { waitForAudits } from './audit-support.ts';
 
 const RP = 'http://127.0.0.1:9/rp';
 const CALLBACK = `${RP}/callback`;
@@ -92,6 +94,7 @@ describe.each(['all', 'split'] as const)('OAuth 2.0 / OpenID Provider (%s)', (mo
     const created = await adminPost('create_client', {
       name: 'relying party', allowed_scopes: ['openid', 'profile', 'email', 'offline_access', 'read:docs'],
       redirect_uris: [CALLBACK], post_logout_redirect_uris: [LOGGED_OUT], grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
+      is_first_party: true,
     });
     expect(created.status).toBe(200);
     rp = { id: created.body.client.client_id, secret: created.body.client_secret };
@@ -192,6 +195,50 @@ describe.each(['all', 'split'] as const)('OAuth 2.0 / OpenID Provider (%s)', (mo
       .rejects.toBeDefined();
   });
 
+  it('RFC 8693 token exchange (issue 34) by openid-client: act nested per hop, scope attenuated, RFC 8707 audience, the audit names the agent, and it ends with the user session', async () => {
+    const TE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+    const AT = 'urn:ietf:params:oauth:token-type:access_token';
+    const agent = async (name: string) => {
+      const made = await adminPost('create_client', { name, allowed_scopes: ['openid', 'email', 'read:docs'], grant_types: ['client_credentials', TE] });
+      expect(made.status).toBe(200);
+      const cfg = new oidc.Configuration(config.serverMetadata(), made.body.client.client_id, {}, oidc.ClientSecretBasic(made.body.client_secret));
+      oidc.allowInsecureRequests(cfg);
+      return { id: made.body.client.client_id as string, cfg };
+    };
+    const [bot, hop] = [await agent('agent-a'), await agent('agent-b')];
+    const email = freshEmail('delegate');
+    expect((await postJson(`${d.url}/v1/signup`, { email, password: PASSWORD, confirm_password: PASSWORD }, { origin: d.url })).status).toBe(200);
+    const login = await postJson(`${d.url}/v1/login`, { email, password: PASSWORD }, { origin: d.url });
+    const userToken = login.body.access_token as string;
+    const userId = login.body.user.id as string;
+
+    const actor = await oidc.clientCredentialsGrant(bot.cfg);
+    const ex = await oidc.genericGrantRequest(bot.cfg, TE, {
+      subject_token: userToken, subject_token_type: AT, actor_token: actor.access_token, actor_token_type: AT,
+      resource: 'https://api.example.com/', scope: 'openid email profile',
+    });
+    expect(ex).toMatchObject({ issued_token_type: AT, token_type: 'bearer', scope: 'openid email' });
+    expect(decodeJwt(ex.access_token)).toMatchObject({ sub: userId, aud: 'https://api.example.com/', client_id: bot.id, act: { sub: `service_account:${bot.id}` } });
+    const profile = (t: string) => raw(`${d.url}/v1/profile`, { headers: { origin: d.url, authorization: `Bearer ${t}` } });
+    expect((await profile(ex.access_token)).status).toBe(200);
+
+    // a second hop nests the chain
+    const second = await oidc.genericGrantRequest(hop.cfg, TE, { subject_token: ex.access_token, subject_token_type: AT });
+    expect(decodeJwt(second.access_token).act).toMatchObject({ sub: `service_account:${hop.id}`, act: { sub: `service_account:${bot.id}` } });
+    expect((await oidc.tokenIntrospection(hop.cfg, second.access_token))).toMatchObject({ active: true, act: { sub: `service_account:${hop.id}` } });
+
+    // the audit row names the agent as actor and the user in its details
+    // (both hops' rows: the second may reach the audit log after the first)
+    const rows = await until('both token.exchanged rows', () => waitForAudits(d, (r) => r.action === 'token.exchanged' && r.metadata.user_id === userId, ['token.exchanged']), (r) => r.length >= 2);
+    expect(rows.map((r) => r.actor_id).sort()).toEqual([bot.id, hop.id].sort());
+
+    // the user signs out: every delegated token stops, and no new exchange is granted
+    expect((await postJson(`${d.url}/v1/logout`, {}, { origin: d.url, authorization: `Bearer ${userToken}` })).status).toBe(200);
+    expect((await profile(ex.access_token)).status).toBe(401);
+    expect((await profile(second.access_token)).status).toBe(401);
+    await expect(oidc.genericGrantRequest(bot.cfg, TE, { subject_token: userToken, subject_token_type: AT })).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
   it('client_credentials with private_key_jwt from a trusted issuer; a replayed jti is refused; deactivation kills live tokens', async () => {
     const sa = await adminPost('create_client', { name: 'workload', allowed_scopes: ['read:docs'] });
     const saId = sa.body.client.client_id as string;
@@ -229,6 +276,7 @@ describe.each(['all', 'split'] as const)('OAuth 2.0 / OpenID Provider (%s)', (mo
     const clientConfig = async (name: string) => {
       const made = await adminPost('create_client', {
         name, allowed_scopes: ['openid', 'profile', 'email', 'offline_access'], redirect_uris: [CALLBACK], grant_types: ['authorization_code', 'refresh_token'],
+        is_first_party: true,
       });
       const cfg = new oidc.Configuration(config.serverMetadata(), made.body.client.client_id, { redirect_uris: [CALLBACK] }, oidc.ClientSecretBasic(made.body.client_secret));
       oidc.allowInsecureRequests(cfg);

@@ -215,7 +215,7 @@ describe.each(CASES)('the outbox at rest (%s on %s)', (mode, database) => {
     const mails = stored.filter((r) => r.name === 'email.send').map((r) => ({ src: r.src, data: JSON.parse(r.data) as Record<string, unknown> }));
     expect(mails.filter((m) => (m.data.to as string) === email).map((m) => m.src).sort()).toEqual(['authn_outbox', 'authn_outbox', 'mfa_outbox']);
     for (const m of mails) {
-      expect(m.data.sealed_variables).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
+      expect(m.data.sealed_variables).toMatch(/^v2\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]+$/);
       expect(m.data.variables).toEqual({});
     }
     const everything = await view.around();

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll, jest } from '@jest/globals';
 import { freePort, startDeployment, type Deployment } from '@gatehouse/testing';
+import { readyz, until } from '../support/readyz.ts';
 
 jest.setTimeout(90_000);
 
@@ -51,20 +52,6 @@ function ownServer(command: string, args: (port: number, dir: string) => string[
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function readyz(url: string): Promise<{ status: number; body: Record<string, any> }> {
-  const res = await fetch(`${url}/readyz`);
-  return { status: res.status, body: await res.json() as Record<string, any> };
-}
-
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 const count = (text: string, needle: string): number => text.split(needle).length - 1;
@@ -126,15 +113,25 @@ describe('split: the gateway sees the services it forwards to', () => {
   beforeAll(async () => { d = await startDeployment('split', { readyTimeoutMs: 60_000 }); }, 120_000);
   afterAll(async () => { await d?.stop(); });
 
-  it('lists each service; a stopped one makes it 503 by name, and it recovers', async () => {
+  it('lists each service; only a stopped essential one (authn) makes it 503, by name; it recovers', async () => {
     const r = await readyz(d.url);
     expect(r.status).toBe(200);
     expect(Object.keys(r.body.checks).sort()).toEqual(['redis', 'service:admin', 'service:authn', 'service:authz', 'service:mfa', 'service:orgs']);
+    // issue 37 §4: a service only some requests need is listed as down, and the gateway stays Ready
     await d.stopProcess('mfa');
-    const down = await until(() => readyz(d.url), (x) => x.status === 503);
-    expect(down.body.message).toMatch(/^not ready: service:mfa \(127\.0\.0\.1:\d+\) is down: /);
-    expect(down.body.checks['service:authn']).toBe('ok');
+    const mfaDown = await until(() => readyz(d.url), (x) => x.body.checks['service:mfa'] !== 'ok');
+    expect(mfaDown.status).toBe(200);
+    expect(mfaDown.body.status).toBe('ready');
+    expect(mfaDown.body.checks['service:mfa']).toMatch(/^down \(127\.0\.0\.1:\d+\): /);
+    expect(mfaDown.body.checks['service:authn']).toBe('ok');
     await d.startProcess('mfa');
+    expect((await readyz(d.url)).body.checks['service:mfa']).toBe('ok');
+    // authn signs everyone in: without it the gateway is not Ready
+    await d.stopProcess('authn');
+    const down = await until(() => readyz(d.url), (x) => x.status === 503);
+    expect(down.body.message).toMatch(/^not ready: service:authn \(127\.0\.0\.1:\d+\) is down: /);
+    expect(down.body.checks['service:mfa']).toBe('ok');
+    await d.startProcess('authn');
     expect((await until(() => readyz(d.url), (x) => x.status === 200)).status).toBe(200);
   });
 

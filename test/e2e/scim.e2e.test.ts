@@ -39,7 +39,7 @@ interface Sequence { provider: string; source: string; steps: Step[] }
 
 const load = (name: string): Sequence => JSON.parse(readFileSync(new URL(`../../services/orgs/test/scim/${name}.json`, import.meta.url), 'utf8')) as Sequence;
 
-interface ScimReply { status: number; type: string | null; location: string | null; body: any; text: string }
+interface ScimReply { status: number; type: string | null; location: string | null; challenge: string | null; body: any; text: string }
 
 /** One SCIM request with a bearer token (no Origin: CSRF exempts bearer SCIM requests, §2.5). */
 async function scim(base: string, token: string | null, method: string, path: string, body?: unknown, raw?: string): Promise<ScimReply> {
@@ -50,13 +50,15 @@ async function scim(base: string, token: string | null, method: string, path: st
   const text = await res.text();
   let parsed: unknown = null;
   try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
-  return { status: res.status, type: res.headers.get('content-type'), location: res.headers.get('location'), body: parsed, text };
+  return { status: res.status, type: res.headers.get('content-type'), location: res.headers.get('location'), challenge: res.headers.get('www-authenticate'), body: parsed, text };
 }
 
 /** RFC 7644 §3.12: the error body, `application/scim+json`. */
 function expectScimError(r: ScimReply, status: number, scimType?: string): void {
   expect({ status: r.status, type: SCIM_TYPE.test(r.type ?? '') }).toEqual({ status, type: true });
   expect(r.body).toEqual({ schemas: [ERROR_SCHEMA], status: String(status), ...(scimType ? { scimType } : {}), detail: expect.any(String) });
+  // RFC 7644 §2, RFC 7235 §3.1: every 401 carries the challenge
+  expect(r.challenge).toBe(status === 401 ? 'Bearer realm="scim"' : null);
 }
 
 const at = (obj: unknown, path: string): unknown => path.split('.').reduce<unknown>((o, k) => (o === null || o === undefined ? undefined : (o as Record<string, unknown>)[k]), obj);
@@ -189,7 +191,7 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     expect(spc.type).toMatch(SCIM_TYPE);
     expect(spc.body).toMatchObject({
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
-      patch: { supported: true }, bulk: { supported: false }, sort: { supported: false }, etag: { supported: false },
+      patch: { supported: true }, bulk: { supported: false }, sort: { supported: false }, etag: { supported: true },
       changePassword: { supported: false }, filter: { supported: true, maxResults: 1000 },
       authenticationSchemes: [expect.objectContaining({ type: 'oauthbearertoken' })],
     });
@@ -201,7 +203,8 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     expect((await scim(d.url, tokenX, 'GET', `/Schemas/${USER_SCHEMA}`)).body.id).toBe(USER_SCHEMA);
     for (const path of ['/ServiceProviderConfig', '/ResourceTypes', '/Schemas', '/Users']) {
       expectScimError(await scim(d.url, null, 'GET', path), 401);
-      expectScimError(await scim(d.url, `${tokenX.slice(0, -1)}0`, 'GET', path), 401);
+      // one character changed (never to itself: a token that already ends in 0 gets a 1)
+      expectScimError(await scim(d.url, `${tokenX.slice(0, -1)}${tokenX.endsWith('0') ? '1' : '0'}`, 'GET', path), 401);
       expectScimError(await scim(d.url, 'not-a-token', 'GET', path), 401);
     }
     expectScimError(await scim(d.url, tokenX, 'GET', '/Nothing'), 404);
@@ -311,7 +314,14 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     const del = await scim(d.url, tokenX, 'DELETE', `/Users/${created.body.id}`);
     expect({ status: del.status, text: del.text }).toEqual({ status: 204, text: '' });
     expect((await get(d.url, '/v1/profile', bearer(again))).status).toBe(401);
-    expect((await scim(d.url, tokenX, 'GET', `/Users/${created.body.id}`)).body.active).toBe(false);
+    // RFC 7644 §3.6: the deleted resource is gone for every operation, and from lists
+    expectScimError(await scim(d.url, tokenX, 'GET', `/Users/${created.body.id}`), 404);
+    expectScimError(await scim(d.url, tokenX, 'PUT', `/Users/${created.body.id}`, { schemas: [USER_SCHEMA], userName: email }), 404);
+    expectScimError(await scim(d.url, tokenX, 'PATCH', `/Users/${created.body.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', value: { active: true } }] }), 404);
+    expectScimError(await scim(d.url, tokenX, 'DELETE', `/Users/${created.body.id}`), 404);
+    expect((await scim(d.url, tokenX, 'GET', `/Users?filter=${encodeURIComponent(`id eq "${created.body.id}"`)}`)).body.totalResults).toBe(0);
+    // the account stays, revoked, for the audit trail
+    expect((await post(d.url, '/v1/login', { email, password: 'Str0ng!pass' })).status).toBe(401);
   });
 
   it('groups become tuples user:<id> member group:<org>/<group> that check_permissions sees, through the model', async () => {
@@ -329,9 +339,8 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     expect((await post(d.url, '/v1/admin/fga/tuples', { tuples: [{ user: `${object}#member`, relation: 'viewer', object: `document:${g.body.id}` }] }, admin)).status).toBe(200);
     const viewer = await post(d.url, '/v1/check_permissions', { user: `user:${a}`, checks: [{ relation: 'viewer', object: `document:${g.body.id}` }] }, admin);
     expect(viewer.body.results[0].allowed).toBe(true);
-    // the same externalId again is idempotent: 200 with the group
-    const repeat = await scim(d.url, tokenX, 'POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'whatever', externalId: `ext-${a}` });
-    expect({ status: repeat.status, id: repeat.body.id }).toEqual({ status: 200, id: g.body.id });
+    // the same externalId again is a uniqueness conflict (RFC 7644 §3.3)
+    expectScimError(await scim(d.url, tokenX, 'POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'whatever', externalId: `ext-${a}` }), 409, 'uniqueness');
     // displayName unique in the org
     expectScimError(await scim(d.url, tokenX, 'POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: `ENG ${a}` }), 409, 'uniqueness');
     // replace members (PUT), then an unfiltered remove clears all
@@ -343,6 +352,10 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     expect(await check(b, object)).toBe(false);
     const replaced = await scim(d.url, tokenX, 'PATCH', `/Groups/${g.body.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', path: 'members', value: [{ value: a }, { value: b }] }] });
     expect(replaced.body.members.map((m: any) => m.value)).toEqual([a, b]);
+    // a deleted user leaves every group: not listed as a member, its member tuple gone (RFC 7644 §3.6)
+    expect((await scim(d.url, tokenX, 'DELETE', `/Users/${a}`)).status).toBe(204);
+    expect((await scim(d.url, tokenX, 'GET', `/Groups/${g.body.id}`)).body.members.map((m: any) => m.value)).toEqual([b]);
+    expect([await check(a, object), await check(b, object)]).toEqual([false, true]);
     expect((await scim(d.url, tokenX, 'DELETE', `/Groups/${g.body.id}`)).status).toBe(204);
     expect([await check(a, object), await check(b, object)]).toEqual([false, false]);
   });
@@ -351,24 +364,24 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     const id = (await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: `bad-${randomUUID().slice(0, 8)}@example.com` })).body.id as string;
     const gid = (await scim(d.url, tokenX, 'POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: `bad ${id}` })).body.id as string;
     const filters = [
-      'userName eq "a" and active eq true', 'userName eq "a" or userName eq "b"', 'not (userName eq "a")', '(userName eq "a")',
-      'emails[type eq "work"]', 'userName gt "a"', 'nickName eq "a"', 'userName eq', 'userName', '"a" eq userName', 'active co "t"',
-      'active eq "true"', 'userName eq true', 'userName eq "unterminated', '',
+      'nickName eq "a"', 'userName eq', 'userName', '"a" eq userName', 'active co "t"', 'active gt false', 'emails[display eq "x"]',
+      'active eq "true"', 'userName eq true', 'userName eq "unterminated', 'userName eq "a" and', '(userName eq "a"', '',
     ];
     for (const f of filters.slice(0, -1)) {
       const r = await scim(d.url, tokenX, 'GET', `/Users?filter=${encodeURIComponent(f)}`);
       expect({ f, status: r.status, scimType: r.body.scimType }).toEqual({ f, status: 400, scimType: 'invalidFilter' });
       expectScimError(r, 400, 'invalidFilter');
     }
-    expectScimError(await scim(d.url, tokenX, 'GET', `/Groups?filter=${encodeURIComponent('displayName co "x"')}`), 400, 'invalidFilter');
-    expectScimError(await scim(d.url, tokenX, 'GET', `/Groups?filter=${encodeURIComponent('externalId eq "x"')}`), 400, 'invalidFilter');
+    expectScimError(await scim(d.url, tokenX, 'GET', `/Groups?filter=${encodeURIComponent('title co "x"')}`), 400, 'invalidFilter');
+    expectScimError(await scim(d.url, tokenX, 'GET', `/Groups?filter=${encodeURIComponent('displayName eq 1')}`), 400, 'invalidFilter');
     expectScimError(await scim(d.url, tokenX, 'GET', '/Users?startIndex=abc'), 400, 'invalidValue');
     // bodies
     expectScimError(await scim(d.url, tokenX, 'POST', '/Users', undefined, '{not json'), 400, 'invalidSyntax');
     expectScimError(await scim(d.url, tokenX, 'POST', '/Users', undefined, '[1,2]'), 400, 'invalidSyntax');
     expectScimError(await scim(d.url, tokenX, 'POST', '/Users', undefined, ''), 400, 'invalidSyntax');
     expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA] }), 400, 'invalidValue');
-    expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: 'not an email' }), 400, 'invalidValue');
+    expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: '   ' }), 400, 'invalidValue');
+    expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: 'x', phoneNumbers: [{ value: '555-0100' }] }), 400, 'invalidValue');
     expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: 42 }), 400, 'invalidValue');
     expectScimError(await scim(d.url, tokenX, 'POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'] }), 400, 'invalidValue');
     expectScimError(await scim(d.url, tokenX, 'POST', '/Groups', { displayName: 'x', members: 'nope' }), 400, 'invalidValue');
@@ -387,9 +400,12 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     for (const [body, scimType] of badPatches) expectScimError(await scim(d.url, tokenX, 'PATCH', `/Users/${id}`, body), 400, scimType);
     expectScimError(await scim(d.url, tokenX, 'PATCH', `/Groups/${gid}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'remove', path: 'members[display eq "x"]' }] }), 400, 'invalidFilter');
     expectScimError(await scim(d.url, tokenX, 'PATCH', `/Groups/${gid}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'add', path: 'members', value: [{ display: 'no value' }] }] }), 400, 'invalidValue');
-    // unsupported ops and paths are ignored
-    const ignored = await scim(d.url, tokenX, 'PATCH', `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'move', path: 'active', value: false }, { op: 'replace', path: 'nickName', value: 'x' }] });
-    expect({ status: ignored.status, active: ignored.body.active }).toEqual({ status: 200, active: true });
+    // an unknown op, an attribute the server does not keep, a read-only one (RFC 7644 §3.5.2)
+    expectScimError(await scim(d.url, tokenX, 'PATCH', `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'move', path: 'active', value: false }] }), 400, 'invalidSyntax');
+    expectScimError(await scim(d.url, tokenX, 'PATCH', `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', path: 'nickName', value: 'x' }] }), 400, 'invalidPath');
+    expectScimError(await scim(d.url, tokenX, 'PATCH', `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', path: 'meta.lastModified', value: 'x' }] }), 400, 'mutability');
+    // none of the refused PATCHes changed the user
+    expect((await scim(d.url, tokenX, 'GET', `/Users/${id}`)).body.active).toBe(true);
     // odd ids, methods and paths
     for (const [method, path] of [['GET', '/Users/..%2F..'], ['GET', '/Users/%E0%A4%A'], ['GET', '/Users/x/y'], ['GET', `/Groups/${'9'.repeat(300)}`], ['DELETE', '/ServiceProviderConfig'], ['PUT', '/Users']] as const) {
       const r = await scim(d.url, tokenX, method, path);
@@ -411,5 +427,71 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     const inactive = await scim(d.url, tokenX, 'GET', `/Users?filter=${encodeURIComponent('active eq false')}`);
     expect(inactive.body.Resources.every((r: any) => r.active === false)).toBe(true);
     await sleep(0);
+  });
+
+  it('RFC 7643/7644 cases: any userName, 409 uniqueness, noTarget, tel: phones, If-Match, attributes, the filter grammar in the database, POST /.search', async () => {
+    const tag = randomUUID().slice(0, 8);
+    // any userName (RFC 7643 §4.1.1): not an address, with its email given apart; RFC 3966 phone values
+    const jdoe = await scim(d.url, tokenX, 'POST', '/Users', {
+      schemas: [USER_SCHEMA], userName: `JDoe-${tag}`, externalId: `ext-${tag}`, name: { givenName: 'Jane', familyName: 'Doe' },
+      emails: [{ value: `jane-${tag}@work.example.com`, type: 'work', primary: true }], phoneNumbers: [{ value: 'tel:+1-201-555-0123', type: 'work' }],
+    });
+    expect(jdoe.status).toBe(201);
+    expect(jdoe.body).toMatchObject({ userName: `JDoe-${tag}`, phoneNumbers: [{ value: '+12015550123', type: 'work' }], meta: { version: 'W/"1"' } });
+    const id = jdoe.body.id as string;
+    // a userName or externalId already held in the org, case-insensitively for userName → 409
+    expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: `jdoe-${tag}` }), 409, 'uniqueness');
+    expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: `other-${tag}`, externalId: `ext-${tag}` }), 409, 'uniqueness');
+    expectScimError(await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: `third-${tag}`, emails: [{ value: `JANE-${tag}@work.example.com` }] }), 409, 'uniqueness');
+    // a user with no email at all
+    const bare = await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: `bare-${tag}` });
+    expect({ status: bare.status, emails: bare.body.emails }).toEqual({ status: 201, emails: [] });
+
+    // RFC 7644 §3.5.2.3: a value path that matches nothing → 400 noTarget, and the login email is unchanged
+    expectScimError(await scim(d.url, tokenX, 'PATCH', `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', path: 'emails[type eq "home"].value', value: `eve-${tag}@evil.example.com` }] }), 400, 'noTarget');
+    const still = await scim(d.url, tokenX, 'GET', `/Users/${id}`);
+    expect(still.body.emails).toEqual([{ value: `jane-${tag}@work.example.com`, type: 'work', primary: true }]);
+    const account = await post(d.url, '/v1/admin/user', { id }, admin);
+    expect({ status: account.status, email: account.body.email }).toEqual({ status: 200, email: `jane-${tag}@work.example.com` });
+
+    // If-Match (RFC 7644 §3.14): the current version applies, a stale one → 412
+    const v1 = still.body.meta.version as string;
+    const patched = await fetch(`${d.url}/scim/v2/Users/${id}`, {
+      method: 'PATCH', headers: { authorization: `Bearer ${tokenX}`, 'content-type': 'application/scim+json', 'if-match': v1 },
+      body: JSON.stringify({ schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', path: 'name.givenName', value: 'Janet' }] }),
+    });
+    expect(patched.status).toBe(200);
+    const v2 = ((await patched.json()) as any).meta.version as string;
+    expect(v2).not.toBe(v1);
+    const stale = await fetch(`${d.url}/scim/v2/Users/${id}`, {
+      method: 'PUT', headers: { authorization: `Bearer ${tokenX}`, 'content-type': 'application/scim+json', 'if-match': v1 },
+      body: JSON.stringify({ schemas: [USER_SCHEMA], userName: `JDoe-${tag}` }),
+    });
+    expect({ status: stale.status, body: await stale.json() }).toEqual({ status: 412, body: { schemas: [ERROR_SCHEMA], status: '412', detail: expect.any(String) } });
+
+    // attributes / excludedAttributes (RFC 7644 §3.4.2.5)
+    const narrow = await scim(d.url, tokenX, 'GET', `/Users/${id}?attributes=userName,name.givenName`);
+    expect(Object.keys(narrow.body).sort()).toEqual(['id', 'meta', 'name', 'schemas', 'userName']);
+    expect(narrow.body.name).toEqual({ givenName: 'Janet' });
+    const wide = await scim(d.url, tokenX, 'GET', `/Users/${id}?excludedAttributes=emails,phoneNumbers`);
+    expect([wide.body.emails, wide.body.phoneNumbers, wide.body.userName]).toEqual([undefined, undefined, `JDoe-${tag}`]);
+
+    // the whole filter grammar, run in the database
+    const q = async (f: string) => (await scim(d.url, tokenX, 'GET', `/Users?filter=${encodeURIComponent(f)}&attributes=userName`)).body;
+    const ids = async (f: string) => ((await q(f)).Resources as any[]).map((r) => r.id).sort();
+    expect(await ids(`emails[type eq "work" and value co "jane-${tag}@"]`)).toEqual([id]);
+    expect(await ids(`userName sw "jdoe-${tag}" or userName eq "BARE-${tag}"`)).toEqual([id, bare.body.id].sort());
+    expect(await ids(`(userName ew "-${tag}") and not (emails pr)`)).toEqual([bare.body.id]);
+    expect(await ids(`phoneNumbers.value eq "+12015550123" and name.givenName eq "janet"`)).toEqual([id]);
+    expect(await ids(`externalId eq "EXT-${tag}"`)).toEqual([]);
+    expect(await ids(`meta.created ge "2000-01-01T00:00:00Z" and userName co "${tag}"`)).toEqual([id, bare.body.id].sort());
+
+    // POST /Users/.search (RFC 7644 §3.4.3)
+    const search = await scim(d.url, tokenX, 'POST', '/Users/.search', {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], filter: `userName co "${tag}"`, attributes: ['userName'], startIndex: 1, count: 1,
+    });
+    expect(search.body).toMatchObject({ schemas: [LIST_SCHEMA], totalResults: 2, itemsPerPage: 1, startIndex: 1 });
+    expect(Object.keys(search.body.Resources[0]).sort()).toEqual(['id', 'meta', 'schemas', 'userName']);
+    expectScimError(await scim(d.url, tokenX, 'POST', '/Users/.search', { filter: 'userName pr' }), 400, 'invalidSyntax');
   });
 });

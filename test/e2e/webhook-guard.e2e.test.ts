@@ -117,7 +117,8 @@ describe.each(['all', 'split'] as const)('webhook outbound guard and bad input (
       ['delete_webhook', { id: '' }, 400, 'invalid_argument', 'webhook ID required'],
       ['delete_webhook', { id: unknown }, 404, 'not_found', 'webhook not found'],
       ['webhook', {}, 400, 'invalid_argument', 'webhook ID required'],
-      ['webhook', { id: "1' or '1'='1" }, 404, 'not_found', 'webhook not found'],
+      // an id outside the id shape (visible ASCII, no spaces) is refused before any lookup
+      ['webhook', { id: "1' or '1'='1" }, 400, 'invalid_argument', 'invalid value for field "id": expected an id (visible ASCII characters)'],
       ['webhooks', { limit: 1001 }, 400, 'invalid_argument', 'limit must be between 1 and 1000'],
       ['webhooks', { page: -1 }, 400, 'invalid_argument', 'page must be at least 1'],
       ['webhooks', { limit: 'ten' }, 400, 'invalid_argument', null],

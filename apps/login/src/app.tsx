@@ -20,6 +20,8 @@ import { browserSupportsWebAuthn, startAuthentication, startRegistration } from 
 import { ApiError, type Api, type AuthResponse, type Meta, type User } from './api.ts';
 import type { PageConfig } from './config.ts';
 import { safeReturnTo } from './return-to.ts';
+import { DevOutbox } from './dev-outbox.tsx';
+import { RecoveryCodes } from './recovery-codes.tsx';
 
 /** The screens. Those with a path are addressable (`/app/<path>`); the MFA screens follow a response. */
 export type Screen =
@@ -34,11 +36,14 @@ export type Screen =
   | { name: 'totp'; passkey: boolean }
   | { name: 'passkey-verify' }
   | { name: 'offer'; auth: AuthResponse }
+  | { name: 'recovery-codes'; codes: string[]; auth: AuthResponse }
+  | { name: 'dev-outbox' }
   | { name: 'message'; title: string; text: string }
   | { name: 'signed-in'; user: User };
 
 const PATHS: Partial<Record<Screen['name'], string>> = {
   login: '/login', signup: '/signup', forgot: '/forgot-password', reset: '/reset-password', magic: '/magic-link',
+  'dev-outbox': '/dev-outbox',
 };
 
 /** The social providers of Meta's `is_<provider>_login_enabled` (behaviour.md §5.2), with their labels. */
@@ -178,6 +183,11 @@ export function App({ api, config }: Props): JSX.Element {
         // the token leaves the address bar (and any later Referer)
         history.replaceState(null, '', `${appBase}/reset-password`);
         go({ name: 'reset', token });
+        return;
+      }
+      // issue 33 §4: the development outbox is the super-admin's page, with or without a user session
+      if (path === PATHS['dev-outbox']) {
+        go({ name: 'dev-outbox' }, { push: false });
         return;
       }
       // tokens in the query (a magic link's redirect): the cookie is set already, drop them from the URL
@@ -386,13 +396,14 @@ export function App({ api, config }: Props): JSX.Element {
                   {a.authenticator_scanner_image && <img class="qr" width={200} height={200} alt="QR code to add this account to an authenticator app" src={`data:image/png;base64,${a.authenticator_scanner_image}`} />}
                   <p>Key: <code class="secret">{a.authenticator_secret}</code></p>
                   {a.authenticator_recovery_codes && a.authenticator_recovery_codes.length > 0 && (
-                    <details>
-                      <summary>Recovery codes (save them now, each works once)</summary>
-                      <ul class="codes">{a.authenticator_recovery_codes.map((c) => <li key={c}><code>{c}</code></li>)}</ul>
-                    </details>
+                    <p>After the code is accepted you get {a.authenticator_recovery_codes.length} recovery codes to save.</p>
                   )}
                   <Form submit="Verify and turn on" busy={busy} id="totp-enrol" onSubmit={run(async () => {
-                    await follow(await api.post<AuthResponse>('verify_otp', { otp: (formValues('totp-enrol').otp ?? '').trim(), is_totp: true }));
+                    const out = await api.post<AuthResponse>('verify_otp', { otp: (formValues('totp-enrol').otp ?? '').trim(), is_totp: true });
+                    // issue 33 §3: the codes become usable with this verification; show them in full before going on
+                    const codes = a.authenticator_recovery_codes ?? [];
+                    if (codes.length > 0) go({ name: 'recovery-codes', codes, auth: out });
+                    else await follow(out);
                   })}>
                     <Field name="otp" label="Code from the app" autoComplete="one-time-code" inputMode="numeric" error={error} required />
                   </Form>
@@ -427,6 +438,16 @@ export function App({ api, config }: Props): JSX.Element {
           ),
         };
       }
+      case 'recovery-codes': {
+        const next = screen.auth;
+        return {
+          title: 'Save your recovery codes',
+          body: <RecoveryCodes codes={screen.codes} organizationName={config.organizationName} busy={busy} setStatus={setStatus} setError={setError}
+            onContinue={run(async () => follow(next))} />,
+        };
+      }
+      case 'dev-outbox':
+        return { title: 'Development outbox', body: <DevOutbox api={api} setStatus={setStatus} setError={setError} error={error} /> };
       case 'message':
         return { title: screen.title, body: <><p>{screen.text}</p><p class="links">{link({ name: 'login' }, 'Back to sign in')}</p></> };
       case 'signed-in': {

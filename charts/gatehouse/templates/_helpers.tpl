@@ -29,7 +29,7 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
 {{- end -}}
 
-{{/* The Secret the secretKeyRefs point at. */}}
+{{/* The Secret the pods mount as files. */}}
 {{- define "gatehouse.secretName" -}}
 {{- default (printf "%s-secrets" (include "gatehouse.fullname" .)) .Values.secrets.existingSecret -}}
 {{- end -}}
@@ -38,9 +38,9 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .Files.Get "files/flags.json" -}}
 {{- end -}}
 
-{{/* Env var name of a secret flag key: adminSecret -> GATEHOUSE_ADMIN_SECRET. */}}
-{{- define "gatehouse.secretEnv" -}}
-{{- printf "GATEHOUSE_%s" (snakecase . | upper) -}}
+{{/* Where the pods mount the Secret (read-only); each secret flag reads its file through `--flag=file:<dir>/<key>`. */}}
+{{- define "gatehouse.secretDir" -}}
+/etc/gatehouse/secrets
 {{- end -}}
 
 {{/*
@@ -87,11 +87,13 @@ The flags the chart sets itself; setting them under config.* fails rendering (po
 `ports`; routing: derived from the Services).
 */}}
 {{- define "gatehouse.managedKeys" -}}
-host metricsHost httpPort grpcPort metricsPort authnAddress mfaAddress adminAddress orgsAddress authzAddress authnGraphqlUrl mfaGraphqlUrl adminGraphqlUrl orgsGraphqlUrl authzGraphqlUrl
+host metricsHost httpPort grpcPort metricsPort openfgaHttpPort openfgaHttpHost authnAddress mfaAddress adminAddress orgsAddress authzAddress authnGraphqlUrl mfaGraphqlUrl adminGraphqlUrl orgsGraphqlUrl authzGraphqlUrl
 {{- end -}}
 
 {{/*
-Container args of one command, as a JSON object {args: [...], env: [secret flag keys]}.
+Container args of one command, as a JSON object {args: [...], secrets: [secret flag keys]}: each
+secret flag is `--flag=file:/etc/gatehouse/secrets/<kebab-flag>`, the file projected from the Secret
+key of that name, so no secret value is an argument or an environment variable (issue 37 §5).
 Input: dict "root" $ "command" <name>.
 */}}
 {{- define "gatehouse.args" -}}
@@ -106,6 +108,9 @@ Input: dict "root" $ "command" <name>.
 {{- $args := list (printf "--host=0.0.0.0") (printf "--http-port=%v" (include "gatehouse.flagValue" $root.Values.ports.http)) -}}
 {{- if has $cmd $meta.services.grpc -}}{{- $args = append $args (printf "--grpc-port=%v" (include "gatehouse.flagValue" $root.Values.ports.grpc)) -}}{{- end -}}
 {{- $args = concat $args (list "--metrics-host=0.0.0.0" (printf "--metrics-port=%v" (include "gatehouse.flagValue" $root.Values.ports.metrics))) -}}
+{{- if and (eq $cmd "authz") $root.Values.openfgaApi.enabled -}}
+  {{- $args = concat $args (list "--openfga-http-host=0.0.0.0" (printf "--openfga-http-port=%v" (include "gatehouse.flagValue" $root.Values.openfgaApi.port))) -}}
+{{- end -}}
 {{- range $key, $value := $cfg -}}
   {{- $info := index $meta.flags $key -}}
   {{- $where := ternary $cmd "shared" (hasKey (index $root.Values.config $cmd | default dict) $key) -}}
@@ -120,15 +125,17 @@ Input: dict "root" $ "command" <name>.
     {{- $args = append $args (printf "%s=%s" $info.flag $text) -}}
   {{- end -}}
 {{- end -}}
-{{- $env := list -}}
+{{- $secrets := list -}}
+{{- $secretDir := include "gatehouse.secretDir" $root -}}
 {{- range $key := include "gatehouse.secretKeys" $root | fromJsonArray -}}
   {{- $plain := get $cfg $key -}}
   {{- if and (ne $plain nil) (ne (include "gatehouse.flagValue" $plain) "") -}}
     {{- fail (printf "%s is set both in config and in the Secret; keep only the Secret" $key) -}}
   {{- end -}}
   {{- if has $key $accepted -}}
-    {{- $env = append $env $key -}}
-    {{- $args = append $args (printf "%s=$(%s)" (index $meta.flags $key "flag") (include "gatehouse.secretEnv" $key)) -}}
+    {{- $flag := index $meta.flags $key "flag" -}}
+    {{- $secrets = append $secrets $key -}}
+    {{- $args = append $args (printf "%s=file:%s/%s" $flag $secretDir (trimPrefix "--" $flag)) -}}
   {{- end -}}
 {{- end -}}
 {{- if eq $cmd "gateway" -}}
@@ -168,7 +175,7 @@ Input: dict "root" $ "command" <name>.
     {{- fail (printf "%s needs a database: set secrets.values.databaseUrl (or database-url in secrets.keys with existingSecret), or config.shared.databaseHost with config.shared.databaseName" $cmd) -}}
   {{- end -}}
 {{- end -}}
-{{- toJson (dict "args" $args "env" $env) -}}
+{{- toJson (dict "args" $args "secrets" $secrets) -}}
 {{- end -}}
 
 {{/* The name of the pods' ServiceAccount: the chart's (serviceAccount.create) or a given one, else "default". */}}
@@ -189,4 +196,20 @@ Input: dict "root" $ "command" <name>.
 {{- define "gatehouse.flagOf" -}}
 {{- $meta := include "gatehouse.flagsMeta" .root | fromJson -}}
 {{- index $meta.flags .key "flag" -}}
+{{- end -}}
+
+{{/* The fewest replicas a component runs: the HPA's minReplicas when autoscaled, else replicaCount (default 1). Input: dict "root" $ "component" <name>. */}}
+{{- define "gatehouse.minReplicas" -}}
+{{- $svc := index .root.Values.services .component | default dict -}}
+{{- if and $svc.autoscaling $svc.autoscaling.enabled -}}
+{{- $svc.autoscaling.minReplicas | default 1 -}}
+{{- else -}}
+{{- if hasKey $svc "replicaCount" }}{{ $svc.replicaCount }}{{ else }}1{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether a component runs (or may scale to) more than one pod: replicaCount > 1 or an enabled HPA; "true" or "". Input: dict "root" $ "component" <name>. */}}
+{{- define "gatehouse.replicated" -}}
+{{- $svc := index .root.Values.services .component | default dict -}}
+{{- if or (and $svc.autoscaling $svc.autoscaling.enabled) (gt (int (include "gatehouse.minReplicas" .)) 1) -}}true{{- end -}}
 {{- end -}}

@@ -74,18 +74,61 @@ class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   }
 }
 
-/** Rotates over several subgraph URLs (authz replicas). */
-class RoundRobinDataSource implements GraphQLDataSource<GatewayContext> {
+/** The error codes of a connection that failed (Node's and undici's), searched through `cause`s. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED']);
+
+/**
+ * How a subgraph fetch failed: `refused` when no connection was made (the request never left, so
+ * sending it elsewhere is safe for any operation), `lost` when the connection failed otherwise (it may
+ * have run), null when it is not a connection failure at all.
+ */
+export function connectionFailure(err: unknown): 'refused' | 'lost' | null {
+  // duck-typed, not `instanceof`: undici's errors may come from another realm (a VM context)
+  let e = err as { code?: unknown; cause?: unknown; errors?: unknown } | null | undefined;
+  for (let depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    if (e.code === 'ECONNREFUSED') return 'refused';
+    if (typeof e.code === 'string' && CONNECTION_CODES.has(e.code)) return 'lost';
+    if (Array.isArray(e.errors) && e.errors.length > 0) return connectionFailure(e.errors[0]);
+    e = e.cause as typeof e;
+  }
+  return null;
+}
+
+/**
+ * A split-mode subgraph at one or several URLs (replicas), used in turn. A fetch whose connection failed
+ * is sent once more to the next replica when that cannot do twice what the caller asked once: always
+ * when the connection was refused (nothing was sent), and for a query (no side effects, graphql.md §1)
+ * when it was lost mid-request; a mutation whose connection was lost is not repeated. When no replica
+ * answers, the fields it serves fail with `UNAVAILABLE` and a message naming the service, at once, as
+ * the REST routes of a service that is down answer 503 (issue 37 §4).
+ */
+export class ReplicatedSubgraph implements GraphQLDataSource<GatewayContext> {
   private next = 0;
   private readonly sources: ForwardingDataSource[];
+  private readonly message: string;
 
-  constructor(urls: string[], token: string) {
+  constructor(name: string, urls: string[], token: string) {
     this.sources = urls.map((u) => new ForwardingDataSource(u, token));
+    this.message = `the ${name} service is unavailable, please try again later`;
   }
 
-  process(options: Parameters<GraphQLDataSource<GatewayContext>['process']>[0]) {
-    const source = this.sources[this.next++ % this.sources.length]!;
-    return source.process(options);
+  async process(options: Parameters<GraphQLDataSource<GatewayContext>['process']>[0]): ReturnType<GraphQLDataSource<GatewayContext>['process']> {
+    const query = !/^\s*(mutation|subscription)\b/.test(options.request.query ?? '');
+    const first = this.next++ % this.sources.length;
+    try {
+      return await this.sources[first]!.process(options);
+    } catch (err) {
+      const failure = connectionFailure(err);
+      if (failure === null) throw err;
+      if (this.sources.length > 1 && (failure === 'refused' || query)) {
+        try {
+          return await this.sources[(first + 1) % this.sources.length]!.process(options);
+        } catch (again) {
+          if (connectionFailure(again) === null) throw again;
+        }
+      }
+      return { errors: [{ message: this.message, extensions: { code: 'UNAVAILABLE' } }] };
+    }
   }
 }
 
@@ -135,7 +178,7 @@ export async function createGraphqlGateway(opts: GraphqlGatewayOptions): Promise
         return new AbsentSubgraph(name);
       }
       if ('schema' in target) return new LocalGraphQLDataSource(target.schema());
-      return target.urls.length > 1 ? new RoundRobinDataSource(target.urls, opts.internalToken) : new ForwardingDataSource(target.urls[0]!, opts.internalToken);
+      return new ReplicatedSubgraph(name, target.urls, opts.internalToken);
     },
   });
   const server = new ApolloServer<GatewayContext>({

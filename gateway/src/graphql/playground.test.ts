@@ -10,10 +10,18 @@ const SECRET = 'playground-admin-secret-0123456789';
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 const UNAUTHORIZED = { errors: [{ message: 'unauthorized', extensions: { code: 'UNAUTHENTICATED' } }] };
 
+/**
+ * Admits what the admin service's guard admits for the header alone (the gateway asks that guard; the
+ * cookie and the lockout are covered end to end in test/e2e/graphql-playground.e2e.test.ts).
+ */
+const headerAdmit = (headerAuth: boolean): PlaygroundOptions['admit'] => async (req) => {
+  if (!headerAuth || req.headers['x-service-admin-secret'] !== SECRET) throw new AppError('unauthenticated', 'unauthorized');
+};
+
 /** The gateway's /graphql GET routes: the playground, then the 405 fallback and the error handler of app.ts. */
 async function start(opts: Partial<PlaygroundOptions> = {}): Promise<RunningApp> {
   const app = express();
-  mountPlayground(app, { adminSecret: SECRET, disableAdminHeaderAuth: false, basePath: '', ...opts });
+  mountPlayground(app, { admit: headerAdmit(true), basePath: '', ...opts });
   app.all('/graphql', (req, res) => sendErrorFor(req, res, new AppError('method_not_allowed', 'Method Not Allowed')));
   app.use(createErrorHandler(createLogger('silent')));
   return listen(app);
@@ -62,7 +70,7 @@ describe('GraphQL playground (graphql.md §1.1, behaviour.md §1.3)', () => {
     expect([(await page(s, { accept: BROWSER })).status, (await page(s, { accept: BROWSER })).json]).toEqual([401, UNAUTHORIZED]);
     const wrong = await page(s, { accept: BROWSER, 'x-service-admin-secret': `${SECRET}x` });
     expect([wrong.status, wrong.json]).toEqual([401, UNAUTHORIZED]);
-    const off = await start({ disableAdminHeaderAuth: true });
+    const off = await start({ admit: headerAdmit(false) });
     try {
       expect((await page(off)).status).toBe(401);
     } finally {

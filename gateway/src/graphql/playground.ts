@@ -11,14 +11,16 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Express, Request } from 'express';
-import { AppError } from '@gatehouse/errors';
-import { timingSafeEqualString } from '@gatehouse/crypto';
 
 export interface PlaygroundOptions {
-  /** `--admin-secret`: the page is for super-admins (behaviour.md §1.3) */
-  adminSecret: string;
-  /** `--disable-admin-header-auth`: then no header opens the page */
-  disableAdminHeaderAuth: boolean;
+  /**
+   * Resolves when the request carries super-admin credentials (behaviour.md §1.3, §2.3 "Admin": the
+   * `service-admin` cookie, then `x-service-admin-secret` unless `--disable-admin-header-auth`), else
+   * rejects with the AppError to answer (401 `unauthorized`; 429 while the client IP is locked out).
+   * The gateway asks the admin service (`AdminService.AdminMeta`, an admin-class RPC), so the page is
+   * opened by the same guard, admin-secret check and failure counter as every admin call.
+   */
+  admit(req: Request): Promise<void>;
   /** the path prefix of `--url` (`/auth` for `https://example.com/auth`), `''` for none */
   basePath: string;
 }
@@ -46,7 +48,7 @@ const BOOT_JS = `(function () {
   var fetcher = GraphiQL.createFetcher({ url: root.getAttribute('data-endpoint') });
   ReactDOM.createRoot(root).render(React.createElement(GraphiQL, {
     fetcher: fetcher,
-    defaultQuery: '# Gatehouse GraphQL playground. Admin operations need the\\n# x-service-admin-secret header (Headers tab below).\\n{\\n  meta {\\n    version\\n  }\\n}\\n',
+    defaultQuery: '# Gatehouse GraphQL playground. Admin operations use the service-admin cookie of\\n# POST /v1/admin/login, or the x-service-admin-secret header (Headers tab below).\\n{\\n  meta {\\n    version\\n  }\\n}\\n',
     defaultEditorToolsVisibility: 'headers',
     shouldPersistHeaders: false,
   }));
@@ -108,19 +110,15 @@ function renderPage(assets: readonly Asset[], basePath: string): string {
   ].join('\n');
 }
 
-/** True when the request carries the admin secret header and header auth is on (behaviour.md §2.3 "Admin"). */
-function hasAdminHeader(req: Request, opts: PlaygroundOptions): boolean {
-  const secret = req.headers['x-service-admin-secret'];
-  return !opts.disableAdminHeaderAuth && typeof secret === 'string' && secret !== '' && timingSafeEqualString(secret, opts.adminSecret);
-}
-
 /**
  * Mounts the playground on `app`, before the `/graphql` fallback routes:
  * - `GET /graphql` whose `Accept` prefers `text/html` (a browser): the page, 200 `text/html`, `no-store`,
- *   {@link playgroundCsp}; without super-admin credentials, 401 `unauthenticated` `unauthorized`.
- *   The `x-service-admin-secret` header is the one credential checked: the `service-admin` cookie
- *   belongs to the admin service's session check, which this release does not have. Any other GET
- *   falls through (405, as without the playground: no GraphQL over GET, graphql.md §1.1).
+ *   {@link playgroundCsp}; without super-admin credentials, 401 `unauthenticated` `unauthorized`
+ *   (429 `resource_exhausted` while the client IP is locked out by wrong admin secrets). Either
+ *   credential opens it: the `service-admin` cookie of `POST /v1/admin/login` (a normal browser) or
+ *   the `x-service-admin-secret` header (a header-injecting tool), both judged by
+ *   {@link PlaygroundOptions.admit}. Any other GET falls through (405, as without the playground: no
+ *   GraphQL over GET, graphql.md §1.1).
  * - `GET /graphql/playground/<name>`: the assets, public (library code), cached as immutable.
  * @throws Error when the packages are missing (a startup failure)
  */
@@ -131,11 +129,12 @@ export function mountPlayground(app: Express, opts: PlaygroundOptions): void {
   app.get('/graphql', (req, res, next) => {
     res.vary('Accept');
     if (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) !== 'text/html') { next(); return; }
-    if (!hasAdminHeader(req, opts)) { next(new AppError('unauthenticated', 'unauthorized', { reason: 'playground_not_admin' })); return; }
-    const nonce = randomBytes(16).toString('hex');
-    res.setHeader('Content-Security-Policy', playgroundCsp(nonce));
-    res.setHeader('Cache-Control', 'no-store');
-    res.type('html').status(200).send(page.replace('{{nonce}}', nonce));
+    opts.admit(req).then(() => {
+      const nonce = randomBytes(16).toString('hex');
+      res.setHeader('Content-Security-Policy', playgroundCsp(nonce));
+      res.setHeader('Cache-Control', 'no-store');
+      res.type('html').status(200).send(page.replace('{{nonce}}', nonce));
+    }, next);
   });
   app.get(`${PLAYGROUND_ASSETS_PATH}/:name`, (req, res, next) => {
     const found = byName.get(req.params.name);

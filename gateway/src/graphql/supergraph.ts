@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 export const SUPERGRAPH_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../supergraph.graphql');
 
-/** The subgraphs the supergraph names, in this release. */
-export const SUBGRAPH_NAMES = ['authn', 'mfa', 'admin', 'orgs', 'authz'] as const;
+/** The subgraphs the supergraph names: the registry's services with a subgraph (generated). */
+export { SUBGRAPH_NAMES } from '@gatehouse/contracts/service-names';
 
 /** Reads the committed supergraph SDL. */
 export function readSupergraph(): string {

@@ -83,9 +83,15 @@ describe('CSRF with an explicit --allowed-origins list (behaviour.md §2.5)', ()
   });
 
   it('exempts the client-authenticated and callback paths', async () => {
-    for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect', '/oauth/saml/acme/acs', '/oauth_callback/apple', '/authorize', '/userinfo']) {
+    for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect', '/oauth/saml/acme/acs', '/oauth_callback/apple', '/authorize', '/userinfo', '/oauth/register', '/oauth/par']) {
       expect((await post({}, path)).status).toBe(200);
     }
+  });
+
+  it('exempts RFC 7592 management only with a bearer registration token (issue 34)', () => {
+    expect(isCsrfExempt('DELETE', '/oauth/register/abc', 'Bearer t')).toBe(true);
+    expect(isCsrfExempt('PUT', '/oauth/register/abc', undefined)).toBe(false);
+    expect(isCsrfExempt('PUT', '/oauth/register/abc/x', 'Bearer t')).toBe(false);
   });
 
   it('exempts SCIM only with a bearer token', async () => {

@@ -16,10 +16,13 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * bearer token, SAML ACS, the SAML IdP's SSO endpoint, social callbacks (Apple form_post), `POST /authorize` (form_post) and
  * `POST /userinfo` (bearer). `POST /logout` (OIDC RP-Initiated Logout 1.0 §2) is deliberately not
  * exempt: §2.5 lists no exemption for it, so a form from an origin `--allowed-origins` refuses gets 403
- * (RPs elsewhere use GET, which needs no check).
+ * (RPs elsewhere use GET, which needs no check). `POST /oauth/register` (RFC 7591: a client with no
+ * cookie and no credential yet; it reads and changes no browser state) and RFC 7592's
+ * `/oauth/register/<id>` with its bearer registration token are exempt as well (issue 34), and RFC 9126
+ * `/oauth/par`, client-authenticated like the token endpoint.
  */
 export function isCsrfExempt(method: string, path: string, authorization: string | undefined): boolean {
-  if (path === '/oauth/token' || path === '/oauth/revoke' || path === '/oauth/introspect') return true;
+  if (path === '/oauth/token' || path === '/oauth/revoke' || path === '/oauth/introspect' || path === '/oauth/par') return true;
   if (path.startsWith('/scim/v2/') || path === '/scim/v2') {
     return authorization !== undefined && /^bearer\s+\S/i.test(authorization);
   }
@@ -29,6 +32,8 @@ export function isCsrfExempt(method: string, path: string, authorization: string
   if (/^\/oauth\/saml\/[^/]+\/idp\/sso\/?$/.test(path)) return true;
   if (/^\/oauth_callback\/[^/]+\/?$/.test(path)) return true;
   if (method === 'POST' && (path === '/authorize' || path === '/userinfo')) return true;
+  if (method === 'POST' && path === '/oauth/register') return true;
+  if (/^\/oauth\/register\/[^/]+$/.test(path)) return authorization !== undefined && /^bearer\s+\S/i.test(authorization);
   return false;
 }
 

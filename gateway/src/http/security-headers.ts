@@ -14,8 +14,13 @@ export const HSTS_VALUE = 'max-age=31536000; includeSubDomains';
 
 /**
  * Sets `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`,
- * `Referrer-Policy: strict-origin-when-cross-origin`, a default CSP, and HSTS when `enableHsts`
- * (written with the status line on a GatewayResponse: see response.ts).
+ * `Referrer-Policy: strict-origin-when-cross-origin`, a default CSP (`frame-ancestors 'none'`),
+ * `Cache-Control: no-store`, and HSTS when `enableHsts` (written with the status line on a
+ * GatewayResponse: see response.ts). `no-store` is the default of every answer, so no answer that
+ * carries a token, a cookie or a one-time secret (AuthResponse, `client_secret`, SCIM tokens, webhook
+ * signing secrets, TOTP secrets) can be kept by a cache (RFC 6749 §5.1, RFC 9111 §5.2.2.5); what is
+ * meant to be cached (the hashed assets of /app and the playground) sets its own `Cache-Control`,
+ * which replaces this one.
  */
 export function securityHeaders(options: { enableHsts: boolean; contentSecurityPolicy?: string }): RequestHandler {
   const headers = [
@@ -23,6 +28,7 @@ export function securityHeaders(options: { enableHsts: boolean; contentSecurityP
     'X-Frame-Options', 'DENY',
     'Referrer-Policy', 'strict-origin-when-cross-origin',
     'Content-Security-Policy', options.contentSecurityPolicy ?? DEFAULT_CSP,
+    'Cache-Control', 'no-store',
     ...(options.enableHsts ? ['Strict-Transport-Security', HSTS_VALUE] : []),
   ];
   return (_req, res, next) => {

@@ -5,6 +5,7 @@
  * option, which the table's `auth` equals.
  */
 import { describe, expect, it } from '@jest/globals';
+import { INTERNAL_API_NAMES, PUBLIC_API_NAMES } from '@gatehouse/contracts/service-names';
 import { serviceDescriptor, servicesWithProto, type DescriptorName, type ServiceDescriptor } from '@gatehouse/rpc';
 import { OAUTH_ROUTES } from '../oauth.ts';
 import { SOCIAL_ROUTES } from '../login-redirect.ts';
@@ -12,9 +13,8 @@ import { ROUTES } from './table.ts';
 
 const AUTH_OPTION = '(gatehouse.common.v1.auth)';
 
-/** Every loaded descriptor: the public services and their internal APIs. */
-const DESCRIPTORS: ServiceDescriptor[] = servicesWithProto().flatMap((s): DescriptorName[] =>
-  s === 'authn' || s === 'mfa' ? [s, `${s}.internal`] : [s]).map((s) => serviceDescriptor(s));
+/** Every loaded descriptor: the public services and their internal APIs (from services/registry.ts). */
+const DESCRIPTORS: ServiceDescriptor[] = [...PUBLIC_API_NAMES, ...INTERNAL_API_NAMES].map((s: DescriptorName) => serviceDescriptor(s));
 
 /**
  * The auth class an RPC declares, as protobufjs (keepCase) exposes it: `method.options` holds the

@@ -18,7 +18,7 @@ const SECURITY: Readonly<Record<AuthClass, Json[]>> = {
   permissions: [{ bearerAuth: [] }, { sessionCookie: [] }, { sessionDomainCookie: [] }, { adminCookie: [] }, { adminSecret: [] }],
 };
 
-/** Error responses every route documents (behaviour.md §0.2); 401 only where credentials apply. */
+/** Error responses every route documents (docs/reference/errors.md); 401 only where credentials apply. */
 const ERROR_RESPONSES: readonly [string, string][] = [
   ['400', 'invalid_argument or failed_precondition (includes `invalid JSON body`, `request body too large`)'],
   ['401', 'unauthenticated: missing or invalid credentials'],
@@ -51,7 +51,7 @@ function operation(route: Route, defs: Record<string, JsonSchema>, notServed: bo
   const codec = serviceDescriptor(route.service).methods.get(route.rpc)!;
   const responses: Json = {
     '200': {
-      description: 'Success: the bare response object, no envelope (spec §1); every field present, unset ones null (behaviour.md §0.1)',
+      description: 'Success: the bare response object, no envelope; every field present, unset ones null (docs/reference/operations.md)',
       content: { 'application/json': { schema: messageSchema(codec.responseType, 'response', defs) } },
     },
   };
@@ -76,7 +76,7 @@ function operation(route: Route, defs: Record<string, JsonSchema>, notServed: bo
   if (route.method === 'POST') {
     op.requestBody = {
       required: false,
-      description: 'The request fields at top level, no wrapper; an empty body means {} (behaviour.md §0.1)',
+      description: 'The request fields at top level, no wrapper; an empty body means {} (docs/reference/operations.md)',
       content: { 'application/json': { schema: messageSchema(codec.requestType, 'request', defs) } },
     };
   }
@@ -91,7 +91,7 @@ function platformPaths(): Record<string, Json> {
     '/graphql': {
       post: {
         operationId: 'graphql',
-        summary: 'Federated GraphQL: one operation per REST route, the same fields (graphql.md)',
+        summary: 'Federated GraphQL: one operation per REST route, the same fields (each route\'s `x-graphql-field`; docs/reference/operations.md)',
         tags: ['graphql'],
         requestBody: {
           required: true,
@@ -102,12 +102,12 @@ function platformPaths(): Record<string, Json> {
         },
         responses: {
           '200': {
-            description: 'GraphQL result; errors carry `extensions.code` (behaviour.md §0.2)',
+            description: 'GraphQL result; errors carry `extensions.code` (docs/reference/errors.md)',
             content: json({ type: 'object', properties: { data: { type: ['object', 'null'] }, errors: { type: 'array', items: { type: 'object' } } } }),
           },
         },
       },
-      get: { operationId: 'graphqlPlayground', summary: 'GraphiQL, with --enable-playground, for browsers sending the admin secret', tags: ['graphql'], responses: { '200': { description: 'HTML page' } } },
+      get: { operationId: 'graphqlPlayground', summary: 'GraphiQL, with --enable-playground, for super-admins (the service-admin cookie or the admin secret header)', tags: ['graphql'], responses: { '200': { description: 'HTML page' } } },
     },
     '/healthz': {
       get: {
@@ -160,7 +160,7 @@ export function buildOpenApi(table: readonly Route[], options: OpenApiOptions): 
     info: {
       title: 'Gatehouse',
       version: options.version,
-      description: 'Identity and authorization server: REST surface under /v1 (service-spec.md §4).',
+      description: 'Identity and authorization server: the REST surface under /v1. Each operation\'s GraphQL field and gRPC method, who may call it, its fields and its errors are described in docs/reference/ of the Gatehouse repository.',
     },
     servers: [{ url: options.serverUrl }],
     paths,
@@ -172,7 +172,7 @@ export function buildOpenApi(table: readonly Route[], options: OpenApiOptions): 
           required: ['code', 'message'],
           additionalProperties: false,
           properties: {
-            code: { type: 'string', description: 'snake_case gRPC status token (spec §7)' },
+            code: { type: 'string', description: 'snake_case error code, the same on REST, GraphQL (`extensions.code`) and gRPC (docs/reference/errors.md)' },
             message: { type: 'string', description: 'human-readable, safe to show' },
           },
         },

@@ -2,9 +2,9 @@ import { describe, it, expect } from '@jest/globals';
 import { ROUTES, buildOpenApi, createRouteMatcher, matchRoute, rpcNameOf } from './table.ts';
 
 describe('REST route table (ARCHITECTURE §3, spec §4)', () => {
-  it('holds the 109 /v1 routes backed by GraphQL operations plus the two discovery documents and the email link target', () => {
-    expect(ROUTES.filter((r) => r.path.startsWith('/v1/'))).toHaveLength(109);
-    expect(ROUTES).toHaveLength(112);
+  it('holds the 109 /v1 routes of the spec the 4 consent-grant routes of issue 34 and the dev-outbox route of issue 33, backed by GraphQL operations, plus the two discovery documents and the email link target', () => {
+    expect(ROUTES.filter((r) => r.path.startsWith('/v1/'))).toHaveLength(109 + 4 + 1);
+    expect(ROUTES).toHaveLength(112 + 4 + 1);
   });
 
   it('derives RPC names from the GraphQL field', () => {

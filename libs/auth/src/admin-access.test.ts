@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { createMemoryAdminAccessStore, createRedisAdminAccessStore, type AdminAccessStore } from './admin-access.ts';
+import type { AppError } from '@gatehouse/errors';
+import { ADMIN_SECRET_MAX_FAILURES, createMemoryAdminAccessStore, createRedisAdminAccessStore, verifyAdminSecret, type AdminAccessStore } from './admin-access.ts';
+import { runAttemptLogSuite } from './attempt-log.suite.ts';
 
 const redis = createRedisAdminAccessStore({ url: 'redis://127.0.0.1:6379', keyPrefix: `gh-test-${randomBytes(4).toString('hex')}:`, windowSeconds: 900 });
 afterAll(async () => { await redis.close(); });
@@ -25,14 +27,17 @@ describe.each([['memory', createMemoryAdminAccessStore()], ['redis', redis]] as 
     expect(await store.getSession(h, now)).toBeNull();
   });
 
-  it('lists failures per key in time order and prunes those before the window', async () => {
-    const ip = `10.0.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
-    await store.failures.recordFailure(ip, now - 1000);
-    await store.failures.recordFailure(ip, now - 10, now - 900);
-    await store.failures.recordFailure(ip, now - 10, now - 900);
-    expect(await store.failures.failuresSince(ip, now - 2000)).toEqual([now - 10, now - 10]);
-    expect(await store.failures.failuresSince('other', 0)).toEqual([]);
-    await store.failures.clear(ip);
-    expect(await store.failures.failuresSince(ip, 0)).toEqual([]);
+  // the admin-secret attempts, claimed before each comparison (issue 30 §1)
+  runAttemptLogSuite('admin secret', () => store.failures);
+
+  it('verifyAdminSecret: 10 wrong secrets at once are all compared, the 11th and a right one are refused; a right one gives its claim back', async () => {
+    const ip = `10.1.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+    const results = await Promise.allSettled(Array.from({ length: 30 }, () => verifyAdminSecret(store.failures, ip, 'wrong', 'the-secret', now)));
+    expect(results.filter((r) => r.status === 'fulfilled' && r.value === false)).toHaveLength(ADMIN_SECRET_MAX_FAILURES);
+    expect(results.filter((r) => r.status === 'rejected' && (r.reason as AppError).code === 'resource_exhausted')).toHaveLength(30 - ADMIN_SECRET_MAX_FAILURES);
+    await expect(verifyAdminSecret(store.failures, ip, 'the-secret', 'the-secret', now)).rejects.toMatchObject({ code: 'resource_exhausted' });
+    const other = `10.2.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+    for (let i = 0; i < 20; i++) expect(await verifyAdminSecret(store.failures, other, 'the-secret', 'the-secret', now)).toBe(true);
+    expect(await store.failures.attemptsSince(other, 0)).toEqual([]);
   });
 });

@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { newRedis, watchRedis, type DependencyCheck } from '@gatehouse/observability';
-import type { FailureLog } from './lockout.ts';
+import { timingSafeEqualString } from '@gatehouse/crypto';
+import { claimAttempt, createMemoryAttemptLog, type AttemptLog } from './lockout.ts';
 
 /** behaviour.md §2.1: an admin session lapses after this many idle seconds. */
 export const ADMIN_SESSION_IDLE_SECONDS = 3600;
@@ -36,11 +37,28 @@ export interface AdminAccessStore {
   /** replaces a live session's record (same handle hash) */
   updateSession(s: AdminSessionRecord, now: number): Promise<void>;
   deleteSession(handleHash: string): Promise<void>;
-  /** admin-secret failures keyed by client IP */
-  failures: FailureLog;
+  /** admin-secret attempts keyed by client IP, claimed before each comparison */
+  failures: AttemptLog;
   close(): Promise<void>;
   /** the Redis connection, for `/readyz` (absent: the in-process store) */
   readonly readiness?: DependencyCheck;
+}
+
+/**
+ * The one admin-secret comparison (behaviour.md §5.1, §10; issue 30 §1, §3): every path that takes
+ * the secret (admin login, the header on REST, GraphQL and gRPC) calls this. The attempt is claimed
+ * for the client IP before the constant-time comparison, so concurrent wrong secrets let at most 10
+ * comparisons through per 15 min; a right secret gives its claim back (only failures count).
+ * @param failures the deployment's counter ({@link AdminAccessStore.failures}); absent: no lockout
+ * @returns whether `presented` equals `expected` (never true for an empty `expected`)
+ * @throws AppError `resource_exhausted` `too many failed attempts, please try again later` with
+ *   `Retry-After` while the IP is locked, the right secret included
+ */
+export async function verifyAdminSecret(failures: AttemptLog | undefined, clientIp: string, presented: string, expected: string, now: number): Promise<boolean> {
+  const claim = failures ? await claimAttempt(failures, clientIp, now, 'admin_secret_lockout', ADMIN_SECRET_MAX_FAILURES) : null;
+  const ok = expected !== '' && timingSafeEqualString(presented, expected);
+  if (ok && claim) await failures!.release(claim);
+  return ok;
 }
 
 /** A new 256-bit opaque cookie handle (base64url). */
@@ -52,7 +70,6 @@ const live = (s: AdminSessionRecord | null | undefined, now: number): AdminSessi
 /** In-process store: all-in-one without Redis (every service shares this one object). */
 export function createMemoryAdminAccessStore(): AdminAccessStore {
   const sessions = new Map<string, AdminSessionRecord>();
-  const failures = new Map<string, number[]>();
   return {
     async createSession(s) { sessions.set(s.handleHash, { ...s }); },
     async getSession(hash, now) {
@@ -62,15 +79,7 @@ export function createMemoryAdminAccessStore(): AdminAccessStore {
     },
     async updateSession(s) { if (sessions.has(s.handleHash)) sessions.set(s.handleHash, { ...s }); },
     async deleteSession(hash) { sessions.delete(hash); },
-    failures: {
-      async recordFailure(key, at, pruneBefore) {
-        const list = (failures.get(key) ?? []).filter((t) => pruneBefore === undefined || t >= pruneBefore);
-        list.push(at);
-        failures.set(key, list);
-      },
-      async failuresSince(key, since) { return (failures.get(key) ?? []).filter((t) => t >= since).sort((a, b) => a - b); },
-      async clear(key) { failures.delete(key); },
-    },
+    failures: createMemoryAttemptLog(),
     async close() {},
   };
 }
@@ -110,18 +119,45 @@ export function createRedisAdminAccessStore(options: { url: string; keyPrefix: s
       if ((await redis.exists(kSession(s.handleHash))) === 1) await write(s, now);
     }),
     deleteSession: (hash) => guard(async () => { await redis.del(kSession(hash)); }),
-    failures: {
-      recordFailure: (key, at, pruneBefore) => guard(async () => {
-        const m = redis.multi().zadd(kFail(key), at, `${at}:${randomBytes(6).toString('hex')}`);
-        if (pruneBefore !== undefined) m.zremrangebyscore(kFail(key), '-inf', `(${pruneBefore}`);
-        await m.expire(kFail(key), options.windowSeconds).exec();
-      }),
-      failuresSince: (key, since) => guard(async () => (await redis.zrangebyscore(kFail(key), since, '+inf', 'WITHSCORES'))
-        .filter((_, i) => i % 2 === 1).map(Number)),
-      clear: (key) => guard(async () => { await redis.del(kFail(key)); }),
-    },
+    failures: redisAttemptLog(redis, kFail, guard),
     async close() { redis.disconnect(); },
     readiness,
+  };
+}
+
+/**
+ * One Lua script per claim, so the prune, the count and the record are one atomic step on the Redis
+ * server (EVAL runs scripts one at a time): KEYS[1] the sorted set of attempt times, ARGV now,
+ * window start, allowance, window seconds and a unique member. Answers -1 when recorded, else the
+ * time of the oldest attempt that still counts.
+ */
+const CLAIM_SCRIPT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])
+local n = redis.call('ZCARD', KEYS[1])
+local max = tonumber(ARGV[3])
+if n >= max then
+  local oldest = redis.call('ZRANGE', KEYS[1], n - max, n - max, 'WITHSCORES')
+  return tonumber(oldest[2])
+end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return -1`;
+
+/**
+ * {@link AttemptLog} on Redis sorted sets (one per key, expiring with its window), shared by every
+ * process of the deployment; each claim is one {@link CLAIM_SCRIPT}.
+ */
+function redisAttemptLog(redis: ReturnType<typeof newRedis>, keyOf: (key: string) => string, guard: <T>(fn: () => Promise<T>) => Promise<T>): AttemptLog {
+  return {
+    claim: (key, now, max, windowSeconds) => guard(async () => {
+      const token = `${now}:${randomBytes(6).toString('hex')}`;
+      const r = Number(await redis.eval(CLAIM_SCRIPT, 1, keyOf(key), now, now - windowSeconds + 1, max, windowSeconds, token));
+      return r < 0 ? { claimed: { key, at: now, token } } : { claimed: null, unlockAt: r + windowSeconds };
+    }),
+    release: (claim) => guard(async () => { await redis.zrem(keyOf(claim.key), claim.token); }),
+    attemptsSince: (key, since) => guard(async () => (await redis.zrangebyscore(keyOf(key), since, '+inf', 'WITHSCORES'))
+      .filter((_, i) => i % 2 === 1).map(Number)),
+    clear: (key) => guard(async () => { await redis.del(keyOf(key)); }),
   };
 }
 

@@ -244,6 +244,6 @@ describe('admin-secret lockout on the header (behaviour.md §5.1, §10)', () => 
     const ctx = createCallContext({ headers: { 'x-service-admin-secret': 'wrong' }, clientIp: '10.2.2.2' });
     await expect(a.requireAdmin(ctx)).rejects.toMatchObject({ code: 'unauthenticated' });
     await expect(a.resolveCaller(ctx)).rejects.toMatchObject({ code: 'unauthenticated' });
-    expect(await store.failures.failuresSince('10.2.2.2', 0)).toHaveLength(1);
+    expect(await store.failures.attemptsSince('10.2.2.2', 0)).toHaveLength(1);
   });
 });

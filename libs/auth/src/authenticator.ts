@@ -5,13 +5,13 @@
  * `x-service-admin-secret` header. Every failure is 401 `unauthenticated` `unauthorized`.
  */
 import { AppError } from '@gatehouse/errors';
-import { sha256Hex, timingSafeEqualString, type JwtSigner, type JWTPayload } from '@gatehouse/crypto';
+import { sha256Hex, type JwtSigner, type JWTPayload } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
 import { COOKIE_ADMIN, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, parseCookies } from './cookies.ts';
 import type { SessionRecord, SessionStore } from './session-store.ts';
 import type { CacheVersion } from './session-cache.ts';
-import { assertNotLocked, recordFailure, type FailureLog } from './lockout.ts';
-import { ADMIN_SECRET_MAX_FAILURES } from './admin-access.ts';
+import type { AttemptLog } from './lockout.ts';
+import { verifyAdminSecret } from './admin-access.ts';
 
 export interface UserCaller {
   kind: 'user';
@@ -71,7 +71,7 @@ export interface AuthenticatorOptions {
    * Admin-secret failures per client IP, shared by the deployment (behaviour.md §5.1, §10): 10 failed
    * comparisons in 15 min → every `x-service-admin-secret` attempt from that IP is 429 (absent: no lockout)
    */
-  adminSecretFailures?: FailureLog;
+  adminSecretFailures?: AttemptLog;
   /** optional liveness check of the user (revoked or deleted users fail, behaviour.md §2.1) */
   users?: { isActive(userId: string): Promise<boolean> } & Partial<CacheVersion>;
   /** Unix seconds */
@@ -279,18 +279,15 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
   }
 
   /**
-   * The `x-service-admin-secret` header (unless `--disable-admin-header-auth`): a locked client IP is
-   * refused before the comparison, and a wrong secret counts one failure for the IP (§5.1).
+   * The `x-service-admin-secret` header (unless `--disable-admin-header-auth`), through the one
+   * counted comparison ({@link verifyAdminSecret}): a locked client IP is refused before comparing,
+   * and a wrong secret counts one failure for the IP (§5.1).
    * @throws AppError `resource_exhausted` while the caller's IP is locked
    */
   async function adminFromHeader(ctx: CallContext): Promise<AdminCaller | null> {
     const secret = ctx.headers['x-service-admin-secret'];
     if (o.disableAdminHeaderAuth || !secret) return null;
-    const failures = o.adminSecretFailures;
-    if (failures) await assertNotLocked(failures, ctx.clientIp, clock(), 'admin_secret_lockout', ADMIN_SECRET_MAX_FAILURES);
-    if (o.adminSecret && timingSafeEqualString(secret, o.adminSecret)) return { kind: 'admin', via: 'header' };
-    if (failures) await recordFailure(failures, ctx.clientIp, clock());
-    return null;
+    return (await verifyAdminSecret(o.adminSecretFailures, ctx.clientIp, secret, o.adminSecret, clock())) ? { kind: 'admin', via: 'header' } : null;
   }
 
   // One answer per call: the guard and the handler may both ask, and a wrong secret counts once.

@@ -9,7 +9,8 @@ export {
   type AppCookieOptions, type SameSite, type SetCookieOptions,
 } from './cookies.ts';
 export {
-  LOCKOUT_MAX_FAILURES, LOCKOUT_MESSAGE, LOCKOUT_WINDOW_SECONDS, assertNotLocked, recordFailure, type FailureLog,
+  ATTEMPTS_METRIC, LOCKOUT_MAX_FAILURES, LOCKOUT_MESSAGE, LOCKOUT_WINDOW_SECONDS, claimAttempt, countAttempts, createMemoryAttemptLog, slotAttemptLog,
+  type AttemptClaim, type AttemptLog, type ClaimResult,
 } from './lockout.ts';
 export { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
 export {
@@ -25,8 +26,12 @@ export { SERVICE_ACCOUNT_PREFIX, createAuthenticator, type AdminCaller, type Aut
 export { adminSessionCheck, createPlatformAuth, jwtOptionsOf } from './from-config.ts';
 export {
   ADMIN_SECRET_MAX_FAILURES, ADMIN_SESSION_ABSOLUTE_SECONDS, ADMIN_SESSION_IDLE_SECONDS,
-  adminAccessStoreFor, createMemoryAdminAccessStore, createRedisAdminAccessStore, newAdminHandle,
+  adminAccessStoreFor, createMemoryAdminAccessStore, verifyAdminSecret, createRedisAdminAccessStore, newAdminHandle,
   type AdminAccessStore, type AdminSessionRecord,
 } from './admin-access.ts';
 export { createAuthGuard, type AuthGuardOptions, type OrgAdminDirectory } from './guard.ts';
 export { SUPER_ADMIN_ACTOR, actorOf, auditRecord, type AuditActor, type AuditDetails } from './audit.ts';
+export {
+  SEND_CAP_MESSAGE, SEND_CAP_PER_DAY_DEFAULT, SEND_CAP_PER_HOUR_DEFAULT, SMS_COUNTRY_REFUSED, assertSmsCountryAllowed, claimSend, endSendInterval, sendCapsOf,
+  type SendCapOptions, type SendClaim, type SendRequest,
+} from './send-caps.ts';

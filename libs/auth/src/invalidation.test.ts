@@ -97,12 +97,13 @@ function transportSuite(name: string, open: () => InvalidationChannel): void {
       const downs: string[] = [];
       const logger = { info: () => undefined, warn: (_o: Record<string, unknown>, msg: string) => { downs.push(msg); } };
       const c = name.startsWith('redis')
-        ? createRedisInvalidation('redis://127.0.0.1:6379', `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`, { pollMs: 50, logger })
-        : createPostgresInvalidation({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }, { pollMs: 50, logger });
+        ? createRedisInvalidation('redis://127.0.0.1:6379', `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`, { pollMs: 200, logger })
+        : createPostgresInvalidation({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }, { pollMs: 200, logger });
       opened.push(c);
       await until(() => c.healthy(), 'subscribed');
-      // ten heartbeat periods: every ping must have come back before the next was due
-      await sleep(500);
+      // ten heartbeat periods: every ping must have come back before the next was due (200 ms periods,
+      // a fifth of the default, so a busy CI machine's scheduling delay is not read as a stalled channel)
+      await sleep(2000);
       expect({ healthy: c.healthy(), warnings: downs }).toEqual({ healthy: true, warnings: [] });
     });
 

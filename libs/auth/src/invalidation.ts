@@ -139,23 +139,38 @@ interface Heartbeat {
 }
 
 /**
+ * Heartbeat periods a ping may stay out before the channel is marked down. Two, not one: after an
+ * event-loop stall longer than a period (a GC pause, a busy machine) the timer is due at the same turn
+ * the echo arrives, and a one-period deadline would call a delivering channel stalled.
+ */
+export const HEARTBEAT_GRACE_PERIODS = 2;
+
+/**
  * Proves that the channel delivers, not only that it is connected: every `pollMs` a ping carrying this
- * process's token goes out on the transport; a ping not back when the next one is due marks the channel
- * down (a stalled connection, a pooler in transaction mode that swallows notifications), so caches poll;
- * its echo marks it up again (which drops whatever may have been missed).
+ * process's token goes out on the transport; a ping not back after `HEARTBEAT_GRACE_PERIODS` periods
+ * marks the channel down (a stalled connection, a pooler in transaction mode that swallows
+ * notifications), so caches poll; its echo marks it up again (which drops whatever may have been missed).
+ * The lateness is judged in the check phase after the timer's turn (`setImmediate`), so an echo that
+ * arrived during a stall is read first.
  */
 function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: string) => Promise<unknown>, me = randomBytes(8).toString('hex')): Heartbeat {
   let seq = 0;
   let awaiting: string | null = null;
+  let late = 0;
   let on = false;
   const ping = (): void => {
     awaiting = `${me}:${++seq}`;
+    late = 0;
     send(awaiting).catch(() => undefined);
   };
   const timer = setInterval(() => {
     if (!on) return;
-    if (awaiting !== null) c.down(new Error('a heartbeat did not come back within the polling interval'));
-    ping();
+    if (awaiting === null) { ping(); return; }
+    setImmediate(() => {
+      if (!on || awaiting === null || ++late < HEARTBEAT_GRACE_PERIODS) return;
+      c.down(new Error(`a heartbeat did not come back within ${HEARTBEAT_GRACE_PERIODS} polling intervals`));
+      ping();
+    });
   }, Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
   timer.unref();
   return {

@@ -99,16 +99,19 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
       }
       return n;
     },
-    async deleteAllForClient(clientId) {
+    async deleteAllForClient(clientId, userId) {
       let n = 0;
       for (const id of await redis.smembers(kClient(clientId))) {
         const raw = await redis.get(kSession(id));
-        if (raw) {
-          await remove(JSON.parse(raw) as SessionRecord);
+        const s = raw ? JSON.parse(raw) as SessionRecord : null;
+        if (s && userId !== undefined && s.userId !== userId) continue;
+        if (s) {
+          await remove(s);
           n++;
         }
+        if (userId !== undefined) await redis.srem(kClient(clientId), id);
       }
-      await redis.del(kClient(clientId));
+      if (userId === undefined) await redis.del(kClient(clientId));
       return n;
     },
     async update(s) {

@@ -182,9 +182,9 @@ export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOpt
       }
     },
     /** Rare (an admin deactivates or deletes a client): the whole cache is dropped. */
-    async deleteAllForClient(clientId) {
+    async deleteAllForClient(clientId, userId) {
       try {
-        return await inner.deleteAllForClient(clientId);
+        return await inner.deleteAllForClient(clientId, userId);
       } finally {
         byId.gen++;
         byId.clear();

@@ -107,6 +107,19 @@ export function runSessionStoreSuite(name: string, make: () => Promise<SessionSt
       expect(await h.store.deleteAllForClient('client-b')).toBe(0);
     });
 
+    it("deletes one user's sessions with an OAuth client, and no other user's (issue 34: a revoked consent)", async () => {
+      const a = rec({ clientId: 'client-a' });
+      const b = rec({ userId: U2, clientId: 'client-a' });
+      const own = rec();
+      for (const s of [a, b, own]) await h.store.create(s);
+      expect(await h.store.deleteAllForClient('client-a', a.userId)).toBe(1);
+      expect(await h.store.get(a.id)).toBeNull();
+      expect(await h.store.get(b.id)).toEqual(b);
+      expect(await h.store.get(own.id)).toEqual(own);
+      expect(await h.store.deleteAllForClient('client-a')).toBe(1);
+      expect(await h.store.get(b.id)).toBeNull();
+    });
+
     it('updates a session in place', async () => {
       const s = rec();
       await h.store.create(s);

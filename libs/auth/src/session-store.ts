@@ -51,8 +51,9 @@ export interface SessionStore {
   /**
    * Deletes every session whose tokens were issued to the OAuth client `clientId` (`clientId` of the
    * record; issue 18, behaviour.md §5.8 "deactivation kills live tokens"); returns how many were deleted.
+   * With `userId`, only that user's sessions with the client (issue 34: a revoked consent grant).
    */
-  deleteAllForClient(clientId: string): Promise<number>;
+  deleteAllForClient(clientId: string, userId?: string): Promise<number>;
   /** Replaces a session record (same id). */
   update(s: SessionRecord): Promise<void>;
 }
@@ -91,10 +92,10 @@ export function createMemorySessionStore(options: { clock?: () => number } = {})
       }
       return n;
     },
-    async deleteAllForClient(clientId) {
+    async deleteAllForClient(clientId, userId) {
       let n = 0;
       for (const s of [...byId.values()]) {
-        if (s.clientId === clientId) {
+        if (s.clientId === clientId && (userId === undefined || s.userId === userId)) {
           byId.delete(s.id);
           n++;
         }

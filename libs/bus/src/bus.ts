@@ -63,4 +63,12 @@ export interface Bus {
   close(): Promise<void>;
   /** the broker connection, for `/readyz` (absent: the in-process bus, which cannot be down) */
   readonly readiness?: DependencyCheck;
+  /**
+   * Only on a bus that keeps nothing itself (the in-process bus): resolves once every consumer that
+   * was subscribed to `envelope` when it was published has handled it (its handler resolved, or it was
+   * terminated on its last attempt). The outbox relay keeps the row until then, so an event whose
+   * handlers had not finished when the process stopped is delivered again at the next start (issue 32).
+   * Never resolves for a consumer stopped before it handled the event.
+   */
+  handled?(envelope: Envelope): Promise<void>;
 }

@@ -4,7 +4,8 @@
  * their subscriptions across stop/start within the process (messages published while a durable is
  * stopped are delivered when it starts again); a handler failure is retried after the backoff up
  * to `maxAttempts`, the last attempt flagged; envelope ids are deduplicated for two minutes like
- * the JetStream stream's duplicate window.
+ * the JetStream stream's duplicate window. `handled` says when every consumer is done with an
+ * envelope, so the outbox relay keeps its row until then (a crash redelivers it at the next start).
  */
 import { currentTraceparent, type Logger } from '@gatehouse/observability';
 import { AppError } from '@gatehouse/errors';
@@ -16,6 +17,8 @@ const DUPLICATE_WINDOW_MS = 120_000;
 interface Pending {
   envelope: Envelope;
   attempt: number;
+  /** called once this consumer is done with the envelope (acked, or terminated on its last attempt) */
+  done: () => void;
 }
 
 interface Durable {
@@ -32,6 +35,8 @@ export function createInProcessBus(opts: { logger: Logger }): Bus {
   const logger = opts.logger.child({ component: 'bus', transport: 'in-process' });
   const durables = new Map<string, Durable>();
   const seen = new Map<string, number>();
+  /** envelope id → resolves when every consumer subscribed at publish time is done with it (issue 32) */
+  const handling = new Map<string, Promise<void>>();
   let closed = false;
 
   function deliver(d: Durable, p: Pending): void {
@@ -44,14 +49,16 @@ export function createInProcessBus(opts: { logger: Logger }): Bus {
     const run = (async () => {
       try {
         await inConsumerSpan(p.envelope, o.durable, { traceparent: p.envelope.traceparent }, () => o.handler(p.envelope, { attempt: p.attempt, isLastAttempt }));
+        p.done();
       } catch (err) {
         if (isLastAttempt) {
           logger.warn({ err, durable: o.durable, event_id: p.envelope.id, event: p.envelope.name, attempt: p.attempt }, 'handler failed on the last attempt; message terminated');
+          p.done();
           return;
         }
         const wait = backoffFor(o.backoffMs, p.attempt);
         logger.warn({ err, durable: o.durable, event_id: p.envelope.id, event: p.envelope.name, attempt: p.attempt, retry_in_ms: wait }, 'handler failed; will retry');
-        const next: Pending = { envelope: p.envelope, attempt: p.attempt + 1 };
+        const next: Pending = { envelope: p.envelope, attempt: p.attempt + 1, done: p.done };
         const t = setTimeout(() => {
           d.timers.delete(t);
           deliver(d, next);
@@ -78,9 +85,23 @@ export function createInProcessBus(opts: { logger: Logger }): Bus {
       // the publisher's span (the outbox relay's) is the consumers' parent, as a NATS header would carry it
       const traceparent = currentTraceparent() ?? envelope.traceparent;
       if (traceparent) envelope = { ...envelope, traceparent };
+      const waits: Array<Promise<void>> = [];
       for (const d of durables.values()) {
-        if (d.names.has(envelope.name)) setImmediate(() => deliver(d, { envelope, attempt: 1 }));
+        if (!d.names.has(envelope.name)) continue;
+        let done!: () => void;
+        waits.push(new Promise<void>((resolve) => { done = resolve; }));
+        const sent = envelope;
+        setImmediate(() => deliver(d, { envelope: sent, attempt: 1, done }));
       }
+      if (waits.length > 0) {
+        const id = envelope.id;
+        const all = Promise.all(waits).then(() => { handling.delete(id); });
+        handling.set(id, all);
+      }
+    },
+
+    handled(envelope: Envelope): Promise<void> {
+      return handling.get(envelope.id) ?? Promise.resolve();
     },
 
     async consume(options: ConsumerOptions): Promise<Subscription> {

@@ -111,7 +111,7 @@ export async function createJetStreamBus(opts: JetStreamBusOptions): Promise<Bus
     }
   })().catch(() => undefined);
   const readiness: DependencyCheck = {
-    name: 'nats', target,
+    name: 'nats', target, logsOwnState: true,
     // a round trip to the server: refused while disconnected (the client buffers, so rtt would wait)
     check: async () => {
       if (conn.isClosed()) throw new Error('the connection is closed');

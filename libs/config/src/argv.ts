@@ -3,6 +3,8 @@
 import type { CommandName } from './commands.ts';
 import { flagName, registryEntries } from './registry.ts';
 import type { FlagKey, FlagSpec, PlacedFlag } from './registry.ts';
+import { readTextFile, resolveSecretFile } from './secret-file.ts';
+import type { ReadTextFile } from './secret-file.ts';
 
 /** MFA flags that were replaced by the `--disable-*` opt-outs (spec §1 "MFA opt-outs"). */
 const REMOVED = new Set(['--enable-mfa', '--enable-totp-login', '--enable-email-otp', '--enable-sms-otp']);
@@ -37,12 +39,16 @@ function looksLikeFlag(token: string | undefined): boolean {
 
 /**
  * Reads flags only (no positional arguments exist). Accepts `--flag=value` and `--flag value`;
- * booleans also bare `--flag` and `--flag true|false`. The last occurrence of a flag wins; an empty
+ * booleans also bare `--flag` and `--flag true|false`. The last occurrence of a flag wins (a repeatable
+ * flag, `--encryption-key`, joins its values with commas instead); an empty
  * value (`--flag=`) means "not given", so the default applies (Helm renders unset values that way).
+ * A secret flag's value `file:/path` is replaced by the content of the file (see secret-file.ts), so
+ * the secret never appears in the process list; a file that cannot be read is an error naming the flag.
  *
  * @param argv flags as typed, without node and script (process.argv.slice(3))
+ * @param read reads a `file:` secret; the real file system by default
  */
-export function scanArgv(command: CommandName, argv: readonly string[]): ArgvScan {
+export function scanArgv(command: CommandName, argv: readonly string[], read: ReadTextFile = readTextFile): ArgvScan {
   const tokens: string[] = [];
   const errors: string[] = [];
   const warnings: string[] = [];
@@ -113,6 +119,22 @@ export function scanArgv(command: CommandName, argv: readonly string[]): ArgvSca
       }
       value = next;
       i++;
+    }
+    if (spec.secret && value !== undefined) {
+      const resolved = resolveSecretFile(name, value, read);
+      if ('error' in resolved) {
+        errors.push(resolved.error);
+        continue;
+      }
+      value = resolved.value;
+    }
+    // A repeatable flag (a key ring) joins its values in order: `--k=a --k=b` is `--k=a,b`.
+    if (spec.repeatable && value !== undefined && value.trim() !== '') {
+      const at = tokens.findIndex((prev) => prev.startsWith(`${name}=`));
+      if (at >= 0) {
+        tokens[at] = `${tokens[at]},${value}`;
+        continue;
+      }
     }
     // Last one wins; an empty value also clears what came before, leaving the flag unset.
     for (let t = tokens.length - 1; t >= 0; t--) {

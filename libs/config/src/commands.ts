@@ -1,11 +1,13 @@
 /** @module @gatehouse/config/commands: the CLI commands and the flag sets they share (ARCHITECTURE §5-6). */
+import { COMMAND_NAMES, type CommandName } from '@gatehouse/contracts/service-names';
 
-/** One process per command in split mode; `all` runs every service and the gateway in one process. */
-export type CommandName = 'all' | 'gateway' | 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz' | 'notifications';
+/**
+ * One process per command in split mode; `all` runs every service and the gateway in one process.
+ * Generated from services/registry.ts (`npm run generate`).
+ */
+export type { CommandName };
 
-export const COMMANDS: readonly CommandName[] = Object.freeze([
-  'all', 'gateway', 'authn', 'mfa', 'admin', 'orgs', 'authz', 'notifications',
-] as const);
+export const COMMANDS: readonly CommandName[] = Object.freeze([...COMMAND_NAMES]);
 
 /** Every command. */
 export const ALL: readonly CommandName[] = COMMANDS;
@@ -22,10 +24,10 @@ export const GATEWAY: readonly CommandName[] = ['gateway'];
 export const COMMAND_SUMMARY: Readonly<Record<CommandName, string>> = Object.freeze({
   all: 'every service and the gateway in one process',
   gateway: 'REST /v1, GraphQL and gRPC entry point in split mode; routes to the services',
-  authn: 'sign-up, login, sessions, tokens, verification, social login',
+  authn: 'users, sign-up, login, sessions, tokens, JWKS and discovery, email and phone verification, social login, the OAuth 2.0 / OpenID Provider endpoints, clients and trusted issuers',
   mfa: 'multi-factor authentication: MFA sessions, one-time codes (email, SMS), TOTP with recovery codes, passkeys, and the gate authn asks for',
-  admin: 'super-admin surface: admin sessions and AdminMeta, webhooks, email templates and the audit log (clients, trusted issuers and SAML answer 501 in this release)',
-  orgs: 'organizations, members, verified domains and SCIM 2.0 (SSO connections answer 501 in this release)',
-  authz: 'the embedded relationship-based authorization engine',
+  admin: 'super-admin surface: admin sessions and AdminMeta, webhooks, email templates and the audit log',
+  orgs: 'organizations, members, verified domains, SCIM 2.0, org SSO connections (OIDC and SAML) and the SAML identity provider',
+  authz: 'the relationship-based authorization engine (OpenFGA models and tuples; embedded, or an OpenFGA server)',
   notifications: 'the delivery worker: email, SMS and webhooks',
 });

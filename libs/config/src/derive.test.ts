@@ -78,6 +78,19 @@ describe('providers and derived defaults (behaviour.md §1.3)', () => {
     expect(ok('all', ...TWILIO.slice(1)).isSmsConfigured).toBe(false);
     expect(ok('all', ...TWILIO).isSmsConfigured).toBe(true);
   });
+  it('keeps a channel without its provider in the development outbox under --env=development only (issue 33 §4)', () => {
+    expect(ok('all').devOutbox).toEqual({ email: false, sms: false });
+    expect(ok('all', '--env=development').devOutbox).toEqual({ email: true, sms: true });
+    expect(ok('all', '--env=development', ...SMTP).devOutbox).toEqual({ email: false, sms: true });
+    expect(ok('all', '--env=development', ...TWILIO).devOutbox).toEqual({ email: true, sms: false });
+    expect(ok('all', '--env=development').mfa.email).toBe(true);
+    expect(ok('all').mfa.email).toBe(false);
+  });
+  it('lets the development outbox stand in for SMTP and SMS behind the verification flags, never in production', () => {
+    expect(ok('all', '--env=development', '--enable-email-verification', '--enable-phone-verification').enableEmailVerification).toBe(true);
+    expect(loadConfig('all', argvFor('all', '--enable-email-verification')).errors)
+      .toContain('--enable-email-verification requires SMTP (--smtp-host, --smtp-port, --smtp-sender-email)');
+  });
   it('enables a social provider only with both client id and secret', () => {
     const result = loadConfig('all', argvFor('all', '--github-client-id=g', '--github-client-secret=s', '--google-client-id=only-id',
       '--roblox-client-id=r', '--roblox-client-secret=s'));

@@ -44,6 +44,12 @@ export interface Derived {
   readonly isEmailConfigured: boolean;
   /** all four `--twilio-*` flags are set (behaviour.md §1.3) */
   readonly isSmsConfigured: boolean;
+  /**
+   * The development outbox (issue 33 §4): under `--env=development`, a channel without its provider
+   * (email without SMTP, SMS without Twilio) keeps its messages in memory and logs them instead of
+   * sending; the channel then counts as available. Both false in production.
+   */
+  readonly devOutbox: { readonly email: boolean; readonly sms: boolean };
   readonly mfa: MfaState;
   /** providers with both client id and client secret, in registry order */
   readonly enabledSocialProviders: readonly SocialProvider[];
@@ -70,7 +76,9 @@ export function derive(v: FlagValues, command: CommandName): Derived {
   const isEmailConfigured = v.smtpHost !== undefined && v.smtpPort !== undefined && v.smtpSenderEmail !== undefined;
   const isSmsConfigured = v.twilioAccountSid !== undefined && v.twilioApiKey !== undefined &&
     v.twilioApiSecret !== undefined && v.twilioSender !== undefined;
-  const usable = usableMfaMethods(v, isEmailConfigured, isSmsConfigured);
+  const development = v.env === 'development';
+  const devOutbox = { email: development && !isEmailConfigured, sms: development && !isSmsConfigured };
+  const usable = usableMfaMethods(v, isEmailConfigured || devOutbox.email, isSmsConfigured || devOutbox.sms);
   const available = !v.disableMfa && (usable.totp || usable.email || usable.sms || usable.webauthn);
   const on = (m: boolean): boolean => available && m;
   const mfa: MfaState = {
@@ -82,7 +90,7 @@ export function derive(v: FlagValues, command: CommandName): Derived {
     webauthn: on(usable.webauthn),
   };
   const enabledSocialProviders = SOCIAL_PROVIDERS.filter((p) => clientOf(v, p).id !== undefined && clientOf(v, p).secret !== undefined);
-  return { isEmailConfigured, isSmsConfigured, mfa, enabledSocialProviders, fga: deriveFga(v, command) };
+  return { isEmailConfigured, isSmsConfigured, devOutbox, mfa, enabledSocialProviders, fga: deriveFga(v, command) };
 }
 
 /** A provider's client id and secret. */

@@ -33,13 +33,20 @@ describe('listFlags', () => {
       '--access-token-expires-in', '--refresh-token-expires-in', '--session-expires-in', '--rate-limit-rps',
       '--rate-limit-burst', '--app-cookie-same-site', '--encryption-key', '--redirect-uris',
       '--allow-private-webhook-targets', '--jwt-secondary-type', '--jwt-secondary-secret', '--jwt-secondary-public-key',
-      '--enable-hsts', '--enable-org-discovery', '--graphql-max-depth', '--graphql-max-complexity', '--graphql-max-aliases',
+      '--enable-hsts', '--enable-dynamic-client-registration', '--require-pushed-authorization-requests', '--dynamic-client-registration-max-clients', '--enable-org-discovery', '--graphql-max-depth', '--graphql-max-complexity', '--graphql-max-aliases',
       '--nats-url', '--nats-stream',
       '--database-create', '--log-format', '--otlp-endpoint',
       // behaviour.md §6.2 (issue 19): the DNS servers domain verification asks
       '--dns-resolver',
+      // issue 30 §2: per-destination send caps and the SMS countries
+      '--send-cap-per-hour', '--send-cap-per-day', '--sms-allowed-country-codes',
       // issue 22: tests only (libs/auth README "Credential caches"), shows the polling fallback
       '--test-notifications-off',
+      // issue 32: bounded audit and webhook logs
+      '--audit-log-retention', '--webhook-log-retention',
+      // issue 36: OpenFGA's own HTTP API on the authz service
+      '--openfga-http-port', '--openfga-http-host', '--openfga-authn-method', '--openfga-authn-preshared-keys', '--openfga-authn-client-ids', '--openfga-max-tuples-per-write',
+      '--openfga-max-checks-per-batch-check', '--openfga-list-objects-max-results', '--openfga-list-users-max-results', '--openfga-list-deadline',
       ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox']
         .flatMap((p) => [`--${p}-client-id`, `--${p}-client-secret`, `--${p}-scopes`]),
       // issue 20: another origin for a provider's endpoints (self-hosted, regional, test stand-ins)
@@ -77,7 +84,8 @@ describe('helpText', () => {
   it('shows defaults but never a secret value', () => {
     const text = helpText('all');
     expect(text).toMatch(/--http-port <port>\s+HTTP listener port[^\n]*\n?[^\n]*\(default: 8080\)/);
-    expect(text).toMatch(/--admin-secret <secret>\s+super-admin secret; required, no default; use 32\+ random\s+characters \(secret\)\n/);
+    // (wrapped at the terminal width wherever the longest flag puts the description column)
+    expect(text).toMatch(/--admin-secret <secret>\s+super-admin\s+secret;\s+required,\s+no\s+default;\s+use\s+32\+\s+random\s+characters\s+\(secret;\s+or\s+file:\/path\s+to\s+read\s+it\s+from\s+a\s+file\)\n/);
   });
 });
 

@@ -8,6 +8,7 @@ import { helpText } from './help.ts';
 import { INVALID, runProgram } from './program.ts';
 import { registryEntries } from './registry.ts';
 import type { FlagKey, FlagValues } from './registry.ts';
+import type { ReadTextFile } from './secret-file.ts';
 import { fatalRules, warningRules } from './validate.ts';
 
 /**
@@ -44,14 +45,16 @@ function deepFreeze<T>(value: T): T {
 
 /**
  * Parses the flags of one command and checks every startup rule before anything binds.
- * Pure: reads only `argv` (never process.env or files) and writes nothing.
+ * Reads only `argv` (never process.env) and the files named by `file:/path` values of secret flags
+ * (issue 37 §5); writes nothing.
  *
  * @param argv flags only, as typed (process.argv.slice(3) style); `--flag=value` and `--flag value`
+ * @param options.readFile reads a `file:` secret (tests inject one); the real file system by default
  * @returns `{config, errors: [], warnings}` on success; `{errors, warnings}` with every failure;
  *   `{help, errors: [], warnings: []}` when `--help` or `-h` is present
  */
-export function loadConfig(command: CommandName, argv: readonly string[]): ConfigResult {
-  const scan = scanArgv(command, argv);
+export function loadConfig(command: CommandName, argv: readonly string[], options: { readFile?: ReadTextFile } = {}): ConfigResult {
+  const scan = scanArgv(command, argv, options.readFile);
   if (scan.help) return { help: helpText(command), errors: [], warnings: [] };
   const { opts, errors: parseErrors } = runProgram(command, scan.tokens);
 

@@ -63,6 +63,22 @@ export const positiveInt: Parser<number> = {
   parse: (raw, flag) => integer(raw, flag, 1, Number.MAX_SAFE_INTEGER, 'a positive whole number'),
 };
 
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * A duration in whole seconds: `<n>` (seconds) or `<n>s`, `<n>m`, `<n>h`, `<n>d`; `0` means "never"
+ * where the flag says so (retention flags: keep forever).
+ */
+export const duration: Parser<number> = {
+  type: 'number',
+  parse: (raw, flag) => {
+    const m = /^(\d+)([smhd]?)$/.exec(raw.trim().toLowerCase());
+    const n = m ? Number(m[1]) * (DURATION_UNITS[m[2] || 's'] ?? 1) : Number.NaN;
+    if (!m || !Number.isSafeInteger(n)) throw new FlagValueError(`${flag} must be a duration such as 30d, 12h, 90m or 3600 (seconds), got "${raw}"`);
+    return n;
+  },
+};
+
 /** `true` or `false` (any case); a bare `--flag` means true (handled by the argv reader). */
 export const bool: Parser<boolean> = {
   type: 'boolean',
@@ -78,6 +94,16 @@ export const bool: Parser<boolean> = {
 export const list: Parser<readonly string[]> = {
   type: 'list',
   parse: (raw) => raw.split(',').map((s) => s.trim()).filter((s) => s !== ''),
+};
+
+/** A comma list of E.164 country calling codes (`+1,+44` or `1,44`), each stored as `+<digits>`. */
+export const countryCodeList: Parser<readonly string[]> = {
+  type: 'list',
+  parse: (raw, flag) => raw.split(',').map((s) => s.trim()).filter((s) => s !== '').map((part) => {
+    const digits = part.replace(/^\+/, '');
+    if (!/^[0-9]{1,4}$/.test(digits)) throw new FlagValueError(`${flag} must list country calling codes such as +1,+44, got "${part}"`);
+    return `+${digits}`;
+  }),
 };
 
 /**

@@ -39,7 +39,7 @@ export function buildProgram(command: CommandName, sink: string[] = []): Command
     if (!spec.commands.includes(command)) continue;
     const name = flagName(spec);
     const boolean = spec.parser.type === 'boolean';
-    const option = new Option(boolean ? `${spec.flag} [true|false]` : spec.flag, spec.secret ? `${spec.help} (secret)` : spec.help)
+    const option = new Option(boolean ? `${spec.flag} [true|false]` : spec.flag, spec.secret ? `${spec.help} (secret; or file:/path to read it from a file)` : spec.help)
       .helpGroup(`${spec.group}:`)
       .argParser((raw: string) => {
         try {

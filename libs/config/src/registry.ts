@@ -3,7 +3,7 @@
 import { ALL, CALLERS, DATA, GATEWAY, TOKENS } from './commands.ts';
 import type { CommandName } from './commands.ts';
 import {
-  address, addressList, baseUrl, bool, cidrList, httpUrl, httpUrlList, jwtType, list, nonNegativeInt,
+  address, addressList, baseUrl, bool, cidrList, countryCodeList, duration, httpUrl, httpUrlList, jwtType, list, nonNegativeInt,
   oneOf, originList, pem, port, positiveInt, str,
 } from './parsers.ts';
 import type { Parser } from './parsers.ts';
@@ -23,6 +23,8 @@ export interface FlagSpec<T> {
   readonly secret?: boolean;
   /** Missing or empty is fatal for every command that has the flag. */
   readonly required?: boolean;
+  /** Given several times, the values join with commas in order (a key ring), instead of the last one winning. */
+  readonly repeatable?: boolean;
 }
 
 /** A registry entry: a flag plus the help group it is listed under and the commands that accept it. */
@@ -90,7 +92,7 @@ export const registry = {
   ...section('Core', ALL, {
     env: {
       flag: '--env <name>', parser: str, default: 'production',
-      help: 'deployment environment; only "development" changes behaviour: --url becomes optional',
+      help: 'deployment environment; only "development" changes behaviour: --url becomes optional, and without SMTP or Twilio the emails and text messages are kept in the development outbox (logged, listed by GET /v1/admin/dev_outbox) instead of being sent',
     },
     httpPort: { flag: '--http-port <port>', parser: port, default: 8080, help: 'HTTP listener port: REST /v1, GraphQL, health probes (0 = any free port)' },
     grpcPort: { flag: '--grpc-port <port>', parser: port, default: 9091, help: 'native gRPC listener port (0 = any free port)' },
@@ -164,18 +166,21 @@ export const registry = {
     defaultAuthorizeResponseType: { flag: '--default-authorize-response-type <type>', parser: oneOf(['code', 'token', 'id_token']), default: 'token', help: '/authorize response_type when the request has none: code, token or id_token' },
     defaultAuthorizeResponseMode: { flag: '--default-authorize-response-mode <mode>', parser: oneOf(['query', 'fragment', 'form_post', 'web_message']), default: 'query', help: '/authorize response_mode when the request has none: query, fragment, form_post or web_message' },
     redirectUris: { flag: '--redirect-uris <list>', parser: httpUrlList, default: [], help: 'redirect URIs accepted by exact match, comma list of absolute http(s) URLs (origins in --allowed-origins are accepted too)' },
-    encryptionKey: { flag: '--encryption-key <key>', parser: str, secret: true, commands: ['all', 'authn', 'mfa', 'notifications', 'orgs'], help: 'key for OTP HMACs, SCIM token HMACs, TOTP seeds, the links and codes of delivery jobs at rest, upstream secrets and client-secret MACs; use 32+ random characters' },
+    encryptionKey: { flag: '--encryption-key <keys>', parser: str, secret: true, repeatable: true, commands: ['all', 'authn', 'mfa', 'notifications', 'orgs'], help: 'key ring for OTP HMACs, SCIM token HMACs, TOTP seeds, the links and codes of delivery jobs at rest, upstream secrets, SAML IdP keys and client-secret MACs: one key, or several comma-separated (or the flag repeated); the first seals and MACs, every key opens and verifies (rotation: put the new key first, run `gatehouse reseal`, then drop the old one); use 32+ random characters per key, no commas' },
     accessTokenExpiresIn: { flag: '--access-token-expires-in <seconds>', parser: positiveInt, default: 1800, help: 'access and ID token lifetime in seconds' },
     refreshTokenExpiresIn: { flag: '--refresh-token-expires-in <seconds>', parser: positiveInt, default: 2592000, help: 'refresh token lifetime in seconds (30 days)' },
     sessionExpiresIn: { flag: '--session-expires-in <seconds>', parser: positiveInt, default: 86400, help: 'browser session lifetime in seconds (1 day)' },
     rateLimitRps: { flag: '--rate-limit-rps <n>', parser: nonNegativeInt, default: 30, help: 'per-IP token bucket refill in requests per second; 0 disables rate limiting' },
     rateLimitBurst: { flag: '--rate-limit-burst <n>', parser: nonNegativeInt, default: 20, help: 'per-IP token bucket size in requests; 0 disables rate limiting' },
+    sendCapPerHour: { flag: '--send-cap-per-hour <n>', parser: nonNegativeInt, default: 5, commands: ['all', 'authn', 'mfa'], help: 'messages (codes and link mails) one email address or phone number may receive per hour, across replicas; 0 disables' },
+    sendCapPerDay: { flag: '--send-cap-per-day <n>', parser: nonNegativeInt, default: 10, commands: ['all', 'authn', 'mfa'], help: 'messages one email address or phone number may receive per 24 hours, across replicas; 0 disables' },
+    smsAllowedCountryCodes: { flag: '--sms-allowed-country-codes <list>', parser: countryCodeList, default: [], commands: ['all', 'authn', 'mfa'], help: 'country calling codes SMS may be sent to, comma list such as +1,+44 (default: any); other numbers are refused without a send' },
   }),
   ...section('Organization and UI', ALL, {
     organizationName: { flag: '--organization-name <name>', parser: str, default: 'Gatehouse', help: 'organization name: TOTP issuer, passkey RP name, email templates' },
     organizationLogo: { flag: '--organization-logo <url>', parser: str, default: '', help: 'organization logo URL for the UI and email templates' },
     enableLoginPage: { flag: '--enable-login-page', parser: bool, default: true, help: 'serve the hosted login page under /app (sign-up, login, password reset, magic link, MFA, passkeys)' },
-    enablePlayground: { flag: '--enable-playground', parser: bool, default: true, help: 'serve the GraphQL playground (super-admin credentials required)' },
+    enablePlayground: { flag: '--enable-playground', parser: bool, default: true, help: 'serve the GraphQL playground (GraphiQL) at GET /graphql to a browser that sends the x-service-admin-secret header' },
     enableGraphqlIntrospection: { flag: '--enable-graphql-introspection', parser: bool, default: true, help: 'allow schema introspection on /graphql' },
     enableOrgDiscovery: { flag: '--enable-org-discovery', parser: bool, default: false, help: 'mount GET /api/v1/org-discovery?email= and set meta.is_org_discovery_enabled' },
     graphqlMaxDepth: { flag: '--graphql-max-depth <n>', parser: positiveInt, default: 15, help: 'GraphQL query depth limit (levels); deeper queries are rejected before execution' },
@@ -243,7 +248,7 @@ export const registry = {
     ...provider('github', 'GitHub', 'read:user,user:email'),
     ...provider('facebook', 'Facebook', 'public_profile,email'),
     ...provider('microsoft', 'Microsoft', 'openid,profile,email'),
-    microsoftTenantId: { flag: '--microsoft-tenant-id <tenant>', parser: str, default: 'common', help: 'Microsoft Entra tenant: common, organizations, consumers or a tenant id' },
+    microsoftTenantId: { flag: '--microsoft-tenant-id <tenant>', parser: str, default: 'common', help: 'Microsoft Entra tenant id or domain whose users may sign in. Set it for Microsoft login: the multi-tenant values common, organizations and consumers publish a templated issuer that OpenID Connect discovery refuses, so login fails with them' },
     ...provider('apple', 'Apple', 'email,name'),
     ...provider('linkedin', 'LinkedIn', 'openid,profile,email'),
     ...provider('discord', 'Discord', 'identify,email'),
@@ -253,7 +258,7 @@ export const registry = {
   }),
   ...section('Other', ALL, {
     resetPasswordUrl: { flag: '--reset-password-url <url>', parser: httpUrl, help: 'page that receives password reset links; defaults to <url>/app/reset-password' },
-    dnsResolver: { flag: '--dns-resolver <list>', parser: addressList, commands: ['all', 'orgs'], help: 'DNS servers that verify org domains (behaviour.md §6.2), comma list of ip:port; default: the system resolver' },
+    dnsResolver: { flag: '--dns-resolver <list>', parser: addressList, commands: ['all', 'orgs'], help: 'DNS servers that verify org domains (the TXT challenge), comma list of ip:port; default: the system resolver' },
   }),
   ...section('Hardening', ALL, {
     disableAdminHeaderAuth: { flag: '--disable-admin-header-auth', parser: bool, default: false, help: 'refuse the admin-secret header; only the secure admin cookie authenticates admins' },
@@ -261,11 +266,41 @@ export const registry = {
     allowPrivateWebhookTargets: { flag: '--allow-private-webhook-targets', parser: bool, default: false, help: 'allow webhook and test_endpoint targets in private or special ranges (logs a warning)' },
     enableHsts: { flag: '--enable-hsts', parser: bool, default: false, help: 'send Strict-Transport-Security: max-age=31536000; includeSubDomains' },
   }),
+  ...section('Retention', ['all', 'admin'], {
+    auditLogRetention: { flag: '--audit-log-retention <duration>', parser: duration, default: 31_536_000, help: 'how long audit log rows are kept, e.g. 365d, 720h or seconds; older rows are deleted by admin\'s retention sweeper every minute; 0 keeps them forever (default 365d)' },
+    webhookLogRetention: { flag: '--webhook-log-retention <duration>', parser: duration, default: 2_592_000, help: 'how long webhook delivery log rows are kept, e.g. 30d, 72h or seconds; 0 keeps them forever (default 30d)' },
+  }),
+  ...section('OAuth clients', ALL, {
+    enableDynamicClientRegistration: {
+      flag: '--enable-dynamic-client-registration', parser: bool, default: false, commands: ['all', 'authn'],
+      help: 'serve POST /oauth/register (RFC 7591: public clients only, PKCE S256, https, loopback or private-use redirect URIs; 10 per address per hour) and RFC 7592 management with the registration access token',
+    },
+    dynamicClientRegistrationMaxClients: {
+      flag: '--dynamic-client-registration-max-clients <n>', parser: positiveInt, default: 1000, commands: ['all', 'authn'],
+      help: 'ceiling on the clients registered through /oauth/register; further registrations answer 403',
+    },
+    requirePushedAuthorizationRequests: {
+      flag: '--require-pushed-authorization-requests', parser: bool, default: false, commands: ['all', 'authn'],
+      help: 'refuse /authorize requests not pushed first to POST /oauth/par (RFC 9126 §5) for every OAuth client except the server\'s own (--client-id)',
+    },
+  }),
   ...section('Authorization engine', DATA, {
     fgaStore: { flag: '--fga-store <store>', parser: oneOf(FGA_STORES, true), help: 'engine store: sqlite, postgres, mysql, memory or openfga (an OpenFGA server answers instead of the embedded engine); default: reuse the main database when it is SQL, off for mongodb' },
     fgaStoreUrl: { flag: '--fga-store-url <url>', parser: str, secret: true, help: 'engine store connection URL (a file path for sqlite; the OpenFGA HTTP API URL for openfga); required with a SQL or openfga --fga-store' },
     fgaStoreId: { flag: '--fga-store-id <id>', parser: str, help: 'OpenFGA store id (with --fga-store=openfga); default: the store named "gatehouse", created when missing' },
     fgaStoreApiToken: { flag: '--fga-store-api-token <token>', parser: str, secret: true, help: 'OpenFGA API token, sent as a bearer token (with --fga-store=openfga, when the server has preshared-key authentication on)' },
+  }),
+  ...section('OpenFGA API', ['all', 'authz'], {
+    openfgaHttpPort: { flag: '--openfga-http-port <port>', parser: port, help: 'serve OpenFGA\'s own HTTP API (the paths and bodies of OpenFGA\'s REST API, for the OpenFGA SDKs and CLI) on this port of the authz service (0 = any free port); off when absent. Not routed by the gateway' },
+    openfgaHttpHost: { flag: '--openfga-http-host <address>', parser: str, default: '127.0.0.1', help: 'interface the OpenFGA API listener binds to (default loopback only: set it, e.g. to 0.0.0.0, to reach it from other hosts)' },
+    openfgaAuthnMethod: { flag: '--openfga-authn-method <method>', parser: oneOf(['none', 'preshared', 'oidc'] as const), default: 'preshared', help: 'how OpenFGA API callers authenticate: preshared (Authorization: Bearer <one of --openfga-authn-preshared-keys>), oidc (Authorization: Bearer <an access token Gatehouse issued to a service account by client_credentials>, optionally only --openfga-authn-client-ids) or none (local development only; logged as a warning at start-up)' },
+    openfgaAuthnClientIds: { flag: '--openfga-authn-client-ids <list>', parser: list, help: 'with --openfga-authn-method=oidc: the service accounts (client ids) allowed to call the OpenFGA API, comma list; default: every service account' },
+    openfgaAuthnPresharedKeys: { flag: '--openfga-authn-preshared-keys <list>', parser: list, secret: true, help: 'the keys OpenFGA API callers present as bearer tokens, comma list (several allow rotation); required with --openfga-authn-method=preshared' },
+    openfgaMaxTuplesPerWrite: { flag: '--openfga-max-tuples-per-write <n>', parser: positiveInt, default: 100, help: 'most writes plus deletes one OpenFGA Write call may carry, at most 100 (OpenFGA\'s maxTuplesPerWrite)' },
+    openfgaMaxChecksPerBatchCheck: { flag: '--openfga-max-checks-per-batch-check <n>', parser: positiveInt, default: 50, help: 'most checks one OpenFGA BatchCheck call may carry (OpenFGA\'s maxChecksPerBatchCheck)' },
+    openfgaListObjectsMaxResults: { flag: '--openfga-list-objects-max-results <n>', parser: nonNegativeInt, default: 1000, help: 'most objects ListObjects answers (0 = no cap past the engine\'s own 1000; OpenFGA\'s listObjects-max-results); StreamedListObjects streams them all' },
+    openfgaListUsersMaxResults: { flag: '--openfga-list-users-max-results <n>', parser: nonNegativeInt, default: 1000, help: 'most users ListUsers answers (0 = no cap past the engine\'s own 1000; OpenFGA\'s listUsers-max-results)' },
+    openfgaListDeadline: { flag: '--openfga-list-deadline <duration>', parser: duration, default: 3, help: 'time a ListObjects, StreamedListObjects or ListUsers call may take, e.g. 3s, or seconds; past it the call fails with deadline_exceeded (OpenFGA\'s listObjects-deadline; 0 = none)' },
   }),
   ...section('Split mode (routing)', GATEWAY, {
     authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'admin', 'orgs'], help: 'gRPC address of the authn service (gateway; admin, which reads Meta for AdminMeta through it; orgs, which reads users and provisions SCIM users through it)' },

@@ -1,6 +1,8 @@
 /** @module @gatehouse/config/validate.test: one test per fatal rule of behaviour.md §1.4, asserting the exact message. */
 
 import { describe, expect, it } from '@jest/globals';
+import { PUBLIC_API_NAMES } from '@gatehouse/contracts/service-names';
+import { CALLERS } from './commands.ts';
 import { loadConfig } from './load.ts';
 import { BASE, DB, JWT, argvFor, load, ok } from './test-fixtures.ts';
 
@@ -18,7 +20,7 @@ describe('required flags (spec §1 rules 2-3)', () => {
     expect(loadConfig('all', argv).errors).toEqual(['--admin-secret is required and must not be empty']);
   });
 
-  it.each(['all', 'gateway', 'authn', 'mfa', 'admin', 'orgs', 'authz'] as const)(
+  it.each(CALLERS)(
     'requires --admin-secret, --client-id and --client-secret for %s', (command) => {
       const errors = loadConfig(command, without(argvFor(command), '--admin-secret', '--client-id', '--client-secret')).errors;
       expect(errors).toEqual([
@@ -223,6 +225,20 @@ describe('engine, log level, gateway routes', () => {
       '--fga-store-id is ignored without --fga-store=openfga', '--fga-store-api-token is ignored without --fga-store=openfga',
     ]));
   });
+  it('the OpenFGA API needs preshared keys unless authentication is off, which is warned about (issue 36 §2)', () => {
+    expect(load('--openfga-http-port=8082').errors).toEqual(['--openfga-authn-preshared-keys is required with --openfga-http-port (or set --openfga-authn-method=none for local development)']);
+    expect(load('--openfga-http-port=8082', '--openfga-authn-preshared-keys=k1,k2').errors).toEqual([]);
+    const open = load('--openfga-http-port=8082', '--openfga-authn-method=none');
+    expect(open.errors).toEqual([]);
+    expect(open.warnings).toContain('--openfga-authn-method=none: the OpenFGA API on --openfga-http-port accepts every caller, unauthenticated; use it for local development only');
+    expect(load('--openfga-authn-method=token').errors).toEqual([expect.stringContaining('--openfga-authn-method')]);
+    expect(load('--openfga-http-port=8082', '--openfga-authn-method=oidc').errors).toEqual([]);
+    expect(load('--openfga-authn-client-ids=c1').warnings).toContain('--openfga-authn-client-ids is ignored without --openfga-authn-method=oidc');
+  });
+  it('caps --openfga-max-tuples-per-write at the engine\'s 100', () => {
+    expect(load('--openfga-max-tuples-per-write=101').errors).toEqual(['--openfga-max-tuples-per-write must be at most 100 (the engine writes at most 100 tuples per call)']);
+    expect(load('--openfga-max-tuples-per-write=20').errors).toEqual([]);
+  });
   it.each(['sqlite', 'postgres', 'mysql'])('requires --fga-store-url with --fga-store=%s', (store) => {
     expect(load(`--fga-store=${store}`).errors).toEqual([`--fga-store-url is required when --fga-store is ${store}`]);
   });
@@ -236,7 +252,7 @@ describe('engine, log level, gateway routes', () => {
     expect(load('--log-level=verbose').errors).toEqual(['unsupported --log-level: verbose']);
   });
   it('requires the address of every service of this release on the gateway', () => {
-    const required = ['authn', 'mfa', 'admin', 'orgs', 'authz'];
+    const required = PUBLIC_API_NAMES;
     expect(loadConfig('gateway', BASE).errors).toEqual([
       ...required.map((s) => `--${s}-address is required for the gateway command`),
       ...required.map((s) => `--${s}-graphql-url is required for the gateway command`),

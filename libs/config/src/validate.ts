@@ -73,16 +73,19 @@ export function fatalRules(i: RuleInput): string[] {
   if (!given(i, 'url')) errors.push('--url is required unless --env=development (for example --url=https://auth.example.com)');
 
   const smtp = '(--smtp-host, --smtp-port, --smtp-sender-email)';
-  if (v.enableEmailVerification && !d.isEmailConfigured) errors.push(`--enable-email-verification requires SMTP ${smtp}`);
-  if (v.enableMagicLinkLogin && !d.isEmailConfigured) errors.push(`--enable-magic-link-login requires SMTP ${smtp}`);
-  if (v.enablePhoneVerification && !d.isSmsConfigured) {
+  // issue 33 §4: under --env=development the development outbox stands in for a missing provider
+  const email = d.isEmailConfigured || d.devOutbox.email;
+  const sms = d.isSmsConfigured || d.devOutbox.sms;
+  if (v.enableEmailVerification && !email) errors.push(`--enable-email-verification requires SMTP ${smtp}`);
+  if (v.enableMagicLinkLogin && !email) errors.push(`--enable-magic-link-login requires SMTP ${smtp}`);
+  if (v.enablePhoneVerification && !sms) {
     errors.push('--enable-phone-verification requires SMS (--twilio-account-sid, --twilio-api-key, --twilio-api-secret, --twilio-sender)');
   }
   for (const role of v.defaultRoles) {
     if (!v.roles.includes(role)) errors.push(`--default-roles must be a subset of --roles: "${role}" is not in --roles`);
   }
   if (v.enforceMfa) {
-    const usable = usableMfaMethods(v, d.isEmailConfigured, d.isSmsConfigured);
+    const usable = usableMfaMethods(v, email, sms);
     if (!usable.totp && !usable.email && !usable.sms && !usable.webauthn) {
       errors.push('--enforce-mfa requires at least one usable MFA method');
     }
@@ -93,6 +96,10 @@ export function fatalRules(i: RuleInput): string[] {
   if (v.fgaStore === 'openfga' && v.fgaStoreUrl !== undefined && !/^https?:\/\/[^/\s]+/i.test(v.fgaStoreUrl)) {
     errors.push('--fga-store-url must be an http(s) URL when --fga-store is openfga');
   }
+  if (applies('openfgaHttpPort', command) && v.openfgaHttpPort !== undefined && v.openfgaAuthnMethod === 'preshared' && (v.openfgaAuthnPresharedKeys ?? []).length === 0) {
+    errors.push('--openfga-authn-preshared-keys is required with --openfga-http-port (or set --openfga-authn-method=none for local development)');
+  }
+  if (v.openfgaMaxTuplesPerWrite > 100) errors.push('--openfga-max-tuples-per-write must be at most 100 (the engine writes at most 100 tuples per call)');
   if (applies('customAccessTokenScript', command)) {
     const script = checkCustomScript(v.customAccessTokenScript);
     if (script !== null) errors.push(script);
@@ -130,6 +137,10 @@ export function warningRules(i: RuleInput): string[] {
     warnings.push('--app-cookie-same-site=none without --app-cookie-secure: browsers drop SameSite=None cookies that are not Secure');
   }
   if (v.enforceMfa && v.disableMfa) warnings.push('--disable-mfa overrides --enforce-mfa: MFA is off');
+  if (v.openfgaAuthnClientIds !== undefined && v.openfgaAuthnMethod !== 'oidc') warnings.push('--openfga-authn-client-ids is ignored without --openfga-authn-method=oidc');
+  if (v.openfgaHttpPort !== undefined && v.openfgaAuthnMethod === 'none') {
+    warnings.push('--openfga-authn-method=none: the OpenFGA API on --openfga-http-port accepts every caller, unauthenticated; use it for local development only');
+  }
   if (v.fgaStoreUrl !== undefined && v.fgaStore === undefined) warnings.push('--fga-store-url is ignored without --fga-store');
   if (v.fgaStoreId !== undefined && v.fgaStore !== 'openfga') warnings.push('--fga-store-id is ignored without --fga-store=openfga');
   if (v.fgaStoreApiToken !== undefined && v.fgaStore !== 'openfga') warnings.push('--fga-store-api-token is ignored without --fga-store=openfga');

@@ -16,6 +16,8 @@ export type * as events from './gen/gatehouse/events/v1/events.ts';
 export type * as mfa from './gen/gatehouse/mfa/v1/mfa.ts';
 export type * as orgs from './gen/gatehouse/orgs/v1/orgs.ts';
 export type { ProtoServices } from './gen/services.ts';
+// the service name lists (values) are imported from '@gatehouse/contracts/service-names'
+export type { CommandName, InternalServiceName, ServiceModuleName, ServiceName, SubgraphName } from './gen/service-names.ts';
 export type { BusEventName, BusEvents, TypedEventSink } from './events.ts';
 
 /**

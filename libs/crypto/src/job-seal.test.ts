@@ -7,7 +7,7 @@ describe('jobSealKey / sealJobSecret / openJobSecret (AES-256-GCM, SP 800-38D)',
 
   it('round-trips a secret for the same job and recipient, and the sealed text never contains it', () => {
     const sealed = sealJobSecret(key, 'email.send', 'ada@example.com', '{"otp":"ABC123"}');
-    expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
+    expect(sealed).toMatch(/^v2\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]+$/);
     expect(sealed).not.toContain('ABC123');
     expect(openJobSecret(key, 'email.send', 'ada@example.com', sealed)).toBe('{"otp":"ABC123"}');
     // a fresh IV each time: the same secret never seals to the same text
@@ -25,10 +25,11 @@ describe('jobSealKey / sealJobSecret / openJobSecret (AES-256-GCM, SP 800-38D)',
 
   it('without --encryption-key derives one key from --client-secret: the same in every process, another per secret', () => {
     const a = jobSealKey(undefined, 'client-secret');
-    expect(a).toHaveLength(32);
-    expect(jobSealKey(undefined, 'client-secret').equals(a)).toBe(true);
-    expect(jobSealKey(undefined, 'other-secret').equals(a)).toBe(false);
-    expect(jobSealKey('client-secret', 'x').equals(a)).toBe(false);
+    expect(a.keys).toHaveLength(1);
+    expect(a.keys[0].aes).toHaveLength(32);
+    expect(jobSealKey(undefined, 'client-secret').keys[0].aes.equals(a.keys[0].aes)).toBe(true);
+    expect(jobSealKey(undefined, 'other-secret').keys[0].aes.equals(a.keys[0].aes)).toBe(false);
+    expect(jobSealKey('client-secret', 'x').keys[0].aes.equals(a.keys[0].aes)).toBe(false);
     expect(() => jobSealKey(undefined, '')).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
   });
 });

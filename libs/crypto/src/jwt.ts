@@ -37,6 +37,11 @@ export interface SignOptions {
   expiresInSeconds: number;
   /** Unix seconds used for `iat` (default: now); lets callers use one clock */
   nowSeconds?: number;
+  /**
+   * The JOSE `typ` header (RFC 7515 §4.1.9); default `JWT`. `at+jwt` marks an RFC 9068 §2.1 JWT
+   * access token.
+   */
+  typ?: string;
 }
 
 export interface VerifyOptions {
@@ -48,7 +53,7 @@ export interface JwtSigner {
   readonly alg: JwtType;
   /** `kid` header of tokens this signer issues */
   readonly kid: string;
-  /** Signs `claims` with the primary key; sets `iat` and `exp`. Header `{alg, kid, typ: "JWT"}`. */
+  /** Signs `claims` with the primary key; sets `iat` and `exp`. Header `{alg, kid, typ}` (`typ` default `JWT`). */
   sign(claims: JWTPayload, options: SignOptions): Promise<string>;
   /**
    * Verifies the signature (primary key, then secondary), `exp` and `nbf`; claims beyond those are
@@ -183,10 +188,10 @@ export function createJwtSigner(options: JwtSignerOptions): JwtSigner {
   return {
     alg: primary.alg,
     kid: primary.kid,
-    async sign(claims, { expiresInSeconds, nowSeconds }) {
+    async sign(claims, { expiresInSeconds, nowSeconds, typ = 'JWT' }) {
       const iat = nowSeconds ?? Math.floor(Date.now() / 1000);
       return new SignJWT({ ...claims, iat, exp: iat + expiresInSeconds })
-        .setProtectedHeader({ alg: primary.alg, kid: primary.kid, typ: 'JWT' })
+        .setProtectedHeader({ alg: primary.alg, kid: primary.kid, typ })
         .sign(await signKey());
     },
     async verify(token, opts = {}) {

@@ -92,8 +92,10 @@ describe('mongodb driver (FerretDB)', () => {
     const found = await db.fork().findOneOrFail(Widget, { _id: id });
     expect(found).toMatchObject({ _id: id, name: `w-${id}`, size: 3, createdAt: 1_700_000_000 });
     const raw = await (db.fork() as unknown as MongoEntityManager).getCollection('dbtest_widgets').findOne({ _id: id as never });
-    // fieldName mapping applies; MikroORM's bigint type stores a decimal string on MongoDB (no int64 mapping)
-    expect(raw).toMatchObject({ _id: id, name: `w-${id}`, size: 3, created_at: '1700000000' });
+    // fieldName mapping applies; a bigint column is a BSON number, not MikroORM's decimal string (issue 32 §4)
+    expect(raw).toMatchObject({ _id: id, name: `w-${id}`, size: 3, created_at: 1_700_000_000 });
+    expect(typeof raw?.created_at).toBe('number');
+    expect(await (db.fork() as unknown as MongoEntityManager).getCollection('dbtest_widgets').countDocuments({ _id: id as never, created_at: { $type: 'number' } })).toBe(1);
 
     const editor = db.fork();
     const w = await editor.findOneOrFail(Widget, { _id: id });
@@ -212,6 +214,39 @@ describe('mongodb driver (FerretDB)', () => {
     await relay.stop();
     expect(published).toEqual([gone]);
     expect(await raw('dbtest_outbox').countDocuments({})).toBe(0);
+  });
+
+  it('int64 values stored as strings by earlier versions read as numbers and are converted once at open', async () => {
+    const id = randomUUID();
+    // what MikroORM's bigint type wrote before: a decimal string
+    await raw('dbtest_widgets').insertOne({ _id: id as never, name: `s-${id}`, size: 1, created_at: '1800000000' });
+    expect((await db.fork().findOneOrFail(Widget, { _id: id })).createdAt).toBe(1_800_000_000);
+    // the conversion ran at this database's first open (its marker is recorded): reopen as a database of an earlier version
+    expect(await raw('dbtest_migrations').countDocuments({ _id: 'mongodb_int64_numbers' as never })).toBe(1);
+    await raw('dbtest_migrations').deleteOne({ _id: 'mongodb_int64_numbers' as never });
+    const again = await openDatabase({ type: 'mongodb', url: ferret.url(dbName) }, schema, { logger });
+    await again.close();
+    expect(await raw('dbtest_widgets').findOne({ _id: id as never })).toMatchObject({ created_at: 1_800_000_000 });
+    expect(await raw('dbtest_widgets').countDocuments({ created_at: { $type: 'string' } })).toBe(0);
+    // range queries see it among the numbers
+    expect(await db.fork().count(Widget, { _id: id, createdAt: { $gte: 1_799_999_999 } })).toBe(1);
+  });
+
+  it('events enqueued before a native delete are written before it runs (issue 32 §4)', async () => {
+    const id = randomUUID();
+    const seed = db.fork();
+    seed.persist(seed.create(Widget, { _id: id, name: `o-${id}`, size: 1, createdAt: 1 }));
+    await seed.flush();
+    await raw('dbtest_outbox').deleteMany({});
+    const before = newEnvelope('note.deleted', 'dbtest', { id });
+    await expect(db.transactional(async (em) => {
+      db.outbox.enqueue(em, before);
+      await em.nativeDelete(Widget, { _id: id });
+      throw new Error('process dies after the delete');
+    })).rejects.toThrow('process dies');
+    const docs = await raw('dbtest_outbox').find({}).toArray();
+    expect(docs.flatMap((d) => Object.keys(d._outbox ?? {}))).toEqual([before.id]);
+    await raw('dbtest_outbox').deleteMany({});
   });
 
   it('a unit of work that throws writes neither its documents nor its events', async () => {

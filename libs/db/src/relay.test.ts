@@ -135,4 +135,37 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as const)('startOutboxRelay (%s)
     await relay.stop();
     expect(bus.published.map((e) => e.id)).not.toContain(id);
   });
+
+  it('issue 32: over the in-process bus a row stays (marked) until its handler is done, and a process that stops first leaves it to be delivered again', async () => {
+    const envs = await enqueue(2);
+    // process 1: its handler never finishes (the process stops first)
+    const bus1 = createInProcessBus({ logger });
+    let started = 0;
+    await bus1.consume({ durable: 'slow', names: ['note.created'], maxAttempts: 3, backoffMs: [10], handler: () => { started += 1; return new Promise<void>(() => {}); } });
+    const relay1 = startOutboxRelay({ db, bus: bus1, logger, intervalMs: 60_000 });
+    expect(await relay1.flush()).toBe(2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(2);
+    await relay1.stop();
+    expect(await rowCount()).toBe(2);
+
+    // process 2 (a restart): the rows in flight are published again, deleted once handled
+    const bus2 = createInProcessBus({ logger });
+    const handled: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    await bus2.consume({ durable: 'slow', names: ['note.created'], maxAttempts: 3, backoffMs: [10], handler: async (e) => { await gate; handled.push(e.id); } });
+    const relay2 = startOutboxRelay({ db, bus: bus2, logger, intervalMs: 60_000 });
+    expect(await relay2.flush()).toBe(2);
+    expect(await rowCount()).toBe(2);
+    release();
+    const deadline = Date.now() + 10_000;
+    while ((await rowCount()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(await rowCount()).toBe(0);
+    expect(handled.sort()).toEqual(envs.map((e) => e.id).sort());
+    // nothing is published a third time
+    expect(await relay2.flush()).toBe(0);
+    await relay2.stop();
+    await bus2.close();
+  }, 30_000);
 });

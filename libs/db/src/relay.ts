@@ -10,7 +10,10 @@
  * twice, which the bus tolerates (JetStream dedups on the envelope id; consumers are idempotent on
  * it), and deleting a row the other relay already deleted is a no-op. On MongoDB the pending events are
  * the `_outbox` maps of the service's documents (single-document pattern, outbox.ts), removed entry by
- * entry once published.
+ * entry once published. Over the in-process bus (all-in-one, issue 32) a published row is marked
+ * (`published_at`) and deleted only once every handler of its event is done (`Bus.handled`); rows
+ * still marked when a relay starts were in flight when the last process stopped, and are published
+ * again (consumers are idempotent on the envelope id). MongoDB keeps deleting on publish.
  */
 import type { Bus, Envelope } from '@gatehouse/bus';
 import { dependencyState, extractTraceContext, SpanKind, withSpan, type Logger } from '@gatehouse/observability';
@@ -162,10 +165,51 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
     }
   }
 
+  // issue 32: over the in-process bus a row is kept, marked published, until every handler is done
+  // with its event; rows still marked at start were in flight when the last process stopped
+  const acking = bus.handled !== undefined && db.type !== 'mongodb';
+  const q = (n: string): string => quoteIdentifier(db.type, n);
+  let recovered = !acking;
+
+  /** Marks published rows, then deletes each once the bus says its handlers are done (acking mode). */
+  async function settle(done: Array<{ key: unknown; envelope: Envelope }>): Promise<boolean> {
+    if (!acking) return remove(done.map((d) => d.key));
+    if (done.length === 0) return true;
+    try {
+      await db.execute(`update ${q(db.outbox.table)} set ${q('published_at')} = ? where ${q('seq')} in (${done.map(() => '?').join(', ')})`, [Date.now(), ...done.map((d) => d.key)]);
+    } catch (err) {
+      // not marked: published again next tick (duplicates are tolerated)
+      database.down(err);
+      return false;
+    }
+    for (const { key, envelope } of done) void bus.handled!(envelope).then(() => handledKey(key));
+    return true;
+  }
+
+  /** keys whose events every handler is done with, deleted together on the next turn of the loop */
+  let handledKeys: unknown[] = [];
+  function handledKey(key: unknown): void {
+    handledKeys.push(key);
+    if (handledKeys.length > 1) return;
+    setImmediate(() => {
+      const keys = handledKeys;
+      handledKeys = [];
+      // a row whose delete fails stays marked and is published again at the next start
+      void (async () => {
+        for (let i = 0; i < keys.length; i += batchSize) await remove(keys.slice(i, i + batchSize));
+      })();
+    });
+  }
+
   async function tick(): Promise<number> {
     let published = 0;
     try {
-      await remove(await rows.marked(batchSize));
+      if (!recovered) {
+        await db.execute(`update ${q(db.outbox.table)} set ${q('published_at')} = null where ${q('published_at')} is not null`);
+        recovered = true;
+      } else if (!acking) {
+        await remove(await rows.marked(batchSize));
+      }
     } catch (err) {
       database.down(err);
       return published;
@@ -179,7 +223,7 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
         return published;
       }
       database.up();
-      const done: unknown[] = [];
+      const done: Array<{ key: unknown; envelope: Envelope }> = [];
       for (const row of batch) {
         const envelope: Envelope = {
           id: String(row.id),
@@ -197,14 +241,14 @@ export function startOutboxRelay(opts: OutboxRelayOptions): OutboxRelay {
           }, () => bus.publish(envelope));
         } catch (err) {
           publishing.down(err); // retried next tick; later rows wait, so order is kept
-          await remove(done);
+          await settle(done);
           return published + done.length;
         }
         publishing.up();
-        done.push(row.key);
+        done.push({ key: row.key, envelope });
       }
       published += done.length;
-      if (!(await remove(done))) return published;
+      if (!(await settle(done))) return published;
       if (batch.length < batchSize || loop.stopped) return published;
     }
   }

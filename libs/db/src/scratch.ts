@@ -39,6 +39,22 @@ async function adminExec(type: 'postgres' | 'mysql' | 'mariadb', adminUrl: strin
 }
 
 /**
+ * Like {@link createScratchDatabase} for PostgreSQL/MySQL/MariaDB, without creating it: options
+ * naming a `gh_<random>` database that does not exist yet (for `--database-create` tests), and a
+ * `drop()` that removes it if something created it.
+ */
+export function reserveScratchDatabase(type: 'postgres' | 'mysql' | 'mariadb', adminUrl?: string): ScratchDatabase {
+  const name = `gh_${randomBytes(6).toString('hex')}`;
+  const admin = adminUrl ?? SCRATCH_ADMIN_URLS[type];
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    options: { type, url: url.toString() },
+    drop: () => adminExec(type, admin, type === 'postgres' ? `drop database if exists ${name} with (force)` : `drop database if exists ${name}`),
+  };
+}
+
+/**
  * Creates `gh_<random>` on the server of `type` (or a temp SQLite file) and returns options that
  * point at it; `drop()` removes it.
  * @throws AppError `invalid_argument` for mongodb (no server here).

@@ -69,7 +69,7 @@ interface MongoTarget {
  * The entity stored in `rule.table` among the database's entities, and its property stored in `column`
  * (`rule.key` is the primary key, whose field is `_id` on MongoDB).
  */
-function entityColumn(db: Database, rule: RetentionRule, column: string): { meta: EntityMetadata; prop: EntityProperty } {
+export function entityColumn(db: Database, rule: Pick<RetentionRule, 'table' | 'key'>, column: string): { meta: EntityMetadata; prop: EntityProperty } {
   const meta = [...db.orm.getMetadata()].find((m) => m.tableName === rule.table);
   if (!meta) throw new Error(`retention: no entity of ${db.service} is stored in ${rule.table}`);
   const prop = column === rule.key && meta.primaryKeys.length === 1
@@ -162,7 +162,7 @@ interface MongoCollection {
 }
 
 /** The affected-row count of a `run` statement, across the drivers' result shapes. */
-function affected(res: unknown): number {
+export function affected(res: unknown): number {
   const r = res as { affectedRows?: unknown; changes?: unknown; rowCount?: unknown } | null;
   return Number(r?.affectedRows ?? r?.changes ?? r?.rowCount ?? 0);
 }

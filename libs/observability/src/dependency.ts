@@ -28,14 +28,25 @@ export interface DependencyCheck {
    * @throws Error whose message is the cause (`connect ECONNREFUSED 127.0.0.1:6379`)
    */
   check(): Promise<void>;
+  /**
+   * false: `/readyz` lists its state but stays 200 while it is down (a dependency only some requests
+   * need, such as a service behind the gateway other than authn). Default true: it down is 503.
+   */
+  readonly required?: boolean;
+  /**
+   * true when its client already logs `<name> is down` / `is back up` itself (watchRedis, the NATS
+   * bus), so {@link watchDependency} leaves it as it is.
+   */
+  readonly logsOwnState?: boolean;
 }
 
 /** What `/readyz` answers: every dependency's result, `ok` or the cause (one entry per name). */
 export interface ReadinessReport {
+  /** every required check answered (a check with `required: false` never makes this false) */
   ready: boolean;
-  /** check name → `ok`, or `down (<target>): <cause>` */
+  /** check name → `ok`, or `down (<target>): <cause>`, for every check, required or not */
   checks: Record<string, string>;
-  /** the first check that failed, for the message */
+  /** the first required check that failed, for the message */
   down: { name: string; target: string; cause: string } | null;
 }
 
@@ -70,7 +81,7 @@ export async function readinessReport(checks: readonly DependencyCheck[], timeou
     // `ok` only while every one of them is
     if (cause === null) report.checks[c.name] ??= 'ok';
     else if (report.checks[c.name] === undefined || report.checks[c.name] === 'ok') report.checks[c.name] = `down (${c.target}): ${cause}`;
-    if (cause !== null && report.down === null) report.down = { name: c.name, target: c.target, cause };
+    if (cause !== null && report.down === null && c.required !== false) report.down = { name: c.name, target: c.target, cause };
   }
   report.ready = report.down === null;
   return report;
@@ -142,5 +153,91 @@ export function watchRedis(redis: RedisLike, logger: StateLogger, url: string): 
   const state = dependencyState(logger, 'redis', target);
   redis.on('error', (err) => state.down(err));
   redis.on('ready', () => state.up());
-  return { name: 'redis', target, check: async () => { await redis.ping(); } };
+  return { name: 'redis', target, check: async () => { await redis.ping(); }, logsOwnState: true };
+}
+
+/** Probes in a row that must fail before {@link watchDependency} logs `<name> is down`. */
+export const FAILURES_BEFORE_DOWN = 2;
+
+/** A check whose outages are logged: see {@link watchDependency}. */
+export interface WatchedDependency extends DependencyCheck {
+  /** stops the background probe */
+  close(): void;
+}
+
+/**
+ * Logs one `<name> is down` line (warn) when `dep` starts failing and one `<name> is back up` line
+ * (info) when it answers again (issue 37 §4, README "Operations"), for dependencies whose client does
+ * not say so itself (a database pool, a gateway's gRPC channel to a service). Its state follows every
+ * `/readyz` probe of the returned check and a background probe every `intervalMs` (a timer that does not
+ * keep the process alive), so an outage is logged even when nothing probes readiness. It is down once
+ * {@link FAILURES_BEFORE_DOWN} probes in a row failed: one slow answer on a loaded machine (a probe
+ * timing out, a channel still connecting at start-up) is not an outage; `/readyz` reports every probe
+ * as it is.
+ * @param intervalMs milliseconds between background probes (a probe never overlaps the previous one)
+ * @param timeoutMs a probe that has not answered by then counts as a failure
+ * @returns the check to hand to `/readyz` (same name, target and `required`); `dep` itself when it
+ *   `logsOwnState`
+ */
+export function watchDependency(dep: DependencyCheck, logger: StateLogger, intervalMs = 2000, timeoutMs = 2000): WatchedDependency {
+  if (dep.logsOwnState) return { ...dep, close: () => undefined };
+  const state = dependencyState(logger, dep.name, dep.target);
+  let failures = 0;
+  const probe = async (): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        dep.check(),
+        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs); }),
+      ]);
+    } catch (err) {
+      failures += 1;
+      if (failures >= FAILURES_BEFORE_DOWN) state.down(err);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+    failures = 0;
+    state.up();
+  };
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const loop = (): void => {
+    timer = setTimeout(() => { probe().catch(() => undefined).finally(() => { if (!stopped) loop(); }); }, intervalMs);
+    timer.unref();
+  };
+  loop();
+  return {
+    ...dep,
+    logsOwnState: true,
+    check: probe,
+    close() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * {@link watchDependency} over a process's dependencies: checks of one `name` and `target` (all-in-one
+ * opens one database pool per service) are watched as one, so an outage is one line, not one per pool;
+ * checks that `logsOwnState` are passed through.
+ * @returns the checks for `/readyz`, in the order given (a group where its first member was)
+ */
+export function watchDependencies(deps: readonly DependencyCheck[], logger: StateLogger, intervalMs = 2000): WatchedDependency[] {
+  const groups = new Map<string, DependencyCheck[]>();
+  const order: Array<DependencyCheck | string> = [];
+  for (const dep of deps) {
+    if (dep.logsOwnState) { order.push(dep); continue; }
+    const key = `${dep.name}\u0000${dep.target}`;
+    const group = groups.get(key);
+    if (group) group.push(dep);
+    else { groups.set(key, [dep]); order.push(key); }
+  }
+  return order.map((entry) => {
+    if (typeof entry !== 'string') return watchDependency(entry, logger, intervalMs);
+    const group = groups.get(entry)!;
+    const first = group[0]!;
+    return watchDependency(group.length === 1 ? first : { ...first, check: async () => { await Promise.all(group.map((d) => d.check())); } }, logger, intervalMs);
+  });
 }

@@ -1,7 +1,28 @@
 /** The process logger (STYLE §6; issue 15 logs): one JSON object per line, ISO-8601 time, secrets redacted. */
 import { describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { createLogger } from './index.ts';
+
+const INDEX = fileURLToPath(new URL('./index.ts', import.meta.url));
+
+/**
+ * Runs `body` in a fresh Node process with `createLogger` imported (stdout a pipe, as under a container
+ * runtime); resolves with the stdout lines and when each arrived (ms since spawn).
+ */
+function runLogging(body: string): Promise<Array<{ line: Record<string, unknown>; atMs: number }>> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', `const { createLogger } = await import(${JSON.stringify(INDEX)});\n${body}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const t0 = performance.now();
+  const got: Array<{ line: Record<string, unknown>; atMs: number }> = [];
+  let partial = '';
+  child.stdout.on('data', (c: Buffer) => {
+    const parts = (partial + c.toString()).split('\n');
+    partial = parts.pop()!;
+    for (const p of parts) got.push({ line: JSON.parse(p) as Record<string, unknown>, atMs: performance.now() - t0 });
+  });
+  return new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve(got) : reject(new Error(`exit ${code}`)))));
+}
 
 function capture(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
@@ -23,6 +44,28 @@ describe('createLogger', () => {
     createLogger('info', out.stream).info({ headers: { authorization: 'Bearer x', cookie: 'cookie_session=y' }, password: 'p' }, 'request');
     expect(out.lines()[0]).toMatchObject({ headers: { authorization: '[redacted]', cookie: '[redacted]' }, password: '[redacted]' });
   });
+});
+
+describe('createLogger on stdout (lines written in batches, issue 38 §4)', () => {
+  it('writes every line logged before process.exit', async () => {
+    const got = await runLogging(`const log = createLogger('info');
+for (let i = 0; i < 500; i++) log.info({ i }, 'request');
+log.error('FATAL: going down');
+process.exit(1 - 1);`);
+    expect(got.map((g) => g.line.i ?? g.line.msg)).toEqual([...Array.from({ length: 500 }, (_, i) => i), 'FATAL: going down']);
+  }, 30_000);
+
+  it('writes a lone line within the flush interval, while the process keeps running', async () => {
+    const got = await runLogging(`const log = createLogger('info');
+const t0 = performance.now();
+log.info('one line');
+setTimeout(() => log.info({ elapsed: performance.now() - t0 }, 'still running'), 3000);
+setTimeout(() => process.exit(0), 3100);`);
+    expect(got.map((g) => g.line.msg)).toEqual(['one line', 'still running']);
+    // the first line reaches stdout long before the second is logged (3 s later), not at exit: it waits
+    // for the 250 ms flush (1.5 s allowed here for a loaded machine)
+    expect(got[0]!.atMs).toBeLessThan(got[1]!.atMs - 1500);
+  }, 30_000);
 });
 
 describe('createLogger pretty format (--log-format=pretty)', () => {

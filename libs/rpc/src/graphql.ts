@@ -4,7 +4,7 @@
  * (graphql.md §1.4), a resolver builder whose resolvers call the same handlers as the gRPC
  * server through the same proto codec, and the AppError → `extensions.code` mapping (graphql.md §1.2).
  */
-import { GraphQLError, GraphQLScalarType, Kind, type ValueNode, type GraphQLSchema, type DocumentNode } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, type DocumentNode, type FieldDefinitionNode, type GraphQLSchema, type TypeNode, type ValueNode } from 'graphql';
 import { createRequire } from 'node:module';
 import type * as ApolloSubgraph from '@apollo/subgraph';
 import { AppError, graphqlCodeOf, toAppError } from '@gatehouse/errors';
@@ -93,6 +93,48 @@ export interface FieldBinding {
   arg: string | null;
   /** for REST-wrapped bare lists, the response field to return as the GraphQL value */
   unwrap?: string;
+}
+
+/** The named type under a field's or argument's list and non-null wrappers. */
+function namedTypeOf(type: TypeNode): string {
+  return type.kind === Kind.NAMED_TYPE ? type.name.value : namedTypeOf(type.type);
+}
+
+/**
+ * The root-field bindings of a subgraph, from its proto: every RPC of `desc` whose
+ * `(gatehouse.common.v1.graphql)` option names a root field of `typeDefs` is bound to it. The SDL says
+ * the rest: Query or Mutation; the request is the field's one input-object argument (`params`), or its
+ * arguments as top-level request fields (scalar arguments), or absent (no arguments); a field that
+ * returns a list returns the response message's one field.
+ * @throws Error when the option names a field the SDL does not declare under Query or Mutation, or a
+ *   list field's response message has not exactly one field (contract bugs, found at start-up)
+ */
+export function protoBindings(desc: ServiceDescriptor, typeDefs: DocumentNode): { Query: Record<string, FieldBinding>; Mutation: Record<string, FieldBinding> } {
+  const inputs = new Set<string>();
+  const roots = new Map<string, { op: 'Query' | 'Mutation'; field: FieldDefinitionNode }>();
+  for (const def of typeDefs.definitions) {
+    if (def.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION || def.kind === Kind.INPUT_OBJECT_TYPE_EXTENSION) inputs.add(def.name.value);
+    if ((def.kind === Kind.OBJECT_TYPE_DEFINITION || def.kind === Kind.OBJECT_TYPE_EXTENSION) && (def.name.value === 'Query' || def.name.value === 'Mutation')) {
+      for (const field of def.fields ?? []) roots.set(field.name.value, { op: def.name.value, field });
+    }
+  }
+  const out: { Query: Record<string, FieldBinding>; Mutation: Record<string, FieldBinding> } = { Query: {}, Mutation: {} };
+  for (const codec of desc.methods.values()) {
+    if (!codec.graphqlField) continue;
+    const root = roots.get(codec.graphqlField);
+    if (!root) throw new Error(`${desc.fullName}.${codec.name}: its GraphQL field ${codec.graphqlField} is not a Query or Mutation field of the subgraph`);
+    const args = root.field.arguments ?? [];
+    const arg = args.length === 0 ? null : args.length === 1 && inputs.has(namedTypeOf(args[0]!.type)) ? args[0]!.name.value : '*';
+    const binding: FieldBinding = { rpc: codec.name, arg };
+    const returnType = root.field.type.kind === Kind.NON_NULL_TYPE ? root.field.type.type : root.field.type;
+    if (returnType.kind === Kind.LIST_TYPE) {
+      const fields = codec.responseType.fieldsArray;
+      if (fields.length !== 1) throw new Error(`${desc.fullName}.${codec.name}: ${codec.graphqlField} returns a list, so its response needs exactly one field`);
+      binding.unwrap = fields[0]!.name;
+    }
+    out[root.op][codec.graphqlField] = binding;
+  }
+  return out;
 }
 
 /**

@@ -19,7 +19,8 @@ import {
 import { isServed } from './typed.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
-export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin'] as const;
+// if-match: SCIM's conditional writes (RFC 7644 §3.14)
+export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin', 'if-match'] as const;
 const CLIENT_IP_KEY = 'x-gatehouse-client-ip';
 const PROTOCOL_KEY = 'x-gatehouse-protocol';
 const ERROR_CODE_KEY = 'x-gatehouse-error-code';
@@ -117,6 +118,19 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
     );
     call.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; settle(); });
   });
+  /** One attempt: a message on a multiplexed stream when the server serves that, else a unary call. */
+  const send = async (path: string, payload: Buffer, entries: FrameEntry[], deadlineMs: number | undefined): Promise<CallOutcome> => {
+    if (!multiplexer?.supported) return unary(path, payload, entries, deadlineMs);
+    try {
+      return await multiplexer.call(path, payload, entries, deadlineMs ? Math.max(1, deadlineMs - Date.now()) : 0);
+    } catch (e) {
+      if (!(e instanceof MultiplexUnsupported)) throw e;
+      return unary(path, payload, entries, deadlineMs);
+    }
+  };
+  const waitForReady = (timeoutMs: number): Promise<void> => new Promise<void>((resolve, reject) => {
+    client.waitForReady(Date.now() + Math.max(0, timeoutMs), (err) => (err ? reject(err) : resolve()));
+  });
   return {
     async call(rpc, req, ctx) {
       const method = methodOf(desc, rpc);
@@ -131,18 +145,16 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
       // a client span whose context rides in the metadata (`traceparent`, W3C Trace Context)
       return withSpan(method.path, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': desc.service, 'rpc.method': rpc } }, async () => {
         injectTraceContext((key, value) => entries.push({ key, value }));
-        let outcome: CallOutcome;
-        if (multiplexer?.supported) {
-          try {
-            outcome = await multiplexer.call(method.path, payload, entries, ctx.deadlineMs ? Math.max(1, ctx.deadlineMs - Date.now()) : 0);
-          } catch (e) {
-            if (!(e instanceof MultiplexUnsupported)) throw e;
-            outcome = await unary(method.path, payload, entries, ctx.deadlineMs);
-          }
-        } else {
-          outcome = await unary(method.path, payload, entries, ctx.deadlineMs);
+        let outcome = await send(method.path, payload, entries, ctx.deadlineMs);
+        // a read whose connection was lost goes once more, to a replica that is up (issue 37 §4): the
+        // channel's round-robin picks only connected replicas, and a service that restarted a moment
+        // ago is waited for briefly instead of being refused while the channel is in its backoff
+        if (lostConnection(outcome) && method.idempotent) {
+          const ready = await waitForReady(Math.min(RETRY_READY_MS, ctx.deadlineMs ? ctx.deadlineMs - Date.now() : RETRY_READY_MS)).then(() => true, () => false);
+          if (ready) outcome = await unary(method.path, payload, entries, ctx.deadlineMs);
         }
         for (const c of outcome.trailers.get('set-cookie')) ctx.setCookies.push(String(c));
+        if (lostConnection(outcome)) throw serviceUnavailable(desc, outcome);
         if (outcome.code !== grpc.status.OK) throw fromServiceError({ code: outcome.code, details: outcome.details, metadata: outcome.trailers });
         try {
           return method.decodeResponse(outcome.value!);
@@ -164,17 +176,41 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
         reject(new AppError('unavailable', `cannot ask ${desc.service} which RPCs it serves`, { cause: err }));
       });
     }),
-    waitForReady: (timeoutMs) => new Promise<void>((resolve, reject) => {
-      client.waitForReady(Date.now() + timeoutMs, (err) => (err ? reject(err) : resolve()));
-    }),
+    waitForReady,
   };
+}
+
+/**
+ * How long a read whose connection was lost waits for a connected replica before its second attempt,
+ * ms: long enough for a restarted service the channel is still backing off from (grpc-js reconnects
+ * within {@link createGrpcClient}'s 2 s maximum backoff, usually far sooner), short enough that a read
+ * of a service that is down answers 503 within about a second.
+ */
+export const RETRY_READY_MS = 1000;
+
+/**
+ * Whether an attempt failed for want of a connection rather than by the service's answer: UNAVAILABLE
+ * (no replica connected, or the connection dropped) or CANCELLED (the server reset the stream as it
+ * went down; this client never cancels a call itself), without a Gatehouse error code in the trailers
+ * (a service's own `unavailable` answer, such as its OpenFGA server being down, carries one).
+ */
+function lostConnection(outcome: CallOutcome): boolean {
+  return (outcome.code === grpc.status.UNAVAILABLE || outcome.code === grpc.status.CANCELLED) && outcome.trailers.get(ERROR_CODE_KEY).length === 0;
+}
+
+/** The `unavailable` (HTTP 503, gRPC UNAVAILABLE) answer for a call no replica of `desc`'s service took. */
+function serviceUnavailable(desc: ServiceDescriptor, outcome: CallOutcome): AppError {
+  const service = desc.service.split('.')[0]!;
+  return new AppError('unavailable', `the ${service} service is unavailable, please try again later`, {
+    headers: { 'Retry-After': '1' },
+    cause: new Error(`${outcome.code === grpc.status.CANCELLED ? 'CANCELLED' : 'UNAVAILABLE'}: ${outcome.details}`),
+  });
 }
 
 function fromServiceError(err: Pick<grpc.ServiceError, 'code' | 'details' | 'metadata'>): AppError {
   const code = err.metadata?.get(ERROR_CODE_KEY)[0];
   const headersRaw = err.metadata?.get(ERROR_HEADERS_KEY)[0];
   const headers = headersRaw ? (JSON.parse(String(headersRaw)) as Record<string, string>) : undefined;
-  if (err.code === grpc.status.UNAVAILABLE && !code) return new AppError('unavailable', 'service unavailable', { cause: err });
   if (err.code === grpc.status.DEADLINE_EXCEEDED && !code) return new AppError('deadline_exceeded', 'deadline exceeded', { cause: err });
   const resolved = isErrorCode(String(code ?? '')) ? (String(code) as ReturnType<typeof codeFromGrpcStatus>) : codeFromGrpcStatus(err.code);
   return new AppError(resolved, err.details || 'internal error', headers ? { headers } : {});

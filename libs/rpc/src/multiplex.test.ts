@@ -112,9 +112,34 @@ describe('call multiplexing between Gatehouse processes', () => {
     const inFlight = c.call('Login', { password: 'slow' }, createCallContext()).catch((e: unknown) => e);
     await sleep(50);
     s.server.forceShutdown();
-    // grpc-js reports the server's reset of the call as CANCELLED, on a call and on a stream alike
-    expect(await inFlight).toMatchObject({ code: 'cancelled' });
-    expect(await c.call('Login', { password: 'pw' }, createCallContext()).catch((e: unknown) => e)).toMatchObject({ code: 'unavailable' });
+    // grpc-js reports the server's reset of the call as CANCELLED, on a call and on a stream alike: the
+    // service went away, which is `unavailable` (503) naming it, not the caller's `cancelled` (499);
+    // Login is not idempotent, so it is not sent again (issue 37 §4)
+    const unavailable = { code: 'unavailable', message: 'the authn service is unavailable, please try again later', headers: { 'Retry-After': '1' } };
+    expect(await inFlight).toMatchObject(unavailable);
+    expect(await c.call('Login', { password: 'pw' }, createCallContext()).catch((e: unknown) => e)).toMatchObject(unavailable);
+  });
+
+  it.each([true, false])('sends an idempotent read in flight on a killed replica once more, to the other replica (multiplex %s)', async (multiplex) => {
+    const replicas = await Promise.all(['a', 'b'].map((tag) => startGrpcServer({
+      host: '127.0.0.1', port: 0, logger, internalToken: 'tok',
+      services: [{ desc, handlers: { async Profile() { await sleep(300); return { id: tag }; } } }],
+    })));
+    cleanups.push(async () => { for (const r of replicas) await r.close(); });
+    expect(desc.methods.get('Profile')!.idempotent).toBe(true);
+    const c = createGrpcClient(desc, { address: replicas.map((r) => `127.0.0.1:${r.port}`).join(','), internalToken: 'tok', multiplex });
+    cleanups.push(() => c.close());
+    // both replicas connected and answering
+    const ids = new Set<unknown>();
+    for (let i = 0; i < 20 && ids.size < 2; i++) ids.add((await c.call('Profile', {}, createCallContext())).id);
+    expect([...ids].sort()).toEqual(['a', 'b']);
+    // a batch in flight on both; replica a dies under it: every call is answered, those on a by b
+    const batch = Array.from({ length: 8 }, () => c.call('Profile', {}, createCallContext()).then((r) => r.id, (e: unknown) => e));
+    await sleep(100);
+    replicas[0]!.server.forceShutdown();
+    const answers = await Promise.all(batch);
+    expect(answers.filter((a) => a !== 'a' && a !== 'b')).toEqual([]);
+    expect(answers).toContain('b');
   });
 
   it('counts and times the multiplexed calls by method in the server metrics', async () => {

@@ -10,21 +10,23 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import protobuf from 'protobufjs';
+import { PUBLIC_API_NAMES, type InternalServiceName, type ServiceName } from '@gatehouse/contracts/service-names';
 import { AppError } from '@gatehouse/errors';
+import { checkJsonStrings, textRuleOf, type TextRule } from './input-rules.ts';
 
 /** Root of the repository's `proto/` directory. */
 export const PROTO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../proto');
 
-export type ServiceName = 'authn' | 'mfa' | 'admin' | 'orgs' | 'authz';
 /**
- * Service-to-service APIs (`<service>.internal`): served only on the owning service's own port to
- * callers holding the internal token, never routed by the gateway or the public gRPC port.
+ * The services with a public proto API, and their service-to-service APIs (`<service>.internal`: served
+ * only on the owning service's own port to callers holding the internal token, never routed by the
+ * gateway or the public gRPC port). Both lists are generated from services/registry.ts.
  */
-export type InternalServiceName = 'authn.internal' | 'mfa.internal' | 'admin.internal' | 'orgs.internal' | 'authz.internal';
+export type { InternalServiceName, ServiceName };
 export type DescriptorName = ServiceName | InternalServiceName;
 
-/** Every service with a proto, in no particular order (the names of ServiceName, at run time). */
-const SERVICES: readonly ServiceName[] = ['authn', 'mfa', 'admin', 'orgs', 'authz'];
+/** Every service with a proto (the names of ServiceName, at run time). */
+const SERVICES: readonly ServiceName[] = PUBLIC_API_NAMES;
 
 /**
  * The proto service full name of a descriptor name, by the layout every proto follows:
@@ -53,6 +55,18 @@ export interface MethodCodec {
   readonly responseType: protobuf.Type;
   /** who may call it: the RPC's `(gatehouse.common.v1.auth)` option, declared once in the proto */
   readonly auth: AuthClass;
+  /** its REST route, from the `(gatehouse.common.v1.rest)` option (`"POST /v1/signup"`); absent: gRPC/GraphQL only */
+  readonly rest?: { readonly method: 'GET' | 'POST'; readonly path: string };
+  /** one line describing it: the `(gatehouse.common.v1.summary)` option, or '' */
+  readonly summary: string;
+  /** the GraphQL root field serving it: the `(gatehouse.common.v1.graphql)` option */
+  readonly graphqlField?: string;
+  /**
+   * Whether calling it twice does no more than calling it once: its `idempotency_level` option
+   * (google.protobuf.MethodOptions, descriptor.proto) is `NO_SIDE_EFFECTS` or `IDEMPOTENT`. A client
+   * may send such a call again to another replica when the first one lost its connection.
+   */
+  readonly idempotent: boolean;
   /**
    * Checks a caller's JSON request against the proto type and returns the normalised request.
    * @throws AppError `invalid_argument` naming the first field whose JSON type is wrong
@@ -109,7 +123,7 @@ export function serviceDescriptor<D extends DescriptorName>(service: D): Service
   const methods = new Map<string, MethodCodec>();
   for (const method of svc.methodsArray) {
     method.resolve();
-    methods.set(method.name, createCodec(`/${fullName}/${method.name}`, method.name, method.resolvedRequestType!, method.resolvedResponseType!, authClassOf(method)));
+    methods.set(method.name, { ...createCodec(`/${fullName}/${method.name}`, method.name, method.resolvedRequestType!, method.resolvedResponseType!, authClassOf(method)), ...bindingsOf(method) });
   }
   const desc: ServiceDescriptor<FullNameOf<D>> = { service, fullName, methods };
   descriptors.set(service, desc);
@@ -136,6 +150,31 @@ function authClassOf(method: protobuf.Method): AuthClass {
   const name = typeof raw === 'string' ? raw.replace(/^AUTH_CLASS_/, '').toLowerCase() : '';
   if (!AUTH_CLASSES.has(name)) throw new Error(`${method.parent?.fullName ?? ''}.${method.name} declares no ${AUTH_OPTION} option`);
   return name as AuthClass;
+}
+
+/** `idempotency_level` values (descriptor.proto MethodOptions.IdempotencyLevel) that allow a second attempt. */
+const IDEMPOTENT_LEVELS: ReadonlySet<string> = new Set(['NO_SIDE_EFFECTS', 'IDEMPOTENT']);
+
+/**
+ * The surfaces an RPC declares beside its auth class: `(gatehouse.common.v1.rest)` ("<METHOD> <path>"),
+ * `(gatehouse.common.v1.summary)` and `(gatehouse.common.v1.graphql)`, and its standard `idempotency_level`.
+ * @throws Error when the rest option is not `GET` or `POST` followed by an absolute path (a proto bug)
+ */
+function bindingsOf(method: protobuf.Method): Pick<MethodCodec, 'rest' | 'summary' | 'graphqlField' | 'idempotent'> {
+  const opt = (name: string): string | undefined => {
+    const raw = method.options?.[`(gatehouse.common.v1.${name})`] as unknown;
+    return typeof raw === 'string' && raw !== '' ? raw : undefined;
+  };
+  const rest = opt('rest');
+  const m = rest === undefined ? null : /^(GET|POST) (\/\S*)$/.exec(rest);
+  if (rest !== undefined && !m) throw new Error(`${method.parent?.fullName ?? ''}.${method.name}: (gatehouse.common.v1.rest) must be "GET <path>" or "POST <path>", not "${rest}"`);
+  const graphqlField = opt('graphql');
+  return {
+    ...(m ? { rest: { method: m[1] as 'GET' | 'POST', path: m[2]! } } : {}),
+    summary: opt('summary') ?? '',
+    ...(graphqlField ? { graphqlField } : {}),
+    idempotent: IDEMPOTENT_LEVELS.has(String(method.options?.['idempotency_level'] ?? '')),
+  };
 }
 
 /** Every service that has a proto. */
@@ -168,6 +207,8 @@ interface FieldPlan {
   readonly absent: unknown;
   /** for error messages: `string`, `integer`, `list of object`, ... */
   readonly expected: string;
+  /** what a string (or each string of a list) may hold (input-rules.ts); null for other kinds */
+  readonly rule: TextRule | null;
 }
 
 const plans = new WeakMap<protobuf.Type, readonly FieldPlan[]>();
@@ -202,6 +243,7 @@ function planOf(type: protobuf.Type): readonly FieldPlan[] {
       absent: kind === 'int' || kind === 'float' ? 0 : kind === 'bool' ? false : kind === 'string' ? ''
         : kind === 'enum' ? (Object.keys((rt as protobuf.Enum).values)[0] ?? null) : null,
       expected: field.repeated ? `list of ${base}` : base,
+      rule: kind === 'string' ? textRuleOf(field.name) : null,
     };
   });
   plans.set(type, plan);
@@ -274,12 +316,18 @@ class FieldRefusal {
   readonly expected: string;
   /** a JSON-object field (google.protobuf.Struct): refused as `malformed <field>` (behaviour.md §3.1 app_data) */
   readonly malformed: boolean;
-  constructor(path: string[], expected: string, malformed = false) {
+  /** the value has the right type but breaks its field's input rule (input-rules.ts): `expected` holds the reason */
+  readonly ruled: boolean;
+  constructor(path: string[], expected: string, malformed = false, ruled = false) {
     this.path = path;
     this.expected = expected;
     this.malformed = malformed;
+    this.ruled = ruled;
   }
 }
+
+/** A refusal of a string that breaks its field's input rule. */
+const ruleRefusal = (path: string[], reason: string): FieldRefusal => new FieldRefusal(path, reason, false, true);
 
 function within(err: unknown, segment: string): unknown {
   if (err instanceof FieldRefusal) err.path.unshift(segment);
@@ -362,7 +410,7 @@ function compileShaper(plan: readonly FieldPlan[], direction: 'in' | 'out'): Sha
     body.push(`let ${v} = src[${name}];`);
     if (direction === 'in' && f.repeated) {
       const element = f.kind === 'string'
-        ? `if (typeof x !== "string") throw new Refusal([${name} + "[" + i + "]"], ${expected});\nlist[i] = x;`
+        ? `if (typeof x !== "string") throw new Refusal([${name} + "[" + i + "]"], ${expected});\nconst why = rule${k}(x); if (why !== null) throw ruled([${name} + "[" + i + "]"], why);\nlist[i] = x;`
         : `try { list[i] = ${f.kind === 'message' ? 'shape(x)' : `valueIn(plan[${k}], x)`}; } catch (err) { throw within(err, ${name} + "[" + i + "]"); }`;
       body.push(
         `if (${v} === undefined || ${v} === null) ${v} = [];`,
@@ -379,7 +427,7 @@ function compileShaper(plan: readonly FieldPlan[], direction: 'in' | 'out'): Sha
       );
     } else if (direction === 'in') {
       body.push(`if (${v} === undefined || ${v} === null) ${v} = ${f.optional ? 'null' : lit(f.absent)};`);
-      if (f.kind === 'string') body.push(`else if (typeof ${v} !== "string") throw new Refusal([${name}], ${expected});`);
+      if (f.kind === 'string') body.push(`else if (typeof ${v} !== "string") throw new Refusal([${name}], ${expected});`, `else { const why = rule${k}(${v}); if (why !== null) throw ruled([${name}], why); }`);
       else body.push(`else try { ${v} = ${f.kind === 'message' ? `shapeInOf(plan[${k}])(${v})` : `valueIn(plan[${k}], ${v})`}; } catch (err) { throw within(err, ${name}); }`);
     } else if (f.repeated) {
       const empty = f.nullableList ? ` || (Array.isArray(${v}) && ${v}.length === 0)` : '';
@@ -396,23 +444,31 @@ function compileShaper(plan: readonly FieldPlan[], direction: 'in' | 'out'): Sha
     }
   });
   body.push(`return { ${plan.map((f, k) => `${f.name}: v${k}`).join(', ')} };`);
+  // each string field's input rule, bound once as a local of the shaper (`rule3`)
+  const rules = direction === 'in' ? plan.flatMap((f, k) => (f.rule ? [`const rule${k} = plan[${k}].rule.check;`] : [])) : [];
   // the source is generated from our own .proto field plans (names checked above), never from input
-  const make = new Function('isPlainObject', 'Refusal', 'within', 'valueIn', 'shapeInOf', 'shapeOutOf', 'NO_FIELDS', 'plan',
-    `"use strict";\nreturn function shape_${direction}(value) {\n${body.join('\n')}\n};`) as (...deps: unknown[]) => Shaper;
-  return make(isPlainObject, FieldRefusal, within, normalizeValueIn, shapeInOf, shapeOutOf, NO_FIELDS, plan);
+  const make = new Function('isPlainObject', 'Refusal', 'ruled', 'within', 'valueIn', 'shapeInOf', 'shapeOutOf', 'NO_FIELDS', 'plan',
+    `"use strict";\n${rules.join('\n')}\nreturn function shape_${direction}(value) {\n${body.join('\n')}\n};`) as (...deps: unknown[]) => Shaper;
+  return make(isPlainObject, FieldRefusal, ruleRefusal, within, normalizeValueIn, shapeInOf, shapeOutOf, NO_FIELDS, plan);
 }
 
 /** One value (or list element) of field `f` that is not a string or a message. @throws FieldRefusal */
 function normalizeValueIn(f: FieldPlan, value: unknown): unknown {
   switch (f.kind) {
-    case 'string':
-      if (typeof value === 'string') return value;
-      throw new FieldRefusal([], f.expected);
+    case 'string': {
+      if (typeof value !== 'string') throw new FieldRefusal([], f.expected);
+      const why = f.rule!.check(value);
+      if (why !== null) throw ruleRefusal([], why);
+      return value;
+    }
     case 'message':
       return shapeInOf(f)(value);
-    case 'struct':
-      if (isPlainObject(value)) return value;
-      throw new FieldRefusal([], f.expected, true);
+    case 'struct': {
+      if (!isPlainObject(value)) throw new FieldRefusal([], f.expected, true);
+      const found = checkJsonStrings(value);
+      if (found) throw ruleRefusal([found[0].join('.').replace(/\.\[/g, '[')].filter((p) => p !== ''), found[1]);
+      return value;
+    }
     case 'int':
     case 'float':
     case 'bool':
@@ -437,7 +493,9 @@ function normalizeRequestOf(type: protobuf.Type): (input: unknown) => Record<str
       if (!(err instanceof FieldRefusal)) throw err;
       if (err.path.length === 0) throw new AppError('invalid_argument', 'invalid JSON body');
       const field = err.path.join('.');
-      throw new AppError('invalid_argument', err.malformed ? `malformed ${field}` : `invalid value for field "${field}": expected ${err.expected}`);
+      throw new AppError('invalid_argument', err.malformed ? `malformed ${field}`
+        : err.ruled && err.expected.startsWith('must be') ? `${field} ${err.expected}`
+          : `invalid value for field "${field}": ${err.ruled ? err.expected : `expected ${err.expected}`}`);
     }
   };
 }
@@ -539,6 +597,8 @@ function createCodec(pathName: string, name: string, requestType: protobuf.Type,
     requestType,
     responseType,
     auth,
+    summary: '',
+    idempotent: false,
     normalizeRequest: normalizeRequestOf(requestType),
     normalizeResponse: (output) => resShape.out(output),
     encodeRequest: (req) => Buffer.from(requestType.encode(requestType.fromObject(reqShape.toWire(req))).finish()),

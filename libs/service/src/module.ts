@@ -8,13 +8,15 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { Authenticator, InvalidationChannel } from '@gatehouse/auth';
 import type { Bus } from '@gatehouse/bus';
-import type { CommandName, Config } from '@gatehouse/config';
+import type { Config } from '@gatehouse/config';
+import type { DevOutbox } from '@gatehouse/delivery';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import type { ProtoServices } from '@gatehouse/contracts';
+import type { ServiceModuleName } from '@gatehouse/contracts/service-names';
 import type { ClientOf, DescriptorName, FullNameOf, InternalServiceName, ServiceImplementation, ServiceName } from '@gatehouse/rpc';
 
-/** A service's name: its CLI command, chart component, subgraph and metric label. */
-export type ServiceModuleName = Exclude<CommandName, 'all' | 'gateway'>;
+/** A service's name: its CLI command, chart component, subgraph and metric label (generated from the registry). */
+export type { ServiceModuleName };
 
 /** A typed client of a peer's internal API (proto `<Service>Internal`). */
 export type PeerClient<D extends InternalServiceName> = FullNameOf<D> extends keyof ProtoServices ? ClientOf<ProtoServices[FullNameOf<D>]> : never;
@@ -46,6 +48,13 @@ export interface ServiceShared {
    * Absent (unit fixtures): no cross-process caches.
    */
   invalidation?: InvalidationChannel;
+  /**
+   * The development outbox (issue 33 §4) all-in-one shares between the notifications worker, which keeps
+   * the messages, and admin, which lists them: present only under `--env=development` with a channel
+   * lacking its provider (Config's `devOutbox`). Absent in split mode, where the worker keeps its own
+   * and admin, in another process, cannot read it.
+   */
+  devOutbox?: DevOutbox;
 }
 
 /** A built service, ready to be served. */
@@ -81,10 +90,23 @@ export interface ServiceModule {
   readonly calls: readonly InternalServiceName[];
   /** several replicas behind the gateway (its address flags take comma lists) */
   readonly replicated?: boolean;
+  /**
+   * The gateway cannot do its job without it (issue 37 §4): true for authn, which signs up, logs in and
+   * refreshes every user and serves the hosted login page. The gateway's `/readyz` is 503 while an
+   * essential service is down; any other service being down leaves the gateway Ready (its `/readyz`
+   * body lists it as down) and only that service's routes answer 503.
+   */
+  readonly essential?: boolean;
   /** `--<flag>` values it cannot run without in split mode, with the reason for the FATAL line */
   readonly requires?: ReadonlyArray<{ key: keyof Config; why: string }>;
   /** Builds the service in this process from the one Config. */
   build(config: Config, shared: ServiceShared): Promise<ServiceRuntime>;
+  /**
+   * `gatehouse reseal` (issue 32), for a service that seals values at rest: one pass re-sealing them
+   * under the first `--encryption-key` on its database, then closes it.
+   * @returns per `<table>.<column>`: values re-sealed, and values no key of the ring opens
+   */
+  reseal?(config: Config, logger: Logger): Promise<Record<string, { resealed: number; unreadable: number }>>;
 }
 
 /** The descriptor names of every proto service a module serves (public, then internal). */

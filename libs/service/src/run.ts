@@ -8,7 +8,7 @@
 import { createCachedSessionStore, createPlatformAuth, createRedisSessionStore, type Authenticator, type InvalidationChannel } from '@gatehouse/auth';
 import { createJetStreamBus } from '@gatehouse/bus';
 import { loadConfigOrExit, VERSION, type Config } from '@gatehouse/config';
-import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, startTracing, type LogLevel } from '@gatehouse/observability';
+import { createGrpcServerMetrics, createLogger, createMetricsRegistry, startMetricsServer, startTracing, watchDependencies, type LogLevel } from '@gatehouse/observability';
 import {
   closeOnSignal, createGrpcClient, deriveInternalToken, fatal, orFatal, serviceDescriptor, startGrpcServer, startServiceHttp, typedClient,
   type InternalServiceName, type ServedService,
@@ -76,6 +76,10 @@ export async function runService(module: ServiceModule, argv: readonly string[])
     },
   };
   const runtime = await module.build(config, shared);
+  // its own dependencies only: a peer's outage fails the calls that need the peer, but must not
+  // take this service out of rotation (readiness would cascade along the call graph). Each one's
+  // outage is one `<name> is down` line and its end one `is back up` line (Redis and NATS log their own).
+  const readiness = watchDependencies([...(bus?.readiness ? [bus.readiness] : []), ...(sessions ? [sessions.readiness] : []), ...(runtime.readiness ?? [])], logger);
   const served: ServedService[] = [
     ...(runtime.public ? [runtime.public] : []),
     ...(runtime.internal ? [{ ...runtime.internal, internal: true }] : []),
@@ -86,13 +90,12 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => startServiceHttp({
     host: config.host, port: config.httpPort, internalToken: runtime.schema ? internalToken : '', logger,
     ...(runtime.schema ? { schema: runtime.schema() } : {}),
-    // its own dependencies only: a peer's outage fails the calls that need the peer, but must not
-    // take this service out of rotation (readiness would cascade along the call graph)
-    readiness: [...(bus?.readiness ? [bus.readiness] : []), ...(sessions ? [sessions.readiness] : []), ...(runtime.readiness ?? [])],
+    readiness,
   }));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc?.port ?? null, http_port: http.port, metrics_port: metrics.port, ...runtime.logFields }, `${module.name} started`);
   closeOnSignal([
+    async () => { for (const r of readiness) r.close(); },
     async () => bus?.close(), runtime.close, async () => sessions?.close(), async () => channel?.close(),
     ...(grpc ? [grpc.close] : []), http.close, metrics.close,
     async () => { for (const p of peers) p.close(); },

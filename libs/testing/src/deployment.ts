@@ -7,7 +7,7 @@
  *   `notifications`), each after the peers it calls, and `gateway` on a
  *   fresh PostgreSQL database, Redis and NATS JetStream (its own stream).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -46,10 +46,20 @@ export interface StartOptions {
    */
   authnReplicas?: number;
   /**
+   * split: number of mfa processes (default 1). The gateway uses the first; authn replica i calls mfa
+   * replica i modulo their number, and a test reaches each at {@link Deployment.mfaGrpcAddresses}.
+   */
+  mfaReplicas?: number;
+  /**
    * all-in-one: number of `gatehouse all` processes on the one database (default 1), each on its own
    * ports with the same `--url` and secrets, listed in {@link Deployment.replicaUrls}.
    */
   replicas?: number;
+  /**
+   * flags for one process only, after {@link flags}: split mode calls it per service process (`replica` is
+   * its index among that service's replicas), all-in-one per `gatehouse all` replica; e.g. a port of its own
+   */
+  replicaFlags?: (command: CommandName, replica: number) => readonly string[];
   /** ms to wait for readiness (default 30 s) */
   readyTimeoutMs?: number;
   /** NATS server for split mode (and all-in-one with `nats`); default the machine's {@link MACHINE.natsUrl} */
@@ -71,6 +81,12 @@ export interface StartOptions {
    * file, so the services trust an HTTPS peer the test started (an org's OIDC IdP)
    */
   env?: Readonly<Record<string, string>>;
+  /**
+   * Pass every secret the harness generates (admin and client secret, JWT secret, encryption key) as
+   * `--flag=file:<path>` of a file in a private temporary directory, as the chart does with its Secret
+   * volume (issue 37 §5), so no secret is in any process's argv. Default false: literal values.
+   */
+  secretFiles?: boolean;
 }
 
 export interface Deployment {
@@ -88,6 +104,8 @@ export interface Deployment {
   readonly authzGrpcAddresses: readonly string[];
   /** the authn processes in split mode (see {@link StartOptions.authnReplicas}); empty in all-in-one */
   readonly authnGrpcAddresses: readonly string[];
+  /** the mfa processes in split mode (see {@link StartOptions.mfaReplicas}); empty in all-in-one */
+  readonly mfaGrpcAddresses: readonly string[];
   /** all-in-one: the HTTP base URL of every replica ({@link url} first); split: the gateway's only */
   readonly replicaUrls: readonly string[];
   /**
@@ -113,11 +131,18 @@ export interface Deployment {
   stopProcess(command: CommandName): Promise<void>;
   /**
    * Starts a process stopped by {@link stopProcess} and waits until its /healthz answers.
+   * @param change either flags added after the process's own for this start only (a later flag wins), so a
+   *   test can run the same database and ports under another setting (`--disable-totp-login`), or a
+   *   function that changes its flags from here on (e.g. a rotated `--encryption-key`); default: the same flags
    * @throws Error when `command` was not stopped, or it does not become ready
    */
-  startProcess(command: CommandName): Promise<void>;
+  startProcess(command: CommandName, change?: readonly string[] | ((flags: string[]) => string[])): Promise<void>;
+  /** the flags the (first) process running `command` was last started with */
+  flagsOf(command: CommandName): string[];
+  /** the `--encryption-key` every process was started with (one key) */
+  readonly encryptionKey: string;
   /** {@link stopProcess} then {@link startProcess} */
-  restart(command: CommandName): Promise<void>;
+  restart(command: CommandName, extraFlags?: readonly string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -164,6 +189,28 @@ function peersOf(command: CommandName): CommandName[] {
   return COMMANDS.filter((peer) => peer !== command && peer !== 'all' && peer !== 'gateway' && accepts(command, `${peer}Address`));
 }
 
+/**
+ * Waits until the gateway's `/readyz` body lists `entry` as `ok` (at any HTTP status: the gateway stays
+ * Ready while a service it does not require is down). An entry the body does not list (a service the
+ * gateway does not route to, such as notifications) is not waited for.
+ * @throws Error when it is not `ok` within `timeoutMs`
+ */
+async function waitForGatewayEntry(readyzUrl: string, entry: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const checks = ((await (await fetch(readyzUrl)).json()) as { checks?: Record<string, string> }).checks ?? {};
+      if (!(entry in checks) || checks[entry] === 'ok') return;
+      last = checks[entry]!;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the gateway's /readyz did not list ${entry} as ok within ${timeoutMs} ms (${last})`);
+}
+
 /** Starts one deployment. Always `stop()` it (afterAll). */
 export async function startDeployment(mode: Mode, opts: StartOptions = {}): Promise<Deployment> {
   const adminSecret = secret();
@@ -180,23 +227,33 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const useNats = mode === 'split' || opts.nats === true;
   const natsStream = useNats ? `GH_E2E_${randomBytes(5).toString('hex').toUpperCase()}` : null;
   const natsUrl = opts.natsUrl ?? MACHINE.natsUrl;
+  const secretDir = opts.secretFiles === true ? mkdtempSync(path.join(os.tmpdir(), 'gatehouse-secrets-')) : undefined;
+  /** `--<flag>=<value>`, or with `secretFiles` `--<flag>=file:<dir>/<flag>` after writing the value there */
+  const secretFlag = (flag: string, value: string): string => {
+    if (secretDir === undefined) return `--${flag}=${value}`;
+    const file = path.join(secretDir, flag);
+    writeFileSync(file, `${value}\n`, { mode: 0o600 });
+    return `--${flag}=file:${file}`;
+  };
   const common = [
     '--host=127.0.0.1', '--log-level=warn', `--url=${url}`,
-    `--admin-secret=${adminSecret}`, `--client-id=${clientId}`, `--client-secret=${clientSecret}`,
+    secretFlag('admin-secret', adminSecret), `--client-id=${clientId}`, secretFlag('client-secret', clientSecret),
     '--app-cookie-secure=false', '--app-cookie-same-site=lax', '--rate-limit-rps=1000', '--rate-limit-burst=1000',
     ...(opts.mfa === true ? [] : ['--disable-mfa']),
   ];
   const dataFlags = [
-    `--database-type=${dbType}`, `--database-url=${db.url}`, '--jwt-type=HS256', `--jwt-secret=${jwtSecret}`,
-    `--encryption-key=${encryptionKey}`,
+    `--database-type=${dbType}`, `--database-url=${db.url}`, '--jwt-type=HS256', secretFlag('jwt-secret', jwtSecret),
+    secretFlag('encryption-key', encryptionKey),
     ...(natsStream ? [`--nats-url=${natsUrl}`, `--nats-stream=${natsStream}`] : []),
   ];
   const redisFlags = mode === 'split' || opts.redis ? [`--redis-url=${MACHINE.redisUrl}`] : [];
   const extra = opts.flags ?? [];
+  const own = (command: CommandName, replica: number): string[] => flagsFor(command, opts.replicaFlags?.(command, replica) ?? []);
   const timeout = opts.readyTimeoutMs ?? 30_000;
   const processes: GatehouseProcess[] = [];
   const authzGrpcAddresses: string[] = [];
   const authnGrpcAddresses: string[] = [];
+  const mfaGrpcAddresses: string[] = [];
   const replicaUrls: string[] = [url];
   const serviceGrpcAddresses = new Map<CommandName, string>();
   /** how each process was started, by its index in `processes` */
@@ -212,29 +269,30 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const stopAll = async (): Promise<void> => {
     await Promise.all([...processes].reverse().map((p) => p.stop()));
     await db.drop().catch(() => undefined);
+    if (secretDir !== undefined) rmSync(secretDir, { recursive: true, force: true });
     if (natsStream) await deleteStream(natsUrl, natsStream).catch(() => undefined);
   };
 
   try {
     if (mode === 'all') {
       const p = spawnTracked('all', flagsFor('all', [...common, ...dataFlags, ...redisFlags,
-        `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...extra]), `${url}/healthz`);
+        `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...extra, ...own('all', 0)]), `${url}/healthz`);
       await waitForHttp(`${url}/healthz`, timeout, p.alive);
       for (let i = 1; i < (opts.replicas ?? 1); i++) {
         const [h, g, m] = [await freePort(), await freePort(), await freePort()];
         const health = `http://127.0.0.1:${h}/healthz`;
         const r = spawnTracked('all', flagsFor('all', [...common, ...dataFlags, ...redisFlags,
-          `--http-port=${h}`, `--grpc-port=${g}`, `--metrics-port=${m}`, ...extra]), health);
+          `--http-port=${h}`, `--grpc-port=${g}`, `--metrics-port=${m}`, ...extra, ...own('all', i)]), health);
         await waitForHttp(health, timeout, r.alive);
         replicaUrls.push(`http://127.0.0.1:${h}`);
       }
     } else {
       type Ports = { grpc: number; http: number; metrics: number };
       const ports = async (): Promise<Ports> => ({ grpc: await freePort(), http: await freePort(), metrics: await freePort() });
-      const svc = async (command: CommandName, peers: string[] = []): Promise<{ grpc: string; graphql: string }> => {
+      const svc = async (command: CommandName, peers: string[], replica: number): Promise<{ grpc: string; graphql: string }> => {
         const { grpc: g, http: h, metrics: m } = await ports();
         const p = spawnTracked(command, flagsFor(command, [...common, ...dataFlags, ...redisFlags,
-          `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...peers, ...extra]), `http://127.0.0.1:${h}/healthz`);
+          `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...peers, ...extra, ...own(command, replica)]), `http://127.0.0.1:${h}/healthz`);
         await waitForHttp(`http://127.0.0.1:${h}/healthz`, timeout, p.alive);
         return { grpc: `127.0.0.1:${g}`, graphql: `http://127.0.0.1:${h}/graphql` };
       };
@@ -247,14 +305,21 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
         const next = pending.findIndex((c) => peersOf(c).every((peer) => started.has(peer)));
         if (next === -1) throw new Error(`services call each other in a cycle: ${pending.join(', ')}`);
         const command = pending.splice(next, 1)[0]!;
-        const peerFlags = peersOf(command).map((peer) => `--${peer}-address=${started.get(peer)![0]!.grpc}`);
-        const replicas = command === 'authz' ? (opts.authzReplicas ?? 1) : command === 'authn' ? (opts.authnReplicas ?? 1) : 1;
+        // replica i of a service calls replica i (modulo their number) of a single-address peer, so
+        // replicated callers spread over replicated peers (issue 30: two authn on two mfa)
+        const peerFlags = (i: number): string[] => peersOf(command).map((peer) => {
+          const all = started.get(peer)!;
+          return `--${peer}-address=${all[i % all.length]!.grpc}`;
+        });
+        const replicas = command === 'authz' ? (opts.authzReplicas ?? 1) : command === 'authn' ? (opts.authnReplicas ?? 1)
+          : command === 'mfa' ? (opts.mfaReplicas ?? 1) : 1;
         const instances = [];
-        for (let i = 0; i < replicas; i++) instances.push(await svc(command, peerFlags));
+        for (let i = 0; i < replicas; i++) instances.push(await svc(command, peerFlags(i), i));
         started.set(command, instances);
       }
       authzGrpcAddresses.push(...(started.get('authz') ?? []).map((a) => a.grpc));
       authnGrpcAddresses.push(...(started.get('authn') ?? []).map((a) => a.grpc));
+      mfaGrpcAddresses.push(...(started.get('mfa') ?? []).map((a) => a.grpc));
       for (const [command, instances] of started) serviceGrpcAddresses.set(command, instances[0]!.grpc);
       // a replicated service is balanced over all its processes; any other is reached at its first
       const routes = [...started].map(([command, all]): [CommandName, typeof all] => [command, command === 'authz' ? all : all.slice(0, 1)]).flatMap(([command, instances]) => [
@@ -272,19 +337,27 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   }
 
   const stopProcess = async (command: CommandName): Promise<void> => {
-    const i = processes.findIndex((p, k) => specs[k]!.command === command && p.alive());
+    let i = processes.findIndex((p, k) => specs[k]!.command === command && p.alive());
+    // a process that died (a fault test killed it) counts as stopped, so startProcess brings it back
+    if (i === -1) i = processes.findIndex((p, k) => specs[k]!.command === command && !stopped.has(command) && !p.alive());
     if (i === -1) throw new Error(`no running ${command} process`);
     await processes[i]!.stop();
     stopped.set(command, i);
   };
-  const startProcess = async (command: CommandName): Promise<void> => {
+  const startProcess = async (command: CommandName, change: readonly string[] | ((flags: string[]) => string[]) = []): Promise<void> => {
     const i = stopped.get(command);
     if (i === undefined) throw new Error(`${command} was not stopped with stopProcess`);
     const spec = specs[i]!;
-    const p = spawnGatehouse(spec.command, spec.flags, opts.env);
+    if (typeof change === 'function') spec.flags = change([...spec.flags]);
+    const extra = typeof change === 'function' ? [] : flagsFor(spec.command, change);
+    const p = spawnGatehouse(spec.command, [...spec.flags, ...extra], opts.env);
     processes[i] = p;
     stopped.delete(command);
     await waitForHttp(spec.healthUrl, timeout, p.alive);
+    // split mode: the gateway uses a restarted service once its channel to it has connected again, which
+    // the service's own entry of the gateway's /readyz body says (ok / down, listed whatever the status)
+    const gateway = processes[specs.findIndex((x) => x.command === 'gateway')];
+    if (mode === 'split' && command !== 'gateway' && gateway?.alive()) await waitForGatewayEntry(`${url}/readyz`, `service:${command}`, timeout);
   };
 
   return {
@@ -297,6 +370,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     processes,
     authzGrpcAddresses,
     authnGrpcAddresses,
+    mfaGrpcAddresses,
     replicaUrls,
     serviceGrpcAddresses,
     internalToken: deriveInternalToken(clientSecret),
@@ -307,9 +381,15 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     output: () => processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n'),
     stopProcess,
     startProcess,
-    async restart(command) {
+    flagsOf(command) {
+      const spec = specs.find((x) => x.command === command);
+      if (!spec) throw new Error(`no ${command} process`);
+      return [...spec.flags];
+    },
+    encryptionKey,
+    async restart(command, extraFlags) {
       await stopProcess(command);
-      await startProcess(command);
+      await startProcess(command, extraFlags);
     },
     stop: stopAll,
   };

@@ -42,6 +42,10 @@ export interface ResponseOverrides {
   assertionId?: string;
   /** IssueInstant and AuthnInstant (default now) */
   issuedAt?: Date;
+  /** the Response's own Issuer (default the IdP entity id); null leaves it out (optional, SAML Core §3.2.2) */
+  responseIssuer?: string | null;
+  /** the signed Assertion's Issuer (default the IdP entity id) */
+  assertionIssuer?: string;
 }
 
 export interface TestSamlIdp {
@@ -86,13 +90,16 @@ export function createSamlIdp(entityId: string, ssoUrl: string, keys: KeyPair = 
       const values: Record<string, string> = {
         ID: `_${randomBytes(16).toString('hex')}`, AssertionID: o.assertionId ?? `_${randomBytes(16).toString('hex')}`,
         Destination: o.destination ?? acs, Audience: o.audience ?? String(sp.entityMeta.getEntityID()), SubjectRecipient: o.recipient ?? acs,
-        Issuer: entityId, IssueInstant: now.toISOString(), StatusCode: samlify.Constants.StatusCode.Success,
+        ResponseIssuer: o.responseIssuer ?? entityId, AssertionIssuer: o.assertionIssuer ?? entityId, IssueInstant: now.toISOString(), StatusCode: samlify.Constants.StatusCode.Success,
         ConditionsNotBefore: (o.notBefore ?? new Date(now.getTime() - 1000)).toISOString(), ConditionsNotOnOrAfter: later.toISOString(),
         SubjectConfirmationDataNotOnOrAfter: later.toISOString(), NameIDFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
         NameID: user.email, InResponseTo: o.inResponseTo ?? inResponseTo,
       };
       // the two statements are XML, inserted as they are (replaceTagsByValue escapes values)
-      let template = samlify.SamlLib.defaultLoginResponseTemplate.context.replace('{AuthnStatement}', authn).replace('{AttributeStatement}', statement);
+      let template = samlify.SamlLib.defaultLoginResponseTemplate.context.replace('{AuthnStatement}', authn).replace('{AttributeStatement}', statement)
+        // the first Issuer is the Response's, the second the Assertion's
+        .replace('<saml:Issuer>{Issuer}</saml:Issuer>', o.responseIssuer === null ? '' : '<saml:Issuer>{ResponseIssuer}</saml:Issuer>')
+        .replace('{Issuer}', '{AssertionIssuer}');
       // an unsolicited response carries no InResponseTo at all (SAML Profiles §4.1.5)
       if (values['InResponseTo'] === '') template = template.replace(/ InResponseTo="\{InResponseTo\}"/g, '');
       const { context } = await idp.createLoginResponse(sp, { extract: {} } as never, 'post', { email: user.email }, () => ({ id: values['ID']!, context: samlify.SamlLib.replaceTagsByValue(template, values) }));

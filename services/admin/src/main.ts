@@ -8,9 +8,10 @@
  * all-in-one and split mode.
  */
 import { adminAccessStoreFor } from '@gatehouse/auth';
-import { newEnvelope, type Subscription } from '@gatehouse/bus';
+import type { Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
+import { adminRetention } from './storage/mikro/retention.ts';
 import { checkEndpoint, guardedPost } from '@gatehouse/delivery';
 import { bindResolvers, buildSubgraph, orFatal } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
@@ -53,16 +54,23 @@ export async function buildAdmin(config: Config, shared: ServiceShared): Promise
     adminCookieSecure: config.adminCookieSecure,
     meta: { ...config, databaseType: config.databaseType ?? 'sqlite', env: config.env ?? 'production', fga: { enabled: config.fga.enabled, store: config.fga.store } },
     authn,
-    emit(name, data) {
-      if (!shared.bus) return;
-      shared.bus.publish(newEnvelope(name, 'admin', data)).catch((err: unknown) => logger.warn({ err, event: name }, 'event not published'));
+    // issue 32: the admin session's audit rows go through admin's outbox, in a transaction of their own
+    async record(name, data) {
+      await store.transaction(async (tx) => {
+        tx.events.emit(name, data);
+      });
     },
     now,
+    // issue 33 §4: the notifications worker writes it in this process only in all-in-one
+    devOutbox: { enabled: config.devOutbox.email || config.devOutbox.sms, outbox: shared.devOutbox ?? null },
   }, hooks);
   const resolvers = bindResolvers(service.public.desc, service.public.handlers, adminBindings);
   for (const op of ['Query', 'Mutation'] as const) Object.assign((resolvers[op] ??= {}), adminFixedErrors[op]);
 
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
+  // issue 32: the audit log and the webhook logs are bounded by --audit-log-retention / --webhook-log-retention
+  const rules = adminRetention({ auditLogSeconds: config.auditLogRetention, webhookLogSeconds: config.webhookLogRetention });
+  const sweeper = rules.length > 0 ? startSweeper({ db, rules, logger, registry: shared.registry }) : null;
   const subscriptions: Subscription[] = [];
   if (shared.bus) {
     // the audit store may be down for a while: keep the event and try again for about an hour
@@ -89,6 +97,7 @@ export async function buildAdmin(config: Config, shared: ServiceShared): Promise
     async close() {
       for (const s of subscriptions) await s.stop();
       await relay?.stop();
+      await sweeper?.stop();
       await db.close();
     },
   };

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createAuthenticator, createMemoryAdminAccessStore, createMemorySessionStore } from '@gatehouse/auth';
 import type { BusEvents } from '@gatehouse/contracts';
 import { createJwtSigner, sha256Hex } from '@gatehouse/crypto';
+import { createDevOutbox, type DevOutbox } from '@gatehouse/delivery';
 import { createCallContext, createInProcessClient, serviceDescriptor } from '@gatehouse/rpc';
 import { createLogger } from '@gatehouse/observability';
 import { SOCIAL_PROVIDER_IDS } from './domain/admin-meta.ts';
@@ -10,7 +11,7 @@ import { createMemoryAdminStore } from './storage/memory.ts';
 
 const SECRET = 'the-admin-secret-of-this-unit-test';
 
-function setup(over: { authn?: null; cookieSecure?: boolean } = {}) {
+function setup(over: { authn?: null; cookieSecure?: boolean; devOutbox?: { enabled: boolean; outbox: DevOutbox | null } } = {}) {
   let now = 2_000_000_000;
   const store = createMemoryAdminAccessStore();
   const authenticator = createAuthenticator({
@@ -29,8 +30,9 @@ function setup(over: { authn?: null; cookieSecure?: boolean } = {}) {
       ...Object.fromEntries(SOCIAL_PROVIDER_IDS.map((p) => [`${p}Scopes`, [`${p}-scope`]])),
     } as never,
     authn: over.authn === null ? null : { GetMeta: async () => meta },
-    emit: (name, data) => { events.push({ name, data: data as BusEvents['audit.recorded'] }); },
+    record: async (name, data) => { events.push({ name, data: data as BusEvents['audit.recorded'] }); },
     now: () => now,
+    ...(over.devOutbox ? { devOutbox: over.devOutbox } : {}),
   }, {
     authenticator, clientSecret: 'client-secret', store: createMemoryAdminStore(() => now), logger: createLogger('silent'), now: () => now,
     outbound: {
@@ -111,5 +113,29 @@ describe('admin service (behaviour.md §5.1, §5.2, §5.7)', () => {
     const listed = await s.call('Webhooks', {}, { cookie });
     expect((listed.res as { webhooks: Array<{ endpoint: string }> }).webhooks.map((w) => w.endpoint)).toEqual(['https://hooks.example.com/in']);
     await expect(s.call('Webhooks', {})).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+});
+
+describe('DevOutbox (issue 33 §4, extension)', () => {
+  const admin = { 'x-service-admin-secret': SECRET };
+  it('lists the kept messages newest first to the super-admin, 401 to anyone else', async () => {
+    const outbox = createDevOutbox(100, () => 1_800_000_000);
+    outbox.add({ channel: 'email', to: 'ada@example.com', subject: 'Verify your email', text: 'open https://a.test/verify_email?token=t', html: '<p>x</p>' });
+    outbox.add({ channel: 'sms', to: '+15551234567', subject: 'sms', text: 'Your verification code is: 123456', html: '' });
+    const s = setup({ devOutbox: { enabled: true, outbox } });
+    await expect(s.call('DevOutbox', {})).rejects.toMatchObject({ code: 'unauthenticated' });
+    const { res } = await s.call('DevOutbox', {}, admin);
+    expect(res).toEqual({
+      messages: [
+        { id: expect.any(String), channel: 'sms', to: '+15551234567', subject: 'sms', text: 'Your verification code is: 123456', html: '', created_at: 1_800_000_000 },
+        { id: expect.any(String), channel: 'email', to: 'ada@example.com', subject: 'Verify your email', text: 'open https://a.test/verify_email?token=t', html: '<p>x</p>', created_at: 1_800_000_000 },
+      ],
+    });
+  });
+  it('refuses with failed_precondition outside development, and in split mode where the outbox is another process', async () => {
+    await expect(setup().call('DevOutbox', {}, admin)).rejects.toMatchObject({ code: 'failed_precondition', message: expect.stringContaining('--env=development') });
+    await expect(setup({ devOutbox: { enabled: false, outbox: null } }).call('DevOutbox', {}, admin)).rejects.toMatchObject({ code: 'failed_precondition' });
+    await expect(setup({ devOutbox: { enabled: true, outbox: null } }).call('DevOutbox', {}, admin))
+      .rejects.toMatchObject({ code: 'failed_precondition', message: expect.stringContaining('split mode') });
   });
 });

@@ -12,6 +12,7 @@ import { adminLoginRpc } from './rpc/admin-login.ts';
 import { adminLogoutRpc } from './rpc/admin-logout.ts';
 import { adminMetaRpc } from './rpc/admin-meta.ts';
 import { adminSessionRpc } from './rpc/admin-session.ts';
+import { devOutboxRpc } from './rpc/dev-outbox.ts';
 import type { AdminRpcDeps, RpcContext } from './rpc/deps.ts';
 import { hookHandlers, hookInternalHandlers } from './rpc/hooks-handlers.ts';
 
@@ -35,6 +36,8 @@ export function createAdminService(session: AdminRpcDeps, hooks: RpcContext): Ad
       AdminLogout: adminLogoutRpc(session),
       AdminSession: adminSessionRpc(session),
       AdminMeta: adminMetaRpc(session),
+      // the development outbox (issue 33 §4, extension)
+      DevOutbox: devOutboxRpc(session),
       // webhooks, email templates, audit log (behaviour.md §5.4, §5.5, §5.7)
       ...hookHandlers(hooks),
       // clients and trusted issuers (behaviour.md §5.8) are authn's since issue 18 (ARCHITECTURE §2)

@@ -7,7 +7,7 @@
  * after commit (ARCHITECTURE §4).
  */
 import type { BusEvents } from '@gatehouse/contracts';
-import { sealJobSecret } from '@gatehouse/crypto';
+import { sealJobSecret, type KeyRing } from '@gatehouse/crypto';
 import { publicUser } from './domain/user.ts';
 import type { EventSink, UserRecord, VerificationPurpose } from './storage/ports.ts';
 
@@ -38,7 +38,7 @@ export function userDeactivated(events: EventSink, user: UserRecord): void {
  * live token, so it travels sealed (`sealed_variables`, AES-256-GCM under `jobKey`, issue 23): the
  * outbox row and the bus message hold no usable link; the notifications worker opens it to render.
  */
-export function linkEmail(events: EventSink, jobKey: Buffer, purpose: VerificationPurpose, to: string, user: UserRecord, verificationUrl: string): void {
+export function linkEmail(events: EventSink, jobKey: KeyRing, purpose: VerificationPurpose, to: string, user: UserRecord, verificationUrl: string): void {
   const sealed = sealJobSecret(jobKey, 'email.send', to, JSON.stringify({ verification_url: verificationUrl }));
   const job: BusEvents['email.send'] = { event_name: purpose, to, user: publicUser(user), variables: {}, sealed_variables: sealed };
   events.emit('email.send', job);

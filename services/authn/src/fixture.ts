@@ -32,7 +32,7 @@ export function testOptions(over: Partial<AuthnOptions> = {}): AuthnOptions {
     roles: ['user', 'editor', 'admin'], defaultRoles: ['user'], protectedRoles: ['admin'],
     enableStrongPassword: true, enableBasicAuthentication: true, enableMobileBasicAuthentication: true,
     enableSignup: true, enableEmailVerification: false, enablePhoneVerification: false, enableMagicLinkLogin: false,
-    enableOrgDiscovery: false, accessTokenExpiresIn: 1800, refreshTokenExpiresIn: 2592000, sessionExpiresIn: 86400,
+    enableOrgDiscovery: false, enableDynamicClientRegistration: true, dynamicClientRegistrationMaxClients: 1000, accessTokenExpiresIn: 1800, refreshTokenExpiresIn: 2592000, sessionExpiresIn: 86400,
     appCookieSecure: true, appCookieSameSite: 'none', organizationName: 'Gatehouse', version: '2.3.0',
     redirectUris: [], allowedOrigins: ['*'], clientSecret: 'client-secret', defaultAuthorizeResponseType: 'code', defaultAuthorizeResponseMode: 'query',
     disableMfa: false, disableTotpLogin: false, disableEmailOtp: false, disableSmsOtp: false, disableWebauthnMfa: false, enforceMfa: false,
@@ -73,7 +73,7 @@ export function makeAuthn(
   const oauth = createMemoryOAuthStore();
   const service = createAuthnService({
     options, activity, users: storage.users, sessions, lockout: storage.lockout, oauth, jwt, authenticator, clock,
-    logger: createLogger('silent'), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
+    logger: createLogger('silent'), afterAnswer: (work) => work(), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
   });
 
   const publicClient = createInProcessClient(serviceDescriptor('authn'), service.handlers);

@@ -12,6 +12,8 @@ export const authnModule: ServiceModule = {
   internalApi: 'authn.internal',
   typeDefs: authnTypeDefs,
   calls: ['mfa.internal'],
+  // login, sign-up and sessions: the gateway is not Ready without it
+  essential: true,
   async build(config, shared) {
     const { buildAuthn } = await import('./main.ts');
     return buildAuthn(config, shared);

@@ -7,7 +7,7 @@
  */
 import { VERSION, type Config } from '@gatehouse/config';
 import { databaseOptionsOf, databaseReadiness, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, startSweeper, type Database } from '@gatehouse/db';
-import { combineVersions, createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
+import { combineVersions, countAttempts, createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
 import { orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createAuthnService, createUserActivityCheck } from './service.ts';
@@ -67,7 +67,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     options: authnOptions(config),
     users: storage.users,
     sessions,
-    lockout: storage.lockout,
+    lockout: countAttempts(storage.lockout, shared.registry),
     oauth: storage.oauth,
     jwt,
     authenticator,

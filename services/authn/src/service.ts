@@ -48,7 +48,9 @@ import {
   addTrustedIssuerRpc, clientRpc, clientsRpc, createClientRpc, deleteClientRpc, deleteTrustedIssuerRpc, rotateClientSecretRpc,
   trustedIssuerRpc, trustedIssuersRpc, updateClientRpc, updateTrustedIssuerRpc,
 } from './rpc/clients.ts';
-import { authorizeRpc, endSessionRpc, oauthIntrospectRpc, oauthRevokeRpc, oauthTokenRpc, userinfoRpc } from './rpc/oauth.ts';
+import { manageRegisteredClientRpc, registerClientRpc } from './rpc/registration.ts';
+import { consentGrantsRpc, revokeConsentGrantRpc, revokeUserConsentGrantRpc, userConsentGrantsRpc } from './rpc/consent.ts';
+import { authorizeRpc, endSessionRpc, oauthIntrospectRpc, oauthRevokeRpc, oauthTokenRpc, pushedAuthorizationRequestRpc, userinfoRpc } from './rpc/oauth.ts';
 
 export type { PermissionChecker } from './domain/deps.ts';
 export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
@@ -118,11 +120,18 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       DeleteTrustedIssuer: deleteTrustedIssuerRpc(c),
       TrustedIssuer: trustedIssuerRpc(c),
       TrustedIssuers: trustedIssuersRpc(c),
+      ConsentGrants: consentGrantsRpc(c),
+      RevokeConsentGrant: revokeConsentGrantRpc(c),
+      UserConsentGrants: userConsentGrantsRpc(c),
+      RevokeUserConsentGrant: revokeUserConsentGrantRpc(c),
       OauthToken: oauthTokenRpc(c),
       Authorize: authorizeRpc(c),
       OauthRevoke: oauthRevokeRpc(c),
       OauthIntrospect: oauthIntrospectRpc(c),
       Userinfo: userinfoRpc(c),
+      RegisterClient: registerClientRpc(c),
+      ManageRegisteredClient: manageRegisteredClientRpc(c),
+      PushedAuthorizationRequest: pushedAuthorizationRequestRpc(c),
       EndSession: endSessionRpc(c),
       SocialLogin: socialLoginRpc(c, social),
       SocialCallback: socialCallbackRpc(c, social),

@@ -4,25 +4,28 @@
  * build (src/index.ts), the same in all-in-one and split mode (where runService serves the service's
  * own gRPC port, also the direct API for internal platforms, its subgraph and its metrics).
  */
-import { USER_DELETED_BACKOFF_MS, USER_DELETED_MAX_ATTEMPTS, consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
-import { combineVersions, type InvalidationChannel } from '@gatehouse/auth';
+import { USER_DELETED_BACKOFF_MS, USER_DELETED_MAX_ATTEMPTS, consumeUserDeleted, newEnvelope, type Bus } from '@gatehouse/bus';
+import { combineVersions, type Authenticator, type InvalidationChannel } from '@gatehouse/auth';
 import type { Config } from '@gatehouse/config';
 import type { BusEvents } from '@gatehouse/contracts';
-import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, type Database, type DatabaseType } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, sqliteDataVersion, startOutboxRelay, type Database, type DatabaseType } from '@gatehouse/db';
 import type { DependencyCheck, Logger, Registry } from '@gatehouse/observability';
 import { Gauge } from 'prom-client';
 import { registerRequestSeries, scheduleMemoryRelease } from '@gatehouse/observability';
-import { fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
+import { createCallContext, fatal, orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
 import { deleteOrgGroupTuples } from './domain/org-groups.ts';
 import { createMemoryStore } from './storage/memory.ts';
 import { createSqlStore } from './storage/sql/store.ts';
+import { withTxEvents, type TxEvents } from './storage/tx-events.ts';
+import type { EngineAudit } from './rpc/deps.ts';
 import { publishingStore } from './storage/notify.ts';
 import { fgaMigrations, sqlPortOf } from './storage/sql/db-port.ts';
 import { createAuthzService } from './service.ts';
 import { createAuthzInternal } from './rpc/internal.ts';
 import { createAuthzSubgraph } from './graphql/resolvers.ts';
+import type { OpenFgaAuthn } from './openfga-api/http.ts';
 
 
 /**
@@ -52,9 +55,33 @@ async function openStore(config: Config, logger: Logger, channel: InvalidationCh
   // it is down) or, on SQLite, after another process committed (PRAGMA data_version); never per call
   const dataVersion = db.type === 'sqlite' ? sqliteDataVersion(options.url ?? options.name ?? ':memory:') : null;
   const externalVersion = channel || dataVersion ? combineVersions(dataVersion, channel ? () => channel.version('authz') : null) : null;
-  const sql = createSqlStore(sqlPortOf(db), { externalVersion });
+  const sql = createSqlStore(sqlPortOf(db), { externalVersion, outboxTable: db.outbox.table });
   const store = channel ? publishingStore(sql, () => channel.publish('authz')) : sql;
   return { engine: createEngine({ store }), db, readiness: [databaseReadiness(db, options)] };
+}
+
+/**
+ * How engine admin actions are recorded (issue 32): with a SQL store, the event is written by the store
+ * in the write's own transaction ({@link withTxEvents}); when the write stored none (nothing changed in
+ * a transaction of the store), it goes to the outbox in a transaction of its own before the answer.
+ * Without a database (memory or OpenFGA store) it is published to the bus (a failure is logged).
+ */
+function engineAudit(db: Database | null, bus: Bus | null, logger: Logger): EngineAudit | undefined {
+  if (!db && !bus) return undefined;
+  return {
+    async around(write, record) {
+      const events: TxEvents = { make: (info) => [newEnvelope('audit.recorded', 'authz', record(info))], written: false };
+      const result = await withTxEvents(events, write);
+      if (events.written) return result;
+      const envelope = newEnvelope('audit.recorded', 'authz', record({ result }));
+      if (db) {
+        await db.transactional(async (em) => db.outbox.enqueue(em, envelope));
+      } else {
+        await bus!.publish(envelope).catch((err: unknown) => logger.warn({ err, action: envelope.data.action }, 'audit event not published'));
+      }
+      return result;
+    },
+  };
 }
 
 /** Engine gauges on the process registry (low cardinality: no subject or object labels). */
@@ -90,6 +117,32 @@ async function registerOpenFgaMetrics(registry: Registry): Promise<void> {
 }
 
 /**
+ * OpenFGA's own HTTP API on `--openfga-http-port` (issue 36), over the same engine as `/v1`, when the flag
+ * is given; null otherwise. Its module loads only then.
+ * @throws never: a port that cannot be bound, or the flag without an engine, ends the process with a FATAL line
+ */
+async function serveOpenFgaApi(config: Config, engine: Engine | null, authenticator: Authenticator, logger: Logger, registry: Registry): Promise<{ close(): Promise<void> } | null> {
+  if (config.openfgaHttpPort === undefined) return null;
+  if (!engine) fatal('--openfga-http-port needs the authorization engine (a SQL main database, or --fga-store)');
+  const { startOpenFgaHttp } = await import('./openfga-api/http.ts');
+  const { createOpenFgaOperations, GATEHOUSE_STORE_ID } = await import('./openfga-api/operations.ts');
+  const ops = createOpenFgaOperations(engine, {
+    maxTuplesPerWrite: config.openfgaMaxTuplesPerWrite, maxChecksPerBatchCheck: config.openfgaMaxChecksPerBatchCheck,
+    listObjectsMaxResults: config.openfgaListObjectsMaxResults, listUsersMaxResults: config.openfgaListUsersMaxResults,
+    listDeadlineMs: config.openfgaListDeadline * 1000,
+  });
+  const authn: OpenFgaAuthn = config.openfgaAuthnMethod === 'none' ? { method: 'none' }
+    : config.openfgaAuthnMethod === 'oidc'
+      ? { method: 'oidc', caller: (authorization) => authenticator.resolveCaller(createCallContext({ headers: { authorization }, protocol: 'rest' })), clientIds: config.openfgaAuthnClientIds ?? [] }
+      : { method: 'preshared', keys: config.openfgaAuthnPresharedKeys ?? [] };
+  if (authn.method === 'none') logger.warn('the OpenFGA API accepts every caller unauthenticated (--openfga-authn-method=none): local development only');
+  const host = config.openfgaHttpHost;
+  const server = await orFatal({ host, port: config.openfgaHttpPort }, () => startOpenFgaHttp({ host, port: config.openfgaHttpPort!, ops, authn, logger, registry }));
+  logger.info({ host, port: server.port, store_id: GATEHOUSE_STORE_ID, authn: authn.method }, 'OpenFGA API listening');
+  return server;
+}
+
+/**
  * Builds the authz service: the engine over its store, whose snapshot loads while it serves. Callers are checked
  * against the deployment's session store (`shared.authenticator`: authn's in all-in-one, Redis in
  * split mode, where src/index.ts requires --redis-url).
@@ -118,11 +171,11 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   if (engine && config.fga.store !== 'openfga') registerEngineMetrics(engine, shared.registry);
   if (engine && config.fga.store === 'openfga') await registerOpenFgaMetrics(shared.registry);
   const bus = shared.bus;
-  // behaviour.md §5.7: engine admin actions, published after they commit; a failure never fails the write
-  const audit = bus ? (record: Parameters<NonNullable<Parameters<typeof createAuthzService>[0]['audit']>>[0]): void => {
-    bus.publish(newEnvelope('audit.recorded', 'authz', record)).catch((err: unknown) => logger.warn({ err, action: record.action }, 'audit event not published'));
-  } : undefined;
+  // behaviour.md §5.7, issue 32: engine admin actions through authz's outbox (the relay takes them to the bus)
+  const relay = db && bus ? startOutboxRelay({ db, bus, logger }) : null;
+  const audit = engineAudit(db, bus, logger);
   const { handlers } = createAuthzService({ engine, authenticator, ...(audit ? { audit } : {}) });
+  const openfgaApi = await serveOpenFgaApi(config, engine, authenticator, logger, shared.registry);
   // behaviour.md §5.3 delete_user: the deleted user's tuples go, also when the event waited for us
   const userDeleted = engine && shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'authz-user-deleted', forget: (userId) => engine.deleteUserTuples(userId), logger })
@@ -147,8 +200,10 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
     logFields: { store: config.fga.store },
     readiness,
     async close() {
+      await openfgaApi?.close();
       await userDeleted?.stop();
       await orgDeleted?.stop();
+      await relay?.stop();
       await db?.close();
     },
   };

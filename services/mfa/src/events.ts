@@ -6,7 +6,7 @@
  * transaction that stores the code (ARCHITECTURE §4).
  */
 import type { BusEvents, common } from '@gatehouse/contracts';
-import { sealJobSecret } from '@gatehouse/crypto';
+import { sealJobSecret, type KeyRing } from '@gatehouse/crypto';
 import type { MfaTransaction, OtpChannel } from './storage/ports.ts';
 
 /**
@@ -20,7 +20,7 @@ import type { MfaTransaction, OtpChannel } from './storage/ports.ts';
  * @param jobKey the job seal key: the code travels sealed (`sealed_otp` / `sealed_variables`,
  *   AES-256-GCM, issue 23), so the outbox row and the bus message hold no usable code
  */
-export function queueOtp(tx: MfaTransaction, jobKey: Buffer, channel: OtpChannel, destination: string, code: string, user: common.User): void {
+export function queueOtp(tx: MfaTransaction, jobKey: KeyRing, channel: OtpChannel, destination: string, code: string, user: common.User): void {
   if (channel === 'sms') {
     const job: BusEvents['sms.send'] = { to: destination, otp: '', user_id: user.id, sealed_otp: sealJobSecret(jobKey, 'sms.send', destination, code) };
     tx.events.emit('sms.send', job);

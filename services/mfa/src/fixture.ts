@@ -3,7 +3,7 @@
  * Test fixture (used by *.test.ts only): the mfa domain context and the mfa service on one memory
  * store, with a clock the test turns, and readers for the `email.send` jobs the store committed.
  */
-import { openJobSecret } from '@gatehouse/crypto';
+import { openJobSecret, type KeyRing } from '@gatehouse/crypto';
 import { randomUUID } from 'node:crypto';
 import type { Authenticator } from '@gatehouse/auth';
 import type { common, mfa } from '@gatehouse/contracts';
@@ -59,14 +59,14 @@ export interface OtpMail {
  * `jobKey` into `variables`.
  * @throws AppError `internal` when they do not open
  */
-export function openOtpMail(jobKey: Uint8Array, data: unknown): OtpMail {
+export function openOtpMail(jobKey: KeyRing, data: unknown): OtpMail {
   const job = data as OtpMail & { sealed_variables?: string };
   if (!job.sealed_variables) return job;
   return { ...job, variables: JSON.parse(openJobSecret(jobKey, 'email.send', job.to, job.sealed_variables)) as OtpMail['variables'] };
 }
 
 /** The `sms.send` job's code as the worker reads it: `sealed_otp` opened with `jobKey`. */
-export function openSmsOtp(jobKey: Uint8Array, data: unknown): string {
+export function openSmsOtp(jobKey: KeyRing, data: unknown): string {
   const job = data as { to: string; otp: string; sealed_otp?: string };
   return job.sealed_otp ? openJobSecret(jobKey, 'sms.send', job.to, job.sealed_otp) : job.otp;
 }

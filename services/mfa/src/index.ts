@@ -16,4 +16,8 @@ export const mfaModule: ServiceModule = {
     const { buildMfa } = await import('./main.ts');
     return buildMfa(config, shared);
   },
+  async reseal(config, logger) {
+    const { resealMfa } = await import('./main.ts');
+    return resealMfa(config, logger);
+  },
 };

@@ -5,7 +5,7 @@
  */
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
 import type { events } from '@gatehouse/contracts';
-import { openJobSecret } from '@gatehouse/crypto';
+import { openJobSecret, type KeyRing } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 
 /** Envelope name of an email delivery job. */
@@ -57,7 +57,7 @@ const CRLF = /[\r\n]/;
  * Opens a sealed job secret (libs/crypto `openJobSecret`) and maps it with `read`.
  * @throws AppError `invalid_argument` when there is no key, or it does not open or read
  */
-export function openSealed<T>(jobKey: Uint8Array | undefined, job: string, to: string, sealed: unknown, read: (plain: string) => T): T {
+export function openSealed<T>(jobKey: KeyRing | undefined, job: string, to: string, sealed: unknown, read: (plain: string) => T): T {
   if (!jobKey) throw new AppError('invalid_argument', `${job} job is sealed and this worker has no job key`);
   if (typeof sealed !== 'string') throw new AppError('invalid_argument', `${job} job sealed secret must be a string`);
   try {
@@ -80,7 +80,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * @throws AppError `invalid_argument` naming the first bad field, or when the sealed variables do not
  *   open (wrong key, another recipient, tampering): such a job can never be sent
  */
-export function parseEmailJob(data: unknown, jobKey?: Uint8Array): EmailJob {
+export function parseEmailJob(data: unknown, jobKey?: KeyRing): EmailJob {
   if (!isRecord(data)) throw new AppError('invalid_argument', 'email job must be an object');
   const { event_name: eventName, to, user, sealed_variables: sealed } = data;
   let { variables } = data;

@@ -8,6 +8,7 @@
  * all-in-one from its bus.
  */
 import { jobSealKey } from '@gatehouse/crypto';
+import { createDevOutbox } from '@gatehouse/delivery';
 import type { Subscription } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
 import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
@@ -17,6 +18,7 @@ import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createNotificationsService } from './service.ts';
 import { createSmtpMailer, type Mailer } from './smtp/mailer.ts';
 import { createTwilioSender, type SmsSender } from './twilio/sender.ts';
+import { devOutboxMailer, devOutboxSmsSender } from './dev-outbox.ts';
 import { notificationsSchema } from './storage/mikro/schema.ts';
 import { adminTemplateLookup, startWebhookWorker } from './webhooks.ts';
 
@@ -49,7 +51,8 @@ function smsSenderOf(config: Config): SmsSender {
  * Builds and starts the worker in this process: the email consumer when SMTP is configured, the SMS
  * consumer when Twilio is (behaviour.md §1.3), the webhook consumer when admin's address is known. A
  * channel without its provider starts no consumer: its jobs wait in the stream (durable) rather than
- * being retried into dead letters.
+ * being retried into dead letters; under `--env=development` the development outbox is its provider
+ * (issue 33 §4).
  */
 export async function buildNotifications(config: Config, shared: ServiceShared): Promise<ServiceRuntime> {
   const logger = shared.logger.child({ service: 'notifications' });
@@ -63,20 +66,29 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
   let webhooks: Subscription | null = null;
   if (admin) webhooks = await startWebhookWorker({ bus, db, admin, allowPrivate: config.allowPrivateWebhookTargets, logger, registry: shared.registry });
   else logger.warn('no --admin-address: the webhook worker is not started (deliveries wait in the stream)');
-  if (!config.isEmailConfigured) {
+  // issue 33 §4: under --env=development a channel without its provider keeps its messages in the
+  // development outbox (all-in-one: the one admin lists; split mode: this process's, in its log only)
+  const outbox = config.devOutbox.email || config.devOutbox.sms ? (shared.devOutbox ?? createDevOutbox()) : null;
+  const mailer = config.isEmailConfigured ? mailerOf(config) : outbox && config.devOutbox.email ? devOutboxMailer(outbox, logger) : undefined;
+  const smsSender = config.isSmsConfigured ? smsSenderOf(config) : outbox && config.devOutbox.sms ? devOutboxSmsSender(outbox, logger) : undefined;
+  if (config.devOutbox.email) {
+    logger.warn('SMTP is not configured and --env=development: emails are kept in the development outbox and logged, not sent');
+  } else if (!config.isEmailConfigured) {
     logger.info('SMTP is not configured (--smtp-host, --smtp-port, --smtp-sender-email): the email worker is not started');
   }
-  if (!config.isSmsConfigured) {
+  if (config.devOutbox.sms) {
+    logger.warn('SMS is not configured and --env=development: text messages are kept in the development outbox and logged, not sent');
+  } else if (!config.isSmsConfigured) {
     logger.info('SMS is not configured (--twilio-account-sid, --twilio-api-key, --twilio-api-secret, --twilio-sender): the SMS worker is not started');
   }
   if (config.twilioApiUrl && config.isSmsConfigured) logger.warn({ url: config.twilioApiUrl }, '--twilio-api-url is set: text messages go to a stand-in, not to Twilio (development and testing only)');
   let messages: ReturnType<typeof createNotificationsService> | null = null;
-  if (config.isEmailConfigured || config.isSmsConfigured) {
+  if (mailer || smsSender) {
     messages = createNotificationsService({
       bus,
       db,
-      mailer: config.isEmailConfigured ? mailerOf(config) : undefined,
-      smsSender: config.isSmsConfigured ? smsSenderOf(config) : undefined,
+      mailer,
+      smsSender,
       options: { organizationName: config.organizationName, organizationLogo: config.organizationLogo ?? '' },
       logger,
       registry: shared.registry,

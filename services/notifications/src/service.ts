@@ -3,6 +3,7 @@
  * createNotificationsService(deps): the worker that consumes delivery jobs from the bus
  * (ARCHITECTURE §2 and §4). It serves nothing public.
  */
+import type { KeyRing } from '@gatehouse/crypto';
 import type { Bus, Subscription } from '@gatehouse/bus';
 import type { Database } from '@gatehouse/db';
 import { AppError } from '@gatehouse/errors';
@@ -53,7 +54,7 @@ export interface NotificationsDeps {
   readonly logger: Logger;
   readonly registry: Registry;
   /** the job seal key (libs/crypto `jobSealKey` of --encryption-key / --client-secret): opens the sealed links and codes of jobs (issue 23) */
-  readonly jobKey?: Uint8Array | undefined;
+  readonly jobKey?: KeyRing | undefined;
   /** stored email templates (admin); built-in templates when absent */
   readonly templateFor?: TemplateLookup | undefined;
 }

@@ -4,6 +4,7 @@
  * outbox when a one-time code goes to a phone, and what the notifications worker sends through
  * Twilio (behaviour.md §4.4 delivery).
  */
+import type { KeyRing } from '@gatehouse/crypto';
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
 import type { events } from '@gatehouse/contracts';
 import { AppError } from '@gatehouse/errors';
@@ -43,7 +44,7 @@ export function smsJobEnvelope(job: SmsJob, source: string): Envelope<SmsJob> {
  * @param jobKey the job seal key (libs/crypto `jobSealKey`); needed for a sealed job
  * @throws AppError `invalid_argument` naming the first bad field, or when the sealed code does not open
  */
-export function parseSmsJob(data: unknown, jobKey?: Uint8Array): SmsJob {
+export function parseSmsJob(data: unknown, jobKey?: KeyRing): SmsJob {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new AppError('invalid_argument', 'sms job must be an object');
   const { to, user_id: userId, sealed_otp: sealed } = data as Record<string, unknown>;
   let { otp } = data as Record<string, unknown>;

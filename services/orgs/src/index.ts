@@ -20,4 +20,8 @@ export const orgsModule: ServiceModule = {
     const { buildOrgs } = await import('./main.ts');
     return buildOrgs(config, shared);
   },
+  async reseal(config, logger) {
+    const { resealOrgs } = await import('./main.ts');
+    return resealOrgs(config, logger);
+  },
 };

@@ -2,7 +2,7 @@
  * @module orgs/main
  * The only file that wires orgs: flags → database (migrations) → store → handlers and subgraph; authn's
  * internal API for the users behind memberships, and authz's for SCIM group tuples; the SCIM store and
- * its events (`user.provisioned`, …, `group.*`), published to the bus after each write; the SAML IdP's
+ * its events (`user.provisioned`, …, `group.*`), written to the outbox after each write; the SAML IdP's
  * store and sealing key (samlidp/, behaviour.md §5.9); the DNS resolver of domain verification
  * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; the
  * retention sweeper (issue 23); and the
@@ -11,8 +11,8 @@
  */
 import { consumeUserDeleted, newEnvelope } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
-import { deriveEncryptionKey, hmacSha256Hex } from '@gatehouse/crypto';
-import { databaseOptionsOf, databaseReadiness, openDatabase, startOutboxRelay, startSweeper } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, openDatabase, resealColumns, startOutboxRelay, startResealer, startSweeper, type ResealCount } from '@gatehouse/db';
+import { orgsKeys, orgsSealedColumns } from './keys.ts';
 import { AppError } from '@gatehouse/errors';
 import { bindResolvers, buildSubgraph, createCallContext, fatal, orFatal } from '@gatehouse/rpc';
 import type { PeerClient, ServiceRuntime, ServiceShared } from '@gatehouse/service';
@@ -27,7 +27,7 @@ import { ORGS_RETENTION } from './storage/mikro/retention.ts';
 import { orgsSchema, registerOrgScopedTable } from './storage/mikro/schema.ts';
 import { createMikroOrgsStore } from './storage/mikro/store.ts';
 import { orgDirectory } from './scim/directory.ts';
-import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, scimEntities, scimMigration } from './scim/storage/schema.ts';
+import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, ScimUserValueEntity, scimEntities, scimMigration, scimProjectionMigration } from './scim/storage/schema.ts';
 import { createMikroScimStore } from './scim/storage/store.ts';
 import { orgIdpDirectory } from './samlidp/directory.ts';
 import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration } from './samlidp/storage/schema.ts';
@@ -42,10 +42,10 @@ import type { FederatedCompletion } from './sso/flows.ts';
 const schema = {
   ...orgsSchema,
   entities: [...orgsSchema.entities, ...scimEntities, ...ssoEntities, ...samlIdpEntities],
-  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration],
+  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration, scimProjectionMigration],
 };
 for (const entity of [
-  ScimEndpointEntity, ScimUserEntity, ScimGroupEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity,
+  ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity,
   SamlServiceProviderEntity, SamlIdpKeyEntity,
 ]) {
   registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
@@ -101,6 +101,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   }
   const db = await orFatal('database', () => openDatabase(dbOptions, schema, { logger }));
   const store = createMikroOrgsStore(db);
+  const keys = orgsKeys(config);
   const authn = shared.peer('authn.internal');
   if (!authn) logger.warn('no --authn-address: adding members and listing them answer unavailable');
   const deps = {
@@ -109,15 +110,22 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   };
   const authz = shared.peer('authz.internal');
   if (!authz) logger.warn('no --authz-address: SCIM groups answer 501');
+  // issue 32: SCIM events and the SSO / SAML IdP audit rows go to orgs' outbox (a transaction of their own,
+  // right after the write they describe) and reach the bus through the relay, so a bus outage loses none
+  const writing = new Set<Promise<void>>();
   const publish = (name: string, data: unknown): void => {
-    if (!shared.bus) return;
-    shared.bus.publish(newEnvelope(name as never, 'orgs', data as never)).catch((err: unknown) => logger.warn({ err, event: name }, 'event not published'));
+    const envelope = newEnvelope(name as never, 'orgs', data as never);
+    const write = db.transactional(async (em) => db.outbox.enqueue(em, envelope))
+      .catch((err: unknown) => logger.error({ err, event: name, event_id: envelope.id }, 'event not recorded'))
+      .finally(() => writing.delete(write));
+    writing.add(write);
   };
+  const scimStore = createMikroScimStore(db);
   const service = createOrgsService(deps, {
     scim: {
-      store: createMikroScimStore(db), orgs: orgDirectory(store, deps.now), authn, authz, now: deps.now,
+      store: scimStore, orgs: orgDirectory(store, deps.now), authn, authz, now: deps.now,
       emit: (name, data) => publish(name, data),
-      tokenKey: config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/scim-token-key/v1'),
+      tokenKey: keys.scim,
       baseUrl: config.url.replace(/\/+$/, ''),
     },
     audit: (record) => publish('audit.recorded', record),
@@ -126,7 +134,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     sso: {
       store: createMikroSsoStore(db), orgs: store, now: deps.now, baseUrl: config.url.replace(/\/+$/, ''),
       // upstream client secrets: AES-256-GCM under --encryption-key (derived from --client-secret when absent, as the job seal key)
-      secretKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/sso-secret-key/v1')),
+      secretKey: keys.sso,
     },
     completion: federatedCompletion(authn),
     addMember: orgDirectory(store, deps.now).addMember,
@@ -137,7 +145,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   }, {
     store: createMikroSamlIdpStore(db), orgs: orgIdpDirectory(store), authn, authenticator: shared.authenticator,
     // the IdP's private keys at rest: AES-256-GCM under --encryption-key (or, without it, a key derived from --client-secret)
-    sealKey: deriveEncryptionKey(config.encryptionKey ?? hmacSha256Hex(config.clientSecret ?? '', 'gatehouse/saml-idp-key/v1')),
+    sealKey: keys.samlIdp,
     baseUrl: config.url.replace(/\/+$/, ''),
     audit: (record) => publish('audit.recorded', record),
     logger, now: deps.now,
@@ -145,9 +153,16 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only
   const sweeper = startSweeper({ db, rules: [...ORGS_RETENTION, ...SSO_RETENTION], logger, registry: shared.registry });
-  // behaviour.md §5.3 delete_user: a deleted user's memberships go, also when the event waited for us
+  // issue 32: values sealed under an older --encryption-key are sealed again under the first
+  const resealer = startResealer({ db, columns: orgsSealedColumns(keys), logger });
+  // behaviour.md §5.3 delete_user: a deleted user's memberships and SCIM rows go (issue 32 §3), also when
+  // the event waited for us
+  const forget = async (userId: string): Promise<void> => {
+    await forgetUser(deps, userId);
+    await scimStore.users.forget(userId.toLowerCase());
+  };
   const userDeleted = shared.bus
-    ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget: (userId) => forgetUser(deps, userId), logger })
+    ? await consumeUserDeleted(shared.bus, { durable: 'orgs-user-deleted', forget, logger })
     : null;
   if (!shared.bus) logger.warn('no --nats-url: audit rows and organization.deleted wait in the outbox until a bus is configured');
   return {
@@ -157,9 +172,25 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
     readiness: [databaseReadiness(db, dbOptions)],
     async close() {
       await userDeleted?.stop();
+      await Promise.allSettled([...writing]);
       await sweeper.stop();
+      await resealer.stop();
       await relay?.stop();
       await db.close();
     },
   };
+}
+
+/**
+ * `gatehouse reseal` for orgs (issue 32): one pass of the resealer over orgs' sealed columns on the
+ * database of `config`, then closes it.
+ * @returns per `<table>.<column>`, the values re-sealed and those no key of the ring opens
+ */
+export async function resealOrgs(config: Config, logger: ServiceShared['logger']): Promise<Record<string, ResealCount>> {
+  const db = await openDatabase(databaseOptionsOf(config), schema, { logger });
+  try {
+    return await resealColumns(db, orgsSealedColumns(orgsKeys(config)));
+  } finally {
+    await db.close();
+  }
 }

@@ -16,6 +16,8 @@ export type AdminMetaOptions = {
   protectedRoles: readonly string[];
   isEmailConfigured: boolean;
   isSmsConfigured: boolean;
+  /** issue 33 §4: the development outbox stands in for a missing provider under `--env=development` */
+  devOutbox?: { readonly email: boolean; readonly sms: boolean };
   databaseType: string;
   env: string;
   fga: { enabled: boolean; store: string | null };
@@ -35,8 +37,8 @@ export function adminMeta(meta: authn.Meta, o: AdminMetaOptions): admin.AdminMet
     default_roles: [...o.defaultRoles],
     protected_roles: [...o.protectedRoles],
     is_multi_factor_auth_service_enabled: meta.is_multi_factor_auth_enabled,
-    is_email_service_enabled: o.isEmailConfigured,
-    is_sms_service_enabled: o.isSmsConfigured,
+    is_email_service_enabled: o.isEmailConfigured || o.devOutbox?.email === true,
+    is_sms_service_enabled: o.isSmsConfigured || o.devOutbox?.sms === true,
     social_providers: SOCIAL_PROVIDER_IDS.map((p) => {
       const id = Boolean(o[`${p}ClientId`]);
       const secret = Boolean(o[`${p}ClientSecret`]);

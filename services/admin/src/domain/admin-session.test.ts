@@ -53,6 +53,6 @@ describe('admin session (behaviour.md §5.1, §2.1)', () => {
     await adminLogout(d, s.handle);
     expect(await store.getSession(sha256Hex(s.handle), now())).toBeNull();
     await expect(adminLogin(d, '', '10.0.0.1')).rejects.toMatchObject({ code: 'invalid_argument' });
-    expect(await store.failures.failuresSince('10.0.0.1', 0)).toEqual([]);
+    expect(await store.failures.attemptsSince('10.0.0.1', 0)).toEqual([]);
   });
 });

@@ -6,10 +6,9 @@
  * one failure for the client IP; 10 in 15 minutes lock that IP (correct secrets included).
  */
 import {
-  ADMIN_SECRET_MAX_FAILURES, ADMIN_SESSION_ABSOLUTE_SECONDS, ADMIN_SESSION_IDLE_SECONDS, assertNotLocked, newAdminHandle,
-  recordFailure, type AdminAccessStore,
+  ADMIN_SESSION_ABSOLUTE_SECONDS, ADMIN_SESSION_IDLE_SECONDS, newAdminHandle, verifyAdminSecret, type AdminAccessStore,
 } from '@gatehouse/auth';
-import { sha256Hex, timingSafeEqualString } from '@gatehouse/crypto';
+import { sha256Hex } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 
 export const ADMIN_LOGGED_IN = 'admin logged in successfully';
@@ -41,11 +40,7 @@ export interface IssuedAdminSession {
 export async function adminLogin(d: AdminSessionDeps, secret: string, clientIp: string): Promise<IssuedAdminSession | null> {
   if (secret === '') throw new AppError('invalid_argument', 'admin secret is required');
   const now = d.now();
-  await assertNotLocked(d.store.failures, clientIp, now, 'admin_secret_lockout', ADMIN_SECRET_MAX_FAILURES);
-  if (!timingSafeEqualString(secret, d.adminSecret)) {
-    await recordFailure(d.store.failures, clientIp, now);
-    return null;
-  }
+  if (!(await verifyAdminSecret(d.store.failures, clientIp, secret, d.adminSecret, now))) return null;
   const handle = newAdminHandle();
   const idle = now + ADMIN_SESSION_IDLE_SECONDS;
   await d.store.createSession({ handleHash: sha256Hex(handle), createdAt: now, idleExpiresAt: idle, absoluteExpiresAt: now + ADMIN_SESSION_ABSOLUTE_SECONDS });

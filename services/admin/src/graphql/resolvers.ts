@@ -5,34 +5,14 @@
  * handlers as the gRPC server through the same proto codec (ARCHITECTURE §3). The deprecated
  * operations answer their fixed errors instead (graphql.md §1.3).
  */
-import { alwaysFails, type FieldBinding, type bindResolvers } from '@gatehouse/rpc';
+import { alwaysFails, protoBindings, serviceDescriptor } from '@gatehouse/rpc';
+import { adminTypeDefs } from './schema.ts';
 
-const p = (rpc: string): FieldBinding => ({ rpc, arg: 'params' });
-const none = (rpc: string): FieldBinding => ({ rpc, arg: null });
-
-/** Root field → AdminService RPC and the argument holding its request. */
-export const adminBindings = {
-  Query: {
-    _admin_session: none('AdminSession'),
-    _admin_meta: none('AdminMeta'),
-    _webhook: p('Webhook'),
-    _webhooks: p('Webhooks'),
-    _webhook_logs: p('WebhookLogs'),
-    _email_templates: p('EmailTemplates'),
-    _audit_logs: p('AuditLogs'),
-  },
-  Mutation: {
-    _admin_login: p('AdminLogin'),
-    _admin_logout: none('AdminLogout'),
-    _add_webhook: p('AddWebhook'),
-    _update_webhook: p('UpdateWebhook'),
-    _delete_webhook: p('DeleteWebhook'),
-    _test_endpoint: p('TestEndpoint'),
-    _add_email_template: p('AddEmailTemplate'),
-    _update_email_template: p('UpdateEmailTemplate'),
-    _delete_email_template: p('DeleteEmailTemplate'),
-  },
-} satisfies Parameters<typeof bindResolvers>[2];
+/**
+ * Root field → AdminService RPC, from the protos' `(gatehouse.common.v1.graphql)` options and the subgraph SDL
+ * (Query or Mutation, the argument carrying the request, a list field's response field).
+ */
+export const adminBindings = protoBindings(serviceDescriptor('admin'), adminTypeDefs);
 
 const ENV_DEPRECATED = 'deprecated. please configure env via cli args';
 

@@ -25,6 +25,8 @@ export const adminTypeDefs = gql`
     _email_templates(params: PaginationRequest): EmailTemplates!
     # audit log (behaviour.md §5.7)
     _audit_logs(params: ListAuditLogRequest): AuditLogs!
+    # the development outbox (issue 33 §4, extension)
+    _dev_outbox: DevOutboxResponse!
     # deprecated: always unimplemented (graphql.md §1.3)
     _env: Env!
   }
@@ -254,6 +256,21 @@ export const adminTypeDefs = gql`
     user_agent: String
     metadata: String
     created_at: Int64
+  }
+
+  # the development outbox (issue 33 §4, extension)
+  type DevOutboxMessage {
+    id: ID!
+    channel: String!
+    to: String!
+    subject: String!
+    text: String!
+    html: String!
+    created_at: Int64!
+  }
+
+  type DevOutboxResponse {
+    messages: [DevOutboxMessage!]!
   }
 
   type AuditLogs {

@@ -7,6 +7,7 @@
  */
 import { actorOf, auditRecord, type AdminAccessStore, type Authenticator } from '@gatehouse/auth';
 import type { admin, BusEventName, BusEvents, ProtoServices } from '@gatehouse/contracts';
+import type { DevOutbox } from '@gatehouse/delivery';
 import { AppError } from '@gatehouse/errors';
 import type { CallContext, ClientOf, HandlersOf } from '@gatehouse/rpc';
 import type { AdminMetaOptions } from '../domain/admin-meta.ts';
@@ -32,13 +33,19 @@ export interface AdminRpcDeps {
   /** null (split mode without --authn-address): AdminMeta answers `unavailable` */
   authn: AuthnMetaClient | null;
   /**
-   * Publishes one bus event after the change it records (audit rows, behaviour.md §5.7). The admin
-   * session lives in the session store, not in a database transaction, so there is no outbox to join;
-   * a failure is logged and never fails the request.
+   * Records one event durably before the caller answers (audit rows of the admin session, behaviour.md
+   * §5.7; issue 32): the admin session lives in the session store, not in a database transaction, so
+   * the event is written to admin's outbox in a transaction of its own, and the relay takes it to the bus.
+   * @throws whatever the database throws (the event is not recorded)
    */
-  emit<N extends BusEventName>(name: N, data: BusEvents[N]): void;
+  record<N extends BusEventName>(name: N, data: BusEvents[N]): Promise<void>;
   /** Unix seconds */
   now(): number;
+  /**
+   * issue 33 §4: whether `--env=development` turned the development outbox on (Config's `devOutbox`), and
+   * the outbox itself when the notifications worker runs in this process (all-in-one); null in split mode
+   */
+  devOutbox?: { enabled: boolean; outbox: DevOutbox | null };
 }
 
 /** The webhook, email template and audit log handlers' dependencies (behaviour.md §5.4–§5.7). */

@@ -72,11 +72,14 @@ export async function deleteUser(c: AuthnContext, req: { id?: Opt<string>; email
   const deleted = await c.users.transaction(async (tx) => {
     const user = await tx.users.findById(found.id);
     if (!user) throw new AppError('not_found', USER_NOT_FOUND);
+    // the events first: on MongoDB without transactions they are written before the deletes run, so a
+    // crash in between leaves the event and the user (a retried delete_user finishes), never a
+    // deletion nobody hears of (issue 32 §4); elsewhere all of it is one transaction
+    tx.events.emit('user.deleted', { user: publicUser(user) });
+    audit(tx.events, 'admin.user_deleted', { resourceId: user.id });
     await tx.verifications.deleteForUser(user.id, user.email ? [user.email] : []);
     await tx.identities.deleteForUser(user.id);
     await tx.users.delete(user.id);
-    tx.events.emit('user.deleted', { user: publicUser(user) });
-    audit(tx.events, 'admin.user_deleted', { resourceId: user.id });
     return user;
   });
   await c.sessions.deleteAllForUser(deleted.id);

@@ -10,7 +10,7 @@ import type { AuthnContext } from './deps.ts';
 import { isMfaAvailable, isMfaEnforced, isEmailServiceEnabled } from './options.ts';
 import { pageWindow, type Window } from '@gatehouse/contracts/pagination';
 import { PROFILE_FIELDS, type ProfileFields } from './user.ts';
-import { issueLink, verifyEmailLink } from './verification.ts';
+import { claimLinkMail, issueLink, verifyEmailLink } from './verification.ts';
 import { MAX_URL_CHARS, checkAppData, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
 
 const invalid = (m: string): AppError => new AppError('invalid_argument', m);
@@ -108,6 +108,9 @@ export async function updateUser(c: AuthnContext, u: UserUpdate, audit: AdminAud
     if (!mfa) throw new AppError('unavailable', 'mfa service is not configured', { reason: 'no_mfa_address' });
     await mfa.resetUserMfa(found.id);
   }
+  // the update_email link is claimed before the transaction (issue 30 §2 send caps)
+  const mailsLink = email != null && email !== found.email && u.emailVerified !== true && isEmailServiceEnabled(o);
+  const claim = mailsLink ? await claimLinkMail(c, email, 'update_email') : null;
   const updated = await c.users.transaction(async (tx) => {
     const user = (await tx.users.findById(found.id)) ?? found;
     const next: UserRecord = { ...user, roles: [...user.roles] };
@@ -164,7 +167,7 @@ export async function updateUser(c: AuthnContext, u: UserUpdate, audit: AdminAud
     next.updatedAt = now;
     await tx.users.update(next);
     if (changed.has('email') && next.email !== null && next.emailVerifiedAt === null && isEmailServiceEnabled(o)) {
-      await issueLink(c, tx, { purpose: 'update_email', user: next, redirectUri: `${o.url}/app`, linkOf: (token, r) => verifyEmailLink(o.url, token, r) });
+      await issueLink(c, tx, { purpose: 'update_email', user: next, redirectUri: `${o.url}/app`, linkOf: (token, r) => verifyEmailLink(o.url, token, r) }, claim);
     }
     audit(tx.events, 'admin.user_updated', { resourceId: next.id, details: { fields: [...changed].sort() } });
     return next;

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
-import { hmacSha256Hex, isBcryptHash, randomToken, timingSafeEqualString, verifyBcrypt } from '@gatehouse/crypto';
+import { isBcryptHash, keyRing, macHex, matchMac, randomToken, timingSafeEqualString, verifyBcrypt, type KeyRing } from '@gatehouse/crypto';
 import type { ClientRecord, Page, TrustedIssuerRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { pageWindow, type Window } from '@gatehouse/contracts/pagination';
@@ -17,23 +17,33 @@ const bad = (m: string): AppError => new AppError('invalid_argument', m);
 export const CLIENT_DELETED = 'Service account deleted successfully';
 export const ISSUER_DELETED = 'Trusted issuer deleted successfully';
 export const OWN_CLIENT_IMMUTABLE = "the server's own client is configured by flags and cannot be modified";
-export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'] as const;
 /** The scopes /authorize grants (OIDC Core §5.4, §11) */
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access'] as const;
 export const KEY_SOURCE_TYPES = ['oidc_discovery', 'static_jwks_url'] as const;
 export const ISSUER_TYPES = ['kubernetes_sa', 'spiffe_jwt', 'oidc', 'cloud_oidc'] as const;
 
-/** The key client secrets are MACed with: `--encryption-key`, else `--client-secret` (documented in the README). */
-const macKey = (c: AuthnContext): string => c.options.encryptionKey || c.options.clientSecret;
-/** `hmac-sha256:<hex>` of a secret (behaviour.md §5.8: random secrets need no slow hash). */
-export const hashClientSecret = (c: AuthnContext, secret: string): string => `hmac-sha256:${hmacSha256Hex(macKey(c), secret)}`;
+/**
+ * The keys client secrets are MACed with: the ring of `--encryption-key` (issue 32: the first MACs,
+ * every key verifies), else `--client-secret` (documented in the README).
+ */
+const rings = new WeakMap<AuthnContext['options'], KeyRing>();
+function macKeys(c: AuthnContext): KeyRing {
+  let ring = rings.get(c.options);
+  if (!ring) rings.set(c.options, (ring = keyRing(c.options.encryptionKey, c.options.clientSecret)));
+  return ring;
+}
+const HMAC_PREFIX = 'hmac-sha256:';
+/** `hmac-sha256:<hex>` of a secret under the first key (behaviour.md §5.8: random secrets need no slow hash). */
+export const hashClientSecret = (c: AuthnContext, secret: string): string => `${HMAC_PREFIX}${macHex(macKeys(c), secret)}`;
 
 /** The server's own client (`--client-id`), listed and immutable (behaviour.md §5.8, §3.1). */
 export function ownClient(c: AuthnContext): ClientRecord {
   return {
     id: c.options.clientId, name: c.options.organizationName, description: "this server's own client (configured by flags)",
     allowedScopes: [...OIDC_SCOPES], isActive: true, secretHash: null, redirectUris: [...c.options.redirectUris],
-    grantTypes: ['authorization_code', 'refresh_token'], isPublic: false, postLogoutRedirectUris: [], createdAt: 0, updatedAt: 0,
+    grantTypes: ['authorization_code', 'refresh_token'], isPublic: false, postLogoutRedirectUris: [], isFirstParty: true,
+    registrationTokenHash: null, registeredIp: null, createdAt: 0, updatedAt: 0,
   };
 }
 
@@ -81,6 +91,8 @@ export interface ClientInput {
   grantTypes: readonly string[];
   isPublic?: Opt<boolean>;
   postLogoutRedirectUris: readonly string[];
+  /** issue 34: `/authorize` asks this client's users no consent */
+  isFirstParty?: Opt<boolean>;
 }
 
 /**
@@ -106,7 +118,7 @@ export async function createClient(c: AuthnContext, input: ClientInput): Promise
   const client: ClientRecord = {
     id: randomUUID(), name, description, allowedScopes, isActive: true, secretHash: isPublic ? null : hashClientSecret(c, secret),
     redirectUris, grantTypes, isPublic, postLogoutRedirectUris: urisOf('post_logout_redirect_uris', input.postLogoutRedirectUris),
-    createdAt: now, updatedAt: now,
+    isFirstParty: input.isFirstParty === true, registrationTokenHash: null, registeredIp: null, createdAt: now, updatedAt: now,
   };
   await c.oauth.createClient(client);
   return { client, secret };
@@ -160,6 +172,7 @@ export async function updateClient(c: AuthnContext, id: Opt<string>, input: Clie
   if (input.grantTypes.length > 0) set('grantTypes', 'grant_types', grantTypesOf(input.grantTypes));
   if (input.postLogoutRedirectUris.length > 0) set('postLogoutRedirectUris', 'post_logout_redirect_uris', urisOf('post_logout_redirect_uris', input.postLogoutRedirectUris));
   if (typeof input.isActive === 'boolean') set('isActive', 'is_active', input.isActive);
+  if (typeof input.isFirstParty === 'boolean') set('isFirstParty', 'is_first_party', input.isFirstParty);
   if (next.isPublic && next.grantTypes.includes('client_credentials')) throw bad('a public client cannot use client_credentials');
   next.updatedAt = c.now();
   await c.oauth.updateClient(next);
@@ -207,14 +220,19 @@ export async function listClients(c: AuthnContext, pagination: Opt<{ page?: Opt<
 
 /**
  * Client authentication by secret (RFC 6749 §2.3.1): true when `secret` is the client's. A legacy
- * bcrypt hash that matches is replaced by the HMAC (behaviour.md §5.8). The server's own client
+ * bcrypt hash that matches is replaced by the HMAC (behaviour.md §5.8), and so is an HMAC made under
+ * an older key of the `--encryption-key` ring (issue 32: re-MACed on use). The server's own client
  * authenticates with `--client-secret`.
  */
 export async function verifyClientSecret(c: AuthnContext, client: ClientRecord, secret: string): Promise<boolean> {
   if (isOwn(c, client.id)) return timingSafeEqualString(secret, c.options.clientSecret);
   const stored = client.secretHash;
   if (!stored) return false;
-  if (stored.startsWith('hmac-sha256:')) return timingSafeEqualString(hashClientSecret(c, secret), stored);
+  if (stored.startsWith(HMAC_PREFIX)) {
+    const match = matchMac(macKeys(c), secret, stored, (hex) => `${HMAC_PREFIX}${hex}`);
+    if (match > 0) await c.oauth.updateClient({ ...client, secretHash: hashClientSecret(c, secret), updatedAt: c.now() });
+    return match >= 0;
+  }
   if (isBcryptHash(stored) && (await verifyBcrypt(stored, secret))) {
     await c.oauth.updateClient({ ...client, secretHash: hashClientSecret(c, secret), updatedAt: c.now() });
     return true;

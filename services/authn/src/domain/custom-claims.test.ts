@@ -69,8 +69,10 @@ describe('custom claims sandbox (QuickJS/WASM on a worker thread)', () => {
       return;
     }
     expect(claims).toEqual({});
-    // the budget, plus the grace after which the worker thread is terminated, plus scheduling slack
-    expect(elapsed).toBeLessThan(CUSTOM_CLAIMS_TIMEOUT_MS + CUSTOM_CLAIMS_KILL_GRACE_MS + 1000);
+    // contained, not left running: the budget plus the grace after which the worker thread is terminated,
+    // with room for a loaded CI machine's worker start-up (the latency itself is measured by
+    // test/bench/custom-claims-bench.ts, not here)
+    expect(elapsed).toBeLessThan(CUSTOM_CLAIMS_TIMEOUT_MS + CUSTOM_CLAIMS_KILL_GRACE_MS + 8000);
     const lines = log.lines();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 'warn', msg: 'custom access token script failed; token issued without custom claims' });

@@ -5,7 +5,7 @@
  */
 import type { AuditDetails, SessionStore } from '@gatehouse/auth';
 import type { BusEvents, common } from '@gatehouse/contracts';
-import { jobSealKey, type JwtSigner } from '@gatehouse/crypto';
+import { jobSealKey, type JwtSigner, type KeyRing } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import type { LoginLockout, OAuthStore, UserRecord, UserRepository } from '../storage/ports.ts';
 import { compileCustomClaims, type CustomClaims } from './custom-claims.ts';
@@ -164,14 +164,25 @@ export interface DomainDeps {
   /** Unix seconds */
   clock?: () => number;
   logger: Logger;
+  /**
+   * Runs the part of a request that must not change its timing (issue 30 §6: the account lookup and
+   * link issue of forgot_password, magic_link_login and resend_verify_email) after the answer. The
+   * default starts it at once without waiting and logs a failure; tests pass `(work) => work()` to
+   * wait for it.
+   */
+  afterAnswer?: (work: () => Promise<void>) => Promise<void>;
 }
+
+/** How long work after the answer waits, in ms: the answer's way out through the gateway. */
+const AFTER_ANSWER_DELAY_MS = 50;
 
 /** Deps plus what is derived once at start: the context every domain flow takes. */
 export interface AuthnContext extends DomainDeps {
   now(): number;
+  afterAnswer: (work: () => Promise<void>) => Promise<void>;
   customClaims: CustomClaims | null;
   /** seals the link of every `email.send` job until the worker renders it (libs/crypto `jobSealKey`) */
-  jobKey: Buffer;
+  jobKey: KeyRing;
 }
 
 /**
@@ -182,6 +193,13 @@ export function createAuthnContext(deps: DomainDeps): AuthnContext {
   return {
     ...deps,
     now: clock,
+    afterAnswer: deps.afterAnswer ?? ((work) => {
+      // started once the answer is on its way (it crosses the gateway first, in process or not; a
+      // synchronous SQLite driver would otherwise hold the loop before it is written); a failure is
+      // the server's, logged, never the client's
+      setTimeout(() => { work().catch((err: unknown) => deps.logger.error({ err }, 'work after the answer failed')); }, AFTER_ANSWER_DELAY_MS);
+      return Promise.resolve();
+    }),
     customClaims: compileCustomClaims(deps.options.customAccessTokenScript, deps.logger),
     jobKey: jobSealKey(deps.options.encryptionKey, deps.options.clientSecret),
   };

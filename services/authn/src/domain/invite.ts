@@ -14,7 +14,7 @@ import type { AuthnContext } from './deps.ts';
 import { isEmailServiceEnabled } from './options.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { publicUser } from './user.ts';
-import { issueLink, linkFor, verifyEmailLink } from './verification.ts';
+import { claimLinkMail, issueLink, linkFor, verifyEmailLink, type LinkMailClaim } from './verification.ts';
 import { MAX_URL_CHARS, normaliseEmail, optText, type Opt } from './validation.ts';
 
 export const MAX_INVITES = 100;
@@ -45,6 +45,9 @@ export async function inviteMembers(c: AuthnContext, req: { emails: readonly str
   if (emails.length === 0) throw new AppError('invalid_argument', 'no valid emails found');
   const purpose = o.enableMagicLinkLogin ? 'magic_link_login' : 'invite_member';
   const now = c.now();
+  // one claim per address before the transaction (issue 30 §2): the caps hold for invites too
+  const claims = new Map<string, LinkMailClaim | null>();
+  for (const email of emails) claims.set(email, await claimLinkMail(c, email, purpose));
   const created = await c.users.transaction(async (tx) => {
     const out: UserRecord[] = [];
     for (const email of emails) {
@@ -62,7 +65,7 @@ export async function inviteMembers(c: AuthnContext, req: { emails: readonly str
       await issueLink(c, tx, {
         purpose, user, redirectUri,
         linkOf: (token, r) => (purpose === 'magic_link_login' ? verifyEmailLink(o.url, token, r) : linkFor(o.url, token, r)),
-      });
+      }, claims.get(email) ?? null);
       audit(tx.events, 'admin.invite_sent', { resourceId: user.id });
       out.push(user);
     }

@@ -11,7 +11,7 @@ import type { AuthnTx } from '../storage/ports.ts';
 import type { AuthnContext, MfaChallenges } from './deps.ts';
 import type { AuthOutcome } from './issue.ts';
 import { MFA_LOCKED_MESSAGE, passMfaGate } from './mfa-gate.ts';
-import { assertNotLocked, lockoutKey, recordLoginFailure } from './lockout.ts';
+import { claimLoginAttempt, lockoutKey } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { DEFAULT_SCOPE, grantedRoles, type GrantRequest } from './roles.ts';
 import { isRevoked, type ContactInput } from './user.ts';
@@ -58,16 +58,17 @@ export async function login(c: AuthnContext, mfa: MfaChallenges | null, req: Log
   // 2. the login method is enabled
   if (email !== null && !o.enableBasicAuthentication) throw new AppError('failed_precondition', 'basic authentication is disabled for this instance');
   if (phone !== null && !o.enableMobileBasicAuthentication) throw new AppError('failed_precondition', 'mobile basic authentication is disabled for this instance');
-  // 3. lockout, even with the right password
+  // 3. lockout, even with the right password: the attempt is recorded before it is judged, so
+  // concurrent attempts cannot outrun the count (issue 30 §1)
   const key = email !== null ? lockoutKey('email', email) : lockoutKey('phone', phone!);
-  await assertNotLocked(c.lockout, key, c.now());
+  await claimLoginAttempt(c.lockout, key, c.now());
   // 4. one answer for every failure, and the same work whether or not the account exists
   const user = email !== null ? await c.users.findByEmail(email) : await c.users.findByPhone(phone!);
   let check = { ok: false, needsRehash: false };
   if (user?.passwordHash) check = await verifyPassword(user.passwordHash, password);
   else await dummyVerify(password);
   if (!user || !check.ok || isRevoked(user)) {
-    await recordLoginFailure(c.lockout, key, c.now());
+    // the claim of step 3 stays as the failure
     c.logger.debug({ reason: user ? 'bad_password_or_revoked' : 'unknown_identifier' }, 'login refused');
     throw new AppError('unauthenticated', INVALID_CREDENTIALS);
   }

@@ -12,7 +12,7 @@ import { checkRedirectUri } from './redirect.ts';
 import { selfServiceRoles, type GrantRequest } from './roles.ts';
 import { blankUser, isRevoked } from './user.ts';
 import { MAX_URL_CHARS, normaliseEmail, normaliseList, optText, type Opt } from './validation.ts';
-import { issueLink, verifyEmailLink } from './verification.ts';
+import { claimLinkMail, issueLink, verifyEmailLink } from './verification.ts';
 
 export const MAGIC_LINK_SENT =
   "If an account exists for this email, a magic link has been sent. Please check your inbox. If you don't receive it within a few minutes, double-check the email address for typos.";
@@ -52,8 +52,11 @@ export async function magicLinkLogin(c: AuthnContext, req: MagicLinkRequest): Pr
   const roles = selfServiceRoles(o, rolesReq);
   const redirect = checkRedirectUri(o, redirectReq);
   const now = c.now();
+  // claimed for every address, known or not (issue 30 §2): the answer never tells them apart
+  const claim = await claimLinkMail(c, email, 'magic_link_login');
 
-  await c.users.transaction(async (tx) => {
+  // the lookup, the signup and the mail happen after the answer (issue 30 §6: no timing oracle)
+  await c.afterAnswer(() => c.users.transaction(async (tx) => {
     await tx.users.lockIdentifier('email', email);
     let user = await tx.users.findByEmail(email);
     if (!user) {
@@ -66,6 +69,6 @@ export async function magicLinkLogin(c: AuthnContext, req: MagicLinkRequest): Pr
     await issueLink(c, tx, {
       purpose: 'magic_link_login', user, redirectUri: redirect, state: state ?? null, scope: scope ?? null, roles: rolesReq ?? null,
       linkOf: (token, r) => verifyEmailLink(o.url, token, r),
-    });
-  });
+    }, claim);
+  }));
 }

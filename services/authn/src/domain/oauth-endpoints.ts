@@ -67,6 +67,8 @@ export async function revokeToken(c: AuthnContext, auth: AuthenticatedClient, to
   const claims = await verifiedClaims(c, token);
   if (!claims || typeof claims.nonce !== 'string') return null;
   if (tokenClientOf(c, claims) !== auth.client.id) return null;
+  // issue 34: a delegated token (RFC 8693 `act`) shares the user's own session; the agent may not end it
+  if (claims.act !== undefined) return null;
   const session = await c.sessions.get(claims.nonce);
   if (!session) return null;
   await c.sessions.delete(session.id);
@@ -85,6 +87,8 @@ export async function introspect(c: AuthnContext, auth: AuthenticatedClient, tok
     active: true, scope, client_id: clientId, token_type: claims.token_type === 'refresh_token' ? 'refresh_token' : 'Bearer',
     exp: claims.exp, iat: claims.iat, sub: claims.sub, aud: claims.aud, iss: claims.iss,
     ...(user?.email ? { username: user.email } : {}), ...(claims.jti ? { jti: claims.jti } : {}),
+    // RFC 8693 §4.4: the delegation chain of an exchanged token
+    ...(claims.act ? { act: claims.act } : {}),
   };
 }
 

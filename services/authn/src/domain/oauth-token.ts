@@ -14,7 +14,8 @@ import type { ClientRecord, UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { openSession, type SessionGrant } from './issue.ts';
 import { OAuthError, invalidGrant, invalidRequest, type AuthenticatedClient } from './oauth-client-auth.ts';
-import { issueTokens, type IssuedTokens } from './tokens.ts';
+import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant, type ExchangeResponse } from './token-exchange.ts';
+import { AT_JWT_TYP, issueTokens, type IssuedTokens } from './tokens.ts';
 import { isRevoked } from './user.ts';
 
 /** behaviour.md §2.2: the immediate predecessor presented again within this many seconds is a double submit. */
@@ -32,11 +33,13 @@ export interface TokenResponse {
 
 /** What a grant did, for the audit log (behaviour.md §5.7 `token.*`). */
 export interface GrantOutcome {
-  response: TokenResponse;
-  action: 'token.issued' | 'token.refreshed' | 'token.client_credentials';
+  response: TokenResponse | ExchangeResponse;
+  action: 'token.issued' | 'token.refreshed' | 'token.client_credentials' | 'token.exchanged';
   /** the user, or null for a service account */
   userId: string | null;
   sessionId: string;
+  /** token exchange (issue 34): the agents of the `act` chain, outermost first; the audit row's actor is the first */
+  actors?: string[];
 }
 
 /** The grant stored with an authorization code (what the browser session had, and the request's nonce). */
@@ -99,7 +102,7 @@ export async function authorizationCodeGrant(c: AuthnContext, auth: Authenticate
   }
   const user = await liveUser(c, rec.userId);
   const grant = JSON.parse(rec.grant) as CodeGrant;
-  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, { nonce: grant.nonce });
+  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, { nonce: grant.nonce, jwtAccessToken: true });
   const sessionId = issued.sessionId!;
   await c.oauth.setCodeSession(hash, sessionId);
   return { response: respond(issued.tokens, grant.scope), action: 'token.issued', userId: user.id, sessionId };
@@ -142,7 +145,7 @@ export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClie
     if (asked.some((s) => !session.scope.includes(s))) throw new OAuthError('invalid_scope', 'scope exceeds the original grant');
     scope = asked;
   }
-  const tokens = await issueTokens(c, user, { ...session, scope });
+  const tokens = await issueTokens(c, user, { ...session, scope }, { jwtAccessToken: true });
   const next: SessionRecord = { ...session, refreshTokenId: tokens.refreshTokenId, previousRefreshTokenId: claims.jti, refreshRotatedAt: now };
   await c.sessions.update(next);
   return { response: respond(tokens, scope), action: 'token.refreshed', userId: user.id, sessionId: session.id };
@@ -171,7 +174,7 @@ export async function clientCredentialsGrant(c: AuthnContext, auth: Authenticate
   const accessToken = await c.jwt.sign({
     iss: o.url, aud: auth.client.id, sub, nonce: session.id, token_type: 'access_token', scope, roles: [], allowed_roles: [],
     login_method: 'client_credentials', client_id: auth.client.id, jti: randomUUID(),
-  }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now });
+  }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now, typ: AT_JWT_TYP });
   return {
     response: { access_token: accessToken, token_type: 'Bearer', expires_in: Math.max(1, o.accessTokenExpiresIn), scope: scope.join(' ') },
     action: 'token.client_credentials', userId: null, sessionId: session.id,
@@ -187,6 +190,10 @@ export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: 
       return refreshTokenGrant(c, auth, p);
     case 'client_credentials':
       return clientCredentialsGrant(c, auth, p);
+    case TOKEN_EXCHANGE_GRANT: {
+      const out = await tokenExchangeGrant(c, auth, p);
+      return { response: out.response, action: 'token.exchanged', userId: out.userId, sessionId: out.sessionId, actors: out.actors };
+    }
     case '':
       throw invalidRequest('grant_type is required');
     default:

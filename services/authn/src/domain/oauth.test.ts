@@ -18,7 +18,7 @@ const ADMIN = { 'x-service-admin-secret': 'admin-secret' };
 
 async function setup() {
   const a = makeAuthn();
-  const { res } = await a.call('CreateClient', { name: 'rp', allowed_scopes: ['openid', 'profile', 'email', 'offline_access', 'api'], redirect_uris: [CB], grant_types: ['authorization_code', 'refresh_token', 'client_credentials'] }, ADMIN);
+  const { res } = await a.call('CreateClient', { name: 'rp', allowed_scopes: ['openid', 'profile', 'email', 'offline_access', 'api'], redirect_uris: [CB], grant_types: ['authorization_code', 'refresh_token', 'client_credentials'], is_first_party: true }, ADMIN);
   const client = { id: res.client.client_id as string, secret: res.client_secret as string };
   const basic = { authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}` };
   const user = await a.signup('ada@example.com');

@@ -32,7 +32,17 @@ export interface AuthnOptions extends ProviderFlags {
   enableEmailVerification: boolean;
   enablePhoneVerification: boolean;
   enableMagicLinkLogin: boolean;
+  /** `--send-cap-per-hour`, `--send-cap-per-day`: messages per destination (issue 30 §2; defaults 5 and 10) */
+  sendCapPerHour?: number;
+  sendCapPerDay?: number;
+  /** `--sms-allowed-country-codes` (`+1`, `+44`; empty: any) */
+  smsAllowedCountryCodes?: readonly string[];
   enableOrgDiscovery: boolean;
+  /** issue 34: `--enable-dynamic-client-registration` (RFC 7591 /oauth/register) and its registry ceiling */
+  enableDynamicClientRegistration: boolean;
+  dynamicClientRegistrationMaxClients: number;
+  /** issue 34: `--require-pushed-authorization-requests` (RFC 9126 §5), for every client but the server's own */
+  requirePushedAuthorizationRequests?: boolean;
   accessTokenExpiresIn: number;
   refreshTokenExpiresIn: number;
   sessionExpiresIn: number;
@@ -68,13 +78,19 @@ export interface AuthnOptions extends ProviderFlags {
   twilioApiKey?: string;
   twilioApiSecret?: string;
   twilioSender?: string;
+  /** issue 33 §4: Config's `devOutbox`: under `--env=development`, the channels the development outbox stands in for */
+  devOutbox?: { readonly email: boolean; readonly sms: boolean };
 }
 
-/** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
-export const isEmailServiceEnabled = (o: AuthnOptions): boolean => Boolean(o.smtpHost && o.smtpPort && o.smtpSenderEmail);
-/** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3). */
+/**
+ * Email counts as configured only with host, port and sender (behaviour.md §1.3), or when the development
+ * outbox keeps the mails (`--env=development` without SMTP, issue 33 §4).
+ */
+export const isEmailServiceEnabled = (o: AuthnOptions): boolean =>
+  Boolean(o.smtpHost && o.smtpPort && o.smtpSenderEmail) || o.devOutbox?.email === true;
+/** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3), or with the development outbox. */
 export const isSmsServiceEnabled = (o: AuthnOptions): boolean =>
-  Boolean(o.twilioAccountSid && o.twilioApiKey && o.twilioApiSecret && o.twilioSender);
+  Boolean(o.twilioAccountSid && o.twilioApiKey && o.twilioApiSecret && o.twilioSender) || o.devOutbox?.sms === true;
 
 /** Usable MFA methods (behaviour.md §4.1). */
 export function usableMfaMethods(o: AuthnOptions): { totp: boolean; webauthn: boolean; emailOtp: boolean; smsOtp: boolean } {

@@ -13,7 +13,7 @@ import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { blankUser, isRevoked, type ContactInput } from './user.ts';
 import { checkPasswordPolicy, MAX_URL_CHARS, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
-import { findRedeemable, issueLink, resetPasswordLink, userOf } from './verification.ts';
+import { claimLinkMail, findRedeemable, issueLink, resetPasswordLink, userOf } from './verification.ts';
 import { USER_REVOKED } from './verify-email.ts';
 
 export const RESET_LINK_SENT =
@@ -82,21 +82,24 @@ export async function forgotPassword(
   if (!isEmailServiceEnabled(o)) throw precondition('email service not enabled');
   const email = normaliseEmail(rawEmail!);
   const target = resetTarget(c, redirectReq);
+  // claimed for every address, known or not, so the answer (and a 429 cap) never tells them apart
+  const claim = await claimLinkMail(c, email, 'forgot_password');
 
-  await c.users.transaction(async (tx) => {
+  // the lookup and the mail happen after the answer, so its timing says nothing about the account (issue 30 §6)
+  await c.afterAnswer(() => c.users.transaction(async (tx) => {
     const user = await tx.users.findByEmail(email);
     // unknown or revoked: the same answer, nothing sent (behaviour.md §3.1)
     if (!user || isRevoked(user)) return;
     await issueLink(c, tx, {
       purpose: 'forgot_password', user, redirectUri: target,
       linkOf: (token) => resetPasswordLink(target, token),
-    });
+    }, claim);
     if (audit) {
       tx.events.emit('audit.recorded', audit('user.forgot_password_requested', {
         actor: { type: 'user', id: user.id, email: user.email }, resourceType: 'user', resourceId: user.id, details: { channel: 'email' }, at: c.now(),
       }));
     }
-  });
+  }));
   return 'email';
 }
 

@@ -11,7 +11,7 @@ import { userDeactivated } from '../events.ts';
 import type { Audit, AuthnContext } from './deps.ts';
 import { checkMfaPreference } from './mfa-gate.ts';
 import { activeUser, PROFILE_FIELDS, type ProfileInput } from './user.ts';
-import { issueLink, verifyEmailLink } from './verification.ts';
+import { claimLinkMail, issueLink, verifyEmailLink } from './verification.ts';
 import { MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
 
 const invalid = (m: string) => new AppError('invalid_argument', m);
@@ -100,6 +100,8 @@ export async function updateProfile(c: AuthnContext, caller: UserCaller, u: Prof
   next.updatedAt = now;
 
   let verificationMailed = false;
+  const mailsLink = o.enableEmailVerification && next.email !== user.email && next.email !== null;
+  const claim = mailsLink ? await claimLinkMail(c, next.email!, 'update_email') : null;
   await c.users.transaction(async (tx) => {
     if (next.email !== user.email && next.email !== null) {
       await tx.users.lockIdentifier('email', next.email);
@@ -117,12 +119,12 @@ export async function updateProfile(c: AuthnContext, caller: UserCaller, u: Prof
         actor: { type: 'user', id: user.id, email: user.email }, resourceType: 'user', resourceId: user.id, details: { field: 'is_multi_factor_auth_enabled' },
       }));
     }
-    if (o.enableEmailVerification && next.email !== user.email && next.email !== null) {
+    if (mailsLink) {
       // a link suppressed by the 60 s limit is answered the same way (behaviour.md §10: silent)
       await issueLink(c, tx, {
         purpose: 'update_email', user: next, redirectUri: `${o.url}/app`,
         linkOf: (token, r) => verifyEmailLink(o.url, token, r),
-      });
+      }, claim);
       verificationMailed = true;
     }
   });

@@ -8,7 +8,7 @@ import type { VerificationPurpose } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { isRevoked } from './user.ts';
 import { MAX_URL_CHARS, normaliseEmail, optText, type Opt } from './validation.ts';
-import { issueLink, linkFor, userOf } from './verification.ts';
+import { claimLinkMail, issueLink, linkFor, userOf } from './verification.ts';
 
 export const RESEND_MESSAGE =
   "If a verification is pending for this email, a new link has been sent. Please check your inbox. If you don't receive it within a few minutes, double-check the email address for typos.";
@@ -39,8 +39,11 @@ export async function resendVerifyEmail(c: AuthnContext, req: ResendRequest): Pr
   const purpose = identifier!.trim() as VerificationPurpose;
   const email = normaliseEmail(rawEmail ?? '');
   const now = c.now();
+  // claimed whether or not a request is pending (issue 30 §2): the answer never tells them apart
+  const claim = await claimLinkMail(c, email, purpose);
 
-  await c.users.transaction(async (tx) => {
+  // the lookup and the mail happen after the answer (issue 30 §6: no timing oracle)
+  await c.afterAnswer(() => c.users.transaction(async (tx) => {
     const pending = await tx.verifications.findPending(email, purpose);
     if (!pending || pending.expiresAt <= now) return;
     const user = await userOf(tx, pending);
@@ -48,6 +51,6 @@ export async function resendVerifyEmail(c: AuthnContext, req: ResendRequest): Pr
     await issueLink(c, tx, {
       purpose, user, email, redirectUri: pending.redirectUri, state: state || pending.state, scope: pending.scope, roles: pending.roles,
       linkOf: (token, r) => linkFor(o.url, token, r),
-    });
-  });
+    }, claim);
+  }));
 }

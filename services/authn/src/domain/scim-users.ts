@@ -18,6 +18,7 @@ export const SCIM_SIGNUP_METHOD = 'scim';
 
 /** What a SCIM client supplies for a user (behaviour.md §6.4 "User mapping"). */
 export interface ProvisionInput {
+  /** '' for none */
   email: string;
   givenName?: Opt<string>;
   familyName?: Opt<string>;
@@ -39,20 +40,23 @@ const blankToNull = (field: string, v: Opt<string>): string | null | undefined =
  *   `already_exists` `user with given phone number already exists`
  */
 export async function provisionUser(c: AuthnContext, input: ProvisionInput): Promise<{ user: UserRecord; created: boolean }> {
-  const email = normaliseEmail(input.email);
+  // '' : a SCIM user without an email (its userName is not an address and no emails were given)
+  const email = input.email.trim() === '' ? null : normaliseEmail(input.email);
   const phone = input.phoneNumber ? normalisePhone(input.phoneNumber) : null;
   const now = c.now();
   return c.users.transaction(async (tx) => {
-    await tx.users.lockIdentifier('email', email);
-    const existing = await tx.users.findByEmail(email);
-    if (existing) return { user: existing, created: false };
+    if (email !== null) {
+      await tx.users.lockIdentifier('email', email);
+      const existing = await tx.users.findByEmail(email);
+      if (existing) return { user: existing, created: false };
+    }
     if (phone) {
       await tx.users.lockIdentifier('phone', phone);
       if (await tx.users.findByPhone(phone)) throw new AppError('already_exists', 'user with given phone number already exists');
     }
     const user: UserRecord = {
       ...blankUser(now),
-      email, emailVerifiedAt: now, signupMethods: SCIM_SIGNUP_METHOD,
+      email, emailVerifiedAt: email === null ? null : now, signupMethods: SCIM_SIGNUP_METHOD,
       givenName: blankToNull('given_name', input.givenName) ?? null,
       familyName: blankToNull('family_name', input.familyName) ?? null,
       phoneNumber: phone, roles: [...c.options.defaultRoles],

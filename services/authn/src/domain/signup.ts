@@ -4,6 +4,7 @@
  * and a `basic_auth_signup` link is mailed (no tokens); otherwise the MFA gate (§4.1) decides.
  */
 import { randomUUID } from 'node:crypto';
+import { assertSmsCountryAllowed, sendCapsOf } from '@gatehouse/auth';
 import { AppError } from '@gatehouse/errors';
 import { hashPassword } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
@@ -14,7 +15,7 @@ import { passMfaGate } from './mfa-gate.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { DEFAULT_SCOPE, grantedRoles, selfServiceRoles, type GrantRequest } from './roles.ts';
 import { PROFILE_FIELDS, type ProfileInput } from './user.ts';
-import { issueLink, verifyEmailLink } from './verification.ts';
+import { claimLinkMail, issueLink, verifyEmailLink } from './verification.ts';
 import {
   MAX_URL_CHARS, checkAppData, checkPasswordPolicy, normaliseEmail, normaliseList, normalisePhone, optText, type Opt,
 } from './validation.ts';
@@ -92,6 +93,8 @@ export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: Si
   const emailVerificationPath = email !== null && o.enableEmailVerification;
   const phoneVerificationPath = email === null && o.enablePhoneVerification;
   if (phoneVerificationPath && !mfa) throw new AppError('unavailable', 'phone verification needs the mfa service');
+  // the verification SMS could not go to this number: refused before the account exists (issue 30 §2)
+  if (phoneVerificationPath) assertSmsCountryAllowed(sendCapsOf(o), phone!);
   const passwordHash = await hashPassword(password);
   const now = c.now();
   const user: UserRecord = {
@@ -120,6 +123,8 @@ export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: Si
     appData: appData ?? null,
   };
 
+  // claimed before the transaction, taken or not (issue 30 §2): a taken address answers alike
+  const claim = emailVerificationPath ? await claimLinkMail(c, email!, 'basic_auth_signup') : null;
   const created = await c.users.transaction(async (tx) => {
     if (email !== null) await tx.users.lockIdentifier('email', email);
     if (phone !== null) await tx.users.lockIdentifier('phone', phone);
@@ -135,7 +140,7 @@ export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: Si
       await issueLink(c, tx, {
         purpose: 'basic_auth_signup', user, redirectUri: redirect, state: state ?? null, scope: scopeReq ?? null,
         linkOf: (token, r) => verifyEmailLink(o.url, token, r),
-      });
+      }, claim);
     }
     return true;
   });

@@ -20,10 +20,19 @@ export interface IssuedTokens {
   expiresIn: number;
 }
 
+/** RFC 9068 §2.1: the JOSE `typ` of a JWT access token issued by the OAuth endpoints. */
+export const AT_JWT_TYP = 'at+jwt';
+
 /** What an OIDC authorization request adds to the ID token (OIDC Core §3.1.2.1). */
 export interface OidcRequest {
   /** the request's `nonce`, echoed in the ID token */
   nonce?: string | null | undefined;
+  /**
+   * Issue the access token in the RFC 9068 profile (§2.1 header `typ: at+jwt`; §2.2 claims
+   * `client_id` and a unique `jti` added): tokens of `/authorize` and `/oauth/token`. The first-party
+   * `/v1` flows keep the plain `JWT` header and the project's claim set.
+   */
+  jwtAccessToken?: boolean;
 }
 
 /** RFC 8176 `amr` values by login method. */
@@ -97,9 +106,15 @@ export async function issueTokens(
     allowed_roles: [...user.roles],
     login_method: session.loginMethod,
   };
-  const accessPayload = { ...common, token_type: 'access_token', scope: session.scope };
+  const accessPayload = {
+    ...common, token_type: 'access_token', scope: session.scope,
+    // RFC 9068 §2.2: the client the token was issued to, and an identifier unique per token
+    ...(oidc.jwtAccessToken ? { client_id: clientId, jti: randomUUID() } : {}),
+  };
   const custom = c.customClaims ? await c.customClaims(publicUser(user), accessPayload) : {};
-  const accessToken = await c.jwt.sign({ ...custom, ...accessPayload }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now });
+  const accessToken = await c.jwt.sign({ ...custom, ...accessPayload }, {
+    expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now, ...(oidc.jwtAccessToken ? { typ: AT_JWT_TYP } : {}),
+  });
   const idClaims: Record<string, unknown> = {
     ...custom,
     ...profileClaims(user),

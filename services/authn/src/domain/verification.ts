@@ -2,9 +2,11 @@
  * @module @gatehouse/authn/domain/verification
  * Emailed verification links (behaviour.md §2.1): an opaque 256-bit token, only its SHA-256
  * stored, 30 min, single use; a new one supersedes the previous one of the same purpose for the
- * address; at most one link mail per address and purpose per 60 s (§10, silent).
+ * address; at most one link mail per address and purpose per 60 s (§10, silent), claimed before the
+ * transaction that issues it, on top of the per-address hourly and daily caps (issue 30 §2).
  */
 import { randomUUID } from 'node:crypto';
+import { claimSend, sendCapsOf } from '@gatehouse/auth';
 import { AppError } from '@gatehouse/errors';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { AuthnTx, UserRecord, VerificationPurpose, VerificationRequestRecord } from '../storage/ports.ts';
@@ -32,20 +34,40 @@ export interface LinkRequest {
   linkOf(token: string, request: VerificationRequestRecord): string;
 }
 
+/** A link mail claimed by {@link claimLinkMail}: to this address, for this purpose. */
+export interface LinkMailClaim {
+  readonly email: string;
+  readonly purpose: VerificationPurpose;
+}
+
+/**
+ * Claims one link mail to `email` for `purpose`, before the transaction that issues it and before
+ * any account is looked up, so a known and an unknown address are answered alike (issue 30 §2): of
+ * concurrent requests inside the 60 s interval one gets the claim.
+ * @returns the claim to hand to {@link issueLink}, or null inside the interval (nothing is sent; silent, §10)
+ * @throws AppError `resource_exhausted` `too many messages to this destination, please try again
+ *   later` with `Retry-After` when the address's hourly or daily cap is reached
+ */
+export async function claimLinkMail(c: AuthnContext, email: string, purpose: VerificationPurpose): Promise<LinkMailClaim | null> {
+  const r = await claimSend(c.lockout, sendCapsOf(c.options), { channel: 'email', destination: email, purpose, intervalSeconds: LINK_MAIL_INTERVAL_SECONDS }, c.now());
+  if (r.send) return { email, purpose };
+  c.logger.debug({ purpose }, 'link mail suppressed: one per address and purpose per 60 s');
+  return null;
+}
+
 /**
  * Issues a link inside `tx`: stores the hashed token (superseding the previous one) and queues the
- * `email.send` job in the same transaction. Returns null, and does nothing, when a link of this
- * purpose went to the address less than 60 s ago (behaviour.md §10: silent).
+ * `email.send` job in the same transaction. Returns null, and does nothing, without a claim (a link
+ * of this purpose went to the address less than 60 s ago; behaviour.md §10: silent).
+ * @param claim from {@link claimLinkMail} for this address and purpose, made before `tx` began
+ * @throws Error when `claim` is for another address or purpose (a programming error)
  */
-export async function issueLink(c: AuthnContext, tx: AuthnTx, req: LinkRequest): Promise<{ token: string; request: VerificationRequestRecord } | null> {
+export async function issueLink(c: AuthnContext, tx: AuthnTx, req: LinkRequest, claim: LinkMailClaim | null): Promise<{ token: string; request: VerificationRequestRecord } | null> {
   const email = req.email ?? req.user.email;
   if (!email) throw new Error('issueLink: the user has no email address');
+  if (!claim) return null;
+  if (claim.email !== email || claim.purpose !== req.purpose) throw new Error('issueLink: the claim is for another address or purpose');
   const now = c.now();
-  const last = await tx.verifications.lastIssuedAt(email, req.purpose);
-  if (last !== null && now - last < LINK_MAIL_INTERVAL_SECONDS) {
-    c.logger.debug({ purpose: req.purpose }, 'link mail suppressed: one per address and purpose per 60 s');
-    return null;
-  }
   const token = randomToken(32);
   const request: VerificationRequestRecord = {
     id: randomUUID(),

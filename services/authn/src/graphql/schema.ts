@@ -28,6 +28,9 @@ export const authnTypeDefs = gql`
     _clients(params: ListClientsRequest): Clients!
     _trusted_issuer(params: TrustedIssuerRequest!): TrustedIssuer!
     _trusted_issuers(params: ListTrustedIssuersRequest): TrustedIssuers!
+    # consents given to OAuth clients at /authorize (issue 34)
+    consent_grants(params: ConsentGrantsRequest): ConsentGrants!
+    _user_consent_grants(params: UserConsentGrantsRequest!): ConsentGrants!
   }
 
   type Mutation {
@@ -57,6 +60,8 @@ export const authnTypeDefs = gql`
     _add_trusted_issuer(params: AddTrustedIssuerRequest!): TrustedIssuer!
     _update_trusted_issuer(params: UpdateTrustedIssuerRequest!): TrustedIssuer!
     _delete_trusted_issuer(params: TrustedIssuerRequest!): Response!
+    revoke_consent_grant(params: ConsentGrantRequest!): Response!
+    _revoke_user_consent_grant(params: ConsentGrantRequest!): Response!
     verify_otp(params: VerifyOTPRequest!): AuthResponse!
     skip_mfa_setup(params: SkipMfaSetupRequest!): AuthResponse!
     lock_mfa(params: LockMfaRequest!): Response!
@@ -443,6 +448,35 @@ export const authnTypeDefs = gql`
   type TrustedIssuers {
     pagination: Pagination!
     trusted_issuers: [TrustedIssuer!]!
+  }
+
+  # consents given to OAuth clients at /authorize (issue 34)
+  type ConsentGrant {
+    id: ID!
+    user_id: String!
+    client_id: String!
+    client_name: String!
+    scopes: [String!]!
+    created_at: Int64!
+    updated_at: Int64!
+  }
+
+  type ConsentGrants {
+    pagination: Pagination!
+    consent_grants: [ConsentGrant!]!
+  }
+
+  input ConsentGrantsRequest {
+    pagination: PaginationRequest
+  }
+
+  input UserConsentGrantsRequest {
+    user_id: ID!
+    pagination: PaginationRequest
+  }
+
+  input ConsentGrantRequest {
+    id: ID!
   }
 
   input CreateClientRequest {

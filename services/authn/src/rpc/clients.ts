@@ -19,7 +19,7 @@ import type { AuthnHandler, RpcContext } from './deps.ts';
 export const wireClient = (r: ClientRecord): admin.Client => ({
   id: r.id, client_id: r.id, name: r.name, description: r.description, allowed_scopes: r.allowedScopes, is_active: r.isActive,
   created_at: r.createdAt, updated_at: r.updatedAt, redirect_uris: r.redirectUris, grant_types: r.grantTypes, is_public: r.isPublic,
-  post_logout_redirect_uris: r.postLogoutRedirectUris,
+  post_logout_redirect_uris: r.postLogoutRedirectUris, is_first_party: r.isFirstParty,
 });
 
 const wireIssuer = (t: TrustedIssuerRecord): admin.TrustedIssuer => ({
@@ -39,9 +39,12 @@ async function recordAdmin(c: RpcContext, ctx: CallContext, action: string, reso
   }
 }
 
-const clientInput = (req: { name?: string | null; description?: string | null; allowed_scopes: string[]; redirect_uris: string[]; grant_types: string[]; post_logout_redirect_uris: string[] }) => ({
+const clientInput = (req: {
+  name?: string | null; description?: string | null; allowed_scopes: string[]; redirect_uris: string[]; grant_types: string[]; post_logout_redirect_uris: string[];
+  is_first_party?: boolean | null;
+}) => ({
   name: req.name, description: req.description, allowedScopes: req.allowed_scopes, redirectUris: req.redirect_uris,
-  grantTypes: req.grant_types, postLogoutRedirectUris: req.post_logout_redirect_uris,
+  grantTypes: req.grant_types, postLogoutRedirectUris: req.post_logout_redirect_uris, isFirstParty: req.is_first_party,
 });
 
 /** `create_client` → `{client, client_secret}` (the secret once). @throws AppError `invalid_argument` */

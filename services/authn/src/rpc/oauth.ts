@@ -1,7 +1,8 @@
 /**
  * @module @gatehouse/authn/rpc/oauth
  * The OAuth 2.0 / OpenID Provider endpoints as AuthnService RPCs (issue 18): `/oauth/token`,
- * `/authorize`, `/oauth/revoke`, `/oauth/introspect`, `/userinfo` and the end-session endpoint. Each
+ * `/authorize`, `/oauth/revoke`, `/oauth/introspect`, `/userinfo`, the end-session endpoint and (issue 34)
+ * RFC 9126 `/oauth/par`. Each
  * takes the HTTP request's parameters and answers an OauthHttpResponse (status with a JSON body, a
  * redirect, or an HTML page) that the gateway writes as is: these protocols fix their own wire
  * (RFC 6749 §5.2 `{error, error_description}`, redirects), not the /v1 `{code, message}` shape.
@@ -10,10 +11,13 @@ import { auditRecord, type AuditActor } from '@gatehouse/auth';
 import type { authn } from '@gatehouse/contracts';
 import { toAppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
-import { authorize, type AuthorizeResult } from '../domain/authorize.ts';
+import { authorize, checkAuthorizationRequest, type AuthorizeResult } from '../domain/authorize.ts';
+import { answerConsent, type ConsentPage } from '../domain/consent.ts';
 import { OAuthError, authenticateClient, invalidRequest, parseBasic, type AuthenticatedClient } from '../domain/oauth-client-auth.ts';
 import { endSession, introspect, revokeToken, userinfoClaims } from '../domain/oauth-endpoints.ts';
 import { tokenGrant } from '../domain/oauth-token.ts';
+import { pushAuthorizationRequest } from '../domain/par.ts';
+import { TOKEN_EXCHANGE_GRANT } from '../domain/token-exchange.ts';
 import { clearCookies } from './cookies.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 
@@ -67,7 +71,7 @@ export const oauthTokenRpc = (c: RpcContext): AuthnHandler<'OauthToken'> => asyn
   if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the token endpoint takes POST', 405);
   let auth: AuthenticatedClient;
   try {
-    auth = await authOf(c, ctx, p, p.grant_type !== 'client_credentials');
+    auth = await authOf(c, ctx, p, p.grant_type !== 'client_credentials' && p.grant_type !== TOKEN_EXCHANGE_GRANT);
   } catch (err) {
     if (p.grant_type === 'client_credentials' && err instanceof OAuthError) {
       await recordToken(c, ctx, 'token.client_credentials_failed', { type: 'service_account', id: p.client_id || null }, { reason: err.description });
@@ -75,15 +79,45 @@ export const oauthTokenRpc = (c: RpcContext): AuthnHandler<'OauthToken'> => asyn
     throw err;
   }
   const out = await tokenGrant(c, auth, p);
-  const actor: AuditActor = out.userId ? { type: 'user', id: out.userId } : { type: 'service_account', id: auth.client.id };
-  await recordToken(c, ctx, out.action, actor, { client_id: auth.client.id, grant_type: p.grant_type, auth_method: auth.method }, out.sessionId);
+  // a token exchange names the agent as actor and the user it acts for in the details (issue 34)
+  const actor: AuditActor = out.userId && !out.actors ? { type: 'user', id: out.userId } : { type: 'service_account', id: auth.client.id };
+  const delegation = out.actors ? { user_id: out.userId, act: out.actors } : {};
+  await recordToken(c, ctx, out.action, actor, { client_id: auth.client.id, grant_type: p.grant_type, auth_method: auth.method, ...delegation }, out.sessionId);
   return json(200, { ...out.response });
 });
 
-/** /authorize (GET or POST, RFC 6749 §3.1): the browser's session from its cookies, never a bearer token. */
+/**
+ * POST /oauth/par (RFC 9126 §2): the client authenticates as at the token endpoint (public clients
+ * with their `client_id`), the request is checked as `/authorize` checks it, and the answer is 201
+ * `{request_uri, expires_in}`; a refusal is a 400 (401 for client authentication) RFC 6749 §5.2 body.
+ */
+export const pushedAuthorizationRequestRpc = (c: RpcContext): AuthnHandler<'PushedAuthorizationRequest'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const p = paramsOf(req);
+  if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the pushed authorization request endpoint takes POST', 405);
+  const auth = await authOf(c, ctx, p, true);
+  const pushed = await pushAuthorizationRequest(c, auth, p, async (params) => {
+    const checked = await checkAuthorizationRequest(c, params);
+    return checked.ok ? null : { error: checked.error, description: checked.description };
+  });
+  return json(201, { ...pushed });
+});
+
+/**
+ * /authorize (GET or POST, RFC 6749 §3.1): the browser's session from its cookies, never a bearer token.
+ * A POST with `consent_ticket` is the consent page's answer (issue 34): the request it was shown for
+ * runs again with the user's decision.
+ */
 export const authorizeRpc = (c: RpcContext): AuthnHandler<'Authorize'> => async (req, ctx) => guarded(c, ctx, async () => {
   const session = await c.authenticator.sessionFromCookies(ctx);
-  return renderAuthorize(await authorize(c, paramsOf(req), session));
+  const params = paramsOf(req);
+  if (params.consent_ticket === undefined) return renderAuthorize(await authorize(c, params, session));
+  if (req.method !== 'POST') return renderAuthorize({ kind: 'error_page', status: 405, error: 'invalid_request', description: 'a consent answer is a POST' });
+  const answer = await answerConsent(c, params, session);
+  if (!answer.ok) return renderAuthorize({ kind: 'error_page', status: 400, error: 'invalid_request', description: answer.description });
+  const client = answer.params.client_id ?? '';
+  await recordToken(c, ctx, answer.allowed ? 'token.consent_granted' : 'token.consent_denied', { type: 'user', id: session!.userId },
+    { client_id: client, scope: answer.params.scope ?? '' });
+  return renderAuthorize(await authorize(c, answer.params, session, answer.allowed ? 'allowed' : 'denied'));
 });
 
 /** POST /oauth/revoke (RFC 7009; also authorizer-js's JSON `{refresh_token, client_id}`): 200 whatever the token. */
@@ -143,6 +177,25 @@ function page(title: string, body: string, script = ''): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}${script}</body></html>`;
 }
 
+/**
+ * The consent page (issue 34): the client's name, the host its answer goes to, the scopes in words, and
+ * allow / deny as one form posting the single-use ticket back to /authorize. No script; a frame is refused.
+ */
+function consentPage(r: ConsentPage): string {
+  const items = r.scopes.map((s) => `<li>${escapeHtml(s.words)} <small>(${escapeHtml(s.scope)})</small></li>`).join('');
+  const style = '<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}'
+    + 'button{font:inherit;padding:.6rem 1.2rem;margin-right:.8rem;border-radius:.4rem;border:1px solid #555;cursor:pointer}'
+    + 'button[value=allow]{background:#1d4ed8;color:#fff;border-color:#1d4ed8}small{color:#444}</style>';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`
+    + `<title>Allow ${escapeHtml(r.clientName)}?</title>${style}</head><body><main aria-busy="false">`
+    + `<h1>${escapeHtml(r.clientName)} wants to access your account</h1>`
+    + `<p>If you allow it, you will be sent back to <strong>${escapeHtml(r.redirectHost)}</strong>, and the application will be able to:</p>`
+    + `<ul>${items}</ul>`
+    + `<form method="post" action="${escapeHtml(r.action)}"><input type="hidden" name="consent_ticket" value="${escapeHtml(r.ticket)}">`
+    + '<button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny">Deny</button></form>'
+    + '<p><small>You can withdraw this consent later from your account.</small></p></main></body></html>';
+}
+
 /** The /authorize result as an HTTP answer (the gateway adds a CSP with a nonce-free inline allowance for these pages only). */
 function renderAuthorize(r: AuthorizeResult): HttpResponse {
   switch (r.kind) {
@@ -154,6 +207,8 @@ function renderAuthorize(r: AuthorizeResult): HttpResponse {
         body: null, frameable: false,
         html: page('Authorization error', `<h1>Authorization error</h1><p><strong>${escapeHtml(r.error)}</strong>: ${escapeHtml(r.description)}</p>`),
       };
+    case 'consent':
+      return { status: 200, body: null, frameable: false, html: consentPage(r) };
     case 'form_post': {
       // OAuth 2.0 Form Post Response Mode §2: an auto-submitting form; the submit button covers disabled scripts
       const inputs = Object.entries(r.fields).map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`).join('');

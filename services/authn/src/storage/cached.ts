@@ -87,7 +87,7 @@ export function createCachedAuthnStorage(
     findByHandleHash: (hash) => cached.findByHandleHash(hash),
     delete: (id) => published(() => cached.delete(id)),
     deleteAllForUser: (userId, exceptId) => published(() => cached.deleteAllForUser(userId, exceptId)),
-    deleteAllForClient: (clientId) => published(() => cached.deleteAllForClient(clientId)),
+    deleteAllForClient: (clientId, userId) => published(() => cached.deleteAllForClient(clientId, userId)),
     update: (s) => published(() => cached.update(s)),
     // the authenticator reads it to remember resolved bearer callers
     version: () => cached.version(),

@@ -1,9 +1,10 @@
 /**
  * @module @gatehouse/authn/storage/memory-oauth
  * In-memory OAuthStore (issue 18): the fake of unit tests, with the same rules as the MikroORM one
- * (created_at desc then id; client deletion cascades to its issuers; codes and jtis single use).
+ * (created_at desc then id; client deletion cascades to its issuers and consent grants; codes, jtis
+ * and consent requests single use).
  */
-import type { AuthorizationCodeRecord, ClientRecord, OAuthStore, Page, PageRequest, TrustedIssuerRecord } from './ports.ts';
+import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, OAuthStore, Page, PageRequest, TrustedIssuerRecord } from './ports.ts';
 
 const page = <T extends { createdAt: number; id: string }>(all: T[], p: PageRequest): Page<T> => {
   const sorted = [...all].sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
@@ -16,16 +17,21 @@ export function createMemoryOAuthStore(): OAuthStore {
   const issuers = new Map<string, TrustedIssuerRecord>();
   const codes = new Map<string, AuthorizationCodeRecord>();
   const jtis = new Map<string, number>();
+  const grants = new Map<string, ConsentGrantRecord>();
+  const consentRequests = new Map<string, ConsentRequestRecord>();
   const get = <T>(m: Map<string, T>, k: string): T | null => (m.has(k) ? structuredClone(m.get(k)!) : null);
   return {
     async createClient(c) { clients.set(c.id, structuredClone(c)); },
     async updateClient(c) { clients.set(c.id, structuredClone(c)); },
     async deleteClient(id) {
       for (const [k, t] of issuers) if (t.serviceAccountId === id) issuers.delete(k);
+      for (const [k, g] of grants) if (g.clientId === id) grants.delete(k);
       return clients.delete(id);
     },
     findClient: async (id) => get(clients, id),
     listClients: async (p) => page([...clients.values()], p),
+    countRegisteredClients: async (since, ip) => [...clients.values()]
+      .filter((c) => c.registrationTokenHash !== null && (since === null || c.createdAt >= since) && (ip === null || c.registeredIp === ip)).length,
     async createIssuer(t) { issuers.set(t.id, structuredClone(t)); },
     async updateIssuer(t) { issuers.set(t.id, structuredClone(t)); },
     deleteIssuer: async (id) => issuers.delete(id),
@@ -49,6 +55,26 @@ export function createMemoryOAuthStore(): OAuthStore {
       if (jtis.has(key)) return false;
       jtis.set(key, expiresAt);
       return true;
+    },
+    async saveConsentGrant(g) {
+      const old = grants.get(g.id);
+      const row = old ? { ...old, updatedAt: g.updatedAt } : structuredClone(g);
+      grants.set(g.id, row);
+      return structuredClone(row);
+    },
+    listConsentGrants: async (userId, clientId, p) =>
+      page([...grants.values()].filter((g) => (userId === null || g.userId === userId) && (clientId === null || g.clientId === clientId)), p),
+    findConsentGrant: async (id) => get(grants, id),
+    deleteConsentGrant: async (id) => grants.delete(id),
+    async saveConsentRequest(r) {
+      for (const [k, old] of consentRequests) if (old.expiresAt < r.expiresAt - 3600) consentRequests.delete(k);
+      consentRequests.set(r.ticketHash, structuredClone(r));
+    },
+    async consumeConsentRequest(h, at) {
+      const r = consentRequests.get(h);
+      if (!r || r.consumedAt !== null || r.expiresAt <= at) return null;
+      r.consumedAt = at;
+      return structuredClone(r);
     },
   };
 }

@@ -3,6 +3,7 @@
  * In-memory storage for unit tests; passes ports.suite.ts. Transactions are serialised and roll
  * back by restoring a snapshot; events reach `published` only after commit.
  */
+import { createMemoryAttemptLog } from '@gatehouse/auth';
 import type { AuthnTx, IdentityLinkRecord, IdentityLinkStore, LoginLockout, Page, PageRequest, UserRecord, UserRepository, VerificationRequestRecord, VerificationStore } from './ports.ts';
 
 export interface PublishedEvent {
@@ -186,21 +187,7 @@ export function createMemoryAuthnStorage(): MemoryAuthnStorage {
     };
   }
 
-  const failures = new Map<string, number[]>();
-  const lockout: LoginLockout = {
-    async recordFailure(key, at, pruneBefore) {
-      const list = (failures.get(key) ?? []).filter((t) => pruneBefore === undefined || t >= pruneBefore);
-      list.push(at);
-      list.sort((a, b) => a - b);
-      failures.set(key, list);
-    },
-    async failuresSince(key, since) {
-      return (failures.get(key) ?? []).filter((t) => t >= since);
-    },
-    async clear(key) {
-      failures.delete(key);
-    },
-  };
+  const lockout: LoginLockout = createMemoryAttemptLog();
 
   return { users: repo, lockout, published, verificationRequests: () => [...verifications.values()].map(clone), identityLinks: () => [...identities.values()].map(clone) };
 }

@@ -2,7 +2,8 @@
  * @module @gatehouse/authn/storage/oauth.suite
  * Conformance suite of {@link OAuthStore} (issue 18), run on memory and on every SQL database: clients
  * and issuers round-trip with their lists and nulls, lists are created_at desc then id with the total,
- * a client's deletion cascades to its issuers, codes and assertion jtis are single use.
+ * a client's deletion cascades to its issuers, codes and assertion jtis are single use; consent grants
+ * (issue 34) are one row per id and go with their client, consent requests are single use and expire.
  */
 import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from '@jest/globals';
@@ -11,7 +12,8 @@ import type { ClientRecord, OAuthStore, TrustedIssuerRecord } from './ports.ts';
 export function sampleClient(over: Partial<ClientRecord> = {}): ClientRecord {
   return {
     id: randomUUID(), name: 'svc', description: null, allowedScopes: ['a', 'b'], isActive: true, secretHash: 'hmac-sha256:00',
-    redirectUris: ['https://rp.example/cb'], grantTypes: ['client_credentials'], isPublic: false, postLogoutRedirectUris: [],
+    redirectUris: ['https://rp.example/cb'], grantTypes: ['client_credentials'], isPublic: false, postLogoutRedirectUris: [], isFirstParty: false,
+    registrationTokenHash: null, registeredIp: null,
     createdAt: 1_800_000_000, updatedAt: 1_800_000_000, ...over,
   };
 }
@@ -31,7 +33,7 @@ export function runOAuthStoreSuite(label: string, make: () => Promise<OAuthStore
     beforeEach(async () => { s = await make(); });
 
     it('round-trips clients, lists them newest first with the total, updates and deletes with the cascade', async () => {
-      const a = sampleClient({ createdAt: 1, description: 'first', isPublic: true, secretHash: null });
+      const a = sampleClient({ createdAt: 1, description: 'first', isPublic: true, secretHash: null, isFirstParty: true });
       const b = sampleClient({ createdAt: 2 });
       await s.createClient(a);
       await s.createClient(b);
@@ -59,6 +61,49 @@ export function runOAuthStoreSuite(label: string, make: () => Promise<OAuthStore
       const sid = randomUUID();
       await s.setCodeSession(code.codeHash, sid);
       expect(await s.findCode(code.codeHash)).toEqual({ ...code, consumedAt: 50, issuedSessionId: sid });
+    });
+
+    it('counts the clients registered through /oauth/register, since a time and from an address (issue 34)', async () => {
+      await s.createClient(sampleClient());
+      await s.createClient(sampleClient({ registrationTokenHash: 'hmac-sha256:01', registeredIp: '203.0.113.1', createdAt: 100 }));
+      await s.createClient(sampleClient({ registrationTokenHash: 'hmac-sha256:02', registeredIp: '203.0.113.1', createdAt: 200 }));
+      const other = sampleClient({ registrationTokenHash: 'hmac-sha256:03', registeredIp: '2001:db8::1', createdAt: 300 });
+      await s.createClient(other);
+      expect(await s.findClient(other.id)).toEqual(other);
+      expect(await s.countRegisteredClients(null, null)).toBe(3);
+      expect(await s.countRegisteredClients(150, null)).toBe(2);
+      expect(await s.countRegisteredClients(null, '203.0.113.1')).toBe(2);
+      expect(await s.countRegisteredClients(150, '203.0.113.1')).toBe(1);
+    });
+
+    it('keeps one consent grant per id, lists a user\'s newest first, and drops a client\'s grants with it (issue 34)', async () => {
+      const client = sampleClient();
+      await s.createClient(client);
+      const user = randomUUID();
+      const g1 = { id: randomUUID(), userId: user, clientId: client.id, scope: ['email', 'openid'], createdAt: 10, updatedAt: 10 };
+      const g2 = { id: randomUUID(), userId: user, clientId: 'other', scope: ['openid'], createdAt: 20, updatedAt: 20 };
+      expect(await s.saveConsentGrant(g1)).toEqual(g1);
+      await s.saveConsentGrant(g2);
+      // saving the same id again refreshes updatedAt only
+      expect(await s.saveConsentGrant({ ...g1, scope: ['x'], createdAt: 30, updatedAt: 30 })).toEqual({ ...g1, updatedAt: 30 });
+      expect(await s.listConsentGrants(user, null, { offset: 0, limit: 10 })).toEqual({ rows: [g2, { ...g1, updatedAt: 30 }], total: 2 });
+      expect((await s.listConsentGrants(user, client.id, { offset: 0, limit: 10 })).rows.map((g) => g.id)).toEqual([g1.id]);
+      expect((await s.listConsentGrants(randomUUID(), null, { offset: 0, limit: 10 })).total).toBe(0);
+      expect(await s.findConsentGrant(g2.id)).toEqual(g2);
+      expect(await s.deleteConsentGrant(g2.id)).toBe(true);
+      expect(await s.deleteConsentGrant(g2.id)).toBe(false);
+      await s.deleteClient(client.id);
+      expect(await s.findConsentGrant(g1.id)).toBeNull();
+    });
+
+    it('answers a consent request once, and never after it expired (issue 34)', async () => {
+      const r = { ticketHash: 'c'.repeat(64), sessionId: randomUUID(), userId: randomUUID(), clientId: 'c', params: '{"a":"b"}', expiresAt: 100, consumedAt: null };
+      await s.saveConsentRequest(r);
+      await s.saveConsentRequest({ ...r, ticketHash: 'd'.repeat(64) });
+      expect(await s.consumeConsentRequest(r.ticketHash, 50)).toEqual({ ...r, consumedAt: 50 });
+      expect(await s.consumeConsentRequest(r.ticketHash, 51)).toBeNull();
+      expect(await s.consumeConsentRequest('d'.repeat(64), 100)).toBeNull();
+      expect(await s.consumeConsentRequest('e'.repeat(64), 1)).toBeNull();
     });
 
     it('accepts an assertion jti once until it expires', async () => {

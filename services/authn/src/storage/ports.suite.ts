@@ -3,6 +3,7 @@
  * Conformance suite every authn storage implementation must pass (memory, SQLite, PostgreSQL, MariaDB).
  */
 import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
+import { runAttemptLogSuite } from '@gatehouse/auth/attempt-log-suite';
 import { randomUUID } from 'node:crypto';
 import type { LoginLockout, UserRecord, UserRepository, VerificationRequestRecord } from './ports.ts';
 
@@ -179,17 +180,8 @@ export function runAuthnStorageSuite(name: string, make: () => Promise<AuthnStor
       expect(await h.users.transaction((tx) => tx.verifications.findByTokenHash(v.tokenHash))).toBeNull();
     });
 
-    it('counts login failures in a window, prunes and clears them', async () => {
-      await h.lockout.recordFailure('k1', 100);
-      await h.lockout.recordFailure('k1', 200);
-      await h.lockout.recordFailure('k1', 300, 150);
-      await h.lockout.recordFailure('k2', 300);
-      expect(await h.lockout.failuresSince('k1', 0)).toEqual([200, 300]);
-      expect(await h.lockout.failuresSince('k1', 250)).toEqual([300]);
-      await h.lockout.clear('k1');
-      expect(await h.lockout.failuresSince('k1', 0)).toEqual([]);
-      expect(await h.lockout.failuresSince('k2', 0)).toEqual([300]);
-    });
+    // the login lockout's attempts, claimed before the password is compared (issue 30 §1)
+    runAttemptLogSuite('login lockout', () => h.lockout);
 
     it('searches users by a case-insensitive substring of id, email, given_name, family_name and nickname, newest first, with the total', async () => {
       const a = sampleUser({ email: 'alpha@example.com', givenName: 'Grace', familyName: 'Hopper', nickname: 'amazing', createdAt: 100 });

@@ -3,7 +3,7 @@
  * What the authn domain needs from storage: users, the login lockout counters and a unit of work
  * that writes a state change and its events (outbox) in one transaction (ARCHITECTURE §4).
  */
-import type { FailureLog } from '@gatehouse/auth';
+import type { AttemptLog } from '@gatehouse/auth';
 
 /** A stored user (behaviour.md §5.3). Times are Unix seconds; unset values are null. */
 export interface UserRecord {
@@ -51,6 +51,9 @@ export interface UserWriter {
   /**
    * Serialises, until commit, the transactions that claim the same email or phone, so the domain's
    * uniqueness check (spec §2: enforced by the application) cannot race. Call it before the check.
+   * SQL: an advisory lock (PostgreSQL) or a locking read of the index gap (MySQL, MariaDB); MongoDB: a
+   * claim document per normalised value, waited for while another unit of work holds it
+   * (`mikro/claims.ts`, issue 32 §4).
    */
   lockIdentifier(kind: 'email' | 'phone', value: string): Promise<void>;
   create(user: UserRecord): Promise<void>;
@@ -173,10 +176,10 @@ export interface UserRepository extends UserReader {
 }
 
 /**
- * Failed password logins per normalised identifier (behaviour.md §3.3 step 3, §10) in
- * `authn_login_failures`, on the shared lockout window of @gatehouse/auth.
+ * Password-login attempts per normalised identifier (behaviour.md §3.3 step 3, §10), claimed before
+ * the password is compared (`authn_attempt_slots`); authn's send caps claim on the same log.
  */
-export type LoginLockout = FailureLog;
+export type LoginLockout = AttemptLog;
 
 // ---- issue 18: the OAuth 2.0 / OpenID Provider ----
 
@@ -200,6 +203,18 @@ export interface ClientRecord {
   grantTypes: string[];
   isPublic: boolean;
   postLogoutRedirectUris: string[];
+  /**
+   * issue 34: an admin marked the client first-party, so `/authorize` asks no consent (the server's
+   * own client never asks); false for every other client, self-registered ones included
+   */
+  isFirstParty: boolean;
+  /**
+   * issue 34: HMAC-SHA-256 of the RFC 7592 registration access token of a client registered through
+   * `POST /oauth/register` (RFC 7591), as `hmac-sha256:<hex>`; null for an admin's client
+   */
+  registrationTokenHash: string | null;
+  /** issue 34: the address a self-registered client was registered from (the per-address rate limit); null otherwise */
+  registeredIp: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -249,6 +264,38 @@ export interface AuthorizationCodeRecord {
   issuedSessionId: string | null;
 }
 
+/**
+ * issue 34: a user's remembered consent to a client for a set of scopes (one row per user, client and
+ * scope set). Times are Unix seconds.
+ */
+export interface ConsentGrantRecord {
+  /** lower-case UUIDv4 */
+  id: string;
+  userId: string;
+  clientId: string;
+  /** the scopes, sorted and de-duplicated */
+  scope: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * issue 34: a consent page shown once: only the SHA-256 of its ticket is stored, with the browser
+ * session it was shown to and the authorization request it answers (its parameters as JSON).
+ */
+export interface ConsentRequestRecord {
+  /** lower-case hex SHA-256 of the ticket */
+  ticketHash: string;
+  sessionId: string;
+  userId: string;
+  clientId: string;
+  /** JSON object of the /authorize parameters */
+  params: string;
+  expiresAt: number;
+  /** set once answered; a second answer finds it set */
+  consumedAt: number | null;
+}
+
 /** The OAuth tables: clients, trusted issuers, codes and used assertion `jti`s. */
 export interface OAuthStore {
   createClient(c: ClientRecord): Promise<void>;
@@ -259,6 +306,11 @@ export interface OAuthStore {
   findClient(id: string): Promise<ClientRecord | null>;
   /** created_at desc then id (behaviour.md §10) */
   listClients(page: PageWindow): Promise<PageOf<ClientRecord>>;
+  /**
+   * issue 34: how many clients were registered through `POST /oauth/register` (a registration token is
+   * set), created at or after `since` (Unix s; null: ever) from `ip` (null: any address)
+   */
+  countRegisteredClients(since: number | null, ip: string | null): Promise<number>;
   createIssuer(t: TrustedIssuerRecord): Promise<void>;
   updateIssuer(t: TrustedIssuerRecord): Promise<void>;
   deleteIssuer(id: string): Promise<boolean>;
@@ -277,4 +329,15 @@ export interface OAuthStore {
    * not recorded yet. Expired entries are pruned (and swept by the retention rule of `authn_used_jtis`).
    */
   useJti(key: string, expiresAt: number, now: number): Promise<boolean>;
+  /** issue 34: stores a grant, or refreshes `updatedAt` of the one with the same user, client and scope set; returns the stored row */
+  saveConsentGrant(g: ConsentGrantRecord): Promise<ConsentGrantRecord>;
+  /** the user's grants, to one client or (null) to all, newest first */
+  listConsentGrants(userId: string | null, clientId: string | null, page: PageWindow): Promise<PageOf<ConsentGrantRecord>>;
+  findConsentGrant(id: string): Promise<ConsentGrantRecord | null>;
+  /** false when absent */
+  deleteConsentGrant(id: string): Promise<boolean>;
+  /** stores a pending consent page (expired ones are pruned) */
+  saveConsentRequest(r: ConsentRequestRecord): Promise<void>;
+  /** marks the request answered if it was not and has not expired; the record only for the call that did it (single use) */
+  consumeConsentRequest(ticketHash: string, at: number): Promise<ConsentRequestRecord | null>;
 }

@@ -24,6 +24,20 @@ export class ResolutionTooComplex extends Error {
   }
 }
 
+/**
+ * Whether the tuple `object#relation@user` of bucket `b` holds in the request `context`: true without a
+ * condition, false when its condition is not in the model, else the condition evaluated over the request
+ * context and the tuple's own (OpenFGA EvaluateTupleCondition).
+ * @throws ConditionError when the condition cannot be evaluated (a missing parameter, a wrong type, the cost limit)
+ */
+export function tupleHolds(ts: TypeSystem, b: Bucket, object: string, relation: string, user: string, context: Record<string, unknown> | null): boolean {
+  const c: TupleCondition | undefined = b.conds?.get(user);
+  if (c === undefined) return true;
+  const compiled = ts.conditions.get(c.name);
+  if (compiled === undefined) return false;
+  return compiled.evaluate(`${object}#${relation}@${user}`, context, c.context);
+}
+
 /** An error that fails a resolution branch: the depth or step limit, or a condition that cannot be evaluated. */
 export type ResolutionError = ResolutionTooComplex | ConditionError;
 
@@ -183,11 +197,7 @@ export class Resolver {
    * @throws ConditionError
    */
   private holds(b: Bucket, object: string, relation: string, user: string): boolean {
-    const c: TupleCondition | undefined = b.conds?.get(user);
-    if (c === undefined) return true;
-    const compiled = this.ts.conditions.get(c.name);
-    if (compiled === undefined) return false;
-    return compiled.evaluate(`${object}#${relation}@${user}`, this.context, c.context);
+    return tupleHolds(this.ts, b, object, relation, user, this.context);
   }
 
   /**

@@ -21,9 +21,36 @@ describe('CompiledCondition (OpenFGA conditions)', () => {
     expect(() => c.evaluate('doc:1#v@user:a', null, null)).toThrow("failed to evaluate relationship condition 'two': tuple 'doc:1#v@user:a' is missing context parameters '[a b]'");
   });
 
-  it('answers a short-circuited expression without the missing parameter, as CEL partial evaluation does', () => {
-    const c = new CompiledCondition({ name: 'or', expression: 'ok || n > 1', parameters: { ok: { type_name: 'TYPE_NAME_BOOL' }, n: { type_name: 'TYPE_NAME_INT' } } });
-    expect(c.evaluate('t', { ok: true }, null)).toBe(true);
+  it('refuses a declared parameter that is missing even when the expression short-circuits past it, as OpenFGA does', () => {
+    const c = new CompiledCondition({ name: 'xy', expression: 'x < 100 || y < 50', parameters: { x: { type_name: 'TYPE_NAME_INT' }, y: { type_name: 'TYPE_NAME_INT' } } });
+    expect(() => c.evaluate('doc:1#viewer@user:jon', { x: 10 }, null)).toThrow("failed to evaluate relationship condition 'xy': tuple 'doc:1#viewer@user:jon' is missing context parameters '[y]'");
+    expect(() => c.evaluate('doc:1#viewer@user:jon', null, { y: 10 })).toThrow("tuple 'doc:1#viewer@user:jon' is missing context parameters '[x]'");
+    expect(c.evaluate('doc:1#viewer@user:jon', { x: 101 }, { y: 10 })).toBe(true);
+  });
+
+  it('refuses a double beyond float64 (a string read at 64 bits that is not exactly a float64) in OpenFGA\'s words', () => {
+    const c = new CompiledCondition({ name: 'f', expression: 'x > 0.0', parameters: { x: { type_name: 'TYPE_NAME_DOUBLE' } } });
+    const refusal = (x: unknown): string => {
+      try {
+        c.evaluate('t', { x }, null);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'answered';
+    };
+    const prefix = "parameter type error on condition 'f': failed to convert context parameter 'x': ";
+    expect(refusal('1.79769313486231570814527423731704356798070e+309')).toBe(`${prefix}number cannot be represented as a float64: 1.797693135e+309`);
+    expect(refusal('-1.79769313486231570814527423731704356798070e+309')).toBe(`${prefix}number cannot be represented as a float64: -1.797693135e+309`);
+    expect(refusal('1e-400')).toBe(`${prefix}number cannot be represented as a float64: 1e-400`);
+    expect(refusal('0.1')).toBe(`${prefix}number cannot be represented as a float64: 0.1`);
+    expect(refusal(Infinity)).toBe(`${prefix}number cannot be represented as a float64: +Inf`);
+    expect(refusal(null)).toBe(`${prefix}expected type value 'float64', but found '%!s(<nil>)'`);
+    expect(c.evaluate('t', { x: '1.5' }, null)).toBe(true);
+    expect(refusal('0.000123e+3')).toBe(`${prefix}number cannot be represented as a float64: 0.123`);
+    expect(c.evaluate('t', { x: '0.25e1' }, null)).toBe(true);
+    expect(c.evaluate('t', { x: '-2.5e-1' }, null)).toBe(false);
+    expect(refusal('-2.5e-3')).toBe(`${prefix}number cannot be represented as a float64: -0.0025`);
+    expect(c.evaluate('t', { x: 0.1 }, null)).toBe(true);
   });
 
   it('refuses an evaluation over the cost limit and accepts one under it', () => {

@@ -102,7 +102,10 @@ const toDuration = converters.parse('duration(v)');
 const toTimestamp = converters.parse('timestamp(v)');
 const toUint = converters.parse('uint(v)');
 
-/** The Go type OpenFGA sees for a JSON context value (its messages name it): `float64`, `map[string]interface {}`. */
+/**
+ * The Go type OpenFGA sees for a JSON context value, as its messages print it with `%T` (`float64`,
+ * `map[string]interface {}`; a JSON null is `<nil>`).
+ */
 function goType(v: unknown): string {
   if (v === null || v === undefined) return '<nil>';
   if (typeof v === 'number') return 'float64';
@@ -120,11 +123,37 @@ function goG(n: number, prec: number): string {
   if (!Number.isFinite(n)) return Number.isNaN(n) ? 'NaN' : n > 0 ? '+Inf' : '-Inf';
   if (n === 0) return '0';
   const [mantissa, e] = (prec < 0 ? Math.abs(n).toExponential() : Math.abs(n).toExponential(prec - 1)).split('e') as [string, string];
-  const digits = mantissa.replace('.', '').replace(/0+$/, '') || '0';
-  const exp = Number(e);
+  return layoutG(n < 0, mantissa.replace('.', ''), Number(e), prec);
+}
+
+/**
+ * A decimal string (`1.79769313486231570814527423731704356798070e+309`, beyond float64's range too) as
+ * big.Float's `String()` prints it: `%.10g`, rounded half up on the decimal digits.
+ */
+function decimalG10(s: string): string {
+  const m = /^([+-]?)(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?$/.exec(s);
+  if (!m) return s;
+  const [, sign, int = '', frac = '', e = '0'] = m;
+  const all = `${int}${frac}`;
+  const lead = all.length - all.replace(/^0+/, '').length;
+  const sig = all.slice(lead);
+  if (sig === '') return '0';
+  let exp = int.length - lead - 1 + Number(e);
+  let digits = sig.slice(0, 10);
+  if (sig.length > 10 && Number(sig[10]) >= 5) {
+    const up = (BigInt(digits) + 1n).toString();
+    if (up.length > digits.length) exp += 1;
+    digits = up.slice(0, 10);
+  }
+  return layoutG(sign === '-', digits, exp, 10);
+}
+
+/** `%g`'s layout of significant `digits` (d.ddd × 10^exp) at precision `prec` (-1: shortest). */
+function layoutG(negative: boolean, mantissaDigits: string, exp: number, prec: number): string {
+  const digits = mantissaDigits.replace(/0+$/, '') || '0';
   let eprec = prec < 0 ? 6 : prec;
   if (prec >= 0 && eprec > digits.length && digits.length >= exp + 1) eprec = digits.length;
-  const sign = n < 0 ? '-' : '';
+  const sign = negative ? '-' : '';
   if (exp < -4 || exp >= eprec) {
     const abs = String(Math.abs(exp)).padStart(2, '0');
     return `${sign}${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ''}e${exp < 0 ? '-' : '+'}${abs}`;
@@ -135,21 +164,86 @@ function goG(n: number, prec: number): string {
   return `${sign}${whole}${frac ? `.${frac}` : ''}`;
 }
 
-/** A JSON value as Go's `%v` prints the primitive ones (a float64 in `%g`'s shortest form). */
-const goValue = (v: unknown): string => (typeof v === 'number' ? goG(v, -1) : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+/** A JSON value's Go type as `%s` prints `reflect.TypeOf(v)`: as {@link goType}, and `%!s(<nil>)` for null. */
+const reflectType = (v: unknown): string => (v === null || v === undefined ? '%!s(<nil>)' : goType(v));
 
-/** A decimal number in a string, as Go's big.ParseFloat(s, 10, …) reads it. */
+/** A JSON value as Go's `%v` prints the primitive ones (a float64 in `%g`'s shortest form). */
+const goValue = (v: unknown): string => (v === null || v === undefined ? '<nil>' : typeof v === 'number' ? goG(v, -1) : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+/** A decimal number in a string, as Go's big.ParseFloat(s, 10, …) reads it (`Inf` and `inf` too, signed or not). */
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const INFINITY = /^[+-]?[Ii]nf$/;
 
 /**
  * A JSON number, or a string holding one, as OpenFGA's numeric converter reads it for a parameter of Go
- * type `goName` (`int64`, `uint64`, `float64`), with its messages. @throws Error
+ * type `goName` (`int64`, `uint64`, `float64`), with its messages; a JSON null is a value of no type, as
+ * Go's `reflect.TypeOf(nil)` prints it (`%!s(<nil>)`). @throws Error
  */
 function numeric(v: unknown, goName: string): number {
   if (typeof v === 'number') return v;
-  if (typeof v !== 'string') throw new Error(`expected type value '${goName}', but found '${goType(v)}'`);
+  if (typeof v !== 'string') throw new Error(`expected type value '${goName}', but found '${reflectType(v)}'`);
+  if (INFINITY.test(v)) return v.startsWith('-') ? -Infinity : Infinity;
   if (!DECIMAL.test(v)) throw new Error(`expected a ${goName} value, but found invalid string value '${v}'`);
   return Number(v);
+}
+
+/** 2^63 and 2^64, the bounds of big.Float's 64-bit mantissa. */
+const TWO63 = 1n << 63n;
+const TWO64 = 1n << 64n;
+
+/**
+ * Whether a decimal string, read at 64 bits of precision (round half to even) as big.ParseFloat(s, 10, 64, 0)
+ * reads it, is a float64 exactly: big.Float.Float64 answers `Exact`, neither `Above` nor `Below`. False for a
+ * value beyond float64's range (`1.8e+309`), below its smallest subnormal, or with more significant bits than
+ * a float64 holds (`"0.1"` at 64 bits is not a float64; `"1.5"` is).
+ */
+function exactFloat64(s: string): boolean {
+  const m = /^[+-]?(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?$/.exec(s);
+  if (!m) return false;
+  const [, int = '', frac = '', e = '0'] = m;
+  const mant = BigInt(`${int}${frac}` || '0');
+  if (mant === 0n) return true;
+  const exp10 = Number(e) - frac.length;
+  if (exp10 > 400) return false; // above 1e+309 whatever the digits
+  if (exp10 < -1200 - `${int}${frac}`.length) return false; // below the smallest subnormal
+  const p = exp10 >= 0 ? mant * 10n ** BigInt(exp10) : mant;
+  const q = exp10 >= 0 ? 1n : 10n ** BigInt(-exp10);
+  // k such that 2^63 <= p·2^k/q < 2^64
+  let k = 63 - (p.toString(2).length - q.toString(2).length);
+  const scaled = (shift: number): [bigint, bigint, bigint] => {
+    const num = shift >= 0 ? p << BigInt(shift) : p;
+    const den = shift >= 0 ? q : q << BigInt(-shift);
+    return [num / den, num % den, den];
+  };
+  let [r, rem, den] = scaled(k);
+  while (r >= TWO64) [r, rem, den] = scaled(--k);
+  while (r < TWO63) [r, rem, den] = scaled(++k);
+  if (2n * rem > den || (2n * rem === den && (r & 1n) === 1n)) r += 1n;
+  if (r === TWO64) {
+    r = TWO63;
+    k -= 1;
+  }
+  const e2 = 63 - k; // the value lies in [2^e2, 2^(e2+1))
+  if (e2 > 1023) return false;
+  const bits = e2 >= -1022 ? 53 : e2 + 1075; // significant bits a float64 keeps at this exponent
+  if (bits <= 0) return false;
+  return r % (1n << BigInt(64 - bits)) === 0n;
+}
+
+/**
+ * A double parameter value (OpenFGA numericTypeConverterFunc for float64): a JSON number as it is (JSON
+ * cannot carry one beyond float64's range: a decoder that reads one as ±Infinity is refused here); a string
+ * read at 64 bits and refused unless that is exactly a float64, with OpenFGA's message
+ * (`number cannot be represented as a float64: 1.797693135e+309`). @throws Error
+ */
+function double(v: unknown): number {
+  const n = numeric(v, 'float64');
+  if (typeof v === 'number') {
+    if (!Number.isFinite(n)) throw new Error(`number cannot be represented as a float64: ${goG(n, 10)}`);
+    return n;
+  }
+  if (typeof v === 'string' && !INFINITY.test(v) && !exactFloat64(v)) throw new Error(`number cannot be represented as a float64: ${decimalG10(v)}`);
+  return n;
 }
 
 /** An int or uint parameter value (OpenFGA numericTypeConverterFunc). @throws Error */
@@ -181,17 +275,17 @@ function convert(t: JsonParamType, v: unknown): unknown {
     case 'TYPE_NAME_ANY':
       return v;
     case 'TYPE_NAME_BOOL':
-      if (typeof v !== 'boolean') throw new Error(`expected type value 'bool', but found '${goType(v)}'`);
+      if (typeof v !== 'boolean') throw new Error(`expected type value 'bool', but found '${reflectType(v)}'`);
       return v;
     case 'TYPE_NAME_STRING':
-      if (typeof v !== 'string') throw new Error(`expected type value 'string', but found '${goType(v)}'`);
+      if (typeof v !== 'string') throw new Error(`expected type value 'string', but found '${reflectType(v)}'`);
       return v;
     case 'TYPE_NAME_INT':
       return integer(v, false);
     case 'TYPE_NAME_UINT':
       return toUint({ v: integer(v, true) });
     case 'TYPE_NAME_DOUBLE':
-      return numeric(v, 'float64');
+      return double(v);
     case 'TYPE_NAME_BYTES': // not an OpenFGA parameter type: no wording to follow
       if (typeof v !== 'string') throw new Error('expected a string of bytes');
       return new Uint8Array(Buffer.from(v, 'utf8'));
@@ -266,19 +360,45 @@ export class CompiledCondition {
   }
 
   /**
+   * Validates a tuple's own condition context as OpenFGA validates a written or contextual tuple
+   * (internal/validation validateCondition → CastContextToTypedParameters): every key a declared parameter,
+   * every value of its parameter's type.
+   * @throws Error `no parameters defined for the condition`, `found invalid context parameter: <key>`, or
+   *   `parameter type error on condition '<name>': failed to convert context parameter '<p>': ...`
+   */
+  validateTupleContext(context: Record<string, unknown> | null): void {
+    if (context === null || Object.keys(context).length === 0) return;
+    if (this.params.size === 0) throw new Error(`parameter type error on condition '${this.name}': no parameters defined for the condition`);
+    for (const [p, t] of this.params) {
+      if (!Object.hasOwn(context, p) || context[p] === undefined) continue;
+      try {
+        convert(t, context[p]);
+      } catch (err) {
+        throw new Error(`parameter type error on condition '${this.name}': failed to convert context parameter '${p}': ${(err as Error).message.split('\n')[0]}`);
+      }
+    }
+    for (const key of Object.keys(context)) if (!this.params.has(key)) throw new Error(`found invalid context parameter: ${key}`);
+  }
+
+  /**
    * Evaluates the condition for one tuple: `tupleContext` overrides `requestContext` key by key (OpenFGA
-   * merges the request context first, the tuple's last).
+   * merges the request context first, the tuple's last). As OpenFGA's EvaluableCondition.Evaluate and
+   * EvaluateTupleCondition: each parameter present (a JSON null is present) is converted to its type first; a
+   * parameter the condition declares and the merged context lacks is an error whether or not the expression
+   * would need it (`x < 100 || y < 50` with only `x` fails: OpenFGA evaluates partially, then refuses any
+   * result while a declared parameter is missing).
    * @returns whether the condition is met
-   * @throws ConditionError `failed to evaluate relationship condition '<name>': ...` (missing parameters name
-   *   the tuple, as OpenFGA: `tuple '<object>#<relation>@<user>' is missing context parameters '[a b]'`),
-   *   `parameter type error on condition '<name>': ...`, or the cost limit
+   * @throws ConditionError `parameter type error on condition '<name>': failed to convert context parameter
+   *   '<p>': ...` (OpenFGA's converter wording), the cost limit, `failed to evaluate relationship condition
+   *   '<name>': tuple '<object>#<relation>@<user>' is missing context parameters '[a b]'` (sorted), or
+   *   `... failed to evaluate condition expression: ...` for a CEL runtime error
    */
   evaluate(tupleText: string, requestContext: Record<string, unknown> | null, tupleContext: Record<string, unknown> | null): boolean {
     const merged: Record<string, unknown> = { ...(requestContext ?? {}), ...(tupleContext ?? {}) };
     const values: Record<string, unknown> = {};
     const missing: string[] = [];
     for (const [p, t] of this.params) {
-      if (!(p in merged) || merged[p] === null) {
+      if (!Object.hasOwn(merged, p) || merged[p] === undefined) {
         missing.push(p);
         continue;
       }
@@ -292,11 +412,11 @@ export class CompiledCondition {
     if (this.hasMacro && this.cost(this.program.ast as ASTNode, values) > MAX_CONDITION_COST) {
       throw failed('operation cancelled: actual cost limit exceeded');
     }
+    if (missing.length > 0) throw failed(`tuple '${tupleText}' is missing context parameters '[${missing.sort().join(' ')}]'`);
     let out: unknown;
     try {
       out = this.program(values);
     } catch (err) {
-      if (missing.length > 0) throw failed(`tuple '${tupleText}' is missing context parameters '[${missing.sort().join(' ')}]'`);
       throw failed(`failed to evaluate condition expression: ${(err as Error).message.split('\n')[0]}`);
     }
     return out === true;

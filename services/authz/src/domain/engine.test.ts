@@ -586,3 +586,36 @@ condition level(n: int) {
     expect(replica.stats()).toMatchObject({ partial_waits: 1, full_loads: 1 });
   });
 });
+
+describe('write and readChanges (OpenFGA Write and ReadChanges, issue 36)', () => {
+  let engine: Engine;
+  beforeEach(async () => {
+    engine = createEngine({ store: createMemoryStore() });
+    await engine.writeModel(MODEL);
+  });
+
+  it('writes and deletes in one revision, all or nothing', async () => {
+    await engine.write([{ user: 'user:a', relation: 'owner', object: 'doc:1' }], []);
+    const bad = await refusal(engine.write([{ user: 'user:b', relation: 'owner', object: 'doc:2' }, { user: 'user:b', relation: 'nope', object: 'doc:2' }], [{ user: 'user:a', relation: 'owner', object: 'doc:1' }]));
+    expect(bad.code).toBe('invalid_argument');
+    expect((await engine.readTuples({})).tuples.map((t) => t.user)).toEqual(['user:a']);
+    await engine.write([{ user: 'user:b', relation: 'owner', object: 'doc:2' }], [{ user: 'user:a', relation: 'owner', object: 'doc:1' }]);
+    expect((await engine.readTuples({})).tuples.map((t) => t.user)).toEqual(['user:b']);
+    expect(await engine.check('user:a', [{ relation: 'viewer', object: 'doc:1' }])).toEqual([{ relation: 'viewer', object: 'doc:1', allowed: false }]);
+    expect((await refusal(engine.write([], []))).message).toBe('at least one tuple is required');
+  });
+
+  it('pages the change log by revision and entry, filtered by object type, oldest first', async () => {
+    await engine.write([1, 2, 3].map((i) => ({ user: `user:u${i}`, relation: 'owner', object: `doc:${i}` })), []);
+    await engine.write([{ user: 'user:u4', relation: 'member', object: 'group:g' }], [{ user: 'user:u1', relation: 'owner', object: 'doc:1' }]);
+    const read = engine.readChanges!;
+    const first = await read({ objectType: 'doc', afterRevision: 0, afterIndex: 0, limit: 2 });
+    expect(first.changes.map((c) => `${c.op} ${c.tuple.object}`)).toEqual(['write doc:1', 'write doc:2']);
+    const second = await read({ objectType: 'doc', afterRevision: first.cursor!.revision, afterIndex: first.cursor!.index, limit: 10 });
+    expect(second.changes.map((c) => `${c.op} ${c.tuple.object}`)).toEqual(['write doc:3', 'delete doc:1']);
+    const none = await read({ objectType: 'doc', afterRevision: second.cursor!.revision, afterIndex: second.cursor!.index, limit: 10 });
+    expect(none).toEqual({ changes: [], cursor: null });
+    const all = await read({ afterRevision: 0, afterIndex: 0, limit: 10 });
+    expect(all.changes.map((c) => c.tuple.object)).toEqual(['doc:1', 'doc:2', 'doc:3', 'group:g', 'doc:1']);
+  });
+});

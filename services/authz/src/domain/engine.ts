@@ -5,6 +5,7 @@ import { Resolver, ResolverCache, ResolutionTooComplex, isResolutionError, type 
 import { ConditionError, parseContext } from './condition.ts';
 import { expand } from './expand.ts';
 import { LIST_CAP, LIST_RESOLUTION_STEPS, listUsers, reachableFrom, verifiedObjects } from './list.ts';
+import { reverseReadKeys } from './reach.ts';
 import { parseDsl } from './model-dsl.ts';
 import type { Tuple } from './object-ref.ts';
 import { parseCheckSubject, splitObject, type UserRef } from './object-ref.ts';
@@ -37,10 +38,27 @@ export interface Engine {
   writeModel(dsl: string): Promise<{ id: string; dsl: string }>;
   /** The active version; `{id: '', dsl: ''}` on an empty store. */
   getModel(): Promise<{ id: string; dsl: string }>;
+  /**
+   * Stored versions for OpenFGA's ReadAuthorizationModel(s): the one with `id` (null when none), or up to
+   * `limit` newest first, older than `beforeId`. Absent on a backend that does not keep them.
+   */
+  readModels?(q: { id: string } | { beforeId: string | null; limit: number }): Promise<Array<{ id: string; dsl: string }>>;
   /** 1–100 tuples, each allowed by the active model; all or nothing; existing tuples are no-ops. */
   writeTuples(tuples: Tuple[]): Promise<void>;
   /** 1–100 tuples in `type:id` form (not checked against the model); missing tuples are no-ops. */
   deleteTuples(tuples: Tuple[]): Promise<void>;
+  /**
+   * Writes and deletes in one atomic revision (OpenFGA Write): up to 100 of each, writes checked against the
+   * active model, deletes only by form; at least one tuple in all. Existing writes and missing deletes are no-ops.
+   */
+  write(writes: Tuple[], deletes: Tuple[]): Promise<void>;
+  /**
+   * The change log as OpenFGA's ReadChanges pages it: tuple writes and deletes after `afterRevision` (and
+   * `afterIndex` entries of that revision), optionally of one object type, at most `limit`, oldest first.
+   * Returns the cursor of the last entry answered (`null` when none). Only the retained log is answered
+   * (the last 1,000 revisions at least). Absent on a backend without a change log of its own.
+   */
+  readChanges?(q: { objectType?: string; afterRevision: number; afterIndex: number; limit: number }): Promise<{ changes: Array<{ op: 'write' | 'delete'; tuple: Tuple }>; cursor: { revision: number; index: number } | null }>;
   /** Exact filters (`object` may be `type:`), `page_size` 1–100 (default 50), filter-bound continuation token, `null` when done. */
   readTuples(q: ReadQuery): Promise<{ tuples: Tuple[]; continuation_token: string | null }>;
   /**
@@ -71,6 +89,14 @@ export interface Engine {
   }): Promise<{ users: string[]; truncated: boolean }>;
   /** One level of the OpenFGA userset tree, `{root: {...}}` serialised as JSON. */
   expand(q: { relation?: string | null; object?: string | null }): Promise<{ tree: string }>;
+  /**
+   * Replaces the assertions of model version `modelId` (OpenFGA WriteAssertions: a JSON array of
+   * `{tuple_key, expectation, contextual_tuples?, context?}`, validated by the caller, kept as text).
+   * Absent on a backend that keeps none. @throws AppError `not_found` `authorization model not found`
+   */
+  writeAssertions?(modelId: string, assertions: string): Promise<void>;
+  /** The assertions of model version `modelId`, `[]` when none were written. @throws AppError `not_found` as writeAssertions */
+  readAssertions?(modelId: string): Promise<string>;
   /** Deletes every model version; refused (`failed_precondition`) while any tuple exists. */
   reset(): Promise<void>;
   /** Deletes the tuples where `user:<userId>` is the user or the object; returns how many. */
@@ -275,6 +301,29 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
   const nextId = monotonicFactory();
   const subjectOf = checkSubjectParser();
 
+  /** {@link Engine.write}. @throws AppError as writeTuples and deleteTuples do */
+  async function write(writes: Tuple[], deletes: Tuple[]): Promise<void> {
+    let added: ParsedTuple[] = [];
+    // a call with no deletes validates its writes whatever their number (none is `at least one tuple is required`)
+    if (writes.length > 0 || deletes.length === 0) {
+      // validated against the model of the store's current revision: a full load running does not hold the write up
+      let ts = cache.currentIfKnown()?.ts;
+      if (ts === undefined) {
+        const now = await cache.currentOrLoading();
+        ts = 'loading' in now ? (await lazy.at(now.loading)).ts : now.ts;
+      }
+      added = validateWriteBatch(requireModel(ts), writes);
+    }
+    const removed = deletes.length > 0 ? validateDeleteBatch(deletes) : [];
+    const revision = await guard(store.writeTuples(added.map((p) => p.tuple), removed.map((p) => p.tuple)));
+    cache.applyDelta(revision, added, removed);
+  }
+
+  /** @throws AppError `not_found` `authorization model not found` when no version has this id */
+  async function knownModel(modelId: string): Promise<void> {
+    if ((await guard(store.readModel(modelId))) === null) throw new AppError('not_found', 'authorization model not found');
+  }
+
   return {
     /** behaviour.md §7.1 Versions. @throws AppError `invalid_argument` (see parseDsl) */
     async writeModel(dsl) {
@@ -291,21 +340,40 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
     },
 
     async writeTuples(tuples) {
-      // validated against the model of the store's current revision: a full load running does not hold the write up
-      let ts = cache.currentIfKnown()?.ts;
-      if (ts === undefined) {
-        const now = await cache.currentOrLoading();
-        ts = 'loading' in now ? (await lazy.at(now.loading)).ts : now.ts;
-      }
-      const parsed = validateWriteBatch(requireModel(ts), tuples);
-      const revision = await guard(store.writeTuples(parsed.map((p) => p.tuple), []));
-      cache.applyDelta(revision, parsed, []);
+      await write(tuples, []);
     },
 
     async deleteTuples(tuples) {
       const parsed = validateDeleteBatch(tuples);
       const revision = await guard(store.writeTuples([], parsed.map((p) => p.tuple)));
       cache.applyDelta(revision, [], parsed);
+    },
+
+    write,
+
+    async readChanges(q) {
+      const upto = await guard(store.revision());
+      // a cursor inside a revision reads that revision again and skips what was answered
+      const entries = await guard(store.readChanges(q.afterIndex > 0 ? q.afterRevision - 1 : q.afterRevision, upto));
+      const changes: Array<{ op: 'write' | 'delete'; tuple: Tuple }> = [];
+      let cursor: { revision: number; index: number } | null = null;
+      let index = 0;
+      let revision = -1;
+      for (const e of entries) {
+        if (e.revision !== revision) {
+          revision = e.revision;
+          index = 0;
+        }
+        index++;
+        if (e.revision === q.afterRevision && index <= q.afterIndex) continue;
+        if ((e.op !== 'write' && e.op !== 'delete') || e.tuple === null) continue;
+        if (q.objectType !== undefined && splitObject(e.tuple.object)?.type !== q.objectType) continue;
+        if (changes.length === q.limit) break;
+        const t = e.tuple;
+        changes.push({ op: e.op, tuple: t.condition ? { user: t.user, relation: t.relation, object: t.object, condition: t.condition } : { user: t.user, relation: t.relation, object: t.object } });
+        cursor = { revision: e.revision, index };
+      }
+      return { changes, cursor };
     },
 
     async readTuples(q) {
@@ -403,13 +471,17 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       if (relation !== undefined && pairs.length === 0) throw new AppError('invalid_argument', `relation "${relation}" is not defined on any type`);
       const context = requestContext(filter?.context);
       const ctx = contextualIndex(ts, filter?.contextual_tuples);
-      const found = reachableFrom(ts, snap.index, s, ctx);
+      // conditions are evaluated on the way, as OpenFGA's reverse expansion does: one it cannot evaluate on a
+      // relation the expansion toward a requested type#relation reads fails the call
+      const conditionErrors = new Map<string, ConditionError>();
+      const found = reachableFrom(ts, snap.index, s, ctx, { context, errors: conditionErrors });
       // one resolver verifies every candidate, so it gets a larger step budget than a single check call
       const resolver = new Resolver(ts, snap.index, ctx, s, LIST_RESOLUTION_STEPS, context);
       const permissions: Array<{ object: string; relation: string }> = [];
       let truncated = false;
       try {
         outer: for (const [type, rel] of pairs) {
+          if (conditionErrors.size > 0) for (const key of reverseReadKeys(ts, type, rel)) { const err = conditionErrors.get(key); if (err) throw err; }
           for (const object of verifiedObjects(ts, resolver, found, type, rel)) {
             if (permissions.length === LIST_CAP) {
               truncated = true;
@@ -460,6 +532,24 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       requireRelation(ts, obj.type, relation);
       const def = ts.relation(obj.type, relation);
       return { tree: JSON.stringify(expand(ts, snap.index, object, relation, def!.rewrite)) };
+    },
+
+    async readModels(q) {
+      if ('id' in q) {
+        const m = await guard(store.readModel(q.id));
+        return m ? [m] : [];
+      }
+      return guard(store.listModels(q.beforeId, q.limit));
+    },
+
+    async writeAssertions(modelId, assertions) {
+      await knownModel(modelId);
+      await guard(store.writeAssertions(modelId, assertions));
+    },
+
+    async readAssertions(modelId) {
+      await knownModel(modelId);
+      return (await guard(store.readAssertions(modelId))) ?? '[]';
     },
 
     /** behaviour.md §7.1 Reset. @throws AppError `failed_precondition` while any tuple exists */

@@ -1,5 +1,6 @@
 /** @module list: ListObjects (reverse expansion from the subject) and ListUsers (forward expansion), verified by Check. */
-import { MAX_RESOLUTION_DEPTH, Resolver, ResolutionTooComplex } from './check.ts';
+import { MAX_RESOLUTION_DEPTH, Resolver, ResolutionTooComplex, tupleHolds } from './check.ts';
+import { ConditionError } from './condition.ts';
 import type { Bucket, TupleIndex } from './tuple-index.ts';
 import { EMPTY_BUCKET } from './tuple-index.ts';
 import type { Rewrite, TypeSystem } from './type-system.ts';
@@ -60,11 +61,53 @@ export interface UserFilter {
 }
 
 /**
+ * Whether the type graph has an edge from the filter's users to `type#relation` as OpenFGA's
+ * `GetPrunedRelationshipEdges` finds one (internal/graph, `resolveAnyEdge`): a direct type restriction naming
+ * the filter (its wildcard too), a computed userset or tuple-to-userset naming the filter's `type#relation`,
+ * followed through userset restrictions, computed usersets, tuplesets and every union child, but only the
+ * first child of an intersection and the base of `but not`; each `type#relation` is visited once.
+ */
+function hasPossibleEdges(ts: TypeSystem, type: string, relation: string, filter: UserFilter, visited: Set<string>): boolean {
+  const key = `${type}#${relation}`;
+  if (visited.has(key)) return false;
+  visited.add(key);
+  const def = ts.relation(type, relation);
+  if (!def) return false;
+  const viaRewrite = (rw: Rewrite): boolean => {
+    switch (rw.k) {
+      case 'this':
+        return def.directTypes.some((d) => (d.type === filter.type && d.relation === filter.relation && (!d.wildcard || filter.relation === ''))
+          || (d.relation !== '' && hasPossibleEdges(ts, d.type, d.relation, filter, visited)));
+      case 'computed':
+        return (type === filter.type && rw.relation === filter.relation) || hasPossibleEdges(ts, type, rw.relation, filter, visited);
+      case 'ttu':
+        return (ts.relation(type, rw.tupleset)?.directTypes ?? []).some((d) => ts.relation(d.type, rw.computed) !== undefined
+          && ((d.type === filter.type && rw.computed === filter.relation) || hasPossibleEdges(ts, d.type, rw.computed, filter, visited)));
+      case 'union':
+        return rw.children.map(viaRewrite).some(Boolean);
+      case 'intersection':
+        return rw.children.length > 0 && viaRewrite(rw.children[0] as Rewrite);
+      case 'difference':
+        return viaRewrite(rw.base);
+    }
+  };
+  return viaRewrite(def.rewrite);
+}
+
+/**
  * ListUsers: the users matching `filter` related to `object` by `relation`: concrete `type:id` users (and
  * `type:*` when a wildcard grants access) or, for a userset filter, `type:id#relation` usersets; sorted,
  * capped at {@link LIST_CAP}. Contextual tuples (`ctx`) count as stored ones; conditions are evaluated in
  * `context`. A userset filter naming the queried type and relation lists the object's own userset too
  * (`group:g0#member` for `group:g0 member`), as OpenFGA does.
+ *
+ * The expansion reads what OpenFGA's ListUsers reads (pkg/server/commands/listusers: expandDirect, expandTTU,
+ * expandExclusion) and fails as it does: every tuple of a direct relation or a tupleset it visits has its
+ * condition evaluated, one whose condition is false is not followed, and one whose condition cannot be
+ * evaluated (a missing parameter, a wrong type) fails the whole call even when another path grants the
+ * user; both sides of `but not` are expanded (the subtracted side only for this). Nothing is expanded when
+ * the type graph has no edge from the filter to the relation ({@link hasPossibleEdges}, OpenFGA's
+ * `doesHavePossibleEdges`).
  * @throws ResolutionTooComplex when the expansion or a candidate's check passes the depth limit (as check);
  *   ConditionError when a condition on the way cannot be evaluated
  */
@@ -78,53 +121,73 @@ export function listUsers(
   context: Record<string, unknown> | null = null,
 ): { users: string[]; truncated: boolean } {
   const candidates = new Set<string>();
-  const seen = new Set<string>([`${object}#${relation}`]);
-  const queue: Array<[string, string, number]> = [[object, relation, 0]];
   const typeOfObject = (o: string): string => index.node(o)?.type ?? ctx?.node(o)?.type ?? typeOf(o);
   // the queried object's own userset is a user of it when the filter names it (OpenFGA's expand sends it first)
-  if (filter.relation === relation && typeOfObject(object) === filter.type) candidates.add(`${object}#${relation}`);
+  const own = filter.relation === relation && typeOfObject(object) === filter.type;
+  if (own) candidates.add(`${object}#${relation}`);
+  else if (!hasPossibleEdges(ts, typeOfObject(object), relation, filter, new Set())) return { users: [], truncated: false };
+  // nodes expanded for candidates, and nodes expanded only under a subtracted side (for their conditions)
+  const seen = new Set<string>([`${object}#${relation}`]);
+  const seenSubtracted = new Set<string>();
+  const queue: Array<[string, string, number, boolean]> = [[object, relation, 0, false]];
+  let conditionError: ConditionError | null = null;
+  const holds = (b: Bucket, o: string, r: string, user: string): boolean => {
+    try {
+      return tupleHolds(ts, b, o, r, user, context);
+    } catch (err) {
+      if (!(err instanceof ConditionError)) throw err;
+      conditionError ??= err;
+      return false;
+    }
+  };
   const buckets = (o: string, r: string): Bucket[] => {
     const b = index.bucket(o, r);
     const c = ctx?.bucket(o, r) ?? EMPTY_BUCKET;
     return c === EMPTY_BUCKET ? [b] : [b, c];
   };
-  const enqueue = (o: string, r: string, depth: number): void => {
+  const enqueue = (o: string, r: string, depth: number, subtracted: boolean): void => {
     const key = `${o}#${r}`;
-    if (filter.relation !== '' && r === filter.relation && typeOfObject(o) === filter.type) candidates.add(key);
-    if (!seen.has(key) && ts.relation(typeOfObject(o), r)) {
-      if (depth >= MAX_RESOLUTION_DEPTH) throw new ResolutionTooComplex();
-      seen.add(key);
-      queue.push([o, r, depth]);
-    }
+    if (!subtracted && filter.relation !== '' && r === filter.relation && typeOfObject(o) === filter.type) candidates.add(key);
+    if (seen.has(key) || (subtracted && seenSubtracted.has(key)) || !ts.relation(typeOfObject(o), r)) return;
+    if (depth >= MAX_RESOLUTION_DEPTH) throw new ResolutionTooComplex();
+    (subtracted ? seenSubtracted : seen).add(key);
+    queue.push([o, r, depth, subtracted]);
   };
-  const visit = (rw: Rewrite, o: string, rel: string, depth: number): void => {
+  const visit = (rw: Rewrite, o: string, rel: string, depth: number, subtracted: boolean): void => {
     switch (rw.k) {
       case 'this': {
         for (const b of buckets(o, rel)) {
-          if (filter.relation === '') for (const u of b.users) if (typeOf(u) === filter.type) candidates.add(u);
-          for (const ref of b.usersets.values()) enqueue(ref.object, ref.relation, depth + 1);
+          for (const u of b.users) {
+            if (b.conds !== undefined && !holds(b, o, rel, u)) continue;
+            if (!subtracted && filter.relation === '' && typeOf(u) === filter.type) candidates.add(u);
+          }
+          for (const [key, ref] of b.usersets) if (b.conds === undefined || holds(b, o, rel, key)) enqueue(ref.object, ref.relation, depth + 1, subtracted);
         }
         return;
       }
       case 'computed':
-        enqueue(o, rw.relation, depth + 1);
+        enqueue(o, rw.relation, depth + 1, subtracted);
         return;
       case 'ttu':
-        for (const b of buckets(o, rw.tupleset)) for (const p of b.users) if (!p.endsWith(':*')) enqueue(p, rw.computed, depth + 1);
+        for (const b of buckets(o, rw.tupleset)) {
+          for (const p of b.users) if (!p.endsWith(':*') && (b.conds === undefined || holds(b, o, rw.tupleset, p))) enqueue(p, rw.computed, depth + 1, subtracted);
+        }
         return;
       case 'union':
       case 'intersection':
-        for (const c of rw.children) visit(c, o, rel, depth);
+        for (const c of rw.children) visit(c, o, rel, depth, subtracted);
         return;
       case 'difference':
-        visit(rw.base, o, rel, depth);
+        visit(rw.base, o, rel, depth, subtracted);
+        visit(rw.subtract, o, rel, depth, true);
     }
   };
   for (let i = 0; i < queue.length; i++) {
-    const [o, rel, depth] = queue[i] as [string, string, number];
+    const [o, rel, depth, subtracted] = queue[i] as [string, string, number, boolean];
     const def = ts.relation(typeOfObject(o), rel);
-    if (def) visit(def.rewrite, o, rel, depth);
+    if (def) visit(def.rewrite, o, rel, depth, subtracted);
   }
+  if (conditionError) throw conditionError;
   const users: string[] = [];
   for (const candidate of [...candidates].sort()) {
     const ref = parseUser(candidate);

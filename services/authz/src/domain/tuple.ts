@@ -88,7 +88,11 @@ export function parseTupleForm(raw: TupleInput | null | undefined): ParsedTuple 
   return { tuple: condition === null ? tuple : { ...tuple, condition }, objectType: obj.type, objectId: obj.id, user: ref, condition };
 }
 
-/** Null when the tuple fits the model, else the reason it does not (the words of behaviour.md §7.1). */
+/**
+ * Null when the tuple fits the model, else the reason it does not (the words of behaviour.md §7.1); a
+ * condition's own context must name declared parameters with values of their types, as OpenFGA requires of
+ * written and contextual tuples (CompiledCondition.validateTupleContext).
+ */
 export function tupleMismatch(ts: TypeSystem, p: ParsedTuple): string | null {
   const rels = ts.types.get(p.objectType);
   if (!rels) return `type "${p.objectType}" is not defined`;
@@ -104,6 +108,13 @@ export function tupleMismatch(ts: TypeSystem, p: ParsedTuple): string | null {
     const shown = p.user.kind === 'userset' ? `${p.user.type}#${p.user.relation}` : p.user.kind === 'wildcard' ? `${p.user.type}:*` : p.user.type;
     const withCondition = condition === '' ? shown : `${shown} with ${condition}`;
     return `type "${withCondition}" is not allowed on relation "${p.tuple.relation}" of type "${p.objectType}"`;
+  }
+  if (p.condition !== null) {
+    try {
+      ts.conditions.get(condition)?.validateTupleContext(p.condition.context);
+    } catch (err) {
+      return (err as Error).message;
+    }
   }
   return null;
 }

@@ -160,6 +160,16 @@ export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
       await writeChunks(distinct(parsed), 'deletes');
     },
 
+    /** OpenFGA Write: one call to the server with both sides (atomic there), existing writes and missing deletes ignored. */
+    async write(writes, deletes) {
+      const added = writes.length > 0 || deletes.length === 0 ? validateWriteBatch((await requireActive()).ts, writes) : [];
+      const removed = deletes.length > 0 ? validateDeleteBatch(deletes) : [];
+      const c = await connect();
+      await fga('Write', c.write({ writes: distinct(added), deletes: distinct(removed) }, {
+        conflict: { onDuplicateWrites: 'ignore' as never, onMissingDeletes: 'ignore' as never },
+      }));
+    },
+
     async readTuples(q) {
       // the token is this backend's own (an OpenFGA page token inside), so parse the rest without it
       const query = parseReadQuery({ ...(q ?? {}), continuation_token: null });

@@ -15,21 +15,45 @@ export interface AuthzDeps {
   engine: Engine | null;
   authenticator: Authenticator;
   /**
-   * Publishes an `audit.recorded` event (behaviour.md §5.7) after an admin write has committed; never
-   * throws (the engine's store has no outbox of ours, so the event goes to the bus directly and a
-   * failure is logged). Absent: nothing is recorded.
+   * Records the `audit.recorded` event of an engine admin write (behaviour.md §5.7; issue 32): in the
+   * write's own transaction when the store has an outbox (the SQL store), else in the outbox right after
+   * it, or on the bus where authz has no database (memory or OpenFGA store). Absent: nothing is recorded.
    */
-  audit?: (record: BusEvents['audit.recorded']) => void;
+  audit?: EngineAudit;
+}
+
+/** What an audited write knows once it ran: the stored model's id (from the store, or the result). */
+export interface WriteFacts<T> {
+  modelId?: string;
+  result?: T;
+}
+
+/** How authz records the audit event of an engine admin write (main.ts builds it). */
+export interface EngineAudit {
+  /** runs `write`, recording `record`'s event with it; throws what `write` throws (nothing recorded then) */
+  around<T>(write: () => Promise<T>, record: (facts: WriteFacts<T>) => BusEvents['audit.recorded']): Promise<T>;
+}
+
+/** The audited facts of an engine admin action (behaviour.md §5.7: `admin.fga_*`, resource `fga_model` or `fga_tuple`). */
+export interface EngineAction {
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  details?: Record<string, unknown>;
 }
 
 /**
- * Records an engine admin action of `ctx` (behaviour.md §5.7: `admin.fga_*`, resource `fga_model`
- * or `fga_tuple`) by the caller the guard already resolved.
+ * Runs an engine admin write of `ctx` and records its audit event with it, by the caller the guard
+ * already resolved; `describe` names the action once the write's facts are known.
+ * @throws what `write` throws
  */
-export async function recordEngineAction(deps: AuthzDeps, ctx: CallContext, action: string, resourceType: string, resourceId: string, details: Record<string, unknown> = {}): Promise<void> {
-  if (!deps.audit) return;
+export async function auditedEngineWrite<T>(deps: AuthzDeps, ctx: CallContext, write: () => Promise<T>, describe: (facts: WriteFacts<T>) => EngineAction): Promise<T> {
+  if (!deps.audit) return write();
   const actor = actorOf(await deps.authenticator.resolveCaller(ctx));
-  deps.audit(auditRecord(ctx, action, { actor, resourceType, resourceId, details }));
+  return deps.audit.around(write, (facts) => {
+    const a = describe(facts);
+    return auditRecord(ctx, a.action, { actor, resourceType: a.resourceType, resourceId: a.resourceId, details: a.details ?? {} });
+  });
 }
 
 /** The handler of RPC `K` of `gatehouse.authz.v1.AuthzService`, typed by the generated contract. */

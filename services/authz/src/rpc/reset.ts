@@ -1,5 +1,5 @@
 /** @module authz/rpc/reset: Reset (spec §4 `POST /v1/admin/fga/reset`, behaviour.md §7.1 Reset). */
-import { type AuthzDeps, type AuthzHandler, recordEngineAction, requireEngine } from './deps.ts';
+import { type AuthzDeps, type AuthzHandler, auditedEngineWrite, requireEngine } from './deps.ts';
 
 /**
  * Deletes every model version, refused while any tuple exists.
@@ -8,7 +8,6 @@ import { type AuthzDeps, type AuthzHandler, recordEngineAction, requireEngine } 
  */
 export const reset = (deps: AuthzDeps): AuthzHandler<'Reset'> => async (_req, ctx) => {
   const engine = requireEngine(deps);
-  await engine.reset();
-  await recordEngineAction(deps, ctx, 'admin.fga_reset', 'fga_model', 'all');
+  await auditedEngineWrite(deps, ctx, () => engine.reset(), () => ({ action: 'admin.fga_reset', resourceType: 'fga_model', resourceId: 'all' }));
   return { message: 'Authorization model reset successfully' };
 };

@@ -19,3 +19,8 @@ export function toTuple(t: authz.Tuple): Tuple {
   if (t.condition) tuple.condition = { name: t.condition.name ?? '', context: t.condition.context ?? null };
   return tuple;
 }
+
+/** The audited resource of a tuple batch: `<object>#<relation>@<user>` for one tuple, else `batch` (behaviour.md §5.7). */
+export function tupleResource(tuples: ReadonlyArray<{ object: string; relation: string; user: string }>): string {
+  return tuples.length === 1 ? `${tuples[0]!.object}#${tuples[0]!.relation}@${tuples[0]!.user}` : 'batch';
+}

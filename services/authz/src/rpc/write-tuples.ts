@@ -1,6 +1,6 @@
 /** @module authz/rpc/write-tuples: WriteTuples (spec §4 `POST /v1/admin/fga/tuples`, behaviour.md §7.1 Write / delete). */
-import { type AuthzDeps, type AuthzHandler, recordEngineAction, requireEngine } from './deps.ts';
-import { toTuples } from './wire.ts';
+import { type AuthzDeps, type AuthzHandler, auditedEngineWrite, requireEngine } from './deps.ts';
+import { toTuples, tupleResource } from './wire.ts';
 
 /**
  * Writes 1–100 tuples allowed by the active model, all or nothing (an existing tuple is a no-op).
@@ -10,7 +10,8 @@ import { toTuples } from './wire.ts';
 export const writeTuples = (deps: AuthzDeps): AuthzHandler<'WriteTuples'> => async (req, ctx) => {
   const engine = requireEngine(deps);
   const tuples = toTuples(req);
-  await engine.writeTuples(tuples);
-  await recordEngineAction(deps, ctx, 'admin.fga_tuples_written', 'fga_tuple', tuples.length === 1 ? `${tuples[0]!.object}#${tuples[0]!.relation}@${tuples[0]!.user}` : 'batch', { tuple_count: tuples.length });
+  await auditedEngineWrite(deps, ctx, () => engine.writeTuples(tuples), () => ({
+    action: 'admin.fga_tuples_written', resourceType: 'fga_tuple', resourceId: tupleResource(tuples), details: { tuple_count: tuples.length },
+  }));
   return { message: 'Tuples written successfully' };
 };

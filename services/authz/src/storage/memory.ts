@@ -45,6 +45,8 @@ export function createMemoryStore(): AuthzStore {
   const byUser = new Multi();
   const byType = new Multi();
   const models: StoredModel[] = [];
+  /** OpenFGA assertions by model id (JSON array text) */
+  const assertions = new Map<string, string>();
   let seq = 0;
   let revision = 0;
   let changes: TupleChange[] = [];
@@ -148,9 +150,23 @@ export function createMemoryStore(): AuthzStore {
     async resetIfEmpty() {
       if (tuples.size > 0) return false;
       models.length = 0;
+      assertions.clear();
       next();
       log('reset', null);
       return true;
+    },
+    async readModel(id) {
+      const m = models.find((x) => x.id === id);
+      return m ? { ...m } : null;
+    },
+    async listModels(beforeId, limit) {
+      return models.filter((m) => beforeId === null || m.id < beforeId).reverse().slice(0, limit).map((m) => ({ ...m }));
+    },
+    async writeAssertions(modelId, text) {
+      assertions.set(modelId, text);
+    },
+    async readAssertions(modelId) {
+      return assertions.get(modelId) ?? null;
     },
   };
 }

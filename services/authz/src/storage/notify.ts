@@ -33,5 +33,9 @@ export function publishingStore(store: AuthzStore, publish: () => Promise<void>)
     appendModel: (model) => published(() => store.appendModel(model)),
     latestModel: () => store.latestModel(),
     resetIfEmpty: () => published(() => store.resetIfEmpty()),
+    readModel: (id) => store.readModel(id),
+    listModels: (beforeId, limit) => store.listModels(beforeId, limit),
+    writeAssertions: (modelId, assertions) => store.writeAssertions(modelId, assertions),
+    readAssertions: (modelId) => store.readAssertions(modelId),
   };
 }

@@ -142,6 +142,31 @@ export function runStorageSuite(name: string, open: () => Promise<StoreHarness>)
       expect(await h.store.readChanges(r4, r4 + 10)).toEqual([]);
     });
 
+    it('keeps assertions per model version, replaced whole, dropped by a reset (OpenFGA assertions, issue 36)', async () => {
+      const id = '01ARZ3NDEKTSV4RRFFQ69G5FAE';
+      expect(await h.store.readModel(id)).toBeNull();
+      await h.store.appendModel({ id, dsl: 'model' });
+      expect(await h.store.readModel(id)).toEqual({ id, dsl: 'model' });
+      expect(await h.store.readAssertions(id)).toBeNull();
+      const before = await h.store.revision();
+      await h.store.writeAssertions(id, '[{"expectation":true}]');
+      await h.store.writeAssertions(id, '[{"expectation":false}]');
+      expect(await h.store.readAssertions(id)).toBe('[{"expectation":false}]');
+      expect(await h.store.revision()).toBe(before);
+      expect(await h.store.resetIfEmpty()).toBe(true);
+      expect(await h.store.readAssertions(id)).toBeNull();
+    });
+
+    it('reads any model version by id and lists them newest first, in pages (OpenFGA ReadAuthorizationModel(s))', async () => {
+      const ids = ['01ARZ3NDEKTSV4RRFFQ69G5FA1', '01ARZ3NDEKTSV4RRFFQ69G5FA2', '01ARZ3NDEKTSV4RRFFQ69G5FA3'];
+      for (const [i, id] of ids.entries()) await h.store.appendModel({ id, dsl: `model ${i}` });
+      expect(await h.store.readModel(ids[0]!)).toEqual({ id: ids[0], dsl: 'model 0' });
+      expect(await h.store.readModel('01ARZ3NDEKTSV4RRFFQ69G5FA9')).toBeNull();
+      expect((await h.store.listModels(null, 2)).map((m) => m.id)).toEqual([ids[2], ids[1]]);
+      expect(await h.store.listModels(ids[1]!, 2)).toEqual([{ id: ids[0], dsl: 'model 0' }]);
+      expect(await h.store.listModels(ids[0]!, 2)).toEqual([]);
+    });
+
     it('stores large model texts unchanged', async () => {
       const dsl = `model\n  schema 1.1\n${'type t\n'.repeat(30000)}`;
       await h.store.appendModel({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAC', dsl });

@@ -93,12 +93,27 @@ export interface ModelStore {
   appendModel(model: StoredModel): Promise<number>;
   /** The newest version, or null on an empty store. */
   latestModel(): Promise<StoredModel | null>;
+  /** The version with this id, or null (OpenFGA ReadAuthorizationModel). */
+  readModel(id: string): Promise<StoredModel | null>;
+  /** Up to `limit` versions, newest first, older than `beforeId` when given (OpenFGA ReadAuthorizationModels pages). */
+  listModels(beforeId: string | null, limit: number): Promise<StoredModel[]>;
   /** Deletes every model version when no tuple exists, atomically. @returns false (and changes nothing) when tuples exist */
   resetIfEmpty(): Promise<boolean>;
 }
 
+/**
+ * The assertions kept with a model version (OpenFGA WriteAssertions / ReadAssertions): test data of the
+ * model, never read by a query. Not part of the revision: writing them changes no answer.
+ */
+export interface AssertionStore {
+  /** Replaces the assertions of model `modelId` with `assertions` (a JSON array, as text). */
+  writeAssertions(modelId: string, assertions: string): Promise<void>;
+  /** The assertions of model `modelId` (JSON array text), or null when none were written. */
+  readAssertions(modelId: string): Promise<string | null>;
+}
+
 /** Everything the engine needs from one store. */
-export type AuthzStore = TupleReader & TupleWriter & ModelStore;
+export type AuthzStore = TupleReader & TupleWriter & ModelStore & AssertionStore;
 
 /** `type:id` split at the first colon. */
 export function splitObjectKey(object: string): { type: string; id: string } {

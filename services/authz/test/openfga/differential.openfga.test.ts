@@ -3,12 +3,17 @@
  * The differential test (issue 21): seeded, generated models and tuple sets (test/openfga/differential.ts)
  * answered by Gatehouse's engine (src/domain, over the memory store) and by a real OpenFGA server
  * (through @openfga/sdk directly, not through the backend). Every check (each subject × object ×
- * relation, with and without the condition context), every list objects (subject × type × relation)
- * and every list users (object × relation × `user` and `group#member`) must agree, errors included
- * (compared as kinds: `resolution too complex`, a condition-evaluation error naming its condition,
- * else the message). A model one side refuses must be refused by the other. Two disagreements are
+ * relation, with no context, with every condition parameter, with some left out, and with conditioned
+ * contextual tuples), every list objects (subject × type × relation) and every list users (object ×
+ * relation × `user` and `group#member`), each list with one of those contexts in turn and every other one
+ * with the contextual tuples, must agree, errors included (compared as kinds: `resolution too complex`, a
+ * condition-evaluation error, else the message; which of several failing conditions a call names depends
+ * on the order OpenFGA's concurrent resolution meets them in, so the kind does not name it). A model one side refuses must be refused by the other. Two disagreements are
  * accepted, each only once OpenFGA itself confirms the engine's answer: a check OpenFGA answers both ways
  * ({@link fgaAlsoSays}), and an OpenFGA list that contradicts OpenFGA's Check ({@link listContradictsOwnCheck}).
+ * `DIFF_CONDITIONS=1` runs the conditioned generator instead (issue 36 §3: conditions with int, double, string,
+ * bool, list, map and timestamp parameters, contexts with missing and wrongly typed parameters, conditioned
+ * contextual tuples); see {@link CONDITIONED} for why it is not the default yet.
  * Size: {@link SEEDS} cases (about 45 s on the shared 2-core machine under a load average of 15; all 200 seeds
  * of `DIFF_SEEDS=1-200` agree, 145 s).
  */
@@ -19,7 +24,7 @@ import { AppError } from '@gatehouse/errors';
 import type { OpenFgaServer } from '@gatehouse/testing';
 import { createEngine, type Engine } from '../../src/domain/index.ts';
 import { createMemoryStore } from '../../src/storage/memory.ts';
-import { generateCase, type DiffCase } from './differential.ts';
+import { generateCase, generateConditionedCase, type DiffCase } from './differential.ts';
 import { startTestOpenFga } from './harness.ts';
 
 /** Generated cases per run in `npm test` (seeds 1..SEEDS). */
@@ -38,14 +43,22 @@ function seeds(): number[] {
   });
 }
 
+/**
+ * Whether the run generates conditioned cases ({@link generateConditionedCase}): `DIFF_CONDITIONS=1`. Not
+ * the default yet: conditioned cases still meet disagreements the engine has not closed (30 of seeds 1-80:
+ * list objects answering where OpenFGA's reverse expansion fails on a condition it cannot evaluate, and checks
+ * where one side fails and the other answers); README "Known gaps" lists them.
+ */
+// eslint-disable-next-line no-restricted-properties -- a test's exploration knob, not product configuration
+const CONDITIONED = process.env.DIFF_CONDITIONS === '1';
+
 /** An answer or a refusal, comparable across the two implementations. */
 type Answer = string;
 
 /** An error as a comparable kind. */
 function kindOf(message: string): Answer {
   if (/resolution too complex|resolution_too_complex|required too many rewrite rules/i.test(message)) return 'error: resolution too complex';
-  const condition = /condition\W+'([^']+)'/.exec(message)?.[1];
-  if (condition) return `error: condition ${condition}`;
+  if (/condition\W+'([^']+)'/.test(message)) return 'error: condition';
   return `error: ${message}`;
 }
 
@@ -87,13 +100,14 @@ async function listContradictsOwnCheck(
   client: OpenFgaClient, opts: { authorizationModelId: string }, mine: Answer, theirs: Answer,
   checkOf: (element: string) => { user: string; relation: string; object: string },
   context: Record<string, unknown>,
+  contextualTuples: TupleKey[],
 ): Promise<boolean> {
   if (mine.startsWith('error:') || theirs.startsWith('error:')) return false;
   const a = new Set(JSON.parse(mine) as string[]);
   const b = new Set(JSON.parse(theirs) as string[]);
   const differing = [...a, ...b].filter((x) => a.has(x) !== b.has(x));
   for (const element of differing) {
-    if (!(await fgaAlsoSays(client, opts, { ...checkOf(element), context }, a.has(element)))) return false;
+    if (!(await fgaAlsoSays(client, opts, { ...checkOf(element), context, contextualTuples }, a.has(element)))) return false;
   }
   return true;
 }
@@ -113,7 +127,7 @@ const REASKS = 20;
  */
 async function fgaAlsoSays(
   client: OpenFgaClient, opts: { authorizationModelId: string },
-  check: { user: string; relation: string; object: string; context?: Record<string, unknown> }, allowed: boolean,
+  check: { user: string; relation: string; object: string; context?: Record<string, unknown>; contextualTuples?: TupleKey[] }, allowed: boolean,
 ): Promise<boolean> {
   for (let i = 0; i < REASKS; i++) {
     if ((await client.check(check, opts)).allowed === allowed) return true;
@@ -163,32 +177,50 @@ async function compare(server: OpenFgaServer, c: DiffCase): Promise<string[]> {
   }
   const opts = { authorizationModelId: modelId };
 
-  // checks: per subject, one OpenFGA BatchCheck; the engine one check per call (a refusal fails a whole engine batch)
-  for (const withContext of [false, true]) {
-    const context = withContext ? c.context : undefined;
+  // checks: per subject and context, one OpenFGA BatchCheck; the engine one check per call (a refusal fails a whole engine batch)
+  const contextual = c.contextual.map(keyOf);
+  const rounds: Array<{ label: string; context?: Record<string, unknown>; contextual: boolean }> = [
+    { label: '', contextual: false },
+    { label: ' (with context)', context: c.contexts[1], contextual: false },
+    ...(c.contexts[2] ? [{ label: ' (some parameters)', context: c.contexts[2], contextual: false }] : []),
+    ...(c.contextual.length > 0 ? [{ label: ' (with context and contextual tuples)', context: c.contexts[1], contextual: true }] : []),
+  ];
+  for (const round of rounds) {
+    const { context } = round;
+    const ctxTuples = round.contextual ? contextual : [];
     for (const user of c.subjects) {
       const items = Object.entries(c.relations).flatMap(([type, rels]) => c.objects[type]!.flatMap((object) => rels.map((relation) => ({ object, relation }))));
-      const res = await client.batchCheck({ checks: items.map((q, i) => ({ user, relation: q.relation, object: q.object, correlationId: String(i), ...(context ? { context } : {}) })) }, opts);
+      const res = await client.batchCheck({ checks: items.map((q, i) => ({ user, relation: q.relation, object: q.object, correlationId: String(i), ...(context ? { context } : {}), ...(round.contextual ? { contextualTuples: { tuple_keys: ctxTuples } } : {}) })) }, opts);
       const fgaBy = new Map(res.result.map((r) => [Number(r.correlationId), r.error ? kindOf(`${r.error.input_error ?? ''} ${r.error.message ?? ''}`) : JSON.stringify(r.allowed)]));
       for (const [i, q] of items.entries()) {
-        const mine = await engineAnswer(async () => (await engine.check(user, [{ relation: q.relation, object: q.object }], context ? { context } : undefined))[0]!.allowed);
+        const mine = await engineAnswer(async () => (await engine.check(user, [{ relation: q.relation, object: q.object, ...(round.contextual ? { contextual_tuples: c.contextual } : {}) }], context ? { context } : undefined))[0]!.allowed);
         const theirs = fgaBy.get(i);
         if (mine === theirs) continue;
         if ((mine === 'true' || mine === 'false') && (theirs === 'true' || theirs === 'false')
-          && await fgaAlsoSays(client, opts, { user, relation: q.relation, object: q.object, ...(context ? { context } : {}) }, mine === 'true')) continue;
-        out.push(`seed ${c.seed}: check ${user} ${q.relation} ${q.object}${withContext ? ' (with context)' : ''}: engine ${mine}, OpenFGA ${theirs}`);
+          && await fgaAlsoSays(client, opts, { user, relation: q.relation, object: q.object, ...(context ? { context } : {}), contextualTuples: ctxTuples }, mine === 'true')) continue;
+        out.push(`seed ${c.seed}: check ${user} ${q.relation} ${q.object}${round.label}${context ? ` ${JSON.stringify(context)}` : ''}: engine ${mine}, OpenFGA ${theirs}`);
       }
     }
   }
+
+  /** The context and contextual tuples of the `k`th list query: the contexts in turn, every other one with the contextual tuples. */
+  let k = 0;
+  const listInput = (): { context: Record<string, unknown>; contextualTuples: TupleKey[]; engineTuples: DiffCase['contextual']; label: string } => {
+    const context = c.listContexts[k % c.listContexts.length]!;
+    const withTuples = k % 2 === 1 && c.contextual.length > 0;
+    k += 1;
+    return { context, contextualTuples: withTuples ? contextual : [], engineTuples: withTuples ? c.contextual : [], label: c.listContexts.length > 1 ? ` context ${JSON.stringify(context)}${withTuples ? ' with contextual tuples' : ''}` : '' };
+  };
 
   // list objects: subject × type × relation, with the context
   for (const user of c.subjects) {
     for (const [type, rels] of Object.entries(c.relations)) {
       for (const relation of rels) {
-        const mine = await engineAnswer(async () => (await engine.listPermissions(user, { relation, object_type: type, context: c.context })).objects);
-        const theirs = await fgaAnswer(async () => (await client.listObjects({ user, relation, type, context: c.context }, opts)).objects.sort());
-        if (mine !== theirs && !(await listContradictsOwnCheck(client, opts, mine, theirs, (object) => ({ user, relation, object }), c.context))) {
-          out.push(`seed ${c.seed}: list objects ${user} ${relation} ${type}: engine ${mine}, OpenFGA ${theirs}`);
+        const q = listInput();
+        const mine = await engineAnswer(async () => (await engine.listPermissions(user, { relation, object_type: type, context: q.context, contextual_tuples: q.engineTuples })).objects);
+        const theirs = await fgaAnswer(async () => (await client.listObjects({ user, relation, type, context: q.context, contextualTuples: q.contextualTuples }, opts)).objects.sort());
+        if (mine !== theirs && !(await listContradictsOwnCheck(client, opts, mine, theirs, (object) => ({ user, relation, object }), q.context, q.contextualTuples))) {
+          out.push(`seed ${c.seed}: list objects ${user} ${relation} ${type}${q.label}: engine ${mine}, OpenFGA ${theirs}`);
         }
       }
     }
@@ -200,14 +232,15 @@ async function compare(server: OpenFgaServer, c: DiffCase): Promise<string[]> {
       for (const relation of rels) {
         for (const filter of [{ type: 'user' }, { type: 'group', relation: 'member' }]) {
           const userType = filter.relation ? `${filter.type}#${filter.relation}` : filter.type;
-          const mine = await engineAnswer(async () => (await engine.listUsers({ object, relation, user_type: userType, context: c.context })).users);
+          const q = listInput();
+          const mine = await engineAnswer(async () => (await engine.listUsers({ object, relation, user_type: userType, context: q.context, contextual_tuples: q.engineTuples })).users);
           const theirs = await fgaAnswer(async () => {
             const [t, id] = object.split(':') as [string, string];
-            const res = await client.listUsers({ object: { type: t, id }, relation, user_filters: [filter], context: c.context }, opts);
+            const res = await client.listUsers({ object: { type: t, id }, relation, user_filters: [filter], context: q.context, contextualTuples: q.contextualTuples }, opts);
             return res.users.map((u) => (u.object ? `${u.object.type}:${u.object.id}` : u.wildcard ? `${u.wildcard.type}:*` : `${u.userset!.type}:${u.userset!.id}#${u.userset!.relation}`)).sort();
           });
-          if (mine !== theirs && !(await listContradictsOwnCheck(client, opts, mine, theirs, (user) => ({ user, relation, object }), c.context))) {
-            out.push(`seed ${c.seed}: list users ${object} ${relation} ${userType}: engine ${mine}, OpenFGA ${theirs}`);
+          if (mine !== theirs && !(await listContradictsOwnCheck(client, opts, mine, theirs, (user) => ({ user, relation, object }), q.context, q.contextualTuples))) {
+            out.push(`seed ${c.seed}: list users ${object} ${relation} ${userType}${q.label}: engine ${mine}, OpenFGA ${theirs}`);
           }
         }
       }
@@ -223,7 +256,7 @@ afterAll(async () => { await server?.stop(); });
 describe('differential: the embedded engine and a real OpenFGA server answer generated models alike', () => {
   for (const seed of seeds()) {
     it(`seed ${seed}: every check, list objects and list users answer agrees`, async () => {
-      const disagreements = await compare(server, generateCase(seed));
+      const disagreements = await compare(server, CONDITIONED ? generateConditionedCase(seed) : generateCase(seed));
       expect(disagreements).toEqual([]);
     }, 60_000);
   }

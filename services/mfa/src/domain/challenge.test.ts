@@ -20,7 +20,7 @@ describe('opening an MFA session (behaviour.md §3.3 step 8, §4.2)', () => {
     expect(m.store.published).toEqual([{
       id: expect.any(String), name: 'email.send', source: 'mfa', occurredAt: T0,
       // issue 23: the code travels sealed (AES-256-GCM under the job key), never in clear
-      data: { event_name: 'verify_otp', to: ada.email, user: ada, variables: {}, sealed_variables: expect.stringMatching(/^v1\.[A-Za-z0-9_-]+$/) },
+      data: { event_name: 'verify_otp', to: ada.email, user: ada, variables: {}, sealed_variables: expect.stringMatching(/^v2\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]+$/) },
     }]);
     expect(m.mails()[0]!.variables.otp).toMatch(CODE);
     expect(JSON.stringify(m.store.published)).not.toContain(m.mails()[0]!.variables.otp);

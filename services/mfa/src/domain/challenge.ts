@@ -14,7 +14,8 @@ import type { MfaPurpose, OtpChannel } from '../storage/ports.ts';
 import type { ArmedSession, MfaContext } from './deps.ts';
 import { DECOY_LOGIN_METHOD, MFA_SESSION_TTL_SECONDS } from './mfa-session.ts';
 import { assertChannelService } from './options.ts';
-import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { generateOtp, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { claimCodeSend, writeClaimedSend } from './send-gate.ts';
 
 /** Lifetime of the session and code of a phone signup verification, seconds (behaviour.md §4.2, §4.4). */
 export const SIGNUP_VERIFICATION_TTL_SECONDS = 600;
@@ -47,13 +48,14 @@ const PURPOSES: readonly MfaPurpose[] = ['login', 'password_reset'];
 
 /**
  * Opens an MFA session for `challenge.user` and sends a code to the channel's contact (the user's
- * email, or phone number), unless a code sent less than 30 s ago on that channel is still live: then
- * that code stands (behaviour.md §4.4 resend limit). A decoy sends nothing and stores a code nobody
+ * email, or phone number), unless a code went to that contact less than 30 s ago: then that code
+ * stands (behaviour.md §4.4 resend limit; the send is claimed atomically, issue 30 §2). A decoy sends nothing and stores a code nobody
  * knows, so every guess is `invalid otp` like a real session's.
  * @returns the new session's handle and expiry (for the `mfa` cookie), and whether a code was sent
  * @throws AppError `invalid_argument` for an unsupported channel or purpose, or a user without an
  *   id or the channel's contact; `failed_precondition` `email service not enabled` / `SMS service
- *   not enabled` without the channel's provider
+ *   not enabled` without the channel's provider, or for an SMS to a country outside
+ *   `--sms-allowed-country-codes`; `resource_exhausted` when the contact's hourly or daily cap is reached
  */
 export async function openOtpChallenge(c: MfaContext, challenge: OtpChallenge): Promise<ArmedSession & { codeSent: boolean }> {
   const channel = challenge.channel as OtpChannel;
@@ -71,12 +73,13 @@ export async function openOtpChallenge(c: MfaContext, challenge: OtpChallenge): 
   const now = c.now();
   const ttl = challenge.signupVerification ? SIGNUP_VERIFICATION_TTL_SECONDS : OTP_TTL_SECONDS;
   const decoy = challenge.decoy === true;
-  const live = decoy ? null : await c.store.findOtp(userId, channel);
-  const keep = live !== null && live.expiresAt > now && now - live.sentAt < OTP_RESEND_INTERVAL_SECONDS;
+  // claimed before anything is written, for a decoy too (issue 30 §2): of concurrent openings one
+  // sends; inside the interval the code already sent stands (§4.4)
+  const keep = !(await claimCodeSend(c, channel, contact, now)).send;
   const code = keep ? null : generateOtp();
   const handle = randomToken(32);
   const expiresAt = now + (challenge.signupVerification ? SIGNUP_VERIFICATION_TTL_SECONDS : MFA_SESSION_TTL_SECONDS);
-  await c.store.transaction(async (tx) => {
+  const write = (): Promise<void> => c.store.transaction(async (tx) => {
     await tx.sessions.create({
       id: randomUUID(), handleHash: sha256Hex(handle), userId, purpose, channel, contact, user,
       loginMethod: decoy ? DECOY_LOGIN_METHOD : challenge.loginMethod, roles: [...challenge.roles], scope: [...challenge.scope],
@@ -88,5 +91,7 @@ export async function openOtpChallenge(c: MfaContext, challenge: OtpChallenge): 
     await tx.otps.put({ userId, channel, digest, expiresAt: now + ttl, sentAt: now });
     if (!decoy) queueOtp(tx, c.jobKey, channel, contact, code, user);
   });
+  if (code === null) await write();
+  else await writeClaimedSend(c, channel, contact, write);
   return { handle, expiresAt, armedAt: now, codeSent: code !== null && !decoy };
 }

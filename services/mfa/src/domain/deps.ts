@@ -11,7 +11,7 @@ import type { MfaOptions } from './options.ts';
 import { mfaMethods, type MfaMethods } from './options.ts';
 import { otpKey } from './otp.ts';
 import { totpSealKey } from './totp.ts';
-import { jobSealKey } from '@gatehouse/crypto';
+import { jobSealKey, type KeyRing } from '@gatehouse/crypto';
 
 export interface MfaDeps {
   options: MfaOptions;
@@ -30,11 +30,11 @@ export interface MfaDeps {
 export interface MfaContext extends MfaDeps {
   now(): number;
   /** the OTP HMAC key (domain/otp) */
-  otpKey: string;
+  otpKey: KeyRing;
   /** the AES-256 key TOTP secrets are sealed with (domain/totp) */
-  totpKey: Buffer;
+  totpKey: KeyRing;
   /** seals the code of every `email.send` / `sms.send` job until the worker renders it (libs/crypto `jobSealKey`) */
-  jobKey: Buffer;
+  jobKey: KeyRing;
   /** usable methods, availability, enforcement (behaviour.md §4.1) */
   methods: MfaMethods;
 }

@@ -13,7 +13,8 @@ import { factorsOf, openBareSession, stagePendingTotp, type GateRequest, type Ga
 import { INVALID_SESSION, MFA_SESSION_TTL_SECONDS, requireMfaSession, type SessionClaim } from './mfa-session.ts';
 import { queueOtp } from '../events.ts';
 import { assertChannelService } from './options.ts';
-import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { generateOtp, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { mustClaimCodeSend, writeClaimedSend } from './send-gate.ts';
 import { otpLockoutKey, totpLockoutKey } from './verify-otp.ts';
 
 /** behaviour.md §4.3 refusals */
@@ -62,21 +63,16 @@ export async function beginOtpEnrolment(c: MfaContext, req: OtpEnrolmentRequest)
     return armed;
   }
   const s = session!;
-  const last = await c.store.findOtp(user.id, req.channel);
-  if (last && now - last.sentAt < OTP_RESEND_INTERVAL_SECONDS) {
-    // one code per user and channel every 30 s (behaviour.md §4.4), as resend_otp words it
-    throw new AppError('resource_exhausted', 'please wait before requesting another OTP', {
-      headers: { 'Retry-After': String(OTP_RESEND_INTERVAL_SECONDS - (now - last.sentAt)) }, reason: 'otp_resend',
-    });
-  }
+  // one code per destination every 30 s (behaviour.md §4.4), claimed atomically (issue 30 §2)
+  await mustClaimCodeSend(c, req.channel, destination, now);
   const code = generateOtp();
   const expiresAt = now + MFA_SESSION_TTL_SECONDS;
-  await c.store.transaction(async (tx) => {
+  await writeClaimedSend(c, req.channel, destination, () => c.store.transaction(async (tx) => {
     await tx.otpEnrolments.put(pending);
     await tx.otps.put({ userId: user.id, channel: req.channel, digest: otpDigest(c.otpKey, user.id, req.channel, code), expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     await tx.sessions.setChannel(s.id, req.channel, destination, expiresAt);
     queueOtp(tx, c.jobKey, req.channel, destination, code, user);
-  });
+  }));
   return { handle: req.handle!, expiresAt, armedAt: now };
 }
 

@@ -58,7 +58,7 @@ describe('the gate (behaviour.md §4.1)', () => {
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     const stored = await m.store.findTotp('u-ada', 'pending');
     expect(stored).toMatchObject({ slot: 'pending', lastStep: null, expiresAt: T0 + 600 });
-    expect(stored!.secretSealed).toMatch(/^v1\./);
+    expect(stored!.secretSealed).toMatch(/^v2\./);
     expect(stored!.secretSealed).not.toContain(secret);
     expect(recoveryCodes).toHaveLength(10);
     // only active codes are looked up: pending ones become usable when the TOTP is confirmed

@@ -30,13 +30,20 @@ export interface MfaOptions {
   twilioApiKey?: string;
   twilioApiSecret?: string;
   twilioSender?: string;
+  /** issue 33 §4: Config's `devOutbox`: under `--env=development`, the channels the development outbox stands in for */
+  devOutbox?: { readonly email: boolean; readonly sms: boolean };
   /** `--allowed-origins`: origins on the RP ID's host or a subdomain of it are accepted passkey origins (§4.6) */
   allowedOrigins?: string[];
+  /** `--send-cap-per-hour`, `--send-cap-per-day`: codes per destination (issue 30 §2; defaults 5 and 10) */
+  sendCapPerHour?: number;
+  sendCapPerDay?: number;
+  /** `--sms-allowed-country-codes` (`+1`, `+44`; empty: any) */
+  smsAllowedCountryCodes?: readonly string[];
 }
 
-/** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3). */
+/** SMS counts as configured only with all four `--twilio-*` flags (behaviour.md §1.3), or with the development outbox. */
 export const isSmsServiceEnabled = (o: MfaOptions): boolean =>
-  Boolean(o.twilioAccountSid && o.twilioApiKey && o.twilioApiSecret && o.twilioSender);
+  Boolean(o.twilioAccountSid && o.twilioApiKey && o.twilioApiSecret && o.twilioSender) || o.devOutbox?.sms === true;
 
 /**
  * behaviour.md §4.1: which methods are usable, whether MFA is available and whether it is enforced.
@@ -75,8 +82,12 @@ export function mfaMethods(o: MfaOptions): MfaMethods {
   return { available, enforced: Boolean(o.enforceMfa) && available, ...usable };
 }
 
-/** Email counts as configured only with host, port and sender (behaviour.md §1.3). */
-export const isEmailServiceEnabled = (o: MfaOptions): boolean => Boolean(o.smtpHost && o.smtpPort && o.smtpSenderEmail);
+/**
+ * Email counts as configured only with host, port and sender (behaviour.md §1.3), or when the development
+ * outbox keeps the mails (`--env=development` without SMTP, issue 33 §4).
+ */
+export const isEmailServiceEnabled = (o: MfaOptions): boolean =>
+  Boolean(o.smtpHost && o.smtpPort && o.smtpSenderEmail) || o.devOutbox?.email === true;
 
 /**
  * Refuses a code on a channel whose provider is not configured (behaviour.md §3.4, §4.3).

@@ -67,18 +67,18 @@ describe('comparison (behaviour.md §4.4): input is trimmed and compared case-in
 });
 
 describe('the key: --encryption-key, else derived from --client-secret', () => {
-  it('is --encryption-key as given when it is set', () => {
-    expect(otpKey(KEY, 'client-secret')).toBe(KEY);
+  it('is --encryption-key as given when it is set (a one-key ring)', () => {
+    expect(otpKey(KEY, 'client-secret').keys.map((k) => k.secret)).toEqual([KEY]);
   });
 
   it('without --encryption-key, is HMAC-SHA-256(--client-secret, "gatehouse/otp/v1"): every process of a deployment derives the same key', () => {
-    expect(otpKey(undefined, 'client-secret')).toBe(hmac('client-secret', 'gatehouse/otp/v1'));
-    expect(otpKey(undefined, 'client-secret')).toBe(otpKey(undefined, 'client-secret'));
+    expect(otpKey(undefined, 'client-secret').keys[0].secret).toBe(hmac('client-secret', 'gatehouse/otp/v1'));
+    expect(otpKey(undefined, 'client-secret').keys[0].secret).toBe(otpKey(undefined, 'client-secret').keys[0].secret);
   });
 
   it('the derived key is not the client secret, and differs per client secret', () => {
-    expect(otpKey(undefined, 'client-secret')).not.toBe('client-secret');
-    expect(otpKey(undefined, 'client-secret')).not.toBe(otpKey(undefined, 'other-secret'));
+    expect(otpKey(undefined, 'client-secret').keys[0].secret).not.toBe('client-secret');
+    expect(otpKey(undefined, 'client-secret').keys[0].secret).not.toBe(otpKey(undefined, 'other-secret').keys[0].secret);
   });
 
   it('a code stored under one key does not match under the other', () => {
@@ -86,5 +86,15 @@ describe('the key: --encryption-key, else derived from --client-secret', () => {
     const digest = otpDigest(KEY, 'u-1', 'email', 'ABC123');
     expect(otpMatches(derived, 'u-1', 'email', 'ABC123', digest)).toBe(false);
     expect(otpMatches(derived, 'u-1', 'email', 'ABC123', otpDigest(derived, 'u-1', 'email', 'ABC123'))).toBe(true);
+  });
+
+  it('issue 32: a ring MACs new codes with its first key and verifies codes MACed under any of its keys', () => {
+    const ring = otpKey(`new-key-of-32-characters-0123456,${KEY}`, 'client-secret');
+    const before = otpDigest(KEY, 'u-1', 'email', 'ABC123');
+    expect(otpDigest(ring, 'u-1', 'email', 'ABC123')).toBe(hmac('new-key-of-32-characters-0123456', 'u-1:email:ABC123'));
+    expect(otpMatches(ring, 'u-1', 'email', 'abc123', before)).toBe(true);
+    expect(otpMatches(ring, 'u-1', 'email', 'ABC124', before)).toBe(false);
+    // once the old key is dropped, its codes no longer verify
+    expect(otpMatches(otpKey('new-key-of-32-characters-0123456', 'client-secret'), 'u-1', 'email', 'ABC123', before)).toBe(false);
   });
 });

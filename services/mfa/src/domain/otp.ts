@@ -4,7 +4,9 @@
  * stored only as HMAC-SHA-256 keyed by `--encryption-key`, compared trimmed and case-insensitively.
  */
 import { randomInt } from 'node:crypto';
-import { hmacSha256Hex, timingSafeEqualString } from '@gatehouse/crypto';
+import { hmacSha256Hex, keyRing, macHex, matchMac, ringOf, type KeyRing } from '@gatehouse/crypto';
+
+const asRing = (key: string | KeyRing): KeyRing => (typeof key === 'string' ? ringOf(key) : key);
 
 /** behaviour.md §4.4: no 0/O, no I (1 stays) */
 export const OTP_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ123456789';
@@ -22,22 +24,26 @@ export function generateOtp(): string {
 }
 
 /**
- * The HMAC key for codes: `--encryption-key`, or (when it is not set) a key derived from
- * `--client-secret`, which every process of a deployment shares.
+ * The HMAC keys for codes: the ring of `--encryption-key` (issue 32: the first key MACs new codes,
+ * every key verifies), or (when it is not set) a key derived from `--client-secret`, which every
+ * process of a deployment shares.
  */
-export function otpKey(encryptionKey: string | undefined, clientSecret: string): string {
-  return encryptionKey ?? hmacSha256Hex(clientSecret, 'gatehouse/otp/v1');
+export function otpKey(encryptionKey: string | undefined, clientSecret: string): KeyRing {
+  return keyRing(encryptionKey, () => hmacSha256Hex(clientSecret, 'gatehouse/otp/v1'));
 }
 
 /**
  * The stored form of a code: lower-case hex HMAC-SHA-256 over `<user id>:<channel>:<CODE>`, so a
  * digest is bound to one user and channel and is never itself an accepted input.
  */
-export function otpDigest(key: string, userId: string, channel: string, code: string): string {
-  return hmacSha256Hex(key, `${userId}:${channel}:${code.trim().toUpperCase()}`);
+export function otpDigest(key: string | KeyRing, userId: string, channel: string, code: string): string {
+  return macHex(asRing(key), `${userId}:${channel}:${code.trim().toUpperCase()}`);
 }
 
-/** Constant-time check of a caller's input against a stored digest. */
-export function otpMatches(key: string, userId: string, channel: string, input: string, storedDigest: string): boolean {
-  return timingSafeEqualString(otpDigest(key, userId, channel, input), storedDigest);
+/**
+ * Constant-time check of a caller's input against a stored digest, under every key of the ring (a code
+ * sent just before a key rotation still verifies; codes live {@link OTP_TTL_SECONDS}, so none is re-MACed).
+ */
+export function otpMatches(key: string | KeyRing, userId: string, channel: string, input: string, storedDigest: string): boolean {
+  return matchMac(asRing(key), `${userId}:${channel}:${input.trim().toUpperCase()}`, storedDigest) >= 0;
 }

@@ -71,15 +71,20 @@ const refuse = (): AppError => new AppError('unauthenticated', INVALID_PASSKEY);
  * `webauthn_login_verify` (behaviour.md §4.3, §4.6): verifies the assertion against the challenge it
  * names (taken: used once whatever the outcome), the stored public key and sign count (a non-zero
  * count must increase), with user verification required. When the caller holds an MFA session the
- * passkey must be its user's, and the session is completed in the transaction that records the use.
+ * passkey must be its user's, and the session is completed in the transaction that records the use;
+ * with passkey-as-MFA off (`--disable-webauthn-mfa`) such a call is refused before the challenge is taken.
  * @param handle the `mfa` cookie's value
- * @throws AppError `invalid_argument` `invalid passkey` (malformed or over 64 KiB); `unauthenticated`
+ * @throws AppError `failed_precondition` `passkey MFA is not available on this server` (an MFA session is
+ *   present and passkey-as-MFA is off); `invalid_argument` `invalid passkey` (malformed or over 64 KiB); `unauthenticated`
  *   `invalid passkey` (unknown, used, expired or foreign challenge, unknown credential, another
  *   user's passkey, bad signature, no user verification, sign-count regression, a racing use)
  */
 export async function verifyLogin(c: MfaContext, handle: string | undefined, credential: string | null | undefined): Promise<LoginVerdict> {
   const parsed = parseCredential<AuthenticationResponseJSON>(credential, INVALID_PASSKEY);
   const session = await presentSession(c, handle);
+  // a passkey completes an MFA session only while passkey-as-MFA is usable (behaviour.md §4.1 "Usable
+  // method"): with --disable-webauthn-mfa the factor is neither offered nor accepted (issue 30 §4)
+  if (session && !c.methods.webauthn) throw new AppError('failed_precondition', PASSKEY_MFA_UNAVAILABLE);
   const challenge = await c.store.transaction((tx) => tx.webauthnChallenges.take(parsed.challenge));
   const now = c.now();
   if (!challenge || challenge.ceremony !== 'login' || challenge.expiresAt <= now) throw refuse();

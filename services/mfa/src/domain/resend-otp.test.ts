@@ -26,7 +26,7 @@ describe('resend_otp (behaviour.md §4.3)', () => {
     expect(m.store.published).toHaveLength(2);
     expect(m.store.published[1]).toEqual({
       id: expect.any(String), name: 'email.send', source: 'mfa', occurredAt: T0 + 30,
-      data: { event_name: 'verify_otp', to: ada.email, user: ada, variables: {}, sealed_variables: expect.stringMatching(/^v1\./) },
+      data: { event_name: 'verify_otp', to: ada.email, user: ada, variables: {}, sealed_variables: expect.stringMatching(/^v2\./) },
     });
     expect(m.mails()[1]!.variables.otp).toMatch(new RegExp(`^[${OTP_ALPHABET}]{6}$`));
     expect(await m.store.findOtp(ada.id, 'email')).toMatchObject({ sentAt: T0 + 30, expiresAt: T0 + 330 });

@@ -9,7 +9,8 @@ import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { ArmedSession, Auditor, MfaContext } from './deps.ts';
 import { DECOY_LOGIN_METHOD, MFA_SESSION_TTL_SECONDS, requireMfaSession, type SessionClaim } from './mfa-session.ts';
 import { assertChannelService } from './options.ts';
-import { generateOtp, OTP_RESEND_INTERVAL_SECONDS, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { generateOtp, OTP_TTL_SECONDS, otpDigest } from './otp.ts';
+import { mustClaimCodeSend, writeClaimedSend } from './send-gate.ts';
 
 export const OTP_SENT = 'OTP has been sent. Please check your inbox';
 
@@ -21,7 +22,7 @@ export const OTP_SENT = 'OTP has been sent. Please check your inbox';
  * @throws AppError `unauthenticated` `invalid session`; `failed_precondition` `no one-time code to
  *   resend for this session` / `email service not enabled` / `SMS service not enabled`;
  *   `resource_exhausted` `please wait before requesting another OTP` (with `Retry-After`) within 30 s
- *   of the last send
+ *   of the last send, or the destination's hourly or daily cap (issue 30 §2)
  */
 export async function resendOtp(c: MfaContext, handle: string | undefined, claim: SessionClaim, audit?: Auditor): Promise<ArmedSession> {
   const session = await requireMfaSession(c, handle, claim, null);
@@ -29,18 +30,13 @@ export async function resendOtp(c: MfaContext, handle: string | undefined, claim
   if (!channel || !contact) throw new AppError('failed_precondition', 'no one-time code to resend for this session');
   assertChannelService(c.options, channel);
   const now = c.now();
-  const last = await c.store.findOtp(session.userId, channel);
-  if (last && now - last.sentAt < OTP_RESEND_INTERVAL_SECONDS) {
-    throw new AppError('resource_exhausted', 'please wait before requesting another OTP', {
-      headers: { 'Retry-After': String(OTP_RESEND_INTERVAL_SECONDS - (now - last.sentAt)) },
-      reason: 'otp_resend',
-    });
-  }
+  // claimed atomically, for a decoy too (issue 30 §2): of concurrent resends one sends
+  await mustClaimCodeSend(c, channel, contact, now);
   const decoy = session.loginMethod === DECOY_LOGIN_METHOD;
   const code = generateOtp();
   const expiresAt = now + MFA_SESSION_TTL_SECONDS;
   const digest = decoy ? sha256Hex(randomToken(32)) : otpDigest(c.otpKey, session.userId, channel, code);
-  await c.store.transaction(async (tx) => {
+  await writeClaimedSend(c, channel, contact, () => c.store.transaction(async (tx) => {
     await tx.otps.put({ userId: session.userId, channel, digest, expiresAt: now + OTP_TTL_SECONDS, sentAt: now });
     await tx.sessions.rearm(session.id, expiresAt);
     if (decoy) return;
@@ -51,6 +47,6 @@ export async function resendOtp(c: MfaContext, handle: string | undefined, claim
         resourceType: 'user', resourceId: session.userId, details: { channel }, at: now,
       }));
     }
-  });
+  }));
   return { handle: handle!, expiresAt, armedAt: now };
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { generateSecret, verify } from 'otplib';
-import { decrypt, deriveEncryptionKey, encrypt, hmacSha256Hex, sha256Hex } from '@gatehouse/crypto';
+import { decrypt, encrypt, hmacSha256Hex, keyRing, sha256Hex, type KeyRing } from '@gatehouse/crypto';
 import type { common } from '@gatehouse/contracts';
 import type { RecoveryCodeRecord, TotpRecord, TotpSlot } from '../storage/ports.ts';
 
@@ -21,15 +21,17 @@ export const TOTP_PENDING_TTL_SECONDS = 600;
 export const QR_SIZE_PX = 200;
 
 /**
- * The AES-256 key TOTP secrets are sealed with: from `--encryption-key`, or (when it is not set) from
- * a key derived from `--client-secret`, which every process of a deployment shares.
+ * The AES-256 keys TOTP secrets are sealed with: the ring of `--encryption-key` (issue 32: the first
+ * seals, all open), or (when it is not set) a key derived from `--client-secret`, which every process
+ * of a deployment shares.
  */
-export function totpSealKey(encryptionKey: string | undefined, clientSecret: string): Buffer {
-  return deriveEncryptionKey(encryptionKey ?? hmacSha256Hex(clientSecret, 'gatehouse/totp/v1'));
+export function totpSealKey(encryptionKey: string | undefined, clientSecret: string): KeyRing {
+  return keyRing(encryptionKey, () => hmacSha256Hex(clientSecret, 'gatehouse/totp/v1'));
 }
 
 /** the associated data binding a sealed secret to its user (a row copied to another user fails to open) */
-const aadOf = (userId: string): string => `totp:${userId}`;
+export const totpAad = (userId: string): string => `totp:${userId}`;
+const aadOf = totpAad;
 
 /** A new enrolment: the secret in clear (returned once), its sealed record and the recovery codes. */
 export interface NewTotpEnrolment {
@@ -45,7 +47,7 @@ export interface NewTotpEnrolment {
  * Draws a new secret and recovery codes for `slot`.
  * @param now Unix seconds; a `pending` record expires {@link TOTP_PENDING_TTL_SECONDS} later
  */
-export function newTotpEnrolment(key: Uint8Array, userId: string, slot: TotpSlot, now: number): NewTotpEnrolment {
+export function newTotpEnrolment(key: KeyRing, userId: string, slot: TotpSlot, now: number): NewTotpEnrolment {
   const secret = generateSecret({ length: TOTP_SECRET_BYTES });
   const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, () => randomUUID());
   return {
@@ -69,7 +71,7 @@ export const looksLikeRecoveryCode = (input: string): boolean => /^[0-9a-f]{8}-[
  * The time step a 6-digit code matches for the sealed secret within ±1 step of `now`, after the
  * record's last accepted step (the replay guard); null when it matches none.
  */
-export async function matchingStep(key: Uint8Array, record: TotpRecord, code: string, now: number): Promise<number | null> {
+export async function matchingStep(key: KeyRing, record: TotpRecord, code: string, now: number): Promise<number | null> {
   if (!/^[0-9]{6}$/.test(code)) return null;
   const secret = decrypt(key, record.secretSealed, aadOf(record.userId));
   const result = await verify({

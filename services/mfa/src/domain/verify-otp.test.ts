@@ -131,7 +131,7 @@ describe('verify_otp refusals (behaviour.md §4.3)', () => {
     const m = makeMfa();
     const { handle, code } = await login(m);
     await expect(verify(m, handle, code, { isTotp: true })).rejects.toMatchObject({ code: 'failed_precondition', message: 'authenticator app is not set up for this account' });
-    expect(await m.store.failures.failuresSince(otpLockoutKey(ada.id), 0)).toEqual([]);
+    expect(await m.store.failures.attemptsSince(otpLockoutKey(ada.id), 0)).toEqual([]);
     await expect(verify(m, handle, code, { isTotp: false })).resolves.toMatchObject({ userId: ada.id });
   });
 
@@ -150,7 +150,7 @@ describe('verify_otp refusals (behaviour.md §4.3)', () => {
     const m = makeMfa();
     const { handle, code } = await login(m);
     await expect(verify(m, handle, wrongFor(code))).rejects.toMatchObject(INVALID_OTP);
-    expect(await m.store.failures.failuresSince(otpLockoutKey(ada.id), 0)).toEqual([T0]);
+    expect(await m.store.failures.attemptsSince(otpLockoutKey(ada.id), 0)).toEqual([T0]);
     await expect(verify(m, handle, code)).resolves.toMatchObject({ userId: ada.id });
   });
 });
@@ -172,7 +172,7 @@ describe('expiry (behaviour.md §2.1, §4.4): the code lives 300 s from its send
     m.advance(280);
     await expect(verify(m, second, code)).rejects.toMatchObject({ code: 'invalid_argument', message: 'otp expired' });
     await expect(verify(m, second, wrongFor(code))).rejects.toMatchObject({ message: 'otp expired' });
-    expect(await m.store.failures.failuresSince(otpLockoutKey(ada.id), 0)).toEqual([]);
+    expect(await m.store.failures.attemptsSince(otpLockoutKey(ada.id), 0)).toEqual([]);
   });
 });
 
@@ -193,7 +193,7 @@ describe('lockout (behaviour.md §4.4): 5 failed verifications per user within a
     const locked = await verify(m, handle, code).catch((e: unknown) => e);
     expect(locked).toMatchObject({ ...LOCKED, headers: { 'Retry-After': String(T0 + 900 - (T0 + 250)) } });
     // a locked attempt is no failure: the window is unchanged
-    expect(await m.store.failures.failuresSince(otpLockoutKey(ada.id), 0)).toHaveLength(5);
+    expect(await m.store.failures.attemptsSince(otpLockoutKey(ada.id), 0)).toHaveLength(5);
     // and the code was not used up
     expect(await m.store.findOtp(ada.id, 'email')).not.toBeNull();
   });
@@ -235,7 +235,7 @@ describe('lockout (behaviour.md §4.4): 5 failed verifications per user within a
     const first = await login(m);
     for (let i = 0; i < 4; i++) await expect(verify(m, first.handle, wrongFor(first.code))).rejects.toMatchObject(INVALID_OTP);
     await verify(m, first.handle, first.code);
-    expect(await m.store.failures.failuresSince(otpLockoutKey(ada.id), 0)).toEqual([]);
+    expect(await m.store.failures.attemptsSince(otpLockoutKey(ada.id), 0)).toEqual([]);
     m.advance(1);
     const second = await login(m);
     for (let i = 0; i < 4; i++) await expect(verify(m, second.handle, wrongFor(second.code))).rejects.toMatchObject(INVALID_OTP);
@@ -245,7 +245,7 @@ describe('lockout (behaviour.md §4.4): 5 failed verifications per user within a
   it('counts email/SMS OTP apart from TOTP: TOTP failures do not lock the emailed code', async () => {
     const m = makeMfa();
     const { handle, code } = await login(m);
-    for (let i = 0; i < 5; i++) await m.store.failures.recordFailure(`totp:${ada.id}`, T0);
+    for (let i = 0; i < 5; i++) await m.store.failures.claim(`totp:${ada.id}`, T0, 5, 900);
     expect(otpLockoutKey(ada.id)).toBe(`otp:${ada.id}`);
     await expect(verify(m, handle, code)).resolves.toMatchObject({ userId: ada.id });
   });

@@ -4,11 +4,12 @@
  * (behaviour.md §4.3 verify_otp, §4.5). mfa proves the code and consumes the session; authn, which asked, issues the withheld tokens (§4.1 "no gate": the code
  * just proven satisfies the gate for this login). mfa never calls authn (issue 14 §5).
  */
-import { assertNotLocked, recordFailure } from '@gatehouse/auth';
+import { claimAttempt } from '@gatehouse/auth';
 import { AppError } from '@gatehouse/errors';
 import type { MfaContext } from './deps.ts';
 import { INVALID_SESSION, requireMfaSession, type SessionClaim } from './mfa-session.ts';
 import { otpMatches } from './otp.ts';
+import { codeUsed } from './send-gate.ts';
 import type { MfaSessionRecord } from '../storage/ports.ts';
 import { looksLikeRecoveryCode, matchingStep, recoveryCodeHash } from './totp.ts';
 
@@ -79,16 +80,20 @@ export async function verifyOtpChallenge(c: MfaContext, handle: string | undefin
 
   const now = c.now();
   const lockKey = otpLockoutKey(session.userId);
-  await assertNotLocked(c.store.failures, lockKey, now, 'otp_lockout');
+  // the attempt is recorded before the code is judged, so concurrent guesses cannot outrun the count
+  // (issue 30 §1); one that finds no code to compare gives its claim back
+  const claim = await claimAttempt(c.store.failures, lockKey, now, 'otp_lockout');
   const channel = session.channel;
   const otp = channel ? await c.store.findOtp(session.userId, channel) : null;
-  if (!channel || !otp) throw new AppError('not_found', 'OTP not found');
-  if (otp.expiresAt <= now) throw new AppError('invalid_argument', 'otp expired');
-  if (!otpMatches(c.otpKey, session.userId, channel, input, otp.digest)) {
-    await recordFailure(c.store.failures, lockKey, now);
-    throw new AppError('invalid_argument', 'invalid otp');
+  if (!channel || !otp || otp.expiresAt <= now) {
+    await c.store.failures.release(claim);
+    throw !channel || !otp ? new AppError('not_found', 'OTP not found') : new AppError('invalid_argument', 'otp expired');
   }
+  // a wrong code leaves the claim as the failure
+  if (!otpMatches(c.otpKey, session.userId, channel, input, otp.digest)) throw new AppError('invalid_argument', 'invalid otp');
   await c.store.failures.clear(lockKey);
+  // the code is used up: the next may go at once (§4.4 "while a code is live")
+  await codeUsed(c, channel, session.contact ?? '');
   const consumed = await c.store.transaction(async (tx) => {
     if (!(await tx.sessions.delete(session.id))) return null;
     await tx.otps.delete(session.userId, channel);
@@ -116,10 +121,10 @@ async function verifyTotp(c: MfaContext, session: MfaSessionRecord, input: strin
   const pending = rawPending && (rawPending.expiresAt ?? 0) > now ? rawPending : null;
   if (!c.methods.totp || (!active && !pending)) throw new AppError('failed_precondition', TOTP_NOT_SET_UP);
   const lockKey = totpLockoutKey(userId);
-  await assertNotLocked(c.store.failures, lockKey, now, 'totp_lockout');
+  // claimed before any code is compared (issue 30 §1); a wrong code leaves the claim as the failure
+  await claimAttempt(c.store.failures, lockKey, now, 'totp_lockout');
 
-  const fail = async (): Promise<never> => {
-    await recordFailure(c.store.failures, lockKey, now);
+  const fail = (): never => {
     throw new AppError('invalid_argument', 'invalid otp');
   };
   const pendingStep = pending ? await matchingStep(c.totpKey, pending, input, now) : null;

@@ -3,28 +3,14 @@
  * Binds the mfa subgraph's root fields to the same handlers as the gRPC server (ARCHITECTURE §3).
  */
 import type { GraphQLSchema } from 'graphql';
-import { bindResolvers, buildSubgraph, type FieldBinding, type ServiceImplementation } from '@gatehouse/rpc';
+import { bindResolvers, buildSubgraph, protoBindings, serviceDescriptor, type ServiceImplementation } from '@gatehouse/rpc';
 import { mfaTypeDefs } from './schema.ts';
 
-const p = (rpc: string): FieldBinding => ({ rpc, arg: 'params' });
-/** the request's fields are the field's top-level arguments (graphql.md §2 WebAuthn rule) */
-const top = (rpc: string): FieldBinding => ({ rpc, arg: '*' });
-
 /**
- * Root field → MfaService RPC (graphql.md §2): the argument holding the request, and the response
- * field that carries a bare GraphQL list (REST wraps it, graphql.md D7).
+ * Root field → MfaService RPC, from the protos' `(gatehouse.common.v1.graphql)` options and the subgraph SDL
+ * (Query or Mutation, the argument carrying the request, a list field's response field).
  */
-export const mfaBindings = {
-  Query: {
-    webauthn_credentials: { rpc: 'WebauthnCredentials', arg: null, unwrap: 'webauthn_credentials' },
-  },
-  Mutation: {
-    resend_otp: p('ResendOtp'),
-    webauthn_registration_options: top('WebauthnRegistrationOptions'),
-    webauthn_login_options: top('WebauthnLoginOptions'),
-    webauthn_delete_credential: top('WebauthnDeleteCredential'),
-  },
-} satisfies Parameters<typeof bindResolvers>[2];
+export const mfaBindings = protoBindings(serviceDescriptor('mfa'), mfaTypeDefs);
 
 /** Builds the mfa subgraph schema over the public mfa service. */
 export function createMfaSubgraph(service: ServiceImplementation<'gatehouse.mfa.v1.MfaService'>): GraphQLSchema {

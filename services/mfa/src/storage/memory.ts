@@ -6,7 +6,7 @@
  * nor events behind. Committed events are kept, as outbox envelopes, in `published`.
  */
 import { newEnvelope, type Envelope } from '@gatehouse/bus';
-import type { FailureLog } from '@gatehouse/auth';
+import { createMemoryAttemptLog } from '@gatehouse/auth';
 import { draftPasskeyMaps, memoryPasskeyReads, memoryPasskeyWrites, type PasskeyMaps } from './memory-passkeys.ts';
 import type {
   MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpEnrolmentRecord, OtpRecord, RecoveryCodeRecord, StoredFactors, TotpRecord, TotpSlot,
@@ -201,26 +201,10 @@ export function createMemoryMfaStore(opts: MemoryMfaStoreOptions = {}): MemoryMf
       }
       return out;
     },
-    failures: createMemoryFailureLog(),
+    failures: createMemoryAttemptLog(),
     passkeys: memoryPasskeyReads(() => committed),
     transaction,
     published,
   };
 }
 
-/** {@link FailureLog} on a map of ascending failure times per key; each call is atomic. */
-function createMemoryFailureLog(): FailureLog {
-  const times = new Map<string, number[]>();
-  return {
-    async recordFailure(key, atSeconds, pruneBeforeSeconds) {
-      const kept = (times.get(key) ?? []).filter((t) => pruneBeforeSeconds === undefined || t >= pruneBeforeSeconds);
-      times.set(key, [...kept, atSeconds].sort((a, b) => a - b));
-    },
-    async failuresSince(key, sinceSeconds) {
-      return (times.get(key) ?? []).filter((t) => t >= sinceSeconds);
-    },
-    async clear(key) {
-      times.delete(key);
-    },
-  };
-}

@@ -3,7 +3,7 @@
  * What the mfa service stores (ARCHITECTURE §2: MFA sessions, OTPs) and the unit of work its flows
  * run in. One implementation, on MikroORM through libs/db (storage/mikro).
  */
-import type { FailureLog } from '@gatehouse/auth';
+import type { AttemptLog } from '@gatehouse/auth';
 import type { common } from '@gatehouse/contracts';
 
 /** `login`, or `password_reset` for the phone leg of forgot_password (behaviour.md §4.2). */
@@ -152,8 +152,11 @@ export interface MfaStore {
   /** what is verified for each user (behaviour.md §4.1 "verified factor") */
   storedFactors(userIds: readonly string[]): Promise<Map<string, StoredFactors>>;
   findOtp(userId: string, channel: OtpChannel): Promise<OtpRecord | null>;
-  /** OTP verification failures per user (behaviour.md §4.4 lockout) */
-  failures: FailureLog;
+  /**
+   * OTP/TOTP verification attempts per user (behaviour.md §4.4 lockout), claimed before the code is
+   * compared (`mfa_attempt_slots`); mfa's send caps claim on the same log
+   */
+  failures: AttemptLog;
   /** passkeys (behaviour.md §4.6) */
   passkeys: PasskeyReads;
   transaction<T>(fn: (tx: MfaTransaction) => Promise<T>): Promise<T>;

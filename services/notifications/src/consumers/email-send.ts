@@ -4,6 +4,7 @@
  * sends a job twice once it is recorded as sent, and dead-letters a job after its last attempt
  * (ARCHITECTURE §4, behaviour.md §5.5). The bookkeeping is consumers/delivery.ts's.
  */
+import type { KeyRing } from '@gatehouse/crypto';
 import type { Delivery, Envelope } from '@gatehouse/bus';
 import type { Logger } from '@gatehouse/observability';
 import { isEmailEventName, parseEmailJob, type EmailEventName } from '../job.ts';
@@ -25,7 +26,7 @@ export interface EmailSendDeps {
   readonly deliveries: DeliveryCounter;
   readonly templateFor?: TemplateLookup | undefined;
   /** opens the sealed variables of a job (libs/crypto `jobSealKey`); absent: sealed jobs are dead-lettered */
-  readonly jobKey?: Uint8Array | undefined;
+  readonly jobKey?: KeyRing | undefined;
   /** Unix seconds; injectable for tests */
   readonly now?: (() => number) | undefined;
 }

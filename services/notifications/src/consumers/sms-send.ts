@@ -4,6 +4,7 @@
  * idempotency and retries as email (consumers/delivery.ts; ARCHITECTURE §4, behaviour.md §4.4).
  * Attempt records hold the phone number, never the code.
  */
+import type { KeyRing } from '@gatehouse/crypto';
 import type { Delivery, Envelope } from '@gatehouse/bus';
 import type { Logger } from '@gatehouse/observability';
 import type { DeliveryCounter } from '../metrics.ts';
@@ -18,7 +19,7 @@ export interface SmsSendDeps {
   readonly logger: Logger;
   readonly deliveries: DeliveryCounter;
   /** opens the sealed code of a job (libs/crypto `jobSealKey`); absent: sealed jobs are dead-lettered */
-  readonly jobKey?: Uint8Array | undefined;
+  readonly jobKey?: KeyRing | undefined;
   /** Unix seconds; injectable for tests */
   readonly now?: (() => number) | undefined;
 }

@@ -4,6 +4,7 @@
  * memberships (owned by orgs), authn's user rows (typed internal client), the AES-256-GCM key of the
  * private keys at rest (`--encryption-key`), `--url`, the clock and the audit sink.
  */
+import type { KeyRing } from '@gatehouse/crypto';
 import type { Authenticator } from '@gatehouse/auth';
 import type { BusEvents, ProtoServices } from '@gatehouse/contracts';
 import type { Logger } from '@gatehouse/observability';
@@ -27,7 +28,7 @@ export interface SamlIdpDeps {
   authn: IdpAuthnClient | null;
   authenticator: Authenticator | null;
   /** 32 bytes: the AES-256-GCM key of the sealed private keys (libs/crypto deriveEncryptionKey) */
-  sealKey: Uint8Array;
+  sealKey: Uint8Array | KeyRing;
   /** `--url` without a trailing slash */
   baseUrl: string;
   /** publishes `audit.recorded` (behaviour.md §5.7); never throws */

@@ -4,6 +4,7 @@
  * the org directory (organizations and memberships, owned by orgs), authn's user rows and authz's
  * tuples (typed internal clients), the event sink, the HMAC key of tokens, the clock and `--url`.
  */
+import type { KeyRing } from '@gatehouse/crypto';
 import type { ClientOf } from '@gatehouse/rpc';
 import type { BusEvents, ProtoServices } from '@gatehouse/contracts';
 import type { ScimStore } from './storage/ports.ts';
@@ -15,8 +16,8 @@ export interface OrgDirectory {
   isMember(orgId: string, userId: string): Promise<boolean>;
   /** adds the user with no roles; a no-op for a member */
   addMember(orgId: string, userId: string): Promise<void>;
-  /** every member's user id, oldest membership first */
-  memberIds(orgId: string): Promise<string[]>;
+  /** removes the membership; a no-op for a non-member */
+  removeMember(orgId: string, userId: string): Promise<void>;
 }
 
 export type AuthnInternalClient = Pick<ClientOf<ProtoServices['gatehouse.authn.v1.AuthnInternal']>, 'ProvisionUser' | 'FindUsers' | 'UpdateProvisionedUser' | 'SetUserActive'>;
@@ -34,8 +35,8 @@ export interface ScimDeps {
   authz: AuthzInternalClient | null;
   /** publishes a §8 event after its write; never throws */
   emit<N extends ScimEventName>(name: N, data: BusEvents[N]): void;
-  /** HMAC-SHA-256 key of the stored token digests (--encryption-key, or derived from --client-secret) */
-  tokenKey: string;
+  /** HMAC-SHA-256 key(s) of the stored token digests: the ring of --encryption-key (or one key derived from --client-secret) */
+  tokenKey: string | KeyRing;
   /** `--url` without a trailing slash: `meta.location` is `<url>/scim/v2/<Resource>/<id>` */
   baseUrl: string;
   /** Unix seconds */

@@ -9,8 +9,6 @@ import type { OrgsStore } from '../storage/ports.ts';
 import type { OrgDirectory } from './deps.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-/** the largest page the store is asked for at once */
-const PAGE = 1000;
 
 /** The directory over `store`; `now` is Unix seconds. */
 export function orgDirectory(store: OrgsStore, now: () => number): OrgDirectory {
@@ -28,15 +26,8 @@ export function orgDirectory(store: OrgsStore, now: () => number): OrgDirectory 
       // insert answers false for an existing member: adding is idempotent
       await store.transaction((tx) => tx.members.insert({ id: randomUUID(), orgId, userId, roles: [], createdAt: at, updatedAt: at }));
     },
-    async memberIds(orgId) {
-      const ids: string[] = [];
-      for (let offset = 0; ; offset += PAGE) {
-        const page = await store.members.list(orgId, { offset, limit: PAGE });
-        ids.push(...page.rows.map((m) => m.userId));
-        if (page.rows.length < PAGE) break;
-      }
-      // the store lists newest first; SCIM lists oldest first, so pages stay stable as members join
-      return ids.reverse();
+    async removeMember(orgId, userId) {
+      await store.transaction((tx) => tx.members.delete(orgId, userId));
     },
   };
 }

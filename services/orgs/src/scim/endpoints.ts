@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
-import { hmacSha256Hex, timingSafeEqualString } from '@gatehouse/crypto';
+import { macHex, matchMac, ringOf, type KeyRing } from '@gatehouse/crypto';
 import type { ScimDeps } from './deps.ts';
 import type { ScimEndpointRecord } from './storage/ports.ts';
 
@@ -19,16 +19,29 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** a digest no token has: compared when the endpoint id is unknown, so both paths do the same work */
 const NO_DIGEST = '0'.repeat(64);
 
-const digestOf = (d: Pick<ScimDeps, 'tokenKey'>, token: string): string => hmacSha256Hex(d.tokenKey, `gatehouse/scim-token/v1:${token}`);
+/** the MAC keys of tokens: a ring (issue 32: the first MACs, every key verifies) */
+const ringOfTokens = (d: Pick<ScimDeps, 'tokenKey'>): KeyRing => (typeof d.tokenKey === 'string' ? ringOf(d.tokenKey) : d.tokenKey);
+const digestOf = (d: Pick<ScimDeps, 'tokenKey'>, token: string): string => macHex(ringOfTokens(d), `gatehouse/scim-token/v1:${token}`);
 const newToken = (endpointId: string): string => `${endpointId}.${randomBytes(32).toString('hex')}`;
 
-/** The endpoint a presented token belongs to, or null (constant work for wrong and unknown tokens). */
+/**
+ * The endpoint a presented token belongs to, or null (constant work for wrong and unknown tokens). A
+ * token MACed under an older key of the ring verifies and its digest is re-made under the first key
+ * (issue 32), so the old key can be dropped once every endpoint has been used.
+ */
 export async function verifyToken(d: ScimDeps, token: string): Promise<ScimEndpointRecord | null> {
   const dot = token.indexOf('.');
   const id = dot > 0 ? token.slice(0, dot) : '';
   const endpoint = UUID.test(id) ? await d.store.endpoints.byId(id) : null;
-  const ok = timingSafeEqualString(digestOf(d, token.slice(0, 200)), endpoint?.tokenHash ?? NO_DIGEST);
-  return ok && endpoint ? endpoint : null;
+  const data = `gatehouse/scim-token/v1:${token.slice(0, 200)}`;
+  const match = matchMac(ringOfTokens(d), data, endpoint?.tokenHash ?? NO_DIGEST);
+  if (match < 0 || !endpoint) return null;
+  if (match > 0) {
+    const remade = { ...endpoint, tokenHash: digestOf(d, token.slice(0, 200)) };
+    await d.store.endpoints.update(remade);
+    return remade;
+  }
+  return endpoint;
 }
 
 /** @throws AppError `invalid_argument` `org_id is required` */

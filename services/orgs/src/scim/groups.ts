@@ -9,10 +9,12 @@ import { randomUUID } from 'node:crypto';
 import type { CallContext } from '@gatehouse/rpc';
 import type { AuthzInternalClient, ScimDeps } from './deps.ts';
 import { badRequest, conflict, notFound, ScimError } from './errors.ts';
-import { parseFilter } from './filter.ts';
+import scimFilter from 'scim2-parse-filter';
+import { compileFilter, type FilterSchema } from './filter.ts';
 import { patchOperations, stripUrn, valueEq, valuePath } from './patch.ts';
 import { groupResource, listResponse } from './resources.ts';
 import type { ScimGroupRecord } from './storage/ports.ts';
+import { lowerFilter } from './user-model.ts';
 import { pageOf, type ScimAnswer } from './users.ts';
 
 export const GROUPS_DISABLED = 'group provisioning is not enabled on this server';
@@ -110,16 +112,14 @@ async function groupOf(d: ScimDeps, orgId: string, id: string): Promise<ScimGrou
   return g;
 }
 
-/** `POST /Groups` (behaviour.md §6.4 "Groups"): 201, or 200 with the group of the same externalId. */
+/** `POST /Groups` (behaviour.md §6.4 "Groups"): 201; a repeated displayName or externalId → 409 `uniqueness`. */
 export async function createGroup(d: ScimDeps, ctx: CallContext, orgId: string, body: unknown): Promise<ScimAnswer> {
   const b = objectBody(body);
   const authz = await engineOf(d, ctx);
   const displayName = displayNameOf(b['displayName']);
   const externalId = externalIdOf(b['externalId']);
-  if (externalId) {
-    const known = await d.store.groups.byExternalId(orgId, externalId);
-    if (known) return { status: 200, body: groupResource(d.baseUrl, known) };
-  }
+  // RFC 7644 §3.3: a repeated externalId is a conflict, as a repeated displayName is
+  if (externalId && (await d.store.groups.byExternalId(orgId, externalId))) throw conflict('externalId already exists');
   if (await d.store.groups.byDisplayName(orgId, displayName)) throw conflict('displayName already exists');
   const members = await orgMembersOnly(d, orgId, memberValues(b['members']));
   const now = d.now();
@@ -142,22 +142,30 @@ export async function getGroup(d: ScimDeps, ctx: CallContext, orgId: string, id:
   return { status: 200, body: groupResource(d.baseUrl, await groupOf(d, orgId, id), withMembers(query)) };
 }
 
-/** `GET /Groups`: the only filter is `displayName eq "<x>"` (behaviour.md §6.4). */
+/** What a filter on Groups may name, as columns of `orgs_scim_groups g` (members are not filterable in lists). */
+const GROUP_FILTER: FilterSchema = {
+  attrs: {
+    id: { sql: 'g.id', kind: 'string', caseExact: true },
+    displayname: { sql: 'g.display_key', kind: 'string', lowered: true },
+    externalid: { sql: 'g.external_id', kind: 'string', caseExact: true },
+    'meta.created': { sql: 'g.created_at', kind: 'instant' },
+    'meta.lastmodified': { sql: 'g.updated_at', kind: 'instant' },
+  },
+  multi: {},
+};
+
+/** `GET /Groups` and `POST /Groups/.search`: the filter grammar of Users over the group attributes (behaviour.md §6.4). */
 export async function listGroups(d: ScimDeps, ctx: CallContext, orgId: string, query: URLSearchParams): Promise<ScimAnswer> {
   await engineOf(d, ctx);
   const filterText = query.get('filter');
   const { start, count } = pageOf(query);
-  let groups: ScimGroupRecord[];
-  if (filterText !== null && filterText.trim() !== '') {
-    const term = parseFilter(filterText, ['displayname']);
-    if (term.op !== 'eq') throw badRequest('invalidFilter', 'invalid filter: only displayName eq "<name>" is supported on Groups');
-    const g = await d.store.groups.byDisplayName(orgId, String(term.value));
-    groups = g ? [g] : [];
-  } else {
-    groups = await d.store.groups.list(orgId);
-  }
-  const page = groups.slice(start - 1, start - 1 + count);
-  return { status: 200, body: listResponse(page.map((g) => groupResource(d.baseUrl, g, withMembers(query))), groups.length, start) };
+  const where = filterText === null || filterText.trim() === '' ? null : compileFilter(filterText, GROUP_FILTER);
+  const evaluate = where && filterText ? (() => {
+    const test = scimFilter.filter(lowerFilter(scimFilter.parse(filterText)));
+    return (g: ScimGroupRecord) => test({ id: g.id, displayName: g.displayName.toLowerCase(), externalId: g.externalId ?? undefined });
+  })() : null;
+  const { total, rows } = await d.store.groups.search(orgId, where, evaluate, { offset: start - 1, limit: count });
+  return { status: 200, body: listResponse(rows.map((g) => groupResource(d.baseUrl, g, withMembers(query))), total, start) };
 }
 
 /** Stores `next` (a changed copy of `g`), writes the tuple difference, emits `group.updated`. */
@@ -242,6 +250,19 @@ export async function patchGroup(d: ScimDeps, ctx: CallContext, orgId: string, i
     }
   }
   return saveGroup(d, ctx, authz, g, next);
+}
+
+/**
+ * Takes a deprovisioned user out of every group of the org (RFC 7644 §3.6: a deleted resource is not
+ * returned again, as a group member either): per group the member tuple is deleted and `group.updated`
+ * emitted, as a PATCH removing the member would.
+ */
+export async function removeFromGroups(d: ScimDeps, ctx: CallContext, orgId: string, userId: string): Promise<void> {
+  for (const g of await d.store.groups.holding(orgId, userId)) {
+    const next = { ...g, memberIds: g.memberIds.filter((m) => m !== userId) };
+    if (d.authz) await saveGroup(d, ctx, d.authz, g, next);
+    else await d.store.groups.update({ ...next, updatedAt: d.now() });
+  }
 }
 
 /** `DELETE /Groups/{id}`: the group and its membership tuples → 204. */

@@ -4,7 +4,6 @@
  * mapping") and the discovery documents of RFC 7644 §4 (ServiceProviderConfig, ResourceTypes,
  * Schemas, RFC 7643 §5-§7). `meta` times are RFC 3339 (behaviour.md §0.1).
  */
-import type { common } from '@gatehouse/contracts';
 import type { ScimGroupRecord, ScimUserRecord } from './storage/ports.ts';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -20,26 +19,76 @@ export const MAX_RESULTS = 1000;
 
 const rfc3339 = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
 
-/** A user's SCIM representation (behaviour.md §6.4 "User mapping"). */
-export function userResource(baseUrl: string, u: common.User, link: ScimUserRecord | null): Record<string, unknown> {
-  const email = u.email ?? '';
+/** RFC 7644 §3.14: the weak entity tag of a resource version. */
+export const versionTag = (version: number): string => `W/"${version}"`;
+
+/** A user's SCIM representation from the org's SCIM view (behaviour.md §6.4 "User mapping"). */
+export function userResource(baseUrl: string, u: ScimUserRecord): Record<string, unknown> {
+  const userName = u.userName ?? u.userId;
+  const formatted = [u.givenName, u.familyName].filter(Boolean).join(' ');
   return {
     schemas: [USER_SCHEMA],
-    id: u.id,
-    ...(link?.externalId ? { externalId: link.externalId } : {}),
-    userName: email,
-    name: { ...(u.given_name ? { givenName: u.given_name } : {}), ...(u.family_name ? { familyName: u.family_name } : {}) },
-    displayName: [u.given_name, u.family_name].filter(Boolean).join(' ') || email,
-    emails: email ? [{ value: email, type: 'work', primary: true }] : [],
-    ...(u.phone_number ? { phoneNumbers: [{ value: u.phone_number, type: 'work' }] } : {}),
-    active: u.revoked_timestamp === null || u.revoked_timestamp === undefined,
+    id: u.userId,
+    ...(u.externalId ? { externalId: u.externalId } : {}),
+    userName,
+    name: { ...(u.givenName ? { givenName: u.givenName } : {}), ...(u.familyName ? { familyName: u.familyName } : {}), ...(formatted ? { formatted } : {}) },
+    displayName: u.displayName ?? (formatted || userName),
+    emails: u.emails.map((e) => ({ value: e.value, ...(e.type ? { type: e.type } : {}), primary: e.primary })),
+    ...(u.phoneNumbers.length > 0 ? { phoneNumbers: u.phoneNumbers.map((e) => ({ value: e.value, ...(e.type ? { type: e.type } : {}), primary: e.primary })) } : {}),
+    active: u.active,
     meta: {
       resourceType: 'User',
-      created: rfc3339(Number(u.created_at)),
-      lastModified: rfc3339(Math.max(Number(u.updated_at), link?.updatedAt ?? 0)),
-      location: `${baseUrl}/scim/v2/Users/${u.id}`,
+      created: rfc3339(u.createdAt),
+      lastModified: rfc3339(u.updatedAt),
+      location: `${baseUrl}/scim/v2/Users/${u.userId}`,
+      version: versionTag(u.version),
     },
   };
+}
+
+/** Attributes returned whatever `attributes` / `excludedAttributes` say (RFC 7643 §7 `returned: always`). */
+const ALWAYS = new Set(['schemas', 'id', 'meta']);
+
+/**
+ * A resource narrowed by `attributes` (only those, plus `schemas`, `id`, `meta`) or stripped of
+ * `excludedAttributes` (RFC 7644 §3.4.2.5, §3.9): top-level names and `parent.sub` paths, case-insensitive,
+ * with or without the core schema URN.
+ */
+export function selectAttributes(r: Record<string, unknown>, sel: { attributes: string[]; excluded: string[] }): Record<string, unknown> {
+  const norm = (a: string) => a.replace(/^urn:ietf:params:scim:schemas:core:2\.0:(User|Group):/i, '').toLowerCase();
+  const keyOf = (o: Record<string, unknown>, name: string) => Object.keys(o).find((k) => k.toLowerCase() === name);
+  if (sel.attributes.length > 0) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(r)) if (ALWAYS.has(k)) out[k] = v;
+    for (const a of sel.attributes.map(norm)) {
+      const [top, sub] = a.split('.');
+      const k = keyOf(r, top!);
+      if (k === undefined || ALWAYS.has(k)) continue;
+      const v = r[k];
+      if (sub === undefined || v === null || typeof v !== 'object') { out[k] = v; continue; }
+      const pick = (o: Record<string, unknown>) => { const sk = keyOf(o, sub); return sk === undefined ? {} : { [sk]: o[sk] }; };
+      if (Array.isArray(v)) {
+        const prev = (out[k] as Array<Record<string, unknown>> | undefined) ?? v.map(() => ({}));
+        out[k] = v.map((e, i) => ({ ...prev[i], ...pick(e as Record<string, unknown>) }));
+      } else {
+        out[k] = { ...(out[k] as Record<string, unknown> | undefined), ...pick(v as Record<string, unknown>) };
+      }
+    }
+    return out;
+  }
+  if (sel.excluded.length === 0) return r;
+  const out: Record<string, unknown> = { ...r };
+  for (const a of sel.excluded.map(norm)) {
+    const [top, sub] = a.split('.');
+    const k = keyOf(out, top!);
+    if (k === undefined || ALWAYS.has(k)) continue;
+    if (sub === undefined) { delete out[k]; continue; }
+    const v = out[k];
+    const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([sk]) => sk.toLowerCase() !== sub));
+    if (Array.isArray(v)) out[k] = v.map((e) => drop(e as Record<string, unknown>));
+    else if (v && typeof v === 'object') out[k] = drop(v as Record<string, unknown>);
+  }
+  return out;
 }
 
 /** A group's SCIM representation; `members` omitted when excluded (RFC 7644 §3.9 excludedAttributes). */
@@ -74,7 +123,7 @@ export function serviceProviderConfig(baseUrl: string): Record<string, unknown> 
     filter: { supported: true, maxResults: MAX_RESULTS },
     changePassword: { supported: false },
     sort: { supported: false },
-    etag: { supported: false },
+    etag: { supported: true },
     authenticationSchemes: [{
       type: 'oauthbearertoken', name: 'OAuth Bearer Token', primary: true,
       description: 'The SCIM endpoint token of the organization, sent as Authorization: Bearer <token>',
@@ -109,10 +158,10 @@ export function schemas(baseUrl: string): Array<Record<string, unknown>> {
   return [
     sch(USER_SCHEMA, 'User', [
       attr('userName', 'string', { required: true, uniqueness: 'server' }),
-      attr('name', 'complex', { subAttributes: [attr('givenName', 'string'), attr('familyName', 'string')] }),
-      attr('displayName', 'string', { mutability: 'readOnly' }),
+      attr('name', 'complex', { subAttributes: [attr('givenName', 'string'), attr('familyName', 'string'), attr('formatted', 'string', { mutability: 'readOnly' })] }),
+      attr('displayName', 'string'),
       attr('emails', 'complex', { multiValued: true, subAttributes: [attr('value', 'string'), attr('type', 'string'), attr('primary', 'boolean')] }),
-      attr('phoneNumbers', 'complex', { multiValued: true, subAttributes: [attr('value', 'string'), attr('type', 'string')] }),
+      attr('phoneNumbers', 'complex', { multiValued: true, subAttributes: [attr('value', 'string'), attr('type', 'string'), attr('primary', 'boolean')] }),
       attr('active', 'boolean'),
       attr('externalId', 'string', { caseExact: true }),
     ]),

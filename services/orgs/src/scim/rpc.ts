@@ -61,7 +61,7 @@ export function scimHandlers(r: ScimRpcDeps): Pick<Handlers, ScimRpc> {
     }),
     ScimEndpoint: async (req) => endpointWire(await getEndpoint(d, req.org_id)),
     ScimRequest: async (req, ctx) => handleScim(d, ctx, {
-      method: req.method, path: req.path, query: req.query, body: req.body, authorization: ctx.headers['authorization'],
+      method: req.method, path: req.path, query: req.query, body: req.body, authorization: ctx.headers['authorization'], ifMatch: ctx.headers['if-match'],
     }, (err) => r.logger.error({ err }, 'scim request failed')),
   };
 }

@@ -1,7 +1,9 @@
 /**
- * Unit tests of the SCIM parts that need no deployment: the one-term filter of behaviour.md §6.4 (on
- * scim2-parse-filter), PatchOp parsing as Entra ID and Okta send it, and the 501 answer of group
- * provisioning when the authorization engine is off (a deployment without authz's internal API, or
+ * Unit tests of the SCIM parts that need no deployment: the filter grammar compiled to SQL (on
+ * scim2-parse-filter), RFC 3966 phone values, PATCH semantics (noTarget, invalidPath, mutability, value
+ * paths), PatchOp parsing as Entra ID and Okta send it, and the 501 answer of group
+ * provisioning when the authorization engine is off, and the SCIM events with their audit rows handed
+ * to the store's transactional write (a deployment without authz's internal API, or
  * authz answering `failed_precondition`).
  */
 import { describe, expect, it } from '@jest/globals';
@@ -10,12 +12,13 @@ import { createCallContext } from '@gatehouse/rpc';
 import type { ScimDeps } from './deps.ts';
 import { createEndpoint } from './endpoints.ts';
 import { ScimError } from './errors.ts';
-import { matches, parseFilter } from './filter.ts';
+import { compileFilter } from './filter.ts';
 import { patchOperations, scimBoolean, valueEq, valuePath } from './patch.ts';
 import { handleScim } from './server.ts';
-import type { ScimEndpointRecord } from './storage/ports.ts';
+import type { ScimEndpointRecord, ScimOutboxEvent } from './storage/ports.ts';
+import { e164, patchModel, type UserModel } from './user-model.ts';
+import { USER_FILTER } from './users.ts';
 
-const USER_ATTRS = ['username', 'emails.value', 'name.givenname', 'name.familyname', 'active', 'externalid'];
 const scimTypeOf = (f: () => unknown): string | undefined => {
   try {
     f();
@@ -25,38 +28,79 @@ const scimTypeOf = (f: () => unknown): string | undefined => {
   return undefined;
 };
 
-describe('the one-term SCIM filter (behaviour.md §6.4)', () => {
-  it('parses each allowed attribute and operator, case-insensitively', () => {
-    expect(parseFilter('userName eq "Ada@Example.com"', USER_ATTRS)).toEqual({ attr: 'username', op: 'eq', value: 'Ada@Example.com' });
-    expect(parseFilter('EMAILS.VALUE co "example"', USER_ATTRS)).toEqual({ attr: 'emails.value', op: 'co', value: 'example' });
-    expect(parseFilter('name.familyName sw "Lo"', USER_ATTRS).op).toBe('sw');
-    expect(parseFilter('externalId pr', USER_ATTRS)).toEqual({ attr: 'externalid', op: 'pr', value: null });
-    expect(parseFilter('active eq false', USER_ATTRS, ['active'])).toEqual({ attr: 'active', op: 'eq', value: false });
-    expect(parseFilter('urn:ietf:params:scim:schemas:core:2.0:User:userName ne "x"', USER_ATTRS).attr).toBe('username');
+describe('the SCIM filter compiled to SQL (RFC 7644 §3.4.2.2, behaviour.md §6.4)', () => {
+  it('compiles comparisons case-insensitively, with the value as a parameter', () => {
+    expect(compileFilter('userName eq "Ada@Example.com"', USER_FILTER)).toEqual({ sql: 'u.user_name_key = ?', params: ['ada@example.com'] });
+    expect(compileFilter('urn:ietf:params:scim:schemas:core:2.0:User:userName ne "x"', USER_FILTER)).toEqual({ sql: '(u.user_name_key is null or u.user_name_key <> ?)', params: ['x'] });
+    expect(compileFilter('name.familyName sw "Lo%"', USER_FILTER)).toEqual({ sql: "lower(u.family_name) like ? escape '!'", params: ['lo!%%'] });
+    expect(compileFilter('externalId eq "AbC"', USER_FILTER)).toEqual({ sql: 'u.external_id = ?', params: ['AbC'] });
+    expect(compileFilter('active eq false', USER_FILTER)).toEqual({ sql: 'u.active = false', params: [] });
+    expect(compileFilter('meta.lastModified gt "2024-01-01T00:00:00Z"', USER_FILTER)).toEqual({ sql: 'u.updated_at > ?', params: [1704067200] });
+  });
+
+  it('compiles and/or/not, parentheses and value paths into one condition', () => {
+    const c = compileFilter('(userName sw "a" or not (active eq true)) and emails[type eq "work" and value co "@X"]', USER_FILTER);
+    expect(c.sql).toBe("((u.user_name_key like ? escape '!' or (not u.active = true)) and exists (select 1 from orgs_scim_user_values v where v.org_id = u.org_id and v.user_id = u.user_id and v.attr = 'emails' and (v.type = ? and v.value_key like ? escape '!')))");
+    expect(c.params).toEqual(['a%', 'work', '%@x%']);
+    expect(compileFilter('emails.value ew ".org"', USER_FILTER).sql).toContain("v.attr = 'emails' and v.value_key like ? escape '!'");
+    expect(compileFilter('phoneNumbers pr', USER_FILTER).sql).toContain("v.attr = 'phoneNumbers' and (v.value_key is not null and v.value_key <> '')");
   });
 
   it.each([
-    'userName eq "a" and active eq true', 'userName eq "a" or userName eq "b"', 'not (userName eq "a")', '(userName eq "a")',
-    'emails[type eq "work"]', 'userName gt "a"', 'userName ew "a"', 'title eq "a"', 'userName eq', 'userName eq "open', 'eq "a"',
-    'userName eq 3',
+    'title eq "a"', 'userName eq', 'userName eq "open', 'eq "a"', 'userName eq 3', 'active co "t"', 'active eq "true"', 'active gt true',
+    'meta.created co "2024"', 'meta.created gt "yesterday"', 'emails[title eq "x"]', 'name[givenName eq "x"]', 'emails[type eq "a" and phoneNumbers[type eq "b"]]',
   ])('refuses %s with 400 invalidFilter', (f) => {
-    expect(scimTypeOf(() => parseFilter(f, USER_ATTRS, ['active']))).toBe('400 invalidFilter');
+    expect(scimTypeOf(() => compileFilter(f, USER_FILTER))).toBe('400 invalidFilter');
   });
+});
 
-  it('refuses co/sw and string values on booleans', () => {
-    expect(scimTypeOf(() => parseFilter('active co "t"', USER_ATTRS, ['active']))).toBe('400 invalidFilter');
-    expect(scimTypeOf(() => parseFilter('active eq "true"', USER_ATTRS, ['active']))).toBe('400 invalidFilter');
+describe('phone numbers (RFC 3966, E.164)', () => {
+  it.each([['tel:+1-201-555-0123', '+12015550123'], ['+1 (425) 555-0100', '+14255550100'], ['tel:+44.20.7946.0958;ext=12', '+442079460958'], ['+33612345678', '+33612345678']])('%s → %s', (raw, want) => {
+    expect(e164(raw)).toBe(want);
   });
-
-  it('keeps brackets inside quoted values', () => {
-    expect(parseFilter('userName eq "a(b)[c]@example.com"', USER_ATTRS).value).toBe('a(b)[c]@example.com');
+  it.each(['555-0100', 'tel:555-0100;phone-context=example.com', 'call me', '+0123'])('refuses %s with 400 invalidValue', (raw) => {
+    expect(scimTypeOf(() => e164(raw))).toBe('400 invalidValue');
   });
+});
 
-  it('matches strings case-insensitively', () => {
-    const t = parseFilter('userName sw "ADA"', USER_ATTRS);
-    expect([matches(t, 'ada@example.com'), matches(t, 'bob@example.com'), matches(t, null)]).toEqual([true, false, false]);
-    const pr = parseFilter('externalId pr', USER_ATTRS);
-    expect([matches(pr, 'x'), matches(pr, ''), matches(pr, null)]).toEqual([true, false, false]);
+describe('PATCH on a user (RFC 7644 §3.5.2)', () => {
+  const ada: UserModel = {
+    userName: 'ada', externalId: 'x1', givenName: 'Ada', familyName: 'Lovelace', displayName: null,
+    emails: [{ value: 'ada@work.example', type: 'work', primary: true }], phoneNumbers: [], active: true,
+  };
+  const op = (o: string, path: string | null, value?: unknown) => ({ op: o, path, value });
+
+  it('replace through a value path changes the matched element only', () => {
+    const m = patchModel(ada, [op('replace', 'emails[type eq "work"].value', 'ada@new.example')]);
+    expect(m.emails).toEqual([{ value: 'ada@new.example', type: 'work', primary: true }]);
+  });
+  it('replace through a filter that matches nothing → 400 noTarget (the login email is not touched)', () => {
+    expect(scimTypeOf(() => patchModel(ada, [op('replace', 'emails[type eq "home"].value', 'eve@evil.example')]))).toBe('400 noTarget');
+    expect(scimTypeOf(() => patchModel(ada, [op('remove', 'emails[value eq "nobody@x"]')]))).toBe('400 noTarget');
+  });
+  it('add through a filter that matches nothing creates the element the filter describes', () => {
+    expect(patchModel(ada, [op('add', 'emails[type eq "home"].value', 'ada@home.example')]).emails).toEqual([
+      { value: 'ada@work.example', type: 'work', primary: true }, { value: 'ada@home.example', type: 'home', primary: false },
+    ]);
+  });
+  it('remove through a filter drops the matched elements', () => {
+    expect(patchModel(ada, [op('remove', 'emails[type eq "WORK"]')]).emails).toEqual([]);
+  });
+  it("takes Entra ID's and Okta's shapes: string booleans, dotted and URN keys in a no-path value", () => {
+    const m = patchModel(ada, [
+      op('replace', 'active', 'False'),
+      op('replace', null, { 'name.givenName': 'Augusta', 'urn:ietf:params:scim:schemas:core:2.0:User:displayName': 'A. King', active: 'True' }),
+      op('add', 'phoneNumbers[type eq "work"].value', 'tel:+1-201-555-0123'),
+    ]);
+    expect(m).toMatchObject({ givenName: 'Augusta', displayName: 'A. King', active: true, phoneNumbers: [{ value: '+12015550123', type: 'work', primary: false }] });
+  });
+  it('an attribute the server does not keep → invalidPath; a read-only one → mutability', () => {
+    expect(scimTypeOf(() => patchModel(ada, [op('replace', 'title', 'x')]))).toBe('400 invalidPath');
+    expect(scimTypeOf(() => patchModel(ada, [op('replace', null, { nickName: 'x' })]))).toBe('400 invalidPath');
+    expect(scimTypeOf(() => patchModel(ada, [op('replace', 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber', '1')]))).toBe('400 invalidPath');
+    expect(scimTypeOf(() => patchModel(ada, [op('replace', 'id', 'x')]))).toBe('400 mutability');
+    expect(scimTypeOf(() => patchModel(ada, [op('replace', 'meta.created', 'x')]))).toBe('400 mutability');
+    expect(scimTypeOf(() => patchModel(ada, [op('remove', 'userName')]))).toBe('400 invalidValue');
   });
 });
 
@@ -85,6 +129,39 @@ describe('PatchOp bodies as providers send them (RFC 7644 §3.5.2)', () => {
   });
 });
 
+describe('SCIM events and audit rows go to the store with the row they describe (orgs outbox)', () => {
+  it('a create hands user.provisioned and the scim.user_provisioned audit row to the same put', async () => {
+    const endpoints = new Map<string, ScimEndpointRecord>();
+    const puts: Array<{ userName: string | null; events: readonly ScimOutboxEvent[] }> = [];
+    const account = { id: '6f1c7a3e-0000-4000-8000-0000000000aa', email: 'ada@example.com', created_at: 1, updated_at: 1 };
+    const d: ScimDeps = {
+      store: {
+        endpoints: {
+          byOrg: async () => null, byId: async (id) => endpoints.get(id) ?? null,
+          insert: async (e) => { endpoints.set(e.id, e); return true; }, update: async () => undefined, delete: async () => true,
+        },
+        users: {
+          get: async () => null, byExternalId: async () => null, byUserName: async () => null, delete: async () => true, forget: async () => undefined, unprojected: async () => [],
+          search: async () => ({ total: 0, rows: [] }), put: async (u, _v, events = []) => { puts.push({ userName: u.userName, events }); return true; },
+        },
+        groups: { get: async () => null, byDisplayName: async () => null, byExternalId: async () => null, holding: async () => [], list: async () => [], search: async () => ({ total: 0, rows: [] }), insert: async () => true, update: async () => true, delete: async () => true },
+      },
+      orgs: { status: async () => 'enabled', isMember: async () => false, addMember: async () => undefined, removeMember: async () => undefined },
+      authn: {
+        ProvisionUser: async () => ({ user: account as never, created: true }), FindUsers: async () => ({ users: [] }),
+        UpdateProvisionedUser: async () => account as never, SetUserActive: async () => ({ user: account as never, changed: false }),
+      } as unknown as ScimDeps['authn'],
+      authz: null, emit: () => { throw new Error('SCIM user events go through the outbox, not emit'); },
+      tokenKey: 'k'.repeat(32), baseUrl: 'https://id.example.com', now: () => 1_700_000_000,
+    };
+    const { token } = await createEndpoint(d, '6f1c7a3e-0000-4000-8000-000000000003');
+    const r = await handleScim(d, createCallContext(), { method: 'POST', path: '/Users', query: '', body: '{"userName":"Ada"}', authorization: `Bearer ${token}` }, () => undefined);
+    expect(r.status).toBe(201);
+    expect(puts.map((p) => [p.userName, p.events.map((e) => e.name)])).toEqual([['Ada', ['user.provisioned', 'audit.recorded']]]);
+    expect(puts[0]!.events[1]!.data).toMatchObject({ action: 'scim.user_provisioned', actor_type: 'service_account', resource_type: 'user', resource_id: account.id });
+  });
+});
+
 describe('group provisioning needs the authorization engine (behaviour.md §6.4)', () => {
   const endpoints = new Map<string, ScimEndpointRecord>();
   const deps = (authz: ScimDeps['authz']): ScimDeps => ({
@@ -96,10 +173,10 @@ describe('group provisioning needs the authorization engine (behaviour.md §6.4)
         update: async (e) => { endpoints.set(e.id, e); },
         delete: async () => true,
       },
-      users: { get: async () => null, byExternalId: async () => null, put: async () => undefined, list: async () => [] },
-      groups: { get: async () => null, byDisplayName: async () => null, byExternalId: async () => null, list: async () => [], insert: async () => true, update: async () => true, delete: async () => true },
+      users: { get: async () => null, byExternalId: async () => null, byUserName: async () => null, put: async () => true, delete: async () => true, forget: async () => undefined, unprojected: async () => [], search: async () => ({ total: 0, rows: [] }) },
+      groups: { get: async () => null, byDisplayName: async () => null, byExternalId: async () => null, holding: async () => [], list: async () => [], search: async () => ({ total: 0, rows: [] }), insert: async () => true, update: async () => true, delete: async () => true },
     },
-    orgs: { status: async () => 'enabled', isMember: async () => false, addMember: async () => undefined, memberIds: async () => [] },
+    orgs: { status: async () => 'enabled', isMember: async () => false, addMember: async () => undefined, removeMember: async () => undefined },
     authn: null, authz, emit: () => undefined, tokenKey: 'k'.repeat(32), baseUrl: 'https://id.example.com', now: () => 1_700_000_000,
   });
   const call = async (d: ScimDeps, token: string, method: string, path: string, body = '') =>

@@ -26,6 +26,8 @@ export interface ScimRequest {
   body: string;
   /** the Authorization header */
   authorization: string | undefined;
+  /** the If-Match header (RFC 7644 §3.14) */
+  ifMatch?: string | undefined;
 }
 
 /** What the gateway sends back: `body` is the JSON text ('' for 204), `application/scim+json`. */
@@ -44,6 +46,36 @@ function parseBody(raw: string): unknown {
   } catch {
     throw badRequest('invalidSyntax', 'the body is not valid JSON');
   }
+}
+
+const SEARCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+
+/**
+ * A SearchRequest body (RFC 7644 §3.4.3) as the query parameters of a list: `filter`, `startIndex`,
+ * `count`, `attributes` and `excludedAttributes` (arrays). `sortBy` is refused: sorting is not supported.
+ * @throws ScimError 400 `invalidSyntax` / `invalidValue`
+ */
+function searchQuery(body: unknown): URLSearchParams {
+  const b = body as Record<string, unknown> | null;
+  if (!b || typeof b !== 'object' || Array.isArray(b)) throw badRequest('invalidSyntax', 'the body must be a SearchRequest object');
+  if (!Array.isArray(b['schemas']) || !b['schemas'].includes(SEARCH_SCHEMA)) throw badRequest('invalidSyntax', `schemas must contain "${SEARCH_SCHEMA}"`);
+  const q = new URLSearchParams();
+  if (b['filter'] !== undefined) {
+    if (typeof b['filter'] !== 'string') throw badRequest('invalidValue', 'filter must be a string');
+    q.set('filter', b['filter']);
+  }
+  for (const k of ['startIndex', 'count'] as const) {
+    if (b[k] === undefined) continue;
+    if (typeof b[k] !== 'number' || !Number.isInteger(b[k])) throw badRequest('invalidValue', `${k} must be an integer`);
+    q.set(k, String(b[k]));
+  }
+  for (const k of ['attributes', 'excludedAttributes'] as const) {
+    if (b[k] === undefined) continue;
+    if (!Array.isArray(b[k]) || !(b[k] as unknown[]).every((a) => typeof a === 'string')) throw badRequest('invalidValue', `${k} must be an array of strings`);
+    q.set(k, (b[k] as string[]).join(','));
+  }
+  if (b['sortBy'] !== undefined) throw badRequest('invalidValue', 'sorting is not supported');
+  return q;
 }
 
 /** The org of a valid bearer token. @throws ScimError 401 */
@@ -78,15 +110,24 @@ async function route(d: ScimDeps, ctx: CallContext, orgId: string, req: ScimRequ
     case 'Users':
       if (id === undefined) {
         if (get) return listUsers(d, ctx, orgId, query);
-        if (method === 'POST') return createUser(d, ctx, orgId, parseBody(req.body));
+        if (method === 'POST') return createUser(d, ctx, orgId, parseBody(req.body), query);
         throw methodNotAllowed();
       }
-      if (get) return getUser(d, ctx, orgId, id);
-      if (method === 'PUT') return replaceUser(d, ctx, orgId, id, parseBody(req.body));
-      if (method === 'PATCH') return patchUser(d, ctx, orgId, id, parseBody(req.body));
-      if (method === 'DELETE') return deleteUser(d, ctx, orgId, id);
+      // RFC 7644 §3.4.3: the search request of POST /Users/.search, as query parameters
+      if (id === '.search') {
+        if (method !== 'POST') throw methodNotAllowed();
+        return listUsers(d, ctx, orgId, searchQuery(parseBody(req.body)));
+      }
+      if (get) return getUser(d, ctx, orgId, id, query);
+      if (method === 'PUT') return replaceUser(d, ctx, orgId, id, parseBody(req.body), req.ifMatch, query);
+      if (method === 'PATCH') return patchUser(d, ctx, orgId, id, parseBody(req.body), req.ifMatch, query);
+      if (method === 'DELETE') return deleteUser(d, ctx, orgId, id, req.ifMatch);
       throw methodNotAllowed();
     case 'Groups':
+      if (id === '.search') {
+        if (method !== 'POST') throw methodNotAllowed();
+        return listGroups(d, ctx, orgId, searchQuery(parseBody(req.body)));
+      }
       if (id === undefined) {
         if (get) return listGroups(d, ctx, orgId, query);
         if (method === 'POST') return createGroup(d, ctx, orgId, parseBody(req.body));

@@ -1,18 +1,29 @@
 /**
  * @module orgs/scim/users
- * `/scim/v2/Users` (RFC 7644 §3.3-§3.6; behaviour.md §6.4): the org's members as SCIM users. authn
- * owns the user rows (AuthnInternal), orgs the membership and the org's `externalId` of each user.
- * Create is idempotent on `externalId` and `userName`; `active: false` and DELETE deprovision (authn
- * deletes every session before it answers); attribute changes emit `user.scim_updated`.
+ * `/scim/v2/Users` (RFC 7644 §3.3-§3.6, §3.14; behaviour.md §6.4). authn owns the Gatehouse account
+ * (email, names, phone, revocation, sessions); orgs owns the membership and the org's SCIM view of
+ * each member ({@link ScimUserRecord}: any `userName`, unique per org, `externalId`, the emails and phone
+ * numbers as sent, a version). Lists and filters run on that view in the orgs database.
+ *
+ * - create: a `userName` or `externalId` already held in the org, or an email held by any other
+ *   account → 409 `uniqueness`; otherwise 201, the account provisioned in authn (its email is the
+ *   primary email, else the `userName` when it has the shape of an address) and added to the org;
+ * - `active: false` and DELETE deprovision (authn deletes every session before it answers); DELETE
+ *   also removes the membership and the SCIM view: from then on every operation on the id is 404;
+ * - PUT / PATCH honour `If-Match` (`meta.version`, a weak ETag) → 412 when stale.
  */
 import type { common } from '@gatehouse/contracts';
+import { auditRecord } from '@gatehouse/auth';
 import type { CallContext } from '@gatehouse/rpc';
+import scimFilter from 'scim2-parse-filter';
 import type { ScimDeps } from './deps.ts';
-import { badRequest, conflict, notFound } from './errors.ts';
-import { matches, parseFilter } from './filter.ts';
-import { patchOperations, scimBoolean, stripUrn, valuePath } from './patch.ts';
-import { listResponse, userResource } from './resources.ts';
-import type { ScimUserRecord } from './storage/ports.ts';
+import { badRequest, conflict, notFound, ScimError } from './errors.ts';
+import { compileFilter, type FilterSchema } from './filter.ts';
+import { removeFromGroups } from './groups.ts';
+import { patchOperations } from './patch.ts';
+import { listResponse, selectAttributes, userResource, versionTag } from './resources.ts';
+import type { ScimOutboxEvent, ScimUserRecord } from './storage/ports.ts';
+import { lowerFilter, modelOf, patchModel, primaryOf, type UserModel } from './user-model.ts';
 
 /** A SCIM answer: status and JSON body (null for 204), and the Location of a 201. */
 export interface ScimAnswer {
@@ -21,65 +32,34 @@ export interface ScimAnswer {
   location?: string;
 }
 
-const USER_FILTER_ATTRS = ['username', 'emails.value', 'name.givenname', 'name.familyname', 'active', 'externalid'];
-
-/** The mapped attributes of a User body (behaviour.md §6.4 "User mapping"); undefined = not sent. */
-interface UserFields {
-  userName?: string;
-  givenName?: string | null;
-  familyName?: string | null;
-  phone?: string | null;
-  active?: boolean;
-  externalId?: string | null;
-}
-
-const str = (v: unknown, field: string, max = 320): string => {
-  if (typeof v !== 'string') throw badRequest('invalidValue', `${field} must be a string`);
-  if (v.length > max) throw badRequest('invalidValue', `${field} is too long`);
-  return v;
+/** What a filter on Users may name, as columns of `orgs_scim_users u` and `orgs_scim_user_values v`. */
+export const USER_FILTER: FilterSchema = {
+  attrs: {
+    id: { sql: 'u.user_id', kind: 'string', caseExact: true },
+    username: { sql: 'u.user_name_key', kind: 'string', lowered: true },
+    externalid: { sql: 'u.external_id', kind: 'string', caseExact: true },
+    displayname: { sql: 'u.display_name', kind: 'string' },
+    'name.givenname': { sql: 'u.given_name', kind: 'string' },
+    'name.familyname': { sql: 'u.family_name', kind: 'string' },
+    active: { sql: 'u.active', kind: 'boolean' },
+    'meta.created': { sql: 'u.created_at', kind: 'instant' },
+    'meta.lastmodified': { sql: 'u.updated_at', kind: 'instant' },
+  },
+  multi: Object.fromEntries((['emails', 'phoneNumbers'] as const).map((attr) => [attr.toLowerCase(), {
+    from: 'orgs_scim_user_values v',
+    join: `v.org_id = u.org_id and v.user_id = u.user_id and v.attr = '${attr}'`,
+    subs: {
+      value: { sql: 'v.value_key', kind: 'string', lowered: true },
+      type: { sql: 'v.type', kind: 'string', lowered: true },
+      primary: { sql: 'v.is_primary', kind: 'boolean' },
+    },
+  }])),
 };
-const optStr = (v: unknown, field: string): string | null => (v === null ? null : str(v, field).trim() || null);
 
-/** The primary (or first) `value` of a multi-valued attribute such as `emails`. */
-function primaryValue(list: unknown, field: string): string | null | undefined {
-  if (list === undefined) return undefined;
-  if (list === null) return null;
-  if (!Array.isArray(list)) throw badRequest('invalidValue', `${field} must be an array`);
-  if (list.length === 0) return null;
-  const items = list as Array<{ value?: unknown; primary?: unknown } | null>;
-  const pick = items.find((e) => e && (e.primary === true || e.primary === 'True' || e.primary === 'true')) ?? items[0];
-  if (!pick || typeof pick !== 'object') throw badRequest('invalidValue', `${field} must hold objects with a value`);
-  return optStr(pick.value ?? null, `${field}.value`);
-}
+const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Phone numbers as providers write them (`+1 (425) 555-0100`): separators removed; authn validates the rest. */
-const normalisePhone = (p: string | null): string | null => (p === null ? null : p.replace(/[\s().-]/g, '') || null);
-
-/** The fields of a full User body (POST, PUT). @throws ScimError 400 `invalidSyntax` / `invalidValue` */
-function fieldsOf(body: unknown): UserFields {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('invalidSyntax', 'the body must be a JSON object');
-  const b = body as Record<string, unknown>;
-  const out: UserFields = {};
-  const email = primaryValue(b['emails'], 'emails');
-  const userName = b['userName'] === undefined || b['userName'] === null ? email : optStr(b['userName'], 'userName');
-  if (userName) out.userName = userName;
-  if (b['name'] !== undefined && b['name'] !== null) {
-    if (typeof b['name'] !== 'object' || Array.isArray(b['name'])) throw badRequest('invalidValue', 'name must be an object');
-    const n = b['name'] as Record<string, unknown>;
-    out.givenName = n['givenName'] === undefined ? null : optStr(n['givenName'], 'name.givenName');
-    out.familyName = n['familyName'] === undefined ? null : optStr(n['familyName'], 'name.familyName');
-  }
-  const phone = primaryValue(b['phoneNumbers'], 'phoneNumbers');
-  if (phone !== undefined) out.phone = normalisePhone(phone);
-  if (b['active'] !== undefined && b['active'] !== null) out.active = scimBoolean(b['active'], 'active');
-  if (b['externalId'] !== undefined) out.externalId = optStr(b['externalId'], 'externalId');
-  return out;
-}
-
-async function findUser(d: ScimDeps, ctx: CallContext, id: string): Promise<common.User | null> {
-  const { users } = await authnOf(d).FindUsers({ ids: [id] }, ctx);
-  return users[0] ?? null;
-}
+/** The account email of a SCIM user: the primary email, else an address-shaped userName, else none (''). */
+const accountEmail = (m: UserModel): string => primaryOf(m.emails) ?? (EMAIL_SHAPE.test(m.userName) ? m.userName : '');
 
 function authnOf(d: ScimDeps): NonNullable<ScimDeps['authn']> {
   if (!d.authn) throw new ScimUnavailable();
@@ -93,59 +73,122 @@ export class ScimUnavailable extends Error {
   }
 }
 
-/** The org's member `id` as a user, or 404 (another org's ids too, behaviour.md §6.4). */
-async function memberUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string): Promise<{ user: common.User; link: ScimUserRecord | null }> {
-  if (!/^[0-9a-f-]{1,64}$/i.test(id) || !(await d.orgs.isMember(orgId, id.toLowerCase()))) throw notFound();
-  const user = await findUser(d, ctx, id.toLowerCase());
-  if (!user) throw notFound();
-  return { user, link: await d.store.users.get(orgId, user.id) };
+async function findUser(d: ScimDeps, ctx: CallContext, id: string): Promise<common.User | null> {
+  const { users } = await authnOf(d).FindUsers({ ids: [id] }, ctx);
+  return users[0] ?? null;
 }
 
-const userEvent = (user: common.User, orgId: string, link: ScimUserRecord | null) => ({ user, org_id: orgId, external_id: link?.externalId ?? null });
+/** The SCIM view of an account that has none yet (a member added outside SCIM). */
+function projectionOf(orgId: string, u: common.User, row: ScimUserRecord | null, now: number): ScimUserRecord {
+  const email = u.email ?? null;
+  return {
+    orgId, userId: u.id, externalId: row?.externalId ?? null, userName: email ?? u.id,
+    givenName: u.given_name ?? null, familyName: u.family_name ?? null, displayName: null,
+    emails: email ? [{ value: email, type: 'work', primary: true }] : [],
+    phoneNumbers: u.phone_number ? [{ value: u.phone_number, type: 'work', primary: true }] : [],
+    active: u.revoked_timestamp === null || u.revoked_timestamp === undefined,
+    version: 1, createdAt: row?.createdAt ?? Number(u.created_at), updatedAt: now,
+  };
+}
+
+/** Projects up to 1000 members of the org that have no SCIM view yet (from authn's rows). */
+async function projectPending(d: ScimDeps, ctx: CallContext, orgId: string): Promise<void> {
+  const ids = await d.store.users.unprojected(orgId, 1000);
+  if (ids.length === 0) return;
+  const { users } = await authnOf(d).FindUsers({ ids }, ctx);
+  for (const u of users) {
+    const row = await d.store.users.get(orgId, u.id);
+    if (row && row.userName !== null) continue;
+    // a userName taken meanwhile by a SCIM create: the account's id stands in
+    if (!(await d.store.users.put(projectionOf(orgId, u, row, d.now())))) await d.store.users.put({ ...projectionOf(orgId, u, row, d.now()), userName: u.id });
+  }
+}
+
+/** The org's member `id` with its SCIM view, or 404 (another org's ids and deleted users too). */
+async function memberUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string): Promise<ScimUserRecord> {
+  const userId = id.toLowerCase();
+  if (!/^[0-9a-f-]{1,64}$/.test(userId) || !(await d.orgs.isMember(orgId, userId))) throw notFound();
+  const row = await d.store.users.get(orgId, userId);
+  if (row && row.userName !== null) return row;
+  const user = await findUser(d, ctx, userId);
+  if (!user) throw notFound();
+  const projected = projectionOf(orgId, user, row, d.now());
+  if (!(await d.store.users.put(projected))) await d.store.users.put({ ...projected, userName: user.id });
+  return (await d.store.users.get(orgId, userId))!;
+}
+
+/** RFC 7644 §3.14: `If-Match` that names another version → 412. `*` matches any. */
+function checkVersion(row: ScimUserRecord, ifMatch: string | undefined): void {
+  if (ifMatch === undefined || ifMatch.trim() === '' || ifMatch.trim() === '*') return;
+  const tags = ifMatch.split(',').map((t) => t.trim());
+  if (!tags.includes(versionTag(row.version))) throw new ScimError(412, 'the resource was changed: its version does not match If-Match');
+}
+
+const modelOfRow = (r: ScimUserRecord): UserModel => ({
+  userName: r.userName ?? r.userId, externalId: r.externalId, givenName: r.givenName, familyName: r.familyName, displayName: r.displayName,
+  emails: r.emails, phoneNumbers: r.phoneNumbers, active: r.active,
+});
+
+const userEvent = (user: common.User, orgId: string, externalId: string | null) => ({ user, org_id: orgId, external_id: externalId });
+
+/**
+ * A §8 SCIM event, and for provisioning and deprovisioning its §5.7 audit row (`scim.user_provisioned`,
+ * `scim.user_deprovisioned`; the actor is the org's SCIM client, a service account), written to orgs'
+ * outbox with the SCIM row that they describe.
+ */
+function scimEvents(ctx: CallContext, name: 'user.provisioned' | 'user.deprovisioned' | 'user.scim_updated', user: common.User, orgId: string, externalId: string | null): ScimOutboxEvent[] {
+  const events: ScimOutboxEvent[] = [{ name, data: userEvent(user, orgId, externalId) }];
+  const action = name === 'user.provisioned' ? 'scim.user_provisioned' : name === 'user.deprovisioned' ? 'scim.user_deprovisioned' : null;
+  if (action) {
+    events.push({ name: 'audit.recorded', data: auditRecord(ctx, action, { actor: { type: 'service_account', id: null }, resourceType: 'user', resourceId: user.id, details: { org_id: orgId } }) });
+  }
+  return events;
+}
+const MODEL_KEYS = ['userName', 'externalId', 'givenName', 'familyName', 'displayName', 'emails', 'phoneNumbers', 'active'] as const;
+/** Equal attribute by attribute (key order aside); `except` leaves some out. */
+const sameModel = (a: UserModel, b: UserModel, except: ReadonlyArray<keyof UserModel> = []): boolean =>
+  MODEL_KEYS.every((k) => except.includes(k) || JSON.stringify(a[k]) === JSON.stringify(b[k]));
+
+/** The `attributes` / `excludedAttributes` of a query (RFC 7644 §3.4.2.5), comma-separated. */
+export function attributeSelection(query: URLSearchParams): { attributes: string[]; excluded: string[] } {
+  const list = (name: string) => (query.get(name) ?? '').split(',').map((a) => a.trim()).filter((a) => a !== '');
+  return { attributes: list('attributes'), excluded: list('excludedAttributes') };
+}
 
 /** `POST /Users` (behaviour.md §6.4 "Create user"). */
-export async function createUser(d: ScimDeps, ctx: CallContext, orgId: string, body: unknown): Promise<ScimAnswer> {
-  const f = fieldsOf(body);
-  if (!f.userName) throw badRequest('invalidValue', 'userName is required');
-  const answer = (user: common.User, link: ScimUserRecord | null, status: number): ScimAnswer => {
-    const r = userResource(d.baseUrl, user, link);
-    return { status, body: r, ...(status === 201 ? { location: (r['meta'] as { location: string }).location } : {}) };
-  };
-  if (f.externalId) {
-    const known = await d.store.users.byExternalId(orgId, f.externalId);
-    if (known && (await d.orgs.isMember(orgId, known.userId))) {
-      const user = await findUser(d, ctx, known.userId);
-      if (user) return answer(user, known, 200);
-    }
-  }
+export async function createUser(d: ScimDeps, ctx: CallContext, orgId: string, body: unknown, query: URLSearchParams): Promise<ScimAnswer> {
+  const m = modelOf(body);
+  if (await d.store.users.byUserName(orgId, m.userName)) throw conflict('userName already exists');
+  if (m.externalId && (await d.store.users.byExternalId(orgId, m.externalId))) throw conflict('externalId already exists');
   const authn = authnOf(d);
-  const { users: [holder] } = await authn.FindUsers({ ids: [], email: f.userName }, ctx);
-  if (holder) {
-    if (!(await d.orgs.isMember(orgId, holder.id))) throw conflict('userName already exists');
-    return answer(holder, await d.store.users.get(orgId, holder.id), 200);
+  let out;
+  try {
+    out = await authn.ProvisionUser({
+      email: accountEmail(m), given_name: m.givenName, family_name: m.familyName, phone_number: primaryOf(m.phoneNumbers), active: m.active,
+    }, ctx);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'already_exists') throw conflict('the phone number belongs to another user');
+    throw err;
   }
-  const out = await authn.ProvisionUser({
-    email: f.userName, given_name: f.givenName ?? null, family_name: f.familyName ?? null, phone_number: f.phone ?? null, active: f.active ?? true,
-  }, ctx);
+  // the email belongs to an account already (in this org or elsewhere): RFC 7644 §3.3 uniqueness
+  if (!out.created) throw conflict('the email belongs to another user');
   const user = out.user!;
-  if (!out.created && !(await d.orgs.isMember(orgId, user.id))) throw conflict('userName already exists');
   await d.orgs.addMember(orgId, user.id);
   const now = d.now();
-  const link: ScimUserRecord = { orgId, userId: user.id, externalId: f.externalId ?? null, createdAt: now, updatedAt: now };
-  await d.store.users.put(link);
-  if (out.created) d.emit('user.provisioned', userEvent(user, orgId, link));
-  return answer(user, link, out.created ? 201 : 200);
+  const row: ScimUserRecord = { orgId, userId: user.id, ...m, version: 1, createdAt: now, updatedAt: now };
+  if (!(await d.store.users.put(row, undefined, scimEvents(ctx, 'user.provisioned', user, orgId, m.externalId)))) throw conflict('userName already exists');
+  const r = userResource(d.baseUrl, row);
+  return { status: 201, body: selectAttributes(r, attributeSelection(query)), location: (r['meta'] as { location: string }).location };
 }
 
 /** `GET /Users/{id}`. */
-export async function getUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string): Promise<ScimAnswer> {
-  const { user, link } = await memberUser(d, ctx, orgId, id);
-  return { status: 200, body: userResource(d.baseUrl, user, link) };
+export async function getUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, query: URLSearchParams): Promise<ScimAnswer> {
+  return { status: 200, body: selectAttributes(userResource(d.baseUrl, await memberUser(d, ctx, orgId, id)), attributeSelection(query)) };
 }
 
 /**
- * A 1-based `startIndex` and a `count` of at most {@link MAX_RESULTS} (RFC 7644 §3.4.2.4: below 1
- * means 1, a negative count means 0). @throws ScimError 400 `invalidValue` when not integers
+ * A 1-based `startIndex` and a `count` of at most 1000 (RFC 7644 §3.4.2.4: below 1 means 1, a
+ * negative count means 0). @throws ScimError 400 `invalidValue` when not integers
  */
 export function pageOf(query: URLSearchParams): { start: number; count: number } {
   const num = (name: string, dflt: number): number => {
@@ -157,126 +200,105 @@ export function pageOf(query: URLSearchParams): { start: number; count: number }
   return { start: Math.max(1, num('startIndex', 1)), count: Math.min(1000, Math.max(0, num('count', 100))) };
 }
 
-/** `GET /Users?filter&startIndex&count` (behaviour.md §6.4 "List users"). */
-export async function listUsers(d: ScimDeps, ctx: CallContext, orgId: string, query: URLSearchParams): Promise<ScimAnswer> {
-  const filterText = query.get('filter');
-  const term = filterText === null || filterText.trim() === '' ? null : parseFilter(filterText, USER_FILTER_ATTRS, ['active']);
-  const { start, count } = pageOf(query);
-  const ids = await d.orgs.memberIds(orgId);
-  const links = new Map((await d.store.users.list(orgId)).map((l) => [l.userId, l]));
-  const users: common.User[] = [];
-  for (let i = 0; i < ids.length; i += 1000) users.push(...(await authnOf(d).FindUsers({ ids: ids.slice(i, i + 1000) }, ctx)).users);
-  const valueOf = (u: common.User, attr: string): string | boolean | null => {
-    switch (attr) {
-      case 'username': case 'emails.value': return u.email ?? null;
-      case 'name.givenname': return u.given_name ?? null;
-      case 'name.familyname': return u.family_name ?? null;
-      case 'active': return u.revoked_timestamp === null || u.revoked_timestamp === undefined;
-      default: return links.get(u.id)?.externalId ?? null;
-    }
-  };
-  const hits = term ? users.filter((u) => matches(term, valueOf(u, term.attr))) : users;
-  const page = hits.slice(start - 1, start - 1 + count);
-  return { status: 200, body: listResponse(page.map((u) => userResource(d.baseUrl, u, links.get(u.id) ?? null)), hits.length, start) };
-}
-
-/** Applies changed fields: authn's attributes, then `active`, then the org's externalId; emits §8 events. */
-async function applyUser(d: ScimDeps, ctx: CallContext, orgId: string, current: { user: common.User; link: ScimUserRecord | null }, f: UserFields): Promise<ScimAnswer> {
-  let { user } = current;
-  const authn = authnOf(d);
-  let attrsChanged = false;
-  const changes: { email?: string; given_name?: string; family_name?: string; phone_number?: string } = {};
-  if (f.userName !== undefined && f.userName.toLowerCase() !== (user.email ?? '')) changes.email = f.userName;
-  if (f.givenName !== undefined && (f.givenName ?? null) !== (user.given_name ?? null)) changes.given_name = f.givenName ?? '';
-  if (f.familyName !== undefined && (f.familyName ?? null) !== (user.family_name ?? null)) changes.family_name = f.familyName ?? '';
-  if (f.phone !== undefined && (f.phone ?? null) !== (user.phone_number ?? null)) changes.phone_number = f.phone ?? '';
-  if (Object.keys(changes).length > 0) {
-    try {
-      user = await authn.UpdateProvisionedUser({ user_id: user.id, ...changes }, ctx);
-    } catch (err) {
-      if ((err as { code?: string }).code === 'already_exists' && changes.email) throw conflict('userName already exists');
-      throw err;
-    }
-    attrsChanged = true;
-  }
-  let link = current.link;
-  const externalId = f.externalId === undefined ? link?.externalId ?? null : f.externalId;
-  if (!link || externalId !== link.externalId) {
-    const now = d.now();
-    link = { orgId, userId: user.id, externalId, createdAt: link?.createdAt ?? now, updatedAt: now };
-    await d.store.users.put(link);
-    attrsChanged = attrsChanged || current.link?.externalId !== externalId;
-  }
-  if (attrsChanged) d.emit('user.scim_updated', userEvent(user, orgId, link));
-  if (f.active !== undefined) {
-    const out = await authn.SetUserActive({ user_id: user.id, active: f.active }, ctx);
-    user = out.user!;
-    if (out.changed) d.emit(f.active ? 'user.scim_updated' : 'user.deprovisioned', userEvent(user, orgId, link));
-  }
-  return { status: 200, body: userResource(d.baseUrl, user, link) };
-}
-
-/** `PUT /Users/{id}`: replaces userName, name, emails, phone, active and externalId (behaviour.md §6.4). */
-export async function replaceUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown): Promise<ScimAnswer> {
-  const current = await memberUser(d, ctx, orgId, id);
-  const f = fieldsOf(body);
-  if (!f.userName) throw badRequest('invalidValue', 'userName is required');
-  return applyUser(d, ctx, orgId, current, {
-    userName: f.userName, givenName: f.givenName ?? null, familyName: f.familyName ?? null, phone: f.phone ?? null,
-    active: f.active ?? true, externalId: f.externalId ?? null,
+/** The in-memory form of a filter, for a database without SQL (MongoDB). */
+function evaluator(text: string): (u: ScimUserRecord) => boolean {
+  const test = scimFilter.filter(lowerFilter(scimFilter.parse(text)));
+  return (u) => test({
+    id: u.userId, userName: u.userName?.toLowerCase(), externalId: u.externalId ?? undefined, displayName: u.displayName?.toLowerCase(),
+    name: { givenName: u.givenName?.toLowerCase(), familyName: u.familyName?.toLowerCase() }, active: u.active,
+    emails: u.emails.map((e) => ({ ...e, value: e.value.toLowerCase() })), phoneNumbers: u.phoneNumbers.map((e) => ({ ...e, value: e.value.toLowerCase() })),
   });
 }
 
-/** One `add`/`replace` of a user attribute path (or a no-path object key) into `f`; others are ignored. */
-function patchUserPath(f: UserFields, rawPath: string, value: unknown): void {
-  const vp = valuePath(rawPath);
-  if (vp) {
-    // Entra ID: emails[type eq "work"].value, phoneNumbers[type eq "work"].value
-    const attr = vp.attr.toLowerCase();
-    if (attr === 'emails' && (vp.sub === null || vp.sub === 'value')) f.userName = vp.sub ? str(value, 'emails.value') : primaryValue(value, 'emails') ?? undefined;
-    if (attr === 'phonenumbers' && (vp.sub === null || vp.sub === 'value')) f.phone = normalisePhone(vp.sub ? optStr(value, 'phoneNumbers.value') : primaryValue(value, 'phoneNumbers') ?? null);
-    return;
-  }
-  switch (stripUrn(rawPath).toLowerCase()) {
-    case 'active': f.active = scimBoolean(value, 'active'); break;
-    case 'username': f.userName = str(value, 'userName'); break;
-    case 'externalid': f.externalId = optStr(value, 'externalId'); break;
-    case 'name.givenname': f.givenName = optStr(value, 'name.givenName'); break;
-    case 'name.familyname': f.familyName = optStr(value, 'name.familyName'); break;
-    case 'name': {
-      if (!value || typeof value !== 'object') throw badRequest('invalidValue', 'name must be an object');
-      const n = value as Record<string, unknown>;
-      if (n['givenName'] !== undefined) f.givenName = optStr(n['givenName'], 'name.givenName');
-      if (n['familyName'] !== undefined) f.familyName = optStr(n['familyName'], 'name.familyName');
-      break;
-    }
-    case 'emails': { const e = primaryValue(value, 'emails'); if (e) f.userName = e; break; }
-    case 'phonenumbers': f.phone = normalisePhone(primaryValue(value, 'phoneNumbers') ?? null); break;
-    default: break; // unsupported paths are ignored (behaviour.md §6.4)
-  }
+/** `GET /Users?filter&startIndex&count&attributes&excludedAttributes` and `POST /Users/.search` (behaviour.md §6.4 "List users"). */
+export async function listUsers(d: ScimDeps, ctx: CallContext, orgId: string, query: URLSearchParams): Promise<ScimAnswer> {
+  const filterText = query.get('filter');
+  const where = filterText === null || filterText.trim() === '' ? null : compileFilter(filterText, USER_FILTER);
+  const { start, count } = pageOf(query);
+  await projectPending(d, ctx, orgId);
+  const { total, rows } = await d.store.users.search(orgId, where, where && filterText ? evaluator(filterText) : null, { offset: start - 1, limit: count });
+  const selection = attributeSelection(query);
+  return { status: 200, body: listResponse(rows.map((r) => selectAttributes(userResource(d.baseUrl, r), selection)), total, start) };
 }
 
-/** `PATCH /Users/{id}` (behaviour.md §6.4 "Replace / patch"). */
-export async function patchUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown): Promise<ScimAnswer> {
+/**
+ * Writes `next` over `row`: authn's account first (email, names, phone; then `active`), then the SCIM
+ * view with the next version (only if still at `row.version`, else 412); emits the §8 events.
+ */
+async function writeUser(d: ScimDeps, ctx: CallContext, orgId: string, row: ScimUserRecord, next: UserModel, query: URLSearchParams): Promise<ScimAnswer> {
+  const before = modelOfRow(row);
+  if (sameModel(before, next)) return { status: 200, body: selectAttributes(userResource(d.baseUrl, row), attributeSelection(query)) };
+  if (next.userName.toLowerCase() !== before.userName.toLowerCase()) {
+    const holder = await d.store.users.byUserName(orgId, next.userName);
+    if (holder && holder.userId !== row.userId) throw conflict('userName already exists');
+  }
+  if (next.externalId && next.externalId !== before.externalId) {
+    const holder = await d.store.users.byExternalId(orgId, next.externalId);
+    if (holder && holder.userId !== row.userId) throw conflict('externalId already exists');
+  }
+  const authn = authnOf(d);
+  let user: common.User | null = null;
+  const changes: { email?: string; given_name?: string; family_name?: string; phone_number?: string } = {};
+  const email = accountEmail(next);
+  if (email !== '' && email.toLowerCase() !== accountEmail(before).toLowerCase()) changes.email = email;
+  if (next.givenName !== before.givenName) changes.given_name = next.givenName ?? '';
+  if (next.familyName !== before.familyName) changes.family_name = next.familyName ?? '';
+  const phone = primaryOf(next.phoneNumbers);
+  if (phone !== primaryOf(before.phoneNumbers)) changes.phone_number = phone ?? '';
+  if (Object.keys(changes).length > 0) {
+    try {
+      user = await authn.UpdateProvisionedUser({ user_id: row.userId, ...changes }, ctx);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'already_exists') throw conflict(changes.email ? 'the email belongs to another user' : 'the phone number belongs to another user');
+      throw err;
+    }
+  }
+  let activeChanged = false;
+  if (next.active !== before.active) {
+    const out = await authn.SetUserActive({ user_id: row.userId, active: next.active }, ctx);
+    user = out.user!;
+    activeChanged = out.changed;
+  }
+  const written: ScimUserRecord = { ...row, ...next, version: row.version + 1, updatedAt: d.now() };
+  user ??= await findUser(d, ctx, row.userId);
+  const events: ScimOutboxEvent[] = [];
+  if (user) {
+    if (!sameModel(next, before, ['active'])) events.push(...scimEvents(ctx, 'user.scim_updated', user, orgId, next.externalId));
+    if (activeChanged) events.push(...scimEvents(ctx, next.active ? 'user.scim_updated' : 'user.deprovisioned', user, orgId, next.externalId));
+  }
+  if (!(await d.store.users.put(written, row.version, events))) {
+    const now = await d.store.users.get(orgId, row.userId);
+    if (now && now.version !== row.version) throw new ScimError(412, 'the resource was changed meanwhile; read it again');
+    throw conflict('userName already exists');
+  }
+  return { status: 200, body: selectAttributes(userResource(d.baseUrl, written), attributeSelection(query)) };
+}
+
+/** `PUT /Users/{id}`: replaces userName, name, displayName, emails, phone numbers, active and externalId. */
+export async function replaceUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown, ifMatch: string | undefined, query: URLSearchParams): Promise<ScimAnswer> {
+  const row = await memberUser(d, ctx, orgId, id);
+  checkVersion(row, ifMatch);
+  return writeUser(d, ctx, orgId, row, modelOf(body), query);
+}
+
+/** `PATCH /Users/{id}` (RFC 7644 §3.5.2; user-model.ts). */
+export async function patchUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown, ifMatch: string | undefined, query: URLSearchParams): Promise<ScimAnswer> {
   const ops = patchOperations(body);
-  const current = await memberUser(d, ctx, orgId, id);
-  const f: UserFields = {};
-  for (const op of ops) {
-    if (op.op !== 'add' && op.op !== 'replace') continue; // unsupported ops are ignored
-    if (op.path !== null) {
-      patchUserPath(f, op.path, op.value);
-    } else {
-      if (!op.value || typeof op.value !== 'object' || Array.isArray(op.value)) throw badRequest('invalidValue', 'a patch without path needs an object value');
-      for (const [k, v] of Object.entries(op.value as Record<string, unknown>)) patchUserPath(f, k, v);
-    }
-  }
-  return applyUser(d, ctx, orgId, current, f);
+  const row = await memberUser(d, ctx, orgId, id);
+  checkVersion(row, ifMatch);
+  return writeUser(d, ctx, orgId, row, patchModel(modelOfRow(row), ops), query);
 }
 
-/** `DELETE /Users/{id}`: deprovisions (the user stays, `active: false`) → 204 (behaviour.md §6.4). */
-export async function deleteUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string): Promise<ScimAnswer> {
-  const current = await memberUser(d, ctx, orgId, id);
-  const out = await authnOf(d).SetUserActive({ user_id: current.user.id, active: false }, ctx);
-  if (out.changed) d.emit('user.deprovisioned', userEvent(out.user!, orgId, current.link));
+/**
+ * `DELETE /Users/{id}` → 204: deprovisioned in authn (sessions deleted), removed from the org and from its
+ * groups (member tuples deleted), and its SCIM view dropped, so every later operation on the id is 404 (RFC 7644 §3.6).
+ */
+export async function deleteUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, ifMatch: string | undefined): Promise<ScimAnswer> {
+  const row = await memberUser(d, ctx, orgId, id);
+  checkVersion(row, ifMatch);
+  const out = await authnOf(d).SetUserActive({ user_id: row.userId, active: false }, ctx);
+  await d.orgs.removeMember(orgId, row.userId);
+  await removeFromGroups(d, ctx, orgId, row.userId);
+  await d.store.users.delete(orgId, row.userId, out.changed ? scimEvents(ctx, 'user.deprovisioned', out.user!, orgId, row.externalId) : []);
   return { status: 204, body: null };
 }

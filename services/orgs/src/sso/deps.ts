@@ -3,6 +3,7 @@
  * What organization SSO is built from (behaviour.md §6.3): its store, the organizations (owned by
  * orgs), the AES-256-GCM key of upstream secrets (`--encryption-key`, libs/crypto), `--url` and the clock.
  */
+import type { KeyRing } from '@gatehouse/crypto';
 import type { OrgsStore } from '../storage/ports.ts';
 import type { SsoStore } from './storage/ports.ts';
 
@@ -10,7 +11,7 @@ export interface SsoDeps {
   store: SsoStore;
   orgs: Pick<OrgsStore, 'organizations' | 'domains'>;
   /** 32 bytes from `deriveEncryptionKey(--encryption-key)` */
-  secretKey: Uint8Array;
+  secretKey: Uint8Array | KeyRing;
   /** `--url` without a trailing slash */
   baseUrl: string;
   /** Unix seconds */

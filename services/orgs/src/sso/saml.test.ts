@@ -3,11 +3,14 @@
  * another library (samlify, libs/testing): our metadata is what the IdP reads; our HTTP-Redirect
  * AuthnRequest is what it parses; its signed responses are what the ACS validates. Each refusal the
  * issue names is shown: a tampered signature, a wrong audience, an expired assertion, a replayed
- * assertion, an unsolicited response without `allow_idp_initiated`; and the recipient and
- * destination checks, the attribute mapping and the verified-email rule.
+ * assertion, an unsolicited response without `allow_idp_initiated`, a correctly signed response
+ * naming another issuer, and XML signature wrapping (a forged assertion beside, around or in place of
+ * the signed one); and the recipient and destination checks, the attribute mapping and the
+ * verified-email rule.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { DOMParser, XMLSerializer, type Element } from '@xmldom/xmldom';
 import { createSamlIdp, selfSigned, type TestSamlIdp } from '@gatehouse/testing';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import { createSamlConnection } from './connections.ts';
@@ -112,6 +115,76 @@ describe('SAML ACS (behaviour.md §6.3)', () => {
     const x = await setup();
     const { relayState, response } = await round(x, undefined, overrides);
     expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState }))).toBe(`SAML response rejected: ${reason}`);
+  });
+
+  it.each([
+    ['a foreign issuer on the signed assertion', { assertionIssuer: 'https://evil.example.com/idp' }],
+    ['a foreign issuer on the Response', { responseIssuer: 'https://evil.example.com/idp' }],
+    ['a foreign issuer on both', { assertionIssuer: 'https://evil.example.com/idp', responseIssuer: 'https://evil.example.com/idp' }],
+  ])('refuses a response correctly signed by the trusted key with %s', async (_name, overrides) => {
+    const x = await setup();
+    const { relayState, response } = await round(x, undefined, overrides);
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState }))).toBe('SAML response rejected: wrong issuer');
+  });
+
+  it('accepts a Response without its own Issuer (optional in SAML Core §3.2.2) when the assertion names the IdP', async () => {
+    const x = await setup();
+    const { relayState, response } = await round(x, undefined, { responseIssuer: null });
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState }))).toBe('accepted');
+  });
+
+  /** XML signature wrapping (XSW): the signed assertion kept somewhere, a forged one where an SP might read it. */
+  const wrappings: Array<[string, (doc: Element, signed: Element, forged: Element) => void]> = [
+    ['a forged assertion before the signed one', (res, signed, forged) => { res.insertBefore(forged, signed); }],
+    ['a forged assertion in place, the signed one moved into Extensions', (res, signed, forged) => {
+      const ext = res.ownerDocument!.createElementNS('urn:oasis:names:tc:SAML:2.0:protocol', 'samlp:Extensions');
+      res.replaceChild(forged, signed); ext.appendChild(signed); res.insertBefore(ext, res.getElementsByTagName('samlp:Status')[0]!);
+    }],
+    ['a forged assertion in place carrying the signature, the signed one in its Advice', (res, signed, forged) => {
+      const sig = signed.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature')[0]!;
+      const advice = res.ownerDocument!.createElementNS('urn:oasis:names:tc:SAML:2.0:assertion', 'saml:Advice');
+      res.replaceChild(forged, signed); advice.appendChild(signed);
+      forged.insertBefore(sig.cloneNode(true), forged.getElementsByTagName('saml:Subject')[0]!);
+      forged.insertBefore(advice, forged.getElementsByTagName('saml:Conditions')[0]!.nextSibling);
+    }],
+    ['a forged assertion with the signed one\'s ID and signature', (res, signed, forged) => {
+      forged.setAttribute('ID', signed.getAttribute('ID')!);
+      const sig = signed.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature')[0]!;
+      forged.insertBefore(sig.cloneNode(true), forged.getElementsByTagName('saml:Subject')[0]!);
+      res.replaceChild(forged, signed);
+      const ext = res.ownerDocument!.createElementNS('urn:oasis:names:tc:SAML:2.0:protocol', 'samlp:Extensions');
+      ext.appendChild(signed); res.insertBefore(ext, res.getElementsByTagName('samlp:Status')[0]!);
+    }],
+  ];
+
+  it.each(wrappings)('refuses signature wrapping: %s', async (_name, wrap) => {
+    const x = await setup();
+    const { relayState, response } = await round(x);
+    const doc = new DOMParser().parseFromString(Buffer.from(response, 'base64').toString('utf8'), 'text/xml');
+    const res = doc.documentElement!;
+    const signed = res.getElementsByTagName('saml:Assertion')[0]!;
+    // the forged assertion: the signed one without its signature, another subject and id
+    const forged = signed.cloneNode(true) as Element;
+    const sig = forged.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'Signature')[0]!;
+    forged.removeChild(sig);
+    forged.setAttribute('ID', '_forged');
+    forged.getElementsByTagName('saml:NameID')[0]!.textContent = 'eve@example.com';
+    const values = forged.getElementsByTagName('saml:AttributeValue');
+    for (let i = 0; i < values.length; i++) if (values[i]!.textContent === 'ada@example.com') values[i]!.textContent = 'eve@example.com';
+    wrap(res, signed, forged);
+    const wrapped = new XMLSerializer().serializeToString(doc);
+    expect(wrapped).toContain('eve@example.com');
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: Buffer.from(wrapped).toString('base64'), RelayState: relayState })))
+      .toBe('SAML response rejected: invalid signature');
+  });
+
+  it('refuses a response with a DOCTYPE (no entity expansion) as malformed', async () => {
+    const x = await setup();
+    const { relayState, response } = await round(x);
+    const xml = Buffer.from(response, 'base64').toString('utf8');
+    const withDtd = `<!DOCTYPE r [<!ENTITY e "ada@example.com">]>${xml}`;
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: Buffer.from(withDtd).toString('base64'), RelayState: relayState })))
+      .toBe('SAML response rejected: malformed response');
   });
 
   it('refuses a replayed assertion, also when posted without its RelayState', async () => {

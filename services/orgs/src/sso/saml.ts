@@ -9,14 +9,20 @@
  *   in a pending login (10 min) whose reference travels as RelayState;
  * - {@link consumeSamlResponse}: the ACS. node-saml checks the signature against the stored IdP
  *   certificate (the assertion must be signed), the audience (= our SP entity id), `NotBefore` /
- *   `NotOnOrAfter` with 60 s of clock skew, the issuer and `InResponseTo` against the pending request;
- *   here we add the recipient and destination (= our ACS URL, Profiles §4.1.4.2/§4.1.4.3), the replay
+ *   `NotOnOrAfter` with 60 s of clock skew and `InResponseTo` against the pending request. node-saml
+ *   returns the assertion from the bytes the signature covers (exactly one assertion, one enveloped
+ *   signature whose Reference is its parent), so a wrapped copy is never read (XML signature wrapping).
+ *   Here we add the issuer of the signed assertion and of the Response (= the connection's
+ *   `idp_entity_id`; node-saml's `idpIssuer` applies to logout messages only), the recipient of a bearer
+ *   confirmation and the destination (= our ACS URL, Profiles §4.1.4.2/§4.1.4.3), the replay
  *   refusal (the assertion ID recorded in the database until it expires, so it holds across replicas)
  *   and the IdP-initiated rule (no `InResponseTo` only when `allow_idp_initiated`).
  */
 import { randomBytes } from 'node:crypto';
 import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
 import { AppError } from '@gatehouse/errors';
+import type { Element } from '@xmldom/xmldom';
+import { parseStrictXml } from '../samlidp/xml.ts';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import { effectiveSaml } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
@@ -88,6 +94,30 @@ function reasonOf(err: unknown): string {
 
 type XmlJs = Record<string, any>;
 const first = (v: unknown): XmlJs | undefined => (Array.isArray(v) ? v[0] : undefined) as XmlJs | undefined;
+/** xml2js text of an element (a plain string, or `_` when it has attributes) */
+const textOf = (v: unknown): string | null => (typeof v === 'string' ? v : typeof (v as XmlJs | undefined)?.['_'] === 'string' ? (v as XmlJs)['_'] as string : null);
+
+const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
+const PROTOCOL_NS = 'urn:oasis:names:tc:SAML:2.0:protocol';
+const ASSERTION_NS = 'urn:oasis:names:tc:SAML:2.0:assertion';
+
+/**
+ * The `Destination` attribute and the `Issuer` child of the posted `samlp:Response` (both optional in
+ * SAML Core §3.2.2), read with the strict parser (no DTD, no entities).
+ * @throws SamlRejected 'malformed response' when the document is not a SAML protocol Response
+ */
+function responseEnvelope(base64: string): { destination: string | null; issuer: string | null } {
+  let root: Element | null;
+  try {
+    root = parseStrictXml(Buffer.from(base64, 'base64').toString('utf8')).documentElement;
+  } catch {
+    throw new SamlRejected('malformed response');
+  }
+  if (!root || root.localName !== 'Response' || root.namespaceURI !== PROTOCOL_NS) throw new SamlRejected('malformed response');
+  const issuers = Array.from(root.childNodes).filter((n): n is Element => n.nodeType === 1 && (n as Element).localName === 'Issuer' && (n as Element).namespaceURI === ASSERTION_NS);
+  if (issuers.length > 1) throw new SamlRejected('malformed response');
+  return { destination: root.getAttribute('Destination'), issuer: issuers[0] ? (issuers[0].textContent ?? '').trim() : null };
+}
 
 /** The attribute of the profile named by the mapping, else the first present default name. */
 function attr(profile: Profile, mapping: Record<string, string>, field: string, defaults: string[]): string | null {
@@ -126,6 +156,7 @@ export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c
   const ours = pending && pending.orgId === org.id && pending.kind === 'saml'
     ? JSON.parse(pending.data) as { request: { id: string; instant: string }; params: LoginParams }
     : null;
+  const outer = responseEnvelope(response);
   let profile: Profile | null;
   try {
     ({ profile } = await samlOf(d, org, c, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
@@ -137,12 +168,21 @@ export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c
   if (unsolicited && !c.allowIdpInitiated) throw new SamlRejected('unsolicited response not allowed');
   if (!unsolicited && !ours) throw new SamlRejected('unknown or expired request');
   const eff = effectiveSaml(d, c, org.name);
-  // Profiles §4.1.4.2: a bearer SubjectConfirmationData whose Recipient is our ACS; §4.1.4.3 Destination
+  // everything below reads the assertion node-saml returned from the signed bytes (the element the
+  // signature's one Reference covers and that is the Signature's parent), never the posted document
   const assertion = (profile.getAssertion?.() as XmlJs | undefined)?.['Assertion'] as XmlJs | undefined;
-  const confirmation = first(first(first(assertion?.['Subject'])?.['SubjectConfirmation'])?.['SubjectConfirmationData']);
-  if (confirmation?.['$']?.['Recipient'] !== eff.acsUrl) throw new SamlRejected('wrong recipient');
-  const destination = /<(?:\w+:)?Response\b[^>]*\sDestination="([^"]*)"/.exec(profile.getSamlResponseXml?.() ?? '')?.[1];
-  if (destination !== undefined && destination !== eff.acsUrl) throw new SamlRejected('wrong destination');
+  // SAML Core §2.3.3: an assertion's Issuer is required; Profiles §4.1.4.2: it is the IdP's entity id
+  if (textOf(first(assertion?.['Issuer'])) !== c.idpEntityId) throw new SamlRejected('wrong issuer');
+  // the outer Response (unsigned here): its Issuer, when present, must be the same IdP (Profiles §4.1.4.2)
+  if (outer.issuer !== null && outer.issuer !== c.idpEntityId) throw new SamlRejected('wrong issuer');
+  // Profiles §4.1.4.2: a bearer SubjectConfirmationData whose Recipient is our ACS; §4.1.4.3 Destination
+  const confirmations = (first(assertion?.['Subject'])?.['SubjectConfirmation'] ?? []) as XmlJs[];
+  const confirmation = confirmations
+    .filter((sc) => sc?.['$']?.['Method'] === BEARER)
+    .map((sc) => first(sc['SubjectConfirmationData']))
+    .find((data) => data?.['$']?.['Recipient'] === eff.acsUrl);
+  if (!confirmation) throw new SamlRejected('wrong recipient');
+  if (outer.destination !== null && outer.destination !== eff.acsUrl) throw new SamlRejected('wrong destination');
   const assertionId = assertion?.['$']?.['ID'];
   if (typeof assertionId !== 'string' || assertionId === '') throw new SamlRejected('malformed response');
   const notOnOrAfter = Date.parse(first(assertion?.['Conditions'])?.['$']?.['NotOnOrAfter'] ?? confirmation?.['$']?.['NotOnOrAfter'] ?? '');

@@ -1,10 +1,11 @@
 /**
  * @module @gatehouse/authn/storage/mikro/entities
- * MikroORM entities of the tables authn owns: `authn_users`, `authn_sessions`, `authn_login_failures`,
+ * MikroORM entities of the tables authn owns: `authn_users`, `authn_sessions`, `authn_attempt_slots`,
  * `authn_verification_requests`.
  * Lists and maps are stored as JSON text so every dialect behaves the same.
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import { attemptSlotEntity } from '@gatehouse/db';
 
 export const UserEntity = defineEntity({
   name: 'AuthnUser',
@@ -59,16 +60,11 @@ export const SessionEntity = defineEntity({
   },
 });
 
-export const LoginFailureEntity = defineEntity({
-  name: 'AuthnLoginFailure',
-  tableName: 'authn_login_failures',
-  properties: {
-    seq: p.bigint('number').primary().autoincrement(),
-    /** sha256 hex of the normalised identifier */
-    key: p.string().length(64).fieldName('lockout_key'),
-    failedAt: p.bigint('number').fieldName('failed_at'),
-  },
-});
+/**
+ * `authn_attempt_slots` (issue 30 §1-§2): the login lockout's and the send caps' attempt slots,
+ * claimed by conditional writes (libs/db `attempt-slots.ts`). Replaces `authn_login_failures`.
+ */
+export const AttemptSlotEntity = attemptSlotEntity('authn');
 
 export const VerificationRequestEntity = defineEntity({
   name: 'AuthnVerificationRequest',
@@ -109,6 +105,9 @@ export const OAuthClientEntity = defineEntity({
     grantTypes: p.text().fieldName('grant_types'),
     isPublic: p.boolean().fieldName('is_public'),
     postLogoutRedirectUris: p.text().fieldName('post_logout_redirect_uris'),
+    isFirstParty: p.boolean().fieldName('is_first_party').default(false),
+    registrationTokenHash: p.string().length(255).fieldName('registration_token_hash').nullable(),
+    registeredIp: p.string().length(64).fieldName('registered_ip').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
   },
@@ -160,6 +159,37 @@ export const UsedJtiEntity = defineEntity({
   properties: {
     key: p.string().length(255).fieldName('jti_key').primary(),
     expiresAt: p.bigint('number').fieldName('expires_at'),
+  },
+});
+
+// ---- issue 34: consent (migration 0009) ----
+
+export const ConsentGrantEntity = defineEntity({
+  name: 'AuthnConsentGrant',
+  tableName: 'authn_consent_grants',
+  indexes: [{ properties: ['userId', 'createdAt'], name: 'authn_consent_grants_user_idx' }, { properties: ['clientId'], name: 'authn_consent_grants_client_idx' }],
+  properties: {
+    id: p.uuid().primary(),
+    userId: p.uuid().fieldName('user_id'),
+    clientId: p.string().length(255).fieldName('client_id'),
+    scope: p.text(),
+    createdAt: p.bigint('number').fieldName('created_at'),
+    updatedAt: p.bigint('number').fieldName('updated_at'),
+  },
+});
+
+export const ConsentRequestEntity = defineEntity({
+  name: 'AuthnConsentRequest',
+  tableName: 'authn_consent_requests',
+  indexes: [{ properties: ['expiresAt'], name: 'authn_consent_requests_expires_at_idx' }],
+  properties: {
+    ticketHash: p.string().length(64).fieldName('ticket_hash').primary(),
+    sessionId: p.uuid().fieldName('session_id'),
+    userId: p.uuid().fieldName('user_id'),
+    clientId: p.string().length(255).fieldName('client_id'),
+    params: p.text().fieldName('params_json'),
+    expiresAt: p.bigint('number').fieldName('expires_at'),
+    consumedAt: p.bigint('number').fieldName('consumed_at').nullable(),
   },
 });
 

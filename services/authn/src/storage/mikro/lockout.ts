@@ -1,25 +1,14 @@
 /**
  * @module @gatehouse/authn/storage/mikro/lockout
- * LoginLockout on `authn_login_failures`: one row per failure, pruned past the window.
+ * LoginLockout on `authn_attempt_slots`: each attempt claims a slot by one conditional write, so
+ * concurrent attempts on any number of replicas are admitted exactly up to the allowance (issue 30 §1).
  */
-import type { Database } from '@gatehouse/db';
+import { slotAttemptLog } from '@gatehouse/auth';
+import { createMikroAttemptSlots, type Database } from '@gatehouse/db';
 import type { LoginLockout } from '../ports.ts';
-import { LoginFailureEntity } from './entities.ts';
+import { AttemptSlotEntity } from './entities.ts';
 
+/** The login lockout (and authn's send caps) on `db`'s `authn_attempt_slots`. */
 export function createMikroLoginLockout(db: Database): LoginLockout {
-  return {
-    async recordFailure(key, at, pruneBefore) {
-      await db.transactional(async (em) => {
-        if (pruneBefore !== undefined) await em.nativeDelete(LoginFailureEntity as never, { key, failedAt: { $lt: pruneBefore } } as never);
-        em.persist(em.create(LoginFailureEntity as never, { key, failedAt: at } as never));
-      });
-    },
-    async failuresSince(key, since) {
-      const rows = await db.fork().find(LoginFailureEntity as never, { key, failedAt: { $gte: since } } as never, { orderBy: { failedAt: 'asc' } } as never);
-      return (rows as Array<{ failedAt: unknown }>).map((r) => Number(r.failedAt));
-    },
-    async clear(key) {
-      await db.fork().nativeDelete(LoginFailureEntity as never, { key } as never);
-    },
-  };
+  return slotAttemptLog(createMikroAttemptSlots(db, AttemptSlotEntity));
 }

@@ -3,7 +3,7 @@
  * authn's migrations (libs/db contract: `{ name, up(ctx) }`, applied once, never edited).
  * Email and phone are indexed but not unique: uniqueness is the application's (spec §2, §9).
  */
-import type { MigrationDefinition } from '@gatehouse/db';
+import { attemptSlotsTable, type MigrationDefinition } from '@gatehouse/db';
 
 export const authnMigrations: MigrationDefinition[] = [
   {
@@ -184,6 +184,51 @@ export const authnMigrations: MigrationDefinition[] = [
       ]);
       await ddl.createIndex('authn_identity_links', 'authn_identity_links_issuer_subject_idx', ['issuer', 'subject'], { unique: true });
       await ddl.createIndex('authn_identity_links', 'authn_identity_links_user_id_idx', ['user_id']);
+    },
+  },
+  {
+    // issue 30 §1: attempts are claimed before they are judged, in slots taken by conditional
+    // writes; the row-per-failure table (a count then an insert) could be outrun by concurrent calls
+    name: '0009_authn_attempt_slots',
+    async up({ ddl }) {
+      await attemptSlotsTable(ddl, 'authn');
+      await ddl.dropTable('authn_login_failures');
+    },
+  },
+  {
+    // issue 34: first-party clients skip consent; remembered grants and the pending consent pages
+    name: '0010_authn_consent',
+    async up({ ddl }) {
+      await ddl.addColumn('authn_oauth_clients', { name: 'is_first_party', type: 'boolean', default: false });
+      await ddl.createTable('authn_consent_grants', [
+        { name: 'id', type: 'uuid', primary: true },
+        { name: 'user_id', type: 'uuid' },
+        { name: 'client_id', type: 'string', length: 255 },
+        { name: 'scope', type: 'text' },
+        { name: 'created_at', type: 'bigint' },
+        { name: 'updated_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_consent_grants', 'authn_consent_grants_user_idx', ['user_id', 'created_at']);
+      await ddl.createIndex('authn_consent_grants', 'authn_consent_grants_client_idx', ['client_id']);
+      await ddl.createTable('authn_consent_requests', [
+        { name: 'ticket_hash', type: 'string', length: 64, primary: true },
+        { name: 'session_id', type: 'uuid' },
+        { name: 'user_id', type: 'uuid' },
+        { name: 'client_id', type: 'string', length: 255 },
+        { name: 'params_json', type: 'text' },
+        { name: 'expires_at', type: 'bigint' },
+        { name: 'consumed_at', type: 'bigint', nullable: true },
+      ]);
+      await ddl.createIndex('authn_consent_requests', 'authn_consent_requests_expires_at_idx', ['expires_at']);
+    },
+  },
+  {
+    // issue 34: clients registered through RFC 7591 (their RFC 7592 token's MAC and where they came from)
+    name: '0011_authn_client_registration',
+    async up({ ddl }) {
+      await ddl.addColumn('authn_oauth_clients', { name: 'registration_token_hash', type: 'string', length: 255, nullable: true });
+      await ddl.addColumn('authn_oauth_clients', { name: 'registered_ip', type: 'string', length: 64, nullable: true });
+      await ddl.createIndex('authn_oauth_clients', 'authn_oauth_clients_registered_ip_idx', ['registered_ip', 'created_at']);
     },
   },
 ];

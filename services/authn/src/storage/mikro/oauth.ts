@@ -1,11 +1,11 @@
 /**
  * @module @gatehouse/authn/storage/mikro/oauth
- * OAuthStore on `authn_oauth_clients`, `authn_trusted_issuers`, `authn_authorization_codes` and
- * `authn_used_jtis` (issue 18). Lists are JSON text, as in the other authn tables.
+ * OAuthStore on `authn_oauth_clients`, `authn_trusted_issuers`, `authn_authorization_codes`,
+ * `authn_used_jtis` (issue 18), `authn_consent_grants` and `authn_consent_requests` (issue 34). Lists are JSON text, as in the other authn tables.
  */
 import type { Database } from '@gatehouse/db';
-import type { AuthorizationCodeRecord, ClientRecord, OAuthStore, TrustedIssuerRecord } from '../ports.ts';
-import { AuthorizationCodeEntity, OAuthClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
+import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, OAuthStore, TrustedIssuerRecord } from '../ports.ts';
+import { AuthorizationCodeEntity, ConsentGrantEntity, ConsentRequestEntity, OAuthClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
 import { CODE_GRACE_SECONDS } from './retention.ts';
 
 type Row = Record<string, unknown>;
@@ -17,7 +17,8 @@ const numOrNull = (v: unknown): number | null => (v === null || v === undefined 
 const toClient = (r: Row): ClientRecord => ({
   id: String(r.id), name: String(r.name), description: strOrNull(r.description), allowedScopes: list(r.allowedScopes),
   isActive: Boolean(r.isActive), secretHash: strOrNull(r.secretHash), redirectUris: list(r.redirectUris), grantTypes: list(r.grantTypes),
-  isPublic: Boolean(r.isPublic), postLogoutRedirectUris: list(r.postLogoutRedirectUris), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+  isPublic: Boolean(r.isPublic), postLogoutRedirectUris: list(r.postLogoutRedirectUris), isFirstParty: Boolean(r.isFirstParty),
+  registrationTokenHash: strOrNull(r.registrationTokenHash), registeredIp: strOrNull(r.registeredIp), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
 });
 const clientRow = (c: ClientRecord): Row => ({
   ...c, allowedScopes: JSON.stringify(c.allowedScopes), redirectUris: JSON.stringify(c.redirectUris), grantTypes: JSON.stringify(c.grantTypes),
@@ -34,6 +35,14 @@ const toCode = (r: Row): AuthorizationCodeRecord => ({
   codeHash: String(r.codeHash), clientId: String(r.clientId), redirectUri: String(r.redirectUri), codeChallenge: strOrNull(r.codeChallenge),
   userId: String(r.userId), sessionId: String(r.sessionId), grant: String(r.grant), expiresAt: Number(r.expiresAt),
   consumedAt: numOrNull(r.consumedAt), issuedSessionId: strOrNull(r.issuedSessionId),
+});
+const toGrant = (r: Row): ConsentGrantRecord => ({
+  id: String(r.id), userId: String(r.userId), clientId: String(r.clientId), scope: String(r.scope).split(' ').filter(Boolean),
+  createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+});
+const toConsentRequest = (r: Row): ConsentRequestRecord => ({
+  ticketHash: String(r.ticketHash), sessionId: String(r.sessionId), userId: String(r.userId), clientId: String(r.clientId),
+  params: String(r.params), expiresAt: Number(r.expiresAt), consumedAt: numOrNull(r.consumedAt),
 });
 
 /** Builds the OAuthStore on a Database opened with authn's schema. */
@@ -58,10 +67,17 @@ export function createMikroOAuthStore(db: Database): OAuthStore {
     async deleteClient(id) {
       return db.transactional(async (tx) => {
         await tx.nativeDelete(TrustedIssuerEntity as never, { serviceAccountId: id } as never);
+        await tx.nativeDelete(ConsentGrantEntity as never, { clientId: id } as never);
         return (await tx.nativeDelete(OAuthClientEntity as never, { id } as never)) > 0;
       });
     },
     findClient: (id) => one(OAuthClientEntity, { id }, toClient),
+    async countRegisteredClients(since, ip) {
+      const where: Row = { registrationTokenHash: { $ne: null } };
+      if (since !== null) where.createdAt = { $gte: since };
+      if (ip !== null) where.registeredIp = ip;
+      return em().count(OAuthClientEntity as never, where as never);
+    },
     async listClients(page) {
       const [rows, total] = await em().findAndCount(OAuthClientEntity as never, {} as never, { ...ORDER, offset: page.offset, limit: page.limit } as never);
       return { rows: (rows as Row[]).map(toClient), total };
@@ -98,6 +114,38 @@ export function createMikroOAuthStore(db: Database): OAuthStore {
         // the primary key already holds it: a replay
         return false;
       }
+    },
+    async saveConsentGrant(g) {
+      // the id is derived from (user, client, scope set): a second save of the same set finds its row
+      const updated = await em().nativeUpdate(ConsentGrantEntity as never, { id: g.id } as never, { updatedAt: g.updatedAt } as never);
+      if (updated === 0) {
+        try {
+          await insert(ConsentGrantEntity, { ...g, scope: g.scope.join(' ') });
+        } catch {
+          // a concurrent save of the same set inserted it first
+          await em().nativeUpdate(ConsentGrantEntity as never, { id: g.id } as never, { updatedAt: g.updatedAt } as never);
+        }
+      }
+      return (await one(ConsentGrantEntity, { id: g.id }, toGrant))!;
+    },
+    async listConsentGrants(userId, clientId, page) {
+      const where: Row = {};
+      if (userId !== null) where.userId = userId;
+      if (clientId !== null) where.clientId = clientId;
+      const [rows, total] = await em().findAndCount(ConsentGrantEntity as never, where as never, { ...ORDER, offset: page.offset, limit: page.limit } as never);
+      return { rows: (rows as Row[]).map(toGrant), total };
+    },
+    findConsentGrant: (id) => one(ConsentGrantEntity, { id }, toGrant),
+    async deleteConsentGrant(id) {
+      return (await em().nativeDelete(ConsentGrantEntity as never, { id } as never)) > 0;
+    },
+    async saveConsentRequest(r) {
+      await em().nativeDelete(ConsentRequestEntity as never, { expiresAt: { $lt: r.expiresAt - 3600 } } as never);
+      await insert(ConsentRequestEntity, { ...r });
+    },
+    async consumeConsentRequest(ticketHash, at) {
+      const n = await em().nativeUpdate(ConsentRequestEntity as never, { ticketHash, consumedAt: null, expiresAt: { $gt: at } } as never, { consumedAt: at } as never);
+      return n === 1 ? one(ConsentRequestEntity, { ticketHash }, toConsentRequest) : null;
     },
   };
 }

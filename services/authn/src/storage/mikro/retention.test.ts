@@ -4,7 +4,7 @@
  * planted, two sweepers (replicas) at once, expired rows gone once each, live rows kept.
  */
 import { randomUUID } from 'node:crypto';
-import { LOCKOUT_WINDOW_SECONDS } from '@gatehouse/auth';
+import { ATTEMPT_SLOT_RETENTION_SECONDS } from '@gatehouse/db';
 import { describeRetention } from '@gatehouse/db/retention-suite';
 import { authnSchema } from './index.ts';
 import { AUTHN_RETENTION, CODE_GRACE_SECONDS } from './retention.ts';
@@ -22,14 +22,18 @@ const code = (expiresAt: number, consumedAt: number | null): Record<string, unkn
   code_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), client_id: 'client-1', redirect_uri: 'https://app.example.com/cb', code_challenge: null,
   user_id: randomUUID(), session_id: randomUUID(), grant_json: '{}', expires_at: expiresAt, consumed_at: consumedAt, issued_session_id: consumedAt === null ? null : randomUUID(),
 });
+const consentRequest = (expiresAt: number, consumedAt: number | null): Record<string, unknown> => ({
+  ticket_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), session_id: randomUUID(), user_id: randomUUID(), client_id: 'client-1',
+  params_json: '{}', expires_at: expiresAt, consumed_at: consumedAt,
+});
 
 describeRetention(authnSchema, AUTHN_RETENTION, {
   // expired a second ago vs. still valid for a second
   authn_sessions: { expired: (i, now) => session(now - 1 - i), live: (i, now) => session(now + 1 + i) },
-  // outside vs. inside the sliding 15 min window
-  authn_login_failures: {
-    expired: (i, now) => ({ seq: 1 + i, lockout_key: 'k'.repeat(64), failed_at: now - LOCKOUT_WINDOW_SECONDS - 1 - i }),
-    live: (i, now) => ({ seq: 1000 + i, lockout_key: 'k'.repeat(64), failed_at: now - LOCKOUT_WINDOW_SECONDS + i }),
+  // claimed before vs. within the longest window (a day)
+  authn_attempt_slots: {
+    expired: (i, now) => ({ id: `k#${i}`, attempt_key: 'k', attempted_at: now - ATTEMPT_SLOT_RETENTION_SECONDS - 1 - i }),
+    live: (i, now) => ({ id: `l${i}#0`, attempt_key: `l${i}`, attempted_at: now - ATTEMPT_SLOT_RETENTION_SECONDS + 1 + i }),
   },
   // expired links go, used or not; a live link stays even once consumed (until it expires)
   authn_verification_requests: { expired: (i, now) => link(now - 1 - i, i % 2 ? now - 2000 : null), live: (i, now) => link(now + 1 + i, i === 0 ? now - 10 : null) },
@@ -43,4 +47,6 @@ describeRetention(authnSchema, AUTHN_RETENTION, {
     expired: (i, now) => ({ jti_key: `https://issuer.example.com|old-${i}`, expires_at: now - 1 - i }),
     live: (i, now) => ({ jti_key: `https://issuer.example.com|live-${i}`, expires_at: now + i }),
   },
+  // a consent page past its expiry cannot be answered, answered or not
+  authn_consent_requests: { expired: (i, now) => consentRequest(now - 1 - i, i % 2 ? now - 100 : null), live: (i, now) => consentRequest(now + 1 + i, i === 0 ? now - 10 : null) },
 });

@@ -59,7 +59,7 @@ describe('authn service on SQLite storage', () => {
     // issue 23: the row holds the link sealed, never in clear
     expect(rows[2]!.data).not.toContain('verify_email');
     const job = openMail(a.options, JSON.parse(rows[2]!.data));
-    expect(job).toMatchObject({ event_name: 'basic_auth_signup', to: 'grace@example.com', sealed_variables: expect.stringMatching(/^v1\./) });
+    expect(job).toMatchObject({ event_name: 'basic_auth_signup', to: 'grace@example.com', sealed_variables: expect.stringMatching(/^v2\./) });
     const token = new URL(job.variables.verification_url).searchParams.get('token')!;
     const stored = await db.execute<{ token_hash: string }>('select token_hash from authn_verification_requests where email = ?', ['grace@example.com']);
     expect(stored).toHaveLength(1);

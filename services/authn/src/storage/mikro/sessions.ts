@@ -69,8 +69,8 @@ export function createMikroSessionStore(db: Database, options: { clock?: () => n
       const all = await em().nativeDelete(SessionEntity as never, where as never);
       return all;
     },
-    async deleteAllForClient(clientId) {
-      return em().nativeDelete(SessionEntity as never, { clientId } as never);
+    async deleteAllForClient(clientId, userId) {
+      return em().nativeDelete(SessionEntity as never, (userId === undefined ? { clientId } : { clientId, userId }) as never);
     },
     async update(s) {
       const { id, ...rest } = toRow(s);

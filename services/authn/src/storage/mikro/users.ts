@@ -1,17 +1,20 @@
 /**
  * @module @gatehouse/authn/storage/mikro/users
  * UserRepository on MikroORM: reads on a fresh fork, writes and outbox rows in one
- * `db.transactional` (ARCHITECTURE §4).
+ * `db.transactional` (ARCHITECTURE §4). On MongoDB every unit of work claims the emails and phone
+ * numbers it stores (`claims.ts`): the database has no unique index on them (the contract keeps
+ * uniqueness in the application) and no lock to serialise two signups of one address.
  */
 import { DeadlockException, LockWaitTimeoutException, type EntityManager } from '@mikro-orm/core';
 import { selectColumns, type Database } from '@gatehouse/db';
 import { newEnvelope } from '@gatehouse/bus';
 import { AppError } from '@gatehouse/errors';
 import type { AuthnTx, UserReader, UserRecord, UserRepository } from '../ports.ts';
-import { UserEntity } from './entities.ts';
+import { ConsentGrantEntity, UserEntity } from './entities.ts';
 import { createMikroIdentityLinkStore } from './identities.ts';
 import { createMikroVerificationStore } from './verifications.ts';
 import { listVerificationRequests, searchUsers } from './admin-lists.ts';
+import { IdentifierClaims, type IdentifierKind } from './claims.ts';
 
 type Row = Record<string, unknown>;
 
@@ -107,7 +110,51 @@ export function createMikroUserRepository(db: Database, options: { clock?: () =>
     },
   };
 
-  function once<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {
+  /** the id of the user that stores `value` now, read outside any unit of work (MongoDB claims) */
+  const holder = async (kind: IdentifierKind, value: string): Promise<string | null> => {
+    const row = await db.fork().findOne(UserEntity as never, (kind === 'email' ? { email: value } : { phoneNumber: value }) as never, { disableIdentityMap: true } as never);
+    return row ? String((row as Row).id) : null;
+  };
+
+  /**
+   * MongoDB: the unit of work runs with its identifier claims (`claims.ts`), settled or released once
+   * it committed, released when it failed.
+   */
+  async function once<T>(fn: (tx: AuthnTx) => Promise<T>): Promise<T> {
+    if (db.type !== 'mongodb') return unit(fn, null);
+    const claims = new IdentifierClaims(db, holder);
+    let result: T;
+    try {
+      result = await unit(fn, claims);
+    } catch (err) {
+      await claims.failed();
+      throw err;
+    }
+    await claims.committed();
+    return result;
+  }
+
+  /**
+   * MongoDB: claims each identifier `next` stores that `previous` did not (a unit of work that did not
+   * lock it first, e.g. a magic-link signup, still cannot store a taken one), and releases the ones
+   * `previous` gave up.
+   * @throws AppError `already_exists` when another user stores one of them
+   */
+  async function claimIdentifiers(claims: IdentifierClaims, next: UserRecord, previous: { email: string | null; phoneNumber: string | null } | null): Promise<void> {
+    const pairs: [IdentifierKind, string | null, string | null][] = [['email', next.email, previous?.email ?? null], ['phone', next.phoneNumber, previous?.phoneNumber ?? null]];
+    for (const [kind, value, before] of pairs) {
+      if (value === before) continue;
+      if (before !== null && previous) claims.release(kind, before, next.id);
+      if (value === null) continue;
+      const got = await claims.claim(kind, value);
+      if (got.state === 'held' && got.userId !== next.id) {
+        throw new AppError('already_exists', `user with given ${kind === 'email' ? 'email' : 'phone number'} already exists`);
+      }
+      claims.wrote(kind, value, next.id);
+    }
+  }
+
+  function unit<T>(fn: (tx: AuthnTx) => Promise<T>, claims: IdentifierClaims | null): Promise<T> {
       return db.transactional(async (em) => {
         const tx: AuthnTx = {
           users: {
@@ -132,21 +179,33 @@ export function createMikroUserRepository(db: Database, options: { clock?: () =>
                 // a locking read takes a next-key/gap lock on the index even when no row matches
                 await sqlEm.execute(`select id from authn_users where ${kind === 'email' ? 'email' : 'phone_number'} = ? for update`, [value]);
               }
+              // mongodb: a claim document per value, waited for while another unit of work holds it
+              if (claims) await claims.claim(kind, value);
               // sqlite: libs/db runs one transaction at a time
             },
             async create(u) {
+              if (claims) await claimIdentifiers(claims, u, null);
               em.persist(em.create(UserEntity as never, toRow(u) as never));
               await em.flush();
             },
             async update(u) {
               const row = await em.findOne(UserEntity as never, { id: u.id } as never);
               if (!row) throw new Error(`unknown user id ${u.id}`);
+              if (claims) await claimIdentifiers(claims, u, toRecord(row as Row));
               em.assign(row as never, toRow(u) as never);
               await em.flush();
             },
             async delete(id) {
+              if (claims) {
+                const row = await em.findOne(UserEntity as never, { id } as never);
+                const gone = row ? toRecord(row as Row) : null;
+                if (gone?.email) claims.release('email', gone.email, id);
+                if (gone?.phoneNumber) claims.release('phone', gone.phoneNumber, id);
+              }
               await em.flush();
               await em.nativeDelete(UserEntity as never, { id } as never);
+              // issue 34: the user's consent grants go with the account
+              await em.nativeDelete(ConsentGrantEntity as never, { userId: id } as never);
             },
           },
           verifications: createMikroVerificationStore(em),

@@ -1,11 +1,12 @@
-/** @module authz/storage/sql/schema: DDL of the engine's three tables for SQLite, PostgreSQL and MySQL/MariaDB. */
+/** @module authz/storage/sql/schema: DDL of the engine's tables for SQLite, PostgreSQL and MySQL/MariaDB. */
 
 /** The SQL dialects the store speaks. */
 export type SqlDialect = 'sqlite' | 'postgres' | 'mysql';
 
 /**
  * `CREATE TABLE IF NOT EXISTS` statements (and the revision row) for `fga_models`, `fga_tuples`,
- * `fga_revision` and `fga_changes` (the change log replicas catch up from), with indexes for forward lookups `(object_type, object_id, relation)` and reverse
+ * `fga_revision`, `fga_changes` (the change log replicas catch up from) and `fga_assertions` (OpenFGA
+ * assertions per model version), with indexes for forward lookups `(object_type, object_id, relation)` and reverse
  * lookups `(subject, relation, object_type)`. Idempotent: safe to run at every start.
  * MySQL/MariaDB tables use `utf8mb4_bin` so matching is exact and case-sensitive, as tuple keys require.
  * Run every statement in order; an error for which {@link isDuplicateColumn} is true is expected on SQLite
@@ -42,6 +43,7 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
         condition_context MEDIUMTEXT NULL,
         KEY fga_changes_revision_idx (revision)
       ) ${opts}`,
+      `CREATE TABLE IF NOT EXISTS fga_assertions (model_id VARCHAR(26) NOT NULL PRIMARY KEY, assertions MEDIUMTEXT NOT NULL) ${opts}`,
       'INSERT IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',
       ...conditionColumns('mysql'),
     ];
@@ -74,6 +76,7 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
       condition_context TEXT NULL
     )`,
     'CREATE INDEX IF NOT EXISTS fga_changes_revision_idx ON fga_changes (revision)',
+    'CREATE TABLE IF NOT EXISTS fga_assertions (model_id VARCHAR(26) NOT NULL PRIMARY KEY, assertions TEXT NOT NULL)',
     dialect === 'postgres'
       ? 'INSERT INTO fga_revision (id, revision) VALUES (1, 0) ON CONFLICT (id) DO NOTHING'
       : 'INSERT OR IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',

@@ -1,4 +1,5 @@
 /** @module authz/storage/sql/store: AuthzStore over a minimal SQL port (SQLite, PostgreSQL, MySQL/MariaDB); passes ports.suite.ts. */
+import { pendingTxEvents, type WriteInfo } from '../tx-events.ts';
 import { createHash } from 'node:crypto';
 import type { SqlDialect } from './schema.ts';
 import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from '../ports.ts';
@@ -70,8 +71,21 @@ function withoutSeq(t: StoredTuple): TupleKey {
  *   file (`sqliteDataVersion` in @gatehouse/db). With it, `revision()` answers from memory while no other
  *   process has committed and this store has not written, instead of a query on every engine call.
  */
-export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => number) | null } = {}): AuthzStore {
+export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => number) | null; outboxTable?: string } = {}): AuthzStore {
   const external = options.externalVersion ?? null;
+  /**
+   * issue 32: inside a write's transaction, the events of the RPC that made it ({@link withTxEvents})
+   * go into the service's outbox; `commit` marks them stored once that transaction committed.
+   */
+  const stageEvents = async (tx: SqlPort, info: WriteInfo): Promise<() => void> => {
+    const pending = options.outboxTable ? pendingTxEvents() : undefined;
+    if (!pending) return () => {};
+    for (const e of pending.make(info)) {
+      await q(tx, `INSERT INTO ${options.outboxTable!} (id, name, source, occurred_at, data, trace_parent) VALUES (?, ?, ?, ?, ?, ?)`,
+        [e.id, e.name, e.source, e.occurredAt, JSON.stringify(e.data ?? null), e.traceparent ?? null]);
+    }
+    return () => { pending.written = true; };
+  };
   /** the revision last read, valid while `external()` still answers `seen` and no own write ran since */
   let known: number | null = null;
   let seen = Number.NaN;
@@ -217,6 +231,9 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
             await q(tx, `DELETE FROM fga_tuples WHERE tuple_key IN (${deletes.map(() => '?').join(', ')})`, deletes.map(tupleKey));
           }
           await log(tx, revision, [...writes.map((tuple) => ({ op: 'write' as const, tuple })), ...deletes.map((tuple) => ({ op: 'delete' as const, tuple }))]);
+          return { revision, commit: await stageEvents(tx, {}) };
+        }).then(({ revision, commit }) => {
+          commit();
           return revision;
         });
       });
@@ -243,6 +260,9 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
           const revision = await bump(tx);
           await q(tx, 'INSERT INTO fga_models (id, dsl, created_at) VALUES (?, ?, ?)', [model.id, model.dsl, Math.floor(Date.now() / 1000)]);
           await log(tx, revision, [{ op: 'model', tuple: null }]);
+          return { revision, commit: await stageEvents(tx, { modelId: model.id }) };
+        }).then(({ revision, commit }) => {
+          commit();
           return revision;
         });
       });
@@ -254,15 +274,43 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
       return r ? { id: String(r.id), dsl: String(r.dsl) } : null;
     },
 
+    async readModel(id: string) {
+      const r = (await q(db, 'SELECT id, dsl FROM fga_models WHERE id = ?', [id]))[0];
+      return r ? { id: String(r.id), dsl: String(r.dsl) } : null;
+    },
+
+    async listModels(beforeId: string | null, limit: number) {
+      const rows = beforeId === null
+        ? await q(db, 'SELECT id, dsl FROM fga_models ORDER BY id DESC LIMIT ?', [limit])
+        : await q(db, 'SELECT id, dsl FROM fga_models WHERE id < ? ORDER BY id DESC LIMIT ?', [beforeId, limit]);
+      return rows.map((r) => ({ id: String(r.id), dsl: String(r.dsl) }));
+    },
+
+    async writeAssertions(modelId: string, text: string) {
+      await db.transaction(async (tx) => {
+        await q(tx, 'DELETE FROM fga_assertions WHERE model_id = ?', [modelId]);
+        await q(tx, 'INSERT INTO fga_assertions (model_id, assertions) VALUES (?, ?)', [modelId, text]);
+      });
+    },
+
+    async readAssertions(modelId: string) {
+      const r = (await q(db, 'SELECT assertions FROM fga_assertions WHERE model_id = ?', [modelId]))[0];
+      return r ? String(r.assertions) : null;
+    },
+
     async resetIfEmpty() {
       return writing(async () => {
         return db.transaction(async (tx) => {
           const revision = await bump(tx);
           if ((await q(tx, 'SELECT seq FROM fga_tuples LIMIT 1')).length > 0) throw new ResetRefused();
           await q(tx, 'DELETE FROM fga_models');
+          await q(tx, 'DELETE FROM fga_assertions');
           await log(tx, revision, [{ op: 'reset', tuple: null }]);
+          return stageEvents(tx, {});
+        }).then((commit) => {
+          commit();
           return true;
-        }).catch((err: unknown) => {
+        }, (err: unknown) => {
           if (err instanceof ResetRefused) return false;
           throw err;
         });

@@ -6,7 +6,7 @@
  * expired` are still answered).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { LOCKOUT_WINDOW_SECONDS } from '@gatehouse/auth';
+import { ATTEMPT_SLOT_RETENTION_SECONDS } from '@gatehouse/db';
 import { describeRetention } from '@gatehouse/db/retention-suite';
 import { mfaSchema } from './schema.ts';
 import { EXPIRED_ANSWER_GRACE_SECONDS, MFA_RETENTION } from './retention.ts';
@@ -29,9 +29,10 @@ describeRetention(mfaSchema, MFA_RETENTION, {
   mfa_sessions: { expired: (i, now) => session(now - 1 - i), live: (i, now) => session(now + 1 + i) },
   // kept an hour past expiry, then gone
   mfa_otps: { expired: (i, now) => otp(now - GRACE - 1 - i), live: (i, now) => otp(i === 0 ? now - GRACE + 1 : now + 1 + i) },
-  mfa_otp_failures: {
-    expired: (i, now) => ({ id: 1 + i, failure_key: `otp:${i}`, failed_at: now - LOCKOUT_WINDOW_SECONDS - 1 - i }),
-    live: (i, now) => ({ id: 1000 + i, failure_key: `otp:${i}`, failed_at: now - LOCKOUT_WINDOW_SECONDS + i }),
+  // attempt slots: claimed before vs. within the longest window (a day)
+  mfa_attempt_slots: {
+    expired: (i, now) => ({ id: `otp:${i}#0`, attempt_key: `otp:${i}`, attempted_at: now - ATTEMPT_SLOT_RETENTION_SECONDS - 1 - i }),
+    live: (i, now) => ({ id: `otp:${i}#1`, attempt_key: `otp:${i}`, attempted_at: now - ATTEMPT_SLOT_RETENTION_SECONDS + 1 + i }),
   },
   webauthn_challenges: { expired: (i, now) => challenge(now - GRACE - 1 - i), live: (i, now) => challenge(i === 0 ? now - GRACE + 1 : now + 300 + i) },
 });

@@ -3,8 +3,7 @@
  * mfa's retention rules (issue 23), run by the libs/db sweeper (`startSweeper`); the README's
  * "Retention" table documents each. Times are Unix seconds.
  */
-import { LOCKOUT_WINDOW_SECONDS } from '@gatehouse/auth';
-import type { RetentionRule } from '@gatehouse/db';
+import { ATTEMPT_SLOT_RETENTION_SECONDS, type RetentionRule } from '@gatehouse/db';
 
 /**
  * How long an expired code or passkey challenge is kept: verify_otp answers `otp expired` and the
@@ -22,7 +21,7 @@ export const MFA_RETENTION: readonly RetentionRule[] = [
   // an expired MFA session (decoys included) is refused as `invalid session` (behaviour.md §4.2)
   { table: 'mfa_sessions', key: 'id', expired: { column: 'expires_at', before: (now) => now } },
   { table: 'mfa_otps', key: 'id', expired: { column: 'expires_at', before: (now) => now - EXPIRED_ANSWER_GRACE_SECONDS } },
-  // the sliding 15 min window of behaviour.md §4.4
-  { table: 'mfa_otp_failures', key: 'id', expired: { column: 'failed_at', before: (now) => now - LOCKOUT_WINDOW_SECONDS } },
+  // a slot claimed longer ago than the longest window (the daily send cap) counts for nothing
+  { table: 'mfa_attempt_slots', key: 'id', expired: { column: 'attempted_at', before: (now) => now - ATTEMPT_SLOT_RETENTION_SECONDS } },
   { table: 'webauthn_challenges', key: 'challenge', expired: { column: 'expires_at', before: (now) => now - EXPIRED_ANSWER_GRACE_SECONDS } },
 ];

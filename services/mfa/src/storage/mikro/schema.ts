@@ -5,7 +5,7 @@
  * the migrations that create them, as one libs/db ServiceSchema.
  */
 import { defineEntity, p, type EntitySchema } from '@mikro-orm/core';
-import type { ServiceSchema } from '@gatehouse/db';
+import { attemptSlotEntity, attemptSlotsTable, type ServiceSchema } from '@gatehouse/db';
 import { passkeyEntities, passkeyMigration } from './passkeys.ts';
 
 export const MfaSessionEntity = defineEntity({
@@ -43,15 +43,11 @@ export const MfaOtpEntity = defineEntity({
   },
 });
 
-export const MfaOtpFailureEntity = defineEntity({
-  name: 'MfaOtpFailure',
-  tableName: 'mfa_otp_failures',
-  properties: {
-    id: p.bigint('number').primary().autoincrement(),
-    key: p.string().length(128).fieldName('failure_key'),
-    failedAt: p.bigint('number').fieldName('failed_at'),
-  },
-});
+/**
+ * `mfa_attempt_slots` (issue 30 §1-§2): the OTP/TOTP lockouts' and the send caps' attempt slots,
+ * claimed by conditional writes (libs/db `attempt-slots.ts`). Replaces `mfa_otp_failures`.
+ */
+export const MfaAttemptSlotEntity = attemptSlotEntity('mfa');
 
 // issue 16: the factors (behaviour.md §4.3-§4.5)
 
@@ -99,7 +95,7 @@ export const MfaOtpEnrolmentEntity = defineEntity({
 /** The schema handed to `openDatabase(options, mfaSchema, { logger })`. */
 export const mfaSchema: ServiceSchema = {
   service: 'mfa',
-  entities: [MfaSessionEntity, MfaOtpEntity, MfaOtpFailureEntity, MfaTotpEntity, MfaRecoveryCodeEntity, MfaOtpEnrolmentEntity, ...passkeyEntities] as unknown as EntitySchema<any, any>[],
+  entities: [MfaSessionEntity, MfaOtpEntity, MfaAttemptSlotEntity, MfaTotpEntity, MfaRecoveryCodeEntity, MfaOtpEnrolmentEntity, ...passkeyEntities] as unknown as EntitySchema<any, any>[],
   migrations: [
     {
       name: '0001_mfa_sessions_otps_failures',
@@ -177,6 +173,15 @@ export const mfaSchema: ServiceSchema = {
       async up({ ddl }) {
         await ddl.createIndex('mfa_otps', 'mfa_otps_expiry_idx', ['expires_at']);
         await ddl.createIndex('mfa_otp_failures', 'mfa_otp_failures_failed_at_idx', ['failed_at']);
+      },
+    },
+    {
+      // issue 30 §1: attempts are claimed before they are judged, in slots taken by conditional
+      // writes; the row-per-failure table (a count then an insert) could be outrun by concurrent calls
+      name: '0005_mfa_attempt_slots',
+      async up({ ddl }) {
+        await attemptSlotsTable(ddl, 'mfa');
+        await ddl.dropTable('mfa_otp_failures');
       },
     },
   ],

@@ -5,13 +5,14 @@
 import { IsolationLevel, type EntityManager } from '@mikro-orm/core';
 import { newEnvelope } from '@gatehouse/bus';
 import type { common } from '@gatehouse/contracts';
-import type { Database } from '@gatehouse/db';
+import { createMikroAttemptSlots, type Database } from '@gatehouse/db';
+import { slotAttemptLog } from '@gatehouse/auth';
 import type {
   MfaSessionRecord, MfaStore, MfaTransaction, OtpChannel, OtpEnrolmentRecord, OtpRecord, RecoveryCodeRecord, StoredFactors, TotpRecord, TotpSlot,
 } from '../ports.ts';
 import { countPasskeys, mikroPasskeyReads, mikroPasskeyWrites } from './passkeys.ts';
 import {
-  MfaOtpEnrolmentEntity, MfaOtpEntity, MfaOtpFailureEntity, MfaRecoveryCodeEntity, MfaSessionEntity, MfaTotpEntity,
+  MfaAttemptSlotEntity, MfaOtpEnrolmentEntity, MfaOtpEntity, MfaRecoveryCodeEntity, MfaSessionEntity, MfaTotpEntity,
 } from './schema.ts';
 
 type SessionRow = typeof MfaSessionEntity['~entity'];
@@ -112,21 +113,7 @@ export function createMikroMfaStore(db: Database, clock: () => number = () => Ma
       }
       return out;
     },
-    failures: {
-      async recordFailure(key, at, pruneBefore) {
-        await inTransaction(async (em) => {
-          if (pruneBefore !== undefined) await em.nativeDelete(MfaOtpFailureEntity, { key, failedAt: { $lt: pruneBefore } });
-          em.persist(em.create(MfaOtpFailureEntity, { key, failedAt: at }));
-        });
-      },
-      async failuresSince(key, since) {
-        const rows = await db.fork().find(MfaOtpFailureEntity, { key, failedAt: { $gte: since } }, { orderBy: { failedAt: 'asc' } });
-        return rows.map((r) => Number(r.failedAt));
-      },
-      async clear(key) {
-        await db.fork().nativeDelete(MfaOtpFailureEntity, { key });
-      },
-    },
+    failures: slotAttemptLog(createMikroAttemptSlots(db, MfaAttemptSlotEntity)),
     passkeys: mikroPasskeyReads(() => db.fork()),
     transaction(fn) {
       return inTransaction(async (em) => {

@@ -16,6 +16,10 @@ export const ScimEndpointEntity = defineEntity({
     orgId: p.string().length(64).fieldName('org_id'),
     tokenHash: p.string().length(64).fieldName('token_hash'),
     enabled: p.boolean(),
+    /** created_at of the newest org member already given a SCIM row (issue 31) */
+    membersSyncedAt: p.bigint('number').fieldName('members_synced_at').nullable(),
+    /** and its member row id (the keyset is (created_at, id)) */
+    membersSyncedId: p.string().length(64).fieldName('members_synced_id').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
   },
@@ -29,8 +33,36 @@ export const ScimUserEntity = defineEntity({
     orgId: p.string().length(64).fieldName('org_id'),
     userId: p.string().length(64).fieldName('user_id'),
     externalId: p.string().length(255).fieldName('external_id').nullable(),
+    userName: p.string().length(320).fieldName('user_name').nullable(),
+    /** lower-cased userName: the per-org unique key (RFC 7643 §4.1.1, caseExact false) */
+    userNameKey: p.string().length(320).fieldName('user_name_key').nullable(),
+    givenName: p.string().length(255).fieldName('given_name').nullable(),
+    familyName: p.string().length(255).fieldName('family_name').nullable(),
+    displayName: p.string().length(255).fieldName('display_name').nullable(),
+    /** JSON arrays of {value, type, primary} */
+    emails: p.text().nullable(),
+    phoneNumbers: p.text().fieldName('phone_numbers').nullable(),
+    active: p.boolean().nullable(),
+    version: p.bigint('number').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
+  },
+});
+
+/** One element of a user's `emails` or `phoneNumbers`: what value-path filters run on. */
+export const ScimUserValueEntity = defineEntity({
+  name: 'OrgsScimUserValue',
+  tableName: 'orgs_scim_user_values',
+  properties: {
+    id: p.uuid().primary(),
+    orgId: p.string().length(64).fieldName('org_id'),
+    userId: p.string().length(64).fieldName('user_id'),
+    /** `emails` or `phoneNumbers` */
+    attr: p.string().length(16),
+    type: p.string().length(64).nullable(),
+    /** lower-cased value */
+    valueKey: p.string().length(320).fieldName('value_key'),
+    isPrimary: p.boolean().fieldName('is_primary'),
   },
 });
 
@@ -52,10 +84,10 @@ export const ScimGroupEntity = defineEntity({
 });
 
 /** The SCIM entities, for the orgs ServiceSchema. */
-export const scimEntities = [ScimEndpointEntity, ScimUserEntity, ScimGroupEntity] as unknown as EntitySchema<any, any>[];
+export const scimEntities = [ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity] as unknown as EntitySchema<any, any>[];
 
 /** The tables that hold rows per org, for an organization's deletion (behaviour.md §6.1). */
-export const SCIM_ORG_SCOPED_TABLES = ['orgs_scim_endpoints', 'orgs_scim_users', 'orgs_scim_groups'] as const;
+export const SCIM_ORG_SCOPED_TABLES = ['orgs_scim_endpoints', 'orgs_scim_users', 'orgs_scim_user_values', 'orgs_scim_groups'] as const;
 
 /** issue 19: the SCIM endpoint, users' externalIds and groups. */
 export const scimMigration: MigrationDefinition = {
@@ -92,5 +124,38 @@ export const scimMigration: MigrationDefinition = {
     ]);
     await ddl.createIndex('orgs_scim_groups', 'orgs_scim_groups_name_idx', ['org_id', 'display_key'], { unique: true });
     await ddl.createIndex('orgs_scim_groups', 'orgs_scim_groups_external_idx', ['org_id', 'external_id']);
+  },
+};
+
+/**
+ * issue 31: the SCIM projection of users (any userName, unique per org; names, emails and phone
+ * numbers, active, a version for If-Match) and the child rows of emails/phoneNumbers, so list filters
+ * run in the database. Members added outside SCIM get a row with a null userName when the SCIM server
+ * next looks (`members_synced_at`), projected from authn on first sight.
+ */
+export const scimProjectionMigration: MigrationDefinition = {
+  name: '0102_orgs_scim_projection',
+  async up({ ddl, type }) {
+    if (type === 'mongodb') return;
+    const cols: Array<[string, 'string' | 'text' | 'boolean' | 'bigint', number?]> = [
+      ['user_name', 'string', 320], ['user_name_key', 'string', 320], ['given_name', 'string', 255], ['family_name', 'string', 255],
+      ['display_name', 'string', 255], ['emails', 'text'], ['phone_numbers', 'text'], ['active', 'boolean'], ['version', 'bigint'],
+    ];
+    for (const [name, t, length] of cols) await ddl.addColumn('orgs_scim_users', { name, type: t, ...(length ? { length } : {}), nullable: true });
+    await ddl.createIndex('orgs_scim_users', 'orgs_scim_users_name_idx', ['org_id', 'user_name_key'], { unique: true });
+    await ddl.createTable('orgs_scim_user_values', [
+      { name: 'id', type: 'uuid', primary: true },
+      { name: 'org_id', type: 'string', length: 64 },
+      { name: 'user_id', type: 'string', length: 64 },
+      { name: 'attr', type: 'string', length: 16 },
+      { name: 'type', type: 'string', length: 64, nullable: true },
+      { name: 'value_key', type: 'string', length: 320 },
+      { name: 'is_primary', type: 'boolean' },
+    ]);
+    await ddl.createIndex('orgs_scim_user_values', 'orgs_scim_user_values_value_idx', ['org_id', 'attr', 'value_key']);
+    await ddl.createIndex('orgs_scim_user_values', 'orgs_scim_user_values_user_idx', ['org_id', 'user_id']);
+    // members added outside SCIM are projected lazily: the endpoint remembers how far it looked
+    await ddl.addColumn('orgs_scim_endpoints', { name: 'members_synced_at', type: 'bigint', nullable: true });
+    await ddl.addColumn('orgs_scim_endpoints', { name: 'members_synced_id', type: 'string', length: 64, nullable: true });
   },
 };

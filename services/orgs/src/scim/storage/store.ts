@@ -4,10 +4,12 @@
  * opened with the SCIM entities and migration of ./schema.ts.
  */
 import { randomUUID } from 'node:crypto';
+import { newEnvelope } from '@gatehouse/bus';
 import type { Database } from '@gatehouse/db';
 import { unlessDuplicate } from '../../storage/mikro/unique.ts';
-import type { ScimEndpointRecord, ScimGroupRecord, ScimStore, ScimUserRecord } from './ports.ts';
-import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity } from './schema.ts';
+import { MemberEntity } from '../../storage/mikro/schema.ts';
+import type { ScimEndpointRecord, ScimGroupRecord, ScimMultiValue, ScimOutboxEvent, ScimStore, ScimUserRecord } from './ports.ts';
+import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, ScimUserValueEntity } from './schema.ts';
 
 type EndpointRow = typeof ScimEndpointEntity['~entity'];
 type UserRow = typeof ScimUserEntity['~entity'];
@@ -16,9 +18,28 @@ type GroupRow = typeof ScimGroupEntity['~entity'];
 const toEndpoint = (r: EndpointRow): ScimEndpointRecord => ({
   id: r.id, orgId: r.orgId, tokenHash: r.tokenHash, enabled: Boolean(r.enabled), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
 });
+const multi = (text: string | null | undefined): ScimMultiValue[] => (text ? JSON.parse(text) as ScimMultiValue[] : []);
 const toUser = (r: UserRow): ScimUserRecord => ({
-  orgId: r.orgId, userId: r.userId, externalId: r.externalId ?? null, createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+  orgId: r.orgId, userId: r.userId, externalId: r.externalId ?? null, userName: r.userName ?? null,
+  givenName: r.givenName ?? null, familyName: r.familyName ?? null, displayName: r.displayName ?? null,
+  emails: multi(r.emails), phoneNumbers: multi(r.phoneNumbers),
+  // a legacy row (null) is a member not projected yet: active until authn says otherwise
+  active: r.active === null || r.active === undefined ? true : Boolean(r.active), version: Number(r.version ?? 0),
+  createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
 });
+const userRow = (u: ScimUserRecord) => ({
+  orgId: u.orgId, userId: u.userId, externalId: u.externalId, userName: u.userName, userNameKey: u.userName?.toLowerCase() ?? null,
+  givenName: u.givenName, familyName: u.familyName, displayName: u.displayName,
+  emails: JSON.stringify(u.emails), phoneNumbers: JSON.stringify(u.phoneNumbers), active: u.active, version: u.version,
+  createdAt: u.createdAt, updatedAt: u.updatedAt,
+});
+/** A raw row of `select u.* from orgs_scim_users u` (snake_case columns) as a record. */
+const fromColumns = (r: Record<string, unknown>): ScimUserRecord => toUser({
+  id: r['id'], orgId: r['org_id'], userId: r['user_id'], externalId: r['external_id'], userName: r['user_name'], userNameKey: r['user_name_key'],
+  givenName: r['given_name'], familyName: r['family_name'], displayName: r['display_name'], emails: r['emails'], phoneNumbers: r['phone_numbers'],
+  active: r['active'] === null || r['active'] === undefined ? null : r['active'] === true || Number(r['active']) === 1, version: r['version'],
+  createdAt: r['created_at'], updatedAt: r['updated_at'],
+} as UserRow);
 const toGroup = (r: GroupRow): ScimGroupRecord => ({
   id: r.id, orgId: r.orgId, displayName: r.displayName, externalId: r.externalId ?? null,
   // written by this store from a string array
@@ -31,8 +52,20 @@ const groupRow = (g: ScimGroupRecord) => ({
 
 const OLDEST_FIRST = { createdAt: 'asc', id: 'asc' } as const;
 
+/** A versioned write found another version (If-Match lost a race): rolls the transaction back. */
+class StaleVersion extends Error {}
+
 /** Builds the SCIM store on `db`. */
 export function createMikroScimStore(db: Database): ScimStore {
+  // the transactional outbox: the relay publishes what the transaction committed (ARCHITECTURE §4)
+  const enqueue = (em: Parameters<Parameters<Database['transactional']>[0]>[0], events: readonly ScimOutboxEvent[], at: number): void => {
+    for (const e of events) db.outbox.enqueue(em, { ...newEnvelope(e.name as never, 'orgs', e.data as never), occurredAt: at });
+  };
+  /**
+   * The groups whose JSON member list may hold `userId` (a superset: the callers check the parsed list). Ids
+   * are lower-case UUIDs, so the quoted id needs no escaping in a LIKE pattern or a regular expression.
+   */
+  const memberMatch = (userId: string) => (db.type === 'mongodb' ? new RegExp(`"${userId}"`) : { $like: `%"${userId}"%` });
   return {
     endpoints: {
       async byOrg(orgId) {
@@ -60,14 +93,105 @@ export function createMikroScimStore(db: Database): ScimStore {
         const r = await db.fork().findOne(ScimUserEntity, { orgId, externalId }, { orderBy: OLDEST_FIRST });
         return r ? toUser(r) : null;
       },
-      async put(u) {
+      async byUserName(orgId, userName) {
+        const r = await db.fork().findOne(ScimUserEntity, { orgId, userNameKey: userName.toLowerCase() });
+        return r ? toUser(r) : null;
+      },
+      put: (u, expectVersion, events = []) => unlessDuplicate(async () => {
         await db.transactional(async (em) => {
-          const n = await em.nativeUpdate(ScimUserEntity, { orgId: u.orgId, userId: u.userId }, { externalId: u.externalId, updatedAt: u.updatedAt });
-          if (n === 0) await em.insert(ScimUserEntity, { id: randomUUID(), ...u });
+          enqueue(em, events, u.updatedAt);
+          const where = { orgId: u.orgId, userId: u.userId, ...(expectVersion !== undefined ? { version: expectVersion } : {}) };
+          const n = await em.nativeUpdate(ScimUserEntity, where, userRow(u));
+          if (n === 0) {
+            if (expectVersion !== undefined) throw new StaleVersion();
+            await em.insert(ScimUserEntity, { id: randomUUID(), ...userRow(u) });
+          }
+          await em.nativeDelete(ScimUserValueEntity, { orgId: u.orgId, userId: u.userId });
+          const values = [
+            ...u.emails.map((e) => ({ attr: 'emails', e })), ...u.phoneNumbers.map((e) => ({ attr: 'phoneNumbers', e })),
+          ].map(({ attr, e }) => ({ id: randomUUID(), orgId: u.orgId, userId: u.userId, attr, type: e.type, valueKey: e.value.toLowerCase(), isPrimary: e.primary }));
+          if (values.length > 0) await em.insertMany(ScimUserValueEntity, values);
+        });
+      }).catch((err: unknown) => {
+        if (err instanceof StaleVersion) return false;
+        throw err;
+      }),
+      async delete(orgId, userId, events = []) {
+        return db.transactional(async (em) => {
+          enqueue(em, events, Math.floor(Date.now() / 1000));
+          await em.nativeDelete(ScimUserValueEntity, { orgId, userId });
+          return (await em.nativeDelete(ScimUserEntity, { orgId, userId })) > 0;
         });
       },
-      async list(orgId) {
-        return (await db.fork().find(ScimUserEntity, { orgId }, { orderBy: OLDEST_FIRST })).map(toUser);
+      async forget(userId) {
+        await db.transactional(async (em) => {
+          await em.nativeDelete(ScimUserValueEntity, { userId });
+          await em.nativeDelete(ScimUserEntity, { userId });
+          for (const r of await em.find(ScimGroupEntity, { memberIds: memberMatch(userId) })) {
+            const g = toGroup(r);
+            if (!g.memberIds.includes(userId)) continue;
+            await em.nativeUpdate(ScimGroupEntity, { id: g.id, orgId: g.orgId }, { memberIds: JSON.stringify(g.memberIds.filter((m) => m !== userId)) });
+          }
+        });
+      },
+      async unprojected(orgId, limit) {
+        const em = db.fork();
+        const endpoint = await em.findOne(ScimEndpointEntity, { orgId });
+        const since = Number(endpoint?.membersSyncedAt ?? -1);
+        // the lowest UUID: PostgreSQL compares the uuid column only with a UUID
+        const sinceId = endpoint?.membersSyncedId ?? '00000000-0000-0000-0000-000000000000';
+        // members that joined after the last look (outside SCIM, e.g. invitations) and have no row get
+        // one; keyset on (created_at, id), the members' list index
+        // read before the look: members that join meanwhile are after it, and found next time
+        const newest = await em.findOne(MemberEntity, { orgId }, { orderBy: { createdAt: 'desc', id: 'desc' }, fields: ['id', 'createdAt'] });
+        let joined: Array<{ id: string; userId: string; createdAt: number }>;
+        if (db.type === 'mongodb') {
+          const after = await em.find(MemberEntity, { orgId, $or: [{ createdAt: { $gt: since } }, { createdAt: since, id: { $gt: sinceId } }] },
+            { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1000, fields: ['id', 'userId', 'createdAt'] });
+          const known = new Set((await em.find(ScimUserEntity, { orgId, userId: { $in: after.map((m) => m.userId) } }, { fields: ['userId'] })).map((r) => r.userId));
+          joined = after.filter((m) => !known.has(m.userId)).map((m) => ({ id: m.id, userId: m.userId, createdAt: Number(m.createdAt) }));
+        } else {
+          const rows = await em.getConnection().execute<Array<Record<string, unknown>>>(
+            `select m.id, m.user_id, m.created_at from orgs_members m where m.org_id = ? and (m.created_at > ? or (m.created_at = ? and m.id > ?))
+              and not exists (select 1 from orgs_scim_users u where u.org_id = ? and u.user_id = m.user_id)
+              order by m.created_at asc, m.id asc limit 1000`, [orgId, since, since, sinceId, orgId]);
+          joined = rows.map((r: Record<string, unknown>) => ({ id: String(r['id']), userId: String(r['user_id']), createdAt: Number(r['created_at']) }));
+        }
+        for (const m of joined) {
+          await unlessDuplicate(() => em.fork().insert(ScimUserEntity, {
+            id: randomUUID(), orgId, userId: m.userId, externalId: null, createdAt: m.createdAt, updatedAt: m.createdAt,
+          }));
+        }
+        // caught up: the mark moves to the newest member (a full batch: to the last one handled)
+        const last = joined.length === 1000 ? joined[joined.length - 1]! : newest;
+        if (endpoint && last && (Number(last.createdAt) !== since || last.id !== sinceId)) {
+          await em.nativeUpdate(ScimEndpointEntity, { orgId }, { membersSyncedAt: Number(last.createdAt), membersSyncedId: last.id });
+        }
+        const rows = await em.find(ScimUserEntity, { orgId, userNameKey: null }, { limit, fields: ['userId'] });
+        return rows.map((r) => r.userId);
+      },
+      async search(orgId, where, evaluate, page) {
+        if (db.type === 'mongodb' || !where) {
+          const em = db.fork();
+          if (!evaluate && db.type !== 'mongodb') return this.search(orgId, { sql: '1 = 1', params: [] }, null, page);
+          if (!evaluate) {
+            const [rows, total] = await em.findAndCount(ScimUserEntity, { orgId, userNameKey: { $ne: null } }, { orderBy: OLDEST_FIRST, offset: page.offset, limit: page.limit });
+            return { total, rows: rows.map(toUser) };
+          }
+          const all = (await em.find(ScimUserEntity, { orgId, userNameKey: { $ne: null } }, { orderBy: OLDEST_FIRST })).map(toUser).filter(evaluate);
+          return { total: all.length, rows: all.slice(page.offset, page.offset + page.limit) };
+        }
+        const conn = db.fork().getConnection();
+        // a member removed outside SCIM (an admin, a deleted account) is no SCIM resource any more
+        const base = `from orgs_scim_users u where u.org_id = ? and u.user_name_key is not null and (${where.sql})
+          and exists (select 1 from orgs_members m where m.org_id = ? and m.user_id = u.user_id)`;
+        const params = [orgId, ...where.params, orgId];
+        const [count] = await conn.execute<Array<{ n: number | string }>>(`select count(*) as n ${base}`, params);
+        const total = Number(count?.n ?? 0);
+        if (total === 0 || page.limit === 0) return { total, rows: [] };
+        const rows = await conn.execute<Array<Record<string, unknown>>>(
+          `select u.* ${base} order by u.created_at asc, u.id asc limit ${Math.floor(page.limit)} offset ${Math.floor(page.offset)}`, params);
+        return { total, rows: rows.map(fromColumns) };
       },
     },
     groups: {
@@ -83,8 +207,32 @@ export function createMikroScimStore(db: Database): ScimStore {
         const r = await db.fork().findOne(ScimGroupEntity, { orgId, externalId }, { orderBy: OLDEST_FIRST });
         return r ? toGroup(r) : null;
       },
+      async holding(orgId, userId) {
+        const rows = await db.fork().find(ScimGroupEntity, { orgId, memberIds: memberMatch(userId) }, { orderBy: OLDEST_FIRST });
+        return rows.map(toGroup).filter((g) => g.memberIds.includes(userId));
+      },
       async list(orgId) {
         return (await db.fork().find(ScimGroupEntity, { orgId }, { orderBy: OLDEST_FIRST })).map(toGroup);
+      },
+      async search(orgId, where, evaluate, page) {
+        if (db.type === 'mongodb' || !where) {
+          const all = (await db.fork().find(ScimGroupEntity, { orgId }, { orderBy: OLDEST_FIRST })).map(toGroup).filter((g) => !evaluate || evaluate(g));
+          return { total: all.length, rows: all.slice(page.offset, page.offset + page.limit) };
+        }
+        const conn = db.fork().getConnection();
+        const base = `from orgs_scim_groups g where g.org_id = ? and (${where.sql})`;
+        const [count] = await conn.execute<Array<{ n: number | string }>>(`select count(*) as n ${base}`, [orgId, ...where.params]);
+        const total = Number(count?.n ?? 0);
+        if (total === 0 || page.limit === 0) return { total, rows: [] };
+        const rows = await conn.execute<Array<Record<string, unknown>>>(
+          `select g.* ${base} order by g.created_at asc, g.id asc limit ${Math.floor(page.limit)} offset ${Math.floor(page.offset)}`, [orgId, ...where.params]);
+        return {
+          total,
+          rows: rows.map((r: Record<string, unknown>) => toGroup({
+            id: r['id'], orgId: r['org_id'], displayName: r['display_name'], displayKey: r['display_key'], externalId: r['external_id'],
+            memberIds: r['member_ids'], createdAt: r['created_at'], updatedAt: r['updated_at'],
+          } as GroupRow)),
+        };
       },
       insert: (g) => unlessDuplicate(() => db.fork().insert(ScimGroupEntity, groupRow(g))),
       update: (g) => unlessDuplicate(() => db.fork().nativeUpdate(ScimGroupEntity, { id: g.id, orgId: g.orgId }, groupRow(g))),

@@ -19,7 +19,7 @@ export const DOMAIN_ATTEMPT_WINDOW_SECONDS = 3600;
 /**
  * The tables orgs sweeps. Bounded without a rule: `orgs_organizations`, `orgs_members`, verified
  * `orgs_domains` entries and the SCIM tables (`orgs_scim_endpoints`, `orgs_scim_users`,
- * `orgs_scim_groups`: nothing in them expires; they go with their organization or user);
+ * `orgs_scim_groups`: nothing in them expires; they go with their organization, a user's rows with the user);
  * `orgs_outbox` is emptied by the relay.
  */
 export const ORGS_RETENTION: readonly RetentionRule[] = [

@@ -20,6 +20,28 @@ export const protobufFileName = "gatehouse/admin/v1/admin.proto";
  * protoc resolves a bare name inside the service to the RPC.
  */
 
+/** Issue 33 §4 (extension): one message the development outbox kept instead of sending it. */
+export interface DevOutboxMessage {
+  id: string;
+  /** `email` or `sms` */
+  channel: string;
+  /** the email address or the E.164 phone number */
+  to: string;
+  /** the email's subject; `sms` for a text message */
+  subject: string;
+  /** the email's plain-text body, or the text message (it holds the link or the one-time code) */
+  text: string;
+  /** the email's HTML body; empty for a text message */
+  html: string;
+  /** when it was kept, Unix seconds */
+  created_at: number;
+}
+
+/** Issue 33 §4 (extension): the kept messages, newest first (at most 100). */
+export interface DevOutboxResponse {
+  messages: DevOutboxMessage[];
+}
+
 /** graphql.md §3.2 */
 export interface AdminLoginRequest {
   admin_secret: string;
@@ -267,6 +289,8 @@ export interface CreateClientRequest {
     | undefined;
   /** RP-initiated logout targets (OIDC RP-Initiated Logout 1.0 §2), exact match */
   post_logout_redirect_uris: string[];
+  /** issue 34: a first-party client's users are asked no consent at /authorize (default false) */
+  is_first_party?: boolean | null | undefined;
 }
 
 /** graphql.md §3.1: also returned by RotateClientSecret; the secret is shown once. */
@@ -289,6 +313,8 @@ export interface UpdateClientRequest {
   redirect_uris: string[];
   grant_types: string[];
   post_logout_redirect_uris: string[];
+  /** issue 34: absent means unchanged */
+  is_first_party?: boolean | null | undefined;
 }
 
 /** graphql.md §3.2: `_client`, `_delete_client`, `_rotate_client_secret`. */
@@ -319,6 +345,8 @@ export interface Client {
   grant_types: string[];
   is_public: boolean;
   post_logout_redirect_uris: string[];
+  /** issue 34: no consent page for this client's users */
+  is_first_party: boolean;
 }
 
 /** graphql.md §3.1 */
@@ -548,6 +576,13 @@ export interface AdminService {
   EmailTemplates(request: PaginationRequest): Promise<EmailTemplates>;
   /** The audit log, newest first (behaviour.md §5.7). */
   AuditLogs(request: ListAuditLogRequest): Promise<AuditLogs>;
+  /**
+   * Issue 33 §4 (extension): the development outbox. Under --env=development, a channel without its
+   * provider (email without SMTP, SMS without Twilio) keeps the messages Gatehouse would have sent,
+   * the last 100 in the memory of the all-in-one process, newest first. failed_precondition in
+   * production and in split mode (the notifications worker keeps them in its own process and log).
+   */
+  DevOutbox(request: Empty): Promise<DevOutboxResponse>;
 }
 
 /**

@@ -347,6 +347,8 @@ export interface OauthHttpRequest {
     | null;
   /** the HTTP method (`GET`, `POST`): RFC 6749 §3.1 lets /authorize take both */
   method: string;
+  /** issue 34: the path segment after the endpoint's path (RFC 7592: `/oauth/register/<client_id>`) */
+  resource_id?: string | null | undefined;
 }
 
 /**
@@ -370,8 +372,41 @@ export interface OauthHttpResponse {
   frameable: boolean;
 }
 
+/** One remembered consent: the user allowed the client the scopes (Unix seconds). */
+export interface ConsentGrant {
+  id: string;
+  user_id: string;
+  client_id: string;
+  /** the client's display name at the time of the listing */
+  client_name: string;
+  scopes: string[];
+  created_at: number;
+  /** the last time the user allowed this client this scope set */
+  updated_at: number;
+}
+
+/** The caller's own consents, newest first. */
+export interface ConsentGrantsRequest {
+  pagination: PaginationRequest | null;
+}
+
+/** A user's consents, for an admin. */
+export interface UserConsentGrantsRequest {
+  user_id: string;
+  pagination: PaginationRequest | null;
+}
+
+export interface ConsentGrantsResponse {
+  pagination: Pagination | null;
+  consent_grants: ConsentGrant[];
+}
+
+export interface ConsentGrantRequest {
+  id: string;
+}
+
 export interface ProvisionUserRequest {
-  /** the SCIM userName (or first email); trimmed and lower-cased by authn */
+  /** the primary SCIM email (or an address-shaped userName); "" for none; trimmed and lower-cased by authn */
   email: string;
   given_name?: string | null | undefined;
   family_name?: string | null | undefined;
@@ -589,6 +624,15 @@ export interface AuthnService {
   TrustedIssuer(request: TrustedIssuerRequest): Promise<TrustedIssuer>;
   TrustedIssuers(request: ListTrustedIssuersRequest): Promise<TrustedIssuers>;
   /**
+   * Issue 34: the consents a user gave to OAuth clients at /authorize (one per client and scope
+   * set), listed and revoked by the user (the account console) and by an admin. Revoking a consent
+   * also ends the sessions the user holds with that client, so its tokens stop validating.
+   */
+  ConsentGrants(request: ConsentGrantsRequest): Promise<ConsentGrantsResponse>;
+  RevokeConsentGrant(request: ConsentGrantRequest): Promise<Response>;
+  UserConsentGrants(request: UserConsentGrantsRequest): Promise<ConsentGrantsResponse>;
+  RevokeUserConsentGrant(request: ConsentGrantRequest): Promise<Response>;
+  /**
    * The OAuth 2.0 / OpenID Provider endpoints outside /v1 (issue 18). The gateway turns the HTTP
    * request (query or form/JSON body, Authorization header, cookies) into `params` and writes the
    * answer as its status, JSON body, redirect or HTML page: these protocols fix their own wire
@@ -601,6 +645,19 @@ export interface AuthnService {
   OauthIntrospect(request: OauthHttpRequest): Promise<OauthHttpResponse>;
   Userinfo(request: OauthHttpRequest): Promise<OauthHttpResponse>;
   EndSession(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  /**
+   * Issue 34: RFC 7591 `POST /oauth/register` (its JSON body as `params`) and RFC 7592
+   * `GET|PUT|DELETE /oauth/register/<client_id>` (the id as `resource_id`, the registration access
+   * token as the bearer); 404 unless --enable-dynamic-client-registration.
+   */
+  RegisterClient(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  ManageRegisteredClient(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  /**
+   * Issue 34: RFC 9126 `POST /oauth/par` — the client authenticates as at the token endpoint; the
+   * authorization request is checked as /authorize checks it and kept 60 s; 201
+   * `{request_uri, expires_in}`.
+   */
+  PushedAuthorizationRequest(request: OauthHttpRequest): Promise<OauthHttpResponse>;
   /**
    * Issue 20: `GET /oauth_login/<provider>` — the 302 to the provider's authorization endpoint
    * (state, PKCE S256, nonce for OIDC providers), the pending login sealed in a short-lived cookie.

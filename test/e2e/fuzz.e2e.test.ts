@@ -1,0 +1,249 @@
+/**
+ * @module test/e2e/fuzz
+ * No input reaches a 5xx (issue 30 §5): a property-based fuzzer (fast-check) drives every route of a
+ * running all-in-one deployment on SQLite on all three surfaces with generated requests: every
+ * `/v1` route of `/openapi.json` (bodies shaped by its request schema, and junk), every GraphQL
+ * query and mutation of the served schema (variables shaped by its input types), and every RPC of
+ * every public gRPC service. Values mix NUL bytes and other controls, over-long and non-ASCII text,
+ * SQL and id look-alikes, wrong JSON types and a marker secret; requests go anonymous, as a user and
+ * as the super-admin. Each answer must be a 4xx/2xx (REST, GraphQL) or a non-internal gRPC status,
+ * never a reset connection, and no error message may carry the admin secret, the internal token or
+ * the marker secret. Runs are bounded (a fixed seed and `numRuns` per route) to keep the suite near
+ * two minutes.
+ */
+import { describe, it, expect, beforeAll, afterAll, beforeEach, jest } from '@jest/globals';
+import fc from 'fast-check';
+import { createCallContext, createGrpcClient, serviceDescriptor, servicesWithProto } from '@gatehouse/rpc';
+import { startDeployment, type Deployment } from '@gatehouse/testing';
+import { PASSWORD, address, signup } from './email-support.ts';
+
+jest.setTimeout(600_000);
+
+/** A value no answer may ever echo (sent in password and secret fields, and anywhere as text). */
+const MARKER = 'Fz-secret-7d1e0c5b9a';
+const RUNS_PER_ROUTE = 6;
+const SEED = 30_05;
+
+type Json = Record<string, any>;
+
+const nasty = fc.constantFrom(
+  'a\u0000b', '\u0000', '\u0001\u001f\u007f', 'line\nbreak', 'tab\there', '\r\n', '%00', '\\u0000', "' OR '1'='1", '"; DROP TABLE authn_users; --',
+  '../../etc/passwd', '<script>alert(1)</script>', '💥🙂', '\ud800', 'Ω'.repeat(300), 'x'.repeat(9_000), 'x'.repeat(70_000), '',
+  '00000000-0000-4000-8000-000000000000', 'user:anne', 'document:readme', 'a@b.c', '+15005550006', MARKER,
+);
+const text = fc.oneof({ weight: 3, arbitrary: nasty }, { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) }, fc.uuid(), fc.emailAddress());
+const junk: fc.Arbitrary<unknown> = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.jsonValue({ maxDepth: 2 }));
+
+/** A value for a JSON Schema of the OpenAPI document (`$ref`s resolved in `defs`), or junk. */
+function fromSchema(schema: Json | undefined, defs: Json, depth = 0): fc.Arbitrary<unknown> {
+  if (!schema || depth > 3) return junk;
+  if (schema.$ref) return fromSchema(defs[String(schema.$ref).replace('#/components/schemas/', '')], defs, depth + 1);
+  if (schema.anyOf) return fc.oneof(...(schema.anyOf as Json[]).map((s) => fromSchema(s, defs, depth)));
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  const typed = ((): fc.Arbitrary<unknown> => {
+    switch (type) {
+      case 'string': return schema.enum ? fc.constantFrom(...(schema.enum as string[])) : text;
+      case 'integer': return fc.oneof(fc.integer({ min: -5, max: 2000 }), fc.constantFrom(1e20, -1, 0));
+      case 'number': return fc.double();
+      case 'boolean': return fc.boolean();
+      case 'array': return fc.array(fromSchema(schema.items as Json, defs, depth + 1), { maxLength: 3 });
+      case 'object': {
+        const props = Object.entries((schema.properties ?? {}) as Record<string, Json>);
+        if (props.length === 0) return fc.dictionary(fc.string({ maxLength: 8 }), junk, { maxKeys: 3 });
+        return fc.record(Object.fromEntries(props.map(([k, s]) => [k, fromSchema(s, defs, depth + 1)])), { requiredKeys: [] });
+      }
+      default: return junk;
+    }
+  })();
+  // mostly well-typed values (they reach the handlers), sometimes a wrong type (the codec's refusal)
+  return fc.oneof({ weight: 5, arbitrary: typed }, { weight: 1, arbitrary: junk });
+}
+
+/**
+ * A body whose every string field (and every string of a string list), down to nested messages, is
+ * `v`: the examples every route gets besides the generated ones, so a NUL byte or an over-long value
+ * reaches each field of each route at least once as the super-admin.
+ */
+function filledWith(schema: Json | undefined, defs: Json, v: string, depth = 0): unknown {
+  if (!schema || depth > 3) return v;
+  if (schema.$ref) return filledWith(defs[String(schema.$ref).replace('#/components/schemas/', '')], defs, v, depth + 1);
+  if (schema.anyOf) return filledWith((schema.anyOf as Json[]).find((s) => s.type !== 'null'), defs, v, depth);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (type === 'string' && !schema.enum) return v;
+  if (type === 'array') return [filledWith(schema.items as Json, defs, v, depth + 1)];
+  if (type === 'object' && schema.properties) {
+    return Object.fromEntries(Object.entries(schema.properties as Record<string, Json>).map(([k, s]) => [k, filledWith(s, defs, v, depth + 1)]));
+  }
+  return undefined;
+}
+
+/** The same for a GraphQL input type. */
+function graphqlFilledWith(ref: Json, inputs: Map<string, Json>, v: string, depth = 0): unknown {
+  if (ref.kind === 'NON_NULL') return graphqlFilledWith(ref.ofType, inputs, v, depth);
+  if (ref.kind === 'LIST') return [graphqlFilledWith(ref.ofType, inputs, v, depth + 1)];
+  if (ref.kind === 'INPUT_OBJECT' && depth < 4) {
+    return Object.fromEntries(((inputs.get(ref.name)?.inputFields ?? []) as Json[]).map((f) => [f.name, graphqlFilledWith(f.type, inputs, v, depth + 1)]));
+  }
+  if (ref.name === 'String' || ref.name === 'ID') return v;
+  if (ref.name === 'Int') return 1;
+  if (ref.name === 'Boolean') return true;
+  if (ref.kind === 'ENUM') return (inputs.get(ref.name)?.enumValues as Json[] | undefined)?.[0]?.name;
+  return null;
+}
+
+/** The values every field of every route is filled with once, as the super-admin (index 2 of the callers). */
+const FILLS = ['a\u0000b', '\u0000', 'x\u0007y', 'x'.repeat(70_000)];
+const ADMIN = 2;
+
+/** A GraphQL input value for an introspected type reference. */
+function fromGraphqlType(ref: Json, inputs: Map<string, Json>, depth = 0): fc.Arbitrary<unknown> {
+  if (ref.kind === 'NON_NULL') return fromGraphqlType(ref.ofType, inputs, depth);
+  if (ref.kind === 'LIST') return fc.array(fromGraphqlType(ref.ofType, inputs, depth + 1), { maxLength: 3 });
+  if (ref.kind === 'ENUM') return fc.constantFrom(...((inputs.get(ref.name)?.enumValues ?? [{ name: 'X' }]) as Json[]).map((e) => e.name));
+  if (ref.kind === 'INPUT_OBJECT' && depth < 4) {
+    const fields = (inputs.get(ref.name)?.inputFields ?? []) as Json[];
+    return fc.record(Object.fromEntries(fields.map((f) => [f.name, fromGraphqlType(f.type, inputs, depth + 1)])), { requiredKeys: [] });
+  }
+  switch (ref.name) {
+    case 'Int': return fc.integer({ min: -5, max: 2000 });
+    case 'Float': return fc.double({ noNaN: true, noDefaultInfinity: true });
+    case 'Boolean': return fc.boolean();
+    case 'String': case 'ID': return text;
+    default: return fc.jsonValue({ maxDepth: 2 });
+  }
+}
+
+const typeString = (ref: Json): string => (ref.kind === 'NON_NULL' ? `${typeString(ref.ofType)}!` : ref.kind === 'LIST' ? `[${typeString(ref.ofType)}]` : ref.name);
+const namedKind = (ref: Json): string => (ref.ofType ? namedKind(ref.ofType) : ref.kind);
+
+describe('fuzzing every route on REST, GraphQL and gRPC (issue 30 §5)', () => {
+  let d: Deployment;
+  let callers: Array<Record<string, string>>;
+  const failures: string[] = [];
+  let requests = 0;
+
+  /** Records what an answer must never be. */
+  const judge = (where: string, status: number, message: string): void => {
+    requests += 1;
+    if (status >= 500) failures.push(`${where}: ${status} ${message.slice(0, 200)}`);
+    for (const secret of [d.adminSecret, d.internalToken, MARKER]) {
+      if (message.includes(secret)) failures.push(`${where}: the answer carries a secret: ${message.slice(0, 200)}`);
+    }
+  };
+
+  beforeAll(async () => {
+    d = await startDeployment('all', { readyTimeoutMs: 60_000 });
+    const user = await signup(d.url, address('fuzz'));
+    expect(user.status).toBe(200);
+    callers = [{}, { authorization: `Bearer ${user.body.access_token}` }, { 'x-service-admin-secret': d.adminSecret }];
+  }, 120_000);
+  afterAll(async () => { await d?.stop(); });
+  beforeEach(() => { failures.length = 0; });
+
+  it('REST: every /v1 route of /openapi.json, with bodies from its request schema and junk', async () => {
+    const doc = (await (await fetch(`${d.url}/openapi.json`)).json()) as Json;
+    const defs = doc.components.schemas as Json;
+    const routes = Object.entries(doc.paths as Record<string, Json>).filter(([p]) => p.startsWith('/v1/'));
+    expect(routes.length).toBeGreaterThan(100);
+    for (const [path, ops] of routes) {
+      for (const [method, op] of Object.entries(ops as Record<string, Json>)) {
+        const schema = op.requestBody?.content?.['application/json']?.schema as Json | undefined;
+        const body = fc.oneof({ weight: 6, arbitrary: fromSchema(schema, defs) }, { weight: 1, arbitrary: fc.constantFrom('{', '[1,', '"\u0000"', '{"a":'.repeat(200)) });
+        await fc.assert(fc.asyncProperty(body, fc.nat({ max: callers.length - 1 }), async (b, who) => {
+          const where = `REST ${method.toUpperCase()} ${path}`;
+          try {
+            const res = await fetch(`${d.url}${path}`, method === 'get'
+              ? { headers: callers[who]! }
+              : { method: 'POST', headers: { 'content-type': 'application/json', origin: d.url, ...callers[who] }, body: typeof b === 'string' ? b : JSON.stringify(b) });
+            judge(where, res.status, await res.text());
+          } catch (err) {
+            failures.push(`${where}: no answer (${(err as Error).message})`);
+          }
+        }), { numRuns: RUNS_PER_ROUTE, seed: SEED, endOnFailure: true, examples: FILLS.map((v) => [filledWith(schema, defs, v) ?? {}, ADMIN] as [unknown, number]) });
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('GraphQL: every query and mutation of the served schema, with variables from its input types', async () => {
+    const intro = await fetch(`${d.url}/graphql`, {
+      method: 'POST', headers: { 'content-type': 'application/json', origin: d.url },
+      body: JSON.stringify({ query: `{ __schema { types { name kind enumValues { name } inputFields { name type { ...T } } }
+        queryType { fields { name args { name type { ...T } } type { ...T } } }
+        mutationType { fields { name args { name type { ...T } } type { ...T } } } } }
+        fragment T on __Type { kind name ofType { kind name ofType { kind name ofType { kind name } } } }` }),
+    });
+    const schema = ((await intro.json()) as Json).data.__schema as Json;
+    const inputs = new Map<string, Json>((schema.types as Json[]).map((t) => [t.name, t]));
+    const fields = [...(schema.queryType.fields as Json[]).map((f) => ['query', f] as const), ...(schema.mutationType.fields as Json[]).map((f) => ['mutation', f] as const)];
+    expect(fields.length).toBeGreaterThan(100);
+    for (const [kind, field] of fields) {
+      const args = field.args as Json[];
+      const vars = fc.record(Object.fromEntries(args.map((a) => [a.name, fromGraphqlType(a.type, inputs)])), { requiredKeys: [] });
+      const selection = ['SCALAR', 'ENUM'].includes(namedKind(field.type)) ? '' : ' { __typename }';
+      const decl = args.length ? `(${args.map((a) => `$${a.name}: ${typeString(a.type)}`).join(', ')})` : '';
+      const call = args.length ? `(${args.map((a) => `${a.name}: $${a.name}`).join(', ')})` : '';
+      const query = `${kind}${decl} { ${field.name}${call}${selection} }`;
+      await fc.assert(fc.asyncProperty(vars, fc.nat({ max: callers.length - 1 }), async (variables, who) => {
+        const where = `GraphQL ${field.name}`;
+        try {
+          const res = await fetch(`${d.url}/graphql`, {
+            method: 'POST', headers: { 'content-type': 'application/json', origin: d.url, ...callers[who] }, body: JSON.stringify({ query, variables }),
+          });
+          const answer = await res.text();
+          judge(where, res.status, answer);
+          if (/"code":"INTERNAL(_SERVER_ERROR)?"/.test(answer)) failures.push(`${where}: internal error ${answer.slice(0, 200)}`);
+        } catch (err) {
+          failures.push(`${where}: no answer (${(err as Error).message})`);
+        }
+      }), {
+        numRuns: RUNS_PER_ROUTE, seed: SEED, endOnFailure: true,
+        examples: FILLS.map((v) => [Object.fromEntries(args.map((a) => [a.name, graphqlFilledWith(a.type, inputs, v)])), ADMIN] as [Record<string, unknown>, number]),
+      });
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('gRPC: every RPC of every public service on the public port', async () => {
+    let rpcs = 0;
+    for (const service of servicesWithProto()) {
+      const desc = serviceDescriptor(service);
+      const client = createGrpcClient(desc, { address: d.grpcAddress });
+      try {
+        for (const method of desc.methods.values()) {
+          if (method.auth === 'internal') continue;
+          rpcs += 1;
+          const fields = method.requestType.fieldsArray;
+          const value = (type: string, repeated: boolean): fc.Arbitrary<unknown> => {
+            const one: fc.Arbitrary<unknown> = type === 'string' ? text : type === 'bool' ? fc.boolean() : /int|fixed/.test(type) ? fc.integer({ min: 0, max: 2000 }) : type === 'double' || type === 'float' ? fc.double({ noNaN: true, noDefaultInfinity: true }) : fc.constant(null);
+            return repeated ? fc.array(one, { maxLength: 3 }) : one;
+          };
+          const req = fc.record(Object.fromEntries(fields.map((f) => [f.name, value(f.type, f.repeated)])), { requiredKeys: [] });
+          await fc.assert(fc.asyncProperty(req, fc.nat({ max: callers.length - 1 }), async (body, who) => {
+            const where = `gRPC ${desc.fullName}/${method.name}`;
+            const err = await client.call(method.name, body as Record<string, unknown>, createCallContext({ headers: callers[who]!, protocol: 'grpc' }))
+              .then(() => null, (e: unknown) => e as { code?: string; message?: string });
+            requests += 1;
+            if (err && ['internal', 'unknown', 'data_loss'].includes(String(err.code))) failures.push(`${where}: ${err.code} ${String(err.message).slice(0, 200)}`);
+            if (err?.message) judge(where, 200, err.message);
+          }), {
+            numRuns: RUNS_PER_ROUTE, seed: SEED, endOnFailure: true,
+            examples: FILLS.map((v) => [Object.fromEntries(fields.filter((f) => f.type === 'string').map((f) => [f.name, f.repeated ? [v] : v])), ADMIN] as [Record<string, unknown>, number]),
+          });
+        }
+      } finally {
+        client.close();
+      }
+    }
+    expect(rpcs).toBeGreaterThan(100);
+    expect(failures).toEqual([]);
+  });
+
+  it('the deployment still serves after the run', async () => {
+    const health = await fetch(`${d.url}/healthz`);
+    expect(health.status).toBe(200);
+    const login = await signup(d.url, address('after'));
+    expect([login.status, PASSWORD.length > 0]).toEqual([200, true]);
+    expect(requests).toBeGreaterThan(1500);
+  });
+});
