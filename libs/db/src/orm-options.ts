@@ -7,6 +7,7 @@ import type { Options } from '@mikro-orm/core';
 import type { DatabaseOptions, DatabaseType } from './types.ts';
 import { DATABASE_TYPES } from './types.ts';
 import { sharedSqliteDialect } from './sqlite-shared.ts';
+import { boundDriver } from './bound-sql.ts';
 
 /** Which package provides the driver for a type. */
 export const DRIVER_PACKAGES: Readonly<Record<DatabaseType, string>> = {
@@ -29,6 +30,8 @@ export function tlsOptions(o: DatabaseOptions): Record<string, string | boolean>
 
 /**
  * Loads the driver class for `options.type` and builds the MikroORM options (without entities).
+ * SQL drivers bind every value as a parameter instead of quoting it into the SQL text
+ * (`boundDriver`, issue 30 §5).
  * @throws AppError `invalid_argument` for an unknown type or missing connection settings.
  */
 export async function buildOrmOptions(o: DatabaseOptions): Promise<Partial<Options>> {
@@ -42,7 +45,7 @@ export async function buildOrmOptions(o: DatabaseOptions): Promise<Partial<Optio
     const path = o.url ?? o.name;
     if (!path) throw new AppError('invalid_argument', 'sqlite needs a database url (file path or :memory:)');
     const { SqliteDriver } = await import('@mikro-orm/sqlite');
-    return { ...common, driver: SqliteDriver, dbName: path, driverOptions: () => sharedSqliteDialect(path) };
+    return { ...common, driver: boundDriver(SqliteDriver, 'sqlite'), dbName: path, driverOptions: () => sharedSqliteDialect(path) };
   }
   const conn = {
     ...(o.url ? { clientUrl: o.url } : {}),
@@ -57,15 +60,15 @@ export async function buildOrmOptions(o: DatabaseOptions): Promise<Partial<Optio
   switch (o.type) {
     case 'postgres': {
       const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
-      return { ...common, ...conn, driver: PostgreSqlDriver, ...(ssl ? { driverOptions: { ssl } } : {}) };
+      return { ...common, ...conn, driver: boundDriver(PostgreSqlDriver, 'postgres'), ...(ssl ? { driverOptions: { ssl } } : {}) };
     }
     case 'mysql': {
       const { MySqlDriver } = await import('@mikro-orm/mysql');
-      return { ...common, ...conn, driver: MySqlDriver, ...(ssl ? { driverOptions: { ssl } } : {}) };
+      return { ...common, ...conn, driver: boundDriver(MySqlDriver, 'mysql'), ...(ssl ? { driverOptions: { ssl } } : {}) };
     }
     case 'mariadb': {
       const { MariaDbDriver } = await import('@mikro-orm/mariadb');
-      return { ...common, ...conn, driver: MariaDbDriver, ...(ssl ? { driverOptions: { ssl } } : {}) };
+      return { ...common, ...conn, driver: boundDriver(MariaDbDriver, 'mariadb'), ...(ssl ? { driverOptions: { ssl } } : {}) };
     }
     case 'mongodb': {
       const { MongoDriver } = await import('@mikro-orm/mongodb');
