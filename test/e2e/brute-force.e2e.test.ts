@@ -9,9 +9,9 @@
  * code path and counter as SMS codes (services/mfa verify-otp.ts: the session's channel picks the
  * stored code, the lockout key is the user's), so they have no row of their own. SCIM tokens and
  * client secrets have no attempt limit in behaviour.md (§5, §6.4, §10), so they have none either.
- * Three deployments: all-in-one on SQLite; split mode on PostgreSQL + Redis with two authn and two
+ * Four deployments: all-in-one on SQLite; split mode on PostgreSQL + Redis with two authn and two
  * mfa replicas, the attempts spread over both (authn replica i calls mfa replica i); all-in-one on
- * MariaDB.
+ * MariaDB; all-in-one on MongoDB (FerretDB).
  */
 import { randomUUID } from 'node:crypto';
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
@@ -29,6 +29,7 @@ const SETUPS: Setup[] = [
   { name: 'all-in-one on SQLite', mode: 'all', database: 'sqlite', options: {} },
   { name: 'split, PostgreSQL + Redis, 2 authn + 2 mfa', mode: 'split', database: 'postgres', options: { authnReplicas: 2, mfaReplicas: 2 } },
   { name: 'all-in-one on MariaDB', mode: 'all', database: 'mariadb', options: {} },
+  { name: 'all-in-one on MongoDB (FerretDB)', mode: 'all', database: 'mongodb', options: {} },
 ];
 
 const phone = (): string => `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
