@@ -4,9 +4,10 @@
  * (the password, OTP and TOTP lockouts, the send caps; issue 30 §1-§2). A key owns `max` slots, each
  * holding the time of the attempt that last claimed it (0 = never). An attempt claims a slot whose
  * time has left the window with one conditional write (`UPDATE … SET at = now WHERE id = slot AND
- * at = <the time read>`): of N concurrent claims on the same slot exactly one changes a row, so at
- * most `max` attempts are admitted per window on SQLite, PostgreSQL, MySQL/MariaDB and MongoDB alike,
- * across any number of processes, without a transaction or a read-then-write race.
+ * at = <the time read>`; on MongoDB the insert of the slot's next version, whose `_id` is unique): of N
+ * concurrent claims on the same slot exactly one changes a row, so at most `max` attempts are admitted
+ * per window on SQLite, PostgreSQL, MySQL/MariaDB and MongoDB alike, across any number of processes,
+ * without a transaction or a read-then-write race.
  */
 import { defineEntity, p, UniqueConstraintViolationException, type EntitySchema } from '@mikro-orm/core';
 import type { Ddl } from './ddl.ts';
@@ -73,9 +74,11 @@ const slotId = (key: string, slot: number): string => `${key}#${slot}`;
 
 /**
  * {@link AttemptSlots} on `entity` (from {@link attemptSlotEntity}) of `db`. Every method is one
- * statement on a fresh EntityManager, outside any transaction.
+ * statement on a fresh EntityManager, outside any transaction. On MongoDB the swap is an insert
+ * instead ({@link createMongoAttemptSlots}).
  */
 export function createMikroAttemptSlots(db: Database, entity: EntitySchema<any, any>): AttemptSlots {
+  if (db.type === 'mongodb') return createMongoAttemptSlots(db, entity);
   return {
     async read(key) {
       const rows = await db.fork().find(entity, { key } as never) as Array<{ id: string; at: unknown }>;
@@ -92,6 +95,64 @@ export function createMikroAttemptSlots(db: Database, entity: EntitySchema<any, 
     },
     async swap(key, slot, from, to) {
       return (await db.fork().nativeUpdate(entity, { id: slotId(key, slot), at: from } as never, { at: to } as never)) === 1;
+    },
+    async clear(key) {
+      await db.fork().nativeDelete(entity, { key } as never);
+    },
+  };
+}
+
+/** A slot's version as stored on MongoDB: `<key>#<slot>` is generation 0, `<key>#<slot>.<n>` generation n. */
+const versionId = (key: string, slot: number, generation: number): string => generation === 0 ? slotId(key, slot) : `${slotId(key, slot)}.${generation}`;
+
+/**
+ * {@link AttemptSlots} for MongoDB. A conditional `updateOne` is not a compare-and-swap on every
+ * server that speaks the protocol: FerretDB v1 reads the matching document and then writes it, so
+ * N concurrent `{_id, at: from}` updates can all report a modified document (issue 30 §1: 38 of 50
+ * wrong passwords were compared). An insert is atomic on all of them (the `_id` is unique), so here a
+ * slot is a series of immutable versions: taking a slot inserts the version after the one read, and of
+ * concurrent takers exactly one insert succeeds; older versions are then deleted. `read` answers each
+ * slot's newest version.
+ */
+function createMongoAttemptSlots(db: Database, entity: EntitySchema<any, any>): AttemptSlots {
+  /** every stored version of the key's slots, as slot, generation and time */
+  const versions = async (key: string): Promise<Array<{ id: string; slot: number; generation: number; at: number }>> => {
+    const rows = await db.fork().find(entity, { key } as never) as Array<{ id: string; at: unknown }>;
+    return rows.map((r) => {
+      const [slot, generation] = r.id.slice(key.length + 1).split('.').map(Number) as [number, number | undefined];
+      return { id: r.id, slot, generation: generation ?? 0, at: Number(r.at) };
+    });
+  };
+  /** the newest version of each slot */
+  const newest = (all: Awaited<ReturnType<typeof versions>>): Map<number, { generation: number; at: number }> => {
+    const out = new Map<number, { generation: number; at: number }>();
+    for (const v of all) if ((out.get(v.slot)?.generation ?? -1) < v.generation) out.set(v.slot, v);
+    return out;
+  };
+  const insert = async (id: string, key: string, at: number): Promise<boolean> => {
+    try {
+      await db.fork().insert(entity, { id, key, at } as never);
+      return true;
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) return false;
+      throw err;
+    }
+  };
+  return {
+    async read(key) {
+      return [...newest(await versions(key))].map(([slot, v]) => ({ slot, at: v.at }));
+    },
+    async create(key, slots) {
+      for (const slot of slots) await insert(versionId(key, slot, 0), key, 0);
+    },
+    async swap(key, slot, from, to) {
+      const all = await versions(key);
+      const current = newest(all).get(slot);
+      if (!current || current.at !== from) return false;
+      if (!(await insert(versionId(key, slot, current.generation + 1), key, to))) return false;
+      const older = all.filter((v) => v.slot === slot && v.generation <= current.generation).map((v) => v.id);
+      await db.fork().nativeDelete(entity, { id: { $in: older } } as never);
+      return true;
     },
     async clear(key) {
       await db.fork().nativeDelete(entity, { key } as never);
