@@ -1,19 +1,25 @@
 /**
  * @module test/e2e/mfa-flags
- * The MFA flags hold on every path (issue 30 §4; behaviour.md §4.1 "Usable method"). One all-in-one
- * deployment with SMTP and SMS (real SMTP and Twilio stand-ins) enrols one user per factor (TOTP,
- * email OTP, SMS OTP, a passkey made by Chromium's virtual authenticator) and one who skipped, then
- * restarts on the same database under each row of the table: no flag, `--disable-mfa`,
- * `--disable-totp-login`, `--disable-email-otp`, `--disable-sms-otp`, `--disable-webauthn-mfa`,
- * `--enforce-mfa`. Every row checks every flow that could reach a factor: Meta, the signup offer,
- * each setup endpoint, verify_otp, the login challenge of each enrolled user (and whether a code was
- * sent), and the passkey login that completes an MFA session. A disabled factor is neither offered
- * nor accepted; an enabled one is both (so the table cannot pass by refusing everything).
+ * The MFA flags hold on every path (issue 30 §4; behaviour.md §4.1 "Usable method"), in both modes. A
+ * deployment with SMTP and SMS (real SMTP and Twilio stand-ins) enrols two users per code factor (TOTP,
+ * email OTP, SMS OTP), one passkey user (a passkey made by Chromium's virtual authenticator) and one who
+ * skipped, then restarts the processes that read the flags, on the same database, under each row of the
+ * table: all-in-one runs every row (no flag, `--disable-mfa`, `--disable-totp-login`,
+ * `--disable-email-otp`, `--disable-sms-otp`, `--disable-webauthn-mfa`, `--enforce-mfa`); split mode
+ * (PostgreSQL, Redis, NATS) runs the rows that need the flags to reach both authn and mfa (each its own
+ * process with its own flags, read through the gateway): `--disable-mfa`, `--disable-webauthn-mfa`,
+ * `--enforce-mfa`. Every row checks every flow that could reach a factor: Meta (what the hosted login
+ * page shows), the signup offer, each setup endpoint, verify_otp, the login challenge of each enrolled
+ * user (and whether a code was sent), and the passkey login that completes an MFA session. A disabled
+ * factor is neither offered nor accepted; an enabled one is both (so the table cannot pass by refusing
+ * everything). Rows alternate between the two users of each code factor, so a row waits out the 30 s
+ * resend window of a destination only when both were sent to within it.
  */
 import { describe, it, expect, beforeAll, afterAll, jest } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { generate } from 'otplib';
-import { startDeployment, startSmtpSink, startTwilioSink, type Deployment, type SmtpSink, type TwilioSink } from '@gatehouse/testing';
+import type { CommandName } from '@gatehouse/config';
+import { startDeployment, startSmtpSink, startTwilioSink, type Deployment, type Mode, type SmtpSink, type TwilioSink } from '@gatehouse/testing';
 import { PASSWORD, address, bearer, cookieHeader, get, post, signup, sleep, type Reply } from './email-support.ts';
 import { launchChromium, openPasskeyPage, type PasskeyPage } from './passkey-browser.ts';
 
@@ -24,7 +30,9 @@ const ALL: Factor[] = ['totp', 'email', 'sms', 'webauthn'];
 const PASSKEY_MFA_UNAVAILABLE = { code: 'failed_precondition', message: 'passkey MFA is not available on this server' };
 
 /** Each row: its flags, the factors it turns off, whether MFA is enforced. */
-const ROWS: Array<[string, string[], Factor[], boolean]> = [
+/** Each row: its flags, the factors it turns off, whether MFA is enforced. */
+type Row = [string, string[], Factor[], boolean];
+const ROWS: Row[] = [
   ['no flag', [], [], false],
   ['--disable-mfa', ['--disable-mfa'], ALL, false],
   ['--disable-totp-login', ['--disable-totp-login'], ['totp'], false],
@@ -33,60 +41,85 @@ const ROWS: Array<[string, string[], Factor[], boolean]> = [
   ['--disable-webauthn-mfa', ['--disable-webauthn-mfa'], ['webauthn'], false],
   ['--enforce-mfa', ['--enforce-mfa'], [], true],
 ];
+const SPLIT_ROWS = new Set(['--disable-mfa', '--disable-webauthn-mfa', '--enforce-mfa']);
+
+/**
+ * Per mode: the rows, and the processes a row restarts with its flags. In split mode the services that
+ * read the MFA flags are authn (Meta, the login and signup gate, the passkey login) and mfa (setup,
+ * verify_otp, the codes it sends); the gateway and the login page only relay what these answer. They
+ * restart one after the other, callee first, so authn's channel to mfa opens on a running mfa.
+ */
+const SETUPS: Array<{ mode: Mode; rows: Row[]; takers: CommandName[] }> = [
+  { mode: 'all', rows: ROWS, takers: ['all'] },
+  { mode: 'split', rows: ROWS.filter(([name]) => SPLIT_ROWS.has(name)), takers: ['mfa', 'authn'] },
+];
+
+/** The 30 s resend window of one destination (behaviour.md §4.4), and a second of slack. */
+const RESEND_WINDOW_MS = 31_000;
 
 const phone = (): string => `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
 const refused = (r: { status: number }): boolean => r.status >= 400 && r.status < 500;
 
-describe('MFA flags on every path that could reach a factor', () => {
+interface User { email: string; phone: string; secret?: string }
+/** One user enrolled with each code factor; rows use the slot sent to least recently. */
+interface Slot { totp: User; email: User; sms: User; lastSend: number }
+
+describe.each(SETUPS)('MFA flags on every path that could reach a factor ($mode)', ({ mode, rows, takers }) => {
   let smtp: SmtpSink;
   let sms: TwilioSink;
   let d: Deployment;
   let browser: Browser;
   let page: PasskeyPage;
+  /** `<email> <code>`: TOTP codes already used (the replay guard refuses a reused one, §4.4) */
   const usedCodes = new Set<string>();
-  let lastSend = Date.now();
-  const users = {} as Record<'totp' | 'email' | 'sms' | 'webauthn' | 'skipped', { email: string; phone: string; secret?: string }>;
+  const slots: Slot[] = [];
+  const users = {} as Record<'webauthn' | 'skipped', User>;
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
     sms = await startTwilioSink();
-    d = await startDeployment('all', {
+    d = await startDeployment(mode, {
       mfa: true, urlHost: 'localhost', readyTimeoutMs: 60_000,
-      // every row sends codes to the same two users: the per-destination caps (5 an hour) are not what this
+      // every row sends codes to the same users: the per-destination caps (5 an hour) are not what this
       // test is about, so they are off here (test/e2e/send-caps.e2e.test.ts covers them)
       flags: [`--smtp-host=${smtp.host}`, `--smtp-port=${smtp.port}`, '--smtp-sender-email=noreply@gatehouse.test', '--skip-tls-verification', '--send-cap-per-hour=0', '--send-cap-per-day=0', ...sms.flags()],
     });
     browser = await launchChromium();
     page = await openPasskeyPage(browser, d.url);
 
-    // one user per factor, enrolled from the signup offer with every factor usable
+    // users enrolled from the signup offer with every factor usable
     const offered = async (tag: string) => {
-      const u = { email: address(tag), phone: phone() };
+      const u: User = { email: address(tag), phone: phone() };
       const res = await signup(d.url, u.email, { phone_number: u.phone });
       expect(res.body.message).toBe('Proceed to mfa setup');
       return { u, res, mfa: cookieHeader(res.cookies) };
     };
-    {
-      const { u, res, mfa } = await offered('flags-totp');
-      const first = await generate({ secret: res.body.authenticator_secret });
-      usedCodes.add(first);
-      const done = await post(d.url, '/v1/verify_otp', { otp: first, is_totp: true }, mfa);
-      expect(done.body.message).toBe('OTP verified successfully.');
-      users.totp = { ...u, secret: res.body.authenticator_secret };
-    }
-    {
-      const { u, mfa } = await offered('flags-email');
-      expect((await post(d.url, '/v1/email_otp_mfa_setup', { email: u.email }, mfa)).status).toBe(200);
-      const done = await post(d.url, '/v1/verify_otp', { otp: smtp.otpOf(await smtp.waitForMail(u.email)) }, mfa);
-      expect(done.body.user.enrolled_mfa_methods).toEqual(['email_otp']);
-      users.email = u;
-    }
-    {
-      const { u, mfa } = await offered('flags-sms');
-      expect((await post(d.url, '/v1/sms_otp_mfa_setup', { phone_number: u.phone }, mfa)).status).toBe(200);
-      const done = await post(d.url, '/v1/verify_otp', { otp: sms.otpOf(await sms.waitForSms(u.phone)), phone_number: u.phone }, mfa);
-      expect(done.body.user.enrolled_mfa_methods).toEqual(['sms_otp']);
-      users.sms = u;
+    for (let i = 0; i < 2; i++) {
+      const slot = {} as Slot;
+      {
+        const { u, res, mfa } = await offered('flags-totp');
+        const first = await generate({ secret: res.body.authenticator_secret });
+        usedCodes.add(`${u.email} ${first}`);
+        const done = await post(d.url, '/v1/verify_otp', { otp: first, is_totp: true }, mfa);
+        expect(done.body.message).toBe('OTP verified successfully.');
+        slot.totp = { ...u, secret: res.body.authenticator_secret };
+      }
+      {
+        const { u, mfa } = await offered('flags-email');
+        expect((await post(d.url, '/v1/email_otp_mfa_setup', { email: u.email }, mfa)).status).toBe(200);
+        const done = await post(d.url, '/v1/verify_otp', { otp: smtp.otpOf(await smtp.waitForMail(u.email)) }, mfa);
+        expect(done.body.user.enrolled_mfa_methods).toEqual(['email_otp']);
+        slot.email = u;
+      }
+      {
+        const { u, mfa } = await offered('flags-sms');
+        expect((await post(d.url, '/v1/sms_otp_mfa_setup', { phone_number: u.phone }, mfa)).status).toBe(200);
+        const done = await post(d.url, '/v1/verify_otp', { otp: sms.otpOf(await sms.waitForSms(u.phone)), phone_number: u.phone }, mfa);
+        expect(done.body.user.enrolled_mfa_methods).toEqual(['sms_otp']);
+        slot.sms = u;
+      }
+      slot.lastSend = Date.now();
+      slots.push(slot);
     }
     {
       const u = { email: address('flags-passkey'), phone: phone() };
@@ -110,8 +143,9 @@ describe('MFA flags on every path that could reach a factor', () => {
     await sms?.close();
   });
 
-  it.each(ROWS)('%s', async (_name, flags, off, enforced) => {
-    await d.restart('all', flags);
+  it.each(rows)('%s', async (_name, flags, off, enforced) => {
+    // every process that reads the flags starts again with this row's (and only this row's) flags
+    for (const command of takers) await d.restart(command, flags);
     const on = (f: Factor): boolean => !off.includes(f);
     const mfaOn = ALL.some(on);
 
@@ -159,13 +193,15 @@ describe('MFA flags on every path that could reach a factor', () => {
     // the login of each enrolled user: challenged by its factor only while the factor is usable
     const login = (u: { email: string }) => post(d.url, '/v1/login', { email: u.email, password: PASSWORD });
     // a code to the same address within 30 s of the last is not sent again (behaviour.md §4.4 resend
-    // limit): wait out the window the previous row opened, so each row's send is its own
-    await sleep(Math.max(0, lastSend + 31_000 - Date.now()));
-    const mailsBefore = smtp.to(users.email.email).length;
-    const smsBefore = sms.to(users.sms.phone).length;
-    const t = await login(users.totp);
-    const e = await login(users.email);
-    const s = await login(users.sms);
+    // limit): take the slot sent to least recently and wait out what is left of its window, so each
+    // row's send (or its absence) is its own
+    const slot = slots.reduce((a, b) => (b.lastSend < a.lastSend ? b : a));
+    await sleep(Math.max(0, slot.lastSend + RESEND_WINDOW_MS - Date.now()));
+    const mailsBefore = smtp.to(slot.email.email).length;
+    const smsBefore = sms.to(slot.sms.phone).length;
+    const t = await login(slot.totp);
+    const e = await login(slot.email);
+    const s = await login(slot.sms);
     expect({
       totp: t.body.should_show_totp_screen === true && t.body.authenticator_secret === null,
       email: e.body.should_show_email_otp_screen, sms: s.body.should_show_mobile_otp_screen,
@@ -175,21 +211,21 @@ describe('MFA flags on every path that could reach a factor', () => {
       expect([factor, res.status, res.body.access_token !== null]).toEqual([factor, 200, !mfaOn]);
     }
     // a code went out exactly when the factor is usable
-    if (on('email')) await smtp.waitForMail(users.email.email, { count: mailsBefore + 1 });
-    if (on('sms')) await sms.waitForSms(users.sms.phone, { count: smsBefore + 1 });
-    if (on('email') || on('sms')) lastSend = Date.now();
+    if (on('email')) await smtp.waitForMail(slot.email.email, { count: mailsBefore + 1 });
+    if (on('sms')) await sms.waitForSms(slot.sms.phone, { count: smsBefore + 1 });
+    if (on('email') || on('sms')) slot.lastSend = Date.now();
     await sleep(500);
-    expect([smtp.to(users.email.email).length - mailsBefore, sms.to(users.sms.phone).length - smsBefore]).toEqual([on('email') ? 1 : 0, on('sms') ? 1 : 0]);
+    expect([smtp.to(slot.email.email).length - mailsBefore, sms.to(slot.sms.phone).length - smsBefore]).toEqual([on('email') ? 1 : 0, on('sms') ? 1 : 0]);
 
     // verify_otp with the user's valid TOTP code: accepted only while TOTP is usable
     if (mfaOn) {
-      // a code not used before (the replay guard refuses a reused one, §4.4)
-      let code = await generate({ secret: users.totp.secret! });
-      while (usedCodes.has(code)) {
+      // a code not used before by this user (the replay guard refuses a reused one, §4.4)
+      let code = await generate({ secret: slot.totp.secret! });
+      while (usedCodes.has(`${slot.totp.email} ${code}`)) {
         await sleep(2000);
-        code = await generate({ secret: users.totp.secret! });
+        code = await generate({ secret: slot.totp.secret! });
       }
-      usedCodes.add(code);
+      usedCodes.add(`${slot.totp.email} ${code}`);
       const verified = await post(d.url, '/v1/verify_otp', { otp: code, is_totp: true }, cookieHeader(t.cookies));
       if (on('totp')) expect([verified.status, typeof verified.body.access_token]).toEqual([200, 'string']);
       else expect(['verify_otp totp', refused(verified), verified.body.access_token ?? null]).toEqual(['verify_otp totp', true, null]);

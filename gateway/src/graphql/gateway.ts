@@ -48,11 +48,49 @@ function readSetCookies(headers: unknown): string[] {
   return joined ? joined.split(/,\s*(?=[^;=,\s]+=)/) : [];
 }
 
+/**
+ * `fetch` for a subgraph. Apollo Server answers some refusals of a request with a 4xx status and a
+ * GraphQL body (`{errors: [{message, extensions: {code: "BAD_USER_INPUT"}}]}`): a variable its scalar
+ * refuses (`Int64` given `"abc"`, a `Map` given a string), which the gateway's supergraph cannot
+ * check, since there the scalars take any value. RemoteGraphQLDataSource turns every non-2xx answer
+ * into an error without a code, which the gateway answers as INTERNAL (issue 30 §5: no input reaches
+ * a 5xx), so such an answer is handed on as the GraphQL answer it is (HTTP 200, graphql.md §1.1) and
+ * its errors keep their codes (BAD_USER_INPUT becomes INVALID_ARGUMENT, errors.ts). A 413 (a body over
+ * the subgraph's 1 MiB) becomes INVALID_ARGUMENT `request body too large`, as REST answers it. Any
+ * other answer is returned unchanged.
+ * @param url the subgraph's `/graphql` URL
+ * @param init the request RemoteGraphQLDataSource built
+ * @returns the subgraph's answer, or a 200 GraphQL answer in its place as above
+ * @throws what `fetch` throws (a connection failure; see {@link connectionFailure})
+ */
+export async function subgraphFetch(url: string, init: RequestInit): Promise<globalThis.Response> {
+  const res = await fetch(url, init);
+  if (res.status < 400 || res.status >= 500) return res;
+  const headers = new Headers(res.headers);
+  headers.set('content-type', 'application/json');
+  headers.delete('content-length');
+  const asGraphql = (body: string): globalThis.Response => new globalThis.Response(body, { status: 200, statusText: 'OK', headers });
+  if (res.status === 413) {
+    await res.body?.cancel();
+    return asGraphql(JSON.stringify({ errors: [{ message: 'request body too large', extensions: { code: 'INVALID_ARGUMENT' } }] }));
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const errors = (body as { errors?: unknown } | undefined)?.errors;
+  if (Array.isArray(errors) && errors.length > 0) return asGraphql(text);
+  return new globalThis.Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
 class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   private readonly internalToken: string;
 
   constructor(url: string, internalToken: string) {
-    super({ url, fetcher: fetch as never });
+    super({ url, fetcher: subgraphFetch as never });
     this.internalToken = internalToken;
   }
 

@@ -2,7 +2,9 @@
  * ReplicatedSubgraph (./gateway.ts, issue 37 §4) against real HTTP servers: a replica that refuses the
  * connection, one that drops it after reading the request (the operation may have run there), and
  * one that answers. A refused fetch goes to the next replica for any operation, a dropped one only for
- * a query; with no replica answering, the fields fail UNAVAILABLE naming the service.
+ * a query; with no replica answering, the fields fail UNAVAILABLE naming the service. A subgraph's 4xx
+ * answer with a GraphQL body (Apollo Server's answer to a variable its scalar refuses) is handed on
+ * with its errors' codes, not as a code-less error the gateway would answer INTERNAL (issue 30 §5).
  */
 import http from 'node:http';
 import type net from 'node:net';
@@ -30,6 +32,17 @@ async function replica(tag: string, behaviour: 'answer' | 'drop'): Promise<{ url
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
   return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/graphql`, requests: () => requests };
+}
+
+/** A subgraph that answers every request with `status`, `body` and its content type. */
+async function answering(status: number, body: string, type: string): Promise<string> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(status, { 'content-type': type, 'set-cookie': 'a=b; Path=/' }).end(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/graphql`;
 }
 
 /** A URL where nothing listens (a server bound, then closed). */
@@ -89,5 +102,19 @@ describe('ReplicatedSubgraph', () => {
     expect(connectionFailure(new TypeError('fetch failed', { cause: reset }))).toBe('lost');
     expect(connectionFailure(new TypeError('fetch failed', { cause: new AggregateError([refused]) }))).toBe('refused');
     expect(connectionFailure(new Error('Missing query'))).toBeNull();
+  });
+
+  it('hands on a 4xx answer with a GraphQL body as that answer, its codes kept (the split fuzzer found INTERNAL)', async () => {
+    // what Apollo Server answers to `_webhooks(params: {limit: "abc"})` (Int64) or a string for a Map
+    const refusal = { errors: [{ message: 'Variable "$params" got invalid value at "params.limit"', extensions: { code: 'BAD_USER_INPUT' } }] };
+    const subgraph = new ReplicatedSubgraph('admin', [await answering(400, JSON.stringify(refusal), 'application/json; charset=utf-8')], 'tok');
+    expect(await send(subgraph, 'query q($params: PaginationRequest) { _webhooks(params: $params) { __typename } }')).toMatchObject(refusal);
+  });
+
+  it('answers INVALID_ARGUMENT for a body the subgraph finds too large (413), and keeps other 4xx answers errors', async () => {
+    const large = new ReplicatedSubgraph('authn', [await answering(413, '<html>PayloadTooLargeError</html>', 'text/html')], 'tok');
+    expect(await send(large, 'mutation { signup { __typename } }')).toMatchObject({ errors: [{ message: 'request body too large', extensions: { code: 'INVALID_ARGUMENT' } }] });
+    const denied = new ReplicatedSubgraph('authn', [await answering(401, '{"code":"unauthenticated","message":"unauthorized"}', 'application/json')], 'tok');
+    await expect(send(denied, '{ meta { __typename } }')).rejects.toMatchObject({ extensions: { code: 'UNAUTHENTICATED', response: { status: 401 } } });
   });
 });
