@@ -30,6 +30,8 @@ describe.each(['all', 'split'] as Mode[])('email OTP at login (%s)', (mode) => {
   const loginUnverified = async (tag: string): Promise<{ email: string; mfa: { cookie: string }; code: string; login: Awaited<ReturnType<typeof post>> }> => {
     const email = address(tag);
     expect((await signup(d.url, email)).status).toBe(200);
+    // the account is written after signup's answer (issue 30 §6): its verification mail shows it exists
+    await sink.waitForMail(email);
     const login = await post(d.url, '/v1/login', { email, password: PASSWORD, scope: ['openid', 'email', 'offline_access'], state: 'st-1' });
     // the verification link comes first, then the code
     const mail = await sink.waitForMail(email, { count: 2 }).then(() => sink.to(email).find((m) => m.subject === 'OTP for your multi factor authentication'));

@@ -6,12 +6,19 @@
  * one-time client secret, discovery, hashed assets, 404) is listed with the headers it must carry:
  * `X-Content-Type-Options: nosniff` everywhere, `Cache-Control: no-store` on everything that carries a
  * token or a secret, a CSP with `frame-ancestors` on every HTML page, `Strict-Transport-Security`
- * exactly when `--enable-hsts` is on; and every cookie Gatehouse sets is host-only, HttpOnly, Path=/
- * with a SameSite attribute (the spec fixes the cookie names, so no `__Host-` prefix: see
- * docs/hardening.md).
+ * exactly when `--enable-hsts` is on. Every cookie Gatehouse sets is listed with its attributes
+ * (issue 30 §7, behaviour.md §2.4, RFC 6265bis §4.1.3.2), in a deployment without and one with
+ * `--app-cookie-secure` (the HSTS one: HSTS means https; `--admin-cookie-secure` is on in both): the four whose
+ * names the spec fixes (`cookie_session`, `cookie_session_domain`, `mfa`, `service-admin`) host-only
+ * (127.0.0.1 is an IP, so even the domain cookie), Path=/, HttpOnly, SameSite, Secure per the flags;
+ * Gatehouse's own (the social pending login, the org SSO state) `__Host-` prefixed with Path=/ when
+ * Secure, else plain on the one path that reads them. The rule is in docs/hardening.md.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it, expect, beforeAll, afterAll, jest } from '@jest/globals';
-import { startDeployment, type Deployment } from '@gatehouse/testing';
+import { caAndServer, startDeployment, startOidcIdp, startTwilioSink, type Deployment, type TestOidcIdp, type TwilioSink } from '@gatehouse/testing';
 import { PASSWORD, address, post, signup } from './email-support.ts';
 
 jest.setTimeout(120_000);
@@ -58,7 +65,7 @@ const KINDS: Kind[] = [
   { name: 'health', status: 200, secret: false, html: false, fetch: (d) => fetch(`${d.url}/healthz`) },
 ];
 
-/** The cookies a kind of answer sets must be as narrow as the spec allows. */
+/** The cookies of the API's own answers (the four names the spec fixes) must be as narrow as the spec allows. */
 function checkCookies(name: string, cookies: string[]): void {
   for (const c of cookies) {
     const attrs = c.split(';').slice(1).map((a) => a.trim().toLowerCase());
@@ -70,13 +77,52 @@ function checkCookies(name: string, cookies: string[]): void {
   }
 }
 
+/** A Set-Cookie value as a row: its name and each attribute (RFC 6265 §5.2), `Max-Age` as set or cleared. */
+function cookieRow(setCookie: string): Record<string, string | boolean> {
+  const [pair, ...attrs] = setCookie.split(';').map((a) => a.trim());
+  const row: Record<string, string | boolean> = { name: pair!.slice(0, pair!.indexOf('=')), domain: false, secure: false, httpOnly: false };
+  for (const a of attrs) {
+    const [k, v] = [a.split('=')[0]!.toLowerCase(), a.slice(a.indexOf('=') + 1)];
+    if (k === 'path') row.path = v;
+    else if (k === 'domain') row.domain = v;
+    else if (k === 'samesite') row.sameSite = v;
+    else if (k === 'max-age') row.maxAge = v === '0' ? 'cleared' : 'set';
+    else if (k === 'secure') row.secure = true;
+    else if (k === 'httponly') row.httpOnly = true;
+  }
+  return row;
+}
+
+// the org SSO login discovers its OIDC IdP over https: a test CA the deployment trusts (NODE_EXTRA_CA_CERTS)
+const tls = caAndServer();
+const caDir = mkdtempSync(join(tmpdir(), 'gatehouse-ca-'));
+const caFile = join(caDir, 'ca.pem');
+writeFileSync(caFile, tls.ca.cert);
+afterAll(() => { rmSync(caDir, { recursive: true, force: true }); });
+
 describe.each([
   ['default (HSTS off)', [] as string[], false],
-  ['--enable-hsts', ['--enable-hsts'], true],
+  // HSTS means https: the app cookies Secure with it (the harness turns --app-cookie-secure off;
+  // --admin-cookie-secure is on by default in both)
+  ['--enable-hsts', ['--enable-hsts', '--app-cookie-secure=true'], true],
 ])('security headers on each kind of answer, %s', (_label, flags, hsts) => {
   let d: Deployment;
-  beforeAll(async () => { d = await startDeployment('all', { flags, readyTimeoutMs: 60_000 }); }, 120_000);
-  afterAll(async () => { await d?.stop(); });
+  let twilio: TwilioSink;
+  let idp: TestOidcIdp;
+  beforeAll(async () => {
+    twilio = await startTwilioSink();
+    idp = await startOidcIdp(tls.server, [{ client_id: 'headers-rp', client_secret: 'rp-secret', redirect_uris: ['http://127.0.0.1/unused'] }]);
+    d = await startDeployment('all', {
+      // SMS for forgot_password by phone (the mfa cookie); GitHub (no discovery) for the social pending-login cookie
+      flags: [...flags, ...twilio.flags(), '--github-client-id=headers-gh', '--github-client-secret=headers-gh-secret'],
+      env: { NODE_EXTRA_CA_CERTS: caFile }, readyTimeoutMs: 60_000,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await d?.stop();
+    await idp?.close();
+    await twilio?.close();
+  });
 
   it.each(KINDS.map((k) => [k.name, k] as const))('%s', async (_name, kind) => {
     const res = await kind.fetch(d);
@@ -110,5 +156,45 @@ describe.each([
     expect(login.cookies.map((c) => c.split('=')[0])).toEqual(['cookie_session', 'cookie_session_domain']);
     checkCookies('login', login.cookies);
     expect(login.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('lists every cookie Gatehouse sets with its attributes (issue 30 §7)', async () => {
+    const admin = { 'x-service-admin-secret': d.adminSecret };
+    const setBy = async (res: Response | Promise<Response>): Promise<string[]> => (await res).headers.getSetCookie();
+    const org = await (await postJson(d, '/v1/admin/create_organization', { name: `hdr-${Math.random().toString(36).slice(2, 8)}` }, admin)).json() as { id: string; name: string };
+    const conn = await postJson(d, '/v1/admin/create_org_oidc_connection', { org_id: org.id, name: 'idp', issuer_url: idp.issuer, client_id: 'headers-rp', client_secret: 'rp-secret' }, admin);
+    expect(conn.status).toBe(200);
+    const adminLogin = await setBy(postJson(d, '/v1/admin/login', { admin_secret: d.adminSecret }));
+    const cookies = [
+      ...await setBy(postJson(d, '/v1/signup', { email: address('hdr-cookies'), password: PASSWORD, confirm_password: PASSWORD })),
+      // an unknown number: the decoy MFA session's cookie, nothing is sent (behaviour.md §3.4)
+      ...await setBy(postJson(d, '/v1/forgot_password', { phone_number: '+15550000000' })),
+      ...adminLogin,
+      ...await setBy(postJson(d, '/v1/admin/logout', {}, { cookie: adminLogin[0]!.split(';')[0]! })),
+      ...await setBy(fetch(`${d.url}/oauth_login/github`, { redirect: 'manual' })),
+      ...await setBy(fetch(`${d.url}/oauth_callback/github?state=nope&code=nope`, { redirect: 'manual' })),
+      ...await setBy(fetch(`${d.url}/oauth/sso/${org.name}/login`, { redirect: 'manual' })),
+      ...await setBy(fetch(`${d.url}/oauth/sso/${org.name}/callback?state=nope&code=nope`, { redirect: 'manual' })),
+    ];
+    const secure = hsts;
+    // SameSite comes from --app-cookie-same-site (lax in the tests), Strict for service-admin, Lax for the login-binding cookies
+    const app = { domain: false, path: '/', httpOnly: true, secure, sameSite: 'Lax', maxAge: 'set' };
+    const own = (name: string, path: string, maxAge: string) => (secure
+      ? { ...app, name: `__Host-${name}`, path: '/', maxAge }
+      : { ...app, name, path, maxAge });
+    expect(cookies.map(cookieRow)).toEqual([
+      { ...app, name: 'cookie_session' },
+      { ...app, name: 'cookie_session_domain' }, // 127.0.0.1 is an IP address: host-only (§2.4)
+      { ...app, name: 'mfa' },
+      { ...app, name: 'service-admin', sameSite: 'Strict', secure: true },
+      { ...app, name: 'service-admin', sameSite: 'Strict', secure: true, maxAge: 'cleared' },
+      own('gatehouse_social', '/oauth_callback/github', 'set'),
+      own('gatehouse_social', '/oauth_callback/github', 'cleared'),
+      own('gh_sso_state', '/oauth/sso', 'set'),
+      own('gh_sso_state', '/oauth/sso', 'cleared'),
+    ]);
+    // the hosted login page and the playground set none
+    expect(await setBy(fetch(`${d.url}/app/login`, { headers: { accept: BROWSER } }))).toEqual([]);
+    expect(await setBy(fetch(`${d.url}/graphql`, { headers: { accept: BROWSER, ...admin } }))).toEqual([]);
   });
 });

@@ -1,5 +1,7 @@
 import { describe, it, expect } from '@jest/globals';
-import { adminCookie, clearAdminCookie, clearMfaCookie, clearSessionCookies, mfaCookie, parseCookies, registrableDomain, sessionCookies } from './cookies.ts';
+import {
+  adminCookie, clearAdminCookie, clearMfaCookie, clearSessionCookies, mfaCookie, ownCookie, ownCookieName, parseCookies, pathUnder, registrableDomain, sessionCookies,
+} from './cookies.ts';
 
 describe('parseCookies', () => {
   it('parses pairs, trims, decodes and keeps the first occurrence', () => {
@@ -54,5 +56,22 @@ describe('session cookies (behaviour.md §2.4)', () => {
   it('service-admin is HttpOnly, SameSite=Strict, Max-Age=3600', () => {
     expect(adminCookie('a', { secure: true })).toBe('service-admin=a; Path=/; Max-Age=3600; HttpOnly; Secure; SameSite=Strict');
     expect(clearAdminCookie({ secure: false })).toBe('service-admin=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict');
+  });
+});
+
+describe('cookies Gatehouse names itself (issue 30 §7, RFC 6265bis §4.1.3.2)', () => {
+  it('Secure: the __Host- prefix, Path=/, no Domain', () => {
+    expect(ownCookie('gh_x', 'v', { maxAgeSeconds: 600, path: '/narrow', secure: true, sameSite: 'lax' }))
+      .toBe('__Host-gh_x=v; Path=/; Max-Age=600; HttpOnly; Secure; SameSite=Lax');
+    expect(ownCookieName('gh_x', true)).toBe('__Host-gh_x');
+  });
+  it('not Secure (http development): the plain name on the narrow path', () => {
+    expect(ownCookie('gh_x', '', { maxAgeSeconds: 0, path: '/narrow', secure: false, sameSite: 'none' }))
+      .toBe('gh_x=; Path=/narrow; Max-Age=0; HttpOnly; SameSite=Lax');
+    expect(ownCookieName('gh_x', false)).toBe('gh_x');
+  });
+  it('puts a route under the path of --url', () => {
+    expect(pathUnder('https://id.example.com', '/oauth/sso')).toBe('/oauth/sso');
+    expect(pathUnder('https://example.com/auth', '/oauth/sso')).toBe('/auth/oauth/sso');
   });
 });

@@ -99,6 +99,56 @@ export function serializeCookie(name: string, value: string, o: SetCookieOptions
   return parts.join('; ');
 }
 
+/** RFC 6265bis §4.1.3.2: a cookie of this name must be Secure, host-only and Path=/. */
+export const HOST_PREFIX = '__Host-';
+
+/**
+ * The name of a cookie Gatehouse names itself (not one of behaviour.md §2.4's, whose names the API
+ * fixes): `__Host-<name>` when it is Secure, else `name` (a browser drops a prefixed cookie that is not
+ * Secure). Read the cookie by this name only, so a plain-named one planted from a sibling domain or
+ * over http is never taken for it.
+ */
+export function ownCookieName(name: string, secure: boolean): string {
+  return secure ? `${HOST_PREFIX}${name}` : name;
+}
+
+/** What {@link ownCookie} needs: as {@link SetCookieOptions}, without Domain, and `path` required. */
+export interface OwnCookieOptions {
+  maxAgeSeconds: number;
+  /** the narrowest path that still reaches the route that reads it; used only when not Secure */
+  path: string;
+  secure: boolean;
+  sameSite: SameSite;
+}
+
+/**
+ * Serialises a cookie Gatehouse names itself (issue 30 §7): host-only and HttpOnly always; when
+ * Secure, named `__Host-<name>` with `Path=/` (RFC 6265bis §4.1.3.2: the browser then refuses it
+ * unless it is Secure, came from a secure origin, has no Domain and Path=/, so no sibling or parent
+ * domain and no plain-http answer can set or shadow it); when not Secure (http development), its plain
+ * name on `path`. Clear it with the same options, an empty value and `maxAgeSeconds: 0`.
+ */
+export function ownCookie(name: string, value: string, o: OwnCookieOptions): string {
+  return serializeCookie(ownCookieName(name, o.secure), value, {
+    maxAgeSeconds: o.maxAgeSeconds, path: o.secure ? '/' : o.path, secure: o.secure, sameSite: o.sameSite,
+  });
+}
+
+/**
+ * The path of `route` under `--url`, for a cookie's Path: `https://id.example.com/auth` and
+ * `/oauth/sso` give `/auth/oauth/sso` (a gateway behind a path prefix sees its routes under it).
+ * @param route starts with `/`
+ */
+export function pathUnder(url: string, route: string): string {
+  let base = '';
+  try {
+    base = new URL(url).pathname.replace(/\/+$/, '');
+  } catch {
+    // no usable --url: the route itself
+  }
+  return `${base}${route}`;
+}
+
 function urlHost(url: string): string {
   try {
     return new URL(url).hostname;

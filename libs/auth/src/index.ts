@@ -3,10 +3,10 @@
  * Credential resolution shared by every service: cookies, bearer JWT, admin secret/session (ARCHITECTURE §2, behaviour.md §2.3).
  */
 export {
-  COOKIE_ADMIN, COOKIE_MFA, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, TWO_LEVEL_PUBLIC_SUFFIXES,
-  adminCookie, clearAdminCookie, clearMfaCookie, clearSessionCookies, mfaCookie, parseCookies,
-  registrableDomain, serializeCookie, sessionCookies,
-  type AppCookieOptions, type SameSite, type SetCookieOptions,
+  COOKIE_ADMIN, COOKIE_MFA, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, HOST_PREFIX, TWO_LEVEL_PUBLIC_SUFFIXES,
+  adminCookie, clearAdminCookie, clearMfaCookie, clearSessionCookies, mfaCookie, ownCookie, ownCookieName, parseCookies,
+  pathUnder, registrableDomain, serializeCookie, sessionCookies,
+  type AppCookieOptions, type OwnCookieOptions, type SameSite, type SetCookieOptions,
 } from './cookies.ts';
 export {
   ATTEMPTS_METRIC, LOCKOUT_MAX_FAILURES, LOCKOUT_MESSAGE, LOCKOUT_WINDOW_SECONDS, claimAttempt, countAttempts, createMemoryAttemptLog, slotAttemptLog,

@@ -55,7 +55,11 @@ export interface FixtureStorage {
 
 export function makeAuthn(
   over: Partial<AuthnOptions> = {},
-  extra: { permissions?: PermissionChecker; mfa?: MfaInternalClient; storage?: (clock: () => number) => FixtureStorage } = {},
+  extra: {
+    permissions?: PermissionChecker; mfa?: MfaInternalClient; storage?: (clock: () => number) => FixtureStorage;
+    /** runs the work a flow does after its answer (default: at once, awaited; issue 30 §6) */
+    afterAnswer?: (work: () => Promise<void>) => Promise<void>;
+  } = {},
 ) {
   let now = T0;
   const clock = () => now;
@@ -73,7 +77,7 @@ export function makeAuthn(
   const oauth = createMemoryOAuthStore();
   const service = createAuthnService({
     options, activity, users: storage.users, sessions, lockout: storage.lockout, oauth, jwt, authenticator, clock,
-    logger: createLogger('silent'), afterAnswer: (work) => work(), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
+    logger: createLogger('silent'), afterAnswer: extra.afterAnswer ?? ((work) => work()), ...(extra.permissions ? { permissions: extra.permissions } : {}), ...(extra.mfa ? { mfa: extra.mfa } : {}),
   });
 
   const publicClient = createInProcessClient(serviceDescriptor('authn'), service.handlers);

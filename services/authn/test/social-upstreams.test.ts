@@ -32,11 +32,13 @@ afterAll(async () => {
 });
 
 /** Runs one login as `account`: SocialLogin, the stand-in's redirects, SocialCallback; the final Location's query. */
-async function login(provider: string, account: StandinAccount, tamper: { state?: boolean; nonce?: boolean } = {}) {
+async function login(provider: string, account: StandinAccount, tamper: { state?: boolean; nonce?: boolean; plainCookie?: boolean } = {}) {
   const s = standins.get(provider)!;
   s.next = account;
   const start = await a.call('SocialLogin', { provider, redirect_uri: `${URL_}/app/done`, state: 'cs' });
-  const cookie = { cookie: start.cookies.map((c) => c.split(';')[0]).join('; ') };
+  // plainCookie: the pending login comes back without its __Host- prefix, as a sibling domain could plant it
+  const pair = (c: string) => (tamper.plainCookie ? c.split(';')[0]!.replace(/^__Host-/, '') : c.split(';')[0]!);
+  const cookie = { cookie: start.cookies.map(pair).join('; ') };
   let url: string = start.res.redirect_url;
   if (tamper.nonce) {
     const u = new URL(url);
@@ -86,12 +88,17 @@ describe('social login against the providers\' stand-ins', () => {
     const acct = (p: string) => ({ sub: `t${Date.now()}`, email: `${p}-t${Date.now()}@example.com`, email_verified: true });
     expect((await login('google', acct('google'), { state: true })).q).toEqual({ error: 'unauthenticated', error_description: 'google login failed: invalid state', state: 'cs' });
     expect((await login('github', acct('github'), { state: true })).q.error_description).toBe('github login failed: invalid state');
+    // Secure (the fixture's --app-cookie-secure): the cookie is __Host-gatehouse_social, and only that name is read (issue 30 §7)
+    expect((await login('github', acct('github'), { plainCookie: true })).q.error_description).toBe('github login failed: the login expired or was started in another browser');
     const nonce = await login('google', acct('google'), { nonce: true });
     expect(nonce.q.error).toBe('unauthenticated');
     expect(nonce.q.error_description).toMatch(/^google login failed: .*nonce/);
     // behaviour.md §5.7: each start and each outcome is in the audit log
     const actions = a.storage.published.filter((e) => e.name === 'audit.recorded').map((e) => (e.data as { action: string }).action);
     expect(actions.filter((x) => x === 'oauth.login_initiated').length).toBe(actions.filter((x) => x.startsWith('oauth.callback_')).length);
-    expect(actions.slice(-6)).toEqual(['oauth.login_initiated', 'oauth.callback_failed', 'oauth.login_initiated', 'oauth.callback_failed', 'oauth.login_initiated', 'oauth.callback_failed']);
+    expect(actions.slice(-8)).toEqual([
+      'oauth.login_initiated', 'oauth.callback_failed', 'oauth.login_initiated', 'oauth.callback_failed',
+      'oauth.login_initiated', 'oauth.callback_failed', 'oauth.login_initiated', 'oauth.callback_failed',
+    ]);
   }, 30_000);
 });

@@ -51,7 +51,10 @@ export interface AuthOutcome {
   issued: Issued | null;
   /** login step 8: a code was mailed and the email OTP screen comes next (behaviour.md §3.3) */
   emailOtpSent?: boolean;
-  /** signup: the account this call created (absent when nothing was created), for the audit log (§5.7) */
+  /**
+   * signup: the account this call created, for the audit log (§5.7); absent when nothing was created,
+   * and with email verification on, whose account is written (and audited) after the answer
+   */
   createdUserId?: string;
   /** verify_email: the account whose address the token verified, for the audit log (§5.7) */
   verifiedUser?: { id: string; email: string | null };

@@ -1,4 +1,4 @@
-import { describe, it, expect } from '@jest/globals';
+import { describe, it, expect, jest } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import { PASSWORD, T0, URL_, makeAuthn } from '../fixture.ts';
 
@@ -112,6 +112,43 @@ describe('signup (behaviour.md §3.2)', () => {
     // the first signup's events and its audit row; the duplicate adds nothing (no audit either)
     expect(c.storage.published.map((e) => e.name)).toEqual(['user.created', 'user.signup', 'audit.recorded']);
     expect(c.storage.verificationRequests()).toEqual([]);
+  });
+
+  it('with email verification on, answers a taken and a fresh address before looking either up (issue 30 §6)', async () => {
+    // the work after the answer is held until the test runs it, as the server runs it once the answer left
+    const held: Array<() => Promise<void>> = [];
+    const a = makeAuthn({ enableEmailVerification: true }, { afterAnswer: (work) => { held.push(work); return Promise.resolve(); } });
+    await a.call('Signup', body({ email: 'known@example.com' }));
+    await held.shift()!();
+    expect(await a.storage.users.findByEmail('known@example.com')).toMatchObject({ emailVerifiedAt: null });
+    const before = a.storage.published.length;
+    const reads = [
+      jest.spyOn(a.storage.users, 'findByEmail'), jest.spyOn(a.storage.users, 'findByPhone'), jest.spyOn(a.storage.users, 'transaction'),
+    ];
+    const taken = await a.call('Signup', body({ email: 'known@example.com' }));
+    const fresh = await a.call('Signup', body({ email: 'fresh@example.com' }));
+    // the same answer, and neither address was read nor anything written before it: nothing there to time
+    expect(fresh).toEqual(taken);
+    expect(taken.res).toMatchObject({ message: 'Verification email has been sent. Please check your inbox', access_token: null, user: null });
+    expect(reads.map((r) => r.mock.calls.length)).toEqual([0, 0, 0]);
+    expect(a.storage.published).toHaveLength(before);
+    expect(held).toHaveLength(2);
+    for (const work of held) await work();
+    // after the answer: the fresh address has its account, events, link and audit row; the taken one nothing
+    expect(a.storage.published.slice(before).map((e) => e.name)).toEqual(['user.created', 'user.signup', 'email.send', 'audit.recorded']);
+    const created = await a.storage.users.findByEmail('fresh@example.com');
+    expect(a.storage.published.at(-1)!.data).toMatchObject({ action: 'user.signup', actor_id: created!.id, actor_email: 'fresh@example.com', resource_id: created!.id });
+    expect(a.storage.verificationRequests().map((r) => r.email)).toEqual(['known@example.com', 'fresh@example.com']);
+  });
+
+  it('with email verification on, a taken phone number is refused only beside a free email (§3.2 check order)', async () => {
+    const a = makeAuthn({ enableEmailVerification: true });
+    await a.call('Signup', body({ email: 'first@example.com', phone_number: '+12025550123' }));
+    await expect(a.call('Signup', body({ email: 'second@example.com', phone_number: '+12025550123' })))
+      .rejects.toMatchObject({ code: 'invalid_argument', message: 'user with given phone number already exists' });
+    const dup = await a.call('Signup', body({ email: 'first@example.com', phone_number: '+12025550123' }));
+    expect(dup.res.message).toBe('Verification email has been sent. Please check your inbox');
+    expect(a.storage.published.filter((e) => e.name === 'user.created')).toHaveLength(1);
   });
 
   it('grants the requested self-service roles and takes the default scope', async () => {

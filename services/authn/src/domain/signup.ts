@@ -1,7 +1,8 @@
 /**
  * @module @gatehouse/authn/domain/signup
  * `POST /v1/signup` (behaviour.md §3.2). With email verification on, the user is created unverified
- * and a `basic_auth_signup` link is mailed (no tokens); otherwise the MFA gate (§4.1) decides.
+ * and a `basic_auth_signup` link is mailed (no tokens), both after the answer so a taken address
+ * takes the same time (issue 30 §6); otherwise the MFA gate (§4.1) decides.
  */
 import { randomUUID } from 'node:crypto';
 import { assertSmsCountryAllowed, sendCapsOf } from '@gatehouse/auth';
@@ -9,7 +10,7 @@ import { AppError } from '@gatehouse/errors';
 import { hashPassword } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import { userSignedUp } from '../events.ts';
-import type { AuthnContext, MfaChallenges } from './deps.ts';
+import type { Audit, AuthnContext, MfaChallenges } from './deps.ts';
 import type { AuthOutcome } from './issue.ts';
 import { passMfaGate } from './mfa-gate.ts';
 import { checkRedirectUri } from './redirect.ts';
@@ -45,21 +46,25 @@ export const PHONE_OTP_SENT = 'Please check the OTP in your inbox';
 /**
  * Creates the account (`user.created`, `user.signup`) and logs it in, or, with email verification
  * on, mails a `basic_auth_signup` link instead; a duplicate email then gets the same answer and
- * nothing is created or sent (behaviour.md §0.2).
+ * nothing is created or sent (behaviour.md §0.2), in the same time: the account is looked up and
+ * written after the answer ({@link signupWithVerification}, issue 30 §6).
  * Phone-only with phone verification on: the user is created with the phone unverified, and the mfa
  * service texts a 600 s code and opens an MFA session (`mfa` cookie); verify_otp completes it.
  * @param mfa the mfa service's challenges for this call (the gate, phone verification); null without
  *   the mfa service
+ * @param audit builds this call's `user.signup` audit event, emitted with the account when email
+ *   verification is on (otherwise the caller records it for `createdUserId`)
  * @returns `Signed up successfully.` with tokens and the session cookie, {@link VERIFICATION_SENT}
- *   with nothing issued, {@link PHONE_OTP_SENT} with the mobile OTP screen, or the gate's offer
+ *   with nothing issued and no `createdUserId` (the account is written after the answer), {@link PHONE_OTP_SENT} with the mobile OTP screen, or the gate's offer
  *   (`Proceed to mfa setup`)
  * @throws AppError `invalid_argument` (no identifier, a field over its length, the password rules,
- *   an invalid email or phone, roles, redirect URI or app_data, a taken identifier);
+ *   an invalid email or phone, roles, redirect URI or app_data, a taken identifier; with email
+ *   verification on a taken email is no error, and a taken phone is one only beside a free email);
  *   `failed_precondition` for a disabled method; `unavailable` for phone verification without the
  *   mfa service; mfa's codes when it cannot open the challenge (the account then exists unverified,
  *   and a password login texts a new code, §3.3 step 8)
  */
-export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: SignupRequest): Promise<AuthOutcome> {
+export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: SignupRequest, audit?: Audit): Promise<AuthOutcome> {
   const o = c.options;
   // every field's own rule first: a field over its length is a 400 whatever else is wrong
   const rawEmail = optText('email', req.email, 320);
@@ -123,31 +128,18 @@ export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: Si
     appData: appData ?? null,
   };
 
-  // claimed before the transaction, taken or not (issue 30 §2): a taken address answers alike
-  const claim = emailVerificationPath ? await claimLinkMail(c, email!, 'basic_auth_signup') : null;
-  const created = await c.users.transaction(async (tx) => {
+  if (emailVerificationPath) {
+    await signupWithVerification(c, user, { redirectUri: redirect, state: state ?? null, scope: scopeReq ?? null }, audit);
+    return { message: VERIFICATION_SENT, issued: null };
+  }
+  await c.users.transaction(async (tx) => {
     if (email !== null) await tx.users.lockIdentifier('email', email);
     if (phone !== null) await tx.users.lockIdentifier('phone', phone);
-    if (email !== null && (await tx.users.findByEmail(email))) {
-      // verification on: answer exactly like a fresh signup, create and send nothing (§0.2)
-      if (emailVerificationPath) return false;
-      throw invalid('user with given email already exists');
-    }
+    if (email !== null && (await tx.users.findByEmail(email))) throw invalid('user with given email already exists');
     if (phone !== null && (await tx.users.findByPhone(phone))) throw invalid('user with given phone number already exists');
     await tx.users.create(user);
     userSignedUp(tx.events, user, user.signupMethods);
-    if (emailVerificationPath) {
-      await issueLink(c, tx, {
-        purpose: 'basic_auth_signup', user, redirectUri: redirect, state: state ?? null, scope: scopeReq ?? null,
-        linkOf: (token, r) => verifyEmailLink(o.url, token, r),
-      }, claim);
-    }
-    return true;
   });
-  if (emailVerificationPath) {
-    c.logger.debug({ created }, 'signup with email verification');
-    return { message: VERIFICATION_SENT, issued: null, ...(created ? { createdUserId: user.id } : {}) };
-  }
   const grant = { loginMethod: user.signupMethods, roles: grantedRoles(o, user.roles, rolesReq), scope: scopeReq ?? [...DEFAULT_SCOPE], authTime: now };
   if (phoneVerificationPath) {
     await mfa!.openOtp({ channel: 'sms', user, grant, state: state ?? null, signupVerification: true });
@@ -157,4 +149,52 @@ export async function signup(c: AuthnContext, mfa: MfaChallenges | null, req: Si
   // the MFA gate (behaviour.md §3.2: a new user has no factor and has never skipped)
   const outcome = await passMfaGate(c, mfa, { user, grant, state: state ?? null, issuedMessage: SIGNED_UP, emitLogin: false });
   return { ...outcome, createdUserId: user.id };
+}
+
+/** Where the verification link of {@link signupWithVerification} leads, and what it carries. */
+interface VerificationTarget {
+  redirectUri: string;
+  state: string | null;
+  scope: string[] | null;
+}
+
+/**
+ * Email signup with verification on (behaviour.md §3.2): a fresh and a taken address get the same
+ * answer (§0.2) in the same time (issue 30 §6), so before the answer only what both share runs: the
+ * password hash (done by the caller), the claim of the link mail (its caps answer 429 alike), and,
+ * when a phone number comes along, its uniqueness (§3.2: always a 400, checked after the email, so
+ * only beside a free email; phone numbers are enumerable through signup). The email's lookup, the
+ * account, its `user.created` and `user.signup` events, the `basic_auth_signup` link mail and the
+ * `user.signup` audit event commit together after the answer, as forgot_password and
+ * magic_link_login do; a taken email there creates and sends nothing.
+ * @param user the account to create, its email unverified
+ * @throws AppError `resource_exhausted` from the address's send caps; `invalid_argument` `user with
+ *   given phone number already exists`
+ */
+async function signupWithVerification(c: AuthnContext, user: UserRecord, target: VerificationTarget, audit?: Audit): Promise<void> {
+  const email = user.email!;
+  const phone = user.phoneNumber;
+  const claim = await claimLinkMail(c, email, 'basic_auth_signup');
+  if (phone !== null && (await c.users.findByPhone(phone)) && !(await c.users.findByEmail(email))) {
+    throw invalid('user with given phone number already exists');
+  }
+  await c.afterAnswer(() => c.users.transaction(async (tx) => {
+    await tx.users.lockIdentifier('email', email);
+    if (phone !== null) await tx.users.lockIdentifier('phone', phone);
+    // taken (or, for the phone, taken since the answer): nothing is created or sent
+    const taken = (await tx.users.findByEmail(email)) !== null || (phone !== null && (await tx.users.findByPhone(phone)) !== null);
+    c.logger.debug({ created: !taken }, 'signup with email verification');
+    if (taken) return;
+    await tx.users.create(user);
+    userSignedUp(tx.events, user, user.signupMethods);
+    await issueLink(c, tx, {
+      purpose: 'basic_auth_signup', user, redirectUri: target.redirectUri, state: target.state, scope: target.scope,
+      linkOf: (token, r) => verifyEmailLink(c.options.url, token, r),
+    }, claim);
+    if (audit) {
+      tx.events.emit('audit.recorded', audit('user.signup', {
+        actor: { type: 'user', id: user.id, email }, resourceType: 'user', resourceId: user.id, details: {}, at: user.createdAt,
+      }));
+    }
+  }));
 }

@@ -3,14 +3,15 @@
  * AuthnService.SocialLogin and SocialCallback (issue 20): `GET /oauth_login/<provider>` and
  * `GET|POST /oauth_callback/<provider>`, gateway routes outside /v1 that answer 302 to `redirect_url`.
  *
- * The pending login lives in the browser, not on the server: the `gatehouse_social` cookie holds the
+ * The pending login lives in the browser, not on the server: the `__Host-gatehouse_social` cookie
+ * (`gatehouse_social` on `/oauth_callback/<provider>` without `--app-cookie-secure`) holds the
  * provider, the upstream `state`, the PKCE verifier, the OIDC `nonce` and what the login asked for
  * (`redirect_uri`, `state`, `roles`, `scope`), sealed with AES-256-GCM (the deployment's job key,
  * associated data `social_login:<provider>`), HttpOnly, 10 minutes, cleared by the callback. The
  * callback refuses a missing, expired, foreign or tampered cookie and a `state` that differs from it
  * (RFC 6749 §10.12, RFC 9700 §4.7), then the code exchange checks PKCE and the nonce.
  */
-import { parseCookies, serializeCookie } from '@gatehouse/auth';
+import { ownCookie, ownCookieName, parseCookies, pathUnder } from '@gatehouse/auth';
 import { decrypt, encrypt } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
@@ -50,9 +51,14 @@ export function enabledProvider(o: AuthnOptions, name: string): Provider {
   return p;
 }
 
-/** Apple posts its answer cross-site (form_post): the cookie must be SameSite=None (Secure) to come back. */
-const pendingCookie = (o: AuthnOptions, p: Provider, value: string, maxAge: number): string =>
-  serializeCookie(PENDING_COOKIE, value, { maxAgeSeconds: maxAge, secure: o.appCookieSecure, sameSite: p === 'apple' ? 'none' : 'lax' });
+/**
+ * The pending-login cookie (issue 30 §7): `__Host-` prefixed when Secure, else on the provider's
+ * callback path only. Apple posts its answer cross-site (form_post): the cookie must be SameSite=None
+ * (Secure) to come back.
+ */
+const pendingCookie = (o: AuthnOptions, p: Provider, value: string, maxAge: number): string => ownCookie(PENDING_COOKIE, value, {
+  maxAgeSeconds: maxAge, path: pathUnder(o.url, `/oauth_callback/${p}`), secure: o.appCookieSecure, sameSite: p === 'apple' ? 'none' : 'lax',
+});
 
 /**
  * `{redirect_url}`: the provider's authorization URL, with the sealed pending-login cookie and the
@@ -82,7 +88,7 @@ export const socialLoginRpc = (c: RpcContext, upstream: SocialUpstream): AuthnHa
 
 /** The caller's pending login for `p`, or null when missing, expired, foreign or tampered. */
 function pendingOf(c: RpcContext, ctx: CallContext, p: Provider): PendingLogin | null {
-  const sealed = parseCookies(ctx.headers.cookie)[PENDING_COOKIE];
+  const sealed = parseCookies(ctx.headers.cookie)[ownCookieName(PENDING_COOKIE, c.options.appCookieSecure)];
   if (!sealed) return null;
   try {
     const pending = JSON.parse(decrypt(c.jobKey, sealed, `social_login:${p}`)) as PendingLogin;

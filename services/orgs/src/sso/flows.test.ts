@@ -91,11 +91,13 @@ describe('SsoRequest', () => {
     const org = (await s.d.orgs.organizations.get(orgId))!;
     await createOidcConnection(s.d, { orgId, name: 'n', issuerUrl: `https://${randomUUID()}.example.com`, clientId: 'c', clientSecret: 's' });
     await s.d.store.pending.put({ id: 'victim-state', orgId, kind: 'oidc', data: '{}', expiresAt: s.clock.now + 60 });
-    for (const cookie of [undefined, 'gh_sso_state=other-state']) {
+    // with Secure the cookie is `__Host-gh_sso_state` (issue 30 §7): a plain-named one, as a sibling
+    // domain or an http answer could plant, is not read even when it carries the right state
+    for (const cookie of [undefined, '__Host-gh_sso_state=other-state', 'gh_sso_state=victim-state']) {
       const ctx = createCallContext({ headers: cookie ? { cookie } : {} });
       const res = await handleSsoRequest(f, { action: 'oidc_callback', org: org.name, params: { state: 'victim-state', code: 'c' } }, ctx);
       expect([res.status, JSON.parse(res.body).message]).toEqual([400, 'SSO login failed: the login was not started in this browser']);
-      expect(ctx.setCookies).toEqual(['gh_sso_state=; Path=/oauth/sso; Max-Age=0; HttpOnly; Secure; SameSite=Lax']);
+      expect(ctx.setCookies).toEqual(['__Host-gh_sso_state=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax']);
     }
     expect(await s.d.store.pending.take('victim-state', s.clock.now)).not.toBeNull();
   });

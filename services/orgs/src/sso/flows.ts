@@ -13,8 +13,8 @@
  * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
  * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
  *
- * The OIDC login sets `gh_sso_state` (its `state`; Path=/oauth/sso, HttpOnly, SameSite=Lax, 10 min); the
- * callback requires it (400 `SSO login failed: the login was not started in this browser`) and clears it.
+ * The OIDC login sets `__Host-gh_sso_state` (its `state`; HttpOnly, SameSite=Lax, 10 min; without
+ * `--app-cookie-secure` `gh_sso_state` on `/oauth/sso`); the callback requires it (400 `SSO login failed: the login was not started in this browser`) and clears it.
  *
  * A missing org → 404 `organization not found`; a disabled org → 400 `failed_precondition`
  * `organization is disabled` (§6.1); no or an inactive connection → 404 `OIDC connection not found` /
@@ -25,7 +25,7 @@
  * account linking by verified email, the §4.1 MFA gate, session cookies) and, JIT or not, made a member
  * of the org (no roles; idempotent): the org's IdP vouched for them.
  */
-import { auditRecord, parseCookies, serializeCookie, type AuditActor } from '@gatehouse/auth';
+import { auditRecord, ownCookie, ownCookieName, parseCookies, pathUnder, type AuditActor } from '@gatehouse/auth';
 import { timingSafeEqualString } from '@gatehouse/crypto';
 import type { BusEvents, orgs } from '@gatehouse/contracts';
 import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
@@ -77,11 +77,12 @@ export interface SsoFlowDeps {
 const ANONYMOUS: AuditActor = { type: 'user', id: null };
 /**
  * Binds an OIDC login to the browser that started it (login CSRF, RFC 6749 §10.12): the `state` in a
- * host-only, HttpOnly, SameSite=Lax cookie under `/oauth/sso`, required equal at the callback.
+ * host-only, HttpOnly, SameSite=Lax cookie, required equal at the callback; `__Host-` prefixed when
+ * Secure, else under `/oauth/sso` (issue 30 §7, libs/auth `ownCookie`).
  */
 const STATE_COOKIE = 'gh_sso_state';
 const stateCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string =>
-  serializeCookie(STATE_COOKIE, value, { maxAgeSeconds, path: '/oauth/sso', secure: f.cookieSecure, sameSite: 'lax' });
+  ownCookie(STATE_COOKIE, value, { maxAgeSeconds, path: pathUnder(f.sso.baseUrl, '/oauth/sso'), secure: f.cookieSecure, sameSite: 'lax' });
 const MAX_PARAM = 4096;
 const json = (status: number, body: unknown): orgs.SsoHttpResponse => ({ status, body: JSON.stringify(body), content_type: 'application/json; charset=utf-8' });
 const redirect = (location: string): orgs.SsoHttpResponse => ({ status: 302, location, body: '', content_type: '' });
@@ -201,7 +202,7 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       case 'oidc_callback': {
         org = await enabledOrg(d, req.org);
         const c = await activeOidc(d, org);
-        const bound = parseCookies(ctx.headers['cookie'])[STATE_COOKIE] ?? '';
+        const bound = parseCookies(ctx.headers['cookie'])[ownCookieName(STATE_COOKIE, f.cookieSecure)] ?? '';
         ctx.setCookies.push(stateCookie(f, '', 0));
         // checked before the pending login is taken: a foreign callback cannot use up the user's login
         if (bound === '' || !timingSafeEqualString(bound, p['state'] ?? '')) throw new SsoRejected('the login was not started in this browser');
