@@ -11,7 +11,7 @@
  * (status and JSON, a 302, or an HTML page) with `Cache-Control: no-store` (RFC 6749 §5.1).
  */
 import type { Express, Request, Response } from 'express';
-import { toAppError } from '@gatehouse/errors';
+import { toAppError, type AppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
 import { readRawBody, MAX_BODY_BYTES } from './http/body.ts';
 import { callContextOf, type ServiceClients } from './rest.ts';
@@ -97,6 +97,21 @@ async function jsonObjectBody(req: Request): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
+/**
+ * The OAuth 2.0 error answer (RFC 6749 §5.2: `{error, error_description}`) for an AppError raised
+ * outside the protocol's own checks: the contract's input rule (a control character or an over-long
+ * value in a parameter: 400 `invalid_request` with the message naming it), the rate limits (429
+ * `temporarily_unavailable`, §4.1.2.1), an unavailable service (503), and anything else (500
+ * `server_error`, no detail).
+ * @returns the HTTP status and the JSON body
+ */
+export function oauthErrorOf(e: AppError): { status: number; body: { error: string; error_description: string } } {
+  if (e.code === 'unavailable' || e.code === 'deadline_exceeded') return { status: 503, body: { error: 'temporarily_unavailable', error_description: e.message } };
+  if (e.code === 'resource_exhausted') return { status: 429, body: { error: 'temporarily_unavailable', error_description: e.message } };
+  if (e.httpStatus >= 400 && e.httpStatus < 500) return { status: e.httpStatus, body: { error: 'invalid_request', error_description: e.message } };
+  return { status: 500, body: { error: 'server_error', error_description: 'internal error' } };
+}
+
 /** Registers the endpoints of {@link OAUTH_ROUTES} on `app`, each other method answering 405. */
 export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
   for (const route of OAUTH_ROUTES) {
@@ -142,8 +157,9 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
         const e = toAppError(err);
         if (res.headersSent) return;
         if (e.code === 'internal' || e.code === 'unimplemented') opts.logger.error({ err, route: route.path }, 'oauth request failed');
-        const unavailable = e.code === 'unavailable' || e.code === 'deadline_exceeded';
-        res.status(unavailable ? 503 : 500).json({ error: unavailable ? 'temporarily_unavailable' : 'server_error', error_description: unavailable ? e.message : 'internal error' });
+        const { status, body } = oauthErrorOf(e);
+        for (const [name, value] of Object.entries(e.headers ?? {})) res.setHeader(name, value);
+        res.status(status).json(body);
       }
     });
   }
