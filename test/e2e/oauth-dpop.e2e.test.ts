@@ -237,6 +237,9 @@ describe.each(MODES)('DPoP, RFC 9449 ($mode)', ({ mode, options }) => {
     expect(await oidc.tokenIntrospection(confidentialRp, tokens.access_token)).toMatchObject({
       active: true, sub: user.userId, token_type: 'DPoP', cnf: { jkt: key.jkt },
     });
+    // validate_jwt_token takes the token in its body and answers the claims with cnf, for the resource server's proof check
+    const valid = await postJson(`${d.url}/v1/validate_jwt_token`, { token_type: 'access_token', token: tokens.access_token }, { origin: d.url });
+    expect({ status: valid.status, is_valid: valid.body.is_valid, cnf: valid.body.claims?.cnf }).toEqual({ status: 200, is_valid: true, cnf: { jkt: key.jkt } });
     const cc = await oidc.clientCredentialsGrant(confidentialRp, {}, { DPoP: key.handle });
     expect({ type: cc.token_type, cnf: decodeJwt(cc.access_token).cnf }).toEqual({ type: 'dpop', cnf: { jkt: key.jkt } });
 
