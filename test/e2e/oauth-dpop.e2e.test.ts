@@ -43,13 +43,19 @@ describe.each(MODES)('DPoP, RFC 9449 ($mode)', ({ mode, options }) => {
     return { cookie, userId: login.body.user.id };
   }
 
-  /** The code flow with PKCE for `cfg`, the code redeemed with the DPoP handle `dpop` (or none). */
-  async function codeFlow(cfg: oidc.Configuration, dpop: oidc.DPoPHandle | undefined, scope = 'openid email offline_access') {
+  /**
+   * The code flow with PKCE for `cfg`, the code redeemed with the DPoP handle `dpop` (or none).
+   * `authorization`: extra authorization request parameters (`dpop_jkt`), or `par` to push the request
+   * with that handle's proof (RFC 9449 §10.1).
+   */
+  async function codeFlow(cfg: oidc.Configuration, dpop: oidc.DPoPHandle | undefined, scope = 'openid email offline_access',
+    authorization: { extra?: Record<string, string>; par?: oidc.DPoPHandle } = {}) {
     const user = await loggedIn();
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(cfg, { redirect_uri: CALLBACK, scope, state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const params = { redirect_uri: CALLBACK, scope, state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...authorization.extra };
+    const url = authorization.par ? await oidc.buildAuthorizationUrlWithPAR(cfg, params, { DPoP: authorization.par }) : oidc.buildAuthorizationUrl(cfg, params);
     const res = await fetch(url, { redirect: 'manual', headers: { cookie: user.cookie } });
     const location = res.headers.get('location') ?? '';
     expect({ status: res.status, callback: location.startsWith(`${CALLBACK}?`) }).toEqual({ status: 302, callback: true });
@@ -156,6 +162,31 @@ describe.each(MODES)('DPoP, RFC 9449 ($mode)', ({ mode, options }) => {
     // the refusals rotated nothing: the right key still refreshes (no reuse detection fired)
     const ok = await oidc.refreshTokenGrant(publicRp, tokens.refresh_token!, undefined, { DPoP: key.handle });
     expect(decodeJwt(ok.access_token)).toMatchObject({ cnf: { jkt: key.jkt } });
+  });
+
+  it('dpop_jkt (§10): a code requested for one key is redeemed with it only, also when a DPoP-signed PAR sets it', async () => {
+    const key = await dpopKey();
+    const other = await dpopKey();
+    // dpop_jkt on the authorization URL: the right key redeems the code
+    const { tokens } = await codeFlow(publicRp, key.handle, 'openid', { extra: { dpop_jkt: key.jkt } });
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ cnf: { jkt: key.jkt } });
+    // another key, or no proof at all, is invalid_grant
+    const wrong = await codeFlow(publicRp, other.handle, 'openid', { extra: { dpop_jkt: key.jkt } }).then(() => null, (e: unknown) => e);
+    expect(wrong).toMatchObject({ error: 'invalid_grant', error_description: 'the authorization code is bound to another DPoP key (dpop_jkt)' });
+    const none = await codeFlow(publicRp, undefined, 'openid', { extra: { dpop_jkt: key.jkt } }).then(() => null, (e: unknown) => e);
+    expect(none).toMatchObject({ error: 'invalid_grant' });
+    // PAR with a DPoP proof: the pushed request is bound to the proof's key
+    const pushed = await codeFlow(publicRp, key.handle, 'openid', { par: key.handle });
+    expect(decodeJwt(pushed.tokens.access_token)).toMatchObject({ cnf: { jkt: key.jkt } });
+    const stolen = await codeFlow(publicRp, other.handle, 'openid', { par: key.handle }).then(() => null, (e: unknown) => e);
+    expect(stolen).toMatchObject({ error: 'invalid_grant', error_description: 'the authorization code is bound to another DPoP key (dpop_jkt)' });
+    // a malformed dpop_jkt is refused at /authorize
+    const user = await loggedIn();
+    const bad = oidc.buildAuthorizationUrl(publicRp, {
+      redirect_uri: CALLBACK, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256', dpop_jkt: 'short',
+    });
+    const res = await fetch(bad, { redirect: 'manual', headers: { cookie: user.cookie } });
+    expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
   });
 
   it('refusals at /userinfo: a bound token as Bearer, a replayed proof, a proof for another URI or by another key', async () => {

@@ -47,6 +47,8 @@ export interface GrantOutcome {
 /** The grant stored with an authorization code (what the browser session had, and the request's nonce). */
 export interface CodeGrant extends SessionGrant {
   nonce: string | null;
+  /** RFC 9449 §10: the request's `dpop_jkt`; the code is redeemed only with a proof by that key */
+  dpopJkt?: string;
 }
 
 const unauthorizedClient = (d: string): OAuthError => new OAuthError('unauthorized_client', d);
@@ -102,8 +104,9 @@ export async function authorizationCodeGrant(c: AuthnContext, auth: Authenticate
   } else if (verifier !== '') {
     throw invalidGrant('code_verifier given but the authorization request had no code_challenge');
   }
-  const user = await liveUser(c, rec.userId);
   const grant = JSON.parse(rec.grant) as CodeGrant;
+  if (grant.dpopJkt !== undefined && dpop?.jkt !== grant.dpopJkt) throw invalidGrant('the authorization code is bound to another DPoP key (dpop_jkt)');
+  const user = await liveUser(c, rec.userId);
   // RFC 9449 §5: a proof binds the access token, and a public client's refresh token, to its key
   const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, {
     nonce: grant.nonce, jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt: auth.method === 'none' ? dpop?.jkt ?? null : null,

@@ -125,16 +125,28 @@ export const oauthTokenRpc = (c: RpcContext): AuthnHandler<'OauthToken'> => asyn
  * POST /oauth/par (RFC 9126 §2): the client authenticates as at the token endpoint (public clients
  * with their `client_id`), the request is checked as `/authorize` checks it, and the answer is 201
  * `{request_uri, expires_in}`; a refusal is a 400 (401 for client authentication) RFC 6749 §5.2 body.
+ * A DPoP proof (RFC 9449 §10.1) binds the code to its key as `dpop_jkt` (which, when also sent, must match).
  */
 export const pushedAuthorizationRequestRpc = (c: RpcContext): AuthnHandler<'PushedAuthorizationRequest'> => async (req, ctx) => guarded(c, ctx, async () => {
   const p = paramsOf(req);
   if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the pushed authorization request endpoint takes POST', 405);
+  let dpop: CheckedProof | null;
+  try {
+    dpop = await requestProof(c, ctx, 'POST', '/oauth/par');
+  } catch (err) {
+    if (!(err instanceof DPoPProofError)) throw err;
+    return json(400, { error: err.error, error_description: err.message }, err.nonce ? { dpop_nonce: err.nonce } : {});
+  }
+  if (dpop) {
+    if ((p.dpop_jkt ?? '') !== '' && p.dpop_jkt !== dpop.jkt) return json(400, { error: 'invalid_dpop_proof', error_description: 'dpop_jkt does not name the DPoP proof\'s key' });
+    p.dpop_jkt = dpop.jkt;
+  }
   const auth = await authOf(c, ctx, p, true);
   const pushed = await pushAuthorizationRequest(c, auth, p, async (params) => {
     const checked = await checkAuthorizationRequest(c, params);
     return checked.ok ? null : { error: checked.error, description: checked.description };
   });
-  return json(201, { ...pushed });
+  return json(201, { ...pushed }, dpop ? { dpop_nonce: issueDPoPNonce(nonceKeyOf(c), c.now()) } : {});
 });
 
 /**
