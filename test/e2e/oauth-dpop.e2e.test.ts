@@ -17,6 +17,8 @@ import { postJson } from '../support/http.ts';
 import { PASSWORD, freshEmail } from '../support/scenario.ts';
 
 const CALLBACK = 'http://127.0.0.1:9/rp/callback';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /** One request openid-client made and what it was answered (recorded by a customFetch). */
 interface Exchange { url: string; status: number; dpopNonce: string | null; error: string | null; hadProof: boolean }
@@ -99,7 +101,7 @@ describe.each(MODES)('DPoP, RFC 9449 ($mode)', ({ mode, options }) => {
       return res.body as { client: { client_id: string }; client_secret: string };
     };
     const pub = await create({ name: 'dpop native app', is_public: true, grant_types: ['authorization_code', 'refresh_token'] });
-    const conf = await create({ name: 'dpop web app', grant_types: ['authorization_code', 'refresh_token', 'client_credentials'] });
+    const conf = await create({ name: 'dpop web app', grant_types: ['authorization_code', 'refresh_token', 'client_credentials', TOKEN_EXCHANGE] });
     const insecure = { execute: [oidc.allowInsecureRequests] };
     publicRp = await oidc.discovery(new URL(d.url), pub.client.client_id, { redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' }, oidc.None(), insecure);
     confidentialRp = await oidc.discovery(new URL(d.url), conf.client.client_id, { redirect_uris: [CALLBACK] }, oidc.ClientSecretBasic(conf.client_secret), insecure);
@@ -187,6 +189,29 @@ describe.each(MODES)('DPoP, RFC 9449 ($mode)', ({ mode, options }) => {
     });
     const res = await fetch(bad, { redirect: 'manual', headers: { cookie: user.cookie } });
     expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('token exchange (RFC 8693): a DPoP-bound subject token needs a proof by its key; the delegated token is bound to it', async () => {
+    const key = await dpopKey();
+    const { user, tokens } = await codeFlow(publicRp, key.handle, 'openid email');
+    const request = (dpop?: oidc.DPoPHandle) => oidc.genericGrantRequest(confidentialRp, TOKEN_EXCHANGE, {
+      subject_token: tokens.access_token, subject_token_type: ACCESS_TOKEN_TYPE, scope: 'openid email',
+    }, dpop ? { DPoP: dpop } : {});
+    // openid-client retries on use_dpop_nonce for its named grants only; a generic grant retries here (§8)
+    const exchange = (dpop?: oidc.DPoPHandle) => request(dpop).catch((e: unknown) => {
+      if ((e as { error?: string }).error === 'use_dpop_nonce') return request(dpop);
+      throw e;
+    });
+    // whoever copied the token, even with a client of their own allowed the grant, cannot exchange it
+    expect(await exchange().then(() => null, (e: unknown) => e)).toMatchObject({
+      error: 'invalid_grant', error_description: 'the subject token is DPoP-bound: the request needs a DPoP proof by its key',
+    });
+    const thief = await dpopKey(confidentialRp);
+    expect(await exchange(thief.handle).then(() => null, (e: unknown) => e)).toMatchObject({ error: 'invalid_grant' });
+    // the key's holder can, and the delegated token is bound to the same key
+    const delegated = await exchange(oidc.getDPoPHandle(confidentialRp, key.pair));
+    expect(delegated.token_type).toBe('dpop');
+    expect(decodeJwt(delegated.access_token)).toMatchObject({ sub: user.userId, cnf: { jkt: key.jkt }, act: { sub: expect.stringMatching(/^service_account:/) } });
   });
 
   it('refusals at /userinfo: a bound token as Bearer, a replayed proof, a proof for another URI or by another key', async () => {

@@ -196,8 +196,7 @@ export async function clientCredentialsGrant(c: AuthnContext, auth: Authenticate
 
 /**
  * Dispatches on `grant_type`. `dpop`: the request's checked DPoP proof (RFC 9449 §5), binding the
- * tokens of the authorization_code, refresh_token and client_credentials grants; token exchange
- * issues bearer tokens.
+ * tokens every grant issues; a DPoP-bound refresh, subject or actor token needs a proof by its key.
  * @throws OAuthError `unsupported_grant_type`, `invalid_request`, the grants' errors
  */
 export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<GrantOutcome> {
@@ -209,7 +208,7 @@ export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: 
     case 'client_credentials':
       return clientCredentialsGrant(c, auth, p, dpop);
     case TOKEN_EXCHANGE_GRANT: {
-      const out = await tokenExchangeGrant(c, auth, p);
+      const out = await tokenExchangeGrant(c, auth, p, dpop);
       return { response: out.response, action: 'token.exchanged', userId: out.userId, sessionId: out.sessionId, actors: out.actors };
     }
     case '':
