@@ -139,10 +139,13 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
         const resourceId = typeof req.params.resource_id === 'string' ? { resource_id: req.params.resource_id } : {};
         const out = await client.call(route.rpc, { params, method, ...resourceId }, ctx) as {
           status: number; body: Record<string, unknown> | null; location?: string | null; html?: string | null; www_authenticate?: string | null; frameable?: boolean;
+          dpop_nonce?: string | null;
         };
         if (res.headersSent) return;
         if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
         if (out.www_authenticate) res.setHeader('WWW-Authenticate', out.www_authenticate);
+        // RFC 9449 §8.1 / §9: the server nonce the next DPoP proof must carry
+        if (out.dpop_nonce) res.setHeader('DPoP-Nonce', out.dpop_nonce);
         if (out.location) {
           res.redirect(302, out.location);
           return;
