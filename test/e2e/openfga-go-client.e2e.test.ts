@@ -7,7 +7,9 @@
  * and `--on-duplicate`, `tuple delete` with `--on-missing`, `query check` with contextual tuples and
  * context, `query batch-check`, `query list-objects`, `query list-users`, `query expand`, `tuple read` and
  * `tuple changes` in pages, and `model test` of an OpenFGA store test file), run as a user runs the CLI:
- * its stdout, stderr and exit status are what the test reads. The CLI itself is not built: the Go module
+ * its stdout, stderr and exit status are what the test reads. With `--openfga-authn-method=oidc`, the
+ * SDK's client credentials (`--api-token-issuer`, `--client-id`, `--client-secret`; RFC 6749 §4.4) get a
+ * token from Gatehouse's own `/oauth/token`. The CLI itself is not built: the Go module
  * proxy reachable here does not serve github.com/openfga/cli.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
@@ -173,5 +175,42 @@ describe('OpenFGA\'s Go SDK (the fga CLI\'s client) against the authz service (a
     expect(wrong.stdout).toContain('(bob is said to view) FAILING CHECK: user=user:bob relation=owner object=folder:plans: expected true, got false');
     expect(wrong.stdout).toContain('Tests 0/1 passing');
     expect(wrong.stderr).toBe('Error: 1 of 1 tests failed\n');
+  });
+});
+
+describe('OpenFGA\'s Go SDK with client credentials from Gatehouse\'s own issuer (--openfga-authn-method=oidc, all-in-one)', () => {
+  let d: Deployment;
+  let api: string;
+  /** A service account (a client with the client_credentials grant) made through the admin API. */
+  const serviceAccount = async (name: string): Promise<{ id: string; secret: string }> => {
+    const made = await fetch(`${d.url}/v1/admin/create_client`, {
+      method: 'POST', headers: { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret },
+      body: JSON.stringify({ name, allowed_scopes: ['read:docs'], grant_types: ['client_credentials'] }),
+    });
+    expect(made.status).toBe(200);
+    const body = (await made.json()) as { client: { client_id: string }; client_secret: string };
+    return { id: body.client.client_id, secret: body.client_secret };
+  };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    d = await startDeployment('all', { flags: [`--openfga-http-port=${port}`, '--openfga-authn-method=oidc'], readyTimeoutMs: 90_000 });
+    api = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${api}/healthz`, 10_000);
+  }, 120_000);
+  afterAll(async () => { await d?.stop(); });
+
+  it('--api-token-issuer, --client-id and --client-secret: the SDK gets a token at the issuer\'s /oauth/token and is let in; a wrong secret is not', async () => {
+    const sa = await serviceAccount('fga-go-client');
+    const withCredentials = (secret: string, ...extra: string[]): Promise<Run> =>
+      client(['--api-url', api, '--api-token-issuer', d.url, '--client-id', sa.id, '--client-secret', secret, ...extra, 'store', 'list']);
+    const listed = await withCredentials(sa.secret);
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+    expect((JSON.parse(listed.stdout) as { stores: Array<{ id: string }> }).stores.map((s) => s.id)).toEqual([STORE_ID]);
+    const scoped = await withCredentials(sa.secret, '--api-scopes', 'read:docs', '--api-audience', api);
+    expect({ code: scoped.code, stderr: scoped.stderr }).toEqual({ code: 0, stderr: '' });
+    const wrong = await withCredentials(`${sa.secret}x`);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('invalid_client');
   });
 });

@@ -21,7 +21,10 @@
 //	query batch-check --store-id ID "USER RELATION OBJECT"...   (server-side BatchCheck, correlation ids 1, 2, …)
 //	model test --store-id ID --tests FILE.fga.yaml      (the store file's tests against the server)
 //
-// --api-url and --api-token default to FGA_API_URL and FGA_API_TOKEN, as in the CLI.
+// --api-url and --api-token default to FGA_API_URL and FGA_API_TOKEN, as in the CLI. Instead of
+// --api-token, OAuth 2.0 client credentials (RFC 6749 §4.4) as the CLI takes them: --api-token-issuer
+// (the token endpoint is its /oauth/token unless it has a path), --client-id, --client-secret and
+// optionally --api-audience and --api-scopes (space-separated).
 package main
 
 import (
@@ -60,11 +63,22 @@ func main() {
 	}
 }
 
-// newClient builds the SDK client for apiURL, authenticated with token (OpenFGA's preshared key) when set.
-func newClient(apiURL, token, storeID, modelID string) (*client.OpenFgaClient, error) {
+// auth is how the client authenticates: a preshared key (token), or client credentials (issuer set).
+type auth struct {
+	token, issuer, clientID, clientSecret, audience, scopes string
+}
+
+// newClient builds the SDK client for apiURL with a's credentials (none when a is empty).
+func newClient(apiURL string, a auth, storeID, modelID string) (*client.OpenFgaClient, error) {
 	cfg := &client.ClientConfiguration{ApiUrl: apiURL, StoreId: storeID, AuthorizationModelId: modelID}
-	if token != "" {
-		cfg.Credentials = &credentials.Credentials{Method: credentials.CredentialsMethodApiToken, Config: &credentials.Config{ApiToken: token}}
+	switch {
+	case a.issuer != "":
+		cfg.Credentials = &credentials.Credentials{Method: credentials.CredentialsMethodClientCredentials, Config: &credentials.Config{
+			ClientCredentialsApiTokenIssuer: a.issuer, ClientCredentialsClientId: a.clientID, ClientCredentialsClientSecret: a.clientSecret,
+			ClientCredentialsApiAudience: a.audience, ClientCredentialsScopes: a.scopes,
+		}}
+	case a.token != "":
+		cfg.Credentials = &credentials.Credentials{Method: credentials.CredentialsMethodApiToken, Config: &credentials.Config{ApiToken: a.token}}
 	}
 	return client.NewSdkClient(cfg)
 }
@@ -94,6 +108,12 @@ func run(args []string) error {
 	global := flag.NewFlagSet("openfga-go-client", flag.ContinueOnError)
 	apiURL := global.String("api-url", os.Getenv("FGA_API_URL"), "the OpenFGA API's URL")
 	apiToken := global.String("api-token", os.Getenv("FGA_API_TOKEN"), "a preshared key (bearer token)")
+	var a auth
+	global.StringVar(&a.issuer, "api-token-issuer", os.Getenv("FGA_API_TOKEN_ISSUER"), "client credentials: the token issuer")
+	global.StringVar(&a.clientID, "client-id", os.Getenv("FGA_CLIENT_ID"), "client credentials: the client id")
+	global.StringVar(&a.clientSecret, "client-secret", os.Getenv("FGA_CLIENT_SECRET"), "client credentials: the client secret")
+	global.StringVar(&a.audience, "api-audience", os.Getenv("FGA_API_AUDIENCE"), "client credentials: the audience")
+	global.StringVar(&a.scopes, "api-scopes", os.Getenv("FGA_API_SCOPES"), "client credentials: the scopes, space-separated")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
@@ -127,7 +147,8 @@ func run(args []string) error {
 		return err
 	}
 	pos := fs.Args()
-	fga, err := newClient(*apiURL, *apiToken, *storeID, *modelID)
+	a.token = *apiToken
+	fga, err := newClient(*apiURL, a, *storeID, *modelID)
 	if err != nil {
 		return err
 	}
