@@ -15,7 +15,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startDeployment, waitForHttp, type Deployment } from '@gatehouse/testing';
@@ -175,6 +176,31 @@ describe('OpenFGA\'s Go SDK (the fga CLI\'s client) against the authz service (a
     expect(wrong.stdout).toContain('(bob is said to view) FAILING CHECK: user=user:bob relation=owner object=folder:plans: expected true, got false');
     expect(wrong.stdout).toContain('Tests 0/1 passing');
     expect(wrong.stderr).toBe('Error: 1 of 1 tests failed\n');
+  });
+
+  it('tuple write --file: 40 tuples imported as the CLI imports a file (one per Write, 4 in parallel), an existing one ignored, an invalid one reported', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fga-import-'));
+    try {
+      const tuples = Array.from({ length: 40 }, (_, i) => ({ user: 'user:importer', relation: 'viewer', object: `doc:import-${i}` }));
+      const good = path.join(dir, 'tuples.json');
+      writeFileSync(good, JSON.stringify([...tuples, { user: 'user:anne', relation: 'owner', object: 'folder:plans' }]));
+      const imported = json(await fga('tuple', 'write', '--file', good, '--max-tuples-per-write', '1', '--max-parallel-requests', '4')) as { successful: unknown[]; failed: unknown[] };
+      expect(imported.successful).toHaveLength(41);
+      expect(imported.failed).toEqual([]);
+      const listed = json(await fga('query', 'list-objects', 'user:importer', 'viewer', 'doc')) as { objects: string[] };
+      expect(listed.objects.sort()).toEqual(tuples.map((t) => t.object).sort());
+      const bad = path.join(dir, 'bad.yaml');
+      writeFileSync(bad, '- user: user:importer\n  relation: approver\n  object: doc:import-0\n- user: user:importer\n  relation: owner\n  object: doc:import-0\n');
+      const mixed = await fga('tuple', 'write', '--file', bad);
+      expect(mixed.code).toBe(1);
+      const out = JSON.parse(mixed.stdout) as { successful: Array<{ relation: string }>; failed: Array<{ tuple_key: { relation: string }; reason: string }> };
+      expect(out.successful.map((t) => t.relation)).toEqual(['owner']);
+      expect(out.failed.map((f) => f.tuple_key.relation)).toEqual(['approver']);
+      expect(out.failed[0]!.reason).toContain('approver');
+      expect(mixed.stderr).toBe('Error: 1 of 2 tuples were not written\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -12,6 +12,9 @@
 //	model get --store-id ID [--model-id ID]
 //	tuple write --store-id ID [--condition-name N --condition-context JSON] [--on-duplicate error|ignore] USER RELATION OBJECT
 //	tuple delete --store-id ID [--on-missing error|ignore] USER RELATION OBJECT
+//	tuple write --store-id ID --file TUPLES.yaml|json [--max-tuples-per-write N] [--max-parallel-requests N]
+//	                          (non-transactional, as the CLI imports a file: chunks of N sent in parallel,
+//	                          existing tuples ignored unless --on-duplicate error)
 //	tuple changes --store-id ID [--type T] [--page-size N] [--continuation-token TOKEN]
 //	tuple read --store-id ID [--user U --relation R --object O] [--page-size N] [--max-pages N (0 = all)]
 //	query check --store-id ID [--contextual-tuple "USER RELATION OBJECT"]... [--context JSON] USER RELATION OBJECT
@@ -141,6 +144,8 @@ func run(args []string) error {
 	changeType := fs.String("type", "", "tuple changes: the object type")
 	token := fs.String("continuation-token", "", "tuple changes: where to go on from")
 	userFilter := fs.String("user-filter", "", "query list-users: TYPE or TYPE#RELATION")
+	perWrite := fs.Int("max-tuples-per-write", 1, "tuple write --file: tuples per Write call")
+	parallel := fs.Int("max-parallel-requests", 4, "tuple write --file: Write calls at once")
 	var contextual tupleList
 	fs.Var(&contextual, "contextual-tuple", "query: a contextual tuple \"user relation object\" (repeatable)")
 	if err := fs.Parse(rest[2:]); err != nil {
@@ -211,6 +216,9 @@ func run(args []string) error {
 		}
 		return printJSON(res)
 	case "tuple write", "tuple delete":
+		if name == "tuple write" && *file != "" {
+			return importTuples(ctx, fga, *file, *onDuplicate, int32(*perWrite), int32(*parallel))
+		}
 		if err := need(3, "USER RELATION OBJECT"); err != nil {
 			return err
 		}

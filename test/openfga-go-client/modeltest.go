@@ -59,6 +59,57 @@ func (t fileTuple) key() client.ClientContextualTupleKey {
 	return k
 }
 
+// importTuples writes the tuples of a YAML or JSON file (a list of {user, relation, object, condition})
+// as the CLI imports a file: the SDK's non-transactional Write, chunks of perWrite tuples sent parallel at
+// a time, duplicates ignored unless onDuplicate is "error". It prints {"successful": [...], "failed":
+// [{"tuple_key", "reason"}]} and returns an error when any tuple failed.
+func importTuples(ctx context.Context, fga *client.OpenFgaClient, path, onDuplicate string, perWrite, parallel int32) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var list []fileTuple
+	if err := yaml.Unmarshal(text, &list); err != nil {
+		return fmt.Errorf("%s is not a list of tuples: %w", path, err)
+	}
+	keys := make([]client.ClientTupleKey, 0, len(list))
+	for _, t := range list {
+		keys = append(keys, t.key())
+	}
+	if onDuplicate == "" {
+		onDuplicate = "ignore"
+	}
+	res, err := fga.Write(ctx).Body(client.ClientWriteRequest{Writes: keys}).Options(client.ClientWriteOptions{
+		Transaction: &client.TransactionOptions{Disable: true, MaxPerChunk: perWrite, MaxParallelRequests: parallel},
+		Conflict:    client.ClientWriteConflictOptions{OnDuplicateWrites: client.ClientWriteRequestOnDuplicateWrites(onDuplicate)},
+	}).Execute()
+	if err != nil {
+		return fmt.Errorf("failed to write tuples due to %w", err)
+	}
+	type failure struct {
+		TupleKey client.ClientTupleKey `json:"tuple_key"`
+		Reason   string                `json:"reason"`
+	}
+	out := struct {
+		Successful []client.ClientTupleKey `json:"successful"`
+		Failed     []failure               `json:"failed"`
+	}{Successful: []client.ClientTupleKey{}, Failed: []failure{}}
+	for _, w := range res.Writes {
+		if w.Status == client.SUCCESS {
+			out.Successful = append(out.Successful, w.TupleKey)
+		} else {
+			out.Failed = append(out.Failed, failure{TupleKey: w.TupleKey, Reason: fmt.Sprint(w.Error)})
+		}
+	}
+	if err := printJSON(out); err != nil {
+		return err
+	}
+	if len(out.Failed) > 0 {
+		return fmt.Errorf("%d of %d tuples were not written", len(out.Failed), len(keys))
+	}
+	return nil
+}
+
 func contextOf(m map[string]any) *map[string]any {
 	if m == nil {
 		return nil
