@@ -54,6 +54,9 @@ describe('OpenFGA\'s Go SDK (the fga CLI\'s client) against the authz service (a
     return JSON.parse(r.stdout) as Record<string, unknown>;
   };
 
+  /** when this run started (ms): every tuple and change it reads was written after */
+  const started = Date.now();
+
   beforeAll(async () => {
     const port = await freePort();
     d = await startDeployment('all', { flags: [`--openfga-http-port=${port}`, `--openfga-authn-preshared-keys=${key}`], readyTimeoutMs: 90_000 });
@@ -126,11 +129,16 @@ describe('OpenFGA\'s Go SDK (the fga CLI\'s client) against the authz service (a
   it('tuple read: by object, and every tuple through continuation tokens, the condition kept', async () => {
     const onRoadmap = json(await fga('tuple', 'read', '--object', 'doc:roadmap')) as { tuples: Array<{ key: { user: string; relation: string } }> };
     expect(onRoadmap.tuples.map((t) => `${t.key.user} ${t.key.relation}`)).toEqual(['folder:plans parent']);
-    const all = json(await fga('tuple', 'read', '--page-size', '1', '--max-pages', '0')) as { tuples: Array<{ key: { user: string; relation: string; object: string; condition?: { name: string } } }>; continuation_token: string };
+    const all = json(await fga('tuple', 'read', '--page-size', '1', '--max-pages', '0')) as { tuples: Array<{ key: { user: string; relation: string; object: string; condition?: { name: string } }; timestamp: string }>; continuation_token: string };
     expect(all.tuples.map((t) => `${t.key.user} ${t.key.relation} ${t.key.object}`).sort()).toEqual([
       'folder:plans parent doc:roadmap', 'user:anne owner folder:plans', 'user:bob member group:eng', 'user:carl viewer doc:timesheet',
     ]);
     expect(all.tuples.find((t) => t.key.user === 'user:carl')?.key.condition?.name).toBe('in_hours');
+    // each tuple's write time, as OpenFGA's Tuple.timestamp: written by this run, not the SDK's zero time
+    for (const t of all.tuples) {
+      expect(Date.parse(t.timestamp)).toBeGreaterThanOrEqual(started - 1000);
+      expect(Date.parse(t.timestamp)).toBeLessThanOrEqual(Date.now());
+    }
     expect(all.continuation_token).toBe('');
     const twoPages = json(await fga('tuple', 'read', '--page-size', '1', '--max-pages', '2')) as { tuples: unknown[]; continuation_token: string };
     expect(twoPages.tuples).toHaveLength(2);
@@ -157,8 +165,16 @@ describe('OpenFGA\'s Go SDK (the fga CLI\'s client) against the authz service (a
     expect(docs.continuation_token).not.toBe('');
     const first = json(await fga('tuple', 'changes', '--page-size', '1')) as { changes: unknown[]; continuation_token: string };
     expect(first.changes).toHaveLength(1);
-    const next = json(await fga('tuple', 'changes', '--page-size', '100', '--continuation-token', first.continuation_token)) as { changes: unknown[] };
+    const next = json(await fga('tuple', 'changes', '--page-size', '100', '--continuation-token', first.continuation_token)) as { changes: Array<{ timestamp: string }> };
     expect(next.changes.length).toBeGreaterThanOrEqual(3);
+    for (const c of next.changes) expect(Date.parse(c.timestamp)).toBeGreaterThanOrEqual(started - 1000);
+    // --start-time (RFC 3339, whole seconds as the SDK sends it): only the changes from then on
+    const from = new Date(Math.floor(Date.now() / 1000) * 1000 + 1000);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, from.getTime() - Date.now()) + 10));
+    json(await fga('tuple', 'write', 'user:dave', 'viewer', 'doc:later'));
+    const since = json(await fga('tuple', 'changes', '--start-time', from.toISOString().replace('.000Z', 'Z'))) as { changes: Array<{ tuple_key: { user: string; object: string } }> };
+    expect(since.changes.map((c) => `${c.tuple_key.user} ${c.tuple_key.object}`)).toEqual(['user:dave doc:later']);
+    json(await fga('tuple', 'delete', 'user:dave', 'viewer', 'doc:later'));
   });
 
   it('tuple delete: the tuple is gone for the next check', async () => {

@@ -15,7 +15,7 @@
 //	tuple write --store-id ID --file TUPLES.yaml|json [--max-tuples-per-write N] [--max-parallel-requests N]
 //	                          (non-transactional, as the CLI imports a file: chunks of N sent in parallel,
 //	                          existing tuples ignored unless --on-duplicate error)
-//	tuple changes --store-id ID [--type T] [--page-size N] [--continuation-token TOKEN]
+//	tuple changes --store-id ID [--type T] [--start-time RFC3339] [--page-size N] [--continuation-token TOKEN]
 //	tuple read --store-id ID [--user U --relation R --object O] [--page-size N] [--max-pages N (0 = all)]
 //	query check --store-id ID [--contextual-tuple "USER RELATION OBJECT"]... [--context JSON] USER RELATION OBJECT
 //	query list-objects --store-id ID [--contextual-tuple …]... [--context JSON] USER RELATION TYPE
@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	openfga "github.com/openfga/go-sdk"
 	"github.com/openfga/go-sdk/client"
@@ -143,6 +144,7 @@ func run(args []string) error {
 	onMissing := fs.String("on-missing", "", "tuple delete: error or ignore")
 	changeType := fs.String("type", "", "tuple changes: the object type")
 	token := fs.String("continuation-token", "", "tuple changes: where to go on from")
+	startTime := fs.String("start-time", "", "tuple changes: changes from this time on (RFC 3339)")
 	userFilter := fs.String("user-filter", "", "query list-users: TYPE or TYPE#RELATION")
 	perWrite := fs.Int("max-tuples-per-write", 1, "tuple write --file: tuples per Write call")
 	parallel := fs.Int("max-parallel-requests", 4, "tuple write --file: Write calls at once")
@@ -280,7 +282,15 @@ func run(args []string) error {
 		if *token != "" {
 			opts.ContinuationToken = token
 		}
-		res, err := fga.ReadChanges(ctx).Body(client.ClientReadChangesRequest{Type: *changeType}).Options(opts).Execute()
+		body := client.ClientReadChangesRequest{Type: *changeType}
+		if *startTime != "" {
+			at, err := time.Parse(time.RFC3339, *startTime)
+			if err != nil {
+				return fmt.Errorf("--start-time is not RFC 3339: %w", err)
+			}
+			body.StartTime = at
+		}
+		res, err := fga.ReadChanges(ctx).Body(body).Options(opts).Execute()
 		if err != nil {
 			return fmt.Errorf("failed to read changes due to %w", err)
 		}
