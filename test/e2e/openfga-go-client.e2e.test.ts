@@ -7,7 +7,8 @@
  * and `--on-duplicate`, `tuple delete` with `--on-missing`, `query check` with contextual tuples and
  * context, `query batch-check`, `query list-objects`, `query list-users`, `query expand`, `tuple read` and
  * `tuple changes` in pages, and `model test` of an OpenFGA store test file), run as a user runs the CLI:
- * its stdout, stderr and exit status are what the test reads. With `--openfga-authn-method=oidc`, the
+ * its stdout, stderr and exit status are what the test reads; in all-in-one, and on two split-mode authz
+ * replicas (a write through one answered by the other). With `--openfga-authn-method=oidc`, the
  * SDK's client credentials (`--api-token-issuer`, `--client-id`, `--client-secret`; RFC 6749 §4.4) get a
  * token from Gatehouse's own `/oauth/token`. The CLI itself is not built: the Go module
  * proxy reachable here does not serve github.com/openfga/cli.
@@ -217,6 +218,49 @@ describe('OpenFGA\'s Go SDK (the fga CLI\'s client) against the authz service (a
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('OpenFGA\'s Go SDK on two authz replicas (split mode, PostgreSQL)', () => {
+  let d: Deployment;
+  let apis: string[];
+  const key = randomBytes(18).toString('base64url');
+  /** The client against replica `i`. */
+  const on = (i: number, group: string, command: string, ...rest: string[]): Promise<Run> =>
+    client(['--api-url', apis[i]!, '--api-token', key, group, command, '--store-id', STORE_ID, ...rest]);
+  const json = (r: Run): Record<string, unknown> => {
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+  };
+
+  beforeAll(async () => {
+    const ports = [await freePort(), await freePort()];
+    d = await startDeployment('split', {
+      authzReplicas: 2,
+      flags: [`--openfga-authn-preshared-keys=${key}`],
+      replicaFlags: (command, i) => (command === 'authz' ? [`--openfga-http-port=${ports[i]}`] : []),
+      readyTimeoutMs: 150_000,
+    });
+    apis = ports.map((port) => `http://127.0.0.1:${port}`);
+    for (const api of apis) await waitForHttp(`${api}/healthz`, 10_000);
+  }, 180_000);
+  afterAll(async () => { await d?.stop(); });
+
+  it('a model and tuples written through one replica are answered, read and listed as changes by the other on the next call', async () => {
+    const started = Date.now();
+    const { authorization_model_id: id } = json(await on(0, 'model', 'write', '--file', path.join(FIXTURES, 'model.fga')));
+    expect((json(await on(1, 'model', 'get')) as { authorization_model: { id: string } }).authorization_model.id).toBe(id);
+    json(await on(0, 'tuple', 'write', 'user:hal', 'owner', 'folder:r'));
+    json(await on(0, 'tuple', 'write', 'folder:r', 'parent', 'doc:r'));
+    expect(json(await on(1, 'query', 'check', 'user:hal', 'viewer', 'doc:r'))).toMatchObject({ allowed: true });
+    expect(json(await on(1, 'query', 'list-objects', 'user:hal', 'editor', 'doc'))).toEqual({ objects: ['doc:r'] });
+    const read = json(await on(1, 'tuple', 'read', '--object', 'doc:r')) as { tuples: Array<{ key: { user: string }; timestamp: string }> };
+    expect(read.tuples.map((t) => t.key.user)).toEqual(['folder:r']);
+    expect(Date.parse(read.tuples[0]!.timestamp)).toBeGreaterThanOrEqual(started - 1000);
+    json(await on(1, 'tuple', 'delete', 'folder:r', 'parent', 'doc:r'));
+    expect(json(await on(0, 'query', 'check', 'user:hal', 'viewer', 'doc:r'))).toMatchObject({ allowed: false });
+    const changes = json(await on(0, 'tuple', 'changes', '--type', 'doc')) as { changes: Array<{ operation: string; tuple_key: { object: string } }> };
+    expect(changes.changes.map((c) => `${c.operation} ${c.tuple_key.object}`)).toEqual(['TUPLE_OPERATION_WRITE doc:r', 'TUPLE_OPERATION_DELETE doc:r']);
   });
 });
 
