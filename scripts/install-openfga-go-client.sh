@@ -8,7 +8,7 @@
 # (403 "This module version is not available" for v0.7.6 and v0.8.2), while it serves the SDK v0.8.2 the
 # CLI v0.8.x requires, and github.com/openfga/language (the DSL transformer the CLI uses).
 # GOTOOLCHAIN=local, as in scripts/install-openfga.sh: build with the installed Go.
-# Measured here (2 cores, shared): about 1.5 minutes cold (module downloads + build), seconds warm.
+# Measured here (2 cores, shared): 130 s cold (empty module and build caches), 2 s to rebuild warm.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
