@@ -12,6 +12,7 @@ import { decrypt, encrypt } from '@gatehouse/crypto';
 import { isUuid, ORGANIZATION_NOT_FOUND } from '../domain/members.ts';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import type { SsoDeps } from './deps.ts';
+import { newSpKey } from './sp-keys.ts';
 import type { OidcConnectionRecord, SamlConnectionRecord } from './storage/ports.ts';
 
 export const DEFAULT_OIDC_SCOPES = 'openid profile email';
@@ -244,9 +245,12 @@ export async function createSamlConnection(d: SsoDeps, input: CreateSamlInput): 
   if (await d.store.saml.byOrg(org.id)) throw new AppError('already_exists', SAML_EXISTS);
   if (await d.store.saml.byEntityId(idpEntityId)) throw new AppError('already_exists', `idp_entity_id already registered: ${idpEntityId}`);
   const now = d.now();
+  const id = randomUUID();
   const record: SamlConnectionRecord = {
-    id: randomUUID(), orgId: org.id, name, idpEntityId, idpSsoUrl, idpCertificate, spEntityId, acsUrl, attributeMapping,
+    id, orgId: org.id, name, idpEntityId, idpSsoUrl, idpCertificate, spEntityId, acsUrl, attributeMapping,
     allowIdpInitiated: input.allowIdpInitiated ?? false, isActive: true, createdAt: now, updatedAt: now,
+    // issue 31 §1: our signing / decryption key pair of this connection
+    ...(await newSpKey(d, id)),
   };
   const out = await d.store.saml.insert(record);
   if (out === 'org') throw new AppError('already_exists', SAML_EXISTS);

@@ -173,7 +173,7 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       }
       case 'saml_metadata': {
         org = await enabledOrg(d, req.org);
-        return { status: 200, body: (await saml()).spMetadata(d, org, await activeSaml(d, org)), content_type: 'application/samlmetadata+xml; charset=utf-8' };
+        return { status: 200, body: await (await saml()).spMetadata(d, org, await activeSaml(d, org)), content_type: 'application/samlmetadata+xml; charset=utf-8' };
       }
       case 'saml_login': {
         org = await enabledOrg(d, req.org);

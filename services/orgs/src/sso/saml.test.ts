@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DOMParser, XMLSerializer, type Element } from '@xmldom/xmldom';
-import { createSamlIdp, selfSigned, type TestSamlIdp } from '@gatehouse/testing';
+import { createSamlIdp, selfSigned, type SamlIdpOptions, type TestSamlIdp } from '@gatehouse/testing';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import { createSamlConnection } from './connections.ts';
 import { consumeSamlResponse, samlLoginUrl, spMetadata } from './saml.ts';
@@ -27,15 +27,16 @@ afterAll(async () => { await s?.close(); });
 
 interface Setup { org: OrganizationRecord; conn: SamlConnectionRecord; metadata: string }
 
-async function setup(opts: { allowIdpInitiated?: boolean; attributeMapping?: string } = {}): Promise<Setup> {
+async function setup(opts: { allowIdpInitiated?: boolean; attributeMapping?: string } = {}, idpOpts: SamlIdpOptions = {}): Promise<Setup> {
   const orgId = await s.newOrg();
   const entity = `https://idp.example.com/${randomUUID()}`;
-  idp = createSamlIdp(entity, 'https://idp.example.com/sso', idpKeys);
+  // the IdP verifies our AuthnRequest's signature with the certificate of our metadata
+  idp = createSamlIdp(entity, 'https://idp.example.com/sso', idpKeys, { wantAuthnRequestsSigned: true, ...idpOpts });
   const conn = await createSamlConnection(s.d, {
     orgId, name: 'IdP', idpEntityId: entity, idpSsoUrl: 'https://idp.example.com/sso', idpCertificate: idpKeys.cert, ...opts,
   });
   const org = (await s.d.orgs.organizations.get(orgId))!;
-  return { org, conn, metadata: spMetadata(s.d, org, conn) };
+  return { org, conn, metadata: await spMetadata(s.d, org, conn) };
 }
 
 /** An SP-initiated round: our AuthnRequest → the IdP parses it → its answer to that request. */
@@ -57,6 +58,50 @@ describe('SAML SP metadata and AuthnRequest', () => {
     expect(x.metadata).toContain(`Location="https://auth.example.com/oauth/saml/${x.org.name}/acs"`);
     expect(x.metadata).toContain('WantAssertionsSigned="true"');
   });
+
+  it('publishes the connection\'s SP certificate for signing and encryption, AuthnRequestsSigned; the private key is stored sealed', async () => {
+    const x = await setup();
+    const stored = (await s.d.store.saml.byId(x.conn.id))!;
+    expect(stored.spCertificate).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(stored.spPrivateKeySealed).toBeTruthy();
+    expect(stored.spPrivateKeySealed).not.toContain('PRIVATE KEY');
+    const body = stored.spCertificate!.replace(/-----[A-Z ]+-----|\s/g, '');
+    const doc = new DOMParser().parseFromString(x.metadata, 'text/xml');
+    const sp = doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:metadata', 'SPSSODescriptor')[0]!;
+    expect(sp.getAttribute('AuthnRequestsSigned')).toBe('true');
+    expect(sp.getAttribute('WantAssertionsSigned')).toBe('true');
+    const descriptors = Array.from({ length: sp.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:metadata', 'KeyDescriptor').length }, (_, i) =>
+      sp.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:metadata', 'KeyDescriptor')[i]!);
+    expect(descriptors.map((k) => [k.getAttribute('use'), (k.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'X509Certificate')[0]!.textContent ?? '').replace(/\s/g, '')]))
+      .toEqual([['signing', body], ['encryption', body]]);
+  });
+
+  it('signs the HTTP-Redirect AuthnRequest (RSA-SHA256); the IdP verifies it and refuses an altered one', async () => {
+    const x = await setup();
+    const url = new URL(await samlLoginUrl(s.d, x.org, x.conn, {}));
+    expect(url.searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    expect(url.searchParams.get('Signature')).toBeTruthy();
+    expect(await idp.requestIdOf(x.metadata, url.toString())).toMatch(/^_[0-9a-f]{40}$/);
+    const altered = new URL(url);
+    altered.searchParams.set('RelayState', 'another-relay-state');
+    expect(await rejection(idp.requestIdOf(x.metadata, altered.toString()))).toBe('ERR_FAILED_MESSAGE_SIGNATURE_VERIFICATION');
+    const unsigned = new URL(url);
+    unsigned.searchParams.delete('Signature');
+    expect(await rejection(idp.requestIdOf(x.metadata, unsigned.toString()))).toBe('ERR_MISSING_SIG_ALG');
+  });
+
+  it('gives a connection stored without an SP key one on first use, and keeps it', async () => {
+    const x = await setup();
+    const legacy = { ...x.conn, id: randomUUID(), orgId: await s.newOrg(), idpEntityId: `https://idp.example.com/${randomUUID()}`, spCertificate: null, spPrivateKeySealed: null };
+    expect(await s.d.store.saml.insert(legacy)).toBe('ok');
+    const org = (await s.d.orgs.organizations.get(legacy.orgId))!;
+    const first = await spMetadata(s.d, org, (await s.d.store.saml.byId(legacy.id))!);
+    const stored = (await s.d.store.saml.byId(legacy.id))!;
+    expect(stored.spCertificate).toBeTruthy();
+    const certOf = (xml: string) => /<ds:X509Certificate>([^<]+)</.exec(xml)![1]!.replace(/\s/g, '');
+    expect(certOf(first)).toBe(stored.spCertificate!.replace(/-----[A-Z ]+-----|\s/g, ''));
+    expect(certOf(await spMetadata(s.d, org, stored))).toBe(certOf(first));
+  });
 });
 
 describe('SAML ACS (behaviour.md §6.3)', () => {
@@ -68,6 +113,28 @@ describe('SAML ACS (behaviour.md §6.3)', () => {
       identity: { issuer: x.conn.idpEntityId, subject: 'ada@example.com', email: 'ada@example.com', emailVerified: false, givenName: 'Ada', familyName: 'Lovelace' },
       params: { redirect_uri: 'https://app.example.com/cb', state: 'st' }, unsolicited: false,
     });
+  });
+
+  it('decrypts an EncryptedAssertion the IdP encrypted for the SP certificate of our metadata', async () => {
+    const x = await setup({}, { encryptAssertions: true });
+    const { relayState, response } = await round(x);
+    const xml = Buffer.from(response, 'base64').toString('utf8');
+    expect(xml).toContain('EncryptedAssertion');
+    expect(xml).not.toContain('ada@example.com');
+    const login = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState });
+    expect(login.identity).toMatchObject({ email: 'ada@example.com', subject: 'ada@example.com', givenName: 'Ada' });
+  });
+
+  it('refuses an assertion encrypted for another SP key', async () => {
+    const other = await setup();
+    const x = await setup({}, { encryptAssertions: true });
+    // the IdP encrypts for the other connection's certificate, but answers our request at our ACS
+    const otherCert = /use="encryption"[\s\S]*?<ds:X509Certificate>([^<]+)</.exec(other.metadata)![1]!;
+    const mixed = x.metadata.replace(/(use="encryption"[\s\S]*?<ds:X509Certificate>)[^<]+</, `$1${otherCert}<`);
+    const url = await samlLoginUrl(s.d, x.org, x.conn, {});
+    const response = await idp.respond(mixed, { email: 'ada@example.com' }, await idp.requestIdOf(x.metadata, url));
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: new URL(url).searchParams.get('RelayState')! })))
+      .toBe('SAML response rejected: the assertion could not be decrypted');
   });
 
   it('treats the email as verified only in a domain the org verified', async () => {

@@ -27,6 +27,7 @@ import type { OrganizationRecord } from '../storage/ports.ts';
 import { effectiveSaml } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
 import { emailVerifiedFor, type FederatedIdentity } from './identity.ts';
+import { spKeyOf, type SpKeyPair } from './sp-keys.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
 import { PENDING_TTL_S, SamlRejected, type LoginParams } from './login.ts';
 
@@ -49,29 +50,39 @@ function requestCache(known: { id: string; instant: string } | null, saved: (id:
   };
 }
 
-function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, cache: CacheProvider): SAML {
+function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, key: SpKeyPair, cache: CacheProvider): SAML {
   const eff = effectiveSaml(d, c, org.name);
   return new SAML({
     issuer: eff.spEntityId, callbackUrl: eff.acsUrl, audience: eff.spEntityId, entryPoint: c.idpSsoUrl, idpCert: c.idpCertificate,
     idpIssuer: c.idpEntityId, wantAssertionsSigned: true, wantAuthnResponseSigned: false, acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
     validateInResponseTo: ValidateInResponseTo.ifPresent, cacheProvider: cache, identifierFormat: null, disableRequestedAuthnContext: true,
     generateUniqueId: () => `_${randomBytes(20).toString('hex')}`,
+    // issue 31 §1: AuthnRequests signed with the connection's SP key (Bindings §3.4.4.1: SigAlg and
+    // Signature over the query), RSA-SHA256; the same key decrypts an EncryptedAssertion (Core §2.3.4)
+    privateKey: key.keyPem, publicCert: key.certPem, decryptionPvk: key.keyPem, signatureAlgorithm: 'sha256', digestAlgorithm: 'sha256',
   });
 }
 
-/** Our SP metadata for the org's connection (XML). */
-export function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord): string {
-  return samlOf(d, org, c, requestCache(null, () => undefined)).generateServiceProviderMetadata(null, null);
+/**
+ * Our SP metadata for the org's connection (XML, SAML Metadata §2.4.4): the entity id, the ACS
+ * (HTTP-POST), `AuthnRequestsSigned="true"`, `WantAssertionsSigned="true"` and the connection's SP
+ * certificate as the `signing` and the `encryption` KeyDescriptor (creating the key pair on first use).
+ */
+export async function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord): Promise<string> {
+  const key = await spKeyOf(d, c);
+  return samlOf(d, org, c, key, requestCache(null, () => undefined)).generateServiceProviderMetadata(key.certPem, key.certPem);
 }
 
 /**
  * The SP-initiated login: stores a pending login with the request id and `params`, and returns the
- * IdP URL carrying the deflated AuthnRequest and our RelayState.
+ * IdP URL carrying the deflated AuthnRequest, our RelayState and the request's signature (HTTP-Redirect,
+ * Bindings §3.4.4.1: `SigAlg` RSA-SHA256 and `Signature` over `SAMLRequest=…&RelayState=…&SigAlg=…`).
  */
 export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, params: LoginParams): Promise<string> {
   let request: { id: string; instant: string } | null = null;
   const relayState = randomBytes(24).toString('base64url');
-  const url = await samlOf(d, org, c, requestCache(null, (id, instant) => { request = { id, instant }; })).getAuthorizeUrlAsync(relayState, undefined, {});
+  const key = await spKeyOf(d, c);
+  const url = await samlOf(d, org, c, key, requestCache(null, (id, instant) => { request = { id, instant }; })).getAuthorizeUrlAsync(relayState, undefined, {});
   if (request === null) throw new AppError('internal', 'internal error', { reason: 'no AuthnRequest id' });
   await d.store.pending.put({ id: relayState, orgId: org.id, kind: 'saml', data: JSON.stringify({ request, params }), expiresAt: d.now() + PENDING_TTL_S });
   return url;
@@ -81,6 +92,7 @@ export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlC
 /** node-saml's error texts → our short reasons. */
 function reasonOf(err: unknown): string {
   const m = err instanceof Error ? err.message : String(err);
+  if (/decrypt|oaep|rsa routines|EncryptedAssertion/i.test(m)) return 'the assertion could not be decrypted';
   if (/signature/i.test(m)) return 'invalid signature';
   if (/audience/i.test(m)) return 'wrong audience';
   // an expired bearer SubjectConfirmationData is reported as "no valid subject confirmation"
@@ -157,9 +169,10 @@ export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c
     ? JSON.parse(pending.data) as { request: { id: string; instant: string }; params: LoginParams }
     : null;
   const outer = responseEnvelope(response);
+  const key = await spKeyOf(d, c);
   let profile: Profile | null;
   try {
-    ({ profile } = await samlOf(d, org, c, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
+    ({ profile } = await samlOf(d, org, c, key, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
   } catch (err) {
     throw new SamlRejected(reasonOf(err));
   }

@@ -44,6 +44,14 @@ export interface SamlConnectionRecord {
   isActive: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Our SP key pair of this connection (SAML Metadata §2.4.1.1 KeyDescriptor `signing` and
+   * `encryption`): the self-signed X.509 certificate (PEM) published in our metadata, and its RSA
+   * private key (PKCS#8 PEM) AES-256-GCM sealed under the SSO ring with the associated data
+   * `org_saml_connection:<id>`. Null on a connection made before SP keys (created on its first use).
+   */
+  spCertificate?: string | null;
+  spPrivateKeySealed?: string | null;
 }
 
 /** A login between our redirect to the IdP and its answer (single use). */
@@ -74,6 +82,11 @@ export interface SsoStore {
     byEntityId(idpEntityId: string): Promise<SamlConnectionRecord | null>;
     insert(c: SamlConnectionRecord): Promise<'ok' | 'org' | 'entity'>;
     update(c: SamlConnectionRecord): Promise<'ok' | 'entity'>;
+    /**
+     * Stores the SP key pair of a connection that has none yet.
+     * @returns false when another request stored one first (nothing written)
+     */
+    setSpKey(id: string, certPem: string, privateKeySealed: string): Promise<boolean>;
     delete(id: string): Promise<boolean>;
   };
   pending: {
