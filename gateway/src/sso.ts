@@ -7,6 +7,11 @@
  * nothing: it turns the query or the form into string parameters and calls the orgs service's public
  * RPC `SsoRequest`, then writes its answer (a 302 with authn's cookies, the SP metadata XML, or a JSON
  * error) with `Cache-Control: no-store`.
+ *
+ * A refused browser step (the logins, the OIDC callback, the SAML ACS, the discovery redirect) asked
+ * for by a browser (`Accept` prefers `text/html`) lands on the hosted app's error screen when the app
+ * is served (`--enable-login-page`): `303 <url>/app/error?code=<code>&message=<message>` (issue 31 §1),
+ * so the user reads what happened instead of a JSON body. Other clients get the JSON error.
  */
 import type { Express, Request, Response } from 'express';
 import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
@@ -25,13 +30,41 @@ const SSO_ROUTES: readonly { path: string; action: string; method: 'GET' | 'POST
   { path: '/oauth/saml/:org/acs', action: 'saml_acs', method: 'POST' },
 ]);
 
+/** The actions a browser navigates to (a form post or a redirect), whose refusals a person reads. */
+const BROWSER_ACTIONS: ReadonlySet<string> = new Set(['discover_login', 'oidc_login', 'oidc_callback', 'saml_login', 'saml_acs']);
+
+/**
+ * `303` to the hosted app's error screen with the refusal's code and message, when `errorPage` is set,
+ * the action is a browser step and the request prefers HTML. @returns whether it answered
+ */
+function toErrorPage(req: Request, res: Response, action: string, errorPage: string | null, code: string, message: string): boolean {
+  if (!errorPage || !BROWSER_ACTIONS.has(action) || res.headersSent) return false;
+  if (req.accepts(['application/json', 'text/html']) !== 'text/html') return false;
+  res.redirect(303, `${errorPage}?${new URLSearchParams({ code, message }).toString()}`);
+  return true;
+}
+
+/** The `{code, message}` of an orgs JSON error answer (null when the body is not one). */
+function errorOf(body: string): { code: string; message: string } | null {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown; message?: unknown };
+    return typeof parsed.code === 'string' && typeof parsed.message === 'string' ? { code: parsed.code, message: parsed.message } : null;
+  } catch {
+    return null;
+  }
+}
+
 function sendError(res: Response, e: AppError): void {
   if (res.headersSent) return;
   res.status(httpStatusOf(e.code)).json({ code: e.code, message: e.code === 'internal' ? 'internal error' : e.message });
 }
 
-/** Registers the routes of {@link SSO_ROUTES}; another method answers 405. */
-export function mountSso(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
+/**
+ * Registers the routes of {@link SSO_ROUTES}; another method answers 405.
+ * @param opts.errorPage the hosted app's error screen (`<url>/app/error`), null when the app is not served
+ */
+export function mountSso(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger; errorPage?: string | null }): void {
+  const errorPage = opts.errorPage ?? null;
   for (const route of SSO_ROUTES) {
     app.all(route.path, async (req: Request, res: Response) => {
       res.setHeader('Cache-Control', 'no-store');
@@ -60,6 +93,8 @@ export function mountSso(app: Express, clients: ServiceClients, opts: { deadline
           res.redirect(302, out.location);
           return;
         }
+        const refused = out.status >= 400 ? errorOf(out.body) : null;
+        if (refused && toErrorPage(req, res, route.action, errorPage, refused.code, refused.message)) return;
         res.status(out.status).type(out.content_type || 'application/json').send(out.body);
       } catch (err) {
         const e = toAppError(err);
@@ -68,6 +103,7 @@ export function mountSso(app: Express, clients: ServiceClients, opts: { deadline
           return;
         }
         if (e.code === 'internal') opts.logger.error({ err, route: route.path }, 'sso request failed');
+        if (toErrorPage(req, res, route.action, errorPage, e.code, e.code === 'internal' ? 'internal error' : e.message)) return;
         sendError(res, e);
       }
     });
