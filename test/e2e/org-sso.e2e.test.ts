@@ -6,7 +6,11 @@
  * - org OIDC SSO in Chromium against panva's `oidc-provider` over HTTPS (a test CA the servers trust
  *   through NODE_EXTRA_CA_CERTS; the https rule for `issuer_url` is not weakened);
  * - org SAML SSO in Chromium against a samlify IdP (its own keys) reached through home-realm discovery
- *   from a domain verified with `add_verified_org_domain`, with JIT membership;
+ *   from a domain verified with `add_verified_org_domain`, with JIT membership; the IdP requires our
+ *   AuthnRequest signed (checked with the certificate of our metadata) and encrypts its assertion for
+ *   the encryption certificate of our metadata (issue 31 §1);
+ * - a refused SAML login and ACS post land, in Chromium, on the hosted app's error screen with the
+ *   message and the error code; JSON clients keep the JSON error;
  * - the ACS refusing a tampered signature, a wrong audience, an expired and a replayed assertion, and
  *   an IdP-initiated response unless `allow_idp_initiated`; a disabled org refused.
  */
@@ -216,10 +220,21 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     const org = await newOrg();
     const domain = `${randomUUID().slice(0, 8)}.example.org`;
     await ok('add_verified_org_domain', { org_id: org.id, domain });
-    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, samlEndpoint.url, samlKeys);
+    // the IdP refuses an AuthnRequest not signed by the certificate of our metadata, and encrypts for it
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, samlEndpoint.url, samlKeys, { wantAuthnRequestsSigned: true, encryptAssertions: true });
     await ok('create_org_saml_connection', { org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: samlEndpoint.url, idp_certificate: samlKeys.cert });
     const email = `saml-${randomUUID().slice(0, 8)}@${domain}`;
     samlEndpoint.serve(idp, async () => (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string, email);
+    const metadata = (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string;
+    expect(metadata).toContain('AuthnRequestsSigned="true"');
+    expect(metadata).toContain('WantAssertionsSigned="true"');
+    expect([...metadata.matchAll(/<KeyDescriptor use="(\w+)"/g)].map((m) => m[1])).toEqual(['signing', 'encryption']);
+    const start = await raw(`${d.url}/oauth/saml/${org.name}/login`, { redirect: 'manual' });
+    const startUrl = new URL(start.headers.get('location')!);
+    expect(startUrl.searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    expect(await idp.requestIdOf(metadata, startUrl.toString())).toMatch(/^_/);
+    startUrl.searchParams.set('RelayState', 'forged');
+    expect(await idp.requestIdOf(metadata, startUrl.toString()).catch((e: Error) => e.message)).toBe('ERR_FAILED_MESSAGE_SIGNATURE_VERIFICATION');
 
     const found = await raw(`${d.url}/api/v1/org-discovery?email=${encodeURIComponent(email)}`);
     expect(found.body).toMatchObject({ org_id: org.id, org_name: org.name, protocol: 'saml' });
@@ -238,6 +253,14 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     await page.context().close();
 
     await ok('update_organization', { id: org.id, enabled: false });
+    // a browser is shown the refusal on the hosted app's error screen
+    const refusedPage = await appPage();
+    await refusedPage.goto(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}`);
+    await refusedPage.waitForURL((u) => u.pathname === '/app/error');
+    await refusedPage.locator('h1', { hasText: 'Sign-in failed' }).waitFor();
+    await refusedPage.locator('#form-error', { hasText: 'organization is disabled' }).waitFor();
+    await expect(refusedPage.locator('#error-code').textContent()).resolves.toBe('failed_precondition');
+    await refusedPage.context().close();
     for (const url of [`/oauth/saml/${org.name}/login`, `/oauth/saml/${org.name}/metadata`, `/api/v1/org-discovery?email=${encodeURIComponent(email)}`]) {
       const res = await raw(`${d.url}${url}`, { redirect: 'manual' });
       expect({ url, status: res.status, body: res.body }).toEqual({ url, status: 400, body: { code: 'failed_precondition', message: 'organization is disabled' } });
@@ -260,6 +283,15 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
       return res.status === 302 ? `302 ${res.headers.get('location')!.split('?')[0]}` : `${res.status} ${res.body.message}`;
     };
     expect(await answer({})).toBe(`302 ${APP}`);
+    // a browser's form post of a refused response lands on the hosted app's error screen
+    const browserPost = await raw(acs, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      body: new URLSearchParams({ SAMLResponse: Buffer.from('<not-saml/>').toString('base64') }).toString(),
+    });
+    expect(browserPost.status).toBe(303);
+    const errorUrl = new URL(browserPost.headers.get('location')!);
+    expect([errorUrl.origin + errorUrl.pathname, errorUrl.searchParams.get('code'), errorUrl.searchParams.get('message')])
+      .toEqual([`${d.url}/app/error`, 'invalid_argument', 'SAML response rejected: malformed response']);
     expect(await answer({}, (x) => x.replace('ada@example.com</saml:AttributeValue>', 'eve@example.com</saml:AttributeValue>'))).toBe('400 SAML response rejected: invalid signature');
     expect(await answer({ audience: 'https://another-sp.example.com' })).toBe('400 SAML response rejected: wrong audience');
     const past = (m: number) => new Date(Date.now() - m * 60_000);
@@ -273,5 +305,27 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     expect((await post({ SAMLResponse: again, RelayState: APP })).status).toBe(302);
     const replay = await post({ SAMLResponse: again, RelayState: APP });
     expect([replay.status, replay.body.message]).toEqual([400, 'SAML response rejected: replayed assertion']);
+  }, 60_000);
+  it('a refused SAML response posted by the browser lands on the hosted app\'s error screen with its message and code', async () => {
+    const org = await newOrg();
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, 'https://idp.example.com/sso', samlKeys, { wantAuthnRequestsSigned: true });
+    await ok('create_org_saml_connection', { org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: 'https://idp.example.com/sso', idp_certificate: samlKeys.cert });
+    const metadata = (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string;
+    const login = await raw(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}`, { redirect: 'manual' });
+    const location = login.headers.get('location')!;
+    // correctly signed by the trusted IdP key, but for another SP
+    const response = await idp.respond(metadata, { email: 'ada@example.com' }, await idp.requestIdOf(metadata, location), { audience: 'https://another-sp.example.com' });
+    const page = await appPage();
+    await page.route('http://idp.test/**', (route) => route.fulfill({
+      status: 200, contentType: 'text/html',
+      body: `<html><body><form method="post" action="${d.url}/oauth/saml/${org.name}/acs"><input type="hidden" name="SAMLResponse" value="${response}"/>`
+        + `<input type="hidden" name="RelayState" value="${new URL(location).searchParams.get('RelayState')!}"/></form><script>document.forms[0].submit()</script></body></html>`,
+    }));
+    await page.goto('http://idp.test/post');
+    await page.waitForURL((u) => u.pathname === '/app/error');
+    await page.locator('h1', { hasText: 'Sign-in failed' }).waitFor();
+    await page.locator('#form-error', { hasText: 'SAML response rejected: wrong audience' }).waitFor();
+    await expect(page.locator('#error-code').textContent()).resolves.toBe('invalid_argument');
+    await page.context().close();
   }, 60_000);
 });
