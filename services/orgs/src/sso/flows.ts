@@ -8,7 +8,7 @@
  * | `oidc_login` | `GET /oauth/sso/<org>/login?redirect_uri&state&roles&scope` | 302 to the org's OIDC IdP (audit `sso.login_initiated`) |
  * | `oidc_callback` | `GET /oauth/sso/<org>/callback` | the federated completion → 302 with cookies (`sso.callback_success`) |
  * | `saml_metadata` | `GET /oauth/saml/<org>/metadata` | our SP metadata (XML) |
- * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | 302 AuthnRequest (HTTP-Redirect) to `idp_sso_url` (`saml.login_initiated`) |
+ * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | 302 AuthnRequest (HTTP-Redirect, signed with the connection's SP key) to `idp_sso_url` (`saml.login_initiated`) |
  * | `saml_acs` | `POST /oauth/saml/<org>/acs` (CSRF-exempt, §2.5) | the federated completion → 302 (`saml.acs_success` / `saml.acs_failed`) |
  * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
  * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
@@ -19,7 +19,8 @@
  * A missing org → 404 `organization not found`; a disabled org → 400 `failed_precondition`
  * `organization is disabled` (§6.1); no or an inactive connection → 404 `OIDC connection not found` /
  * `SAML connection not found`, 400 `failed_precondition` `OIDC connection is inactive` / `SAML connection is inactive`.
- * Errors are JSON `{code, message}` with the §0.2 status.
+ * Errors are JSON `{code, message}` with the §0.2 status; the gateway turns those of the browser steps
+ * into a 303 to the hosted app's error screen when a browser asked (gateway/src/sso.ts).
  *
  * After a valid IdP answer the user is completed by authn (`CompleteFederatedLogin`: JIT creation,
  * account linking by verified email, the §4.1 MFA gate, session cookies) and, JIT or not, made a member

@@ -4,10 +4,12 @@
  * Core, Bindings §3.4 HTTP-Redirect and §3.5 HTTP-POST, Profiles §4.1 Web Browser SSO), on
  * `@node-saml/node-saml`:
  *
- * - {@link spMetadata}: our SP metadata (entity id, ACS, `WantAssertionsSigned`);
- * - {@link samlLoginUrl}: the SP-initiated AuthnRequest by HTTP-Redirect to `idp_sso_url`, its id kept
+ * - {@link spMetadata}: our SP metadata (entity id, ACS, `AuthnRequestsSigned`, `WantAssertionsSigned`,
+ *   the connection's SP certificate as the `signing` and `encryption` KeyDescriptor; sp-keys.ts);
+ * - {@link samlLoginUrl}: the SP-initiated AuthnRequest by HTTP-Redirect to `idp_sso_url`, signed
+ *   (`SigAlg` RSA-SHA256, `Signature`) with the connection's SP key, its id kept
  *   in a pending login (10 min) whose reference travels as RelayState;
- * - {@link consumeSamlResponse}: the ACS. node-saml checks the signature against the stored IdP
+ * - {@link consumeSamlResponse}: the ACS. node-saml decrypts an `EncryptedAssertion` with the SP key, checks the signature against the stored IdP
  *   certificate (the assertion must be signed), the audience (= our SP entity id), `NotBefore` /
  *   `NotOnOrAfter` with 60 s of clock skew and `InResponseTo` against the pending request. node-saml
  *   returns the assertion from the bytes the signature covers (exactly one assertion, one enveloped
