@@ -30,6 +30,8 @@ const SSO_ROUTES: readonly { path: string; action: string; method: 'GET' | 'POST
   { path: '/oauth/saml/:org/acs', action: 'saml_acs', method: 'POST' },
 ]);
 
+const FORM_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; form-action *; base-uri 'none'; frame-ancestors 'none'";
+
 /** The actions a browser navigates to (a form post or a redirect), whose refusals a person reads. */
 const BROWSER_ACTIONS: ReadonlySet<string> = new Set(['discover_login', 'oidc_login', 'oidc_callback', 'saml_login', 'saml_acs']);
 
@@ -95,6 +97,8 @@ export function mountSso(app: Express, clients: ServiceClients, opts: { deadline
         }
         const refused = out.status >= 400 ? errorOf(out.body) : null;
         if (refused && toErrorPage(req, res, route.action, errorPage, refused.code, refused.message)) return;
+        // the SAML HTTP-POST AuthnRequest: an auto-submitting form (its one inline script, posting anywhere)
+        if (out.content_type.startsWith('text/html')) res.setHeader('Content-Security-Policy', FORM_CSP);
         res.status(out.status).type(out.content_type || 'application/json').send(out.body);
       } catch (err) {
         const e = toAppError(err);

@@ -328,4 +328,28 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     await expect(page.locator('#error-code').textContent()).resolves.toBe('invalid_argument');
     await page.context().close();
   }, 60_000);
+  it('a connection on the HTTP-POST binding answers its login with an auto-posting form whose signed AuthnRequest the IdP verifies', async () => {
+    const org = await newOrg();
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, 'https://idp.example.com/sso', samlKeys, { wantAuthnRequestsSigned: true });
+    const base = { org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: 'https://idp.example.com/sso', idp_certificate: samlKeys.cert };
+    expect(await refused('create_org_saml_connection', { ...base, idp_sso_binding: 'SOAP' })).toBe('invalid_argument: idp_sso_binding must be HTTP-Redirect or HTTP-POST');
+    expect(await ok('create_org_saml_connection', { ...base, idp_sso_binding: 'HTTP-POST' })).toMatchObject({ idp_sso_binding: 'HTTP-POST' });
+    const metadata = (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string;
+    const login = await raw(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}&state=p1`, { redirect: 'manual' });
+    expect(login.status).toBe(200);
+    expect(login.headers.get('content-type')).toContain('text/html');
+    expect(login.headers.get('content-security-policy')).toContain("form-action *");
+    const html = login.body as string;
+    expect(html).toContain('<form method="post" action="https://idp.example.com/sso">');
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1]!;
+    const requestId = await idp.requestIdOfPost(metadata, field('SAMLRequest'));
+    const response = await idp.respond(metadata, { email: `post-${randomUUID().slice(0, 8)}@example.com` }, requestId);
+    const acs = await raw(`${d.url}/oauth/saml/${org.name}/acs`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ SAMLResponse: response, RelayState: field('RelayState') }).toString(),
+    });
+    expect(acs.status).toBe(302);
+    const landed = new URL(acs.headers.get('location')!);
+    expect([landed.origin + landed.pathname, landed.searchParams.get('state'), Boolean(landed.searchParams.get('access_token'))]).toEqual([APP, 'p1', true]);
+  }, 60_000);
 });

@@ -80,6 +80,11 @@ export interface TestSamlIdp {
    * `wantAuthnRequestsSigned` it first verifies the request's signature with the SP metadata's certificate)
    */
   requestIdOf(spMetadataXml: string, redirectUrl: string): Promise<string>;
+  /**
+   * the request id of an SP's HTTP-POST AuthnRequest (the form's base64 `SAMLRequest`); with
+   * `wantAuthnRequestsSigned` samlify first verifies its XML signature with the SP metadata's certificate
+   */
+  requestIdOfPost(spMetadataXml: string, samlRequest: string): Promise<string>;
   /** a signed SAMLResponse (base64) for the SP described by `spMetadataXml` */
   respond(spMetadataXml: string, user: SamlUser, inResponseTo: string, overrides?: ResponseOverrides): Promise<string>;
 }
@@ -101,6 +106,11 @@ export function createSamlIdp(entityId: string, ssoUrl: string, keys: KeyPair = 
       const sp = samlify.ServiceProvider({ metadata: spMetadataXml });
       const query = Object.fromEntries(new URL(redirectUrl).searchParams);
       const parsed = await idp.parseLoginRequest(sp, 'redirect', { query, octetString: redirectOctetString(redirectUrl) });
+      return String(parsed.extract.request?.id ?? '');
+    },
+    async requestIdOfPost(spMetadataXml, samlRequest) {
+      const sp = samlify.ServiceProvider({ metadata: spMetadataXml });
+      const parsed = await idp.parseLoginRequest(sp, 'post', { body: { SAMLRequest: samlRequest } });
       return String(parsed.extract.request?.id ?? '');
     },
     async respond(spMetadataXml, user, inResponseTo, o = {}) {

@@ -13,7 +13,7 @@ import { isUuid, ORGANIZATION_NOT_FOUND } from '../domain/members.ts';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import type { SsoDeps } from './deps.ts';
 import { newSpKey } from './sp-keys.ts';
-import type { OidcConnectionRecord, SamlConnectionRecord } from './storage/ports.ts';
+import type { OidcConnectionRecord, SamlBinding, SamlConnectionRecord } from './storage/ports.ts';
 
 export const DEFAULT_OIDC_SCOPES = 'openid profile email';
 export const OIDC_EXISTS = 'an OIDC connection already exists for this organization';
@@ -224,6 +224,16 @@ export async function deleteOidcConnection(d: SsoDeps, ref: ConnectionRef): Prom
 export interface CreateSamlInput {
   orgId?: string | null; name?: string | null; idpEntityId?: string | null; idpSsoUrl?: string | null; idpCertificate?: string | null;
   spEntityId?: string | null; acsUrl?: string | null; attributeMapping?: string | null; allowIdpInitiated?: boolean | null;
+  /** `HTTP-Redirect` (default) or `HTTP-POST` */
+  idpSsoBinding?: string | null;
+}
+
+export const SSO_BINDING = 'idp_sso_binding must be HTTP-Redirect or HTTP-POST';
+
+/** `idp_sso_binding` (SAML Bindings §3.4 / §3.5). @throws AppError `invalid_argument` {@link SSO_BINDING} */
+function checkBinding(v: string): SamlBinding {
+  if (v !== 'HTTP-Redirect' && v !== 'HTTP-POST') throw new AppError('invalid_argument', SSO_BINDING);
+  return v;
 }
 
 const checkEntityId = (v: string): string => bounded('sp_entity_id', v, MAX.url);
@@ -242,13 +252,14 @@ export async function createSamlConnection(d: SsoDeps, input: CreateSamlInput): 
   const spEntityId = optional(input.spEntityId, checkEntityId) ?? null;
   const acsUrl = optional(input.acsUrl, checkOwnUrl('acs_url')) ?? null;
   const attributeMapping = optional(input.attributeMapping, checkMapping) ?? null;
+  const idpSsoBinding = optional(input.idpSsoBinding, checkBinding) ?? 'HTTP-Redirect';
   if (await d.store.saml.byOrg(org.id)) throw new AppError('already_exists', SAML_EXISTS);
   if (await d.store.saml.byEntityId(idpEntityId)) throw new AppError('already_exists', `idp_entity_id already registered: ${idpEntityId}`);
   const now = d.now();
   const id = randomUUID();
   const record: SamlConnectionRecord = {
     id, orgId: org.id, name, idpEntityId, idpSsoUrl, idpCertificate, spEntityId, acsUrl, attributeMapping,
-    allowIdpInitiated: input.allowIdpInitiated ?? false, isActive: true, createdAt: now, updatedAt: now,
+    allowIdpInitiated: input.allowIdpInitiated ?? false, isActive: true, createdAt: now, updatedAt: now, idpSsoBinding,
     // issue 31 §1: our signing / decryption key pair of this connection
     ...(await newSpKey(d, id)),
   };
@@ -286,6 +297,8 @@ export async function updateSamlConnection(d: SsoDeps, input: UpdateSamlInput): 
   }
   if (input.allowIdpInitiated != null) next.allowIdpInitiated = input.allowIdpInitiated;
   if (input.isActive != null) next.isActive = input.isActive;
+  const binding = optional(input.idpSsoBinding, checkBinding);
+  if (binding !== undefined) next.idpSsoBinding = binding ?? 'HTTP-Redirect';
   if (next.idpEntityId !== c.idpEntityId) {
     const other = await d.store.saml.byEntityId(next.idpEntityId);
     if (other && other.id !== c.id) throw new AppError('already_exists', `idp_entity_id already registered: ${next.idpEntityId}`);

@@ -8,7 +8,7 @@
  * | `oidc_login` | `GET /oauth/sso/<org>/login?redirect_uri&state&roles&scope` | 302 to the org's OIDC IdP (audit `sso.login_initiated`) |
  * | `oidc_callback` | `GET /oauth/sso/<org>/callback` | the federated completion → 302 with cookies (`sso.callback_success`) |
  * | `saml_metadata` | `GET /oauth/saml/<org>/metadata` | our SP metadata (XML) |
- * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | 302 AuthnRequest (HTTP-Redirect, signed with the connection's SP key) to `idp_sso_url` (`saml.login_initiated`) |
+ * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | the AuthnRequest signed with the connection's SP key to `idp_sso_url`: 302 (HTTP-Redirect) or an auto-posting form (HTTP-POST) (`saml.login_initiated`) |
  * | `saml_acs` | `POST /oauth/saml/<org>/acs` (CSRF-exempt, §2.5) | the federated completion → 302 (`saml.acs_success` / `saml.acs_failed`) |
  * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
  * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
@@ -178,9 +178,9 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       }
       case 'saml_login': {
         org = await enabledOrg(d, req.org);
-        const url = await (await saml()).samlLoginUrl(d, org, await activeSaml(d, org), loginParams(p));
+        const answer = await (await saml()).samlLogin(d, org, await activeSaml(d, org), loginParams(p));
         f.audit(auditRecord(ctx, 'saml.login_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org.id, details: { org_id: org.id } }));
-        return redirect(url);
+        return 'location' in answer ? redirect(answer.location) : { status: 200, body: answer.html, content_type: 'text/html; charset=utf-8' };
       }
       case 'saml_acs': {
         org = await enabledOrg(d, req.org);

@@ -13,8 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { DOMParser, XMLSerializer, type Element } from '@xmldom/xmldom';
 import { createSamlIdp, selfSigned, type SamlIdpOptions, type TestSamlIdp } from '@gatehouse/testing';
 import type { OrganizationRecord } from '../storage/ports.ts';
-import { createSamlConnection } from './connections.ts';
-import { consumeSamlResponse, samlLoginUrl, spMetadata } from './saml.ts';
+import { createSamlConnection, updateSamlConnection } from './connections.ts';
+import { consumeSamlResponse, samlLogin, samlLoginUrl, spMetadata } from './saml.ts';
 import { openSsoScratch, type SsoScratch } from './scratch.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
 
@@ -88,6 +88,27 @@ describe('SAML SP metadata and AuthnRequest', () => {
     const unsigned = new URL(url);
     unsigned.searchParams.delete('Signature');
     expect(await rejection(idp.requestIdOf(x.metadata, unsigned.toString()))).toBe('ERR_MISSING_SIG_ALG');
+  });
+
+  it('posts a connection\'s AuthnRequest signed as XML on HTTP-POST; the IdP verifies it, refuses an altered one, and the answer is accepted', async () => {
+    const x = await setup();
+    const conn = (await updateSamlConnection(s.d, { id: x.conn.id, idpSsoBinding: 'HTTP-POST' }));
+    expect(conn.idpSsoBinding).toBe('HTTP-POST');
+    const answer = await samlLogin(s.d, x.org, conn, { redirect_uri: 'https://app.example.com/cb' });
+    if (!('html' in answer)) throw new Error('expected a form');
+    expect(answer.html).toContain('<form method="post" action="https://idp.example.com/sso">');
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(answer.html)![1]!;
+    const request = Buffer.from(field('SAMLRequest'), 'base64').toString('utf8');
+    expect(request).toMatch(/^(<\?xml[^>]*>)?<samlp:AuthnRequest /);
+    expect(request).toContain('<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">');
+    const requestId = await idp.requestIdOfPost(x.metadata, field('SAMLRequest'));
+    expect(requestId).toMatch(/^_[0-9a-f]{40}$/);
+    const altered = Buffer.from(request.replace(/AssertionConsumerServiceURL="[^"]+"/, 'AssertionConsumerServiceURL="https://evil.example.com/acs"')).toString('base64');
+    expect(await rejection(idp.requestIdOfPost(x.metadata, altered))).toBe('FAILED_TO_VERIFY_SIGNATURE');
+    const response = await idp.respond(x.metadata, { email: 'ada@example.com' }, requestId);
+    const login = await consumeSamlResponse(s.d, x.org, conn, { SAMLResponse: response, RelayState: field('RelayState') });
+    expect(login.params).toEqual({ redirect_uri: 'https://app.example.com/cb' });
+    await expect(updateSamlConnection(s.d, { id: x.conn.id, idpSsoBinding: 'SOAP' })).rejects.toThrow('idp_sso_binding must be HTTP-Redirect or HTTP-POST');
   });
 
   it('gives a connection stored without an SP key one on first use, and keeps it', async () => {

@@ -52,7 +52,7 @@ function requestCache(known: { id: string; instant: string } | null, saved: (id:
   };
 }
 
-function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, key: SpKeyPair, cache: CacheProvider): SAML {
+function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, key: SpKeyPair, cache: CacheProvider, post = false): SAML {
   const eff = effectiveSaml(d, c, org.name);
   return new SAML({
     issuer: eff.spEntityId, callbackUrl: eff.acsUrl, audience: eff.spEntityId, entryPoint: c.idpSsoUrl, idpCert: c.idpCertificate,
@@ -62,6 +62,8 @@ function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, ke
     // issue 31 §1: AuthnRequests signed with the connection's SP key (Bindings §3.4.4.1: SigAlg and
     // Signature over the query), RSA-SHA256; the same key decrypts an EncryptedAssertion (Core §2.3.4)
     privateKey: key.keyPem, publicCert: key.certPem, decryptionPvk: key.keyPem, signatureAlgorithm: 'sha256', digestAlgorithm: 'sha256',
+    // HTTP-POST (Bindings §3.5.4): the XML signed in the message, base64 without DEFLATE
+    ...(post ? { authnRequestBinding: 'HTTP-POST', skipRequestCompression: true } : {}),
   });
 }
 
@@ -75,19 +77,51 @@ export async function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlCon
   return samlOf(d, org, c, key, requestCache(null, () => undefined)).generateServiceProviderMetadata(key.certPem, key.certPem);
 }
 
+/** The SP-initiated login's answer: a redirect (HTTP-Redirect binding) or an auto-posting form (HTTP-POST). */
+export type SamlLoginAnswer = { location: string } | { html: string };
+
+const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
 /**
- * The SP-initiated login: stores a pending login with the request id and `params`, and returns the
- * IdP URL carrying the deflated AuthnRequest, our RelayState and the request's signature (HTTP-Redirect,
- * Bindings §3.4.4.1: `SigAlg` RSA-SHA256 and `Signature` over `SAMLRequest=…&RelayState=…&SigAlg=…`).
+ * The SP-initiated login: stores a pending login with the request id and `params` (10 min), and
+ * answers with the signed AuthnRequest for the connection's `idp_sso_binding`:
+ * - HTTP-Redirect (Bindings §3.4.4.1): the IdP URL carrying the deflated AuthnRequest, our RelayState,
+ *   `SigAlg` RSA-SHA256 and `Signature` over `SAMLRequest=…&RelayState=…&SigAlg=…`;
+ * - HTTP-POST (Bindings §3.5.4): an HTML form auto-posting the base64 AuthnRequest, signed as XML
+ *   (an enveloped RSA-SHA256 signature, SAML Core §5.4), and the RelayState to `idp_sso_url`.
  */
-export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, params: LoginParams): Promise<string> {
+export async function samlLogin(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, params: LoginParams): Promise<SamlLoginAnswer> {
   let request: { id: string; instant: string } | null = null;
   const relayState = randomBytes(24).toString('base64url');
   const key = await spKeyOf(d, c);
-  const url = await samlOf(d, org, c, key, requestCache(null, (id, instant) => { request = { id, instant }; })).getAuthorizeUrlAsync(relayState, undefined, {});
+  const post = c.idpSsoBinding === 'HTTP-POST';
+  const sp = samlOf(d, org, c, key, requestCache(null, (id, instant) => { request = { id, instant }; }), post);
+  let answer: SamlLoginAnswer;
+  if (post) {
+    const message = await sp.getAuthorizeMessageAsync(relayState, undefined, {});
+    const fields = Object.entries(message).map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(String(v))}">`).join('');
+    answer = {
+      html: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signing in…</title></head><body>'
+        + `<form method="post" action="${escapeHtml(c.idpSsoUrl)}">${fields}`
+        + '<noscript><p>Continue to your identity provider.</p><button type="submit">Continue</button></noscript></form>'
+        + '<script>document.forms[0].submit()</script></body></html>',
+    };
+  } else {
+    answer = { location: await sp.getAuthorizeUrlAsync(relayState, undefined, {}) };
+  }
   if (request === null) throw new AppError('internal', 'internal error', { reason: 'no AuthnRequest id' });
   await d.store.pending.put({ id: relayState, orgId: org.id, kind: 'saml', data: JSON.stringify({ request, params }), expiresAt: d.now() + PENDING_TTL_S });
-  return url;
+  return answer;
+}
+
+/**
+ * {@link samlLogin} of a connection on HTTP-Redirect: the IdP URL.
+ * @throws AppError `failed_precondition` when the connection posts its AuthnRequests
+ */
+export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, params: LoginParams): Promise<string> {
+  const answer = await samlLogin(d, org, c, params);
+  if (!('location' in answer)) throw new AppError('failed_precondition', 'the SAML connection uses the HTTP-POST binding');
+  return answer.location;
 }
 
 

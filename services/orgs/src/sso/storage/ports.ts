@@ -23,6 +23,9 @@ export interface OidcConnectionRecord {
   updatedAt: number;
 }
 
+/** The SAML bindings of our AuthnRequest. */
+export type SamlBinding = 'HTTP-Redirect' | 'HTTP-POST';
+
 /** An org's upstream SAML IdP connection (we are the SP). */
 export interface SamlConnectionRecord {
   id: string;
@@ -30,8 +33,10 @@ export interface SamlConnectionRecord {
   name: string;
   /** globally unique */
   idpEntityId: string;
-  /** https: where the AuthnRequest goes (HTTP-Redirect binding) */
+  /** https: where the AuthnRequest goes */
   idpSsoUrl: string;
+  /** how the AuthnRequest goes there (SAML Bindings §3.4 / §3.5); absent = HTTP-Redirect */
+  idpSsoBinding?: SamlBinding | null;
   /** PEM X.509: verifies the IdP's signatures; write-only on the wire */
   idpCertificate: string;
   /** null = `<url>/oauth/saml/<org name>/metadata` */

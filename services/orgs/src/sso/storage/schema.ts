@@ -48,6 +48,8 @@ export const SamlConnectionEntity = defineEntity({
     isActive: p.boolean().fieldName('is_active'),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
+    /** `HTTP-POST`, or null for HTTP-Redirect (issue 31 §1) */
+    idpSsoBinding: p.string().length(16).fieldName('idp_sso_binding').nullable(),
     /** our SP certificate (PEM) of this connection (issue 31 §1) */
     spCertificate: p.text().fieldName('sp_certificate').nullable(),
     /** its private key, AES-256-GCM sealed (AAD `org_saml_connection:<id>`) */
@@ -136,10 +138,11 @@ export const ssoMigration: MigrationDefinition = {
   },
 };
 
-/** issue 31 §1: each SAML connection's SP key pair (signed AuthnRequests, encrypted assertions). */
+/** issue 31 §1: each SAML connection's SP key pair (signed AuthnRequests, encrypted assertions) and AuthnRequest binding. */
 export const samlSpKeyMigration: MigrationDefinition = {
   name: '0202_orgs_saml_sp_keys',
   async up({ ddl }) {
+    await ddl.addColumn('orgs_saml_connections', { name: 'idp_sso_binding', type: 'string', length: 16, nullable: true });
     await ddl.addColumn('orgs_saml_connections', { name: 'sp_certificate', type: 'text', nullable: true });
     await ddl.addColumn('orgs_saml_connections', { name: 'sp_private_key_sealed', type: 'text', nullable: true });
   },
