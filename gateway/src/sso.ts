@@ -2,7 +2,9 @@
  * @module gateway/sso
  * Organization SSO in the browser (behaviour.md §6.3, issue 20): `GET /oauth/sso/<org>/login|callback`
  * (OIDC), `GET /oauth/saml/<org>/metadata|login` and `POST /oauth/saml/<org>/acs` (SAML SP; the ACS is
- * CSRF-exempt, §2.5), and org discovery (`GET /api/v1/org-discovery?email=` and the redirecting
+ * CSRF-exempt, §2.5), SP-initiated Single Logout (`GET /oauth/saml/<org>/logout`, which first ends
+ * the Gatehouse session through authn's `Logout`, and our SingleLogoutService `GET /oauth/saml/<org>/slo`),
+ * and org discovery (`GET /api/v1/org-discovery?email=` and the redirecting
  * `GET /oauth/sso/discover`, both answering 404 unless `--enable-org-discovery`). The gateway asserts
  * nothing: it turns the query or the form into string parameters and calls the orgs service's public
  * RPC `SsoRequest`, then writes its answer (a 302 with authn's cookies, the SP metadata XML, or a JSON
@@ -28,12 +30,14 @@ const SSO_ROUTES: readonly { path: string; action: string; method: 'GET' | 'POST
   { path: '/oauth/saml/:org/metadata', action: 'saml_metadata', method: 'GET' },
   { path: '/oauth/saml/:org/login', action: 'saml_login', method: 'GET' },
   { path: '/oauth/saml/:org/acs', action: 'saml_acs', method: 'POST' },
+  { path: '/oauth/saml/:org/logout', action: 'saml_logout', method: 'GET' },
+  { path: '/oauth/saml/:org/slo', action: 'saml_slo', method: 'GET' },
 ]);
 
 const FORM_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; form-action *; base-uri 'none'; frame-ancestors 'none'";
 
 /** The actions a browser navigates to (a form post or a redirect), whose refusals a person reads. */
-const BROWSER_ACTIONS: ReadonlySet<string> = new Set(['discover_login', 'oidc_login', 'oidc_callback', 'saml_login', 'saml_acs']);
+const BROWSER_ACTIONS: ReadonlySet<string> = new Set(['discover_login', 'oidc_login', 'oidc_callback', 'saml_login', 'saml_acs', 'saml_logout', 'saml_slo']);
 
 /**
  * `303` to the hosted app's error screen with the refusal's code and message, when `errorPage` is set,
@@ -86,6 +90,12 @@ export function mountSso(app: Express, clients: ServiceClients, opts: { deadline
         }
         if (!clients.orgs) throw new AppError('unimplemented', 'the orgs service is not part of this deployment');
         const org = typeof req.params['org'] === 'string' ? req.params['org'] : '';
+        // the LogoutResponse's signature covers the query as sent (SAML Bindings §3.4.4.1)
+        if (route.action === 'saml_slo') params['__raw_query'] = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+        // SP-initiated Single Logout ends the Gatehouse session first (authn's Logout clears its cookies)
+        if (route.action === 'saml_logout' && clients.authn) {
+          await clients.authn.call('Logout', {}, ctx).catch((err: unknown) => { opts.logger.debug({ err }, 'no Gatehouse session to end before SAML logout'); });
+        }
         const out = await clients.orgs.call('SsoRequest', { action: route.action, org, params }, ctx) as {
           status: number; location?: string | null; body: string; content_type: string;
         };

@@ -51,27 +51,40 @@ const caFile = join(caDir, 'ca.pem');
 writeFileSync(caFile, tls.ca.cert);
 const samlKeys: KeyPair = selfSigned('e2e-saml-idp');
 
-/** An HTTPS SAML IdP endpoint: GET /sso answers the AuthnRequest with an auto-posting form to the SP's ACS. */
-async function startSamlEndpoint(): Promise<{ url: string; server: Server; serve(idp: TestSamlIdp, spMetadata: () => Promise<string>, email: string): void }> {
-  let handler: ((url: string) => Promise<string>) | null = null;
+/**
+ * An HTTPS SAML IdP endpoint: GET /sso answers the AuthnRequest with an auto-posting form to the SP's
+ * ACS; GET /sso/slo answers the SP's signed LogoutRequest with a redirect carrying the signed LogoutResponse.
+ */
+async function startSamlEndpoint(): Promise<{ url: string; server: Server; serve(idp: TestSamlIdp, spMetadata: () => Promise<string>, email: string): void; logouts: string[] }> {
+  let handler: ((url: string) => Promise<{ html: string } | { location: string }>) | null = null;
+  const logouts: string[] = [];
   const server = createServer({ key: tls.server.key, cert: tls.server.cert }, (req, res) => {
     const full = `https://127.0.0.1:${(server.address() as AddressInfo).port}${req.url ?? '/'}`;
     if (!handler) { res.writeHead(404).end(); return; }
-    handler(full).then((html) => { res.writeHead(200, { 'content-type': 'text/html' }).end(html); }, (err: Error) => { res.writeHead(500).end(err.message); });
+    handler(full).then((out) => {
+      if ('location' in out) res.writeHead(302, { location: out.location }).end();
+      else res.writeHead(200, { 'content-type': 'text/html' }).end(out.html);
+    }, (err: Error) => { res.writeHead(500).end(err.message); });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/sso`,
     server,
+    logouts,
     serve(idp, spMetadata, email) {
       handler = async (url) => {
         const metadata = await spMetadata();
+        if (new URL(url).pathname === '/sso/slo') {
+          const out = await idp.logout(metadata, url);
+          logouts.push(out.nameID);
+          return { location: out.responseUrl };
+        }
         const requestId = await idp.requestIdOf(metadata, url);
         const response = await idp.respond(metadata, { email, givenName: 'Sam', familyName: 'Ell' }, requestId);
         const acs = /AssertionConsumerService[^>]*Location="([^"]+)"/.exec(metadata)![1]!;
         const relay = new URL(url).searchParams.get('RelayState') ?? '';
-        return `<html><body><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${response}"/>`
-          + `<input type="hidden" name="RelayState" value="${relay}"/></form><script>document.forms[0].submit()</script></body></html>`;
+        return { html: `<html><body><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${response}"/>`
+          + `<input type="hidden" name="RelayState" value="${relay}"/></form><script>document.forms[0].submit()</script></body></html>` };
       };
     },
   };
@@ -351,5 +364,30 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     expect(acs.status).toBe(302);
     const landed = new URL(acs.headers.get('location')!);
     expect([landed.origin + landed.pathname, landed.searchParams.get('state'), Boolean(landed.searchParams.get('access_token'))]).toEqual([APP, 'p1', true]);
+  }, 60_000);
+  it('SP-initiated Single Logout in Chromium: the Gatehouse session ends, the IdP verifies our signed LogoutRequest, its signed LogoutResponse lands on the sign-in page', async () => {
+    const org = await newOrg();
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, samlEndpoint.url, samlKeys, { wantAuthnRequestsSigned: true });
+    const conn = await ok('create_org_saml_connection', {
+      org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: samlEndpoint.url, idp_certificate: samlKeys.cert, idp_slo_url: `${samlEndpoint.url}/slo`,
+    });
+    expect(conn).toMatchObject({ idp_slo_url: `${samlEndpoint.url}/slo` });
+    const email = `slo-${randomUUID().slice(0, 8)}@example.com`;
+    samlEndpoint.serve(idp, async () => (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string, email);
+    const page = await appPage();
+    await page.goto(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}`);
+    await page.waitForURL((u) => u.href.startsWith(APP));
+    const profile = () => page.evaluate(async (url) => (await fetch(`${url}/v1/profile`, { credentials: 'include' })).status, d.url);
+    await page.goto(`${d.url}/app/login`);
+    expect(await profile()).toBe(200);
+    await page.goto(`${d.url}/oauth/saml/${org.name}/logout`);
+    await page.waitForURL((u) => u.pathname === '/app/login');
+    expect(samlEndpoint.logouts).toEqual([email]);
+    expect(await profile()).toBe(401);
+    // the SAML session cookie went with it: a second logout has nothing to end
+    await page.goto(`${d.url}/oauth/saml/${org.name}/logout`);
+    await page.waitForURL((u) => u.pathname === '/app/error');
+    await page.locator('#form-error', { hasText: 'no SAML session of this organization in this browser' }).waitFor();
+    await page.context().close();
   }, 60_000);
 });

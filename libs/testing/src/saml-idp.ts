@@ -85,6 +85,13 @@ export interface TestSamlIdp {
    * `wantAuthnRequestsSigned` samlify first verifies its XML signature with the SP metadata's certificate
    */
   requestIdOfPost(spMetadataXml: string, samlRequest: string): Promise<string>;
+  /**
+   * SP-initiated Single Logout at this IdP (SAML Profiles §4.4): verifies the SP's signed HTTP-Redirect
+   * LogoutRequest with the SP metadata's signing certificate (rejects otherwise), and answers a signed
+   * LogoutResponse (HTTP-Redirect, Success) to the SP metadata's SingleLogoutService.
+   * @returns the request's NameID and SessionIndex, and the LogoutResponse URL
+   */
+  logout(spMetadataXml: string, logoutRequestUrl: string): Promise<{ nameID: string; sessionIndex: string | null; responseUrl: string }>;
   /** a signed SAMLResponse (base64) for the SP described by `spMetadataXml` */
   respond(spMetadataXml: string, user: SamlUser, inResponseTo: string, overrides?: ResponseOverrides): Promise<string>;
 }
@@ -98,6 +105,8 @@ export function createSamlIdp(entityId: string, ssoUrl: string, keys: KeyPair = 
     entityID: entityId, privateKey: keys.key, signingCert: keys.cert,
     wantAuthnRequestsSigned: opts.wantAuthnRequestsSigned ?? false, isAssertionEncrypted: opts.encryptAssertions ?? false,
     singleSignOnService: [{ Binding: samlify.Constants.namespace.binding.redirect, Location: ssoUrl }],
+    singleLogoutService: [{ Binding: samlify.Constants.namespace.binding.redirect, Location: `${ssoUrl.replace(/\/+$/, '')}/slo` }],
+    wantLogoutRequestSigned: true,
     nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'],
   });
   return {
@@ -112,6 +121,14 @@ export function createSamlIdp(entityId: string, ssoUrl: string, keys: KeyPair = 
       const sp = samlify.ServiceProvider({ metadata: spMetadataXml });
       const parsed = await idp.parseLoginRequest(sp, 'post', { body: { SAMLRequest: samlRequest } });
       return String(parsed.extract.request?.id ?? '');
+    },
+    async logout(spMetadataXml, logoutRequestUrl) {
+      const sp = samlify.ServiceProvider({ metadata: spMetadataXml, wantLogoutResponseSigned: true });
+      const query = Object.fromEntries(new URL(logoutRequestUrl).searchParams);
+      const parsed = await idp.parseLogoutRequest(sp, 'redirect', { query, octetString: redirectOctetString(logoutRequestUrl) });
+      const { context } = idp.createLogoutResponse(sp, parsed as never, 'redirect', query['RelayState'] ?? '');
+      const extract = parsed.extract as { nameID?: string; sessionIndex?: string };
+      return { nameID: String(extract.nameID ?? ''), sessionIndex: extract.sessionIndex ?? null, responseUrl: context };
     },
     async respond(spMetadataXml, user, inResponseTo, o = {}) {
       const sp = samlify.ServiceProvider({ metadata: spMetadataXml });

@@ -59,6 +59,7 @@ function urlOf(v: string, schemes: readonly string[], message: string): string {
 /** `issuer_url`: https, without a trailing slash difference (§6.3). */
 export const checkIssuer = (v: string | null | undefined): string => urlOf(v ?? '', ['https:'], ISSUER_HTTPS);
 const checkIdpSsoUrl = (v: string | null | undefined): string => urlOf(v ?? '', ['https:'], 'idp_sso_url must be a valid https URL');
+const checkIdpSloUrl = (v: string): string => urlOf(v, ['https:'], 'idp_slo_url must be a valid https URL');
 const checkOwnUrl = (field: string) => (v: string): string => urlOf(v, ['https:', 'http:'], `${field} must be a valid http(s) URL`);
 
 /**
@@ -226,6 +227,8 @@ export interface CreateSamlInput {
   spEntityId?: string | null; acsUrl?: string | null; attributeMapping?: string | null; allowIdpInitiated?: boolean | null;
   /** `HTTP-Redirect` (default) or `HTTP-POST` */
   idpSsoBinding?: string | null;
+  /** the IdP's SingleLogoutService (https, HTTP-Redirect) */
+  idpSloUrl?: string | null;
 }
 
 export const SSO_BINDING = 'idp_sso_binding must be HTTP-Redirect or HTTP-POST';
@@ -253,13 +256,14 @@ export async function createSamlConnection(d: SsoDeps, input: CreateSamlInput): 
   const acsUrl = optional(input.acsUrl, checkOwnUrl('acs_url')) ?? null;
   const attributeMapping = optional(input.attributeMapping, checkMapping) ?? null;
   const idpSsoBinding = optional(input.idpSsoBinding, checkBinding) ?? 'HTTP-Redirect';
+  const idpSloUrl = optional(input.idpSloUrl, checkIdpSloUrl) ?? null;
   if (await d.store.saml.byOrg(org.id)) throw new AppError('already_exists', SAML_EXISTS);
   if (await d.store.saml.byEntityId(idpEntityId)) throw new AppError('already_exists', `idp_entity_id already registered: ${idpEntityId}`);
   const now = d.now();
   const id = randomUUID();
   const record: SamlConnectionRecord = {
     id, orgId: org.id, name, idpEntityId, idpSsoUrl, idpCertificate, spEntityId, acsUrl, attributeMapping,
-    allowIdpInitiated: input.allowIdpInitiated ?? false, isActive: true, createdAt: now, updatedAt: now, idpSsoBinding,
+    allowIdpInitiated: input.allowIdpInitiated ?? false, isActive: true, createdAt: now, updatedAt: now, idpSsoBinding, idpSloUrl,
     // issue 31 §1: our signing / decryption key pair of this connection
     ...(await newSpKey(d, id)),
   };
@@ -299,6 +303,8 @@ export async function updateSamlConnection(d: SsoDeps, input: UpdateSamlInput): 
   if (input.isActive != null) next.isActive = input.isActive;
   const binding = optional(input.idpSsoBinding, checkBinding);
   if (binding !== undefined) next.idpSsoBinding = binding ?? 'HTTP-Redirect';
+  const slo = optional(input.idpSloUrl, checkIdpSloUrl);
+  if (slo !== undefined) next.idpSloUrl = slo;
   if (next.idpEntityId !== c.idpEntityId) {
     const other = await d.store.saml.byEntityId(next.idpEntityId);
     if (other && other.id !== c.id) throw new AppError('already_exists', `idp_entity_id already registered: ${next.idpEntityId}`);
@@ -331,6 +337,8 @@ export const ssoUrls = (d: Pick<SsoDeps, 'baseUrl'>, orgName: string) => {
     oidcCallback: `${d.baseUrl}/oauth/sso/${org}/callback`,
     samlMetadata: `${d.baseUrl}/oauth/saml/${org}/metadata`,
     samlAcs: `${d.baseUrl}/oauth/saml/${org}/acs`,
+    /** our SingleLogoutService: the IdP's LogoutResponse (HTTP-Redirect) */
+    samlSlo: `${d.baseUrl}/oauth/saml/${org}/slo`,
   };
 };
 

@@ -10,6 +10,8 @@
  * | `saml_metadata` | `GET /oauth/saml/<org>/metadata` | our SP metadata (XML) |
  * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | the AuthnRequest signed with the connection's SP key to `idp_sso_url`: 302 (HTTP-Redirect) or an auto-posting form (HTTP-POST) (`saml.login_initiated`) |
  * | `saml_acs` | `POST /oauth/saml/<org>/acs` (CSRF-exempt, §2.5) | the federated completion → 302 (`saml.acs_success` / `saml.acs_failed`) |
+ * | `saml_logout` | `GET /oauth/saml/<org>/logout` (the gateway first ends the Gatehouse session) | SP-initiated Single Logout: 302 signed LogoutRequest (HTTP-Redirect) to `idp_slo_url` (`saml.logout_initiated`) |
+ * | `saml_slo` | `GET /oauth/saml/<org>/slo` | the IdP's signed LogoutResponse → 302 to `<url>/app/login` (`saml.logout_completed` / `saml.logout_failed`) |
  * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
  * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
  *
@@ -27,7 +29,7 @@
  * of the org (no roles; idempotent): the org's IdP vouched for them.
  */
 import { auditRecord, ownCookie, ownCookieName, parseCookies, pathUnder, type AuditActor } from '@gatehouse/auth';
-import { timingSafeEqualString } from '@gatehouse/crypto';
+import { decrypt, encrypt, timingSafeEqualString } from '@gatehouse/crypto';
 import type { BusEvents, orgs } from '@gatehouse/contracts';
 import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
@@ -84,6 +86,16 @@ const ANONYMOUS: AuditActor = { type: 'user', id: null };
 const STATE_COOKIE = 'gh_sso_state';
 const stateCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string =>
   ownCookie(STATE_COOKIE, value, { maxAgeSeconds, path: pathUnder(f.sso.baseUrl, '/oauth/sso'), secure: f.cookieSecure, sameSite: 'lax' });
+/**
+ * The IdP session of a SAML login (NameID, format, SessionIndex; SAML Core §3.7.1), for SP-initiated
+ * Single Logout: AES-256-GCM sealed under the SSO ring (associated data `saml_slo:<org id>`), HttpOnly,
+ * SameSite=Lax, 30 days; `__Host-` prefixed when Secure, else under `/oauth/saml`. Set by the ACS of a
+ * connection with `idp_slo_url`, cleared by the logout.
+ */
+const SLO_COOKIE = 'gh_saml_slo';
+const SLO_COOKIE_TTL_S = 30 * 86_400;
+const sloCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string =>
+  ownCookie(SLO_COOKIE, value, { maxAgeSeconds, path: pathUnder(f.sso.baseUrl, '/oauth/saml'), secure: f.cookieSecure, sameSite: 'lax' });
 const MAX_PARAM = 4096;
 const json = (status: number, body: unknown): orgs.SsoHttpResponse => ({ status, body: JSON.stringify(body), content_type: 'application/json; charset=utf-8' });
 const redirect = (location: string): orgs.SsoHttpResponse => ({ status: 302, location, body: '', content_type: '' });
@@ -93,7 +105,7 @@ function paramsOf(raw: Record<string, unknown> | undefined): Record<string, stri
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw ?? {})) {
     if (typeof v !== 'string') continue;
-    if (v.length > (k === 'SAMLResponse' ? 1_048_576 : MAX_PARAM)) throw new AppError('invalid_argument', `${k} is too long`);
+    if (v.length > (k === 'SAMLResponse' || k === '__raw_query' ? 1_048_576 : MAX_PARAM)) throw new AppError('invalid_argument', `${k} is too long`);
     out[k] = v;
   }
   return out;
@@ -187,11 +199,40 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         const c = await activeSaml(d, org);
         const login = await (await saml()).consumeSamlResponse(d, org, c, p);
         const out = await complete(f, ctx, org, login.identity, login.params);
+        if (c.idpSloUrl && !out.error && login.session.nameID.length <= 1024) {
+          ctx.setCookies.push(sloCookie(f, encrypt(d.secretKey, JSON.stringify({ c: c.id, ...login.session }), `saml_slo:${org.id}`), SLO_COOKIE_TTL_S));
+        }
         f.audit(auditRecord(ctx, out.error ? 'saml.acs_failed' : 'saml.acs_success', {
           actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_saml_connection', resourceId: c.id,
           details: { org_id: org.id, created: out.created, idp_initiated: login.unsolicited, ...(out.error ? { error: out.error } : {}) },
         }));
         return redirect(out.redirectUrl);
+      }
+      case 'saml_logout': {
+        org = await enabledOrg(d, req.org);
+        const c = await activeSaml(d, org);
+        const m = await saml();
+        if (!c.idpSloUrl) throw new AppError('failed_precondition', m.SLO_NOT_CONFIGURED);
+        const sealed = parseCookies(ctx.headers['cookie'])[ownCookieName(SLO_COOKIE, f.cookieSecure)] ?? '';
+        ctx.setCookies.push(sloCookie(f, '', 0));
+        let session: SamlModule.SamlSession & { c: string };
+        try {
+          session = JSON.parse(decrypt(d.secretKey, sealed, `saml_slo:${org.id}`)) as SamlModule.SamlSession & { c: string };
+        } catch {
+          throw new AppError('failed_precondition', 'no SAML session of this organization in this browser');
+        }
+        if (session.c !== c.id) throw new AppError('failed_precondition', 'no SAML session of this organization in this browser');
+        const url = await m.samlLogoutUrl(d, org, c, session);
+        f.audit(auditRecord(ctx, 'saml.logout_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
+        return redirect(url);
+      }
+      case 'saml_slo': {
+        org = await enabledOrg(d, req.org);
+        const c = await activeSaml(d, org);
+        await (await saml()).consumeLogoutResponse(d, org, c, p, p['__raw_query'] ?? '');
+        f.audit(auditRecord(ctx, 'saml.logout_completed', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
+        // signed out here and at the IdP: the hosted sign-in page
+        return redirect(`${d.baseUrl}/app/login`);
       }
       case 'oidc_login': {
         org = await enabledOrg(d, req.org);
@@ -225,6 +266,11 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
   } catch (err) {
     const e = toAppError(err);
     if (e.code === 'cancelled') throw e;
+    if (req.action === 'saml_slo' && err instanceof SamlRejected) {
+      f.audit(auditRecord(ctx, 'saml.logout_failed', {
+        actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org?.id, details: { org: req.org.slice(0, 255), reason: err.why },
+      }));
+    }
     if (req.action === 'saml_acs') {
       f.audit(auditRecord(ctx, 'saml.acs_failed', {
         actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org?.id, details: { org: req.org.slice(0, 255), error: e.code, reason: err instanceof SamlRejected ? err.why : e.message },

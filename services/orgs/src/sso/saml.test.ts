@@ -14,7 +14,7 @@ import { DOMParser, XMLSerializer, type Element } from '@xmldom/xmldom';
 import { createSamlIdp, selfSigned, type SamlIdpOptions, type TestSamlIdp } from '@gatehouse/testing';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import { createSamlConnection, updateSamlConnection } from './connections.ts';
-import { consumeSamlResponse, samlLogin, samlLoginUrl, spMetadata } from './saml.ts';
+import { consumeLogoutResponse, consumeSamlResponse, samlLogin, samlLoginUrl, samlLogoutUrl, spMetadata } from './saml.ts';
 import { openSsoScratch, type SsoScratch } from './scratch.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
 
@@ -27,7 +27,7 @@ afterAll(async () => { await s?.close(); });
 
 interface Setup { org: OrganizationRecord; conn: SamlConnectionRecord; metadata: string }
 
-async function setup(opts: { allowIdpInitiated?: boolean; attributeMapping?: string } = {}, idpOpts: SamlIdpOptions = {}): Promise<Setup> {
+async function setup(opts: { allowIdpInitiated?: boolean; attributeMapping?: string; idpSloUrl?: string } = {}, idpOpts: SamlIdpOptions = {}): Promise<Setup> {
   const orgId = await s.newOrg();
   const entity = `https://idp.example.com/${randomUUID()}`;
   // the IdP verifies our AuthnRequest's signature with the certificate of our metadata
@@ -133,6 +133,7 @@ describe('SAML ACS (behaviour.md §6.3)', () => {
     expect(login).toEqual({
       identity: { issuer: x.conn.idpEntityId, subject: 'ada@example.com', email: 'ada@example.com', emailVerified: false, givenName: 'Ada', familyName: 'Lovelace' },
       params: { redirect_uri: 'https://app.example.com/cb', state: 'st' }, unsolicited: false,
+      session: { nameID: 'ada@example.com', nameIDFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', sessionIndex: expect.stringMatching(/^_/) },
     });
   });
 
@@ -301,5 +302,46 @@ describe('SAML ACS (behaviour.md §6.3)', () => {
       const e = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: body }).then(() => null, (err: { code: string }) => err);
       expect(e?.code).toBe('invalid_argument');
     }
+  });
+});
+
+describe('SAML SP-initiated Single Logout (HTTP-Redirect)', () => {
+  const rawQueryOf = (url: string) => new URL(url).search.slice(1);
+  const queryOf = (url: string) => Object.fromEntries(new URL(url).searchParams);
+
+  it('publishes our SingleLogoutService, signs the LogoutRequest the IdP verifies, and accepts its signed LogoutResponse once', async () => {
+    const x = await setup({ idpSloUrl: 'https://idp.example.com/sso/slo' });
+    expect(x.metadata).toContain(`<SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://auth.example.com/oauth/saml/${x.org.name}/slo"/>`);
+    const { relayState, response } = await round(x);
+    const { session } = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState });
+    expect(session.nameID).toBe('ada@example.com');
+    expect(session.sessionIndex).toMatch(/^_/);
+    const url = await samlLogoutUrl(s.d, x.org, x.conn, session);
+    expect(url.startsWith('https://idp.example.com/sso/slo?SAMLRequest=')).toBe(true);
+    expect(new URL(url).searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    const altered = new URL(url);
+    altered.searchParams.set('RelayState', 'other');
+    expect(await rejection(idp.logout(x.metadata, altered.toString()))).toBe('ERR_FAILED_MESSAGE_SIGNATURE_VERIFICATION');
+    const answer = await idp.logout(x.metadata, url);
+    expect({ nameID: answer.nameID, sessionIndex: answer.sessionIndex }).toEqual({ nameID: 'ada@example.com', sessionIndex: session.sessionIndex });
+    expect(answer.responseUrl.startsWith(`https://auth.example.com/oauth/saml/${x.org.name}/slo?SAMLResponse=`)).toBe(true);
+    const unsigned = new URL(answer.responseUrl);
+    unsigned.searchParams.delete('Signature');
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(unsigned.toString()), rawQueryOf(unsigned.toString()))))
+      .toBe('SAML response rejected: unsigned logout response');
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(answer.responseUrl), rawQueryOf(answer.responseUrl)))).toBe('accepted');
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(answer.responseUrl), rawQueryOf(answer.responseUrl))))
+      .toBe('SAML response rejected: unknown or expired logout request');
+  });
+
+  it('refuses a LogoutResponse signed by another key, and a logout on a connection without idp_slo_url', async () => {
+    const x = await setup({ idpSloUrl: 'https://idp.example.com/sso/slo' });
+    const url = await samlLogoutUrl(s.d, x.org, x.conn, { nameID: 'ada@example.com', nameIDFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', sessionIndex: null });
+    const impostor = createSamlIdp(x.conn.idpEntityId, 'https://idp.example.com/sso', selfSigned('impostor'));
+    const forged = await impostor.logout(x.metadata, url);
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(forged.responseUrl), rawQueryOf(forged.responseUrl))))
+      .toBe('SAML response rejected: invalid signature');
+    const plain = await setup();
+    expect(await rejection(samlLogoutUrl(s.d, plain.org, plain.conn, { nameID: 'a', nameIDFormat: 'f', sessionIndex: null }))).toBe('the SAML connection has no single logout endpoint');
   });
 });

@@ -26,7 +26,7 @@ import { AppError } from '@gatehouse/errors';
 import type { Element } from '@xmldom/xmldom';
 import { parseStrictXml } from '../samlidp/xml.ts';
 import type { OrganizationRecord } from '../storage/ports.ts';
-import { effectiveSaml } from './connections.ts';
+import { effectiveSaml, ssoUrls } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
 import { emailVerifiedFor, type FederatedIdentity } from './identity.ts';
 import { spKeyOf, type SpKeyPair } from './sp-keys.ts';
@@ -64,6 +64,8 @@ function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, ke
     privateKey: key.keyPem, publicCert: key.certPem, decryptionPvk: key.keyPem, signatureAlgorithm: 'sha256', digestAlgorithm: 'sha256',
     // HTTP-POST (Bindings §3.5.4): the XML signed in the message, base64 without DEFLATE
     ...(post ? { authnRequestBinding: 'HTTP-POST', skipRequestCompression: true } : {}),
+    // Single Logout (Profiles §4.4): our LogoutRequest to the IdP's endpoint, its answer to ours
+    ...(c.idpSloUrl ? { logoutUrl: c.idpSloUrl, logoutCallbackUrl: ssoUrls(d, org.name).samlSlo } : {}),
   });
 }
 
@@ -74,7 +76,9 @@ function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, ke
  */
 export async function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord): Promise<string> {
   const key = await spKeyOf(d, c);
-  return samlOf(d, org, c, key, requestCache(null, () => undefined)).generateServiceProviderMetadata(key.certPem, key.certPem);
+  const xml = samlOf(d, org, c, key, requestCache(null, () => undefined)).generateServiceProviderMetadata(key.certPem, key.certPem);
+  // node-saml names HTTP-POST for the SingleLogoutService; ours takes the LogoutResponse by HTTP-Redirect
+  return xml.replace(/(<SingleLogoutService Binding=")urn:oasis:names:tc:SAML:2\.0:bindings:HTTP-POST"/, '$1urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"');
 }
 
 /** The SP-initiated login's answer: a redirect (HTTP-Redirect binding) or an auto-posting form (HTTP-POST). */
@@ -187,7 +191,12 @@ export interface SamlLogin {
   params: LoginParams;
   /** true: an IdP-initiated response (no AuthnRequest of ours) */
   unsolicited: boolean;
+  /** what a later LogoutRequest names (SAML Core §3.7.1): the NameID, its format and the AuthnStatement's SessionIndex */
+  session: SamlSession;
 }
+
+/** The IdP session of a SAML login, for Single Logout. */
+export interface SamlSession { nameID: string; nameIDFormat: string; sessionIndex: string | null }
 
 /**
  * Validates one `SAMLResponse` posted to the org's ACS (module doc) and maps its attributes through
@@ -246,5 +255,50 @@ export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c
     givenName: attr(profile, mapping, 'given_name', GIVEN_ATTRS), familyName: attr(profile, mapping, 'family_name', FAMILY_ATTRS),
   };
   const params = ours?.params ?? (/^https?:\/\//.test(relayState) ? { redirect_uri: relayState } : {});
-  return { identity, params, unsolicited };
+  const session: SamlSession = { nameID: profile.nameID, nameIDFormat: profile.nameIDFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified', sessionIndex: profile.sessionIndex ?? null };
+  return { identity, params, unsolicited, session };
+}
+
+/**
+ * SP-initiated Single Logout (SAML Profiles §4.4.3, Bindings §3.4): a LogoutRequest naming `session`,
+ * signed by the connection's SP key (`SigAlg` RSA-SHA256, `Signature`), to the connection's
+ * `idp_slo_url` by HTTP-Redirect; its id is kept in a pending logout (10 min) whose reference travels as
+ * RelayState. @returns the IdP URL
+ * @throws AppError `failed_precondition` when the connection has no `idp_slo_url`
+ */
+export async function samlLogoutUrl(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, session: SamlSession): Promise<string> {
+  if (!c.idpSloUrl) throw new AppError('failed_precondition', SLO_NOT_CONFIGURED);
+  let request: { id: string; instant: string } | null = null;
+  const relayState = randomBytes(24).toString('base64url');
+  const sp = samlOf(d, org, c, await spKeyOf(d, c), requestCache(null, (id, instant) => { request = { id, instant }; }));
+  const url = await sp.getLogoutUrlAsync({ issuer: c.idpEntityId, nameID: session.nameID, nameIDFormat: session.nameIDFormat, sessionIndex: session.sessionIndex ?? undefined } as Profile, relayState, {});
+  if (request === null) throw new AppError('internal', 'internal error', { reason: 'no LogoutRequest id' });
+  await d.store.pending.put({ id: relayState, orgId: org.id, kind: 'slo', data: JSON.stringify({ request }), expiresAt: d.now() + PENDING_TTL_S });
+  return url;
+}
+
+export const SLO_NOT_CONFIGURED = 'the SAML connection has no single logout endpoint';
+
+/**
+ * Our SingleLogoutService: the IdP's LogoutResponse by HTTP-Redirect (SAML Profiles §4.4.4.2). It must
+ * answer our pending LogoutRequest (RelayState, `InResponseTo`), be signed by the IdP's certificate
+ * over the query (Bindings §3.4.4.1; an unsigned one is refused), name the IdP as Issuer and report
+ * Success.
+ * @param query the decoded query parameters; `rawQuery` the query as sent (the signed octets)
+ * @throws SamlRejected (400) with the reason
+ */
+export async function consumeLogoutResponse(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, query: Record<string, string>, rawQuery: string): Promise<void> {
+  const response = query['SAMLResponse'] ?? '';
+  if (response === '' || response.length > 65_536) throw new SamlRejected('missing or oversized SAMLResponse');
+  if (!query['Signature'] || !query['SigAlg']) throw new SamlRejected('unsigned logout response');
+  const relayState = query['RelayState'] ?? '';
+  const pending = relayState !== '' && relayState.length <= 64 ? await d.store.pending.take(relayState, d.now()) : null;
+  if (!pending || pending.orgId !== org.id || pending.kind !== 'slo') throw new SamlRejected('unknown or expired logout request');
+  const { request } = JSON.parse(pending.data) as { request: { id: string; instant: string } };
+  try {
+    await samlOf(d, org, c, await spKeyOf(d, c), requestCache(request, () => undefined))
+      .validateRedirectAsync({ SAMLResponse: response, Signature: query['Signature'], SigAlg: query['SigAlg'], RelayState: relayState }, rawQuery);
+  } catch (err) {
+    throw new SamlRejected(reasonOf(err));
+  }
 }

@@ -37,6 +37,8 @@ export interface SamlConnectionRecord {
   idpSsoUrl: string;
   /** how the AuthnRequest goes there (SAML Bindings §3.4 / §3.5); absent = HTTP-Redirect */
   idpSsoBinding?: SamlBinding | null;
+  /** https: the IdP's SingleLogoutService (HTTP-Redirect); null = no Single Logout */
+  idpSloUrl?: string | null;
   /** PEM X.509: verifies the IdP's signatures; write-only on the wire */
   idpCertificate: string;
   /** null = `<url>/oauth/saml/<org name>/metadata` */
@@ -64,7 +66,8 @@ export interface PendingLoginRecord {
   /** the OIDC `state` / the SAML RelayState */
   id: string;
   orgId: string;
-  kind: 'oidc' | 'saml';
+  /** `slo`: our LogoutRequest waiting for the IdP's LogoutResponse */
+  kind: 'oidc' | 'saml' | 'slo';
   /** JSON: the flow's parameters (redirect_uri, state, roles, scope; PKCE verifier and nonce; AuthnRequest id) */
   data: string;
   expiresAt: number;

@@ -26,9 +26,9 @@ const toSaml = (r: SamlRow): SamlConnectionRecord => ({
   spEntityId: r.spEntityId ?? null, acsUrl: r.acsUrl ?? null, attributeMapping: r.attributeMapping ?? null,
   allowIdpInitiated: Boolean(r.allowIdpInitiated), isActive: Boolean(r.isActive), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
   spCertificate: r.spCertificate ?? null, spPrivateKeySealed: r.spPrivateKeySealed ?? null,
-  idpSsoBinding: r.idpSsoBinding === 'HTTP-POST' ? 'HTTP-POST' : 'HTTP-Redirect',
+  idpSsoBinding: r.idpSsoBinding === 'HTTP-POST' ? 'HTTP-POST' : 'HTTP-Redirect', idpSloUrl: r.idpSloUrl ?? null,
 });
-const samlRow = (c: SamlConnectionRecord) => ({ ...c, idpSsoBinding: c.idpSsoBinding === 'HTTP-POST' ? 'HTTP-POST' : null, spCertificate: c.spCertificate ?? null, spPrivateKeySealed: c.spPrivateKeySealed ?? null, entityKey: keyOf(c.idpEntityId) });
+const samlRow = (c: SamlConnectionRecord) => ({ ...c, idpSloUrl: c.idpSloUrl ?? null, idpSsoBinding: c.idpSsoBinding === 'HTTP-POST' ? 'HTTP-POST' : null, spCertificate: c.spCertificate ?? null, spPrivateKeySealed: c.spPrivateKeySealed ?? null, entityKey: keyOf(c.idpEntityId) });
 /** the columns an update writes: never the SP key (set once by setSpKey, and a concurrent first use may have set it) */
 const samlUpdateRow = (c: SamlConnectionRecord) => {
   const { spCertificate: _cert, spPrivateKeySealed: _key, ...rest } = samlRow(c);

@@ -250,7 +250,12 @@ export interface CreateOrgSAMLConnectionRequest {
    * issue 31 §1, REST and gRPC only: how our AuthnRequest reaches idp_sso_url, `HTTP-Redirect`
    * (default) or `HTTP-POST` (SAML Bindings §3.4, §3.5)
    */
-  idp_sso_binding?: string | null | undefined;
+  idp_sso_binding?:
+    | string
+    | null
+    | undefined;
+  /** issue 31 §1, REST and gRPC only: the IdP's SingleLogoutService (HTTP-Redirect, https); absent = no SLO */
+  idp_slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2: only the supplied fields change; a blank certificate means keep. */
@@ -269,7 +274,12 @@ export interface UpdateOrgSAMLConnectionRequest {
     | null
     | undefined;
   /** issue 31 §1, REST and gRPC only; blank = back to the default HTTP-Redirect */
-  idp_sso_binding?: string | null | undefined;
+  idp_sso_binding?:
+    | string
+    | null
+    | undefined;
+  /** blank = remove it */
+  idp_slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2: exactly one of `id`, `org_id`. */
@@ -297,6 +307,7 @@ export interface OrgSAMLConnection {
     | undefined;
   /** issue 31 §1, REST and gRPC only: `HTTP-Redirect` or `HTTP-POST` */
   idp_sso_binding?: string | null | undefined;
+  idp_slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2 */
