@@ -12,6 +12,7 @@ import type { SessionRecord } from '@gatehouse/auth';
 import { randomToken, sha256Hex, timingSafeEqualString } from '@gatehouse/crypto';
 import type { ClientRecord, UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
+import { DEVICE_CODE_GRANT, pollDeviceCode } from './device.ts';
 import { openSession, type SessionGrant } from './issue.ts';
 import { OAuthError, invalidGrant, invalidRequest, type AuthenticatedClient } from './oauth-client-auth.ts';
 import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant, type ExchangeResponse } from './token-exchange.ts';
@@ -181,6 +182,20 @@ export async function clientCredentialsGrant(c: AuthnContext, auth: Authenticate
   };
 }
 
+/**
+ * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4–3.5; issue 34 §5): a poll
+ * ({@link pollDeviceCode}); once the user approved, the tokens of the grant their sign-in had, issued
+ * to the client in a session of its own, exactly once.
+ * @throws OAuthError `authorization_pending`, `slow_down`, `access_denied`, `expired_token`,
+ *   `invalid_grant` (also when the approving user is no longer active), `unauthorized_client`, `invalid_request`
+ */
+export async function deviceCodeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<GrantOutcome> {
+  const { record, grant } = await pollDeviceCode(c, auth, p);
+  const user = await liveUser(c, record.userId ?? '');
+  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, { jwtAccessToken: true });
+  return { response: respond(issued.tokens, grant.scope), action: 'token.issued', userId: user.id, sessionId: issued.sessionId! };
+}
+
 /** Dispatches on `grant_type`. @throws OAuthError `unsupported_grant_type`, `invalid_request`, the grants' errors */
 export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<GrantOutcome> {
   switch (p.grant_type ?? '') {
@@ -190,6 +205,8 @@ export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: 
       return refreshTokenGrant(c, auth, p);
     case 'client_credentials':
       return clientCredentialsGrant(c, auth, p);
+    case DEVICE_CODE_GRANT:
+      return deviceCodeGrant(c, auth, p);
     case TOKEN_EXCHANGE_GRANT: {
       const out = await tokenExchangeGrant(c, auth, p);
       return { response: out.response, action: 'token.exchanged', userId: out.userId, sessionId: out.sessionId, actors: out.actors };
