@@ -101,6 +101,11 @@ describe('device authorization grant (RFC 8628)', () => {
     // the allowed client is remembered like an /authorize consent (listed in the account console)
     const grants = (await a.call('ConsentGrants', {}, user.cookie)).res;
     expect(grants.consent_grants).toEqual([expect.objectContaining({ client_name: 'Living Room TV', scopes: ['email', 'openid'] })]);
+    // revoking that consent ends the device's tokens
+    const bearer = { authorization: `Bearer ${tokens.body.access_token as string}` };
+    expect((await a.call('Userinfo', { params: {}, method: 'GET' }, bearer)).res.status).toBe(200);
+    await a.call('RevokeConsentGrant', { id: grants.consent_grants[0].id }, user.cookie);
+    expect((await a.call('Userinfo', { params: {}, method: 'GET' }, bearer)).res.status).toBe(401);
   });
 
   it('a denial answers access_denied; an unanswered code expires_token after 600 s; another client\'s code is invalid_grant', async () => {
