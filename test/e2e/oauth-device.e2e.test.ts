@@ -8,13 +8,16 @@
  * consent screen naming the application and its scopes, allow or deny. Also shown: `slow_down` when
  * a poll comes sooner than the interval (openid-client then waits 5 s more and gets the tokens),
  * `expired_token` after `--device-code-expires-in`, single use, wrong codes refused and limited
- * (RFC 8628 §5.1), and a client without the grant type refused. Every screen passes axe-core and
- * raises no CSP violation.
+ * (RFC 8628 §5.1), and a client without the grant type refused. Two replicas (two `gatehouse all`
+ * processes on one database; two authn processes in split mode) share the state: a poll on one and a
+ * poll on the other are paced together, the user's answer on one is seen by the other, and the code is
+ * redeemed once. Every screen passes axe-core and raises no CSP violation.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSink } from '@gatehouse/testing';
+import { closeGrpcClients, grpcRpc } from '../support/surfaces.ts';
 import { launchChromium } from './passkey-browser.ts';
 import { address, PASSWORD, post, sleep } from './email-support.ts';
 import { DriverPool, type LoginPageDriver, loginPageFlags, startLogoServer, TITLES } from './login-page-support.ts';
@@ -40,7 +43,8 @@ describe.each(['all', 'split'] as Mode[])('device authorization grant with openi
   beforeAll(async () => {
     [sink, logo, browser] = await Promise.all([startSmtpSink(), startLogoServer(), launchChromium()]);
     d = await startDeployment(mode, {
-      urlHost: 'localhost', mfa: true, readyTimeoutMs: 120_000, flags: [...loginPageFlags(sink, ORG, logo.url), `--device-code-expires-in=${EXPIRES_IN}`],
+      urlHost: 'localhost', mfa: true, readyTimeoutMs: 180_000, flags: [...loginPageFlags(sink, ORG, logo.url), `--device-code-expires-in=${EXPIRES_IN}`],
+      ...(mode === 'all' ? { replicas: 2 } : { authnReplicas: 2 }),
     });
     // a public client (a TV has no secret), enabled for the device grant only
     const created = await post(d.url, '/v1/admin/create_client', {
@@ -59,6 +63,7 @@ describe.each(['all', 'split'] as Mode[])('device authorization grant with openi
     };
   }, 180_000);
   afterAll(async () => {
+    closeGrpcClients();
     await browser?.close();
     await d?.stop();
     await Promise.all([sink?.close(), logo?.close()]);
@@ -101,6 +106,39 @@ describe.each(['all', 'split'] as Mode[])('device authorization grant with openi
     });
     return { status: res.status, body: await res.json() as Record<string, unknown> };
   }
+
+  /** A device token request answered by the second replica: its own HTTP port (all-in-one) or its authn process over gRPC (split). */
+  async function pollOtherReplica(deviceCode: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const params = { grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: config.clientMetadata().client_id };
+    if (mode === 'all') {
+      expect(d.replicaUrls).toHaveLength(2);
+      const res = await fetch(`${d.replicaUrls[1]}/oauth/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params),
+      });
+      return { status: res.status, body: await res.json() as Record<string, unknown> };
+    }
+    expect(d.authnGrpcAddresses).toHaveLength(2);
+    const r = await grpcRpc({ url: d.url, grpcAddress: d.authnGrpcAddresses[1]! }, 'OauthToken', { params, method: 'POST' });
+    if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
+    return { status: Number(r.body.status), body: r.body.body as Record<string, unknown> };
+  }
+
+  it('across replicas: polls on two replicas are paced together, the answer given on one is redeemed on the other, once', async () => {
+    const email = await passwordUser();
+    const auth = await oidc.initiateDeviceAuthorization(config, { scope: 'openid email' });
+    expect(await pollOtherReplica(auth.device_code)).toMatchObject({ status: 400, body: { error: 'authorization_pending' } });
+    expect(await rawPoll(auth.device_code)).toMatchObject({ status: 400, body: { error: 'slow_down' } });
+    const drv = await drivers.open(browser, d.url);
+    await signInVia(drv, auth.verification_uri_complete!, email);
+    await drv.click('Continue');
+    await consentShown(drv, auth.user_code);
+    await drv.click('Allow');
+    await drv.screen(TITLE.connected);
+    const tokens = await pollOtherReplica(auth.device_code);
+    expect(tokens).toMatchObject({ status: 200, body: { token_type: 'Bearer', scope: 'openid email', access_token: expect.any(String) } });
+    expect(await oidc.fetchUserInfo(config, String(tokens.body.access_token), oidc.skipSubjectCheck)).toMatchObject({ email });
+    expect(await rawPoll(auth.device_code)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'device_code already used' } });
+  }, 150_000);
 
   it('discovery advertises the endpoint; allow: the code prefilled from verification_uri_complete, openid-client gets the tokens, once', async () => {
     const meta = config.serverMetadata();

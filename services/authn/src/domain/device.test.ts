@@ -22,8 +22,9 @@ async function setup() {
       name, allowed_scopes: ['openid', 'profile', 'email'], grant_types: grantTypes, is_public: isPublic,
     }, ADMIN);
     const id = res.client.client_id as string;
-    const basic = isPublic ? {} : { authorization: `Basic ${Buffer.from(`${id}:${res.client_secret as string}`).toString('base64')}` };
-    return { id, basic, params: isPublic ? { client_id: id } : {} };
+    const basic: Record<string, string> = isPublic ? {} : { authorization: `Basic ${Buffer.from(`${id}:${res.client_secret as string}`).toString('base64')}` };
+    const params: Record<string, string> = isPublic ? { client_id: id } : {};
+    return { id, basic, params };
   };
   const tv = await make('Living Room TV', [DEVICE_CODE_GRANT], true);
   const web = await make('Web app', ['client_credentials']);
