@@ -92,7 +92,10 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   // organization SSO (issue 20): OIDC and SAML logins, the SAML SP, org discovery (sso.ts)
-  mountSso(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  // issue 31 §1: a refused browser step lands on the hosted app's error screen when the app is served
+  mountSso(app, services.clients, {
+    deadlineMs: opts.deadlineMs, logger: deps.logger, errorPage: opts.loginPage ? `${opts.http.url.replace(/\/+$/, '')}${LOGIN_PAGE_PATH}/error` : null,
+  });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountScim(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   // the SAML IdP's metadata and SSO endpoints (issue 20): XML and HTML, not the table's JSON

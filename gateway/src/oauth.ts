@@ -12,7 +12,7 @@
  * (status and JSON, a 302, or an HTML page) with `Cache-Control: no-store` (RFC 6749 §5.1).
  */
 import type { Express, Request, Response } from 'express';
-import { toAppError } from '@gatehouse/errors';
+import { toAppError, type AppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
 import { readRawBody, MAX_BODY_BYTES } from './http/body.ts';
 import { callContextOf, type ServiceClients } from './rest.ts';
@@ -100,6 +100,21 @@ async function jsonObjectBody(req: Request): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
+/**
+ * The OAuth 2.0 error answer (RFC 6749 §5.2: `{error, error_description}`) for an AppError raised
+ * outside the protocol's own checks: the contract's input rule (a control character or an over-long
+ * value in a parameter: 400 `invalid_request` with the message naming it), the rate limits (429
+ * `temporarily_unavailable`, §4.1.2.1), an unavailable service (503), and anything else (500
+ * `server_error`, no detail).
+ * @returns the HTTP status and the JSON body
+ */
+export function oauthErrorOf(e: AppError): { status: number; body: { error: string; error_description: string } } {
+  if (e.code === 'unavailable' || e.code === 'deadline_exceeded') return { status: 503, body: { error: 'temporarily_unavailable', error_description: e.message } };
+  if (e.code === 'resource_exhausted') return { status: 429, body: { error: 'temporarily_unavailable', error_description: e.message } };
+  if (e.httpStatus >= 400 && e.httpStatus < 500) return { status: e.httpStatus, body: { error: 'invalid_request', error_description: e.message } };
+  return { status: 500, body: { error: 'server_error', error_description: 'internal error' } };
+}
+
 /** Registers the endpoints of {@link OAUTH_ROUTES} on `app`, each other method answering 405. */
 export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
   for (const route of OAUTH_ROUTES) {
@@ -127,10 +142,13 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
         const resourceId = typeof req.params.resource_id === 'string' ? { resource_id: req.params.resource_id } : {};
         const out = await client.call(route.rpc, { params, method, ...resourceId }, ctx) as {
           status: number; body: Record<string, unknown> | null; location?: string | null; html?: string | null; www_authenticate?: string | null; frameable?: boolean;
+          dpop_nonce?: string | null;
         };
         if (res.headersSent) return;
         if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
         if (out.www_authenticate) res.setHeader('WWW-Authenticate', out.www_authenticate);
+        // RFC 9449 §8.1 / §9: the server nonce the next DPoP proof must carry
+        if (out.dpop_nonce) res.setHeader('DPoP-Nonce', out.dpop_nonce);
         if (out.location) {
           res.redirect(302, out.location);
           return;
@@ -145,8 +163,9 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
         const e = toAppError(err);
         if (res.headersSent) return;
         if (e.code === 'internal' || e.code === 'unimplemented') opts.logger.error({ err, route: route.path }, 'oauth request failed');
-        const unavailable = e.code === 'unavailable' || e.code === 'deadline_exceeded';
-        res.status(unavailable ? 503 : 500).json({ error: unavailable ? 'temporarily_unavailable' : 'server_error', error_description: unavailable ? e.message : 'internal error' });
+        const { status, body } = oauthErrorOf(e);
+        for (const [name, value] of Object.entries(e.headers ?? {})) res.setHeader(name, value);
+        res.status(status).json(body);
       }
     });
   }

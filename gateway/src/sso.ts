@@ -2,11 +2,18 @@
  * @module gateway/sso
  * Organization SSO in the browser (behaviour.md §6.3, issue 20): `GET /oauth/sso/<org>/login|callback`
  * (OIDC), `GET /oauth/saml/<org>/metadata|login` and `POST /oauth/saml/<org>/acs` (SAML SP; the ACS is
- * CSRF-exempt, §2.5), and org discovery (`GET /api/v1/org-discovery?email=` and the redirecting
+ * CSRF-exempt, §2.5), SP-initiated Single Logout (`GET /oauth/saml/<org>/logout`, which first ends
+ * the Gatehouse session through authn's `Logout`, and our SingleLogoutService `GET /oauth/saml/<org>/slo`),
+ * and org discovery (`GET /api/v1/org-discovery?email=` and the redirecting
  * `GET /oauth/sso/discover`, both answering 404 unless `--enable-org-discovery`). The gateway asserts
  * nothing: it turns the query or the form into string parameters and calls the orgs service's public
  * RPC `SsoRequest`, then writes its answer (a 302 with authn's cookies, the SP metadata XML, or a JSON
  * error) with `Cache-Control: no-store`.
+ *
+ * A refused browser step (the logins, the OIDC callback, the SAML ACS, the discovery redirect) asked
+ * for by a browser (`Accept` prefers `text/html`) lands on the hosted app's error screen when the app
+ * is served (`--enable-login-page`): `303 <url>/app/error?code=<code>&message=<message>` (issue 31 §1),
+ * so the user reads what happened instead of a JSON body. Other clients get the JSON error.
  */
 import type { Express, Request, Response } from 'express';
 import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
@@ -23,15 +30,47 @@ const SSO_ROUTES: readonly { path: string; action: string; method: 'GET' | 'POST
   { path: '/oauth/saml/:org/metadata', action: 'saml_metadata', method: 'GET' },
   { path: '/oauth/saml/:org/login', action: 'saml_login', method: 'GET' },
   { path: '/oauth/saml/:org/acs', action: 'saml_acs', method: 'POST' },
+  { path: '/oauth/saml/:org/logout', action: 'saml_logout', method: 'GET' },
+  { path: '/oauth/saml/:org/slo', action: 'saml_slo', method: 'GET' },
 ]);
+
+const FORM_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; form-action *; base-uri 'none'; frame-ancestors 'none'";
+
+/** The actions a browser navigates to (a form post or a redirect), whose refusals a person reads. */
+const BROWSER_ACTIONS: ReadonlySet<string> = new Set(['discover_login', 'oidc_login', 'oidc_callback', 'saml_login', 'saml_acs', 'saml_logout', 'saml_slo']);
+
+/**
+ * `303` to the hosted app's error screen with the refusal's code and message, when `errorPage` is set,
+ * the action is a browser step and the request prefers HTML. @returns whether it answered
+ */
+function toErrorPage(req: Request, res: Response, action: string, errorPage: string | null, code: string, message: string): boolean {
+  if (!errorPage || !BROWSER_ACTIONS.has(action) || res.headersSent) return false;
+  if (req.accepts(['application/json', 'text/html']) !== 'text/html') return false;
+  res.redirect(303, `${errorPage}?${new URLSearchParams({ code, message }).toString()}`);
+  return true;
+}
+
+/** The `{code, message}` of an orgs JSON error answer (null when the body is not one). */
+function errorOf(body: string): { code: string; message: string } | null {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown; message?: unknown };
+    return typeof parsed.code === 'string' && typeof parsed.message === 'string' ? { code: parsed.code, message: parsed.message } : null;
+  } catch {
+    return null;
+  }
+}
 
 function sendError(res: Response, e: AppError): void {
   if (res.headersSent) return;
   res.status(httpStatusOf(e.code)).json({ code: e.code, message: e.code === 'internal' ? 'internal error' : e.message });
 }
 
-/** Registers the routes of {@link SSO_ROUTES}; another method answers 405. */
-export function mountSso(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
+/**
+ * Registers the routes of {@link SSO_ROUTES}; another method answers 405.
+ * @param opts.errorPage the hosted app's error screen (`<url>/app/error`), null when the app is not served
+ */
+export function mountSso(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger; errorPage?: string | null }): void {
+  const errorPage = opts.errorPage ?? null;
   for (const route of SSO_ROUTES) {
     app.all(route.path, async (req: Request, res: Response) => {
       res.setHeader('Cache-Control', 'no-store');
@@ -51,6 +90,12 @@ export function mountSso(app: Express, clients: ServiceClients, opts: { deadline
         }
         if (!clients.orgs) throw new AppError('unimplemented', 'the orgs service is not part of this deployment');
         const org = typeof req.params['org'] === 'string' ? req.params['org'] : '';
+        // the LogoutResponse's signature covers the query as sent (SAML Bindings §3.4.4.1)
+        if (route.action === 'saml_slo') params['__raw_query'] = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
+        // SP-initiated Single Logout ends the Gatehouse session first (authn's Logout clears its cookies)
+        if (route.action === 'saml_logout' && clients.authn) {
+          await clients.authn.call('Logout', {}, ctx).catch((err: unknown) => { opts.logger.debug({ err }, 'no Gatehouse session to end before SAML logout'); });
+        }
         const out = await clients.orgs.call('SsoRequest', { action: route.action, org, params }, ctx) as {
           status: number; location?: string | null; body: string; content_type: string;
         };
@@ -60,6 +105,10 @@ export function mountSso(app: Express, clients: ServiceClients, opts: { deadline
           res.redirect(302, out.location);
           return;
         }
+        const refused = out.status >= 400 ? errorOf(out.body) : null;
+        if (refused && toErrorPage(req, res, route.action, errorPage, refused.code, refused.message)) return;
+        // the SAML HTTP-POST AuthnRequest: an auto-submitting form (its one inline script, posting anywhere)
+        if (out.content_type.startsWith('text/html')) res.setHeader('Content-Security-Policy', FORM_CSP);
         res.status(out.status).type(out.content_type || 'application/json').send(out.body);
       } catch (err) {
         const e = toAppError(err);
@@ -68,6 +117,7 @@ export function mountSso(app: Express, clients: ServiceClients, opts: { deadline
           return;
         }
         if (e.code === 'internal') opts.logger.error({ err, route: route.path }, 'sso request failed');
+        if (toErrorPage(req, res, route.action, errorPage, e.code, e.code === 'internal' ? 'internal error' : e.message)) return;
         sendError(res, e);
       }
     });

@@ -5,7 +5,9 @@
  * an advertised endpoint that answers 404, or a reported method whose routes answer 501, breaks them.
  * The test follows both against a running deployment: it keeps holding as features land.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { postJson, raw } from '../support/http.ts';
 import { PASSWORD, freshEmail } from '../support/scenario.ts';
@@ -39,6 +41,22 @@ describe('discovery and Meta state only what is served (all)', () => {
     // no grant or response type is advertised while no authorization or token endpoint is served
     if (!('authorization_endpoint' in disc)) expect(disc).not.toHaveProperty('response_types_supported');
     if (!('token_endpoint' in disc)) expect(disc).not.toHaveProperty('grant_types_supported');
+  });
+
+  it('every DPoP algorithm advertised is accepted by the token endpoint (RFC 9449 §5.1)', async () => {
+    const disc = (await raw(`${d.url}/.well-known/openid-configuration`)).body as { dpop_signing_alg_values_supported: string[]; token_endpoint: string };
+    expect(disc.dpop_signing_alg_values_supported.length).toBeGreaterThan(0);
+    for (const alg of disc.dpop_signing_alg_values_supported) {
+      const { publicKey, privateKey } = await generateKeyPair(alg, alg.startsWith('RS') || alg.startsWith('PS') ? { modulusLength: 2048 } : {});
+      const proof = await new SignJWT({ jti: randomUUID(), htm: 'POST', htu: disc.token_endpoint, iat: Math.floor(Date.now() / 1000) })
+        .setProtectedHeader({ alg, typ: 'dpop+jwt', jwk: await exportJWK(publicKey) }).sign(privateKey);
+      const res = await fetch(disc.token_endpoint, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof }, body: 'grant_type=client_credentials',
+      });
+      // the proof passed every check up to the server nonce, which it was asked for (§8)
+      expect({ alg, status: res.status, error: ((await res.json()) as { error: string }).error, nonce: res.headers.has('dpop-nonce') })
+        .toEqual({ alg, status: 400, error: 'use_dpop_nonce', nonce: true });
+    }
   });
 
   it('every MFA method Meta reports has routes that answer (not 501) for a signed-in user', async () => {

@@ -8,13 +8,19 @@
  * query and mutation of the served schema (variables shaped by its input types), and every RPC of
  * every public gRPC service. Values mix NUL bytes and other controls, over-long and non-ASCII text,
  * SQL and id look-alikes, wrong JSON types and a marker secret; requests go anonymous, as a user and
- * as the super-admin. Each answer must be a 4xx/2xx (REST, GraphQL) or a non-internal gRPC status,
+ * as the super-admin. A fourth property sends generated request headers as raw bytes (credentials,
+ * cookies, content types, forwarding headers, control and Latin-1 bytes) to every route of the three
+ * HTTP wires: the `/v1` table, GraphQL, the OAuth/OIDC, SSO, SAML and SCIM endpoints and the pages; a
+ * fifth sends generated parameters (the OAuth, OIDC, SAML and SCIM names, hostile values) to the
+ * endpoints outside the `/v1` table, in the query and in the form or JSON body.
+ * Each answer must be a 4xx/2xx/3xx (REST, GraphQL) or a non-internal gRPC status,
  * never a reset connection, and no error message may carry the admin secret, the internal token or
  * the marker secret. Runs are bounded (a fixed seed and `numRuns` per route, the {@link FILLS} examples
  * counted in it) to keep the suite near two minutes in all-in-one and one more in split mode, which
  * runs the examples and one generated request per route.
  */
 import { describe, it, expect, beforeAll, afterAll, beforeEach, jest } from '@jest/globals';
+import net from 'node:net';
 import fc from 'fast-check';
 import { createCallContext, createGrpcClient, serviceDescriptor, servicesWithProto } from '@gatehouse/rpc';
 import { startDeployment, type Deployment, type Mode } from '@gatehouse/testing';
@@ -122,6 +128,89 @@ function fromGraphqlType(ref: Json, inputs: Map<string, Json>, depth = 0): fc.Ar
     case 'String': case 'ID': return text;
     default: return fc.jsonValue({ maxDepth: 2 });
   }
+}
+
+/** The HTTP routes outside the `/v1` table and GraphQL (their own wire): method and path. */
+const OTHER_ROUTES: Array<[string, string]> = [
+  ['POST', '/oauth/token'], ['GET', '/authorize?response_type=code&client_id=x'], ['POST', '/authorize'], ['POST', '/oauth/revoke'],
+  ['POST', '/oauth/introspect'], ['GET', '/userinfo'], ['POST', '/userinfo'], ['GET', '/logout'], ['POST', '/oauth/register'],
+  ['GET', '/oauth/register/x'], ['PUT', '/oauth/register/x'], ['DELETE', '/oauth/register/x'], ['POST', '/oauth/par'],
+  ['GET', '/.well-known/openid-configuration'], ['GET', '/.well-known/jwks.json'], ['GET', '/verify_email?token=x'],
+  ['GET', '/oauth/sso/discover?email=a@b.c'], ['GET', '/oauth/sso/x/login'], ['GET', '/oauth/sso/x/callback?code=x&state=y'],
+  ['GET', '/oauth/saml/x/metadata'], ['GET', '/oauth/saml/x/login'], ['POST', '/oauth/saml/x/acs'], ['GET', '/oauth/saml/x/idp/metadata'],
+  ['GET', '/scim/v2/x/Users'], ['POST', '/scim/v2/x/Users'], ['GET', '/graphql'], ['GET', '/app/login'], ['GET', '/'],
+  ['GET', '/openapi.json'], ['GET', '/healthz'], ['GET', '/readyz'],
+];
+
+/** The parameter names of the OAuth 2.0, OIDC, SSO, SAML and SCIM wires (RFC 6749, 7009, 7662, 7591, 8693, 9126; OIDC Core; SAML bindings; RFC 7644). */
+const WIRE_PARAMS = [
+  'client_id', 'client_secret', 'grant_type', 'code', 'redirect_uri', 'refresh_token', 'token', 'token_type_hint', 'scope', 'state', 'nonce',
+  'response_type', 'response_mode', 'code_challenge', 'code_challenge_method', 'code_verifier', 'request_uri', 'request', 'prompt', 'max_age',
+  'login_hint', 'id_token_hint', 'post_logout_redirect_uri', 'client_assertion', 'client_assertion_type', 'subject_token', 'subject_token_type',
+  'actor_token', 'actor_token_type', 'resource', 'audience', 'email', 'SAMLResponse', 'SAMLRequest', 'RelayState', 'SigAlg', 'Signature',
+  'filter', 'startIndex', 'count', 'redirect_uris', 'client_name', 'token_endpoint_auth_method', 'grant_types',
+];
+/** Generated wire parameters: some names of {@link WIRE_PARAMS} (sometimes repeated) with hostile values. */
+const wireParams = fc.array(fc.tuple(fc.constantFrom(...WIRE_PARAMS), fc.oneof({ weight: 3, arbitrary: text }, fc.constantFrom('authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange', 'code', 'S256', 'plain', 'form_post', 'web_message', 'http://localhost/cb', 'none'))), { maxLength: 8 });
+
+/** A header value as an attacker may send it: printable junk, Latin-1, controls a parser must refuse, huge values. */
+const headerText = fc.oneof(
+  fc.constantFrom('', ' ', 'a\u0000b', '\u0001\u007f', 'tab\there', 'caf\u00e9', '\u00ff\u00fe', '%00', '%E0%A4%A', "' OR '1'='1", MARKER, 'x'.repeat(9_000), 'x'.repeat(70_000), 'null', 'undefined', '[object Object]'),
+  fc.string({ minLength: 0, maxLength: 30 }).map((v) => v.replace(/[\r\n]/g, '')),
+);
+const fakeJwt = fc.tuple(fc.constantFrom('{"alg":"none"}', '{"alg":"HS256","kid":"../../x"}', '{"alg":"RS256","kid":"\u0000"}', '{}', 'not json'), fc.jsonValue({ maxDepth: 1 }), headerText)
+  .map(([h, p, sig]) => `${Buffer.from(h).toString('base64url')}.${Buffer.from(JSON.stringify(p) ?? '').toString('base64url')}.${Buffer.from(sig, 'latin1').toString('base64url')}`);
+/** Generated request headers, as [name, value] pairs (a header may repeat). */
+const headerSet = fc.record({
+  authorization: fc.option(fc.oneof(headerText.map((v) => `Bearer ${v}`), fakeJwt.map((v) => `Bearer ${v}`), headerText.map((v) => `Basic ${Buffer.from(v, 'latin1').toString('base64')}`), fc.constantFrom('Bearer', 'Basic', 'DPoP x', 'Bearer a b c'), headerText)),
+  cookie: fc.option(fc.oneof(
+    fc.tuple(fc.constantFrom('cookie_session', 'cookie_session_domain', 'mfa', 'service-admin', '__Host-gatehouse_social', 'gh_sso_state'), headerText).map(([k, v]) => `${k}=${v}`),
+    fc.constant('cookie_session=a; cookie_session=b; mfa=; service-admin'), fc.constant('a=1; '.repeat(2_000)), headerText,
+  )),
+  contentType: fc.option(fc.oneof(fc.constantFrom('application/json', 'application/json; charset=utf-16le', 'application/json; charset=bogus', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=--x', 'application/scim+json', 'application/xml'), headerText)),
+  adminSecret: fc.option(headerText),
+  origin: fc.option(fc.oneof(fc.constantFrom('null', 'http://evil.example', 'file://'), headerText)),
+  forwarded: fc.option(fc.oneof(fc.constantFrom('1.2.3.4', '::1, 999.1.1.1', '300.300.300.300', 'for=1.2.3.4;proto=https', 'x'.repeat(5_000)), headerText)),
+  misc: fc.array(fc.tuple(fc.constantFrom('accept', 'accept-encoding', 'accept-language', 'user-agent', 'x-request-id', 'traceparent', 'if-match', 'dpop', 'x-forwarded-proto', 'x-forwarded-host', 'host'), headerText), { maxLength: 3 }),
+}).map((h) => [
+  ...(h.authorization !== null ? [['authorization', h.authorization]] : []),
+  ...(h.cookie !== null ? [['cookie', h.cookie]] : []),
+  ...(h.contentType !== null ? [['content-type', h.contentType]] : []),
+  ...(h.adminSecret !== null ? [['x-service-admin-secret', h.adminSecret]] : []),
+  ...(h.origin !== null ? [['origin', h.origin]] : []),
+  ...(h.forwarded !== null ? [['x-forwarded-for', h.forwarded]] : []),
+  ...h.misc,
+] as Array<[string, string]>);
+
+/**
+ * One HTTP/1.1 request written as raw bytes on a new TCP connection (fetch and node:http refuse the
+ * header bytes an attacker sends), read to the end of the connection.
+ * @returns the status code and the raw answer after the status line, or an error naming what happened
+ * @throws never: a reset, a timeout (20 s) or an unparsable answer is returned as `error`
+ */
+function rawRequest(origin: URL, method: string, path: string, headers: Array<[string, string]>, body: string): Promise<{ status: number; rest: string; error?: string }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(origin.port), origin.hostname);
+    const chunks: Buffer[] = [];
+    let settled = false;
+    const done = (error?: string): void => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      const raw = Buffer.concat(chunks).toString('latin1');
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(raw)?.[1] ?? 0);
+      const rest = raw.slice(raw.indexOf('\r\n') + 2);
+      const problem = error ?? (status === 0 ? `no status line: ${raw.slice(0, 80)}` : undefined);
+      resolve(problem === undefined ? { status, rest } : { status, rest, error: problem });
+    };
+    socket.setTimeout(20_000, () => done('timeout'));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', () => done());
+    socket.on('error', (err) => done(err.message));
+    const payload = Buffer.from(body, 'utf8');
+    const head = [`${method} ${path} HTTP/1.1`, `Host: ${origin.host}`, ...headers.map(([k, v]) => `${k}: ${v}`), `Content-Length: ${payload.length}`, 'Connection: close', '', ''].join('\r\n');
+    socket.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
+  });
 }
 
 const typeString = (ref: Json): string => (ref.kind === 'NON_NULL' ? `${typeString(ref.ofType)}!` : ref.kind === 'LIST' ? `[${typeString(ref.ofType)}]` : ref.name);
@@ -247,6 +336,63 @@ describe.each(MODES)('fuzzing every route on REST, GraphQL and gRPC (issue 30 §
       }
     }
     expect(rpcs).toBeGreaterThan(100);
+    expect(failures).toEqual([]);
+  });
+
+  it('headers: generated request headers, as raw bytes, on every HTTP route of the three wires', async () => {
+    const doc = (await (await fetch(`${d.url}/openapi.json`)).json()) as Json;
+    const table = Object.entries(doc.paths as Record<string, Json>).filter(([p]) => p.startsWith('/v1/'))
+      .flatMap(([path, ops]) => Object.keys(ops as Json).map((m) => [m.toUpperCase(), path] as [string, string]));
+    const routes: Array<[string, string]> = [...table, ['POST', '/graphql'], ...OTHER_ROUTES];
+    const origin = new URL(d.url);
+    let answered = 0;
+    for (const [method, path] of routes) {
+      const body = path === '/graphql' ? JSON.stringify({ query: '{ meta { version } }' }) : method === 'GET' ? '' : '{}';
+      await fc.assert(fc.asyncProperty(headerSet, async (headers) => {
+        const where = `headers ${method} ${path} ${JSON.stringify(headers).slice(0, 300)}`;
+        const res = await rawRequest(origin, method, path, headers, body);
+        // a parser may answer 400 and close while the request is still being written (a reset after a
+        // whole answer); an answer that never came is the failure
+        if (res.status === 0) {
+          failures.push(`${where}: no answer (${res.error})`);
+          return;
+        }
+        answered += 1;
+        judge(where, res.status, res.rest.slice(res.rest.indexOf('\r\n\r\n') + 4));
+      }), { numRuns: runs, seed: SEED, endOnFailure: true });
+    }
+    expect(failures).toEqual([]);
+    expect(answered).toBe(routes.length * runs);
+  });
+
+  it('OAuth, OIDC, SSO, SAML and SCIM endpoints: generated parameters in the query and the body', async () => {
+    // a control character in a parameter is the client's error (RFC 6749 §5.2 invalid_request), and an
+    // unknown client id of any shape is an unknown client (PostgreSQL's uuid column is not asked)
+    const nul = await fetch(`${d.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&state=%00' });
+    expect([nul.status, ((await nul.json()) as Json).error]).toEqual([400, 'invalid_request']);
+    const unknown = await fetch(`${d.url}/authorize?response_type=code&client_id=x&redirect_uri=http%3A%2F%2Flocalhost%2Fcb`, { redirect: 'manual' });
+    expect(unknown.status).toBe(400);
+    for (const [method, route] of OTHER_ROUTES) {
+      const path = route.split('?')[0]!;
+      if (!/^\/(oauth|authorize|userinfo|logout|verify_email|scim)/.test(path)) continue;
+      const json = path.startsWith('/scim') || path.startsWith('/oauth/register');
+      await fc.assert(fc.asyncProperty(wireParams, fc.nat({ max: callers.length - 1 }), async (params, who) => {
+        const where = `wire ${method} ${path} ${JSON.stringify(params).slice(0, 300)}`;
+        const form = new URLSearchParams(params);
+        try {
+          const res = method === 'GET' || method === 'DELETE'
+            ? await fetch(`${d.url}${path}?${form.toString()}`, { method, headers: callers[who]!, redirect: 'manual' })
+            : await fetch(`${d.url}${path}`, {
+              method, redirect: 'manual',
+              headers: { 'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded', origin: d.url, ...callers[who] },
+              body: json ? JSON.stringify(Object.fromEntries(params)) : form.toString(),
+            });
+          judge(where, res.status, await res.text());
+        } catch (err) {
+          failures.push(`${where}: no answer (${(err as Error).message})`);
+        }
+      }), { numRuns: runs * 4, seed: SEED, endOnFailure: true });
+    }
     expect(failures).toEqual([]);
   });
 

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { generate } from 'otplib';
 import { ringOf } from '@gatehouse/crypto';
-import { runGatehouse, startDeployment, type Deployment } from '@gatehouse/testing';
+import { runGatehouse, selfSigned, startDeployment, type Deployment } from '@gatehouse/testing';
 import { PASSWORD, address, cookieHeader, post, signup, sleep } from './email-support.ts';
 
 /** The 6-digit TOTP code of `secret` at the next 30 s step (the replay guard refuses a step used before). */
@@ -61,6 +61,11 @@ describe('key rotation: --encryption-key as a ring, gatehouse reseal, the old ke
     const metadata = await fetch(`${d.url}/oauth/saml/${data.orgName}/idp/metadata`);
     expect(metadata.status).toBe(200);
     expect(await metadata.text()).toContain('X509Certificate');
+
+    // the SAML connection's SP key signs its AuthnRequest (the sealed key opened)
+    const samlLogin = await fetch(`${d.url}/oauth/saml/${data.orgName}/login`, { redirect: 'manual' });
+    expect(samlLogin.status).toBe(302);
+    expect(new URL(samlLogin.headers.get('location')!).searchParams.get('Signature')).toBeTruthy();
   }
 
   /** The sealed columns as stored: each value's key id (`v1` for a value sealed before rings). */
@@ -71,6 +76,7 @@ describe('key rotation: --encryption-key as a ring, gatehouse reseal, the old ke
         ...db.prepare('select secret_sealed as v from mfa_totp').all(),
         ...db.prepare('select private_key_sealed as v from orgs_saml_idp_keys').all(),
         ...db.prepare('select client_secret_sealed as v from orgs_oidc_connections').all(),
+        ...db.prepare('select sp_private_key_sealed as v from orgs_saml_connections').all(),
       ] as Array<{ v: string }>;
       return values.map(({ v }) => (v.startsWith('v2.') ? v.split('.')[1]! : 'v1'));
     } finally {
@@ -99,11 +105,15 @@ describe('key rotation: --encryption-key as a ring, gatehouse reseal, the old ke
     expect(sp.status).toBe(200);
     const oidc = await post(d.url, '/v1/admin/create_org_oidc_connection', { org_id: org.body.id, name: 'IdP', issuer_url: 'https://idp.example', client_id: 'cid', client_secret: 'upstream-secret' }, admin);
     expect(oidc.status).toBe(200);
+    const samlConnection = await post(d.url, '/v1/admin/create_org_saml_connection', {
+      org_id: org.body.id, name: 'SAML IdP', idp_entity_id: 'https://idp.example/saml', idp_sso_url: 'https://idp.example/sso', idp_certificate: selfSigned('idp.example').cert,
+    }, admin);
+    expect(samlConnection.status).toBe(200);
     const metadata = await fetch(`${d.url}/oauth/saml/${data.orgName}/idp/metadata`);
     expect(metadata.status).toBe(200);
     const oldId = ringOf(d.encryptionKey).keys[0].id;
     const newId = ringOf(NEW).keys[0].id;
-    expect(sealedKeyIds().length).toBeGreaterThanOrEqual(3);
+    expect(sealedKeyIds().length).toBeGreaterThanOrEqual(4);
     expect(new Set(sealedKeyIds())).toEqual(new Set([oldId]));
 
     // 1. the new key first, the old one still in the ring; `gatehouse reseal` (here while the server is
@@ -118,6 +128,7 @@ describe('key rotation: --encryption-key as a ring, gatehouse reseal, the old ke
     expect(report.resealed.mfa!['mfa_totp.secret_sealed']).toEqual({ resealed: 1, unreadable: 0 });
     expect(report.resealed.orgs!['orgs_saml_idp_keys.private_key_sealed']!.resealed).toBeGreaterThanOrEqual(1);
     expect(report.resealed.orgs!['orgs_oidc_connections.client_secret_sealed']).toEqual({ resealed: 1, unreadable: 0 });
+    expect(report.resealed.orgs!['orgs_saml_connections.sp_private_key_sealed']).toEqual({ resealed: 1, unreadable: 0 });
     expect(new Set(sealedKeyIds())).toEqual(new Set([newId]));
     // a second run finds nothing left
     const again = JSON.parse((await runGatehouse('reseal', flags, 120_000)).output.trim().split('\n').pop()!) as typeof report;

@@ -10,7 +10,9 @@
  * process with its own flags, read through the gateway): `--disable-mfa`, `--disable-webauthn-mfa`,
  * `--enforce-mfa`. Every row checks every flow that could reach a factor: Meta (what the hosted login
  * page shows), the signup offer, each setup endpoint, verify_otp, the login challenge of each enrolled
- * user (and whether a code was sent), and the passkey login that completes an MFA session. A disabled
+ * user (and whether a code was sent), the passkey login that completes an MFA session, and the hosted
+ * login page's screens in Chromium (the passkey button of the sign-in screen, the methods of the MFA
+ * offer after a sign-up on the page by email, the challenge screen each enrolled user reaches). A disabled
  * factor is neither offered nor accepted; an enabled one is both (so the table cannot pass by refusing
  * everything). Rows alternate between the two users of each code factor, so a row waits out the 30 s
  * resend window of a destination only when both were sent to within it.
@@ -22,11 +24,13 @@ import type { CommandName } from '@gatehouse/config';
 import { startDeployment, startSmtpSink, startTwilioSink, type Deployment, type Mode, type SmtpSink, type TwilioSink } from '@gatehouse/testing';
 import { PASSWORD, address, bearer, cookieHeader, get, post, signup, sleep, type Reply } from './email-support.ts';
 import { launchChromium, openPasskeyPage, type PasskeyPage } from './passkey-browser.ts';
+import { DriverPool, TITLES, passwordLogin, submitSignup, type LoginPageDriver } from './login-page-support.ts';
 
 jest.setTimeout(600_000);
 
 type Factor = 'totp' | 'email' | 'sms' | 'webauthn';
 const ALL: Factor[] = ['totp', 'email', 'sms', 'webauthn'];
+const ORG = 'Gatehouse';
 const PASSKEY_MFA_UNAVAILABLE = { code: 'failed_precondition', message: 'passkey MFA is not available on this server' };
 
 /** Each row: its flags, the factors it turns off, whether MFA is enforced. */
@@ -70,6 +74,7 @@ describe.each(SETUPS)('MFA flags on every path that could reach a factor ($mode)
   let d: Deployment;
   let browser: Browser;
   let page: PasskeyPage;
+  const drivers = new DriverPool();
   /** `<email> <code>`: TOTP codes already used (the replay guard refuses a reused one, §4.4) */
   const usedCodes = new Set<string>();
   const slots: Slot[] = [];
@@ -243,5 +248,68 @@ describe.each(SETUPS)('MFA flags on every path that could reach a factor ($mode)
     // the user who skipped: passes quietly unless MFA is enforced
     const skipped = await login(users.skipped);
     expect(['skipped', skipped.body.access_token !== null]).toEqual(['skipped', !enforced]);
+
+    // the hosted login page shows what Meta and the API say, and no more
+    await checkLoginPage(on, mfaOn, enforced, slot);
+    if (on('email') || on('sms')) slot.lastSend = Date.now();
   });
+
+  /**
+   * The hosted login page in Chromium under one row: the sign-in screen offers a passkey only while
+   * passkeys are usable; a sign-up on the page reaches the MFA offer listing exactly the usable methods
+   * (and "Skip for now" only when MFA is not enforced), or signs in when no factor is usable; each
+   * enrolled user's sign-in on the page reaches its factor's challenge screen only while that factor is
+   * usable. Each screen is checked by axe-core and for CSP violations (DriverPool).
+   */
+  async function checkLoginPage(on: (f: Factor) => boolean, mfaOn: boolean, enforced: boolean, slot: Slot): Promise<void> {
+    const button = (drv: LoginPageDriver, name: string) => drv.page.getByRole('button', { name, exact: true }).count().then((n) => n > 0);
+    const heading = async (drv: LoginPageDriver): Promise<string> => {
+      await drv.page.waitForFunction(() => (globalThis as any).document.querySelector('main')?.getAttribute('aria-busy') === 'false');
+      return (await drv.page.locator('h1').textContent()) ?? '';
+    };
+    try {
+      // sign-up on the page: the offer lists the usable methods
+      const signupDrv = await drivers.open(browser, d.url);
+      await signupDrv.goto('/app/login');
+      await signupDrv.screen(TITLES.login(ORG));
+      expect(['passkey sign-in button', await button(signupDrv, 'Sign in with a passkey')]).toEqual(['passkey sign-in button', on('webauthn')]);
+      await signupDrv.follow('Create an account');
+      await signupDrv.screen(TITLES.signup);
+      if (!mfaOn) {
+        await signupDrv.fill('Email or phone number', address('flags-page'));
+        await signupDrv.fill('Password', PASSWORD);
+        await signupDrv.fill('Confirm password', PASSWORD);
+        await signupDrv.click('Create account');
+        await signupDrv.screen(TITLES.signedIn);
+      } else {
+        await submitSignup(signupDrv, address('flags-page'), PASSWORD);
+        expect({
+          totp: await signupDrv.page.getByRole('heading', { level: 2, name: 'Authenticator app', exact: true }).count() > 0,
+          email: await button(signupDrv, 'Codes by email'), sms: await button(signupDrv, 'Codes by text message'),
+          webauthn: await button(signupDrv, 'A passkey on this device'), skip: await button(signupDrv, 'Skip for now'),
+          // the page signs up by email only: text-message codes are offered to users with a phone number
+          // (the API rows above check that offer), never to this one
+        }).toEqual({ totp: on('totp'), email: on('email'), sms: false, webauthn: on('webauthn'), skip: !enforced });
+      }
+
+      // each enrolled user's sign-in on the page (within the resend window of the API login above, so no
+      // second code goes out): the factor's challenge while it is usable, signed in when no factor is
+      const challenge: Array<[string, string, boolean, (drv: LoginPageDriver) => Promise<boolean>]> = [
+        ['totp', slot.totp.email, on('totp'), async (drv) => (await heading(drv)) === TITLES.totp && await drv.page.getByLabel('Code from the app', { exact: true }).count() > 0],
+        ['email', slot.email.email, on('email'), async (drv) => (await heading(drv)) === TITLES.emailOtp],
+        ['sms', slot.sms.email, on('sms'), async (drv) => (await heading(drv)) === 'Check your phone'],
+        ['webauthn', users.webauthn.email, on('webauthn'), async (drv) => (await heading(drv)) === TITLES.totp && await button(drv, 'Use my passkey')],
+      ];
+      for (const [factor, email, usable, showsChallenge] of challenge) {
+        const drv = await drivers.open(browser, d.url);
+        await passwordLogin(drv, ORG, email, PASSWORD);
+        await drv.page.waitForFunction((login) => (globalThis as any).document.querySelector('h1')?.textContent !== login, TITLES.login(ORG), { timeout: 15_000 });
+        const title = await heading(drv);
+        await drv.screen(title);
+        expect([factor, await showsChallenge(drv), title === TITLES.signedIn]).toEqual([factor, usable, !mfaOn]);
+      }
+    } finally {
+      await drivers.checkAndClose();
+    }
+  }
 });

@@ -199,11 +199,18 @@ describe('OpenFGA API on the authz service (all-in-one, SQLite)', () => {
     expect(first.tuples.length + rest.tuples.length).toBe(8);
     const timed = await fga.read({ user: 'user:dora', relation: 'viewer', object: 'doc:timed' });
     expect(timed.tuples[0]?.key.condition?.name).toBe('in_hours');
+    // each tuple's write time (OpenFGA's Tuple.timestamp), and each change's
+    const age = Date.now() - Date.parse(timed.tuples[0]!.timestamp);
+    expect(age).toBeGreaterThanOrEqual(0);
+    expect(age).toBeLessThan(120_000);
 
     const page1 = await fga.readChanges({ type: 'doc' }, { pageSize: 5 });
     expect(page1.changes).toHaveLength(5);
     const page2 = await fga.readChanges({ type: 'doc' }, { pageSize: 100, continuationToken: page1.continuation_token });
     const all = [...page1.changes, ...page2.changes].map((c) => `${c.operation} ${c.tuple_key.user} ${c.tuple_key.object}`);
+    expect([...page1.changes, ...page2.changes].every((c) => Date.now() - Date.parse(c.timestamp) < 120_000)).toBe(true);
+    const fromNow = await fga.readChanges({ type: 'doc', startTime: new Date(Date.now() + 60_000).toISOString() });
+    expect(fromNow.changes).toEqual([]);
     expect(all).toContain('TUPLE_OPERATION_DELETE user:gone doc:1');
     expect(all).toContain('TUPLE_OPERATION_WRITE user:erin doc:1');
     expect(all.every((c) => c.endsWith('doc:1') || c.includes(' doc:'))).toBe(true);
@@ -418,6 +425,9 @@ describe('OpenFGA API over the OpenFGA backend (--fga-store=openfga, all-in-one)
     await fga.write({ writes: [{ user: 'user:jon', relation: 'owner', object: 'doc:o' }], deletes: [{ user: 'user:ivy', relation: 'viewer', object: 'doc:o' }] });
     expect((await fga.check({ user: 'user:jon', relation: 'viewer', object: 'doc:o' })).allowed).toBe(true);
     expect((await fga.check({ user: 'user:ivy', relation: 'viewer', object: 'doc:o' })).allowed).toBe(false);
+    const read = await fga.read({ object: 'doc:o' });
+    expect(read.tuples.map((t) => t.key.user)).toEqual(['user:jon']);
+    expect(Date.now() - Date.parse(read.tuples[0]!.timestamp)).toBeLessThan(120_000);
     const changes = await failure(fga.readChanges({ type: 'doc' }));
     expect(changes.status).toBe(501);
     expect(changes.code).toBe('unimplemented');

@@ -6,7 +6,11 @@
  * - org OIDC SSO in Chromium against panva's `oidc-provider` over HTTPS (a test CA the servers trust
  *   through NODE_EXTRA_CA_CERTS; the https rule for `issuer_url` is not weakened);
  * - org SAML SSO in Chromium against a samlify IdP (its own keys) reached through home-realm discovery
- *   from a domain verified with `add_verified_org_domain`, with JIT membership;
+ *   from a domain verified with `add_verified_org_domain`, with JIT membership; the IdP requires our
+ *   AuthnRequest signed (checked with the certificate of our metadata) and encrypts its assertion for
+ *   the encryption certificate of our metadata (issue 31 §1);
+ * - a refused SAML login and ACS post land, in Chromium, on the hosted app's error screen with the
+ *   message and the error code; JSON clients keep the JSON error;
  * - the ACS refusing a tampered signature, a wrong audience, an expired and a replayed assertion, and
  *   an IdP-initiated response unless `allow_idp_initiated`; a disabled org refused.
  */
@@ -47,27 +51,40 @@ const caFile = join(caDir, 'ca.pem');
 writeFileSync(caFile, tls.ca.cert);
 const samlKeys: KeyPair = selfSigned('e2e-saml-idp');
 
-/** An HTTPS SAML IdP endpoint: GET /sso answers the AuthnRequest with an auto-posting form to the SP's ACS. */
-async function startSamlEndpoint(): Promise<{ url: string; server: Server; serve(idp: TestSamlIdp, spMetadata: () => Promise<string>, email: string): void }> {
-  let handler: ((url: string) => Promise<string>) | null = null;
+/**
+ * An HTTPS SAML IdP endpoint: GET /sso answers the AuthnRequest with an auto-posting form to the SP's
+ * ACS; GET /sso/slo answers the SP's signed LogoutRequest with a redirect carrying the signed LogoutResponse.
+ */
+async function startSamlEndpoint(): Promise<{ url: string; server: Server; serve(idp: TestSamlIdp, spMetadata: () => Promise<string>, email: string): void; logouts: string[] }> {
+  let handler: ((url: string) => Promise<{ html: string } | { location: string }>) | null = null;
+  const logouts: string[] = [];
   const server = createServer({ key: tls.server.key, cert: tls.server.cert }, (req, res) => {
     const full = `https://127.0.0.1:${(server.address() as AddressInfo).port}${req.url ?? '/'}`;
     if (!handler) { res.writeHead(404).end(); return; }
-    handler(full).then((html) => { res.writeHead(200, { 'content-type': 'text/html' }).end(html); }, (err: Error) => { res.writeHead(500).end(err.message); });
+    handler(full).then((out) => {
+      if ('location' in out) res.writeHead(302, { location: out.location }).end();
+      else res.writeHead(200, { 'content-type': 'text/html' }).end(out.html);
+    }, (err: Error) => { res.writeHead(500).end(err.message); });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/sso`,
     server,
+    logouts,
     serve(idp, spMetadata, email) {
       handler = async (url) => {
         const metadata = await spMetadata();
+        if (new URL(url).pathname === '/sso/slo') {
+          const out = await idp.logout(metadata, url);
+          logouts.push(out.nameID);
+          return { location: out.responseUrl };
+        }
         const requestId = await idp.requestIdOf(metadata, url);
         const response = await idp.respond(metadata, { email, givenName: 'Sam', familyName: 'Ell' }, requestId);
         const acs = /AssertionConsumerService[^>]*Location="([^"]+)"/.exec(metadata)![1]!;
         const relay = new URL(url).searchParams.get('RelayState') ?? '';
-        return `<html><body><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${response}"/>`
-          + `<input type="hidden" name="RelayState" value="${relay}"/></form><script>document.forms[0].submit()</script></body></html>`;
+        return { html: `<html><body><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${response}"/>`
+          + `<input type="hidden" name="RelayState" value="${relay}"/></form><script>document.forms[0].submit()</script></body></html>` };
       };
     },
   };
@@ -216,10 +233,21 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     const org = await newOrg();
     const domain = `${randomUUID().slice(0, 8)}.example.org`;
     await ok('add_verified_org_domain', { org_id: org.id, domain });
-    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, samlEndpoint.url, samlKeys);
+    // the IdP refuses an AuthnRequest not signed by the certificate of our metadata, and encrypts for it
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, samlEndpoint.url, samlKeys, { wantAuthnRequestsSigned: true, encryptAssertions: true });
     await ok('create_org_saml_connection', { org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: samlEndpoint.url, idp_certificate: samlKeys.cert });
     const email = `saml-${randomUUID().slice(0, 8)}@${domain}`;
     samlEndpoint.serve(idp, async () => (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string, email);
+    const metadata = (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string;
+    expect(metadata).toContain('AuthnRequestsSigned="true"');
+    expect(metadata).toContain('WantAssertionsSigned="true"');
+    expect([...metadata.matchAll(/<KeyDescriptor use="(\w+)"/g)].map((m) => m[1])).toEqual(['signing', 'encryption']);
+    const start = await raw(`${d.url}/oauth/saml/${org.name}/login`, { redirect: 'manual' });
+    const startUrl = new URL(start.headers.get('location')!);
+    expect(startUrl.searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    expect(await idp.requestIdOf(metadata, startUrl.toString())).toMatch(/^_/);
+    startUrl.searchParams.set('RelayState', 'forged');
+    expect(await idp.requestIdOf(metadata, startUrl.toString()).catch((e: Error) => e.message)).toBe('ERR_FAILED_MESSAGE_SIGNATURE_VERIFICATION');
 
     const found = await raw(`${d.url}/api/v1/org-discovery?email=${encodeURIComponent(email)}`);
     expect(found.body).toMatchObject({ org_id: org.id, org_name: org.name, protocol: 'saml' });
@@ -238,6 +266,14 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     await page.context().close();
 
     await ok('update_organization', { id: org.id, enabled: false });
+    // a browser is shown the refusal on the hosted app's error screen
+    const refusedPage = await appPage();
+    await refusedPage.goto(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}`);
+    await refusedPage.waitForURL((u) => u.pathname === '/app/error');
+    await refusedPage.locator('h1', { hasText: 'Sign-in failed' }).waitFor();
+    await refusedPage.locator('#form-error', { hasText: 'organization is disabled' }).waitFor();
+    await expect(refusedPage.locator('#error-code').textContent()).resolves.toBe('failed_precondition');
+    await refusedPage.context().close();
     for (const url of [`/oauth/saml/${org.name}/login`, `/oauth/saml/${org.name}/metadata`, `/api/v1/org-discovery?email=${encodeURIComponent(email)}`]) {
       const res = await raw(`${d.url}${url}`, { redirect: 'manual' });
       expect({ url, status: res.status, body: res.body }).toEqual({ url, status: 400, body: { code: 'failed_precondition', message: 'organization is disabled' } });
@@ -260,6 +296,15 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
       return res.status === 302 ? `302 ${res.headers.get('location')!.split('?')[0]}` : `${res.status} ${res.body.message}`;
     };
     expect(await answer({})).toBe(`302 ${APP}`);
+    // a browser's form post of a refused response lands on the hosted app's error screen
+    const browserPost = await raw(acs, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      body: new URLSearchParams({ SAMLResponse: Buffer.from('<not-saml/>').toString('base64') }).toString(),
+    });
+    expect(browserPost.status).toBe(303);
+    const errorUrl = new URL(browserPost.headers.get('location')!);
+    expect([errorUrl.origin + errorUrl.pathname, errorUrl.searchParams.get('code'), errorUrl.searchParams.get('message')])
+      .toEqual([`${d.url}/app/error`, 'invalid_argument', 'SAML response rejected: malformed response']);
     expect(await answer({}, (x) => x.replace('ada@example.com</saml:AttributeValue>', 'eve@example.com</saml:AttributeValue>'))).toBe('400 SAML response rejected: invalid signature');
     expect(await answer({ audience: 'https://another-sp.example.com' })).toBe('400 SAML response rejected: wrong audience');
     const past = (m: number) => new Date(Date.now() - m * 60_000);
@@ -273,5 +318,76 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     expect((await post({ SAMLResponse: again, RelayState: APP })).status).toBe(302);
     const replay = await post({ SAMLResponse: again, RelayState: APP });
     expect([replay.status, replay.body.message]).toEqual([400, 'SAML response rejected: replayed assertion']);
+  }, 60_000);
+  it('a refused SAML response posted by the browser lands on the hosted app\'s error screen with its message and code', async () => {
+    const org = await newOrg();
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, 'https://idp.example.com/sso', samlKeys, { wantAuthnRequestsSigned: true });
+    await ok('create_org_saml_connection', { org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: 'https://idp.example.com/sso', idp_certificate: samlKeys.cert });
+    const metadata = (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string;
+    const login = await raw(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}`, { redirect: 'manual' });
+    const location = login.headers.get('location')!;
+    // correctly signed by the trusted IdP key, but for another SP
+    const response = await idp.respond(metadata, { email: 'ada@example.com' }, await idp.requestIdOf(metadata, location), { audience: 'https://another-sp.example.com' });
+    const page = await appPage();
+    await page.route('http://idp.test/**', (route) => route.fulfill({
+      status: 200, contentType: 'text/html',
+      body: `<html><body><form method="post" action="${d.url}/oauth/saml/${org.name}/acs"><input type="hidden" name="SAMLResponse" value="${response}"/>`
+        + `<input type="hidden" name="RelayState" value="${new URL(location).searchParams.get('RelayState')!}"/></form><script>document.forms[0].submit()</script></body></html>`,
+    }));
+    await page.goto('http://idp.test/post');
+    await page.waitForURL((u) => u.pathname === '/app/error');
+    await page.locator('h1', { hasText: 'Sign-in failed' }).waitFor();
+    await page.locator('#form-error', { hasText: 'SAML response rejected: wrong audience' }).waitFor();
+    await expect(page.locator('#error-code').textContent()).resolves.toBe('invalid_argument');
+    await page.context().close();
+  }, 60_000);
+  it('a connection on the HTTP-POST binding answers its login with an auto-posting form whose signed AuthnRequest the IdP verifies', async () => {
+    const org = await newOrg();
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, 'https://idp.example.com/sso', samlKeys, { wantAuthnRequestsSigned: true });
+    const base = { org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: 'https://idp.example.com/sso', idp_certificate: samlKeys.cert };
+    expect(await refused('create_org_saml_connection', { ...base, idp_sso_binding: 'SOAP' })).toBe('invalid_argument: idp_sso_binding must be HTTP-Redirect or HTTP-POST');
+    expect(await ok('create_org_saml_connection', { ...base, idp_sso_binding: 'HTTP-POST' })).toMatchObject({ idp_sso_binding: 'HTTP-POST' });
+    const metadata = (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string;
+    const login = await raw(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}&state=p1`, { redirect: 'manual' });
+    expect(login.status).toBe(200);
+    expect(login.headers.get('content-type')).toContain('text/html');
+    expect(login.headers.get('content-security-policy')).toContain("form-action *");
+    const html = login.body as string;
+    expect(html).toContain('<form method="post" action="https://idp.example.com/sso">');
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1]!;
+    const requestId = await idp.requestIdOfPost(metadata, field('SAMLRequest'));
+    const response = await idp.respond(metadata, { email: `post-${randomUUID().slice(0, 8)}@example.com` }, requestId);
+    const acs = await raw(`${d.url}/oauth/saml/${org.name}/acs`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ SAMLResponse: response, RelayState: field('RelayState') }).toString(),
+    });
+    expect(acs.status).toBe(302);
+    const landed = new URL(acs.headers.get('location')!);
+    expect([landed.origin + landed.pathname, landed.searchParams.get('state'), Boolean(landed.searchParams.get('access_token'))]).toEqual([APP, 'p1', true]);
+  }, 60_000);
+  it('SP-initiated Single Logout in Chromium: the Gatehouse session ends, the IdP verifies our signed LogoutRequest, its signed LogoutResponse lands on the sign-in page', async () => {
+    const org = await newOrg();
+    const idp = createSamlIdp(`https://saml-idp.example.com/${org.name}`, samlEndpoint.url, samlKeys, { wantAuthnRequestsSigned: true });
+    const conn = await ok('create_org_saml_connection', {
+      org_id: org.id, name: 'samlify', idp_entity_id: idp.entityId, idp_sso_url: samlEndpoint.url, idp_certificate: samlKeys.cert, idp_slo_url: `${samlEndpoint.url}/slo`,
+    });
+    expect(conn).toMatchObject({ idp_slo_url: `${samlEndpoint.url}/slo` });
+    const email = `slo-${randomUUID().slice(0, 8)}@example.com`;
+    samlEndpoint.serve(idp, async () => (await raw(`${d.url}/oauth/saml/${org.name}/metadata`)).body as string, email);
+    const page = await appPage();
+    await page.goto(`${d.url}/oauth/saml/${org.name}/login?redirect_uri=${encodeURIComponent(APP)}`);
+    await page.waitForURL((u) => u.href.startsWith(APP));
+    const profile = () => page.evaluate(async (url) => (await fetch(`${url}/v1/profile`, { credentials: 'include' })).status, d.url);
+    await page.goto(`${d.url}/app/login`);
+    expect(await profile()).toBe(200);
+    await page.goto(`${d.url}/oauth/saml/${org.name}/logout`);
+    await page.waitForURL((u) => u.pathname === '/app/login');
+    expect(samlEndpoint.logouts).toEqual([email]);
+    expect(await profile()).toBe(401);
+    // the SAML session cookie went with it: a second logout has nothing to end
+    await page.goto(`${d.url}/oauth/saml/${org.name}/logout`);
+    await page.waitForURL((u) => u.pathname === '/app/error');
+    await page.locator('#form-error', { hasText: 'no SAML session of this organization in this browser' }).waitFor();
+    await page.context().close();
   }, 60_000);
 });

@@ -43,6 +43,7 @@ export type Screen =
   | { name: 'recovery-codes'; codes: string[]; auth: AuthResponse }
   | { name: 'dev-outbox' }
   | { name: 'message'; title: string; text: string }
+  | { name: 'error'; code: string; text: string }
   | { name: 'signed-in'; user: User }
   /** RFC 8628 (issue 34 §5): `/app/device`, the user code entry (prefilled from `?user_code=`), then its consent screen */
   | { name: 'device'; userCode: string }
@@ -175,6 +176,14 @@ export function App({ api, config }: Props): JSX.Element {
       setMeta(await api.get<Meta>('meta').catch(() => ({})));
       const path = location.pathname.startsWith(appBase) ? location.pathname.slice(appBase.length) : '';
       const q = new URLSearchParams(location.search);
+      // issue 31 §1: a refused SSO step (org OIDC/SAML login, callback, ACS) lands here with its code and message
+      if (path === '/error') {
+        const text = (q.get('message') ?? '').slice(0, 500) || 'The sign-in could not be completed.';
+        go({ name: 'error', code: (q.get('code') ?? '').slice(0, 64) || 'unknown', text }, { push: false });
+        // the message in the page's alert region (announced by screen readers)
+        setError(text);
+        return;
+      }
       if (q.get('error')) {
         go({ name: 'login' }, { push: false });
         setError(q.get('error_description') || q.get('error') || 'The link could not be used.');
@@ -523,6 +532,16 @@ export function App({ api, config }: Props): JSX.Element {
         return { title: 'Development outbox', body: <DevOutbox api={api} setStatus={setStatus} setError={setError} error={error} /> };
       case 'message':
         return { title: screen.title, body: <><p>{screen.text}</p><p class="links">{link({ name: 'login' }, 'Back to sign in')}</p></> };
+      case 'error':
+        return {
+          title: 'Sign-in failed',
+          body: (
+            <>
+              <p>Error code: <code id="error-code">{screen.code}</code></p>
+              <p class="links">{link({ name: 'login' }, 'Back to sign in')}</p>
+            </>
+          ),
+        };
       case 'signed-in': {
         const u = screen.user;
         const who = u.email || u.phone_number || u.id;

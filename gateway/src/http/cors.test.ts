@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import express from 'express';
-import { cors, CORS_ALLOWED_HEADERS } from './cors.ts';
+import { cors, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS } from './cors.ts';
 import { compileOriginPolicy } from './origins.ts';
 import { securityHeaders } from './security-headers.ts';
 import { listen, send, type RunningApp } from './test-server.ts';
@@ -43,6 +43,19 @@ describe('CORS (behaviour.md §2.5, graphql.md O2)', () => {
     expect(CORS_ALLOWED_HEADERS).toContain('X-Authorizer-URL');
     expect(CORS_ALLOWED_HEADERS).toContain('X-Authorizer-Client-ID');
     expect(res.headers['access-control-allow-methods']).toContain('POST');
+  });
+
+  it('lets a browser DPoP client send its proof and read the nonce and the challenge (RFC 9449 §8, §7.1)', async () => {
+    const pre = await preflight(star.base, 'https://spa.example', 'dpop, authorization');
+    expect(pre.headers['access-control-allow-headers']).toContain('DPoP');
+    for (const base of [star.base, list.base]) {
+      const res = await send(base, 'POST', '/oauth/token', { headers: { origin: 'https://app.example.com' } });
+      expect(res.headers['access-control-expose-headers']).toBe(CORS_EXPOSED_HEADERS);
+    }
+    expect(CORS_EXPOSED_HEADERS).toBe('DPoP-Nonce, WWW-Authenticate');
+    // an unlisted origin is granted nothing, exposed headers included
+    const evil = await send(list.base, 'POST', '/oauth/token', { headers: { origin: 'https://evil.example' } });
+    expect(evil.headers['access-control-expose-headers']).toBeUndefined();
   });
 
   it('never allows the admin-secret header cross-origin', () => {

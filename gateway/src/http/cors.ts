@@ -7,11 +7,15 @@ const ALLOW_ANY_ORIGIN = ['Access-Control-Allow-Origin', '*'];
 
 /**
  * Request headers a cross-origin caller may send. `X-Authorizer-URL` and `X-Authorizer-Client-ID`
- * are sent by authorizer-js and otherwise ignored (graphql.md O2). `x-service-admin-secret` is
- * deliberately absent: the admin secret is never usable cross-origin (behaviour.md §2.5).
+ * are sent by authorizer-js and otherwise ignored (graphql.md O2); `DPoP` carries a browser client's
+ * proof (RFC 9449 §4.1). `x-service-admin-secret` is deliberately absent: the admin secret is never
+ * usable cross-origin (behaviour.md §2.5).
  */
 export const CORS_ALLOWED_HEADERS =
-  'Content-Type, Authorization, Accept, Origin, Cache-Control, X-Requested-With, X-Authorizer-URL, X-Authorizer-Client-ID';
+  'Content-Type, Authorization, Accept, Origin, Cache-Control, X-Requested-With, X-Authorizer-URL, X-Authorizer-Client-ID, DPoP';
+/** Response headers a cross-origin caller may read: a DPoP client needs the server nonce and the challenge (RFC 9449 §8, §7.1). */
+export const CORS_EXPOSED_HEADERS = 'DPoP-Nonce, WWW-Authenticate';
+const EXPOSE = ['Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS];
 export const CORS_ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 /** Preflight cache lifetime in seconds. */
 export const CORS_MAX_AGE_SECONDS = 600;
@@ -50,6 +54,7 @@ export function cors(policy: OriginPolicy): RequestHandler {
       }
     }
     if (!isPreflight) {
+      if (allowed) addResponseHeaders(res, EXPOSE);
       next();
       return;
     }

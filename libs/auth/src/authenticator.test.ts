@@ -59,6 +59,16 @@ describe('createAuthenticator (behaviour.md §2.3)', () => {
     await expect(a.requireUser(ctx({ authorization: `Bearer ${token}` }))).rejects.toMatchObject({ code: 'unauthenticated' });
   });
 
+  it('refuses a DPoP-bound token (cnf.jkt) presented as a bearer token, for users and service accounts (RFC 9449 §7.1)', async () => {
+    const bound = await sign({ cnf: { jkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs' } });
+    await expect(make().requireUser(ctx({ authorization: `Bearer ${bound}` }))).rejects.toMatchObject({ code: 'unauthenticated', reason: 'bearer_dpop_bound' });
+    const cc = { id: 'cc1', userId: 'svc', handleHash: sha256Hex('h-cc'), loginMethod: 'client_credentials', roles: [], scope: [], authTime: now, expiresAt: now + 600, createdAt: now };
+    await sessions.create(cc);
+    const sa = (claims: Record<string, unknown>) => sign({ sub: 'service_account:svc', nonce: 'cc1', ...claims });
+    expect(await make().resolveCaller(ctx({ authorization: `Bearer ${await sa({})}` }))).toMatchObject({ kind: 'service_account', clientId: 'svc' });
+    await expect(make().resolveCaller(ctx({ authorization: `Bearer ${await sa({ cnf: { jkt: 'x' } })}` }))).rejects.toMatchObject({ code: 'unauthenticated', reason: 'bearer_dpop_bound' });
+  });
+
   it('refuses a token whose session belongs to another user, and inactive users', async () => {
     const t = await sign({ sub: 'u2' });
     await expect(make().requireUser(ctx({ authorization: `Bearer ${t}` }))).rejects.toMatchObject({ code: 'unauthenticated' });

@@ -199,6 +199,8 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     }
     if (claims.iss !== o.issuer || claims.token_type !== 'access_token') throw unauthorized('bearer_claims');
     if (typeof claims.sub !== 'string' || typeof claims.nonce !== 'string') throw unauthorized('bearer_claims');
+    // RFC 9449 §7.1: a DPoP-bound token (`cnf.jkt`) is no bearer token; only a proof by its key presents it
+    if (claims.cnf !== undefined) throw unauthorized('bearer_dpop_bound');
     // a service account is no user: refused here, accepted by resolveCaller only (behaviour.md §2.3)
     if (claims.sub.startsWith(SERVICE_ACCOUNT_PREFIX)) throw unauthorized(SERVICE_ACCOUNT_REASON);
     const session = await o.sessions.get(claims.nonce);
@@ -231,6 +233,7 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     }
     const sub = typeof claims.sub === 'string' ? claims.sub : '';
     if (claims.iss !== o.issuer || claims.token_type !== 'access_token' || typeof claims.nonce !== 'string') throw unauthorized('bearer_claims');
+    if (claims.cnf !== undefined) throw unauthorized('bearer_dpop_bound');
     const clientId = sub.slice(SERVICE_ACCOUNT_PREFIX.length);
     const session = await o.sessions.get(claims.nonce);
     if (!session || session.userId !== clientId || session.loginMethod !== 'client_credentials' || session.expiresAt <= clock()) throw unauthorized('session_gone');

@@ -19,8 +19,8 @@ import {
 import { isServed } from './typed.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
-// if-match: SCIM's conditional writes (RFC 7644 §3.14)
-export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin', 'if-match'] as const;
+// if-match: SCIM's conditional writes (RFC 7644 §3.14); dpop: the DPoP proof (RFC 9449 §4.1)
+export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin', 'if-match', 'dpop'] as const;
 const CLIENT_IP_KEY = 'x-gatehouse-client-ip';
 const PROTOCOL_KEY = 'x-gatehouse-protocol';
 const ERROR_CODE_KEY = 'x-gatehouse-error-code';

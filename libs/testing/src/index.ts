@@ -13,5 +13,5 @@ export {
 export { FERRETDB_BIN, startFerretDb, type FerretDb } from './ferretdb.ts';
 export { OPENFGA_BIN, startOpenFga, type OpenFgaOptions, type OpenFgaServer } from './openfga.ts';
 export { caAndServer, selfSigned, type KeyPair } from './certs.ts';
-export { createSamlIdp, type ResponseOverrides, type SamlUser, type TestSamlIdp } from './saml-idp.ts';
+export { createSamlIdp, redirectOctetString, type ResponseOverrides, type SamlIdpOptions, type SamlUser, type TestSamlIdp } from './saml-idp.ts';
 export { startOidcIdp, type OidcIdpClient, type TestOidcIdp } from './oidc-idp.ts';

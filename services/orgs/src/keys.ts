@@ -1,7 +1,7 @@
 /**
  * @module orgs/keys
  * orgs' key rings (issue 32) and the columns they seal: SCIM token digests (HMAC, re-made on use),
- * SSO connections' upstream client secrets and the SAML IdP's private keys (AES-256-GCM, re-sealed by
+ * SSO connections' upstream client secrets, SAML connections' SP private keys and the SAML IdP's private keys (AES-256-GCM, re-sealed by
  * the resealer). Each ring is `--encryption-key`'s (the first key seals, every key opens), or, when
  * that flag is not set, one key derived from `--client-secret` per purpose.
  */
@@ -12,7 +12,7 @@ import type { SealedColumn } from '@gatehouse/db';
 export interface OrgsKeys {
   /** HMAC keys of SCIM token digests */
   scim: KeyRing;
-  /** seals SSO connections' upstream client secrets */
+  /** seals SSO connections' upstream client secrets and SAML connections' SP private keys */
   sso: KeyRing;
   /** seals the SAML IdP's private keys */
   samlIdp: KeyRing;
@@ -33,6 +33,8 @@ export function orgsSealedColumns(keys: OrgsKeys): SealedColumn[] {
   return [
     // sso/connections.ts: AAD `org_oidc_connection:<id>`
     { table: 'orgs_oidc_connections', key: 'id', column: 'client_secret_sealed', ring: keys.sso, aad: (row) => `org_oidc_connection:${String(row.id)}` },
+    // sso/sp-keys.ts: AAD `org_saml_connection:<id>`
+    { table: 'orgs_saml_connections', key: 'id', column: 'sp_private_key_sealed', ring: keys.sso, aad: (row) => `org_saml_connection:${String(row.id)}` },
     // samlidp/keys.ts: AAD the key id
     { table: 'orgs_saml_idp_keys', key: 'id', column: 'private_key_sealed', ring: keys.samlIdp, aad: (row) => String(row.id) },
   ];

@@ -32,7 +32,7 @@ import { createMikroScimStore } from './scim/storage/store.ts';
 import { orgIdpDirectory } from './samlidp/directory.ts';
 import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration } from './samlidp/storage/schema.ts';
 import { createMikroSamlIdpStore } from './samlidp/storage/store.ts';
-import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
+import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, samlSpKeyMigration, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
 import { SSO_RETENTION } from './sso/storage/retention.ts';
 import { createMikroSsoStore } from './sso/storage/store.ts';
 import type { FederatedCompletion } from './sso/flows.ts';
@@ -42,7 +42,7 @@ import type { FederatedCompletion } from './sso/flows.ts';
 const schema = {
   ...orgsSchema,
   entities: [...orgsSchema.entities, ...scimEntities, ...ssoEntities, ...samlIdpEntities],
-  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration, scimProjectionMigration],
+  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration, scimProjectionMigration, samlSpKeyMigration],
 };
 for (const entity of [
   ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity,

@@ -1,7 +1,8 @@
 /**
  * @module sso.int.test: the SSO store on the machine's PostgreSQL and MariaDB (fresh database each):
  * one connection of each kind per org and globally unique issuers / IdP entity ids (unique indexes),
- * the secret sealed at rest, single-use pending logins and the SAML replay cache.
+ * the secret sealed at rest, the SP key pair sealed at rest and made once on a first use, single-use
+ * pending logins and the SAML replay cache.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -9,6 +10,7 @@ import type { DatabaseType } from '@gatehouse/db';
 import { selfSigned } from '@gatehouse/testing';
 import { createOidcConnection, createSamlConnection, openSecret, updateOidcConnection } from '../src/sso/connections.ts';
 import { openSsoScratch, type SsoScratch } from '../src/sso/scratch.ts';
+import { spKeyOf } from '../src/sso/sp-keys.ts';
 
 const cert = selfSigned('idp.example.com').cert;
 
@@ -33,6 +35,23 @@ describe.each(['postgres', 'mariadb'] as DatabaseType[])('SSO store on %s', (typ
     const c = await createSamlConnection(s.d, { orgId, name: 'n', idpEntityId: `urn:${randomUUID()}`, idpSsoUrl: 'https://idp.example.com/sso', idpCertificate: cert });
     expect(await s.d.store.saml.insert({ ...c, id: randomUUID(), idpEntityId: 'urn:other' })).toBe('org');
     expect(await s.d.store.saml.insert({ ...c, id: randomUUID(), orgId: await s.newOrg() })).toBe('entity');
+  });
+
+  it('stores the SP key pair sealed; two concurrent first uses of a connection without one agree on one pair', async () => {
+    const orgId = await s.newOrg();
+    const c = await createSamlConnection(s.d, { orgId, name: 'n', idpEntityId: `urn:${randomUUID()}`, idpSsoUrl: 'https://idp.example.com/sso', idpCertificate: cert });
+    const stored = (await s.d.store.saml.byId(c.id))!;
+    expect(stored.spCertificate).toBe(c.spCertificate);
+    expect(stored.spPrivateKeySealed).not.toContain('PRIVATE KEY');
+    expect((await spKeyOf(s.d, stored)).keyPem).toContain('BEGIN PRIVATE KEY');
+    const legacy = { ...c, id: randomUUID(), orgId: await s.newOrg(), idpEntityId: `urn:${randomUUID()}`, spCertificate: null, spPrivateKeySealed: null };
+    expect(await s.d.store.saml.insert(legacy)).toBe('ok');
+    const [a, b] = await Promise.all([spKeyOf(s.d, { ...legacy }), spKeyOf(s.d, { ...legacy })]);
+    expect(a.certPem).toBe(b.certPem);
+    expect((await s.d.store.saml.byId(legacy.id))!.spCertificate).toBe(a.certPem);
+    // an update of the connection keeps the key
+    await s.d.store.saml.update({ ...legacy, name: 'renamed', spCertificate: null, spPrivateKeySealed: null });
+    expect((await s.d.store.saml.byId(legacy.id))!).toMatchObject({ name: 'renamed', spCertificate: a.certPem });
   });
 
   it('takes a pending login once and refuses a replayed assertion id', async () => {

@@ -152,6 +152,8 @@ export async function checkAuthorizationRequest(
   if (challenge !== '' && method !== 'S256') return refuse('invalid_request', 'code_challenge_method must be S256');
   if (challenge !== '' && !/^[A-Za-z0-9\-_]{43}$/.test(challenge)) return refuse('invalid_request', 'invalid code_challenge');
   if (client.isPublic && normalisedType.includes('code') && challenge === '') return refuse('invalid_request', 'PKCE (code_challenge with S256) is required for public clients');
+  // RFC 9449 §10: the thumbprint of the DPoP key the code will be redeemed with
+  if (params.dpop_jkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(params.dpop_jkt)) return refuse('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint');
   return { ok: true, request: { client, redirectUri, normalisedType, mode, state, granted, challenge, fail } };
 }
 
@@ -207,6 +209,7 @@ export async function authorize(
   const fields: Record<string, string> = {};
   const grant: CodeGrant = {
     loginMethod: session.loginMethod, roles: [...session.roles], scope: granted, authTime: session.authTime, nonce: params.nonce || null,
+    ...(params.dpop_jkt ? { dpopJkt: params.dpop_jkt } : {}),
     ...(session.amr && session.amr.length > 0 ? { amr: [...session.amr] } : {}),
   };
   if (normalisedType.includes('code')) {

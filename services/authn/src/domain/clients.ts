@@ -22,8 +22,6 @@ export const GRANT_TYPES = [
   // issue 34 §5: RFC 8628 §3.4, enabled per client (`/oauth/device_authorization` refuses the others)
   'urn:ietf:params:oauth:grant-type:device_code',
 ] as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The scopes /authorize grants (OIDC Core §5.4, §11) */
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access'] as const;
 export const KEY_SOURCE_TYPES = ['oidc_discovery', 'static_jwks_url'] as const;
@@ -250,8 +248,6 @@ export async function verifyClientSecret(c: AuthnContext, client: ClientRecord, 
 export async function findClient(c: AuthnContext, id: string): Promise<ClientRecord | null> {
   if (id === '') return null;
   if (isOwn(c, id)) return ownClient(c);
-  // stored clients have UUID ids; anything else names none (and must not reach a uuid column: PostgreSQL refuses it)
-  if (!UUID.test(id)) return null;
   return c.oauth.findClient(id);
 }
 

@@ -21,7 +21,7 @@ import { AppError } from '@gatehouse/errors';
 
 /** Claims a script may never set (behaviour.md §2.1). */
 export const RESERVED_CLAIMS: ReadonlySet<string> = new Set(
-  'sub iss aud exp iat nbf jti token_type roles allowed_roles scope nonce login_method auth_time amr acr at_hash c_hash client_id family_id sid act'.split(' '),
+  'sub iss aud exp iat nbf jti token_type roles allowed_roles scope nonce login_method auth_time amr acr at_hash c_hash client_id family_id sid act cnf'.split(' '),
 );
 
 /** The §2.1 budget of one run, in ms (wall clock, enforced by QuickJS's interrupt handler). */

@@ -9,6 +9,7 @@ import type { JWTPayload } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import { findClient } from './clients.ts';
 import type { AuthnContext } from './deps.ts';
+import { boundJkt } from './dpop.ts';
 import type { AuthenticatedClient } from './oauth-client-auth.ts';
 import { isRevoked } from './user.ts';
 
@@ -83,8 +84,12 @@ export async function introspect(c: AuthnContext, auth: AuthenticatedClient, tok
   const clientId = tokenClientOf(c, claims);
   if (clientId !== auth.client.id && auth.client.id !== c.options.clientId) return { active: false };
   const scope = Array.isArray(claims.scope) ? (claims.scope as string[]).join(' ') : typeof claims.scope === 'string' ? claims.scope : '';
+  // RFC 9449 §6.2: a DPoP-bound token reports its key's thumbprint as `cnf.jkt` and its type as DPoP
+  const jkt = boundJkt(claims);
+  const tokenType = claims.token_type === 'refresh_token' ? 'refresh_token' : jkt !== null ? 'DPoP' : 'Bearer';
   return {
-    active: true, scope, client_id: clientId, token_type: claims.token_type === 'refresh_token' ? 'refresh_token' : 'Bearer',
+    active: true, scope, client_id: clientId, token_type: tokenType,
+    ...(jkt !== null ? { cnf: { jkt } } : {}),
     exp: claims.exp, iat: claims.iat, sub: claims.sub, aud: claims.aud, iss: claims.iss,
     ...(user?.email ? { username: user.email } : {}), ...(claims.jti ? { jti: claims.jti } : {}),
     // RFC 8693 §4.4: the delegation chain of an exchanged token

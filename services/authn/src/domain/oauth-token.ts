@@ -14,6 +14,7 @@ import type { ClientRecord, UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
 import { DEVICE_CODE_GRANT, pollDeviceCode } from './device.ts';
 import { openSession, type SessionGrant } from './issue.ts';
+import { boundJkt, type CheckedProof } from './dpop.ts';
 import { OAuthError, invalidGrant, invalidRequest, type AuthenticatedClient } from './oauth-client-auth.ts';
 import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant, type ExchangeResponse } from './token-exchange.ts';
 import { AT_JWT_TYP, issueTokens, type IssuedTokens } from './tokens.ts';
@@ -25,7 +26,8 @@ export const DOUBLE_SUBMIT_SECONDS = 10;
 /** The RFC 6749 §5.1 success body. */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** RFC 9449 §5: `DPoP` for a DPoP-bound access token */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   id_token?: string;
@@ -46,13 +48,15 @@ export interface GrantOutcome {
 /** The grant stored with an authorization code (what the browser session had, and the request's nonce). */
 export interface CodeGrant extends SessionGrant {
   nonce: string | null;
+  /** RFC 9449 §10: the request's `dpop_jkt`; the code is redeemed only with a proof by that key */
+  dpopJkt?: string;
 }
 
 const unauthorizedClient = (d: string): OAuthError => new OAuthError('unauthorized_client', d);
 
-function respond(tokens: IssuedTokens, scope: string[]): TokenResponse {
+function respond(tokens: IssuedTokens, scope: string[], dpop: CheckedProof | null): TokenResponse {
   return {
-    access_token: tokens.accessToken, token_type: 'Bearer', expires_in: tokens.expiresIn, scope: scope.join(' '),
+    access_token: tokens.accessToken, token_type: dpop ? 'DPoP' : 'Bearer', expires_in: tokens.expiresIn, scope: scope.join(' '),
     ...(scope.includes('openid') ? { id_token: tokens.idToken } : {}),
     ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
   };
@@ -79,7 +83,7 @@ async function liveUser(c: AuthnContext, userId: string): Promise<UserRecord> {
  * session the first one opened (RFC 6749 §4.1.2, RFC 9700 §4.2.4).
  * @throws OAuthError `invalid_grant`, `invalid_request`, `unauthorized_client`
  */
-export async function authorizationCodeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<GrantOutcome> {
+export async function authorizationCodeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<GrantOutcome> {
   requireGrantType(auth.client, 'authorization_code');
   const code = p.code ?? '';
   if (code === '') throw invalidRequest('code is required');
@@ -101,12 +105,16 @@ export async function authorizationCodeGrant(c: AuthnContext, auth: Authenticate
   } else if (verifier !== '') {
     throw invalidGrant('code_verifier given but the authorization request had no code_challenge');
   }
-  const user = await liveUser(c, rec.userId);
   const grant = JSON.parse(rec.grant) as CodeGrant;
-  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, { nonce: grant.nonce, jwtAccessToken: true });
+  if (grant.dpopJkt !== undefined && dpop?.jkt !== grant.dpopJkt) throw invalidGrant('the authorization code is bound to another DPoP key (dpop_jkt)');
+  const user = await liveUser(c, rec.userId);
+  // RFC 9449 §5: a proof binds the access token, and a public client's refresh token, to its key
+  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, {
+    nonce: grant.nonce, jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt: auth.method === 'none' ? dpop?.jkt ?? null : null,
+  });
   const sessionId = issued.sessionId!;
   await c.oauth.setCodeSession(hash, sessionId);
-  return { response: respond(issued.tokens, grant.scope), action: 'token.issued', userId: user.id, sessionId };
+  return { response: respond(issued.tokens, grant.scope, dpop), action: 'token.issued', userId: user.id, sessionId };
 }
 
 /**
@@ -114,7 +122,7 @@ export async function authorizationCodeGrant(c: AuthnContext, auth: Authenticate
  * family is the session the refresh token is bound to (`family_id`). `scope` may narrow the grant.
  * @throws OAuthError `invalid_grant` (invalid, expired, retired, another client's), `invalid_scope`
  */
-export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<GrantOutcome> {
+export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<GrantOutcome> {
   requireGrantType(auth.client, 'refresh_token');
   const token = p.refresh_token ?? '';
   if (token === '') throw invalidRequest('refresh_token is required');
@@ -128,6 +136,9 @@ export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClie
     throw invalidGrant('invalid refresh token');
   }
   if ((claims.client_id ?? c.options.clientId) !== auth.client.id) throw invalidGrant('refresh token was issued to another client');
+  // RFC 9449 §5: a DPoP-bound refresh token is redeemed only with a proof by the same key (nothing rotates otherwise)
+  const bound = boundJkt(claims);
+  if (bound !== null && dpop?.jkt !== bound) throw invalidGrant(dpop ? 'the refresh token is bound to another DPoP key' : 'the refresh token is DPoP-bound: a DPoP proof is required');
   const session = await c.sessions.get(claims.nonce);
   if (!session || session.userId !== claims.sub) throw invalidGrant('refresh token revoked');
   const now = c.now();
@@ -146,10 +157,11 @@ export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClie
     if (asked.some((s) => !session.scope.includes(s))) throw new OAuthError('invalid_scope', 'scope exceeds the original grant');
     scope = asked;
   }
-  const tokens = await issueTokens(c, user, { ...session, scope }, { jwtAccessToken: true });
+  const refreshJkt = bound ?? (auth.method === 'none' ? dpop?.jkt ?? null : null);
+  const tokens = await issueTokens(c, user, { ...session, scope }, { jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt });
   const next: SessionRecord = { ...session, refreshTokenId: tokens.refreshTokenId, previousRefreshTokenId: claims.jti, refreshRotatedAt: now };
   await c.sessions.update(next);
-  return { response: respond(tokens, scope), action: 'token.refreshed', userId: user.id, sessionId: session.id };
+  return { response: respond(tokens, scope, dpop), action: 'token.refreshed', userId: user.id, sessionId: session.id };
 }
 
 /**
@@ -158,7 +170,7 @@ export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClie
  * that lives as long as the token. `scope` must be within the client's `allowed_scopes` (default: all).
  * @throws OAuthError `unauthorized_client`, `invalid_scope`
  */
-export async function clientCredentialsGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<GrantOutcome> {
+export async function clientCredentialsGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<GrantOutcome> {
   if (auth.method === 'none') throw new OAuthError('invalid_client', 'client authentication failed', 401);
   requireGrantType(auth.client, 'client_credentials');
   const asked = (p.scope ?? '').split(' ').filter((s) => s !== '');
@@ -175,9 +187,10 @@ export async function clientCredentialsGrant(c: AuthnContext, auth: Authenticate
   const accessToken = await c.jwt.sign({
     iss: o.url, aud: auth.client.id, sub, nonce: session.id, token_type: 'access_token', scope, roles: [], allowed_roles: [],
     login_method: 'client_credentials', client_id: auth.client.id, jti: randomUUID(),
+    ...(dpop ? { cnf: { jkt: dpop.jkt } } : {}),
   }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now, typ: AT_JWT_TYP });
   return {
-    response: { access_token: accessToken, token_type: 'Bearer', expires_in: Math.max(1, o.accessTokenExpiresIn), scope: scope.join(' ') },
+    response: { access_token: accessToken, token_type: dpop ? 'DPoP' : 'Bearer', expires_in: Math.max(1, o.accessTokenExpiresIn), scope: scope.join(' ') },
     action: 'token.client_credentials', userId: null, sessionId: session.id,
   };
 }
@@ -185,30 +198,36 @@ export async function clientCredentialsGrant(c: AuthnContext, auth: Authenticate
 /**
  * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4–3.5; issue 34 §5): a poll
  * ({@link pollDeviceCode}); once the user approved, the tokens of the grant their sign-in had, issued
- * to the client in a session of its own, exactly once.
+ * to the client in a session of its own, exactly once; with a DPoP proof (RFC 9449 §5) they are bound to its key.
  * @throws OAuthError `authorization_pending`, `slow_down`, `access_denied`, `expired_token`,
  *   `invalid_grant` (also when the approving user is no longer active), `unauthorized_client`, `invalid_request`
  */
-export async function deviceCodeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<GrantOutcome> {
+export async function deviceCodeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<GrantOutcome> {
   const { record, grant } = await pollDeviceCode(c, auth, p);
   const user = await liveUser(c, record.userId ?? '');
-  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, { jwtAccessToken: true });
-  return { response: respond(issued.tokens, grant.scope), action: 'token.issued', userId: user.id, sessionId: issued.sessionId! };
+  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, {
+    jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt: auth.method === 'none' ? dpop?.jkt ?? null : null,
+  });
+  return { response: respond(issued.tokens, grant.scope, dpop), action: 'token.issued', userId: user.id, sessionId: issued.sessionId! };
 }
 
-/** Dispatches on `grant_type`. @throws OAuthError `unsupported_grant_type`, `invalid_request`, the grants' errors */
-export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<GrantOutcome> {
+/**
+ * Dispatches on `grant_type`. `dpop`: the request's checked DPoP proof (RFC 9449 §5), binding the
+ * tokens every grant issues; a DPoP-bound refresh, subject or actor token needs a proof by its key.
+ * @throws OAuthError `unsupported_grant_type`, `invalid_request`, the grants' errors
+ */
+export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<GrantOutcome> {
   switch (p.grant_type ?? '') {
     case 'authorization_code':
-      return authorizationCodeGrant(c, auth, p);
+      return authorizationCodeGrant(c, auth, p, dpop);
     case 'refresh_token':
-      return refreshTokenGrant(c, auth, p);
+      return refreshTokenGrant(c, auth, p, dpop);
     case 'client_credentials':
-      return clientCredentialsGrant(c, auth, p);
+      return clientCredentialsGrant(c, auth, p, dpop);
     case DEVICE_CODE_GRANT:
-      return deviceCodeGrant(c, auth, p);
+      return deviceCodeGrant(c, auth, p, dpop);
     case TOKEN_EXCHANGE_GRANT: {
-      const out = await tokenExchangeGrant(c, auth, p);
+      const out = await tokenExchangeGrant(c, auth, p, dpop);
       return { response: out.response, action: 'token.exchanged', userId: out.userId, sessionId: out.sessionId, actors: out.actors };
     }
     case '':

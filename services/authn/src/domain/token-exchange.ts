@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { AuthnContext } from './deps.ts';
+import { boundJkt, type CheckedProof } from './dpop.ts';
 import { liveToken } from './oauth-endpoints.ts';
 import { OAuthError, invalidGrant, invalidRequest, type AuthenticatedClient } from './oauth-client-auth.ts';
 import { AT_JWT_TYP } from './tokens.ts';
@@ -30,7 +31,8 @@ export const MAX_ACT_DEPTH = 4;
 export interface ExchangeResponse {
   access_token: string;
   issued_token_type: typeof ACCESS_TOKEN_TYPE;
-  token_type: 'Bearer';
+  /** RFC 9449 §5: `DPoP` when the exchange came with a proof */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
 }
@@ -84,7 +86,7 @@ function targetOf(p: Record<string, string>): string | null {
  *   actor token that is not live, or not the client's, or a chain too deep), `invalid_scope` (nothing left
  *   of the requested scope), `invalid_target` (a bad `resource`)
  */
-export async function tokenExchangeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>): Promise<ExchangeOutcome> {
+export async function tokenExchangeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<ExchangeOutcome> {
   if (auth.method === 'none') throw new OAuthError('invalid_client', 'client authentication failed', 401);
   if (!auth.client.grantTypes.includes(TOKEN_EXCHANGE_GRANT)) throw new OAuthError('unauthorized_client', `the client may not use the ${TOKEN_EXCHANGE_GRANT} grant`);
   const subjectToken = p.subject_token ?? '';
@@ -97,6 +99,9 @@ export async function tokenExchangeGrant(c: AuthnContext, auth: AuthenticatedCli
   if (!subject || subject.user === null || subject.claims.token_type !== 'access_token') {
     throw invalidGrant('the subject token is not a live user access token (its session may have ended)');
   }
+  // RFC 9449 §7.1: a DPoP-bound token is presented only with a proof by its key, here as anywhere
+  const subjectJkt = boundJkt(subject.claims);
+  if (subjectJkt !== null && dpop?.jkt !== subjectJkt) throw invalidGrant('the subject token is DPoP-bound: the request needs a DPoP proof by its key');
   const agent = `service_account:${auth.client.id}`;
   if ((p.actor_token ?? '') !== '') {
     if ((p.actor_token_type ?? '') !== ACCESS_TOKEN_TYPE) throw invalidRequest(`actor_token_type must be ${ACCESS_TOKEN_TYPE}`);
@@ -104,6 +109,8 @@ export async function tokenExchangeGrant(c: AuthnContext, auth: AuthenticatedCli
     if (!actor || actor.claims.sub !== agent || actor.claims.token_type !== 'access_token') {
       throw invalidGrant('the actor token is not a live access token of the authenticated client');
     }
+    const actorJkt = boundJkt(actor.claims);
+    if (actorJkt !== null && dpop?.jkt !== actorJkt) throw invalidGrant('the actor token is DPoP-bound: the request needs a DPoP proof by its key');
   }
   const previous = subject.claims.act;
   const chain = [agent, ...actChain(previous)];
@@ -124,9 +131,11 @@ export async function tokenExchangeGrant(c: AuthnContext, auth: AuthenticatedCli
     iss: c.options.url, aud: targetOf(p) ?? auth.client.id, sub: subject.user.id, nonce: session.id, token_type: 'access_token', scope,
     roles: Array.isArray(subject.claims.roles) ? subject.claims.roles : session.roles, allowed_roles: [...subject.user.roles],
     login_method: session.loginMethod, client_id: auth.client.id, jti: randomUUID(), act,
+    // RFC 9449 §5: a proof with the exchange binds the delegated token to its key
+    ...(dpop ? { cnf: { jkt: dpop.jkt } } : {}),
   }, { expiresInSeconds: expiresIn, nowSeconds: now, typ: AT_JWT_TYP });
   return {
-    response: { access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer', expires_in: expiresIn, scope: scope.join(' ') },
+    response: { access_token: accessToken, issued_token_type: ACCESS_TOKEN_TYPE, token_type: dpop ? 'DPoP' : 'Bearer', expires_in: expiresIn, scope: scope.join(' ') },
     userId: subject.user.id, sessionId: session.id, actors: chain,
   };
 }

@@ -33,6 +33,10 @@ export interface OidcRequest {
    * `/v1` flows keep the plain `JWT` header and the project's claim set.
    */
   jwtAccessToken?: boolean;
+  /** RFC 9449 §6.1: the DPoP key's RFC 7638 thumbprint; the access token gets `cnf: {jkt}` (a DPoP-bound token) */
+  dpopJkt?: string | null;
+  /** RFC 9449 §5: the thumbprint the refresh token is bound to (public clients), as `cnf: {jkt}` */
+  refreshJkt?: string | null;
 }
 
 /** RFC 8176 `amr` values by login method. */
@@ -110,6 +114,7 @@ export async function issueTokens(
     ...common, token_type: 'access_token', scope: session.scope,
     // RFC 9068 §2.2: the client the token was issued to, and an identifier unique per token
     ...(oidc.jwtAccessToken ? { client_id: clientId, jti: randomUUID() } : {}),
+    ...(oidc.dpopJkt ? { cnf: { jkt: oidc.dpopJkt } } : {}),
   };
   const custom = c.customClaims ? await c.customClaims(publicUser(user), accessPayload) : {};
   const accessToken = await c.jwt.sign({ ...custom, ...accessPayload }, {
@@ -148,6 +153,7 @@ export async function issueTokens(
         // the rotation lineage starts with the session; /oauth/token keeps it across rotations
         family_id: session.id,
         jti: refreshTokenId,
+        ...(oidc.refreshJkt ? { cnf: { jkt: oidc.refreshJkt } } : {}),
       },
       { expiresInSeconds: o.refreshTokenExpiresIn, nowSeconds: now },
     );

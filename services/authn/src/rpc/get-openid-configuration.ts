@@ -5,6 +5,7 @@
  * (issue 18) and their real capabilities: an OIDC client library follows discovery, so every URL here
  * answers (test/e2e/discovery.e2e.test.ts fetches each one).
  */
+import { DPOP_SIGNING_ALGS } from '../domain/dpop.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 
 /** The discovery document; every URL is built from `--url`, never the Host header. */
@@ -36,6 +37,8 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
     require_pushed_authorization_requests: c.options.requirePushedAuthorizationRequests === true,
     // RFC 8628 §4
     device_authorization_endpoint: `${u}/oauth/device_authorization`,
+    // RFC 9449 §5.1: proofs are accepted at the token endpoint and /userinfo with these algorithms
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [c.jwt.alg],
     scopes_supported: ['openid', 'email', 'profile', 'phone', 'offline_access'],

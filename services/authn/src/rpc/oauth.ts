@@ -15,8 +15,9 @@ import type { CallContext } from '@gatehouse/rpc';
 import { authorize, checkAuthorizationRequest, type AuthorizeResult } from '../domain/authorize.ts';
 import { answerConsent, type ConsentPage } from '../domain/consent.ts';
 import { DEVICE_CODE_GRANT, DeviceVerificationError, answerDeviceConsent, lookUpUserCode, startDeviceAuthorization } from '../domain/device.ts';
+import { DPOP_SIGNING_ALGS, DPoPProofError, boundJkt, checkDPoPProof, dpopNonceKey, issueDPoPNonce, type CheckedProof } from '../domain/dpop.ts';
 import { OAuthError, authenticateClient, invalidRequest, parseBasic, type AuthenticatedClient } from '../domain/oauth-client-auth.ts';
-import { endSession, introspect, revokeToken, userinfoClaims } from '../domain/oauth-endpoints.ts';
+import { endSession, introspect, liveToken, revokeToken, userinfoClaims } from '../domain/oauth-endpoints.ts';
 import { tokenGrant } from '../domain/oauth-token.ts';
 import { pushAuthorizationRequest } from '../domain/par.ts';
 import { TOKEN_EXCHANGE_GRANT } from '../domain/token-exchange.ts';
@@ -68,10 +69,42 @@ async function recordToken(c: RpcContext, ctx: CallContext, action: string, acto
   }
 }
 
-/** POST /oauth/token (RFC 6749 §3.2): every grant; client authentication per RFC 6749 §2.3 / RFC 7523. */
+// ---- DPoP (RFC 9449; issue 34 §4) ----
+
+/** The server-nonce key of every replica: from `--encryption-key`, else `--client-secret` (domain/dpop.ts). */
+const nonceKeyOf = (c: RpcContext): Buffer => dpopNonceKey(c.options.encryptionKey || c.options.clientSecret);
+
+/**
+ * The request's `DPoP` proof checked for `htm` and the endpoint `path` (RFC 9449 §4.3), `ath` against
+ * `accessToken` when given; null when the request has no `DPoP` header.
+ * @throws DPoPProofError
+ */
+async function requestProof(c: RpcContext, ctx: CallContext, htm: string, path: string, accessToken?: string): Promise<CheckedProof | null> {
+  const proof = ctx.headers.dpop;
+  if (proof === undefined) return null;
+  return checkDPoPProof(proof, {
+    htm, htu: `${c.options.url}${path}`, now: c.now(), nonceKey: nonceKeyOf(c), useJti: (key, until, now) => c.oauth.useJti(key, until, now),
+    ...(accessToken !== undefined ? { accessToken } : {}),
+  });
+}
+
+/** RFC 9449 §7.1: the `WWW-Authenticate` challenge of the DPoP scheme, with the algorithms a proof may use. */
+function dpopChallenge(error: string, description: string): string {
+  return `DPoP error="${error}", error_description="${description.replace(/["\\]/g, '')}", algs="${DPOP_SIGNING_ALGS.join(' ')}"`;
+}
+
+/** POST /oauth/token (RFC 6749 §3.2): every grant; client authentication per RFC 6749 §2.3 / RFC 7523; a DPoP proof binds the tokens (RFC 9449 §5). */
 export const oauthTokenRpc = (c: RpcContext): AuthnHandler<'OauthToken'> => async (req, ctx) => guarded(c, ctx, async () => {
   const p = paramsOf(req);
   if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the token endpoint takes POST', 405);
+  let dpop: CheckedProof | null;
+  try {
+    dpop = await requestProof(c, ctx, 'POST', '/oauth/token');
+  } catch (err) {
+    if (!(err instanceof DPoPProofError)) throw err;
+    // RFC 9449 §5 / §8: 400 with the error; `use_dpop_nonce` names the nonce in `DPoP-Nonce`
+    return json(400, { error: err.error, error_description: err.message }, err.nonce ? { dpop_nonce: err.nonce } : {});
+  }
   let auth: AuthenticatedClient;
   try {
     auth = await authOf(c, ctx, p, p.grant_type !== 'client_credentials' && p.grant_type !== TOKEN_EXCHANGE_GRANT);
@@ -81,28 +114,42 @@ export const oauthTokenRpc = (c: RpcContext): AuthnHandler<'OauthToken'> => asyn
     }
     throw err;
   }
-  const out = await tokenGrant(c, auth, p);
+  const out = await tokenGrant(c, auth, p, dpop);
   // a token exchange names the agent as actor and the user it acts for in the details (issue 34)
   const actor: AuditActor = out.userId && !out.actors ? { type: 'user', id: out.userId } : { type: 'service_account', id: auth.client.id };
   const delegation = out.actors ? { user_id: out.userId, act: out.actors } : {};
-  await recordToken(c, ctx, out.action, actor, { client_id: auth.client.id, grant_type: p.grant_type, auth_method: auth.method, ...delegation }, out.sessionId);
-  return json(200, { ...out.response });
+  const bound = dpop && out.response.token_type === 'DPoP' ? { dpop_jkt: dpop.jkt } : {};
+  await recordToken(c, ctx, out.action, actor, { client_id: auth.client.id, grant_type: p.grant_type, auth_method: auth.method, ...delegation, ...bound }, out.sessionId);
+  // RFC 9449 §8.2: a fresh nonce with the answer, so the client's next proof carries a current one
+  return json(200, { ...out.response }, dpop ? { dpop_nonce: issueDPoPNonce(nonceKeyOf(c), c.now()) } : {});
 });
 
 /**
  * POST /oauth/par (RFC 9126 §2): the client authenticates as at the token endpoint (public clients
  * with their `client_id`), the request is checked as `/authorize` checks it, and the answer is 201
  * `{request_uri, expires_in}`; a refusal is a 400 (401 for client authentication) RFC 6749 §5.2 body.
+ * A DPoP proof (RFC 9449 §10.1) binds the code to its key as `dpop_jkt` (which, when also sent, must match).
  */
 export const pushedAuthorizationRequestRpc = (c: RpcContext): AuthnHandler<'PushedAuthorizationRequest'> => async (req, ctx) => guarded(c, ctx, async () => {
   const p = paramsOf(req);
   if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the pushed authorization request endpoint takes POST', 405);
+  let dpop: CheckedProof | null;
+  try {
+    dpop = await requestProof(c, ctx, 'POST', '/oauth/par');
+  } catch (err) {
+    if (!(err instanceof DPoPProofError)) throw err;
+    return json(400, { error: err.error, error_description: err.message }, err.nonce ? { dpop_nonce: err.nonce } : {});
+  }
+  if (dpop) {
+    if ((p.dpop_jkt ?? '') !== '' && p.dpop_jkt !== dpop.jkt) return json(400, { error: 'invalid_dpop_proof', error_description: 'dpop_jkt does not name the DPoP proof\'s key' });
+    p.dpop_jkt = dpop.jkt;
+  }
   const auth = await authOf(c, ctx, p, true);
   const pushed = await pushAuthorizationRequest(c, auth, p, async (params) => {
     const checked = await checkAuthorizationRequest(c, params);
     return checked.ok ? null : { error: checked.error, description: checked.description };
   });
-  return json(201, { ...pushed });
+  return json(201, { ...pushed }, dpop ? { dpop_nonce: issueDPoPNonce(nonceKeyOf(c), c.now()) } : {});
 });
 
 /**
@@ -184,8 +231,13 @@ export const oauthIntrospectRpc = (c: RpcContext): AuthnHandler<'OauthIntrospect
   return json(200, await introspect(c, auth, p.token!));
 });
 
-/** GET or POST /userinfo (OIDC Core §5.3): a user's bearer access token (RFC 6750 §2.1). */
-export const userinfoRpc = (c: RpcContext): AuthnHandler<'Userinfo'> => async (_req, ctx) => guarded(c, ctx, async () => {
+/**
+ * GET or POST /userinfo (OIDC Core §5.3): a user's bearer access token (RFC 6750 §2.1), or a DPoP-bound
+ * one as `Authorization: DPoP <token>` with a proof by its key (RFC 9449 §7.1). A DPoP-bound token sent
+ * as a bearer token is refused (`invalid_token`).
+ */
+export const userinfoRpc = (c: RpcContext): AuthnHandler<'Userinfo'> => async (req, ctx) => guarded(c, ctx, async () => {
+  if (ctx.headers.authorization?.toLowerCase().startsWith('dpop ')) return dpopUserinfo(c, ctx, req.method || 'GET');
   const invalidToken = json(401, { error: 'invalid_token', error_description: 'the access token is invalid or expired' }, { www_authenticate: 'Bearer error="invalid_token"' });
   if (!ctx.headers.authorization?.toLowerCase().startsWith('bearer ')) return json(401, { error: 'invalid_token', error_description: 'a bearer access token is required' }, { www_authenticate: 'Bearer' });
   let caller;
@@ -200,6 +252,33 @@ export const userinfoRpc = (c: RpcContext): AuthnHandler<'Userinfo'> => async (_
   if (!caller.scope.includes('openid')) return json(403, { error: 'insufficient_scope', error_description: 'the openid scope is required' }, { www_authenticate: 'Bearer error="insufficient_scope"' });
   return json(200, userinfoClaims(user, caller.scope));
 });
+
+/**
+ * /userinfo with `Authorization: DPoP <token>` (RFC 9449 §7.1): the proof (`htm`, `htu`, `ath`, nonce,
+ * single use), then the token: live, a user's access token, and bound to the proof's key.
+ * Refusals are 401 with a `DPoP` challenge; `use_dpop_nonce` names a fresh nonce in `DPoP-Nonce` (§9).
+ */
+async function dpopUserinfo(c: RpcContext, ctx: CallContext, method: string): Promise<HttpResponse> {
+  const parts = (ctx.headers.authorization ?? '').trim().split(/\s+/);
+  const token = parts.length === 2 ? parts[1]! : '';
+  const refuse = (error: string, description: string, extra: Partial<HttpResponse> = {}): HttpResponse =>
+    json(401, { error, error_description: description }, { www_authenticate: dpopChallenge(error, description), ...extra });
+  if (token === '') return refuse('invalid_token', 'a DPoP-bound access token is required');
+  let proof: CheckedProof | null;
+  try {
+    proof = await requestProof(c, ctx, method === 'HEAD' ? 'GET' : method, '/userinfo', token);
+  } catch (err) {
+    if (!(err instanceof DPoPProofError)) throw err;
+    return refuse(err.error, err.message, err.nonce ? { dpop_nonce: err.nonce } : {});
+  }
+  if (!proof) return refuse('invalid_dpop_proof', 'a DPoP proof is required');
+  const live = await liveToken(c, token);
+  if (!live || !live.user || live.claims.token_type !== 'access_token' || live.session.expiresAt <= c.now()) return refuse('invalid_token', 'the access token is invalid or expired');
+  if (boundJkt(live.claims) !== proof.jkt) return refuse('invalid_token', 'the access token is not bound to the DPoP proof\'s key');
+  const scope = Array.isArray(live.claims.scope) ? (live.claims.scope as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  if (!scope.includes('openid')) return json(403, { error: 'insufficient_scope', error_description: 'the openid scope is required' }, { www_authenticate: dpopChallenge('insufficient_scope', 'the openid scope is required') });
+  return json(200, userinfoClaims(live.user, scope));
+}
 
 /** GET or POST the end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). */
 export const endSessionRpc = (c: RpcContext): AuthnHandler<'EndSession'> => async (req, ctx) => guarded(c, ctx, async () => {

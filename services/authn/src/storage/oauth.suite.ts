@@ -53,6 +53,15 @@ export function runOAuthStoreSuite(label: string, make: () => Promise<OAuthStore
       expect(await s.deleteClient(a.id)).toBe(false);
     });
 
+    it('finds no client or trusted issuer, and deletes none, for an id of another shape (PostgreSQL\'s uuid columns refuse it)', async () => {
+      const a = sampleClient({});
+      await s.createClient(a);
+      for (const id of ['x', 'a\u0000b', `${a.id}x`, 'https://app.example/client.json', '']) {
+        expect([id, await s.findClient(id), await s.findIssuer(id), await s.deleteClient(id), await s.deleteIssuer(id)]).toEqual([id, null, null, false, false]);
+      }
+      expect(await s.findClient(a.id)).toEqual(a);
+    });
+
     it('consumes a code once and records the session it opened', async () => {
       const code = { codeHash: 'h'.repeat(64), clientId: 'c', redirectUri: 'https://rp.example/cb', codeChallenge: null, userId: randomUUID(), sessionId: randomUUID(), grant: '{}', expiresAt: 100, consumedAt: null, issuedSessionId: null };
       await s.saveCode(code);

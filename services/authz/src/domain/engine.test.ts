@@ -226,7 +226,7 @@ type doc
     const second = await engine.readTuples({ object: 'doc:', page_size: 2, continuation_token: first.continuation_token });
     expect(second.tuples.map((t) => t.object)).toEqual(['doc:2', 'doc:3']);
     const last = await engine.readTuples({ object: 'doc:', page_size: 2, continuation_token: second.continuation_token });
-    expect(last).toEqual({ tuples: [{ user: 'user:u4', relation: 'owner', object: 'doc:4' }], continuation_token: null });
+    expect(last).toEqual({ tuples: [{ user: 'user:u4', relation: 'owner', object: 'doc:4' }], continuation_token: null, written_at: [expect.any(Number)] });
     expect((await refusal(engine.readTuples({ object: 'group:', continuation_token: first.continuation_token }))).message).toBe(
       'invalid continuation token',
     );
@@ -617,5 +617,24 @@ describe('write and readChanges (OpenFGA Write and ReadChanges, issue 36)', () =
     expect(none).toEqual({ changes: [], cursor: null });
     const all = await read({ afterRevision: 0, afterIndex: 0, limit: 10 });
     expect(all.changes.map((c) => c.tuple.object)).toEqual(['doc:1', 'doc:2', 'doc:3', 'group:g', 'doc:1']);
+  });
+
+  it('answers when each change was written and skips the older ones given a start time (OpenFGA start_time)', async () => {
+    await engine.write([{ user: 'user:a', relation: 'owner', object: 'doc:1' }], []);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const since = Date.now();
+    await engine.write([{ user: 'user:b', relation: 'owner', object: 'doc:2' }], []);
+    const read = engine.readChanges!;
+    const all = await read({ afterRevision: 0, afterIndex: 0, limit: 10 });
+    expect(all.changes.map((c) => c.tuple.user)).toEqual(['user:a', 'user:b']);
+    expect(all.changes[0]!.at).toBeLessThan(since);
+    expect(all.changes[1]!.at).toBeGreaterThanOrEqual(since);
+    const recent = await read({ afterRevision: 0, afterIndex: 0, limit: 10, since });
+    expect(recent.changes.map((c) => c.tuple.user)).toEqual(['user:b']);
+    expect(await read({ afterRevision: 0, afterIndex: 0, limit: 10, since: Date.now() + 60_000 })).toEqual({ changes: [], cursor: null });
+    const read1 = await engine.readTuples({});
+    expect(read1.tuples.map((t) => t.user)).toEqual(['user:a', 'user:b']);
+    expect(read1.written_at![0]).toBeLessThan(since);
+    expect(read1.written_at![1]).toBeGreaterThanOrEqual(since);
   });
 });

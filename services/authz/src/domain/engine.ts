@@ -56,11 +56,17 @@ export interface Engine {
    * The change log as OpenFGA's ReadChanges pages it: tuple writes and deletes after `afterRevision` (and
    * `afterIndex` entries of that revision), optionally of one object type, at most `limit`, oldest first.
    * Returns the cursor of the last entry answered (`null` when none). Only the retained log is answered
-   * (the last 1,000 revisions at least). Absent on a backend without a change log of its own.
+   * (the last 1,000 revisions at least). With `since` (milliseconds since the Unix epoch), entries written
+   * before it are skipped (OpenFGA's `start_time`). Each change carries `at`, when it was written (ms; null
+   * for entries from before the store recorded it). Absent on a backend without a change log of its own.
    */
-  readChanges?(q: { objectType?: string; afterRevision: number; afterIndex: number; limit: number }): Promise<{ changes: Array<{ op: 'write' | 'delete'; tuple: Tuple }>; cursor: { revision: number; index: number } | null }>;
-  /** Exact filters (`object` may be `type:`), `page_size` 1–100 (default 50), filter-bound continuation token, `null` when done. */
-  readTuples(q: ReadQuery): Promise<{ tuples: Tuple[]; continuation_token: string | null }>;
+  readChanges?(q: { objectType?: string; afterRevision: number; afterIndex: number; limit: number; since?: number }): Promise<{ changes: Array<{ op: 'write' | 'delete'; tuple: Tuple; at: number | null }>; cursor: { revision: number; index: number } | null }>;
+  /**
+   * Exact filters (`object` may be `type:`), `page_size` 1–100 (default 50), filter-bound continuation token,
+   * `null` when done. `written_at`, when the backend records it, is each tuple's write time in milliseconds
+   * since the Unix epoch (null where unknown), in the order of `tuples`.
+   */
+  readTuples(q: ReadQuery): Promise<{ tuples: Tuple[]; continuation_token: string | null; written_at?: Array<number | null> }>;
   /**
    * 1–100 checks, all evaluated, results in input order; `resolution too complex` or a condition that cannot
    * be evaluated fails the whole call. `options.context` is the call's condition context; a check's own
@@ -355,7 +361,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const upto = await guard(store.revision());
       // a cursor inside a revision reads that revision again and skips what was answered
       const entries = await guard(store.readChanges(q.afterIndex > 0 ? q.afterRevision - 1 : q.afterRevision, upto));
-      const changes: Array<{ op: 'write' | 'delete'; tuple: Tuple }> = [];
+      const changes: Array<{ op: 'write' | 'delete'; tuple: Tuple; at: number | null }> = [];
       let cursor: { revision: number; index: number } | null = null;
       let index = 0;
       let revision = -1;
@@ -368,9 +374,13 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
         if (e.revision === q.afterRevision && index <= q.afterIndex) continue;
         if ((e.op !== 'write' && e.op !== 'delete') || e.tuple === null) continue;
         if (q.objectType !== undefined && splitObject(e.tuple.object)?.type !== q.objectType) continue;
+        if (q.since !== undefined && (e.at ?? 0) < q.since) continue;
         if (changes.length === q.limit) break;
         const t = e.tuple;
-        changes.push({ op: e.op, tuple: t.condition ? { user: t.user, relation: t.relation, object: t.object, condition: t.condition } : { user: t.user, relation: t.relation, object: t.object } });
+        changes.push({
+          op: e.op, at: e.at ?? null,
+          tuple: t.condition ? { user: t.user, relation: t.relation, object: t.object, condition: t.condition } : { user: t.user, relation: t.relation, object: t.object },
+        });
         cursor = { revision: e.revision, index };
       }
       return { changes, cursor };
@@ -383,6 +393,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       return {
         tuples: page.tuples.map((t) => (t.condition ? { user: t.user, relation: t.relation, object: t.object, condition: t.condition } : { user: t.user, relation: t.relation, object: t.object })),
         continuation_token: page.more && last ? encodeToken(binding, last.seq) : null,
+        written_at: page.tuples.map((t) => t.writtenAt ?? null),
       };
     },
 

@@ -129,6 +129,10 @@ export function listUsers(
   // nodes expanded for candidates, and nodes expanded only under a subtracted side (for their conditions)
   const seen = new Set<string>([`${object}#${relation}`]);
   const seenSubtracted = new Set<string>();
+  // every relation expanded is a union of direct grants, computed usersets and tuple-to-usersets: the
+  // candidates are exactly the users (conditions were evaluated on the way); an intersection or an
+  // exclusion met anywhere makes them a superset to verify by check
+  let exact = true;
   const queue: Array<[string, string, number, boolean]> = [[object, relation, 0, false]];
   let conditionError: ConditionError | null = null;
   const holds = (b: Bucket, o: string, r: string, user: string): boolean => {
@@ -174,10 +178,14 @@ export function listUsers(
         }
         return;
       case 'union':
+        for (const c of rw.children) visit(c, o, rel, depth, subtracted);
+        return;
       case 'intersection':
+        exact = false;
         for (const c of rw.children) visit(c, o, rel, depth, subtracted);
         return;
       case 'difference':
+        exact = false;
         visit(rw.base, o, rel, depth, subtracted);
         visit(rw.subtract, o, rel, depth, true);
     }
@@ -190,8 +198,13 @@ export function listUsers(
   if (conditionError) throw conditionError;
   const users: string[] = [];
   for (const candidate of [...candidates].sort()) {
-    const ref = parseUser(candidate);
-    if (!ref || !new Resolver(ts, index, ctx, ref, undefined, context).check(object, relation)) continue;
+    // a wildcard counts only where the model still allows it (check's rule for a `type:*` tuple); a
+    // userset candidate's membership follows check's userset rules
+    const verify = !exact || filter.relation !== '' || candidate.endsWith(':*');
+    if (verify) {
+      const ref = parseUser(candidate);
+      if (!ref || !new Resolver(ts, index, ctx, ref, undefined, context).check(object, relation)) continue;
+    }
     if (users.length === LIST_CAP) return { users, truncated: true };
     users.push(candidate);
   }

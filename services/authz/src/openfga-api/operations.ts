@@ -69,6 +69,9 @@ function contextualOf(v: unknown): Tuple[] {
   return Array.isArray(list) ? list.map(toTuple) : [];
 }
 
+/** OpenFGA's `timestamp` field (RFC 3339, UTC) for a write time in ms, or nothing when it is unknown. */
+const timestamp = (ms: number | null | undefined): { timestamp?: string } => (ms === null || ms === undefined ? {} : { timestamp: new Date(ms).toISOString() });
+
 const keyText = (t: Tuple): string => `user: '${t.user}', relation: '${t.relation}', object: '${t.object}'`;
 
 /** Runs `work` within the list deadline. @throws OpenFgaError 504 `deadline_exceeded` past it */
@@ -283,11 +286,10 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
         user: str(key.user) || null, relation: str(key.relation) || null, object: str(key.object) || null,
         ...(pageSize !== undefined ? { page_size: pageSize } : {}), continuation_token: str(body.continuation_token) || null,
       }));
-      return { tuples: page.tuples.map((t) => ({ key: toWire(t) })), continuation_token: page.continuation_token ?? '' };
+      return { tuples: page.tuples.map((t, i) => ({ key: toWire(t), ...timestamp(page.written_at?.[i]) })), continuation_token: page.continuation_token ?? '' };
     },
     async ReadChanges(storeId, q) {
       requireStore(storeId);
-      if (q.start_time) throw invalid('invalid_start_time', 'start_time is not supported: Gatehouse\'s change log has no timestamps; page with continuation_token');
       const readChanges = engine.readChanges;
       if (!readChanges) throw new OpenFgaError(501, 'unimplemented', 'ReadChanges is not served with --fga-store=openfga; ask the OpenFGA server');
       const pageSize = q.page_size ? Number(q.page_size) : 50;
@@ -303,11 +305,17 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
           throw invalid('invalid_continuation_token', 'Invalid continuation token');
         }
       }
-      const page = await run('validation_error', () => readChanges({ ...(type ? { objectType: type } : {}), afterRevision: after.revision, afterIndex: after.index, limit: pageSize }));
+      // as OpenFGA: start_time (RFC 3339) applies when no continuation_token is given; the token wins
+      let since: number | undefined;
+      if (q.start_time && !q.continuation_token) {
+        since = Date.parse(q.start_time);
+        if (!/^\d{4}-\d{2}-\d{2}T/.test(q.start_time) || Number.isNaN(since)) throw invalid('invalid_start_time', 'start_time must be an RFC 3339 timestamp, e.g. 2026-01-01T00:00:00Z');
+      }
+      const page = await run('validation_error', () => readChanges({ ...(type ? { objectType: type } : {}), afterRevision: after.revision, afterIndex: after.index, limit: pageSize, ...(since !== undefined ? { since } : {}) }));
       // as OpenFGA: with nothing new, the same token comes back, so a poller keeps its place
       const token = page.cursor ? Buffer.from(JSON.stringify({ r: page.cursor.revision, i: page.cursor.index, t: type }), 'utf8').toString('base64url') : (q.continuation_token ?? '');
       return {
-        changes: page.changes.map((c) => ({ tuple_key: toWire(c.tuple), operation: c.op === 'write' ? 'TUPLE_OPERATION_WRITE' : 'TUPLE_OPERATION_DELETE' })),
+        changes: page.changes.map((c) => ({ tuple_key: toWire(c.tuple), operation: c.op === 'write' ? 'TUPLE_OPERATION_WRITE' : 'TUPLE_OPERATION_DELETE', ...timestamp(c.at) })),
         continuation_token: token,
       };
     },

@@ -66,11 +66,13 @@ function matches(f: TupleFilter, t: Tuple): boolean {
  */
 export async function readPage(
   client: OpenFgaClient, query: ReturnType<typeof parseReadQuery>, token: string | null,
-): Promise<{ tuples: Tuple[]; continuation_token: string | null }> {
+): Promise<{ tuples: Tuple[]; continuation_token: string | null; written_at: Array<number | null> }> {
   const { filter, pageSize, binding } = query;
   let cursor: Cursor = token ? decode(token, binding) : { t: '', k: 0 };
   const key = serverKey(filter);
   const tuples: Tuple[] = [];
+  // each tuple's write time as the OpenFGA server answers it (ms; null when it gives none)
+  const writtenAt: Array<number | null> = [];
   for (;;) {
     const page = await fga('Read', client.read(key ?? {}, { pageSize: FGA_PAGE, ...(cursor.t ? { continuationToken: cursor.t } : {}) }));
     const items = page.tuples ?? [];
@@ -83,10 +85,12 @@ export async function readPage(
         t.condition = { name: k.condition.name, context: context && Object.keys(context).length > 0 ? context : null };
       }
       if (!matches(filter, t)) continue;
-      if (tuples.length === pageSize) return { tuples, continuation_token: encode(binding, { t: cursor.t, k: i }) };
+      if (tuples.length === pageSize) return { tuples, continuation_token: encode(binding, { t: cursor.t, k: i }), written_at: writtenAt };
       tuples.push(t);
+      const at = Date.parse(String(items[i]!.timestamp ?? ''));
+      writtenAt.push(Number.isNaN(at) ? null : at);
     }
-    if (!page.continuation_token) return { tuples, continuation_token: null };
+    if (!page.continuation_token) return { tuples, continuation_token: null, written_at: writtenAt };
     cursor = { t: page.continuation_token, k: 0 };
   }
 }

@@ -10,8 +10,10 @@ import { type AuthzDeps, type AuthzHandler, requireEngine } from './deps.ts';
  */
 export const readTuples = (deps: AuthzDeps): AuthzHandler<'ReadTuples'> => async (req) => {
   const engine = requireEngine(deps);
-  return engine.readTuples({
+  const page = await engine.readTuples({
     user: req.user, relation: req.relation, object: req.object,
     page_size: req.page_size, continuation_token: req.continuation_token,
   });
+  // the spec's answer: tuples and token only (the write times are the OpenFGA API's)
+  return { tuples: page.tuples, continuation_token: page.continuation_token };
 };

@@ -51,7 +51,7 @@ export function createMemoryStore(): AuthzStore {
   let revision = 0;
   let changes: TupleChange[] = [];
   const log = (op: TupleChange['op'], tuple: TupleKey | null): void => {
-    changes.push({ revision, op, tuple: tuple ? copy(tuple) : null });
+    changes.push({ revision, op, tuple: tuple ? copy(tuple) : null, at: Date.now() });
   };
   const next = (): number => {
     revision++;
@@ -61,7 +61,7 @@ export function createMemoryStore(): AuthzStore {
   const insert = (t: TupleKey): void => {
     const k = keyOf(t);
     if (tuples.has(k)) return;
-    const stored: StoredTuple = { ...copy(t), seq: ++seq };
+    const stored: StoredTuple = { ...copy(t), seq: ++seq, writtenAt: Date.now() };
     tuples.set(k, stored);
     byObject.add(stored.object, stored);
     byUser.add(stored.user, stored);
@@ -96,7 +96,7 @@ export function createMemoryStore(): AuthzStore {
       for (const t of source(filter)) {
         if (t.seq <= afterSeq || !matches(t, filter)) continue;
         if (out.length === limit) return { tuples: out, more: true };
-        out.push({ ...copy(t), seq: t.seq });
+        out.push({ ...copy(t), seq: t.seq, writtenAt: t.writtenAt ?? null });
       }
       return { tuples: out, more: false };
     },

@@ -59,7 +59,7 @@ export function runStorageSuite(name: string, open: () => Promise<StoreHarness>)
       await h.store.writeTuples([{ ...t('user:anne', 'viewer', 'doc:1'), condition: { name: 'other', context: null } }], []);
       const expected = [conditioned, bare, t('user:carl', 'viewer', 'doc:1')];
       expect(await h.store.readAll()).toEqual(expected);
-      expect((await h.store.readPage({}, 0, 10)).tuples.map(({ seq: _seq, ...k }) => k)).toEqual(expected);
+      expect((await h.store.readPage({}, 0, 10)).tuples.map(({ seq: _seq, writtenAt: _at, ...k }) => k)).toEqual(expected);
       expect(await h.store.readByObject('doc', '1', 'viewer')).toEqual(expected);
       const changes = await h.store.readChanges(before, before + 1);
       expect(changes.map((c) => c.tuple)).toEqual(expected);
@@ -129,7 +129,7 @@ export function runStorageSuite(name: string, open: () => Promise<StoreHarness>)
       const r2 = await h.store.appendModel({ id: '01ARZ3NDEKTSV4RRFFQ69G5FAD', dsl: 'model' });
       const { revision: r3 } = await h.store.deleteUserTuples('user:nobody');
       const { revision: r4 } = await h.store.deleteUserTuples('user:a');
-      const changes = await h.store.readChanges(r0, r4);
+      const changes = (await h.store.readChanges(r0, r4)).map(({ revision, op, tuple }) => ({ revision, op, tuple }));
       expect(changes).toEqual([
         { revision: r1, op: 'write', tuple: t('user:a', 'viewer', 'doc:1') },
         { revision: r1, op: 'write', tuple: t('group:g#member', 'viewer', 'doc:1') },
@@ -140,6 +140,28 @@ export function runStorageSuite(name: string, open: () => Promise<StoreHarness>)
       ]);
       expect((await h.store.readChanges(r1, r2)).map((c) => c.op)).toEqual(['model']);
       expect(await h.store.readChanges(r4, r4 + 10)).toEqual([]);
+    });
+
+    it('records when each tuple and each change was written (OpenFGA\'s timestamp of Read and ReadChanges, issue 36)', async () => {
+      const before = Date.now();
+      const r0 = await h.store.revision();
+      await h.store.writeTuples([t('user:a', 'viewer', 'doc:1')], []);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const middle = Date.now();
+      await h.store.writeTuples([t('user:b', 'viewer', 'doc:1')], [t('user:a', 'viewer', 'doc:1')]);
+      const after = Date.now();
+      const [b] = (await h.store.readPage({}, 0, 10)).tuples;
+      expect(b?.user).toBe('user:b');
+      expect(b?.writtenAt).toBeGreaterThanOrEqual(middle);
+      expect(b?.writtenAt).toBeLessThanOrEqual(after);
+      const changes = await h.store.readChanges(r0, await h.store.revision());
+      expect(changes.map((c) => c.op)).toEqual(['write', 'write', 'delete']);
+      expect(changes[0]!.at).toBeGreaterThanOrEqual(before);
+      expect(changes[0]!.at).toBeLessThan(middle);
+      expect(changes[1]!.at).toBeGreaterThanOrEqual(middle);
+      expect(changes[2]!.at).toBe(changes[1]!.at);
+      // the lookups the engine evaluates with answer bare tuples
+      expect(await h.store.readByObject('doc', '1', 'viewer')).toEqual([t('user:b', 'viewer', 'doc:1')]);
     });
 
     it('keeps assertions per model version, replaced whole, dropped by a reset (OpenFGA assertions, issue 36)', async () => {

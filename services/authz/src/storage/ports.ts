@@ -16,6 +16,11 @@ export interface TupleKey {
 /** A stored tuple with its insertion sequence number (the stable read order and the cursor). */
 export interface StoredTuple extends TupleKey {
   seq: number;
+  /**
+   * When the tuple was written, in milliseconds since the Unix epoch (OpenFGA's `Tuple.timestamp`); null
+   * for a tuple a SQL store kept from before it recorded write times. Only `readPage` answers it.
+   */
+  writtenAt?: number | null;
 }
 
 /** Exact-match filters of a paginated read; `objectType` alone matches every object of the type. */
@@ -40,6 +45,8 @@ export interface TupleChange {
   revision: number;
   op: 'write' | 'delete' | 'model' | 'reset' | 'none';
   tuple: TupleKey | null;
+  /** when the revision was written, in milliseconds since the Unix epoch (OpenFGA's `TupleChange.timestamp`); null for entries from before the store recorded it */
+  at?: number | null;
 }
 
 /** Revisions of change log a store keeps at least; a replica further behind reloads everything. */

@@ -29,9 +29,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * A new RSA-2048 key pair and its self-signed certificate (subject and issuer `CN=<cn>`, serial 16
  * random bytes, valid from `now` for 5 years, SHA-256 with RSA). Key generation runs off the event loop.
  * @param now Unix seconds
+ * @param encipherment true: the key also decrypts (RFC 5280 §4.2.1.3 `keyEncipherment`, an SP's
+ *   encryption key of SAML Metadata §2.4.1.1)
  * @returns PEM texts: the certificate and the PKCS#8 private key
  */
-export async function newSigningCertificate(cn: string, now: number): Promise<{ certPem: string; keyPem: string }> {
+export async function newSigningCertificate(cn: string, now: number, encipherment = false): Promise<{ certPem: string; keyPem: string }> {
   const { publicKey, privateKey } = await generate('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -52,7 +54,7 @@ export async function newSigningCertificate(cn: string, now: number): Promise<{ 
   const attrs = [{ name: 'commonName', value: cn }, { name: 'organizationName', value: 'Gatehouse' }];
   cert.setSubject(attrs);
   cert.setIssuer(attrs);
-  cert.setExtensions([{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, nonRepudiation: true }]);
+  cert.setExtensions([{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, nonRepudiation: true, keyEncipherment: encipherment }]);
   cert.sign(forge.pki.privateKeyFromPem(privateKey), forge.md.sha256.create());
   return { certPem: forge.pki.certificateToPem(cert).trim(), keyPem: privateKey };
 }

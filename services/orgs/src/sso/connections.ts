@@ -12,7 +12,8 @@ import { decrypt, encrypt } from '@gatehouse/crypto';
 import { isUuid, ORGANIZATION_NOT_FOUND } from '../domain/members.ts';
 import type { OrganizationRecord } from '../storage/ports.ts';
 import type { SsoDeps } from './deps.ts';
-import type { OidcConnectionRecord, SamlConnectionRecord } from './storage/ports.ts';
+import { newSpKey } from './sp-keys.ts';
+import type { OidcConnectionRecord, SamlBinding, SamlConnectionRecord } from './storage/ports.ts';
 
 export const DEFAULT_OIDC_SCOPES = 'openid profile email';
 export const OIDC_EXISTS = 'an OIDC connection already exists for this organization';
@@ -58,6 +59,7 @@ function urlOf(v: string, schemes: readonly string[], message: string): string {
 /** `issuer_url`: https, without a trailing slash difference (§6.3). */
 export const checkIssuer = (v: string | null | undefined): string => urlOf(v ?? '', ['https:'], ISSUER_HTTPS);
 const checkIdpSsoUrl = (v: string | null | undefined): string => urlOf(v ?? '', ['https:'], 'idp_sso_url must be a valid https URL');
+const checkIdpSloUrl = (v: string): string => urlOf(v, ['https:'], 'idp_slo_url must be a valid https URL');
 const checkOwnUrl = (field: string) => (v: string): string => urlOf(v, ['https:', 'http:'], `${field} must be a valid http(s) URL`);
 
 /**
@@ -223,6 +225,18 @@ export async function deleteOidcConnection(d: SsoDeps, ref: ConnectionRef): Prom
 export interface CreateSamlInput {
   orgId?: string | null; name?: string | null; idpEntityId?: string | null; idpSsoUrl?: string | null; idpCertificate?: string | null;
   spEntityId?: string | null; acsUrl?: string | null; attributeMapping?: string | null; allowIdpInitiated?: boolean | null;
+  /** `HTTP-Redirect` (default) or `HTTP-POST` */
+  idpSsoBinding?: string | null;
+  /** the IdP's SingleLogoutService (https, HTTP-Redirect) */
+  idpSloUrl?: string | null;
+}
+
+export const SSO_BINDING = 'idp_sso_binding must be HTTP-Redirect or HTTP-POST';
+
+/** `idp_sso_binding` (SAML Bindings §3.4 / §3.5). @throws AppError `invalid_argument` {@link SSO_BINDING} */
+function checkBinding(v: string): SamlBinding {
+  if (v !== 'HTTP-Redirect' && v !== 'HTTP-POST') throw new AppError('invalid_argument', SSO_BINDING);
+  return v;
 }
 
 const checkEntityId = (v: string): string => bounded('sp_entity_id', v, MAX.url);
@@ -241,12 +255,17 @@ export async function createSamlConnection(d: SsoDeps, input: CreateSamlInput): 
   const spEntityId = optional(input.spEntityId, checkEntityId) ?? null;
   const acsUrl = optional(input.acsUrl, checkOwnUrl('acs_url')) ?? null;
   const attributeMapping = optional(input.attributeMapping, checkMapping) ?? null;
+  const idpSsoBinding = optional(input.idpSsoBinding, checkBinding) ?? 'HTTP-Redirect';
+  const idpSloUrl = optional(input.idpSloUrl, checkIdpSloUrl) ?? null;
   if (await d.store.saml.byOrg(org.id)) throw new AppError('already_exists', SAML_EXISTS);
   if (await d.store.saml.byEntityId(idpEntityId)) throw new AppError('already_exists', `idp_entity_id already registered: ${idpEntityId}`);
   const now = d.now();
+  const id = randomUUID();
   const record: SamlConnectionRecord = {
-    id: randomUUID(), orgId: org.id, name, idpEntityId, idpSsoUrl, idpCertificate, spEntityId, acsUrl, attributeMapping,
-    allowIdpInitiated: input.allowIdpInitiated ?? false, isActive: true, createdAt: now, updatedAt: now,
+    id, orgId: org.id, name, idpEntityId, idpSsoUrl, idpCertificate, spEntityId, acsUrl, attributeMapping,
+    allowIdpInitiated: input.allowIdpInitiated ?? false, isActive: true, createdAt: now, updatedAt: now, idpSsoBinding, idpSloUrl,
+    // issue 31 §1: our signing / decryption key pair of this connection
+    ...(await newSpKey(d, id)),
   };
   const out = await d.store.saml.insert(record);
   if (out === 'org') throw new AppError('already_exists', SAML_EXISTS);
@@ -282,6 +301,10 @@ export async function updateSamlConnection(d: SsoDeps, input: UpdateSamlInput): 
   }
   if (input.allowIdpInitiated != null) next.allowIdpInitiated = input.allowIdpInitiated;
   if (input.isActive != null) next.isActive = input.isActive;
+  const binding = optional(input.idpSsoBinding, checkBinding);
+  if (binding !== undefined) next.idpSsoBinding = binding ?? 'HTTP-Redirect';
+  const slo = optional(input.idpSloUrl, checkIdpSloUrl);
+  if (slo !== undefined) next.idpSloUrl = slo;
   if (next.idpEntityId !== c.idpEntityId) {
     const other = await d.store.saml.byEntityId(next.idpEntityId);
     if (other && other.id !== c.id) throw new AppError('already_exists', `idp_entity_id already registered: ${next.idpEntityId}`);
@@ -314,6 +337,8 @@ export const ssoUrls = (d: Pick<SsoDeps, 'baseUrl'>, orgName: string) => {
     oidcCallback: `${d.baseUrl}/oauth/sso/${org}/callback`,
     samlMetadata: `${d.baseUrl}/oauth/saml/${org}/metadata`,
     samlAcs: `${d.baseUrl}/oauth/saml/${org}/acs`,
+    /** our SingleLogoutService: the IdP's LogoutResponse (HTTP-Redirect) */
+    samlSlo: `${d.baseUrl}/oauth/saml/${org}/slo`,
   };
 };
 

@@ -8,8 +8,10 @@
  * | `oidc_login` | `GET /oauth/sso/<org>/login?redirect_uri&state&roles&scope` | 302 to the org's OIDC IdP (audit `sso.login_initiated`) |
  * | `oidc_callback` | `GET /oauth/sso/<org>/callback` | the federated completion → 302 with cookies (`sso.callback_success`) |
  * | `saml_metadata` | `GET /oauth/saml/<org>/metadata` | our SP metadata (XML) |
- * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | 302 AuthnRequest (HTTP-Redirect) to `idp_sso_url` (`saml.login_initiated`) |
+ * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | the AuthnRequest signed with the connection's SP key to `idp_sso_url`: 302 (HTTP-Redirect) or an auto-posting form (HTTP-POST) (`saml.login_initiated`) |
  * | `saml_acs` | `POST /oauth/saml/<org>/acs` (CSRF-exempt, §2.5) | the federated completion → 302 (`saml.acs_success` / `saml.acs_failed`) |
+ * | `saml_logout` | `GET /oauth/saml/<org>/logout` (the gateway first ends the Gatehouse session) | SP-initiated Single Logout: 302 signed LogoutRequest (HTTP-Redirect) to `idp_slo_url` (`saml.logout_initiated`) |
+ * | `saml_slo` | `GET /oauth/saml/<org>/slo` | the IdP's signed LogoutResponse → 302 to `<url>/app/login` (`saml.logout_completed` / `saml.logout_failed`) |
  * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
  * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
  *
@@ -19,14 +21,15 @@
  * A missing org → 404 `organization not found`; a disabled org → 400 `failed_precondition`
  * `organization is disabled` (§6.1); no or an inactive connection → 404 `OIDC connection not found` /
  * `SAML connection not found`, 400 `failed_precondition` `OIDC connection is inactive` / `SAML connection is inactive`.
- * Errors are JSON `{code, message}` with the §0.2 status.
+ * Errors are JSON `{code, message}` with the §0.2 status; the gateway turns those of the browser steps
+ * into a 303 to the hosted app's error screen when a browser asked (gateway/src/sso.ts).
  *
  * After a valid IdP answer the user is completed by authn (`CompleteFederatedLogin`: JIT creation,
  * account linking by verified email, the §4.1 MFA gate, session cookies) and, JIT or not, made a member
  * of the org (no roles; idempotent): the org's IdP vouched for them.
  */
 import { auditRecord, ownCookie, ownCookieName, parseCookies, pathUnder, type AuditActor } from '@gatehouse/auth';
-import { timingSafeEqualString } from '@gatehouse/crypto';
+import { decrypt, encrypt, timingSafeEqualString } from '@gatehouse/crypto';
 import type { BusEvents, orgs } from '@gatehouse/contracts';
 import { AppError, httpStatusOf, toAppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
@@ -83,6 +86,16 @@ const ANONYMOUS: AuditActor = { type: 'user', id: null };
 const STATE_COOKIE = 'gh_sso_state';
 const stateCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string =>
   ownCookie(STATE_COOKIE, value, { maxAgeSeconds, path: pathUnder(f.sso.baseUrl, '/oauth/sso'), secure: f.cookieSecure, sameSite: 'lax' });
+/**
+ * The IdP session of a SAML login (NameID, format, SessionIndex; SAML Core §3.7.1), for SP-initiated
+ * Single Logout: AES-256-GCM sealed under the SSO ring (associated data `saml_slo:<org id>`), HttpOnly,
+ * SameSite=Lax, 30 days; `__Host-` prefixed when Secure, else under `/oauth/saml`. Set by the ACS of a
+ * connection with `idp_slo_url`, cleared by the logout.
+ */
+const SLO_COOKIE = 'gh_saml_slo';
+const SLO_COOKIE_TTL_S = 30 * 86_400;
+const sloCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string =>
+  ownCookie(SLO_COOKIE, value, { maxAgeSeconds, path: pathUnder(f.sso.baseUrl, '/oauth/saml'), secure: f.cookieSecure, sameSite: 'lax' });
 const MAX_PARAM = 4096;
 const json = (status: number, body: unknown): orgs.SsoHttpResponse => ({ status, body: JSON.stringify(body), content_type: 'application/json; charset=utf-8' });
 const redirect = (location: string): orgs.SsoHttpResponse => ({ status: 302, location, body: '', content_type: '' });
@@ -92,7 +105,7 @@ function paramsOf(raw: Record<string, unknown> | undefined): Record<string, stri
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw ?? {})) {
     if (typeof v !== 'string') continue;
-    if (v.length > (k === 'SAMLResponse' ? 1_048_576 : MAX_PARAM)) throw new AppError('invalid_argument', `${k} is too long`);
+    if (v.length > (k === 'SAMLResponse' || k === '__raw_query' ? 1_048_576 : MAX_PARAM)) throw new AppError('invalid_argument', `${k} is too long`);
     out[k] = v;
   }
   return out;
@@ -173,24 +186,53 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       }
       case 'saml_metadata': {
         org = await enabledOrg(d, req.org);
-        return { status: 200, body: (await saml()).spMetadata(d, org, await activeSaml(d, org)), content_type: 'application/samlmetadata+xml; charset=utf-8' };
+        return { status: 200, body: await (await saml()).spMetadata(d, org, await activeSaml(d, org)), content_type: 'application/samlmetadata+xml; charset=utf-8' };
       }
       case 'saml_login': {
         org = await enabledOrg(d, req.org);
-        const url = await (await saml()).samlLoginUrl(d, org, await activeSaml(d, org), loginParams(p));
+        const answer = await (await saml()).samlLogin(d, org, await activeSaml(d, org), loginParams(p));
         f.audit(auditRecord(ctx, 'saml.login_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org.id, details: { org_id: org.id } }));
-        return redirect(url);
+        return 'location' in answer ? redirect(answer.location) : { status: 200, body: answer.html, content_type: 'text/html; charset=utf-8' };
       }
       case 'saml_acs': {
         org = await enabledOrg(d, req.org);
         const c = await activeSaml(d, org);
         const login = await (await saml()).consumeSamlResponse(d, org, c, p);
         const out = await complete(f, ctx, org, login.identity, login.params);
+        if (c.idpSloUrl && !out.error && login.session.nameID.length <= 1024) {
+          ctx.setCookies.push(sloCookie(f, encrypt(d.secretKey, JSON.stringify({ c: c.id, ...login.session }), `saml_slo:${org.id}`), SLO_COOKIE_TTL_S));
+        }
         f.audit(auditRecord(ctx, out.error ? 'saml.acs_failed' : 'saml.acs_success', {
           actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_saml_connection', resourceId: c.id,
           details: { org_id: org.id, created: out.created, idp_initiated: login.unsolicited, ...(out.error ? { error: out.error } : {}) },
         }));
         return redirect(out.redirectUrl);
+      }
+      case 'saml_logout': {
+        org = await enabledOrg(d, req.org);
+        const c = await activeSaml(d, org);
+        const m = await saml();
+        if (!c.idpSloUrl) throw new AppError('failed_precondition', m.SLO_NOT_CONFIGURED);
+        const sealed = parseCookies(ctx.headers['cookie'])[ownCookieName(SLO_COOKIE, f.cookieSecure)] ?? '';
+        ctx.setCookies.push(sloCookie(f, '', 0));
+        let session: SamlModule.SamlSession & { c: string };
+        try {
+          session = JSON.parse(decrypt(d.secretKey, sealed, `saml_slo:${org.id}`)) as SamlModule.SamlSession & { c: string };
+        } catch {
+          throw new AppError('failed_precondition', 'no SAML session of this organization in this browser');
+        }
+        if (session.c !== c.id) throw new AppError('failed_precondition', 'no SAML session of this organization in this browser');
+        const url = await m.samlLogoutUrl(d, org, c, session);
+        f.audit(auditRecord(ctx, 'saml.logout_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
+        return redirect(url);
+      }
+      case 'saml_slo': {
+        org = await enabledOrg(d, req.org);
+        const c = await activeSaml(d, org);
+        await (await saml()).consumeLogoutResponse(d, org, c, p, p['__raw_query'] ?? '');
+        f.audit(auditRecord(ctx, 'saml.logout_completed', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
+        // signed out here and at the IdP: the hosted sign-in page
+        return redirect(`${d.baseUrl}/app/login`);
       }
       case 'oidc_login': {
         org = await enabledOrg(d, req.org);
@@ -224,6 +266,11 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
   } catch (err) {
     const e = toAppError(err);
     if (e.code === 'cancelled') throw e;
+    if (req.action === 'saml_slo' && err instanceof SamlRejected) {
+      f.audit(auditRecord(ctx, 'saml.logout_failed', {
+        actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org?.id, details: { org: req.org.slice(0, 255), reason: err.why },
+      }));
+    }
     if (req.action === 'saml_acs') {
       f.audit(auditRecord(ctx, 'saml.acs_failed', {
         actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org?.id, details: { org: req.org.slice(0, 255), error: e.code, reason: err instanceof SamlRejected ? err.why : e.message },

@@ -39,6 +39,7 @@ export async function samlWire(d: SsoDeps, c: SamlConnectionRecord): Promise<org
   return {
     id: c.id, org_id: c.orgId, name: c.name, idp_entity_id: c.idpEntityId, idp_sso_url: c.idpSsoUrl, sp_entity_id: eff.spEntityId, acs_url: eff.acsUrl,
     attribute_mapping: c.attributeMapping ?? undefined, allow_idp_initiated: c.allowIdpInitiated, is_active: c.isActive, created_at: c.createdAt, updated_at: c.updatedAt,
+    idp_sso_binding: c.idpSsoBinding ?? 'HTTP-Redirect', idp_slo_url: c.idpSloUrl ?? undefined,
   };
 }
 
@@ -82,6 +83,7 @@ export function ssoHandlers(c: RpcContext, d: SsoDeps): Pick<{ [K in SsoRpc]: Or
       () => createSamlConnection(d, {
         orgId: req.org_id, name: req.name, idpEntityId: req.idp_entity_id, idpSsoUrl: req.idp_sso_url, idpCertificate: req.idp_certificate,
         spEntityId: req.sp_entity_id, acsUrl: req.acs_url, attributeMapping: req.attribute_mapping, allowIdpInitiated: req.allow_idp_initiated,
+        idpSsoBinding: req.idp_sso_binding, idpSloUrl: req.idp_slo_url,
       }), (r) => ({ idp_entity_id: r.idpEntityId }))),
     UpdateOrgSamlConnection: async (req, ctx) => {
       const changed = Object.entries(req).filter(([k, v]) => k !== 'id' && v !== undefined && v !== null).map(([k]) => k);
@@ -89,6 +91,7 @@ export function ssoHandlers(c: RpcContext, d: SsoDeps): Pick<{ [K in SsoRpc]: Or
         () => updateSamlConnection(d, {
           id: req.id, name: req.name, idpEntityId: req.idp_entity_id, idpSsoUrl: req.idp_sso_url, idpCertificate: req.idp_certificate,
           spEntityId: req.sp_entity_id, acsUrl: req.acs_url, attributeMapping: req.attribute_mapping, allowIdpInitiated: req.allow_idp_initiated, isActive: req.is_active,
+          idpSsoBinding: req.idp_sso_binding, idpSloUrl: req.idp_slo_url,
         })));
     },
     DeleteOrgSamlConnection: async (req, ctx) => {

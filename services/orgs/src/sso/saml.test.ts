@@ -11,10 +11,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DOMParser, XMLSerializer, type Element } from '@xmldom/xmldom';
-import { createSamlIdp, selfSigned, type TestSamlIdp } from '@gatehouse/testing';
+import { createSamlIdp, selfSigned, type SamlIdpOptions, type TestSamlIdp } from '@gatehouse/testing';
 import type { OrganizationRecord } from '../storage/ports.ts';
-import { createSamlConnection } from './connections.ts';
-import { consumeSamlResponse, samlLoginUrl, spMetadata } from './saml.ts';
+import { createSamlConnection, updateSamlConnection } from './connections.ts';
+import { consumeLogoutResponse, consumeSamlResponse, samlLogin, samlLoginUrl, samlLogoutUrl, spMetadata } from './saml.ts';
 import { openSsoScratch, type SsoScratch } from './scratch.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
 
@@ -27,15 +27,16 @@ afterAll(async () => { await s?.close(); });
 
 interface Setup { org: OrganizationRecord; conn: SamlConnectionRecord; metadata: string }
 
-async function setup(opts: { allowIdpInitiated?: boolean; attributeMapping?: string } = {}): Promise<Setup> {
+async function setup(opts: { allowIdpInitiated?: boolean; attributeMapping?: string; idpSloUrl?: string } = {}, idpOpts: SamlIdpOptions = {}): Promise<Setup> {
   const orgId = await s.newOrg();
   const entity = `https://idp.example.com/${randomUUID()}`;
-  idp = createSamlIdp(entity, 'https://idp.example.com/sso', idpKeys);
+  // the IdP verifies our AuthnRequest's signature with the certificate of our metadata
+  idp = createSamlIdp(entity, 'https://idp.example.com/sso', idpKeys, { wantAuthnRequestsSigned: true, ...idpOpts });
   const conn = await createSamlConnection(s.d, {
     orgId, name: 'IdP', idpEntityId: entity, idpSsoUrl: 'https://idp.example.com/sso', idpCertificate: idpKeys.cert, ...opts,
   });
   const org = (await s.d.orgs.organizations.get(orgId))!;
-  return { org, conn, metadata: spMetadata(s.d, org, conn) };
+  return { org, conn, metadata: await spMetadata(s.d, org, conn) };
 }
 
 /** An SP-initiated round: our AuthnRequest → the IdP parses it → its answer to that request. */
@@ -57,6 +58,71 @@ describe('SAML SP metadata and AuthnRequest', () => {
     expect(x.metadata).toContain(`Location="https://auth.example.com/oauth/saml/${x.org.name}/acs"`);
     expect(x.metadata).toContain('WantAssertionsSigned="true"');
   });
+
+  it('publishes the connection\'s SP certificate for signing and encryption, AuthnRequestsSigned; the private key is stored sealed', async () => {
+    const x = await setup();
+    const stored = (await s.d.store.saml.byId(x.conn.id))!;
+    expect(stored.spCertificate).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(stored.spPrivateKeySealed).toBeTruthy();
+    expect(stored.spPrivateKeySealed).not.toContain('PRIVATE KEY');
+    const body = stored.spCertificate!.replace(/-----[A-Z ]+-----|\s/g, '');
+    const doc = new DOMParser().parseFromString(x.metadata, 'text/xml');
+    const sp = doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:metadata', 'SPSSODescriptor')[0]!;
+    expect(sp.getAttribute('AuthnRequestsSigned')).toBe('true');
+    expect(sp.getAttribute('WantAssertionsSigned')).toBe('true');
+    const descriptors = Array.from({ length: sp.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:metadata', 'KeyDescriptor').length }, (_, i) =>
+      sp.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:metadata', 'KeyDescriptor')[i]!);
+    expect(descriptors.map((k) => [k.getAttribute('use'), (k.getElementsByTagNameNS('http://www.w3.org/2000/09/xmldsig#', 'X509Certificate')[0]!.textContent ?? '').replace(/\s/g, '')]))
+      .toEqual([['signing', body], ['encryption', body]]);
+  });
+
+  it('signs the HTTP-Redirect AuthnRequest (RSA-SHA256); the IdP verifies it and refuses an altered one', async () => {
+    const x = await setup();
+    const url = new URL(await samlLoginUrl(s.d, x.org, x.conn, {}));
+    expect(url.searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    expect(url.searchParams.get('Signature')).toBeTruthy();
+    expect(await idp.requestIdOf(x.metadata, url.toString())).toMatch(/^_[0-9a-f]{40}$/);
+    const altered = new URL(url);
+    altered.searchParams.set('RelayState', 'another-relay-state');
+    expect(await rejection(idp.requestIdOf(x.metadata, altered.toString()))).toBe('ERR_FAILED_MESSAGE_SIGNATURE_VERIFICATION');
+    const unsigned = new URL(url);
+    unsigned.searchParams.delete('Signature');
+    expect(await rejection(idp.requestIdOf(x.metadata, unsigned.toString()))).toBe('ERR_MISSING_SIG_ALG');
+  });
+
+  it('posts a connection\'s AuthnRequest signed as XML on HTTP-POST; the IdP verifies it, refuses an altered one, and the answer is accepted', async () => {
+    const x = await setup();
+    const conn = (await updateSamlConnection(s.d, { id: x.conn.id, idpSsoBinding: 'HTTP-POST' }));
+    expect(conn.idpSsoBinding).toBe('HTTP-POST');
+    const answer = await samlLogin(s.d, x.org, conn, { redirect_uri: 'https://app.example.com/cb' });
+    if (!('html' in answer)) throw new Error('expected a form');
+    expect(answer.html).toContain('<form method="post" action="https://idp.example.com/sso">');
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(answer.html)![1]!;
+    const request = Buffer.from(field('SAMLRequest'), 'base64').toString('utf8');
+    expect(request).toMatch(/^(<\?xml[^>]*>)?<samlp:AuthnRequest /);
+    expect(request).toContain('<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">');
+    const requestId = await idp.requestIdOfPost(x.metadata, field('SAMLRequest'));
+    expect(requestId).toMatch(/^_[0-9a-f]{40}$/);
+    const altered = Buffer.from(request.replace(/AssertionConsumerServiceURL="[^"]+"/, 'AssertionConsumerServiceURL="https://evil.example.com/acs"')).toString('base64');
+    expect(await rejection(idp.requestIdOfPost(x.metadata, altered))).toBe('FAILED_TO_VERIFY_SIGNATURE');
+    const response = await idp.respond(x.metadata, { email: 'ada@example.com' }, requestId);
+    const login = await consumeSamlResponse(s.d, x.org, conn, { SAMLResponse: response, RelayState: field('RelayState') });
+    expect(login.params).toEqual({ redirect_uri: 'https://app.example.com/cb' });
+    await expect(updateSamlConnection(s.d, { id: x.conn.id, idpSsoBinding: 'SOAP' })).rejects.toThrow('idp_sso_binding must be HTTP-Redirect or HTTP-POST');
+  });
+
+  it('gives a connection stored without an SP key one on first use, and keeps it', async () => {
+    const x = await setup();
+    const legacy = { ...x.conn, id: randomUUID(), orgId: await s.newOrg(), idpEntityId: `https://idp.example.com/${randomUUID()}`, spCertificate: null, spPrivateKeySealed: null };
+    expect(await s.d.store.saml.insert(legacy)).toBe('ok');
+    const org = (await s.d.orgs.organizations.get(legacy.orgId))!;
+    const first = await spMetadata(s.d, org, (await s.d.store.saml.byId(legacy.id))!);
+    const stored = (await s.d.store.saml.byId(legacy.id))!;
+    expect(stored.spCertificate).toBeTruthy();
+    const certOf = (xml: string) => /<ds:X509Certificate>([^<]+)</.exec(xml)![1]!.replace(/\s/g, '');
+    expect(certOf(first)).toBe(stored.spCertificate!.replace(/-----[A-Z ]+-----|\s/g, ''));
+    expect(certOf(await spMetadata(s.d, org, stored))).toBe(certOf(first));
+  });
 });
 
 describe('SAML ACS (behaviour.md §6.3)', () => {
@@ -67,7 +133,30 @@ describe('SAML ACS (behaviour.md §6.3)', () => {
     expect(login).toEqual({
       identity: { issuer: x.conn.idpEntityId, subject: 'ada@example.com', email: 'ada@example.com', emailVerified: false, givenName: 'Ada', familyName: 'Lovelace' },
       params: { redirect_uri: 'https://app.example.com/cb', state: 'st' }, unsolicited: false,
+      session: { nameID: 'ada@example.com', nameIDFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', sessionIndex: expect.stringMatching(/^_/) },
     });
+  });
+
+  it('decrypts an EncryptedAssertion the IdP encrypted for the SP certificate of our metadata', async () => {
+    const x = await setup({}, { encryptAssertions: true });
+    const { relayState, response } = await round(x);
+    const xml = Buffer.from(response, 'base64').toString('utf8');
+    expect(xml).toContain('EncryptedAssertion');
+    expect(xml).not.toContain('ada@example.com');
+    const login = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState });
+    expect(login.identity).toMatchObject({ email: 'ada@example.com', subject: 'ada@example.com', givenName: 'Ada' });
+  });
+
+  it('refuses an assertion encrypted for another SP key', async () => {
+    const other = await setup();
+    const x = await setup({}, { encryptAssertions: true });
+    // the IdP encrypts for the other connection's certificate, but answers our request at our ACS
+    const otherCert = /use="encryption"[\s\S]*?<ds:X509Certificate>([^<]+)</.exec(other.metadata)![1]!;
+    const mixed = x.metadata.replace(/(use="encryption"[\s\S]*?<ds:X509Certificate>)[^<]+</, `$1${otherCert}<`);
+    const url = await samlLoginUrl(s.d, x.org, x.conn, {});
+    const response = await idp.respond(mixed, { email: 'ada@example.com' }, await idp.requestIdOf(x.metadata, url));
+    expect(await rejection(consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: new URL(url).searchParams.get('RelayState')! })))
+      .toBe('SAML response rejected: the assertion could not be decrypted');
   });
 
   it('treats the email as verified only in a domain the org verified', async () => {
@@ -213,5 +302,46 @@ describe('SAML ACS (behaviour.md §6.3)', () => {
       const e = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: body }).then(() => null, (err: { code: string }) => err);
       expect(e?.code).toBe('invalid_argument');
     }
+  });
+});
+
+describe('SAML SP-initiated Single Logout (HTTP-Redirect)', () => {
+  const rawQueryOf = (url: string) => new URL(url).search.slice(1);
+  const queryOf = (url: string) => Object.fromEntries(new URL(url).searchParams);
+
+  it('publishes our SingleLogoutService, signs the LogoutRequest the IdP verifies, and accepts its signed LogoutResponse once', async () => {
+    const x = await setup({ idpSloUrl: 'https://idp.example.com/sso/slo' });
+    expect(x.metadata).toContain(`<SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://auth.example.com/oauth/saml/${x.org.name}/slo"/>`);
+    const { relayState, response } = await round(x);
+    const { session } = await consumeSamlResponse(s.d, x.org, x.conn, { SAMLResponse: response, RelayState: relayState });
+    expect(session.nameID).toBe('ada@example.com');
+    expect(session.sessionIndex).toMatch(/^_/);
+    const url = await samlLogoutUrl(s.d, x.org, x.conn, session);
+    expect(url.startsWith('https://idp.example.com/sso/slo?SAMLRequest=')).toBe(true);
+    expect(new URL(url).searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    const altered = new URL(url);
+    altered.searchParams.set('RelayState', 'other');
+    expect(await rejection(idp.logout(x.metadata, altered.toString()))).toBe('ERR_FAILED_MESSAGE_SIGNATURE_VERIFICATION');
+    const answer = await idp.logout(x.metadata, url);
+    expect({ nameID: answer.nameID, sessionIndex: answer.sessionIndex }).toEqual({ nameID: 'ada@example.com', sessionIndex: session.sessionIndex });
+    expect(answer.responseUrl.startsWith(`https://auth.example.com/oauth/saml/${x.org.name}/slo?SAMLResponse=`)).toBe(true);
+    const unsigned = new URL(answer.responseUrl);
+    unsigned.searchParams.delete('Signature');
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(unsigned.toString()), rawQueryOf(unsigned.toString()))))
+      .toBe('SAML response rejected: unsigned logout response');
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(answer.responseUrl), rawQueryOf(answer.responseUrl)))).toBe('accepted');
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(answer.responseUrl), rawQueryOf(answer.responseUrl))))
+      .toBe('SAML response rejected: unknown or expired logout request');
+  });
+
+  it('refuses a LogoutResponse signed by another key, and a logout on a connection without idp_slo_url', async () => {
+    const x = await setup({ idpSloUrl: 'https://idp.example.com/sso/slo' });
+    const url = await samlLogoutUrl(s.d, x.org, x.conn, { nameID: 'ada@example.com', nameIDFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', sessionIndex: null });
+    const impostor = createSamlIdp(x.conn.idpEntityId, 'https://idp.example.com/sso', selfSigned('impostor'));
+    const forged = await impostor.logout(x.metadata, url);
+    expect(await rejection(consumeLogoutResponse(s.d, x.org, x.conn, queryOf(forged.responseUrl), rawQueryOf(forged.responseUrl))))
+      .toBe('SAML response rejected: invalid signature');
+    const plain = await setup();
+    expect(await rejection(samlLogoutUrl(s.d, plain.org, plain.conn, { nameID: 'a', nameIDFormat: 'f', sessionIndex: null }))).toBe('the SAML connection has no single logout endpoint');
   });
 });

@@ -4,10 +4,12 @@
  * Core, Bindings §3.4 HTTP-Redirect and §3.5 HTTP-POST, Profiles §4.1 Web Browser SSO), on
  * `@node-saml/node-saml`:
  *
- * - {@link spMetadata}: our SP metadata (entity id, ACS, `WantAssertionsSigned`);
- * - {@link samlLoginUrl}: the SP-initiated AuthnRequest by HTTP-Redirect to `idp_sso_url`, its id kept
+ * - {@link spMetadata}: our SP metadata (entity id, ACS, `AuthnRequestsSigned`, `WantAssertionsSigned`,
+ *   the connection's SP certificate as the `signing` and `encryption` KeyDescriptor; sp-keys.ts);
+ * - {@link samlLoginUrl}: the SP-initiated AuthnRequest by HTTP-Redirect to `idp_sso_url`, signed
+ *   (`SigAlg` RSA-SHA256, `Signature`) with the connection's SP key, its id kept
  *   in a pending login (10 min) whose reference travels as RelayState;
- * - {@link consumeSamlResponse}: the ACS. node-saml checks the signature against the stored IdP
+ * - {@link consumeSamlResponse}: the ACS. node-saml decrypts an `EncryptedAssertion` with the SP key, checks the signature against the stored IdP
  *   certificate (the assertion must be signed), the audience (= our SP entity id), `NotBefore` /
  *   `NotOnOrAfter` with 60 s of clock skew and `InResponseTo` against the pending request. node-saml
  *   returns the assertion from the bytes the signature covers (exactly one assertion, one enveloped
@@ -24,9 +26,10 @@ import { AppError } from '@gatehouse/errors';
 import type { Element } from '@xmldom/xmldom';
 import { parseStrictXml } from '../samlidp/xml.ts';
 import type { OrganizationRecord } from '../storage/ports.ts';
-import { effectiveSaml } from './connections.ts';
+import { effectiveSaml, ssoUrls } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
 import { emailVerifiedFor, type FederatedIdentity } from './identity.ts';
+import { spKeyOf, type SpKeyPair } from './sp-keys.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
 import { PENDING_TTL_S, SamlRejected, type LoginParams } from './login.ts';
 
@@ -49,38 +52,87 @@ function requestCache(known: { id: string; instant: string } | null, saved: (id:
   };
 }
 
-function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, cache: CacheProvider): SAML {
+function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, key: SpKeyPair, cache: CacheProvider, post = false): SAML {
   const eff = effectiveSaml(d, c, org.name);
   return new SAML({
     issuer: eff.spEntityId, callbackUrl: eff.acsUrl, audience: eff.spEntityId, entryPoint: c.idpSsoUrl, idpCert: c.idpCertificate,
     idpIssuer: c.idpEntityId, wantAssertionsSigned: true, wantAuthnResponseSigned: false, acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
     validateInResponseTo: ValidateInResponseTo.ifPresent, cacheProvider: cache, identifierFormat: null, disableRequestedAuthnContext: true,
     generateUniqueId: () => `_${randomBytes(20).toString('hex')}`,
+    // issue 31 §1: AuthnRequests signed with the connection's SP key (Bindings §3.4.4.1: SigAlg and
+    // Signature over the query), RSA-SHA256; the same key decrypts an EncryptedAssertion (Core §2.3.4)
+    privateKey: key.keyPem, publicCert: key.certPem, decryptionPvk: key.keyPem, signatureAlgorithm: 'sha256', digestAlgorithm: 'sha256',
+    // HTTP-POST (Bindings §3.5.4): the XML signed in the message, base64 without DEFLATE
+    ...(post ? { authnRequestBinding: 'HTTP-POST', skipRequestCompression: true } : {}),
+    // Single Logout (Profiles §4.4): our LogoutRequest to the IdP's endpoint, its answer to ours
+    ...(c.idpSloUrl ? { logoutUrl: c.idpSloUrl, logoutCallbackUrl: ssoUrls(d, org.name).samlSlo } : {}),
   });
 }
 
-/** Our SP metadata for the org's connection (XML). */
-export function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord): string {
-  return samlOf(d, org, c, requestCache(null, () => undefined)).generateServiceProviderMetadata(null, null);
+/**
+ * Our SP metadata for the org's connection (XML, SAML Metadata §2.4.4): the entity id, the ACS
+ * (HTTP-POST), `AuthnRequestsSigned="true"`, `WantAssertionsSigned="true"` and the connection's SP
+ * certificate as the `signing` and the `encryption` KeyDescriptor (creating the key pair on first use).
+ */
+export async function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord): Promise<string> {
+  const key = await spKeyOf(d, c);
+  const xml = samlOf(d, org, c, key, requestCache(null, () => undefined)).generateServiceProviderMetadata(key.certPem, key.certPem);
+  // node-saml names HTTP-POST for the SingleLogoutService; ours takes the LogoutResponse by HTTP-Redirect
+  return xml.replace(/(<SingleLogoutService Binding=")urn:oasis:names:tc:SAML:2\.0:bindings:HTTP-POST"/, '$1urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"');
+}
+
+/** The SP-initiated login's answer: a redirect (HTTP-Redirect binding) or an auto-posting form (HTTP-POST). */
+export type SamlLoginAnswer = { location: string } | { html: string };
+
+const escapeHtml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/**
+ * The SP-initiated login: stores a pending login with the request id and `params` (10 min), and
+ * answers with the signed AuthnRequest for the connection's `idp_sso_binding`:
+ * - HTTP-Redirect (Bindings §3.4.4.1): the IdP URL carrying the deflated AuthnRequest, our RelayState,
+ *   `SigAlg` RSA-SHA256 and `Signature` over `SAMLRequest=…&RelayState=…&SigAlg=…`;
+ * - HTTP-POST (Bindings §3.5.4): an HTML form auto-posting the base64 AuthnRequest, signed as XML
+ *   (an enveloped RSA-SHA256 signature, SAML Core §5.4), and the RelayState to `idp_sso_url`.
+ */
+export async function samlLogin(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, params: LoginParams): Promise<SamlLoginAnswer> {
+  let request: { id: string; instant: string } | null = null;
+  const relayState = randomBytes(24).toString('base64url');
+  const key = await spKeyOf(d, c);
+  const post = c.idpSsoBinding === 'HTTP-POST';
+  const sp = samlOf(d, org, c, key, requestCache(null, (id, instant) => { request = { id, instant }; }), post);
+  let answer: SamlLoginAnswer;
+  if (post) {
+    const message = await sp.getAuthorizeMessageAsync(relayState, undefined, {});
+    const fields = Object.entries(message).map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(String(v))}">`).join('');
+    answer = {
+      html: '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signing in…</title></head><body>'
+        + `<form method="post" action="${escapeHtml(c.idpSsoUrl)}">${fields}`
+        + '<noscript><p>Continue to your identity provider.</p><button type="submit">Continue</button></noscript></form>'
+        + '<script>document.forms[0].submit()</script></body></html>',
+    };
+  } else {
+    answer = { location: await sp.getAuthorizeUrlAsync(relayState, undefined, {}) };
+  }
+  if (request === null) throw new AppError('internal', 'internal error', { reason: 'no AuthnRequest id' });
+  await d.store.pending.put({ id: relayState, orgId: org.id, kind: 'saml', data: JSON.stringify({ request, params }), expiresAt: d.now() + PENDING_TTL_S });
+  return answer;
 }
 
 /**
- * The SP-initiated login: stores a pending login with the request id and `params`, and returns the
- * IdP URL carrying the deflated AuthnRequest and our RelayState.
+ * {@link samlLogin} of a connection on HTTP-Redirect: the IdP URL.
+ * @throws AppError `failed_precondition` when the connection posts its AuthnRequests
  */
 export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, params: LoginParams): Promise<string> {
-  let request: { id: string; instant: string } | null = null;
-  const relayState = randomBytes(24).toString('base64url');
-  const url = await samlOf(d, org, c, requestCache(null, (id, instant) => { request = { id, instant }; })).getAuthorizeUrlAsync(relayState, undefined, {});
-  if (request === null) throw new AppError('internal', 'internal error', { reason: 'no AuthnRequest id' });
-  await d.store.pending.put({ id: relayState, orgId: org.id, kind: 'saml', data: JSON.stringify({ request, params }), expiresAt: d.now() + PENDING_TTL_S });
-  return url;
+  const answer = await samlLogin(d, org, c, params);
+  if (!('location' in answer)) throw new AppError('failed_precondition', 'the SAML connection uses the HTTP-POST binding');
+  return answer.location;
 }
 
 
 /** node-saml's error texts → our short reasons. */
 function reasonOf(err: unknown): string {
   const m = err instanceof Error ? err.message : String(err);
+  if (/decrypt|oaep|rsa routines|EncryptedAssertion/i.test(m)) return 'the assertion could not be decrypted';
   if (/signature/i.test(m)) return 'invalid signature';
   if (/audience/i.test(m)) return 'wrong audience';
   // an expired bearer SubjectConfirmationData is reported as "no valid subject confirmation"
@@ -139,7 +191,12 @@ export interface SamlLogin {
   params: LoginParams;
   /** true: an IdP-initiated response (no AuthnRequest of ours) */
   unsolicited: boolean;
+  /** what a later LogoutRequest names (SAML Core §3.7.1): the NameID, its format and the AuthnStatement's SessionIndex */
+  session: SamlSession;
 }
+
+/** The IdP session of a SAML login, for Single Logout. */
+export interface SamlSession { nameID: string; nameIDFormat: string; sessionIndex: string | null }
 
 /**
  * Validates one `SAMLResponse` posted to the org's ACS (module doc) and maps its attributes through
@@ -157,9 +214,10 @@ export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c
     ? JSON.parse(pending.data) as { request: { id: string; instant: string }; params: LoginParams }
     : null;
   const outer = responseEnvelope(response);
+  const key = await spKeyOf(d, c);
   let profile: Profile | null;
   try {
-    ({ profile } = await samlOf(d, org, c, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
+    ({ profile } = await samlOf(d, org, c, key, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
   } catch (err) {
     throw new SamlRejected(reasonOf(err));
   }
@@ -197,5 +255,50 @@ export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c
     givenName: attr(profile, mapping, 'given_name', GIVEN_ATTRS), familyName: attr(profile, mapping, 'family_name', FAMILY_ATTRS),
   };
   const params = ours?.params ?? (/^https?:\/\//.test(relayState) ? { redirect_uri: relayState } : {});
-  return { identity, params, unsolicited };
+  const session: SamlSession = { nameID: profile.nameID, nameIDFormat: profile.nameIDFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified', sessionIndex: profile.sessionIndex ?? null };
+  return { identity, params, unsolicited, session };
+}
+
+/**
+ * SP-initiated Single Logout (SAML Profiles §4.4.3, Bindings §3.4): a LogoutRequest naming `session`,
+ * signed by the connection's SP key (`SigAlg` RSA-SHA256, `Signature`), to the connection's
+ * `idp_slo_url` by HTTP-Redirect; its id is kept in a pending logout (10 min) whose reference travels as
+ * RelayState. @returns the IdP URL
+ * @throws AppError `failed_precondition` when the connection has no `idp_slo_url`
+ */
+export async function samlLogoutUrl(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, session: SamlSession): Promise<string> {
+  if (!c.idpSloUrl) throw new AppError('failed_precondition', SLO_NOT_CONFIGURED);
+  let request: { id: string; instant: string } | null = null;
+  const relayState = randomBytes(24).toString('base64url');
+  const sp = samlOf(d, org, c, await spKeyOf(d, c), requestCache(null, (id, instant) => { request = { id, instant }; }));
+  const url = await sp.getLogoutUrlAsync({ issuer: c.idpEntityId, nameID: session.nameID, nameIDFormat: session.nameIDFormat, sessionIndex: session.sessionIndex ?? undefined } as Profile, relayState, {});
+  if (request === null) throw new AppError('internal', 'internal error', { reason: 'no LogoutRequest id' });
+  await d.store.pending.put({ id: relayState, orgId: org.id, kind: 'slo', data: JSON.stringify({ request }), expiresAt: d.now() + PENDING_TTL_S });
+  return url;
+}
+
+export const SLO_NOT_CONFIGURED = 'the SAML connection has no single logout endpoint';
+
+/**
+ * Our SingleLogoutService: the IdP's LogoutResponse by HTTP-Redirect (SAML Profiles §4.4.4.2). It must
+ * answer our pending LogoutRequest (RelayState, `InResponseTo`), be signed by the IdP's certificate
+ * over the query (Bindings §3.4.4.1; an unsigned one is refused), name the IdP as Issuer and report
+ * Success.
+ * @param query the decoded query parameters; `rawQuery` the query as sent (the signed octets)
+ * @throws SamlRejected (400) with the reason
+ */
+export async function consumeLogoutResponse(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, query: Record<string, string>, rawQuery: string): Promise<void> {
+  const response = query['SAMLResponse'] ?? '';
+  if (response === '' || response.length > 65_536) throw new SamlRejected('missing or oversized SAMLResponse');
+  if (!query['Signature'] || !query['SigAlg']) throw new SamlRejected('unsigned logout response');
+  const relayState = query['RelayState'] ?? '';
+  const pending = relayState !== '' && relayState.length <= 64 ? await d.store.pending.take(relayState, d.now()) : null;
+  if (!pending || pending.orgId !== org.id || pending.kind !== 'slo') throw new SamlRejected('unknown or expired logout request');
+  const { request } = JSON.parse(pending.data) as { request: { id: string; instant: string } };
+  try {
+    await samlOf(d, org, c, await spKeyOf(d, c), requestCache(request, () => undefined))
+      .validateRedirectAsync({ SAMLResponse: response, Signature: query['Signature'], SigAlg: query['SigAlg'], RelayState: relayState }, rawQuery);
+  } catch (err) {
+    throw new SamlRejected(reasonOf(err));
+  }
 }

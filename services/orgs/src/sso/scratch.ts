@@ -9,7 +9,7 @@ import { openScratchService, type DatabaseType } from '@gatehouse/db';
 import { orgsSchema } from '../storage/mikro/schema.ts';
 import { createMikroOrgsStore } from '../storage/mikro/store.ts';
 import type { SsoDeps } from './deps.ts';
-import { ssoEntities, ssoMigration } from './storage/schema.ts';
+import { samlSpKeyMigration, ssoEntities, ssoMigration } from './storage/schema.ts';
 import { createMikroSsoStore } from './storage/store.ts';
 
 export interface SsoScratch {
@@ -25,7 +25,7 @@ export interface SsoScratch {
 
 /** Opens the orgs + SSO schema on a fresh database of `type` (`--url` https://auth.example.com). */
 export async function openSsoScratch(type: DatabaseType, baseUrl = 'https://auth.example.com'): Promise<SsoScratch> {
-  const scratch = await openScratchService(type, { ...orgsSchema, entities: [...orgsSchema.entities, ...ssoEntities], migrations: [...orgsSchema.migrations, ssoMigration] });
+  const scratch = await openScratchService(type, { ...orgsSchema, entities: [...orgsSchema.entities, ...ssoEntities], migrations: [...orgsSchema.migrations, ssoMigration, samlSpKeyMigration] });
   const clock = { now: Math.floor(Date.now() / 1000) };
   const orgs = createMikroOrgsStore(scratch.db, () => clock.now);
   return {

@@ -51,6 +51,13 @@ const toDevice = (r: Row): DeviceAuthorizationRecord => ({
   lastPolledAt: numOrNull(r.lastPolledAt), expiresAt: Number(r.expiresAt), consumedAt: numOrNull(r.consumedAt),
 });
 
+/**
+ * The shape of a client's or trusted issuer's id. Their columns are PostgreSQL `uuid`s, which refuse
+ * any other text with an error (a 500 for `/authorize?client_id=x`): an id of another shape names no
+ * row, so the finders answer null and the deletes false without asking the database.
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Builds the OAuthStore on a Database opened with authn's schema. */
 export function createMikroOAuthStore(db: Database): OAuthStore {
   const em = () => db.fork();
@@ -71,13 +78,14 @@ export function createMikroOAuthStore(db: Database): OAuthStore {
     createClient: (c) => insert(OAuthClientEntity, clientRow(c)),
     updateClient: (c) => replace(OAuthClientEntity, c.id, clientRow(c)),
     async deleteClient(id) {
+      if (!UUID.test(id)) return false;
       return db.transactional(async (tx) => {
         await tx.nativeDelete(TrustedIssuerEntity as never, { serviceAccountId: id } as never);
         await tx.nativeDelete(ConsentGrantEntity as never, { clientId: id } as never);
         return (await tx.nativeDelete(OAuthClientEntity as never, { id } as never)) > 0;
       });
     },
-    findClient: (id) => one(OAuthClientEntity, { id }, toClient),
+    findClient: async (id) => (UUID.test(id) ? one(OAuthClientEntity, { id }, toClient) : null),
     async countRegisteredClients(since, ip) {
       const where: Row = { registrationTokenHash: { $ne: null } };
       if (since !== null) where.createdAt = { $gte: since };
@@ -91,9 +99,10 @@ export function createMikroOAuthStore(db: Database): OAuthStore {
     createIssuer: (t) => insert(TrustedIssuerEntity, { ...t }),
     updateIssuer: (t) => replace(TrustedIssuerEntity, t.id, { ...t }),
     async deleteIssuer(id) {
+      if (!UUID.test(id)) return false;
       return (await em().nativeDelete(TrustedIssuerEntity as never, { id } as never)) > 0;
     },
-    findIssuer: (id) => one(TrustedIssuerEntity, { id }, toIssuer),
+    findIssuer: async (id) => (UUID.test(id) ? one(TrustedIssuerEntity, { id }, toIssuer) : null),
     findIssuerByUrl: (issuerUrl) => one(TrustedIssuerEntity, { issuerUrl }, toIssuer),
     async listIssuers(serviceAccountId, page) {
       const where = serviceAccountId ? { serviceAccountId } : {};

@@ -26,14 +26,16 @@ const applyFgaSchema = async (ctx: MigrationContext): Promise<void> => {
 /**
  * The authz tables (fga_models, fga_tuples, fga_revision, fga_changes). Every statement is
  * idempotent (CREATE ... IF NOT EXISTS), so 0002 adds the change log replicas catch up from to a
- * database that ran 0001 before it existed, 0003 the tuple condition columns (OpenFGA conditions) and
- * 0004 the assertions table (OpenFGA assertions, issue 36).
+ * database that ran 0001 before it existed, 0003 the tuple condition columns (OpenFGA conditions),
+ * 0004 the assertions table (OpenFGA assertions, issue 36) and 0005 the write-time columns of tuples and
+ * changes (OpenFGA's `timestamp` of Read and ReadChanges, issue 36).
  */
 export const fgaMigrations: MigrationDefinition[] = [
   { name: '0001_fga_store', up: applyFgaSchema },
   { name: '0002_fga_changes', up: applyFgaSchema },
   { name: '0003_fga_tuple_conditions', up: applyFgaSchema },
   { name: '0004_fga_assertions', up: applyFgaSchema },
+  { name: '0005_fga_write_times', up: applyFgaSchema },
 ];
 
 function portOn(em: EntityManager, dialect: SqlDialect, db: Database): SqlPort {

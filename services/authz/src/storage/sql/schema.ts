@@ -46,6 +46,7 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
       `CREATE TABLE IF NOT EXISTS fga_assertions (model_id VARCHAR(26) NOT NULL PRIMARY KEY, assertions MEDIUMTEXT NOT NULL) ${opts}`,
       'INSERT IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',
       ...conditionColumns('mysql'),
+    ...timeColumns('mysql'),
     ];
   }
   const seq = dialect === 'postgres' ? 'seq BIGSERIAL PRIMARY KEY' : 'seq INTEGER PRIMARY KEY AUTOINCREMENT';
@@ -81,6 +82,7 @@ export function fgaSchemaStatements(dialect: SqlDialect): string[] {
       ? 'INSERT INTO fga_revision (id, revision) VALUES (1, 0) ON CONFLICT (id) DO NOTHING'
       : 'INSERT OR IGNORE INTO fga_revision (id, revision) VALUES (1, 0)',
     ...conditionColumns(dialect),
+    ...timeColumns(dialect),
   ];
 }
 
@@ -97,6 +99,19 @@ function conditionColumns(dialect: SqlDialect): string[] {
     `ALTER TABLE ${table} ADD COLUMN ${ifNot}condition_name VARCHAR(100) NULL`,
     `ALTER TABLE ${table} ADD COLUMN ${ifNot}condition_context ${text} NULL`,
   ]);
+}
+
+/**
+ * The write-time columns (milliseconds since the Unix epoch; OpenFGA's `timestamp` of Read and ReadChanges)
+ * added to tables created before them, as {@link conditionColumns} adds its columns. Rows kept from before
+ * have NULL there.
+ */
+function timeColumns(dialect: SqlDialect): string[] {
+  const ifNot = dialect === 'sqlite' ? '' : 'IF NOT EXISTS ';
+  return [
+    `ALTER TABLE fga_tuples ADD COLUMN ${ifNot}written_at BIGINT NULL`,
+    `ALTER TABLE fga_changes ADD COLUMN ${ifNot}changed_at BIGINT NULL`,
+  ];
 }
 
 /** True when `err` is SQLite's refusal of an `ADD COLUMN` whose column exists (see fgaSchemaStatements). */

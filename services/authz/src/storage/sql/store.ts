@@ -28,6 +28,8 @@ export interface SqlPort {
 const REVISION_SQL = 'SELECT revision FROM fga_revision WHERE id = ?';
 
 const COLS = 'seq, object_type, object_id, relation, subject, condition_name, condition_context';
+/** {@link COLS} and the write time, for readPage (the only read that answers it). */
+const PAGE_COLS = `${COLS}, written_at`;
 
 /** Stable unique key of a tuple: SHA-256 of its three parts (fits every dialect's index limits). */
 function tupleKey(t: TupleKey): string {
@@ -58,6 +60,9 @@ function conditionParams(t: TupleKey | null): [string | null, string | null] {
 function rowToTuple(r: Record<string, unknown>): StoredTuple {
   return { seq: Number(r.seq), ...keyOfRow(r) };
 }
+
+/** A BIGINT milliseconds column as a number, or null (rows from before the column existed). */
+const millisOf = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** A stored tuple without its seq. */
 function withoutSeq(t: StoredTuple): TupleKey {
@@ -108,8 +113,8 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
   };
   const readRevision = db.prepare?.(REVISION_SQL) ?? ((params: unknown[]) => q(db, REVISION_SQL, params));
   const insertIgnore = (n: number): string => {
-    const values = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const cols = 'fga_tuples (tuple_key, object_type, object_id, relation, subject, condition_name, condition_context)';
+    const values = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const cols = 'fga_tuples (tuple_key, object_type, object_id, relation, subject, condition_name, condition_context, written_at)';
     if (db.dialect === 'mysql') return `INSERT IGNORE INTO ${cols} VALUES ${values}`;
     if (db.dialect === 'postgres') return `INSERT INTO ${cols} VALUES ${values} ON CONFLICT (tuple_key) DO NOTHING`;
     return `INSERT OR IGNORE INTO ${cols} VALUES ${values}`;
@@ -125,12 +130,13 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
   // The change log: one row per tuple operation, or one marker row, for every revision.
   const log = async (tx: SqlPort, revision: number, entries: Array<{ op: TupleChange['op']; tuple: TupleKey | null }>): Promise<void> => {
     const rows = entries.length > 0 ? entries : [{ op: 'none' as const, tuple: null }];
+    const at = Date.now();
     const params = rows.flatMap(({ op, tuple }) => {
       const o = tuple ? splitObjectKey(tuple.object) : null;
-      return [revision, op, tuple?.user ?? null, tuple?.relation ?? null, o?.type ?? null, o?.id ?? null, ...conditionParams(tuple)];
+      return [revision, op, tuple?.user ?? null, tuple?.relation ?? null, o?.type ?? null, o?.id ?? null, ...conditionParams(tuple), at];
     });
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    await q(tx, `INSERT INTO fga_changes (revision, op, subject, relation, object_type, object_id, condition_name, condition_context) VALUES ${values}`, params);
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    await q(tx, `INSERT INTO fga_changes (revision, op, subject, relation, object_type, object_id, condition_name, condition_context, changed_at) VALUES ${values}`, params);
   };
 
   return {
@@ -172,8 +178,8 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         where.push('object_id = ?');
         params.push(filter.objectId);
       }
-      const rows = await q(db, `SELECT ${COLS} FROM fga_tuples WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${limit + 1}`, params);
-      return { tuples: rows.slice(0, limit).map(rowToTuple), more: rows.length > limit };
+      const rows = await q(db, `SELECT ${PAGE_COLS} FROM fga_tuples WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${limit + 1}`, params);
+      return { tuples: rows.slice(0, limit).map((r) => ({ ...rowToTuple(r), writtenAt: millisOf(r.written_at) })), more: rows.length > limit };
     },
 
     async readByObject(objectType, objectId, relation) {
@@ -206,13 +212,14 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     async readChanges(afterRevision, uptoRevision) {
       const rows = await q(
         db,
-        'SELECT revision, op, subject, relation, object_type, object_id, condition_name, condition_context FROM fga_changes WHERE revision > ? AND revision <= ? ORDER BY revision, id',
+        'SELECT revision, op, subject, relation, object_type, object_id, condition_name, condition_context, changed_at FROM fga_changes WHERE revision > ? AND revision <= ? ORDER BY revision, id',
         [afterRevision, uptoRevision],
       );
       return rows.map((r) => ({
         revision: Number(r.revision),
         op: String(r.op) as TupleChange['op'],
         tuple: r.subject === null || r.subject === undefined ? null : keyOfRow(r),
+        at: millisOf(r.changed_at),
       }));
     },
 
@@ -221,9 +228,10 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         return db.transaction(async (tx) => {
           const revision = await bump(tx);
           if (writes.length > 0) {
+            const now = Date.now();
             const params = writes.flatMap((t) => {
               const o = splitObjectKey(t.object);
-              return [tupleKey(t), o.type, o.id, t.relation, t.user, ...conditionParams(t)];
+              return [tupleKey(t), o.type, o.id, t.relation, t.user, ...conditionParams(t), now];
             });
             await q(tx, insertIgnore(writes.length), params);
           }

@@ -23,6 +23,9 @@ export interface OidcConnectionRecord {
   updatedAt: number;
 }
 
+/** The SAML bindings of our AuthnRequest. */
+export type SamlBinding = 'HTTP-Redirect' | 'HTTP-POST';
+
 /** An org's upstream SAML IdP connection (we are the SP). */
 export interface SamlConnectionRecord {
   id: string;
@@ -30,8 +33,12 @@ export interface SamlConnectionRecord {
   name: string;
   /** globally unique */
   idpEntityId: string;
-  /** https: where the AuthnRequest goes (HTTP-Redirect binding) */
+  /** https: where the AuthnRequest goes */
   idpSsoUrl: string;
+  /** how the AuthnRequest goes there (SAML Bindings §3.4 / §3.5); absent = HTTP-Redirect */
+  idpSsoBinding?: SamlBinding | null;
+  /** https: the IdP's SingleLogoutService (HTTP-Redirect); null = no Single Logout */
+  idpSloUrl?: string | null;
   /** PEM X.509: verifies the IdP's signatures; write-only on the wire */
   idpCertificate: string;
   /** null = `<url>/oauth/saml/<org name>/metadata` */
@@ -44,6 +51,14 @@ export interface SamlConnectionRecord {
   isActive: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Our SP key pair of this connection (SAML Metadata §2.4.1.1 KeyDescriptor `signing` and
+   * `encryption`): the self-signed X.509 certificate (PEM) published in our metadata, and its RSA
+   * private key (PKCS#8 PEM) AES-256-GCM sealed under the SSO ring with the associated data
+   * `org_saml_connection:<id>`. Null on a connection made before SP keys (created on its first use).
+   */
+  spCertificate?: string | null;
+  spPrivateKeySealed?: string | null;
 }
 
 /** A login between our redirect to the IdP and its answer (single use). */
@@ -51,7 +66,8 @@ export interface PendingLoginRecord {
   /** the OIDC `state` / the SAML RelayState */
   id: string;
   orgId: string;
-  kind: 'oidc' | 'saml';
+  /** `slo`: our LogoutRequest waiting for the IdP's LogoutResponse */
+  kind: 'oidc' | 'saml' | 'slo';
   /** JSON: the flow's parameters (redirect_uri, state, roles, scope; PKCE verifier and nonce; AuthnRequest id) */
   data: string;
   expiresAt: number;
@@ -74,6 +90,11 @@ export interface SsoStore {
     byEntityId(idpEntityId: string): Promise<SamlConnectionRecord | null>;
     insert(c: SamlConnectionRecord): Promise<'ok' | 'org' | 'entity'>;
     update(c: SamlConnectionRecord): Promise<'ok' | 'entity'>;
+    /**
+     * Stores the SP key pair of a connection that has none yet.
+     * @returns false when another request stored one first (nothing written)
+     */
+    setSpKey(id: string, certPem: string, privateKeySealed: string): Promise<boolean>;
     delete(id: string): Promise<boolean>;
   };
   pending: {

@@ -48,6 +48,14 @@ export const SamlConnectionEntity = defineEntity({
     isActive: p.boolean().fieldName('is_active'),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
+    /** `HTTP-POST`, or null for HTTP-Redirect (issue 31 §1) */
+    idpSsoBinding: p.string().length(16).fieldName('idp_sso_binding').nullable(),
+    /** the IdP's SingleLogoutService URL (issue 31 §1) */
+    idpSloUrl: p.string().length(2048).fieldName('idp_slo_url').nullable(),
+    /** our SP certificate (PEM) of this connection (issue 31 §1) */
+    spCertificate: p.text().fieldName('sp_certificate').nullable(),
+    /** its private key, AES-256-GCM sealed (AAD `org_saml_connection:<id>`) */
+    spPrivateKeySealed: p.text().fieldName('sp_private_key_sealed').nullable(),
   },
 });
 
@@ -129,5 +137,16 @@ export const ssoMigration: MigrationDefinition = {
       { name: 'expires_at', type: 'bigint' },
     ]);
     await ddl.createIndex('orgs_saml_assertions', 'orgs_saml_assertions_expires_idx', ['expires_at']);
+  },
+};
+
+/** issue 31 §1: each SAML connection's SP key pair (signed AuthnRequests, encrypted assertions) and AuthnRequest binding. */
+export const samlSpKeyMigration: MigrationDefinition = {
+  name: '0202_orgs_saml_sp_keys',
+  async up({ ddl }) {
+    await ddl.addColumn('orgs_saml_connections', { name: 'idp_sso_binding', type: 'string', length: 16, nullable: true });
+    await ddl.addColumn('orgs_saml_connections', { name: 'idp_slo_url', type: 'string', length: 2048, nullable: true });
+    await ddl.addColumn('orgs_saml_connections', { name: 'sp_certificate', type: 'text', nullable: true });
+    await ddl.addColumn('orgs_saml_connections', { name: 'sp_private_key_sealed', type: 'text', nullable: true });
   },
 };

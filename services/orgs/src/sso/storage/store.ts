@@ -25,8 +25,15 @@ const toSaml = (r: SamlRow): SamlConnectionRecord => ({
   id: r.id, orgId: r.orgId, name: r.name, idpEntityId: r.idpEntityId, idpSsoUrl: r.idpSsoUrl, idpCertificate: r.idpCertificate,
   spEntityId: r.spEntityId ?? null, acsUrl: r.acsUrl ?? null, attributeMapping: r.attributeMapping ?? null,
   allowIdpInitiated: Boolean(r.allowIdpInitiated), isActive: Boolean(r.isActive), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+  spCertificate: r.spCertificate ?? null, spPrivateKeySealed: r.spPrivateKeySealed ?? null,
+  idpSsoBinding: r.idpSsoBinding === 'HTTP-POST' ? 'HTTP-POST' : 'HTTP-Redirect', idpSloUrl: r.idpSloUrl ?? null,
 });
-const samlRow = (c: SamlConnectionRecord) => ({ ...c, entityKey: keyOf(c.idpEntityId) });
+const samlRow = (c: SamlConnectionRecord) => ({ ...c, idpSloUrl: c.idpSloUrl ?? null, idpSsoBinding: c.idpSsoBinding === 'HTTP-POST' ? 'HTTP-POST' : null, spCertificate: c.spCertificate ?? null, spPrivateKeySealed: c.spPrivateKeySealed ?? null, entityKey: keyOf(c.idpEntityId) });
+/** the columns an update writes: never the SP key (set once by setSpKey, and a concurrent first use may have set it) */
+const samlUpdateRow = (c: SamlConnectionRecord) => {
+  const { spCertificate: _cert, spPrivateKeySealed: _key, ...rest } = samlRow(c);
+  return rest;
+};
 
 /** Builds the SSO store on `db`. */
 export function createMikroSsoStore(db: Database): SsoStore {
@@ -59,7 +66,10 @@ export function createMikroSsoStore(db: Database): SsoStore {
         return (await db.fork().findOne(SamlConnectionEntity, { orgId: c.orgId })) ? 'org' : 'entity';
       },
       async update(c) {
-        return (await unlessDuplicate(() => db.fork().nativeUpdate(SamlConnectionEntity, { id: c.id }, samlRow(c)))) ? 'ok' : 'entity';
+        return (await unlessDuplicate(() => db.fork().nativeUpdate(SamlConnectionEntity, { id: c.id }, samlUpdateRow(c)))) ? 'ok' : 'entity';
+      },
+      async setSpKey(id, certPem, privateKeySealed) {
+        return (await db.fork().nativeUpdate(SamlConnectionEntity, { id, spPrivateKeySealed: null }, { spCertificate: certPem, spPrivateKeySealed: privateKeySealed })) > 0;
       },
       async delete(id) {
         return (await db.fork().nativeDelete(SamlConnectionEntity, { id })) > 0;

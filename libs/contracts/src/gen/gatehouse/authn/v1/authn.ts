@@ -370,6 +370,8 @@ export interface OauthHttpResponse {
     | undefined;
   /** the HTML page may be framed (response_mode=web_message runs in the client's iframe) */
   frameable: boolean;
+  /** issue 34: RFC 9449 §8 / §9, a fresh server nonce for the `DPoP-Nonce` response header */
+  dpop_nonce?: string | null | undefined;
 }
 
 /** One remembered consent: the user allowed the client the scopes (Unix seconds). */

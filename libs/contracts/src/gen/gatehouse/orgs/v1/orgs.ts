@@ -242,7 +242,20 @@ export interface CreateOrgSAMLConnectionRequest {
   sp_entity_id?: string | null | undefined;
   acs_url?: string | null | undefined;
   attribute_mapping?: string | null | undefined;
-  allow_idp_initiated?: boolean | null | undefined;
+  allow_idp_initiated?:
+    | boolean
+    | null
+    | undefined;
+  /**
+   * issue 31 §1, REST and gRPC only: how our AuthnRequest reaches idp_sso_url, `HTTP-Redirect`
+   * (default) or `HTTP-POST` (SAML Bindings §3.4, §3.5)
+   */
+  idp_sso_binding?:
+    | string
+    | null
+    | undefined;
+  /** issue 31 §1, REST and gRPC only: the IdP's SingleLogoutService (HTTP-Redirect, https); absent = no SLO */
+  idp_slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2: only the supplied fields change; a blank certificate means keep. */
@@ -256,7 +269,17 @@ export interface UpdateOrgSAMLConnectionRequest {
   acs_url?: string | null | undefined;
   attribute_mapping?: string | null | undefined;
   allow_idp_initiated?: boolean | null | undefined;
-  is_active?: boolean | null | undefined;
+  is_active?:
+    | boolean
+    | null
+    | undefined;
+  /** issue 31 §1, REST and gRPC only; blank = back to the default HTTP-Redirect */
+  idp_sso_binding?:
+    | string
+    | null
+    | undefined;
+  /** blank = remove it */
+  idp_slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2: exactly one of `id`, `org_id`. */
@@ -278,7 +301,13 @@ export interface OrgSAMLConnection {
   allow_idp_initiated: boolean;
   is_active: boolean;
   created_at?: number | null | undefined;
-  updated_at?: number | null | undefined;
+  updated_at?:
+    | number
+    | null
+    | undefined;
+  /** issue 31 §1, REST and gRPC only: `HTTP-Redirect` or `HTTP-POST` */
+  idp_sso_binding?: string | null | undefined;
+  idp_slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2 */
