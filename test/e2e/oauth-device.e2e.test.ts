@@ -14,6 +14,7 @@
  * redeemed once. Every screen passes axe-core and raises no CSP violation.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { calculateJwkThumbprint, decodeJwt, exportJWK } from 'jose';
 import * as oidc from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { startDeployment, startSmtpSink, type Deployment, type Mode, type SmtpSink } from '@gatehouse/testing';
@@ -170,6 +171,26 @@ describe.each(['all', 'split'] as Mode[])('device authorization grant with openi
     expect(await oidc.fetchUserInfo(config, got.access_token, sub)).toMatchObject({ email });
     // single use: the device code is spent
     expect(await rawPoll(auth.device_code)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'device_code already used' } });
+  }, 150_000);
+
+  it('DPoP (RFC 9449): polled with openid-client\'s DPoP handle, the device\'s access token is bound to its key', async () => {
+    const email = await passwordUser();
+    const pair = await oidc.randomDPoPKeyPair('ES256');
+    const jkt = await calculateJwkThumbprint(await exportJWK(pair.publicKey), 'sha256');
+    const dpop = oidc.getDPoPHandle(config, pair);
+    const auth = await oidc.initiateDeviceAuthorization(config, { scope: 'openid email' });
+    const tokens = oidc.pollDeviceAuthorizationGrant(config, auth, undefined, { DPoP: dpop });
+    const drv = await drivers.open(browser, d.url);
+    await signInVia(drv, auth.verification_uri_complete!, email);
+    await drv.click('Continue');
+    await consentShown(drv, auth.user_code);
+    await drv.click('Allow');
+    await drv.screen(TITLE.connected);
+    const got = await tokens;
+    expect(got.token_type).toBe('dpop');
+    expect(decodeJwt(got.access_token)).toMatchObject({ cnf: { jkt } });
+    const sub = got.claims()!.sub;
+    expect(await oidc.fetchUserInfo(config, got.access_token, sub, { DPoP: dpop })).toMatchObject({ email });
   }, 150_000);
 
   it('deny: the code typed in lower case without the dash; openid-client reports access_denied', async () => {
