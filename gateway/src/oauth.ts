@@ -4,7 +4,8 @@
  * `GET|POST /authorize`, `POST /oauth/revoke`, `POST /oauth/introspect`, `GET|POST /userinfo` and
  * `GET|POST /logout` (the end-session endpoint), and (issue 34) RFC 7591 `POST /oauth/register` with
  * RFC 7592 `GET|PUT|DELETE /oauth/register/<client_id>`, whose JSON bodies go as they are (lists kept),
- * and RFC 9126 `POST /oauth/par`.
+ * RFC 9126 `POST /oauth/par`, and RFC 8628 `POST /oauth/device_authorization` with the hosted page's
+ * `POST /oauth/device_verification` (`/app/device`: user code, consent).
  * The gateway asserts nothing: it turns the query or
  * the form (RFC 6749 §3.2, application/x-www-form-urlencoded) or JSON body (authorizer-js) into
  * string parameters, forwards the credentials as on /v1, calls authn's RPC and writes its answer
@@ -32,6 +33,8 @@ export const OAUTH_ROUTES: readonly { path: string; rpc: string; methods: readon
   { path: '/oauth/register', rpc: 'RegisterClient', methods: ['POST'], json: true },
   { path: '/oauth/register/:resource_id', rpc: 'ManageRegisteredClient', methods: ['GET', 'PUT', 'DELETE'], json: true },
   { path: '/oauth/par', rpc: 'PushedAuthorizationRequest', methods: ['POST'] },
+  { path: '/oauth/device_authorization', rpc: 'DeviceAuthorization', methods: ['POST'] },
+  { path: '/oauth/device_verification', rpc: 'DeviceVerification', methods: ['POST'] },
 ]);
 
 /** CSP of the pages these endpoints render (form_post auto-submit, web_message, error pages): one inline script, any form target. */

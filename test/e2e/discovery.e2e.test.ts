@@ -32,7 +32,7 @@ describe('discovery and Meta state only what is served (all)', () => {
   it('every endpoint the OpenID discovery document advertises answers (no 404)', async () => {
     const disc = (await raw(`${d.url}/.well-known/openid-configuration`)).body as Record<string, unknown>;
     const endpoints = Object.entries(disc).filter(([k, v]) => (k.endsWith('_endpoint') || k.endsWith('_uri')) && typeof v === 'string');
-    expect(endpoints.map(([k]) => k)).toEqual(expect.arrayContaining(['jwks_uri', 'registration_endpoint', 'pushed_authorization_request_endpoint']));
+    expect(endpoints.map(([k]) => k)).toEqual(expect.arrayContaining(['jwks_uri', 'registration_endpoint', 'pushed_authorization_request_endpoint', 'device_authorization_endpoint']));
     for (const [key, url] of endpoints) {
       expect(String(url).startsWith(`${d.url}/`)).toBe(true);
       const res = await raw(String(url));

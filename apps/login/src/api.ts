@@ -43,20 +43,34 @@ export class ApiError extends Error {
   }
 }
 
-/** A client of `<basePath>/v1`. */
+/** What `/oauth/device_verification` answers for a user code (RFC 8628 §3.3: the consent screen of `/app/device`). */
+export interface DeviceConsent {
+  consent_ticket: string;
+  client_id: string;
+  client_name: string;
+  scopes: { scope: string; words: string }[];
+  user_code: string;
+}
+
+/** A client of `<basePath>/v1` (and of the OAuth endpoints the page itself calls). */
 export interface Api {
   /** POST `/v1/<name>` with a JSON body; resolves with the JSON answer, rejects with {@link ApiError} */
   post<T = { message: string }>(name: string, body?: Record<string, unknown>): Promise<T>;
   /** GET `/v1/<name>` */
   get<T>(name: string): Promise<T>;
+  /**
+   * POST `/oauth/<name>` with a JSON body (the device verification calls); rejects with {@link ApiError}
+   * whose `code` is the RFC 6749 §5.2 `error` and message its `error_description`
+   */
+  oauth<T>(name: string, body: Record<string, unknown>): Promise<T>;
 }
 
 /** @param basePath the path prefix of `--url`, `''` for none */
 export function createApi(basePath: string): Api {
-  const request = async <T>(method: 'GET' | 'POST', name: string, body?: Record<string, unknown>): Promise<T> => {
+  const request = async <T>(method: 'GET' | 'POST', name: string, body?: Record<string, unknown>, prefix = '/v1'): Promise<T> => {
     let res: Response;
     try {
-      res = await fetch(`${basePath}/v1/${name}`, {
+      res = await fetch(`${basePath}${prefix}/${name}`, {
         method,
         credentials: 'same-origin',
         headers: method === 'POST' ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' },
@@ -73,13 +87,14 @@ export function createApi(basePath: string): Api {
       json = null;
     }
     if (!res.ok) {
-      const e = (json ?? {}) as { code?: string; message?: string };
-      throw new ApiError(res.status, e.code ?? 'unknown', e.message ?? `The server answered ${res.status}.`);
+      const e = (json ?? {}) as { code?: string; message?: string; error?: string; error_description?: string };
+      throw new ApiError(res.status, e.code ?? e.error ?? 'unknown', e.message ?? e.error_description ?? `The server answered ${res.status}.`);
     }
     return json as T;
   };
   return {
     post: (name, body) => request('POST', name, body),
     get: (name) => request('GET', name),
+    oauth: (name, body) => request('POST', name, body, '/oauth'),
   };
 }

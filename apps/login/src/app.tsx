@@ -7,7 +7,11 @@
  * routes; which MFA screen follows is read from the AuthResponse `should_*` fields (§4.1).
  *
  * After a completed sign-in the page goes to `return_to` when it is a same-origin `/authorize` path
- * (the `/authorize` contract, see return-to.ts), else shows the signed-in screen. With `prompt=login`
+ * (the `/authorize` contract, see return-to.ts) or `/app/device`, else shows the signed-in screen.
+ *
+ * `/app/device` (RFC 8628 §3.3, issue 34 §5) connects a device: a signed-out visitor is sent to sign in
+ * first (and back), then enters the code the device shows (prefilled from `?user_code=`, to compare),
+ * sees which application asks for what, and allows or denies it. With `prompt=login`
  * next to `return_to` (authn asks for a new sign-in) the form is shown even when a session exists.
  *
  * Accessibility: every input has a label, the heading of a new screen takes the focus, errors are in
@@ -17,7 +21,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { browserSupportsWebAuthn, startAuthentication, startRegistration } from '@simplewebauthn/browser';
-import { ApiError, type Api, type AuthResponse, type Meta, type User } from './api.ts';
+import { ApiError, type Api, type AuthResponse, type DeviceConsent, type Meta, type User } from './api.ts';
 import type { PageConfig } from './config.ts';
 import { safeReturnTo } from './return-to.ts';
 import { DevOutbox } from './dev-outbox.tsx';
@@ -40,7 +44,10 @@ export type Screen =
   | { name: 'dev-outbox' }
   | { name: 'message'; title: string; text: string }
   | { name: 'error'; code: string; text: string }
-  | { name: 'signed-in'; user: User };
+  | { name: 'signed-in'; user: User }
+  /** RFC 8628 (issue 34 §5): `/app/device`, the user code entry (prefilled from `?user_code=`), then its consent screen */
+  | { name: 'device'; userCode: string }
+  | { name: 'device-consent'; consent: DeviceConsent };
 
 const PATHS: Partial<Record<Screen['name'], string>> = {
   login: '/login', signup: '/signup', forgot: '/forgot-password', reset: '/reset-password', magic: '/magic-link',
@@ -199,6 +206,15 @@ export function App({ api, config }: Props): JSX.Element {
         go({ name: 'dev-outbox' }, { push: false });
         return;
       }
+      if (path === '/device') {
+        const user = await api.get<User>('profile').catch(() => null);
+        if (!user) {
+          location.replace(deviceLoginUrl(q.get('user_code') ?? ''));
+          return;
+        }
+        go({ name: 'device', userCode: q.get('user_code') ?? '' }, { push: false });
+        return;
+      }
       // tokens in the query (a magic link's redirect): the cookie is set already, drop them from the URL
       if (q.has('access_token') || q.has('id_token')) history.replaceState(null, '', `${appBase}/login${suffix}`);
       let user: User | null = null;
@@ -246,6 +262,25 @@ export function App({ api, config }: Props): JSX.Element {
     await follow(await api.post<AuthResponse>('webauthn_login_verify', { credential: JSON.stringify(credential) }));
   });
   const passkeys = browserSupportsWebAuthn() && meta.is_webauthn_enabled !== false;
+
+  /** The sign-in page that comes back to `/app/device` (with the code typed or received so far). */
+  const deviceLoginUrl = (userCode: string): string => {
+    const back = `${appBase}/device${userCode ? `?${new URLSearchParams({ user_code: userCode }).toString()}` : ''}`;
+    return `${appBase}/login?${new URLSearchParams({ return_to: back }).toString()}`;
+  };
+
+  /** Runs a device verification call; a lost sign-in goes to the sign-in page and back. */
+  const deviceCall = async <T,>(body: Record<string, string>, userCode: string): Promise<T | null> => {
+    try {
+      return await api.oauth<T>('device_verification', body);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        location.assign(deviceLoginUrl(userCode));
+        return null;
+      }
+      throw err;
+    }
+  };
 
   const link = (to: Screen, label: string): JSX.Element => (
     <a href={`${appBase}${PATHS[to.name] ?? ''}${suffix}`} onClick={(e) => { e.preventDefault(); go(to); }}>{label}</a>
@@ -455,6 +490,44 @@ export function App({ api, config }: Props): JSX.Element {
             onContinue={run(async () => follow(next))} />,
         };
       }
+      case 'device':
+        return {
+          title: 'Connect a device',
+          body: (
+            <>
+              <p>Enter the code shown on your device. Only enter a code from a device you are setting up yourself.</p>
+              <Form submit="Continue" busy={busy} id="device" onSubmit={run(async () => {
+                const userCode = (formValues('device').user_code ?? '').trim();
+                const consent = await deviceCall<DeviceConsent>({ user_code: userCode }, userCode);
+                if (consent) go({ name: 'device-consent', consent });
+              })}>
+                <Field name="user_code" label="Code" autoComplete="one-time-code" defaultValue={screen.userCode} error={error} required
+                  hint="8 letters, for example WDJB-MJHT. Upper or lower case, with or without the dash." />
+              </Form>
+            </>
+          ),
+        };
+      case 'device-consent': {
+        const c = screen.consent;
+        const answer = (decision: 'allow' | 'deny') => run(async () => {
+          const out = await deviceCall<{ status: string; client_name: string }>({ consent_ticket: c.consent_ticket, decision }, c.user_code);
+          if (!out) return;
+          if (out.status === 'approved') go({ name: 'message', title: 'Device connected', text: `${c.client_name} can now access your account. You can return to your device.` });
+          else go({ name: 'message', title: 'Access denied', text: `${c.client_name} was not given access to your account. You can close this page.` });
+        });
+        return {
+          title: `${c.client_name} wants to access your account`,
+          body: (
+            <>
+              <p>Check that your device shows the code <strong class="secret">{c.user_code}</strong>. If you allow it, the application will be able to:</p>
+              <ul class="scopes">{c.scopes.map((s) => <li key={s.scope}>{s.words} <small>({s.scope})</small></li>)}</ul>
+              <button type="button" disabled={busy} onClick={answer('allow')}>Allow</button>
+              <button type="button" class="secondary" disabled={busy} onClick={answer('deny')}>Deny</button>
+              <p><small>You can withdraw this consent later from your account.</small></p>
+            </>
+          ),
+        };
+      }
       case 'dev-outbox':
         return { title: 'Development outbox', body: <DevOutbox api={api} setStatus={setStatus} setError={setError} error={error} /> };
       case 'message':
@@ -537,6 +610,8 @@ interface FieldProps {
   autoComplete?: string;
   inputMode?: 'numeric' | 'text';
   required?: boolean;
+  /** the initial value (a code from the link the user followed) */
+  defaultValue?: string;
   hint?: string;
   /** the current error: a non-empty one marks the field invalid and points at the alert */
   error?: string;
@@ -548,7 +623,7 @@ function Field(p: FieldProps): JSX.Element {
   return (
     <div class="field">
       <label for={id}>{p.label}</label>
-      <input id={id} name={p.name} type={p.type ?? 'text'} autoComplete={p.autoComplete} inputMode={p.inputMode} required={p.required}
+      <input id={id} name={p.name} type={p.type ?? 'text'} autoComplete={p.autoComplete} inputMode={p.inputMode} required={p.required} defaultValue={p.defaultValue}
         aria-invalid={p.error ? 'true' : undefined} aria-describedby={described || undefined} />
       {p.hint && <p class="hint" id={`${id}-hint`}>{p.hint}</p>}
     </div>

@@ -37,3 +37,14 @@ describe('safeReturnTo (the SAML IdP sign-on endpoint, issue 20)', () => {
     expect(safeReturnTo('/oauth/saml/acme/idp/sso', O, '/auth')).toBeNull();
   });
 });
+
+describe('safeReturnTo (the device verification page, RFC 8628, issue 34 §5)', () => {
+  it('accepts <base>/app/device with its query, and nothing else under /app', () => {
+    expect(safeReturnTo('/app/device?user_code=WDJB-MJHT', O, '')).toBe('/app/device?user_code=WDJB-MJHT');
+    expect(safeReturnTo('/auth/app/device', O, '/auth')).toBe('/auth/app/device');
+    for (const bad of ['/app/device/x', '/app/devices', '/app/login', '/app/device/../../v1/profile', 'https://evil.example/app/device', '//evil.example/app/device']) {
+      expect(safeReturnTo(bad, O, '')).toBeNull();
+    }
+    expect(safeReturnTo('/app/device', O, '/auth')).toBeNull();
+  });
+});

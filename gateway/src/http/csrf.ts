@@ -19,10 +19,12 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * (RPs elsewhere use GET, which needs no check). `POST /oauth/register` (RFC 7591: a client with no
  * cookie and no credential yet; it reads and changes no browser state) and RFC 7592's
  * `/oauth/register/<id>` with its bearer registration token are exempt as well (issue 34), and RFC 9126
- * `/oauth/par`, client-authenticated like the token endpoint.
+ * `/oauth/par` and RFC 8628 `/oauth/device_authorization`, client-authenticated like the token endpoint.
+ * `/oauth/device_verification` (the hosted page's cookie-authenticated calls) is checked.
  */
 export function isCsrfExempt(method: string, path: string, authorization: string | undefined): boolean {
-  if (path === '/oauth/token' || path === '/oauth/revoke' || path === '/oauth/introspect' || path === '/oauth/par') return true;
+  if (path === '/oauth/token' || path === '/oauth/revoke' || path === '/oauth/introspect' || path === '/oauth/par'
+    || path === '/oauth/device_authorization') return true;
   if (path.startsWith('/scim/v2/') || path === '/scim/v2') {
     return authorization !== undefined && /^bearer\s+\S/i.test(authorization);
   }

@@ -7,7 +7,8 @@ import { requestPath } from './request-path.ts';
 
 const KNOWN_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 const FIXED_PATHS = new Set(['/graphql', '/healthz', '/readyz', '/authorize', '/userinfo', '/oauth/token',
-  '/oauth/revoke', '/oauth/introspect', '/oauth/register', '/oauth/par', '/playground', '/verify_email', '/logout']);
+  '/oauth/revoke', '/oauth/introspect', '/oauth/register', '/oauth/par', '/oauth/device_authorization',
+  '/oauth/device_verification', '/playground', '/verify_email', '/logout']);
 
 /** The route table template the request matched, when the /v1 fast path set it (see {@link setRouteTemplate}). */
 const ROUTE_TEMPLATE = Symbol('gatehouse.routeTemplate');

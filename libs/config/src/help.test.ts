@@ -44,6 +44,8 @@ describe('listFlags', () => {
       '--test-notifications-off',
       // issue 32: bounded audit and webhook logs
       '--audit-log-retention', '--webhook-log-retention',
+      // issue 34 §5: the RFC 8628 device code lifetime
+      '--device-code-expires-in',
       // issue 36: OpenFGA's own HTTP API on the authz service
       '--openfga-http-port', '--openfga-http-host', '--openfga-authn-method', '--openfga-authn-preshared-keys', '--openfga-authn-client-ids', '--openfga-max-tuples-per-write',
       '--openfga-max-checks-per-batch-check', '--openfga-list-objects-max-results', '--openfga-list-users-max-results', '--openfga-list-deadline',

@@ -283,6 +283,10 @@ export const registry = {
       flag: '--require-pushed-authorization-requests', parser: bool, default: false, commands: ['all', 'authn'],
       help: 'refuse /authorize requests not pushed first to POST /oauth/par (RFC 9126 §5) for every OAuth client except the server\'s own (--client-id)',
     },
+    deviceCodeExpiresIn: {
+      flag: '--device-code-expires-in <seconds>', parser: positiveInt, default: 600, commands: ['all', 'authn'],
+      help: 'lifetime in seconds of a device code and its user code from POST /oauth/device_authorization (RFC 8628 §3.2 expires_in)',
+    },
   }),
   ...section('Authorization engine', DATA, {
     fgaStore: { flag: '--fga-store <store>', parser: oneOf(FGA_STORES, true), help: 'engine store: sqlite, postgres, mysql, memory or openfga (an OpenFGA server answers instead of the embedded engine); default: reuse the main database when it is SQL, off for mongodb' },

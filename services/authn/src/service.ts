@@ -50,7 +50,7 @@ import {
 } from './rpc/clients.ts';
 import { manageRegisteredClientRpc, registerClientRpc } from './rpc/registration.ts';
 import { consentGrantsRpc, revokeConsentGrantRpc, revokeUserConsentGrantRpc, userConsentGrantsRpc } from './rpc/consent.ts';
-import { authorizeRpc, endSessionRpc, oauthIntrospectRpc, oauthRevokeRpc, oauthTokenRpc, pushedAuthorizationRequestRpc, userinfoRpc } from './rpc/oauth.ts';
+import { authorizeRpc, deviceAuthorizationRpc, deviceVerificationRpc, endSessionRpc, oauthIntrospectRpc, oauthRevokeRpc, oauthTokenRpc, pushedAuthorizationRequestRpc, userinfoRpc } from './rpc/oauth.ts';
 
 export type { PermissionChecker } from './domain/deps.ts';
 export type { AuthnDeps, MfaInternalClient } from './rpc/deps.ts';
@@ -132,6 +132,8 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       RegisterClient: registerClientRpc(c),
       ManageRegisteredClient: manageRegisteredClientRpc(c),
       PushedAuthorizationRequest: pushedAuthorizationRequestRpc(c),
+      DeviceAuthorization: deviceAuthorizationRpc(c),
+      DeviceVerification: deviceVerificationRpc(c),
       EndSession: endSessionRpc(c),
       SocialLogin: socialLoginRpc(c, social),
       SocialCallback: socialCallbackRpc(c, social),

@@ -17,7 +17,11 @@ const bad = (m: string): AppError => new AppError('invalid_argument', m);
 export const CLIENT_DELETED = 'Service account deleted successfully';
 export const ISSUER_DELETED = 'Trusted issuer deleted successfully';
 export const OWN_CLIENT_IMMUTABLE = "the server's own client is configured by flags and cannot be modified";
-export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'] as const;
+export const GRANT_TYPES = [
+  'authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange',
+  // issue 34 §5: RFC 8628 §3.4, enabled per client (`/oauth/device_authorization` refuses the others)
+  'urn:ietf:params:oauth:grant-type:device_code',
+] as const;
 /** The scopes /authorize grants (OIDC Core §5.4, §11) */
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'phone', 'offline_access'] as const;
 export const KEY_SOURCE_TYPES = ['oidc_discovery', 'static_jwks_url'] as const;

@@ -12,6 +12,7 @@ import type { SessionRecord } from '@gatehouse/auth';
 import { randomToken, sha256Hex, timingSafeEqualString } from '@gatehouse/crypto';
 import type { ClientRecord, UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
+import { DEVICE_CODE_GRANT, pollDeviceCode } from './device.ts';
 import { openSession, type SessionGrant } from './issue.ts';
 import { boundJkt, type CheckedProof } from './dpop.ts';
 import { OAuthError, invalidGrant, invalidRequest, type AuthenticatedClient } from './oauth-client-auth.ts';
@@ -195,6 +196,22 @@ export async function clientCredentialsGrant(c: AuthnContext, auth: Authenticate
 }
 
 /**
+ * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4–3.5; issue 34 §5): a poll
+ * ({@link pollDeviceCode}); once the user approved, the tokens of the grant their sign-in had, issued
+ * to the client in a session of its own, exactly once; with a DPoP proof (RFC 9449 §5) they are bound to its key.
+ * @throws OAuthError `authorization_pending`, `slow_down`, `access_denied`, `expired_token`,
+ *   `invalid_grant` (also when the approving user is no longer active), `unauthorized_client`, `invalid_request`
+ */
+export async function deviceCodeGrant(c: AuthnContext, auth: AuthenticatedClient, p: Record<string, string>, dpop: CheckedProof | null = null): Promise<GrantOutcome> {
+  const { record, grant } = await pollDeviceCode(c, auth, p);
+  const user = await liveUser(c, record.userId ?? '');
+  const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, {
+    jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt: auth.method === 'none' ? dpop?.jkt ?? null : null,
+  });
+  return { response: respond(issued.tokens, grant.scope, dpop), action: 'token.issued', userId: user.id, sessionId: issued.sessionId! };
+}
+
+/**
  * Dispatches on `grant_type`. `dpop`: the request's checked DPoP proof (RFC 9449 §5), binding the
  * tokens every grant issues; a DPoP-bound refresh, subject or actor token needs a proof by its key.
  * @throws OAuthError `unsupported_grant_type`, `invalid_request`, the grants' errors
@@ -207,6 +224,8 @@ export async function tokenGrant(c: AuthnContext, auth: AuthenticatedClient, p: 
       return refreshTokenGrant(c, auth, p, dpop);
     case 'client_credentials':
       return clientCredentialsGrant(c, auth, p, dpop);
+    case DEVICE_CODE_GRANT:
+      return deviceCodeGrant(c, auth, p, dpop);
     case TOKEN_EXCHANGE_GRANT: {
       const out = await tokenExchangeGrant(c, auth, p, dpop);
       return { response: out.response, action: 'token.exchanged', userId: out.userId, sessionId: out.sessionId, actors: out.actors };

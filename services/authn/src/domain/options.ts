@@ -43,6 +43,8 @@ export interface AuthnOptions extends ProviderFlags {
   dynamicClientRegistrationMaxClients: number;
   /** issue 34: `--require-pushed-authorization-requests` (RFC 9126 §5), for every client but the server's own */
   requirePushedAuthorizationRequests?: boolean;
+  /** issue 34 §5: `--device-code-expires-in`, seconds a device code lives (RFC 8628 §3.2 `expires_in`; default 600) */
+  deviceCodeExpiresIn?: number;
   accessTokenExpiresIn: number;
   refreshTokenExpiresIn: number;
   sessionExpiresIn: number;

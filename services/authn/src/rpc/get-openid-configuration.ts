@@ -22,7 +22,8 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
     jwks_uri: `${u}/.well-known/jwks.json`,
     response_types_supported: ['code', 'token', 'id_token', 'id_token token', 'code id_token', 'code token', 'code id_token token'],
     response_modes_supported: ['query', 'fragment', 'form_post', 'web_message'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:token-exchange',
+      'urn:ietf:params:oauth:grant-type:device_code'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     token_endpoint_auth_signing_alg_values_supported: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'EdDSA'],
@@ -34,6 +35,8 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
     // RFC 9126 §5
     pushed_authorization_request_endpoint: `${u}/oauth/par`,
     require_pushed_authorization_requests: c.options.requirePushedAuthorizationRequests === true,
+    // RFC 8628 §4
+    device_authorization_endpoint: `${u}/oauth/device_authorization`,
     // RFC 9449 §5.1: proofs are accepted at the token endpoint and /userinfo with these algorithms
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     subject_types_supported: ['public'],

@@ -2,7 +2,8 @@
  * @module @gatehouse/authn/rpc/oauth
  * The OAuth 2.0 / OpenID Provider endpoints as AuthnService RPCs (issue 18): `/oauth/token`,
  * `/authorize`, `/oauth/revoke`, `/oauth/introspect`, `/userinfo`, the end-session endpoint and (issue 34)
- * RFC 9126 `/oauth/par`. Each
+ * RFC 9126 `/oauth/par`, RFC 8628 `/oauth/device_authorization` and the hosted page's
+ * `/oauth/device_verification`. Each
  * takes the HTTP request's parameters and answers an OauthHttpResponse (status with a JSON body, a
  * redirect, or an HTML page) that the gateway writes as is: these protocols fix their own wire
  * (RFC 6749 §5.2 `{error, error_description}`, redirects), not the /v1 `{code, message}` shape.
@@ -13,12 +14,14 @@ import { toAppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
 import { authorize, checkAuthorizationRequest, type AuthorizeResult } from '../domain/authorize.ts';
 import { answerConsent, type ConsentPage } from '../domain/consent.ts';
+import { DEVICE_CODE_GRANT, DeviceVerificationError, answerDeviceConsent, lookUpUserCode, startDeviceAuthorization } from '../domain/device.ts';
 import { DPOP_SIGNING_ALGS, DPoPProofError, boundJkt, checkDPoPProof, dpopNonceKey, issueDPoPNonce, type CheckedProof } from '../domain/dpop.ts';
 import { OAuthError, authenticateClient, invalidRequest, parseBasic, type AuthenticatedClient } from '../domain/oauth-client-auth.ts';
 import { endSession, introspect, liveToken, revokeToken, userinfoClaims } from '../domain/oauth-endpoints.ts';
 import { tokenGrant } from '../domain/oauth-token.ts';
 import { pushAuthorizationRequest } from '../domain/par.ts';
 import { TOKEN_EXCHANGE_GRANT } from '../domain/token-exchange.ts';
+import { isRevoked } from '../domain/user.ts';
 import { clearCookies } from './cookies.ts';
 import type { AuthnHandler, RpcContext } from './deps.ts';
 
@@ -147,6 +150,45 @@ export const pushedAuthorizationRequestRpc = (c: RpcContext): AuthnHandler<'Push
     return checked.ok ? null : { error: checked.error, description: checked.description };
   });
   return json(201, { ...pushed }, dpop ? { dpop_nonce: issueDPoPNonce(nonceKeyOf(c), c.now()) } : {});
+});
+
+/**
+ * POST /oauth/device_authorization (RFC 8628 §3.1–3.2): the client authenticates as at the token
+ * endpoint (public clients with their `client_id`); 200 with the device and user codes, or an RFC 6749
+ * §5.2 error (`unauthorized_client` without the device_code grant type, `invalid_scope`, 401 `invalid_client`).
+ */
+export const deviceAuthorizationRpc = (c: RpcContext): AuthnHandler<'DeviceAuthorization'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const p = paramsOf(req);
+  if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the device authorization endpoint takes POST', 405);
+  const auth = await authOf(c, ctx, p, true);
+  return json(200, { ...(await startDeviceAuthorization(c, auth, p)) });
+});
+
+/**
+ * POST /oauth/device_verification: the `/app/device` page's two calls, with the browser's session
+ * cookies (401 `login_required` without a live sign-in). `{user_code}` → 200 the consent screen
+ * (`consent_ticket`, `client_name`, `scopes` in words, `user_code`), 400 `invalid_user_code`, 429
+ * `too_many_attempts` after 5 wrong codes in 15 minutes (RFC 8628 §5.1);
+ * `{consent_ticket, decision: allow|deny}` → 200 `{status: approved|denied, client_name}`.
+ */
+export const deviceVerificationRpc = (c: RpcContext): AuthnHandler<'DeviceVerification'> => async (req, ctx) => guarded(c, ctx, async () => {
+  const p = paramsOf(req);
+  if (req.method !== '' && req.method !== 'POST') throw new OAuthError('invalid_request', 'the device verification endpoint takes POST', 405);
+  const session = await c.authenticator.sessionFromCookies(ctx);
+  const user = session && session.loginMethod !== 'client_credentials' ? await c.users.findById(session.userId) : null;
+  if (!session || !user || isRevoked(user)) return json(401, { error: 'login_required', error_description: 'sign in to connect a device' });
+  try {
+    if ((p.consent_ticket ?? '') === '') return json(200, { ...(await lookUpUserCode(c, session, p.user_code ?? '')) });
+    const answer = await answerDeviceConsent(c, session, p.consent_ticket!, p.decision ?? '');
+    await recordToken(c, ctx, answer.status === 'approved' ? 'token.consent_granted' : 'token.consent_denied', { type: 'user', id: session.userId },
+      { client_id: answer.client?.id ?? '', scope: answer.scope.join(' '), grant_type: DEVICE_CODE_GRANT });
+    return json(200, { status: answer.status, client_name: answer.client?.name ?? '' });
+  } catch (err) {
+    if (err instanceof DeviceVerificationError) return json(err.status, { error: err.error, error_description: err.message });
+    const e = toAppError(err);
+    if (e.code === 'resource_exhausted') return json(429, { error: 'too_many_attempts', error_description: 'too many wrong codes, please try again later' });
+    throw err;
+  }
 });
 
 /**

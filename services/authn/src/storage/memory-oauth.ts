@@ -4,7 +4,7 @@
  * (created_at desc then id; client deletion cascades to its issuers and consent grants; codes, jtis
  * and consent requests single use).
  */
-import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, OAuthStore, Page, PageRequest, TrustedIssuerRecord } from './ports.ts';
+import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, DeviceAuthorizationRecord, OAuthStore, Page, PageRequest, TrustedIssuerRecord } from './ports.ts';
 
 const page = <T extends { createdAt: number; id: string }>(all: T[], p: PageRequest): Page<T> => {
   const sorted = [...all].sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
@@ -19,6 +19,7 @@ export function createMemoryOAuthStore(): OAuthStore {
   const jtis = new Map<string, number>();
   const grants = new Map<string, ConsentGrantRecord>();
   const consentRequests = new Map<string, ConsentRequestRecord>();
+  const devices = new Map<string, DeviceAuthorizationRecord>();
   const get = <T>(m: Map<string, T>, k: string): T | null => (m.has(k) ? structuredClone(m.get(k)!) : null);
   return {
     async createClient(c) { clients.set(c.id, structuredClone(c)); },
@@ -75,6 +76,32 @@ export function createMemoryOAuthStore(): OAuthStore {
       if (!r || r.consumedAt !== null || r.expiresAt <= at) return null;
       r.consumedAt = at;
       return structuredClone(r);
+    },
+    async saveDeviceAuthorization(r) {
+      for (const [k, old] of devices) if (old.expiresAt < r.expiresAt - 3600) devices.delete(k);
+      devices.set(r.deviceCodeHash, structuredClone(r));
+    },
+    findDeviceAuthorization: async (h) => get(devices, h),
+    findDeviceAuthorizationByUserCode: async (h, now) =>
+      structuredClone([...devices.values()].find((d) => d.userCodeHash === h && d.expiresAt > now) ?? null),
+    async answerDeviceAuthorization(h, answer, at) {
+      const d = devices.get(h);
+      if (!d || d.status !== 'pending' || d.expiresAt <= at) return false;
+      Object.assign(d, answer);
+      return true;
+    },
+    async recordDevicePoll(h, seen, at, interval) {
+      const d = devices.get(h);
+      if (!d || d.lastPolledAt !== seen) return false;
+      d.lastPolledAt = at;
+      d.interval = interval;
+      return true;
+    },
+    async consumeDeviceAuthorization(h, at) {
+      const d = devices.get(h);
+      if (!d || d.status !== 'approved' || d.consumedAt !== null) return false;
+      d.consumedAt = at;
+      return true;
     },
   };
 }

@@ -115,6 +115,30 @@ export function runOAuthStoreSuite(label: string, make: () => Promise<OAuthStore
       expect(await s.consumeConsentRequest('e'.repeat(64), 1)).toBeNull();
     });
 
+    it('keeps a device authorization: found by user code while unexpired, answered once, polls compare-and-set, redeemed once (issue 34 §5)', async () => {
+      const d = {
+        deviceCodeHash: 'a'.repeat(64), userCodeHash: 'b'.repeat(64), clientId: 'c', scope: ['openid', 'email'], status: 'pending' as const,
+        userId: null, grant: null, interval: 5, lastPolledAt: null, expiresAt: 100, consumedAt: null,
+      };
+      await s.saveDeviceAuthorization(d);
+      expect(await s.findDeviceAuthorization(d.deviceCodeHash)).toEqual(d);
+      expect(await s.findDeviceAuthorizationByUserCode(d.userCodeHash, 99)).toEqual(d);
+      expect(await s.findDeviceAuthorizationByUserCode(d.userCodeHash, 100)).toBeNull();
+      expect(await s.findDeviceAuthorizationByUserCode('f'.repeat(64), 1)).toBeNull();
+      expect(await s.consumeDeviceAuthorization(d.deviceCodeHash, 10)).toBe(false);
+      expect(await s.recordDevicePoll(d.deviceCodeHash, null, 10, 5)).toBe(true);
+      expect(await s.recordDevicePoll(d.deviceCodeHash, null, 11, 10)).toBe(false);
+      expect(await s.recordDevicePoll(d.deviceCodeHash, 10, 12, 10)).toBe(true);
+      const userId = randomUUID();
+      expect(await s.answerDeviceAuthorization(d.deviceCodeHash, { status: 'approved', userId, grant: '{"x":1}' }, 100)).toBe(false);
+      expect(await s.answerDeviceAuthorization(d.deviceCodeHash, { status: 'approved', userId, grant: '{"x":1}' }, 20)).toBe(true);
+      expect(await s.answerDeviceAuthorization(d.deviceCodeHash, { status: 'denied', userId, grant: null }, 21)).toBe(false);
+      expect(await s.findDeviceAuthorization(d.deviceCodeHash)).toEqual({ ...d, status: 'approved', userId, grant: '{"x":1}', lastPolledAt: 12, interval: 10 });
+      expect(await s.consumeDeviceAuthorization(d.deviceCodeHash, 30)).toBe(true);
+      expect(await s.consumeDeviceAuthorization(d.deviceCodeHash, 31)).toBe(false);
+      expect((await s.findDeviceAuthorization(d.deviceCodeHash))?.consumedAt).toBe(30);
+    });
+
     it('accepts an assertion jti once until it expires', async () => {
       expect(await s.useJti('iss|1', 200, 100)).toBe(true);
       expect(await s.useJti('iss|1', 200, 150)).toBe(false);

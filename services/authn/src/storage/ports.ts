@@ -296,6 +296,35 @@ export interface ConsentRequestRecord {
   consumedAt: number | null;
 }
 
+/** issue 34 §5: where a device authorization (RFC 8628) stands: waiting for the user, or answered. */
+export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied';
+
+/**
+ * issue 34 §5: one RFC 8628 device authorization request, from `/oauth/device_authorization` until its
+ * device code is redeemed or expires. Times are Unix seconds.
+ */
+export interface DeviceAuthorizationRecord {
+  /** lower-case hex SHA-256 of the device_code */
+  deviceCodeHash: string;
+  /** lower-case hex SHA-256 of the normalised user_code (its 8 letters, no dash) */
+  userCodeHash: string;
+  clientId: string;
+  /** the scopes asked for (and shown on the consent screen) */
+  scope: string[];
+  status: DeviceAuthorizationStatus;
+  /** the user who answered; null while pending */
+  userId: string | null;
+  /** JSON of the grant the approving sign-in had (loginMethod, roles, scope, authTime, amr); null unless approved */
+  grant: string | null;
+  /** seconds the client must wait between polls (RFC 8628 §3.2 `interval`, +5 for each `slow_down`) */
+  interval: number;
+  /** when the client last polled the token endpoint; null before its first poll */
+  lastPolledAt: number | null;
+  expiresAt: number;
+  /** set once the device code was redeemed for tokens (single use) */
+  consumedAt: number | null;
+}
+
 /** The OAuth tables: clients, trusted issuers, codes and used assertion `jti`s. */
 export interface OAuthStore {
   createClient(c: ClientRecord): Promise<void>;
@@ -340,4 +369,21 @@ export interface OAuthStore {
   saveConsentRequest(r: ConsentRequestRecord): Promise<void>;
   /** marks the request answered if it was not and has not expired; the record only for the call that did it (single use) */
   consumeConsentRequest(ticketHash: string, at: number): Promise<ConsentRequestRecord | null>;
+  /** issue 34 §5: stores a new device authorization (ones expired over an hour are pruned) */
+  saveDeviceAuthorization(r: DeviceAuthorizationRecord): Promise<void>;
+  findDeviceAuthorization(deviceCodeHash: string): Promise<DeviceAuthorizationRecord | null>;
+  /** the unexpired request (at `now`) whose user code hashes to `userCodeHash`, or null */
+  findDeviceAuthorizationByUserCode(userCodeHash: string, now: number): Promise<DeviceAuthorizationRecord | null>;
+  /**
+   * Records the user's answer if the request is still pending and unexpired at `at`; true only for the
+   * call that did it (a request is answered once)
+   */
+  answerDeviceAuthorization(deviceCodeHash: string, answer: { status: 'approved' | 'denied'; userId: string; grant: string | null }, at: number): Promise<boolean>;
+  /**
+   * Records a poll at `at` with the interval now in force, if the last poll recorded is still `seenLastPolledAt`
+   * (compare-and-set); false when another poll was recorded in between
+   */
+  recordDevicePoll(deviceCodeHash: string, seenLastPolledAt: number | null, at: number, interval: number): Promise<boolean>;
+  /** marks an approved request redeemed if it was not; true only for the call that did it (single use) */
+  consumeDeviceAuthorization(deviceCodeHash: string, at: number): Promise<boolean>;
 }

@@ -193,6 +193,30 @@ export const ConsentRequestEntity = defineEntity({
   },
 });
 
+// ---- issue 34 §5: RFC 8628 device authorization (migration 0012) ----
+
+export const DeviceAuthorizationEntity = defineEntity({
+  name: 'AuthnDeviceAuthorization',
+  tableName: 'authn_device_authorizations',
+  indexes: [
+    { properties: ['userCodeHash'], name: 'authn_device_authorizations_user_code_idx' },
+    { properties: ['expiresAt'], name: 'authn_device_authorizations_expires_at_idx' },
+  ],
+  properties: {
+    deviceCodeHash: p.string().length(64).fieldName('device_code_hash').primary(),
+    userCodeHash: p.string().length(64).fieldName('user_code_hash'),
+    clientId: p.string().length(255).fieldName('client_id'),
+    scope: p.text(),
+    status: p.string().length(16),
+    userId: p.uuid().fieldName('user_id').nullable(),
+    grant: p.text().fieldName('grant_json').nullable(),
+    interval: p.bigint('number').fieldName('poll_interval'),
+    lastPolledAt: p.bigint('number').fieldName('last_polled_at').nullable(),
+    expiresAt: p.bigint('number').fieldName('expires_at'),
+    consumedAt: p.bigint('number').fieldName('consumed_at').nullable(),
+  },
+});
+
 // ---- issue 20: federated login (migration 0008) ----
 
 export const IdentityLinkEntity = defineEntity({

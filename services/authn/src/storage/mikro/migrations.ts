@@ -231,4 +231,26 @@ export const authnMigrations: MigrationDefinition[] = [
       await ddl.createIndex('authn_oauth_clients', 'authn_oauth_clients_registered_ip_idx', ['registered_ip', 'created_at']);
     },
   },
+  {
+    // issue 34 §5: RFC 8628 device authorizations, from /oauth/device_authorization until the device
+    // code is redeemed or expires; shared by every replica (the user answers on one, the device polls another)
+    name: '0012_authn_device_authorizations',
+    async up({ ddl }) {
+      await ddl.createTable('authn_device_authorizations', [
+        { name: 'device_code_hash', type: 'string', length: 64, primary: true },
+        { name: 'user_code_hash', type: 'string', length: 64 },
+        { name: 'client_id', type: 'string', length: 255 },
+        { name: 'scope', type: 'text' },
+        { name: 'status', type: 'string', length: 16 },
+        { name: 'user_id', type: 'uuid', nullable: true },
+        { name: 'grant_json', type: 'text', nullable: true },
+        { name: 'poll_interval', type: 'bigint' },
+        { name: 'last_polled_at', type: 'bigint', nullable: true },
+        { name: 'expires_at', type: 'bigint' },
+        { name: 'consumed_at', type: 'bigint', nullable: true },
+      ]);
+      await ddl.createIndex('authn_device_authorizations', 'authn_device_authorizations_user_code_idx', ['user_code_hash']);
+      await ddl.createIndex('authn_device_authorizations', 'authn_device_authorizations_expires_at_idx', ['expires_at']);
+    },
+  },
 ];

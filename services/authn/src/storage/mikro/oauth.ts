@@ -1,11 +1,11 @@
 /**
  * @module @gatehouse/authn/storage/mikro/oauth
  * OAuthStore on `authn_oauth_clients`, `authn_trusted_issuers`, `authn_authorization_codes`,
- * `authn_used_jtis` (issue 18), `authn_consent_grants` and `authn_consent_requests` (issue 34). Lists are JSON text, as in the other authn tables.
+ * `authn_used_jtis` (issue 18), `authn_consent_grants`, `authn_consent_requests` and `authn_device_authorizations` (issue 34). Lists are JSON text, as in the other authn tables.
  */
 import type { Database } from '@gatehouse/db';
-import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, OAuthStore, TrustedIssuerRecord } from '../ports.ts';
-import { AuthorizationCodeEntity, ConsentGrantEntity, ConsentRequestEntity, OAuthClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
+import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, DeviceAuthorizationRecord, DeviceAuthorizationStatus, OAuthStore, TrustedIssuerRecord } from '../ports.ts';
+import { AuthorizationCodeEntity, ConsentGrantEntity, ConsentRequestEntity, DeviceAuthorizationEntity, OAuthClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
 import { CODE_GRACE_SECONDS } from './retention.ts';
 
 type Row = Record<string, unknown>;
@@ -43,6 +43,12 @@ const toGrant = (r: Row): ConsentGrantRecord => ({
 const toConsentRequest = (r: Row): ConsentRequestRecord => ({
   ticketHash: String(r.ticketHash), sessionId: String(r.sessionId), userId: String(r.userId), clientId: String(r.clientId),
   params: String(r.params), expiresAt: Number(r.expiresAt), consumedAt: numOrNull(r.consumedAt),
+});
+
+const toDevice = (r: Row): DeviceAuthorizationRecord => ({
+  deviceCodeHash: String(r.deviceCodeHash), userCodeHash: String(r.userCodeHash), clientId: String(r.clientId), scope: String(r.scope).split(' ').filter(Boolean),
+  status: String(r.status) as DeviceAuthorizationStatus, userId: strOrNull(r.userId), grant: strOrNull(r.grant), interval: Number(r.interval),
+  lastPolledAt: numOrNull(r.lastPolledAt), expiresAt: Number(r.expiresAt), consumedAt: numOrNull(r.consumedAt),
 });
 
 /**
@@ -155,6 +161,30 @@ export function createMikroOAuthStore(db: Database): OAuthStore {
     async consumeConsentRequest(ticketHash, at) {
       const n = await em().nativeUpdate(ConsentRequestEntity as never, { ticketHash, consumedAt: null, expiresAt: { $gt: at } } as never, { consumedAt: at } as never);
       return n === 1 ? one(ConsentRequestEntity, { ticketHash }, toConsentRequest) : null;
+    },
+    async saveDeviceAuthorization(r) {
+      await em().nativeDelete(DeviceAuthorizationEntity as never, { expiresAt: { $lt: r.expiresAt - 3600 } } as never);
+      await insert(DeviceAuthorizationEntity, { ...r, scope: r.scope.join(' ') });
+    },
+    findDeviceAuthorization: (deviceCodeHash) => one(DeviceAuthorizationEntity, { deviceCodeHash }, toDevice),
+    async findDeviceAuthorizationByUserCode(userCodeHash, now) {
+      const rows = await em().find(DeviceAuthorizationEntity as never, { userCodeHash, expiresAt: { $gt: now } } as never,
+        { orderBy: { expiresAt: 'desc' }, limit: 1, disableIdentityMap: true } as never);
+      return rows.length > 0 ? toDevice(rows[0] as Row) : null;
+    },
+    async answerDeviceAuthorization(deviceCodeHash, answer, at) {
+      const n = await em().nativeUpdate(DeviceAuthorizationEntity as never, { deviceCodeHash, status: 'pending', expiresAt: { $gt: at } } as never,
+        { status: answer.status, userId: answer.userId, grant: answer.grant } as never);
+      return n === 1;
+    },
+    async recordDevicePoll(deviceCodeHash, seenLastPolledAt, at, interval) {
+      const n = await em().nativeUpdate(DeviceAuthorizationEntity as never, { deviceCodeHash, lastPolledAt: seenLastPolledAt } as never,
+        { lastPolledAt: at, interval } as never);
+      return n === 1;
+    },
+    async consumeDeviceAuthorization(deviceCodeHash, at) {
+      const n = await em().nativeUpdate(DeviceAuthorizationEntity as never, { deviceCodeHash, status: 'approved', consumedAt: null } as never, { consumedAt: at } as never);
+      return n === 1;
     },
   };
 }

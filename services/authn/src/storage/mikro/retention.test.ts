@@ -26,6 +26,11 @@ const consentRequest = (expiresAt: number, consumedAt: number | null): Record<st
   ticket_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), session_id: randomUUID(), user_id: randomUUID(), client_id: 'client-1',
   params_json: '{}', expires_at: expiresAt, consumed_at: consumedAt,
 });
+const device = (expiresAt: number, consumedAt: number | null): Record<string, unknown> => ({
+  device_code_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), user_code_hash: randomUUID().replaceAll('-', '').padEnd(64, '0'), client_id: 'client-1',
+  scope: 'openid', status: consumedAt === null ? 'pending' : 'approved', user_id: null, grant_json: null, poll_interval: 5, last_polled_at: null,
+  expires_at: expiresAt, consumed_at: consumedAt,
+});
 
 describeRetention(authnSchema, AUTHN_RETENTION, {
   // expired a second ago vs. still valid for a second
@@ -49,4 +54,9 @@ describeRetention(authnSchema, AUTHN_RETENTION, {
   },
   // a consent page past its expiry cannot be answered, answered or not
   authn_consent_requests: { expired: (i, now) => consentRequest(now - 1 - i, i % 2 ? now - 100 : null), live: (i, now) => consentRequest(now + 1 + i, i === 0 ? now - 10 : null) },
+  // a device code stays an hour past expiry (polls answer expired_token), then goes, redeemed or not
+  authn_device_authorizations: {
+    expired: (i, now) => device(now - CODE_GRACE_SECONDS - 1 - i, i % 2 ? now - CODE_GRACE_SECONDS - 100 : null),
+    live: (i, now) => device(now - CODE_GRACE_SECONDS + 1 + i, i === 0 ? now - 10 : null),
+  },
 });

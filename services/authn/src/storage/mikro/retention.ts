@@ -31,4 +31,6 @@ export const AUTHN_RETENTION: readonly RetentionRule[] = [
   { table: 'authn_used_jtis', key: 'jti_key', expired: { column: 'expires_at', before: (now) => now } },
   // issue 34: a consent page past its expiry can no longer be answered
   { table: 'authn_consent_requests', key: 'ticket_hash', expired: { column: 'expires_at', before: (now) => now } },
+  // issue 34 §5: a device code past its expiry answers expired_token until the row goes, then invalid_grant
+  { table: 'authn_device_authorizations', key: 'device_code_hash', expired: { column: 'expires_at', before: (now) => now - CODE_GRACE_SECONDS } },
 ];

@@ -661,6 +661,18 @@ export interface AuthnService {
    */
   PushedAuthorizationRequest(request: OauthHttpRequest): Promise<OauthHttpResponse>;
   /**
+   * Issue 34 §5: RFC 8628 `POST /oauth/device_authorization` — the client authenticates as at the
+   * token endpoint (public clients by client_id) and must have the device_code grant type; 200
+   * `{device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval}`.
+   */
+  DeviceAuthorization(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  /**
+   * Issue 34 §5: `POST /oauth/device_verification`, the hosted page's `/app/device` calls with the
+   * browser's session cookies: `{user_code}` → the consent screen's data and single-use ticket (wrong
+   * codes rate-limited, RFC 8628 §5.1); `{consent_ticket, decision}` → `{status: approved|denied}`.
+   */
+  DeviceVerification(request: OauthHttpRequest): Promise<OauthHttpResponse>;
+  /**
    * Issue 20: `GET /oauth_login/<provider>` — the 302 to the provider's authorization endpoint
    * (state, PKCE S256, nonce for OIDC providers), the pending login sealed in a short-lived cookie.
    * Unknown provider → 404, disabled provider → 400 failed_precondition.
