@@ -68,6 +68,12 @@ export interface MethodCodec {
    */
   readonly idempotent: boolean;
   /**
+   * Whether it only reads: its `idempotency_level` option is `NO_SIDE_EFFECTS` (descriptor.proto). Every
+   * other RPC counts as mutating, e.g. for what a delegated token (RFC 8693 `act`) may call without an
+   * explicit write scope (libs/auth guard, issue 34 §3).
+   */
+  readonly readOnly: boolean;
+  /**
    * Checks a caller's JSON request against the proto type and returns the normalised request.
    * @throws AppError `invalid_argument` naming the first field whose JSON type is wrong
    */
@@ -160,7 +166,7 @@ const IDEMPOTENT_LEVELS: ReadonlySet<string> = new Set(['NO_SIDE_EFFECTS', 'IDEM
  * `(gatehouse.common.v1.summary)` and `(gatehouse.common.v1.graphql)`, and its standard `idempotency_level`.
  * @throws Error when the rest option is not `GET` or `POST` followed by an absolute path (a proto bug)
  */
-function bindingsOf(method: protobuf.Method): Pick<MethodCodec, 'rest' | 'summary' | 'graphqlField' | 'idempotent'> {
+function bindingsOf(method: protobuf.Method): Pick<MethodCodec, 'rest' | 'summary' | 'graphqlField' | 'idempotent' | 'readOnly'> {
   const opt = (name: string): string | undefined => {
     const raw = method.options?.[`(gatehouse.common.v1.${name})`] as unknown;
     return typeof raw === 'string' && raw !== '' ? raw : undefined;
@@ -174,6 +180,7 @@ function bindingsOf(method: protobuf.Method): Pick<MethodCodec, 'rest' | 'summar
     summary: opt('summary') ?? '',
     ...(graphqlField ? { graphqlField } : {}),
     idempotent: IDEMPOTENT_LEVELS.has(String(method.options?.['idempotency_level'] ?? '')),
+    readOnly: String(method.options?.['idempotency_level'] ?? '') === 'NO_SIDE_EFFECTS',
   };
 }
 
@@ -599,6 +606,7 @@ function createCodec(pathName: string, name: string, requestType: protobuf.Type,
     auth,
     summary: '',
     idempotent: false,
+    readOnly: false,
     normalizeRequest: normalizeRequestOf(requestType),
     normalizeResponse: (output) => resShape.out(output),
     encodeRequest: (req) => Buffer.from(requestType.encode(requestType.fromObject(reqShape.toWire(req))).finish()),

@@ -23,6 +23,8 @@ export type Guard = (auth: AuthClass, ctx: CallContext, call?: GuardedCall) => P
 export interface GuardedCall {
   rpc: string;
   request: Record<string, unknown>;
+  /** the RPC only reads (`idempotency_level = NO_SIDE_EFFECTS` in its proto); absent: treated as mutating */
+  readOnly?: boolean;
 }
 
 /** A generated ts-proto service interface: RPC name → `(request) => Promise<response>`. */
@@ -114,14 +116,14 @@ export function defineService<N extends ProtoServiceName>(desc: ServiceDescripto
     const run: Handler<Record<string, unknown>> = stub
       ? markNotServed(async () => { throw new AppError('unimplemented', `${desc.service}.${rpc} is not implemented yet`); })
       : handler;
-    const auth = desc.methods.get(rpc)!.auth;
+    const { auth, readOnly } = desc.methods.get(rpc)!;
     if (auth === 'public' || auth === 'internal') {
       served[rpc] = run;
       continue;
     }
     if (!guard) throw new Error(`${desc.fullName}.${rpc} is ${auth}: defineService needs a guard`);
     const guarded: Handler<Record<string, unknown>> = async (req, ctx) => {
-      await guard(auth, ctx, { rpc, request: req });
+      await guard(auth, ctx, { rpc, request: req, readOnly });
       return run(req, ctx);
     };
     served[rpc] = stub ? markNotServed(guarded) : guarded;
