@@ -8,6 +8,7 @@
 import type { BusEvents } from '@gatehouse/contracts';
 import type { CallContext } from '@gatehouse/rpc';
 import type { AdminCaller, ServiceAccountCaller, UserCaller } from './authenticator.ts';
+import { delegationOfCall } from './delegation.ts';
 
 /** behaviour.md §5.7 `actor_type`, `actor_id`, `actor_email`. */
 export interface AuditActor {
@@ -42,10 +43,19 @@ export interface AuditDetails {
 
 /**
  * The `audit.recorded` event for `action` performed in the call `ctx` (behaviour.md §5.7).
+ * When the call was made with a delegated token (RFC 8693 `act`, issue 34 §3) and the actor is the user
+ * it acts for, the row names the agent instead: `actor_type: service_account`, `actor_id` the agent's
+ * client id, and `metadata.user_id` (and `user_email` when known) the user, `metadata.act` the chain of
+ * actors, current first (as the `token.exchanged` row does).
  * @param action a §5.7 action name, e.g. `user.login_success`, `admin.user_updated`
  * @returns the event data, to be emitted through the service's outbox (`events.emit('audit.recorded', …)`)
  */
 export function auditRecord(ctx: CallContext, action: string, o: AuditDetails): BusEvents['audit.recorded'] {
+  const delegation = o.actor.type === 'user' ? delegationOfCall(ctx) : null;
+  if (delegation !== null && o.actor.id === delegation.userId) {
+    const user = { user_id: delegation.userId, ...(o.actor.email ? { user_email: o.actor.email } : {}), act: [...delegation.chain] };
+    return auditRecord(ctx, action, { ...o, actor: { type: 'service_account', id: delegation.clientId, email: null }, details: { ...o.details, ...user } });
+  }
   return {
     action,
     actor_id: o.actor.id ?? undefined,

@@ -12,6 +12,7 @@ import type { SessionRecord, SessionStore } from './session-store.ts';
 import type { CacheVersion } from './session-cache.ts';
 import type { AttemptLog } from './lockout.ts';
 import { verifyAdminSecret } from './admin-access.ts';
+import { delegationOfClaims, noteDelegation, type Delegation } from './delegation.ts';
 
 export interface UserCaller {
   kind: 'user';
@@ -26,6 +27,11 @@ export interface UserCaller {
   session: SessionRecord;
   /** the verified access-token claims (bearer only) */
   claims?: JWTPayload;
+  /**
+   * present when the bearer token was issued by RFC 8693 token exchange: the agent (`act`) acting for
+   * this user (issue 34 §3; see delegation.ts)
+   */
+  delegation?: Delegation;
 }
 
 export interface AdminCaller {
@@ -206,6 +212,7 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     const session = await o.sessions.get(claims.nonce);
     if (!session || session.userId !== claims.sub || session.expiresAt <= clock()) throw unauthorized('session_gone');
     if (!(await userActive(session.userId))) throw unauthorized('user_inactive');
+    const delegation = delegationOfClaims(claims);
     return {
       kind: 'user',
       userId: claims.sub,
@@ -216,6 +223,7 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
       via: 'bearer',
       session,
       claims,
+      ...(delegation ? { delegation } : {}),
     };
   }
 
@@ -260,7 +268,9 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     if (known !== undefined) return known;
     const header = ctx.headers.authorization;
     // If the header is present it alone decides: no cookie fallback (behaviour.md §2.3).
-    const caller = header !== undefined && header !== '' ? fromBearer(header) : fromCookies(ctx);
+    let caller = header !== undefined && header !== '' ? fromBearer(header) : fromCookies(ctx);
+    // a delegated token's call is remembered as such, for the audit rows it records (delegation.ts)
+    if (header !== undefined && header !== '') caller = caller.then((c) => { noteDelegation(ctx, c.delegation); return c; });
     userOfCall.set(ctx, caller);
     return caller;
   }

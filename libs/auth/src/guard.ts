@@ -10,6 +10,7 @@ import { AppError } from '@gatehouse/errors';
 import type { AuthClass, CallContext, Guard, GuardedCall } from '@gatehouse/rpc';
 import type { AdminCaller, Authenticator, UserCaller } from './authenticator.ts';
 import { COOKIE_MFA, parseCookies } from './cookies.ts';
+import { requireDelegatedScope } from './delegation.ts';
 
 const unauthorized = (reason: string): AppError => new AppError('unauthenticated', 'unauthorized', { reason });
 const INVALID_SESSION = 'invalid session';
@@ -49,7 +50,21 @@ async function requireOrgAdmin(authenticator: Authenticator, ctx: CallContext, c
   if (caller.kind === 'service_account' || !orgAdmins || !call) throw unauthorized('not_super_admin');
   const orgId = await orgAdmins.orgOf(call);
   if (orgId === null || !(await orgAdmins.isOrgAdmin(caller.userId, orgId))) throw unauthorized('not_org_admin');
+  requireDelegatedScope(caller.delegation, caller.scope, call);
   return caller;
+}
+
+/**
+ * A user caller, once the scope rule of delegated tokens holds for the call (issue 34 §3): a token with
+ * `act` may call a mutating RPC only with an explicit write scope.
+ * @throws AppError `permission_denied` (see requireDelegatedScope)
+ */
+function delegatedScopeHolds<C>(call: GuardedCall | undefined): (caller: C) => C {
+  return (caller) => {
+    const u = caller as Partial<UserCaller> | null;
+    if (u?.kind === 'user') requireDelegatedScope(u.delegation, u.scope ?? [], call);
+    return caller;
+  };
 }
 
 /**
@@ -59,6 +74,8 @@ async function requireOrgAdmin(authenticator: Authenticator, ctx: CallContext, c
  * - `org_admin`: a super-admin credential, or (with `options.orgAdmins`) the org admin of the
  *   organization the call addresses (see {@link requireOrgAdmin}).
  * - `permissions`: a super-admin or a user credential (the handler pins the subject, §7.2).
+ * - a delegated user token (RFC 8693 `act`) passes a mutating RPC only with an explicit write scope
+ *   (`gatehouse:write` or `gatehouse:<operation>`), else 403 `permission_denied` (issue 34 §3).
  * - `mfa`: the `mfa` cookie is present (its session is the mfa service's to check);
  *   `user_or_mfa`: a user credential, failing that the `mfa` cookie.
  * - `public`, `internal`: never reach the guard (defineService skips it; the internal token is the
@@ -78,13 +95,13 @@ export function createAuthGuard(authenticator: Authenticator | null, options: Au
       case 'internal':
         return Promise.resolve(null);
       case 'user':
-        return authenticator ? authenticator.requireUser(ctx) : noStore();
+        return authenticator ? authenticator.requireUser(ctx).then(delegatedScopeHolds(call)) : noStore();
       case 'admin':
         return authenticator ? authenticator.requireAdmin(ctx) : noStore();
       case 'org_admin':
         return authenticator ? requireOrgAdmin(authenticator, ctx, call, options.orgAdmins) : noStore();
       case 'permissions':
-        return authenticator ? authenticator.resolveCaller(ctx) : noStore();
+        return authenticator ? authenticator.resolveCaller(ctx).then(delegatedScopeHolds(call)) : noStore();
       case 'mfa':
         return hasMfaCookie(ctx) ? Promise.resolve(null) : Promise.reject(new AppError('unauthenticated', INVALID_SESSION));
       case 'user_or_mfa':
@@ -92,7 +109,7 @@ export function createAuthGuard(authenticator: Authenticator | null, options: Au
         return authenticator.requireUser(ctx).catch((err: unknown) => {
           if (hasMfaCookie(ctx)) return null;
           throw err;
-        });
+        }).then(delegatedScopeHolds(call));
     }
   };
 }

@@ -30,6 +30,9 @@ export {
   type AdminAccessStore, type AdminSessionRecord,
 } from './admin-access.ts';
 export { createAuthGuard, type AuthGuardOptions, type OrgAdminDirectory } from './guard.ts';
+export {
+  DELEGATED_WRITE_SCOPE, OPERATION_SCOPE_PREFIX, delegationOfCall, delegationOfClaims, operationName, requireDelegatedScope, type Delegation,
+} from './delegation.ts';
 export { SUPER_ADMIN_ACTOR, actorOf, auditRecord, type AuditActor, type AuditDetails } from './audit.ts';
 export {
   SEND_CAP_MESSAGE, SEND_CAP_PER_DAY_DEFAULT, SEND_CAP_PER_HOUR_DEFAULT, SMS_COUNTRY_REFUSED, assertSmsCountryAllowed, claimSend, endSendInterval, sendCapsOf,
