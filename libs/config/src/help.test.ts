@@ -46,6 +46,8 @@ describe('listFlags', () => {
       '--audit-log-retention', '--webhook-log-retention',
       // issue 34 §5: the RFC 8628 device code lifetime
       '--device-code-expires-in',
+      // issue 34 §3: what a delegated token's permission checks answer (perms(agent) ∩ perms(user), or the user's)
+      '--delegated-permissions',
       // issue 36: OpenFGA's own HTTP API on the authz service
       '--openfga-http-port', '--openfga-http-host', '--openfga-authn-method', '--openfga-authn-preshared-keys', '--openfga-authn-client-ids', '--openfga-max-tuples-per-write',
       '--openfga-max-checks-per-batch-check', '--openfga-list-objects-max-results', '--openfga-list-users-max-results', '--openfga-list-deadline',

@@ -294,6 +294,12 @@ export const registry = {
     fgaStoreId: { flag: '--fga-store-id <id>', parser: str, help: 'OpenFGA store id (with --fga-store=openfga); default: the store named "gatehouse", created when missing' },
     fgaStoreApiToken: { flag: '--fga-store-api-token <token>', parser: str, secret: true, help: 'OpenFGA API token, sent as a bearer token (with --fga-store=openfga, when the server has preshared-key authentication on)' },
   }),
+  ...section('Delegation', ['all', 'authz'], {
+    delegatedPermissions: {
+      flag: '--delegated-permissions <mode>', parser: oneOf(['intersection', 'user'] as const), default: 'intersection',
+      help: 'what check_permissions and list_permissions answer for a delegated token (RFC 8693 token exchange, with an act claim) when the authorization model declares type agent: intersection (allowed only when both user:<sub> and agent:<client id> are) or user (the user\'s own permissions, as before agents had types; for migration)',
+    },
+  }),
   ...section('OpenFGA API', ['all', 'authz'], {
     openfgaHttpPort: { flag: '--openfga-http-port <port>', parser: port, help: 'serve OpenFGA\'s own HTTP API (the paths and bodies of OpenFGA\'s REST API, for the OpenFGA SDKs and CLI) on this port of the authz service (0 = any free port); off when absent. Not routed by the gateway' },
     openfgaHttpHost: { flag: '--openfga-http-host <address>', parser: str, default: '127.0.0.1', help: 'interface the OpenFGA API listener binds to (default loopback only: set it, e.g. to 0.0.0.0, to reach it from other hosts)' },

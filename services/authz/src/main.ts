@@ -174,7 +174,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   // behaviour.md §5.7, issue 32: engine admin actions through authz's outbox (the relay takes them to the bus)
   const relay = db && bus ? startOutboxRelay({ db, bus, logger }) : null;
   const audit = engineAudit(db, bus, logger);
-  const { handlers } = createAuthzService({ engine, authenticator, ...(audit ? { audit } : {}) });
+  const { handlers } = createAuthzService({ engine, authenticator, delegatedPermissions: config.delegatedPermissions, ...(audit ? { audit } : {}) });
   const openfgaApi = await serveOpenFgaApi(config, engine, authenticator, logger, shared.registry);
   // behaviour.md §5.3 delete_user: the deleted user's tuples go, also when the event waited for us
   const userDeleted = engine && shared.bus

@@ -8,12 +8,18 @@ import { AppError } from '@gatehouse/errors';
 import { actorOf, auditRecord, type Authenticator } from '@gatehouse/auth';
 import type { CallContext, HandlersOf } from '@gatehouse/rpc';
 import type { authz, BusEvents } from '@gatehouse/contracts';
-import type { Engine } from '../domain/index.ts';
+import type { DelegatedPermissions, Engine } from '../domain/index.ts';
 
 export interface AuthzDeps {
   /** null when the engine is off (NoSQL main database without --fga-store) */
   engine: Engine | null;
   authenticator: Authenticator;
+  /**
+   * `--delegated-permissions`: how check_permissions and list_permissions answer a delegated token (RFC 8693
+   * `act`) when the model declares `type agent`: `intersection` (default) perms(agent) ∩ perms(user), or
+   * `user` the user's alone (issue 34 §3)
+   */
+  delegatedPermissions?: DelegatedPermissions;
   /**
    * Records the `audit.recorded` event of an engine admin write (behaviour.md §5.7; issue 32): in the
    * write's own transaction when the store has an outbox (the SQL store), else in the outbox right after
