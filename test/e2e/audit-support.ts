@@ -11,6 +11,8 @@ import { post, sleep } from './email-support.ts';
 export interface AuditRow {
   action: string;
   actor_id: string | null;
+  /** `user`, `admin`, `service_account` (behaviour.md §5.7) */
+  actor_type: string;
   resource_id: string | null;
   metadata: Record<string, unknown>;
 }
@@ -26,7 +28,7 @@ export async function waitForAudits(d: Deployment, keep: (r: AuditRow) => boolea
     const res = await post(d.url, '/v1/admin/audit_logs', { pagination: { limit: 1000 } }, { 'x-service-admin-secret': d.adminSecret });
     if (res.status !== 200) throw new Error(`audit_logs answered ${res.status}`);
     const rows = (res.body.audit_logs as Array<Omit<AuditRow, 'metadata'> & { metadata: string }>)
-      .map((r) => ({ action: r.action, actor_id: r.actor_id, resource_id: r.resource_id, metadata: JSON.parse(r.metadata) as Record<string, unknown> }))
+      .map((r) => ({ action: r.action, actor_id: r.actor_id, actor_type: r.actor_type, resource_id: r.resource_id, metadata: JSON.parse(r.metadata) as Record<string, unknown> }))
       .filter(keep).reverse();
     if (actions.every((a) => rows.some((r) => r.action === a))) return rows;
     if (Date.now() > until) throw new Error(`audit rows ${JSON.stringify(rows.map((r) => r.action))} lack some of ${JSON.stringify(actions)}`);
