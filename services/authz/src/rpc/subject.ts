@@ -65,5 +65,19 @@ export async function pinPermissionSubjects(authenticator: Authenticator, engine
   const pinned = await pinSubjects(authenticator, ctx, explicit);
   if (pinned.agentClientId === null || mode === 'user') return { subject: pinned.subject, agent: null };
   const model = await engine.getModel();
-  return { subject: pinned.subject, agent: declaresAgentType(model.dsl) ? agentSubject(pinned.agentClientId) : null };
+  return { subject: pinned.subject, agent: modelDeclaresAgent(model) ? agentSubject(pinned.agentClientId) : null };
+}
+
+// A model version never changes once written: whether it declares `type agent` is parsed once per version id.
+const agentTypeOfModel = new Map<string, boolean>();
+const AGENT_TYPE_MEMO_SIZE = 64;
+
+function modelDeclaresAgent(model: { id: string; dsl: string }): boolean {
+  const known = agentTypeOfModel.get(model.id);
+  if (known !== undefined) return known;
+  const declares = declaresAgentType(model.dsl);
+  if (model.id === '') return declares;
+  if (agentTypeOfModel.size >= AGENT_TYPE_MEMO_SIZE) agentTypeOfModel.delete(agentTypeOfModel.keys().next().value!);
+  agentTypeOfModel.set(model.id, declares);
+  return declares;
 }
