@@ -28,7 +28,7 @@ const SQL_CALL = /(^|\.)(execute|query|prepare|exec|run|raw|adminExec|q)$/;
  */
 const REVIEWED: ReadonlyArray<[RegExp, string]> = [
   [/^q\([^)]*\)$/, 'a quoted identifier (the dialect quoting helper)'],
-  [/^(table|tmp|column|key|cols|COLS|cond|where|name|schemaExpr|tableOptions|opts|ifNot|text|body|tail|values)$/, 'an identifier, a column list, a condition of placeholders or a DDL fragment built in code from constants'],
+  [/^(table|tmp|column|key|cols|COLS|PAGE_COLS|cond|where|name|schemaExpr|tableOptions|opts|ifNot|text|body|tail|values)$/, 'an identifier, a column list, a condition of placeholders or a DDL fragment built in code from constants'],
   [/^where\.join\('(?: AND |, )'\)$/, 'conditions of `column = ?` placeholders'],
   [/^defs\.join\(', '\)$/, 'column definitions from the entity metadata'],
   [/^[a-z]+\.map\(\(\) => '[?(), ]+'\)\.join\(', '\)$/, 'a list of placeholders'],
