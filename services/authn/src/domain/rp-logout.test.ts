@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { cookieHeader, makeAuthn, URL_ } from '../fixture.ts';
 import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_TTL_SECONDS } from './rp-logout.ts';
 
