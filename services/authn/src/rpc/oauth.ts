@@ -289,7 +289,7 @@ export const endSessionRpc = (c: RpcContext): AuthnHandler<'EndSession'> => asyn
   // issue 34 §6: OIDC Front-Channel Logout 1.0 §4: the relying parties' logout pages load in iframes first
   if (out.frontChannel.length > 0) {
     const origins = [...new Set(out.frontChannel.map((f) => new URL(f.src).origin))];
-    return { status: 200, body: null, frameable: false, html: frontChannelPage(out.frontChannel.map((f) => f.src), out.location), frame_src: origins };
+    return { status: 200, body: null, frameable: false, html: frontChannelPage(out.frontChannel.map((f) => f.src), out.location), frame_src: origins.join(' ') };
   }
   if (out.location) return { status: 302, body: null, frameable: false, location: out.location };
   return { status: 200, body: null, frameable: false, html: page('Signed out', '<h1>You are signed out</h1><p>You can close this window.</p>') };

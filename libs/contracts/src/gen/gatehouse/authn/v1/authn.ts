@@ -377,9 +377,9 @@ export interface OauthHttpResponse {
     | undefined;
   /**
    * issue 34 §6: origins the HTML page frames (OIDC Front-Channel Logout 1.0 §4: the end-session
-   * page's logout iframes), added to the page's Content-Security-Policy as `frame-src`
+   * page's logout iframes), space-separated, added to the page's Content-Security-Policy as `frame-src`
    */
-  frame_src: string[];
+  frame_src?: string | null | undefined;
 }
 
 /** One remembered consent: the user allowed the client the scopes (Unix seconds). */
