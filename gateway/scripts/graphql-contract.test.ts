@@ -51,9 +51,9 @@ const ALIASES: Record<string, Record<string, string>> = { InviteMembersResponse:
  * types), served on REST and gRPC only: the GraphQL schema stays exactly the spec's (compose.test.ts).
  */
 const REST_GRPC_ONLY: Record<string, readonly string[]> = {
-  'gatehouse.admin.v1.CreateClientRequest': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris', 'is_first_party'],
-  'gatehouse.admin.v1.UpdateClientRequest': ['redirect_uris', 'grant_types', 'post_logout_redirect_uris', 'is_first_party'],
-  'gatehouse.admin.v1.Client': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris', 'is_first_party'],
+  'gatehouse.admin.v1.CreateClientRequest': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris', 'is_first_party', 'backchannel_logout_uri', 'backchannel_logout_session_required', 'frontchannel_logout_uri', 'frontchannel_logout_session_required'],
+  'gatehouse.admin.v1.UpdateClientRequest': ['redirect_uris', 'grant_types', 'post_logout_redirect_uris', 'is_first_party', 'backchannel_logout_uri', 'backchannel_logout_session_required', 'frontchannel_logout_uri', 'frontchannel_logout_session_required'],
+  'gatehouse.admin.v1.Client': ['redirect_uris', 'grant_types', 'is_public', 'post_logout_redirect_uris', 'is_first_party', 'backchannel_logout_uri', 'backchannel_logout_session_required', 'frontchannel_logout_uri', 'frontchannel_logout_session_required'],
   // issue 31 §1: the AuthnRequest binding and the IdP's Single Logout endpoint of an org SAML connection
   'gatehouse.orgs.v1.CreateOrgSAMLConnectionRequest': ['idp_sso_binding', 'idp_slo_url'],
   'gatehouse.orgs.v1.UpdateOrgSAMLConnectionRequest': ['idp_sso_binding', 'idp_slo_url'],

@@ -142,7 +142,7 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
         const resourceId = typeof req.params.resource_id === 'string' ? { resource_id: req.params.resource_id } : {};
         const out = await client.call(route.rpc, { params, method, ...resourceId }, ctx) as {
           status: number; body: Record<string, unknown> | null; location?: string | null; html?: string | null; www_authenticate?: string | null; frameable?: boolean;
-          dpop_nonce?: string | null;
+          dpop_nonce?: string | null; frame_src?: string | null;
         };
         if (res.headersSent) return;
         if (ctx.setCookies.length > 0) res.append('Set-Cookie', ctx.setCookies);
@@ -154,7 +154,10 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
           return;
         }
         if (out.html) {
-          res.setHeader('Content-Security-Policy', out.frameable ? `${PAGE_CSP}; frame-ancestors *` : `${PAGE_CSP}; frame-ancestors 'none'`);
+          // issue 34 §6: the end-session page frames each relying party's frontchannel_logout_uri
+          const frames = (out.frame_src ?? '').split(' ').filter((o) => /^https?:\/\/[^\s;,']+$/.test(o));
+          const csp = frames.length > 0 ? `${PAGE_CSP}; frame-src ${frames.join(' ')}` : PAGE_CSP;
+          res.setHeader('Content-Security-Policy', out.frameable ? `${csp}; frame-ancestors *` : `${csp}; frame-ancestors 'none'`);
           res.status(out.status).type('html').send(out.html);
           return;
         }

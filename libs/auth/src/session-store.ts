@@ -36,6 +36,12 @@ export interface SessionRecord {
    * client's id and `loginMethod` is `client_credentials`.
    */
   clientId?: string | null;
+  /**
+   * issue 34 §6: the browser's sign-on session an OAuth grant was made in (the ID token's and the
+   * logout token's `sid`, OIDC Back-Channel Logout 1.0 §2.4); absent or null: the session is its own
+   * sign-on session (a login of the browser itself, a grant made without one)
+   */
+  sid?: string | null;
   createdAt: number;
 }
 

@@ -4,7 +4,7 @@
  * its `data` carries (proto/gatehouse/events/v1/events.proto). Producers emit through typed helpers
  * built on this map, and consumers parse into these types, so the shape lives in one place.
  */
-import type { AuditRecorded, EmailSendJob, OrganizationDeleted, ScimGroupChanged, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, UserScimChanged, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
+import type { AuditRecorded, BackchannelLogoutJob, EmailSendJob, OrganizationDeleted, ScimGroupChanged, SmsSendJob, UserAccessChanged, UserCreated, UserDeactivated, UserDeleted, UserLoggedIn, UserScimChanged, WebhookAttempted, WebhookDeliverJob } from './gen/gatehouse/events/v1/events.ts';
 
 export interface BusEvents {
   'user.created': UserCreated;
@@ -29,6 +29,8 @@ export interface BusEvents {
   'group.created': ScimGroupChanged;
   'group.updated': ScimGroupChanged;
   'group.deleted': ScimGroupChanged;
+  // issue 34 §6 (OIDC Back-Channel Logout 1.0)
+  'oauth.backchannel_logout': BackchannelLogoutJob;
 }
 
 /** An envelope name of the bus's contract. */

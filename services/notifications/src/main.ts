@@ -2,7 +2,8 @@
  * @module notifications/main
  * The only file that wires the worker: flags → database (delivery records, outbox) → SMTP mailer and
  * Twilio sender → durable consumers on the bus: `email.send` (when SMTP is configured), `sms.send`
- * (when Twilio is) and `webhook.deliver` (when admin's internal API is reachable), plus the outbox
+ * (when Twilio is), `webhook.deliver` (when admin's internal API is reachable) and
+ * `oauth.backchannel_logout` (issue 34 §6), plus the outbox
  * relay that reports webhook attempts to admin. `buildNotifications` is the module's build
  * (src/index.ts): in split mode it consumes from NATS JetStream (src/index.ts requires --nats-url), in
  * all-in-one from its bus.
@@ -20,7 +21,7 @@ import { createSmtpMailer, type Mailer } from './smtp/mailer.ts';
 import { createTwilioSender, type SmsSender } from './twilio/sender.ts';
 import { devOutboxMailer, devOutboxSmsSender } from './dev-outbox.ts';
 import { notificationsSchema } from './storage/mikro/schema.ts';
-import { adminTemplateLookup, startWebhookWorker } from './webhooks.ts';
+import { adminTemplateLookup, startBackchannelLogoutWorker, startWebhookWorker } from './webhooks.ts';
 
 /** An SMTP mailer from the `--smtp-*` flags (the caller checks `config.isEmailConfigured`). */
 function mailerOf(config: Config): Mailer {
@@ -66,6 +67,8 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
   let webhooks: Subscription | null = null;
   if (admin) webhooks = await startWebhookWorker({ bus, db, admin, allowPrivate: config.allowPrivateWebhookTargets, logger, registry: shared.registry });
   else logger.warn('no --admin-address: the webhook worker is not started (deliveries wait in the stream)');
+  // issue 34 §6: OIDC Back-Channel Logout 1.0 logout tokens from authn
+  const backchannel = await startBackchannelLogoutWorker({ bus, allowPrivate: config.allowPrivateWebhookTargets, logger, registry: shared.registry });
   // issue 33 §4: under --env=development a channel without its provider keeps its messages in the
   // development outbox (all-in-one: the one admin lists; split mode: this process's, in its log only)
   const outbox = config.devOutbox.email || config.devOutbox.sms ? (shared.devOutbox ?? createDevOutbox()) : null;
@@ -103,6 +106,7 @@ export async function buildNotifications(config: Config, shared: ServiceShared):
     async close() {
       await messages?.stop();
       await webhooks?.stop();
+      await backchannel.stop();
       await relay.stop();
       await sweeper.stop();
       await db.close();

@@ -11,6 +11,7 @@ import type { Database } from '@gatehouse/db';
 import { guardedPost } from '@gatehouse/delivery';
 import type { Logger, Registry } from '@gatehouse/observability';
 import { createCallContext, type ClientOf } from '@gatehouse/rpc';
+import { BACKCHANNEL_LOGOUT_BACKOFF_MS, BACKCHANNEL_LOGOUT_CONSUMER, BACKCHANNEL_LOGOUT_MAX_ATTEMPTS, createBackchannelLogoutHandler } from './consumers/backchannel-logout.ts';
 import { createWebhookDeliverHandler, WEBHOOK_BACKOFF_MS, WEBHOOK_CONSUMER, WEBHOOK_MAX_ATTEMPTS } from './consumers/webhook-deliver.ts';
 import type { TemplateLookup } from './consumers/email-send.ts';
 import { deliveryCounter } from './metrics.ts';
@@ -69,4 +70,27 @@ export function startWebhookWorker(d: WebhookWorkerDeps): Promise<Subscription> 
     deliveries: deliveryCounter(d.registry),
   });
   return d.bus.consume({ durable: WEBHOOK_CONSUMER, names: ['webhook.deliver'], maxAttempts: WEBHOOK_MAX_ATTEMPTS, backoffMs: WEBHOOK_BACKOFF_MS, handler });
+}
+
+export interface BackchannelLogoutWorkerDeps {
+  bus: Bus;
+  /** `--allow-private-webhook-targets`: the same outbound guard as webhooks */
+  allowPrivate: boolean;
+  logger: Logger;
+  registry: Registry;
+}
+
+/**
+ * Starts the durable `oauth.backchannel_logout` consumer (issue 34 §6, OIDC Back-Channel Logout 1.0
+ * §2.5): authn's logout tokens POSTed to the relying parties with the webhook guard and retries.
+ */
+export function startBackchannelLogoutWorker(d: BackchannelLogoutWorkerDeps): Promise<Subscription> {
+  const handler = createBackchannelLogoutHandler({
+    post: (p) => guardedPost({ ...p, allowPrivate: d.allowPrivate }),
+    logger: d.logger,
+    deliveries: deliveryCounter(d.registry),
+  });
+  return d.bus.consume({
+    durable: BACKCHANNEL_LOGOUT_CONSUMER, names: ['oauth.backchannel_logout'], maxAttempts: BACKCHANNEL_LOGOUT_MAX_ATTEMPTS, backoffMs: BACKCHANNEL_LOGOUT_BACKOFF_MS, handler,
+  });
 }

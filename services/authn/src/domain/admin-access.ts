@@ -10,6 +10,7 @@ import { AppError } from '@gatehouse/errors';
 import { publicUser } from './user.ts';
 import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
+import { logoutRelyingParties } from './rp-logout.ts';
 import { lockoutKey } from './lockout.ts';
 import { findUserByIdOrEmail, USER_NOT_FOUND, type AdminAudit } from './admin-users.ts';
 import { optText, type Opt } from './validation.ts';
@@ -44,6 +45,8 @@ export async function revokeAccess(c: AuthnContext, userId: Opt<string>, audit: 
   });
   // repeated too: a session opened in a race with the first revoke goes as well (§2.2)
   await c.sessions.deleteAllForUser(found.id);
+  // issue 34 §6: the relying parties of the user's sign-on sessions hear it (Back-Channel Logout 1.0)
+  await logoutRelyingParties(c, { userId: found.id });
 }
 
 /**
@@ -83,6 +86,7 @@ export async function deleteUser(c: AuthnContext, req: { id?: Opt<string>; email
     return user;
   });
   await c.sessions.deleteAllForUser(deleted.id);
+  await logoutRelyingParties(c, { userId: deleted.id });
   if (deleted.email) await c.lockout.clear(lockoutKey('email', deleted.email));
   if (deleted.phoneNumber) await c.lockout.clear(lockoutKey('phone', deleted.phoneNumber));
 }

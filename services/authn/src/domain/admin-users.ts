@@ -7,6 +7,7 @@
 import { AppError } from '@gatehouse/errors';
 import type { EventSink, Page, UserRecord, VerificationRequestRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
+import { logoutRelyingParties } from './rp-logout.ts';
 import { isMfaAvailable, isMfaEnforced, isEmailServiceEnabled } from './options.ts';
 import { pageWindow, type Window } from '@gatehouse/contracts/pagination';
 import { PROFILE_FIELDS, type ProfileFields } from './user.ts';
@@ -173,6 +174,10 @@ export async function updateUser(c: AuthnContext, u: UserUpdate, audit: AdminAud
     return next;
   });
   // behaviour.md §2.2: sessions go before the response is sent
-  if (signOut) await c.sessions.deleteAllForUser(updated.id);
+  if (signOut) {
+    await c.sessions.deleteAllForUser(updated.id);
+    // issue 34 §6: the relying parties of the user's sign-on sessions hear it (Back-Channel Logout 1.0)
+    await logoutRelyingParties(c, { userId: updated.id });
+  }
   return updated;
 }

@@ -209,6 +209,8 @@ export async function authorize(
   const fields: Record<string, string> = {};
   const grant: CodeGrant = {
     loginMethod: session.loginMethod, roles: [...session.roles], scope: granted, authTime: session.authTime, nonce: params.nonce || null,
+    // issue 34 §6: the grant joins the browser's sign-on session (its `sid`)
+    sid: session.sid ?? session.id,
     ...(params.dpop_jkt ? { dpopJkt: params.dpop_jkt } : {}),
     ...(session.amr && session.amr.length > 0 ? { amr: [...session.amr] } : {}),
   };

@@ -48,6 +48,7 @@ export function ownClient(c: AuthnContext): ClientRecord {
     allowedScopes: [...OIDC_SCOPES], isActive: true, secretHash: null, redirectUris: [...c.options.redirectUris],
     grantTypes: ['authorization_code', 'refresh_token'], isPublic: false, postLogoutRedirectUris: [], isFirstParty: true,
     registrationTokenHash: null, registeredIp: null, createdAt: 0, updatedAt: 0,
+    backchannelLogoutUri: null, backchannelLogoutSessionRequired: false, frontchannelLogoutUri: null, frontchannelLogoutSessionRequired: false,
   };
 }
 
@@ -87,7 +88,32 @@ function grantTypesOf(list: readonly string[]): string[] {
   return out;
 }
 
-export interface ClientInput {
+/**
+ * A `backchannel_logout_uri` (OIDC Back-Channel Logout 1.0 §2.2) or `frontchannel_logout_uri`
+ * (Front-Channel Logout 1.0 §2): an absolute http(s) URL without a fragment; '' clears it.
+ * @returns the URL, or null for ''
+ * @throws AppError `invalid_argument` `<field> must be an absolute http(s) URL without a fragment`
+ */
+export function logoutUriOf(field: string, value: string): string | null {
+  const v = value.trim();
+  if (v === '') return null;
+  let u: URL | null = null;
+  try { u = new URL(v); } catch { /* refused below */ }
+  if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:') || u.hash !== '' || v.includes('#') || v.length > MAX_URL_CHARS || u.username !== '' || u.password !== '') {
+    throw bad(`${field} must be an absolute http(s) URL without a fragment`);
+  }
+  return v;
+}
+
+/** issue 34 §6: the logout metadata a create or update sets; absent fields: unchanged (create: none). */
+export interface LogoutChannelsInput {
+  backchannelLogoutUri?: Opt<string>;
+  backchannelLogoutSessionRequired?: Opt<boolean>;
+  frontchannelLogoutUri?: Opt<string>;
+  frontchannelLogoutSessionRequired?: Opt<boolean>;
+}
+
+export interface ClientInput extends LogoutChannelsInput {
   name?: Opt<string>;
   description?: Opt<string>;
   allowedScopes: readonly string[];
@@ -123,6 +149,10 @@ export async function createClient(c: AuthnContext, input: ClientInput): Promise
     id: randomUUID(), name, description, allowedScopes, isActive: true, secretHash: isPublic ? null : hashClientSecret(c, secret),
     redirectUris, grantTypes, isPublic, postLogoutRedirectUris: urisOf('post_logout_redirect_uris', input.postLogoutRedirectUris),
     isFirstParty: input.isFirstParty === true, registrationTokenHash: null, registeredIp: null, createdAt: now, updatedAt: now,
+    backchannelLogoutUri: typeof input.backchannelLogoutUri === 'string' ? logoutUriOf('backchannel_logout_uri', input.backchannelLogoutUri) : null,
+    backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired === true,
+    frontchannelLogoutUri: typeof input.frontchannelLogoutUri === 'string' ? logoutUriOf('frontchannel_logout_uri', input.frontchannelLogoutUri) : null,
+    frontchannelLogoutSessionRequired: input.frontchannelLogoutSessionRequired === true,
   };
   await c.oauth.createClient(client);
   return { client, secret };
@@ -177,6 +207,11 @@ export async function updateClient(c: AuthnContext, id: Opt<string>, input: Clie
   if (input.postLogoutRedirectUris.length > 0) set('postLogoutRedirectUris', 'post_logout_redirect_uris', urisOf('post_logout_redirect_uris', input.postLogoutRedirectUris));
   if (typeof input.isActive === 'boolean') set('isActive', 'is_active', input.isActive);
   if (typeof input.isFirstParty === 'boolean') set('isFirstParty', 'is_first_party', input.isFirstParty);
+  // issue 34 §6: '' clears a logout URI, absent leaves it
+  if (typeof input.backchannelLogoutUri === 'string') set('backchannelLogoutUri', 'backchannel_logout_uri', logoutUriOf('backchannel_logout_uri', input.backchannelLogoutUri));
+  if (typeof input.backchannelLogoutSessionRequired === 'boolean') set('backchannelLogoutSessionRequired', 'backchannel_logout_session_required', input.backchannelLogoutSessionRequired);
+  if (typeof input.frontchannelLogoutUri === 'string') set('frontchannelLogoutUri', 'frontchannel_logout_uri', logoutUriOf('frontchannel_logout_uri', input.frontchannelLogoutUri));
+  if (typeof input.frontchannelLogoutSessionRequired === 'boolean') set('frontchannelLogoutSessionRequired', 'frontchannel_logout_session_required', input.frontchannelLogoutSessionRequired);
   if (next.isPublic && next.grantTypes.includes('client_credentials')) throw bad('a public client cannot use client_credentials');
   next.updatedAt = c.now();
   await c.oauth.updateClient(next);

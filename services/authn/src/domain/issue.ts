@@ -22,6 +22,11 @@ export interface SessionGrant {
   amr?: string[];
   /** issue 18: the OAuth client the tokens are issued to; absent: the server's own */
   clientId?: string;
+  /**
+   * issue 34 §6: the browser's sign-on session the grant was made in (the ID token's `sid`); absent:
+   * the new session is its own sign-on session
+   */
+  sid?: string;
 }
 
 /** The value both session cookies carry (behaviour.md §2.4), and how long they live. */
@@ -65,6 +70,13 @@ export interface AuthOutcome {
 }
 
 /**
+ * issue 34 §6: the sign-on session a session belongs to, the `sid` of its ID tokens and logout tokens
+ * (OIDC Front-Channel Logout 1.0 §3, Back-Channel Logout 1.0 §2.4): the browser session an OAuth
+ * grant was made in, else the session itself.
+ */
+export const signOnSessionOf = (s: Pick<SessionRecord, 'id' | 'sid'>): string => s.sid ?? s.id;
+
+/**
  * Creates a session (opaque 256-bit handle, only its SHA-256 stored; expiry `--session-expires-in`)
  * and signs tokens bound to it.
  * @returns the tokens and the session cookie (Max-Age = seconds to expiry)
@@ -85,10 +97,15 @@ export async function openSession(c: AuthnContext, user: UserRecord, grant: Sess
     createdAt: now,
     ...(grant.amr && grant.amr.length > 0 ? { amr: [...grant.amr] } : {}),
     ...(grant.clientId ? { clientId: grant.clientId } : {}),
+    ...(grant.sid ? { sid: grant.sid } : {}),
   };
   const tokens = await issueTokens(c, user, draft, oidc);
   const session = { ...draft, refreshTokenId: tokens.refreshTokenId };
   await c.sessions.create(session);
+  // issue 34 §6: the relying parties of a sign-on session, so its end reaches them (Back-Channel Logout 1.0 §2.7)
+  if (grant.clientId && grant.clientId !== c.options.clientId) {
+    await c.oauth.addSessionClient({ sessionId: session.id, sid: signOnSessionOf(session), userId: user.id, clientId: grant.clientId, expiresAt: session.expiresAt });
+  }
   return { user, tokens, cookie: { handle, maxAgeSeconds: session.expiresAt - now }, sessionId: session.id };
 }
 

@@ -11,6 +11,8 @@ import { findClient } from './clients.ts';
 import type { AuthnContext } from './deps.ts';
 import { boundJkt } from './dpop.ts';
 import type { AuthenticatedClient } from './oauth-client-auth.ts';
+import { signOnSessionOf } from './issue.ts';
+import { logoutRelyingParties, type FrontChannelLogout } from './rp-logout.ts';
 import { isRevoked } from './user.ts';
 
 /** A verified token of this server and its live session, or null. */
@@ -122,16 +124,23 @@ export interface EndSessionResult {
   location: string | null;
   /** the sessions deleted */
   ended: string[];
+  /**
+   * issue 34 §6: the relying parties' front-channel logout iframes (OIDC Front-Channel Logout 1.0 §4),
+   * to render before the redirect; their back-channel logout tokens are already queued
+   */
+  frontChannel: FrontChannelLogout[];
 }
 
 /**
  * OpenID Connect RP-Initiated Logout 1.0 §2-§3: ends the browser session (from its cookies) and the
- * session named by the `id_token_hint`'s `sid`. `post_logout_redirect_uri` is followed only when it is
+ * session named by the `id_token_hint`'s `sid`, and tells the relying parties of those sign-on
+ * sessions (issue 34 §6: back-channel logout tokens queued, front-channel iframes returned). `post_logout_redirect_uri` is followed only when it is
  * registered for the client (the hint's `aud`, or `client_id`); otherwise the logged-out page is shown.
  */
 export async function endSession(c: AuthnContext, p: Record<string, string>, browser: SessionRecord | null): Promise<EndSessionResult> {
   const hint = p.id_token_hint ? await verifiedClaims(c, p.id_token_hint, true) : null;
   const ended: string[] = [];
+  const signOn = new Set<string>();
   const sid = hint && typeof hint.sid === 'string' ? hint.sid : null;
   for (const id of new Set([sid, browser?.id].filter((x): x is string => typeof x === 'string'))) {
     const s = await c.sessions.get(id);
@@ -139,15 +148,20 @@ export async function endSession(c: AuthnContext, p: Record<string, string>, bro
     if (s && (id === browser?.id || s.userId === hint?.sub)) {
       await c.sessions.delete(id);
       ended.push(id);
+      signOn.add(signOnSessionOf(s));
     }
   }
+  // issue 34 §6: the hint's sign-on session may be gone already (another logout); its RPs hear once
+  if (sid !== null && hint?.sub !== undefined && browser === null) signOn.add(sid);
+  const frontChannel: FrontChannelLogout[] = [];
+  for (const s of signOn) frontChannel.push(...await logoutRelyingParties(c, { sid: s }));
   const clientId = p.client_id || (hint && typeof hint.aud === 'string' ? hint.aud : '');
   const target = p.post_logout_redirect_uri ?? '';
-  if (target === '' || clientId === '') return { location: null, ended };
+  if (target === '' || clientId === '') return { location: null, ended, frontChannel };
   const client = await findClient(c, clientId);
   const registered = client !== null && (client.id === c.options.clientId ? c.options.redirectUris.includes(target) : client.postLogoutRedirectUris.includes(target));
-  if (!registered) return { location: null, ended };
+  if (!registered) return { location: null, ended, frontChannel };
   const u = new URL(target);
   if (p.state) u.searchParams.set('state', p.state);
-  return { location: u.toString(), ended };
+  return { location: u.toString(), ended, frontChannel };
 }

@@ -11,6 +11,7 @@ import type { Audit, AuthnContext, MfaChallenges, MfaVerdict } from './deps.ts';
 import { lockoutKey } from './lockout.ts';
 import { isEmailServiceEnabled, isSmsServiceEnabled } from './options.ts';
 import { checkRedirectUri } from './redirect.ts';
+import { logoutRelyingParties } from './rp-logout.ts';
 import { blankUser, isRevoked, type ContactInput } from './user.ts';
 import { checkPasswordPolicy, MAX_URL_CHARS, normaliseEmail, normalisePhone, optText, type Opt } from './validation.ts';
 import { claimLinkMail, findRedeemable, issueLink, resetPasswordLink, userOf } from './verification.ts';
@@ -164,6 +165,8 @@ export async function resetPassword(c: AuthnContext, req: ResetPasswordRequest, 
     : await setPasswordByOtp(c, await mfa!.verifyOtp({ otp, phoneNumber: phone, purpose: 'password_reset' }), passwordHash, audit);
   // behaviour.md §2.2: every session goes before the response is sent
   await c.sessions.deleteAllForUser(user.id);
+  // issue 34 §6: OIDC Back-Channel / Front-Channel Logout 1.0: the relying parties hear it
+  await logoutRelyingParties(c, { userId: user.id });
   if (user.email) await c.lockout.clear(lockoutKey('email', user.email));
   if (user.phoneNumber) await c.lockout.clear(lockoutKey('phone', user.phoneNumber));
 }

@@ -99,11 +99,34 @@ function metadataOf(c: AuthnContext, client: ClientRecord): Record<string, unkno
     client_id: client.id, client_id_issued_at: client.createdAt, client_name: client.name, redirect_uris: client.redirectUris,
     grant_types: client.grantTypes, response_types: ['code'], token_endpoint_auth_method: 'none', scope: client.allowedScopes.join(' '),
     registration_client_uri: `${c.options.url}/oauth/register/${client.id}`,
+    // issue 34 §6: OIDC Back-Channel Logout 1.0 §2.2, Front-Channel Logout 1.0 §2 (only when set)
+    ...(client.backchannelLogoutUri ? { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: client.backchannelLogoutSessionRequired } : {}),
+    ...(client.frontchannelLogoutUri ? { frontchannel_logout_uri: client.frontchannelLogoutUri, frontchannel_logout_session_required: client.frontchannelLogoutSessionRequired } : {}),
   };
 }
 
 /** The metadata a registration or an update asks for, checked (RFC 7591 §2), or the refusal. */
-function parseMetadata(body: Record<string, unknown>): { ok: true; name: string; redirectUris: string[]; grantTypes: string[]; scopes: string[] } | { ok: false; reply: RegistrationReply } {
+/** The logout metadata of a registration (issue 34 §6), like a redirect URI: https or loopback http. */
+type LogoutChannels = Pick<ClientRecord, 'backchannelLogoutUri' | 'backchannelLogoutSessionRequired' | 'frontchannelLogoutUri' | 'frontchannelLogoutSessionRequired'>;
+
+function parseLogoutChannels(body: Record<string, unknown>): LogoutChannels | string {
+  const out: LogoutChannels = { backchannelLogoutUri: null, backchannelLogoutSessionRequired: false, frontchannelLogoutUri: null, frontchannelLogoutSessionRequired: false };
+  for (const [field, key] of [['backchannel_logout_uri', 'backchannelLogoutUri'], ['frontchannel_logout_uri', 'frontchannelLogoutUri']] as const) {
+    const v = body[field];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || redirectUriProblem(v) !== null || !/^https?:/i.test(v)) return `${field} must be an https URL or a loopback http URL without a fragment`;
+    out[key] = v;
+  }
+  for (const [field, key] of [['backchannel_logout_session_required', 'backchannelLogoutSessionRequired'], ['frontchannel_logout_session_required', 'frontchannelLogoutSessionRequired']] as const) {
+    const v = body[field];
+    if (v === undefined) continue;
+    if (typeof v !== 'boolean') return `${field} must be a boolean`;
+    out[key] = v;
+  }
+  return out;
+}
+
+function parseMetadata(body: Record<string, unknown>): { ok: true; name: string; redirectUris: string[]; grantTypes: string[]; scopes: string[]; logout: LogoutChannels } | { ok: false; reply: RegistrationReply } {
   const fail = (reply: RegistrationReply) => ({ ok: false as const, reply });
   const method = body.token_endpoint_auth_method;
   if (method !== undefined && method !== 'none') return fail(badMetadata('only public clients register here: token_endpoint_auth_method must be "none"'));
@@ -127,8 +150,10 @@ function parseMetadata(body: Record<string, unknown>): { ok: true; name: string;
   const scopes = body.scope === undefined ? [...OIDC_SCOPES] : [...new Set((body.scope as string).split(' ').filter(Boolean))];
   const unknown = scopes.filter((s) => !(OIDC_SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0 || scopes.length === 0) return fail(badMetadata(`scope must be among ${OIDC_SCOPES.join(' ')}`));
+  const logout = parseLogoutChannels(body);
+  if (typeof logout === 'string') return fail(badMetadata(logout));
   const name = typeof body.client_name === 'string' ? body.client_name.trim() : new URL(redirectUris[0]!).host || redirectUris[0]!;
-  return { ok: true, name, redirectUris: [...new Set(redirectUris)], grantTypes: [...new Set(grantTypes)], scopes };
+  return { ok: true, name, redirectUris: [...new Set(redirectUris)], grantTypes: [...new Set(grantTypes)], scopes, logout };
 }
 
 /**
@@ -154,7 +179,7 @@ export async function registerClient(c: AuthnContext, body: Record<string, unkno
   const client: ClientRecord = {
     id: randomUUID(), name: meta.name, description: 'registered through /oauth/register', allowedScopes: meta.scopes, isActive: true, secretHash: null,
     redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, isPublic: true, postLogoutRedirectUris: [], isFirstParty: false,
-    registrationTokenHash: tokenMac(c, token), registeredIp: clientIp, createdAt: now, updatedAt: now,
+    registrationTokenHash: tokenMac(c, token), registeredIp: clientIp, createdAt: now, updatedAt: now, ...meta.logout,
   };
   await c.oauth.createClient(client);
   return { status: 201, body: { ...metadataOf(c, client), registration_access_token: token } };
@@ -186,7 +211,7 @@ export async function manageRegisteredClient(
   if (body.client_id !== client.id) return badMetadata('client_id in the body must be this client\'s');
   const meta = parseMetadata(body);
   if (!meta.ok) return meta.reply;
-  const next: ClientRecord = { ...client, name: meta.name, redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, allowedScopes: meta.scopes, updatedAt: c.now() };
+  const next: ClientRecord = { ...client, name: meta.name, redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, allowedScopes: meta.scopes, ...meta.logout, updatedAt: c.now() };
   await c.oauth.updateClient(next);
   return { status: 200, body: metadataOf(c, next) };
 }

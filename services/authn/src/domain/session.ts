@@ -5,7 +5,8 @@
 import { AppError } from '@gatehouse/errors';
 import type { UserCaller } from '@gatehouse/auth';
 import type { AuthnContext } from './deps.ts';
-import { openSession, type Issued } from './issue.ts';
+import { openSession, signOnSessionOf, type Issued } from './issue.ts';
+import { logoutRelyingParties } from './rp-logout.ts';
 import { assertRelations } from './relations.ts';
 import type { GrantRequest } from './roles.ts';
 import { issueTokens } from './tokens.ts';
@@ -58,7 +59,10 @@ export async function refreshSession(c: AuthnContext, caller: UserCaller, q: Ses
 
 /** `POST /v1/logout`: deletes the caller's current session only (the caller's cookies are cleared, §2.2). */
 export async function logout(c: AuthnContext, caller: UserCaller): Promise<void> {
+  const session = await c.sessions.get(caller.sessionId);
   await c.sessions.delete(caller.sessionId);
+  // issue 34 §6: the sign-on session ends, and with it the grants of the relying parties made in it
+  if (session) await logoutRelyingParties(c, { sid: signOnSessionOf(session) });
 }
 
 /**

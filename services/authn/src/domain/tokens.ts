@@ -88,13 +88,14 @@ export function amrOf(loginMethod: string, secondFactor: readonly string[] = [])
 
 /**
  * Signs the token set for `session`. The access token's `nonce` is the session id, which is what
- * makes it valid only while the session exists. The session's `amr` (a second factor proven when it
+ * makes it valid only while the session exists; the ID token's `sid` is the sign-on session (the
+ * browser session an OAuth grant was made in, `session.sid`, else the session itself). The session's `amr` (a second factor proven when it
  * was opened, behaviour.md §4.1) goes into the ID token's, also on refresh.
  */
 export async function issueTokens(
   c: AuthnContext,
   user: UserRecord,
-  session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime' | 'amr' | 'clientId'>,
+  session: Pick<SessionRecord, 'id' | 'roles' | 'scope' | 'loginMethod' | 'authTime' | 'amr' | 'clientId' | 'sid'>,
   oidc: OidcRequest = {},
 ): Promise<IssuedTokens> {
   const o = c.options;
@@ -129,7 +130,8 @@ export async function issueTokens(
     // OIDC Core §3.1.2.1: the authorization request's nonce; first-party flows: the session id
     nonce: oidc.nonce || session.id,
     auth_time: session.authTime,
-    sid: session.id,
+    // issue 34 §6: the browser's sign-on session, shared by the grants made in it (Front-Channel Logout 1.0 §3)
+    sid: session.sid ?? session.id,
     token_type: 'id_token',
     amr: amrOf(session.loginMethod, session.amr ?? []),
     acr: '0',

@@ -20,6 +20,8 @@ export const wireClient = (r: ClientRecord): admin.Client => ({
   id: r.id, client_id: r.id, name: r.name, description: r.description, allowed_scopes: r.allowedScopes, is_active: r.isActive,
   created_at: r.createdAt, updated_at: r.updatedAt, redirect_uris: r.redirectUris, grant_types: r.grantTypes, is_public: r.isPublic,
   post_logout_redirect_uris: r.postLogoutRedirectUris, is_first_party: r.isFirstParty,
+  backchannel_logout_uri: r.backchannelLogoutUri, backchannel_logout_session_required: r.backchannelLogoutSessionRequired,
+  frontchannel_logout_uri: r.frontchannelLogoutUri, frontchannel_logout_session_required: r.frontchannelLogoutSessionRequired,
 });
 
 const wireIssuer = (t: TrustedIssuerRecord): admin.TrustedIssuer => ({
@@ -41,10 +43,13 @@ async function recordAdmin(c: RpcContext, ctx: CallContext, action: string, reso
 
 const clientInput = (req: {
   name?: string | null; description?: string | null; allowed_scopes: string[]; redirect_uris: string[]; grant_types: string[]; post_logout_redirect_uris: string[];
-  is_first_party?: boolean | null;
+  is_first_party?: boolean | null; backchannel_logout_uri?: string | null; backchannel_logout_session_required?: boolean | null;
+  frontchannel_logout_uri?: string | null; frontchannel_logout_session_required?: boolean | null;
 }) => ({
   name: req.name, description: req.description, allowedScopes: req.allowed_scopes, redirectUris: req.redirect_uris,
   grantTypes: req.grant_types, postLogoutRedirectUris: req.post_logout_redirect_uris, isFirstParty: req.is_first_party,
+  backchannelLogoutUri: req.backchannel_logout_uri, backchannelLogoutSessionRequired: req.backchannel_logout_session_required,
+  frontchannelLogoutUri: req.frontchannel_logout_uri, frontchannelLogoutSessionRequired: req.frontchannel_logout_session_required,
 });
 
 /** `create_client` → `{client, client_secret}` (the secret once). @throws AppError `invalid_argument` */

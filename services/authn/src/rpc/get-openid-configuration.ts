@@ -37,6 +37,12 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
     require_pushed_authorization_requests: c.options.requirePushedAuthorizationRequests === true,
     // RFC 8628 §4
     device_authorization_endpoint: `${u}/oauth/device_authorization`,
+    // issue 34 §6: OIDC Back-Channel Logout 1.0 §2.1 (logout tokens carry `sid`) and Front-Channel
+    // Logout 1.0 §3 (the iframe gets `iss` and `sid` when the client asks)
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
+    frontchannel_logout_supported: true,
+    frontchannel_logout_session_supported: true,
     // RFC 9449 §5.1: proofs are accepted at the token endpoint and /userinfo with these algorithms
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     subject_types_supported: ['public'],

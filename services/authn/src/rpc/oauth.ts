@@ -286,9 +286,33 @@ export const endSessionRpc = (c: RpcContext): AuthnHandler<'EndSession'> => asyn
   const out = await endSession(c, paramsOf(req), browser);
   clearCookies(ctx, c.options);
   for (const id of out.ended) await recordToken(c, ctx, 'session.terminated', { type: 'user', id: browser?.userId ?? null }, { reason: 'rp_initiated_logout' }, id);
+  // issue 34 §6: OIDC Front-Channel Logout 1.0 §4: the relying parties' logout pages load in iframes first
+  if (out.frontChannel.length > 0) {
+    const origins = [...new Set(out.frontChannel.map((f) => new URL(f.src).origin))];
+    return { status: 200, body: null, frameable: false, html: frontChannelPage(out.frontChannel.map((f) => f.src), out.location), frame_src: origins.join(' ') };
+  }
   if (out.location) return { status: 302, body: null, frameable: false, location: out.location };
   return { status: 200, body: null, frameable: false, html: page('Signed out', '<h1>You are signed out</h1><p>You can close this window.</p>') };
 });
+
+/** How long the end-session page waits for the logout iframes before it moves on (ms). */
+export const FRONT_CHANNEL_WAIT_MS = 3000;
+
+/**
+ * The end-session page with one hidden iframe per relying party's `frontchannel_logout_uri` (OIDC
+ * Front-Channel Logout 1.0 §4); once they have loaded (or after {@link FRONT_CHANNEL_WAIT_MS}) it goes
+ * on to `next` (the post_logout_redirect_uri) when there is one.
+ */
+function frontChannelPage(srcs: string[], next: string | null): string {
+  const frames = srcs.map((s) => `<iframe class="rp-logout" src="${escapeHtml(s)}" title="signing out" width="0" height="0" style="display:none;border:0"></iframe>`).join('');
+  const link = next ? `<p><a id="continue" href="${escapeHtml(next)}">Continue</a></p>` : '<p>You can close this window.</p>';
+  const script = next
+    ? `<script>(function(){var n=${JSON.stringify(next).replace(/</g, '\\u003c')},f=document.querySelectorAll('iframe.rp-logout'),left=f.length,done=false;`
+      + 'function go(){if(!done){done=true;location.replace(n);}}'
+      + `f.forEach(function(x){x.addEventListener('load',function(){if(--left<=0)go();});});setTimeout(go,${FRONT_CHANNEL_WAIT_MS});})();</script>`
+    : '';
+  return page('Signed out', `<h1>You are signed out</h1>${frames}${link}`, script);
+}
 
 // ---- HTML answers ----
 

@@ -4,7 +4,7 @@
  * (created_at desc then id; client deletion cascades to its issuers and consent grants; codes, jtis
  * and consent requests single use).
  */
-import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, DeviceAuthorizationRecord, OAuthStore, Page, PageRequest, TrustedIssuerRecord } from './ports.ts';
+import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, DeviceAuthorizationRecord, OAuthStore, Page, PageRequest, SessionClientRecord, TrustedIssuerRecord } from './ports.ts';
 
 const page = <T extends { createdAt: number; id: string }>(all: T[], p: PageRequest): Page<T> => {
   const sorted = [...all].sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
@@ -20,6 +20,7 @@ export function createMemoryOAuthStore(): OAuthStore {
   const grants = new Map<string, ConsentGrantRecord>();
   const consentRequests = new Map<string, ConsentRequestRecord>();
   const devices = new Map<string, DeviceAuthorizationRecord>();
+  const sessionClients = new Map<string, SessionClientRecord>();
   const get = <T>(m: Map<string, T>, k: string): T | null => (m.has(k) ? structuredClone(m.get(k)!) : null);
   return {
     async createClient(c) { clients.set(c.id, structuredClone(c)); },
@@ -102,6 +103,18 @@ export function createMemoryOAuthStore(): OAuthStore {
       if (!d || d.status !== 'approved' || d.consumedAt !== null) return false;
       d.consumedAt = at;
       return true;
+    },
+    async addSessionClient(r) {
+      sessionClients.set(r.sessionId, { ...r });
+    },
+    async takeSessionClients(by, now) {
+      const out: SessionClientRecord[] = [];
+      for (const [k, r] of sessionClients) {
+        if ('sid' in by ? r.sid !== by.sid : r.userId !== by.userId) continue;
+        sessionClients.delete(k);
+        if (r.expiresAt > now) out.push({ ...r });
+      }
+      return out;
     },
   };
 }

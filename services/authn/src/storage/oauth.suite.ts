@@ -14,6 +14,7 @@ export function sampleClient(over: Partial<ClientRecord> = {}): ClientRecord {
     id: randomUUID(), name: 'svc', description: null, allowedScopes: ['a', 'b'], isActive: true, secretHash: 'hmac-sha256:00',
     redirectUris: ['https://rp.example/cb'], grantTypes: ['client_credentials'], isPublic: false, postLogoutRedirectUris: [], isFirstParty: false,
     registrationTokenHash: null, registeredIp: null,
+    backchannelLogoutUri: null, backchannelLogoutSessionRequired: false, frontchannelLogoutUri: null, frontchannelLogoutSessionRequired: false,
     createdAt: 1_800_000_000, updatedAt: 1_800_000_000, ...over,
   };
 }

@@ -204,6 +204,18 @@ export interface ClientRecord {
   isPublic: boolean;
   postLogoutRedirectUris: string[];
   /**
+   * issue 34 §6: OIDC Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed, and whether they
+   * must carry `sid`; null: no back-channel logout
+   */
+  backchannelLogoutUri: string | null;
+  backchannelLogoutSessionRequired: boolean;
+  /**
+   * issue 34 §6: OIDC Front-Channel Logout 1.0 §2: the page the end-session page loads in an iframe,
+   * and whether it gets `iss` and `sid`; null: no front-channel logout
+   */
+  frontchannelLogoutUri: string | null;
+  frontchannelLogoutSessionRequired: boolean;
+  /**
    * issue 34: an admin marked the client first-party, so `/authorize` asks no consent (the server's
    * own client never asks); false for every other client, self-registered ones included
    */
@@ -326,6 +338,18 @@ export interface DeviceAuthorizationRecord {
 }
 
 /** The OAuth tables: clients, trusted issuers, codes and used assertion `jti`s. */
+/** issue 34 §6: an OAuth grant made in a sign-on session (the relying parties logout reaches). */
+export interface SessionClientRecord {
+  /** the grant's own session (its tokens' `nonce`) */
+  sessionId: string;
+  /** the sign-on session (the ID token's `sid`) */
+  sid: string;
+  userId: string;
+  clientId: string;
+  /** Unix s; the row is dropped after it (the grant's session has expired too) */
+  expiresAt: number;
+}
+
 export interface OAuthStore {
   createClient(c: ClientRecord): Promise<void>;
   /** replaces the record with the same id */
@@ -369,6 +393,14 @@ export interface OAuthStore {
   saveConsentRequest(r: ConsentRequestRecord): Promise<void>;
   /** marks the request answered if it was not and has not expired; the record only for the call that did it (single use) */
   consumeConsentRequest(ticketHash: string, at: number): Promise<ConsentRequestRecord | null>;
+  /** issue 34 §6: records that the grant session `sessionId` of `clientId` was made in the sign-on session `sid` of `userId` */
+  addSessionClient(r: SessionClientRecord): Promise<void>;
+  /**
+   * issue 34 §6: removes and returns the grants recorded for the sign-on session `sid`, or (with
+   * `userId`) for every sign-on session of the user; expired ones are dropped, not returned; a record
+   * is returned to one caller only
+   */
+  takeSessionClients(by: { sid: string } | { userId: string }, now: number): Promise<SessionClientRecord[]>;
   /** issue 34 §5: stores a new device authorization (ones expired over an hour are pruned) */
   saveDeviceAuthorization(r: DeviceAuthorizationRecord): Promise<void>;
   findDeviceAuthorization(deviceCodeHash: string): Promise<DeviceAuthorizationRecord | null>;

@@ -57,6 +57,8 @@ export const SessionEntity = defineEntity({
     previousRefreshTokenId: p.string().length(64).fieldName('previous_refresh_token_id').nullable(),
     refreshRotatedAt: p.bigint('number').fieldName('refresh_rotated_at').nullable(),
     clientId: p.string().length(255).fieldName('client_id').nullable(),
+    // migration 0013 (issue 34 §6): the sign-on session an OAuth grant was made in (`sid`), or null
+    sid: p.string().length(64).nullable(),
   },
 });
 
@@ -106,6 +108,11 @@ export const OAuthClientEntity = defineEntity({
     isPublic: p.boolean().fieldName('is_public'),
     postLogoutRedirectUris: p.text().fieldName('post_logout_redirect_uris'),
     isFirstParty: p.boolean().fieldName('is_first_party').default(false),
+    // migration 0013 (issue 34 §6): OIDC Back-Channel / Front-Channel Logout 1.0 client metadata
+    backchannelLogoutUri: p.text().fieldName('backchannel_logout_uri').nullable(),
+    backchannelLogoutSessionRequired: p.boolean().fieldName('backchannel_logout_session_required').default(false),
+    frontchannelLogoutUri: p.text().fieldName('frontchannel_logout_uri').nullable(),
+    frontchannelLogoutSessionRequired: p.boolean().fieldName('frontchannel_logout_session_required').default(false),
     registrationTokenHash: p.string().length(255).fieldName('registration_token_hash').nullable(),
     registeredIp: p.string().length(64).fieldName('registered_ip').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),
@@ -234,5 +241,25 @@ export const IdentityLinkEntity = defineEntity({
     userId: p.uuid().fieldName('user_id'),
     method: p.string().length(32),
     createdAt: p.bigint('number').fieldName('created_at'),
+  },
+});
+
+// ---- issue 34 §6: the relying parties of each sign-on session (migration 0013) ----
+
+export const SessionClientEntity = defineEntity({
+  name: 'AuthnSessionClient',
+  tableName: 'authn_session_clients',
+  indexes: [
+    { properties: ['sid'], name: 'authn_session_clients_sid_idx' },
+    { properties: ['userId'], name: 'authn_session_clients_user_idx' },
+    { properties: ['expiresAt'], name: 'authn_session_clients_expires_at_idx' },
+  ],
+  properties: {
+    /** the grant's own session */
+    sessionId: p.uuid().fieldName('session_id').primary(),
+    sid: p.string().length(64),
+    userId: p.uuid().fieldName('user_id'),
+    clientId: p.string().length(255).fieldName('client_id'),
+    expiresAt: p.bigint('number').fieldName('expires_at'),
   },
 });

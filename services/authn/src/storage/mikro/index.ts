@@ -6,7 +6,7 @@ import type { EntitySchema } from '@mikro-orm/core';
 import type { Database, ServiceSchema } from '@gatehouse/db';
 import type { SessionStore } from '@gatehouse/auth';
 import type { LoginLockout, OAuthStore, UserRepository } from '../ports.ts';
-import { AuthorizationCodeEntity, ConsentGrantEntity, ConsentRequestEntity, DeviceAuthorizationEntity, IdentityLinkEntity, AttemptSlotEntity, OAuthClientEntity, SessionEntity, TrustedIssuerEntity, UsedJtiEntity, UserEntity, VerificationRequestEntity } from './entities.ts';
+import { AuthorizationCodeEntity, ConsentGrantEntity, ConsentRequestEntity, DeviceAuthorizationEntity, IdentityLinkEntity, AttemptSlotEntity, OAuthClientEntity, SessionClientEntity, SessionEntity, TrustedIssuerEntity, UsedJtiEntity, UserEntity, VerificationRequestEntity } from './entities.ts';
 import { createMikroOAuthStore } from './oauth.ts';
 import { createMikroLoginLockout } from './lockout.ts';
 import { authnMigrations } from './migrations.ts';
@@ -16,7 +16,7 @@ import { createMikroUserRepository } from './users.ts';
 /** Pass to `openDatabase(options, authnSchema, { logger })`. */
 export const authnSchema: ServiceSchema = {
   service: 'authn',
-  entities: [UserEntity, SessionEntity, AttemptSlotEntity, VerificationRequestEntity, OAuthClientEntity, TrustedIssuerEntity, AuthorizationCodeEntity, UsedJtiEntity, IdentityLinkEntity, ConsentGrantEntity, ConsentRequestEntity, DeviceAuthorizationEntity] as unknown as EntitySchema<any, any>[],
+  entities: [UserEntity, SessionEntity, AttemptSlotEntity, VerificationRequestEntity, OAuthClientEntity, TrustedIssuerEntity, AuthorizationCodeEntity, UsedJtiEntity, IdentityLinkEntity, ConsentGrantEntity, ConsentRequestEntity, DeviceAuthorizationEntity, SessionClientEntity] as unknown as EntitySchema<any, any>[],
   migrations: authnMigrations,
 };
 

@@ -253,4 +253,26 @@ export const authnMigrations: MigrationDefinition[] = [
       await ddl.createIndex('authn_device_authorizations', 'authn_device_authorizations_expires_at_idx', ['expires_at']);
     },
   },
+  {
+    // issue 34 §6: `sid` names the browser's sign-on session; the clients each one reached, and their
+    // OIDC Back-Channel / Front-Channel Logout 1.0 metadata, so logout reaches them
+    name: '0013_authn_logout',
+    async up({ ddl }) {
+      await ddl.addColumn('authn_sessions', { name: 'sid', type: 'string', length: 64, nullable: true });
+      await ddl.addColumn('authn_oauth_clients', { name: 'backchannel_logout_uri', type: 'text', nullable: true });
+      await ddl.addColumn('authn_oauth_clients', { name: 'backchannel_logout_session_required', type: 'boolean', default: false });
+      await ddl.addColumn('authn_oauth_clients', { name: 'frontchannel_logout_uri', type: 'text', nullable: true });
+      await ddl.addColumn('authn_oauth_clients', { name: 'frontchannel_logout_session_required', type: 'boolean', default: false });
+      await ddl.createTable('authn_session_clients', [
+        { name: 'session_id', type: 'uuid', primary: true },
+        { name: 'sid', type: 'string', length: 64 },
+        { name: 'user_id', type: 'uuid' },
+        { name: 'client_id', type: 'string', length: 255 },
+        { name: 'expires_at', type: 'bigint' },
+      ]);
+      await ddl.createIndex('authn_session_clients', 'authn_session_clients_sid_idx', ['sid']);
+      await ddl.createIndex('authn_session_clients', 'authn_session_clients_user_idx', ['user_id']);
+      await ddl.createIndex('authn_session_clients', 'authn_session_clients_expires_at_idx', ['expires_at']);
+    },
+  },
 ];

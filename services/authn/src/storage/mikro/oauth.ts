@@ -4,8 +4,8 @@
  * `authn_used_jtis` (issue 18), `authn_consent_grants`, `authn_consent_requests` and `authn_device_authorizations` (issue 34). Lists are JSON text, as in the other authn tables.
  */
 import type { Database } from '@gatehouse/db';
-import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, DeviceAuthorizationRecord, DeviceAuthorizationStatus, OAuthStore, TrustedIssuerRecord } from '../ports.ts';
-import { AuthorizationCodeEntity, ConsentGrantEntity, ConsentRequestEntity, DeviceAuthorizationEntity, OAuthClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
+import type { AuthorizationCodeRecord, ClientRecord, ConsentGrantRecord, ConsentRequestRecord, DeviceAuthorizationRecord, DeviceAuthorizationStatus, OAuthStore, SessionClientRecord, TrustedIssuerRecord } from '../ports.ts';
+import { AuthorizationCodeEntity, ConsentGrantEntity, ConsentRequestEntity, DeviceAuthorizationEntity, OAuthClientEntity, SessionClientEntity, TrustedIssuerEntity, UsedJtiEntity } from './entities.ts';
 import { CODE_GRACE_SECONDS } from './retention.ts';
 
 type Row = Record<string, unknown>;
@@ -19,10 +19,14 @@ const toClient = (r: Row): ClientRecord => ({
   isActive: Boolean(r.isActive), secretHash: strOrNull(r.secretHash), redirectUris: list(r.redirectUris), grantTypes: list(r.grantTypes),
   isPublic: Boolean(r.isPublic), postLogoutRedirectUris: list(r.postLogoutRedirectUris), isFirstParty: Boolean(r.isFirstParty),
   registrationTokenHash: strOrNull(r.registrationTokenHash), registeredIp: strOrNull(r.registeredIp), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+  backchannelLogoutUri: strOrNull(r.backchannelLogoutUri), backchannelLogoutSessionRequired: Boolean(r.backchannelLogoutSessionRequired),
+  frontchannelLogoutUri: strOrNull(r.frontchannelLogoutUri), frontchannelLogoutSessionRequired: Boolean(r.frontchannelLogoutSessionRequired),
 });
 const clientRow = (c: ClientRecord): Row => ({
   ...c, allowedScopes: JSON.stringify(c.allowedScopes), redirectUris: JSON.stringify(c.redirectUris), grantTypes: JSON.stringify(c.grantTypes),
   postLogoutRedirectUris: JSON.stringify(c.postLogoutRedirectUris),
+  backchannelLogoutUri: c.backchannelLogoutUri ?? null, backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired === true,
+  frontchannelLogoutUri: c.frontchannelLogoutUri ?? null, frontchannelLogoutSessionRequired: c.frontchannelLogoutSessionRequired === true,
 });
 const toIssuer = (r: Row): TrustedIssuerRecord => ({
   id: String(r.id), serviceAccountId: String(r.serviceAccountId), name: String(r.name), issuerUrl: String(r.issuerUrl),
@@ -185,6 +189,20 @@ export function createMikroOAuthStore(db: Database): OAuthStore {
     async consumeDeviceAuthorization(deviceCodeHash, at) {
       const n = await em().nativeUpdate(DeviceAuthorizationEntity as never, { deviceCodeHash, status: 'approved', consumedAt: null } as never, { consumedAt: at } as never);
       return n === 1;
+    },
+    async addSessionClient(r) {
+      await insert(SessionClientEntity, { ...r });
+    },
+    async takeSessionClients(by, now) {
+      const where = ('sid' in by ? { sid: by.sid } : { userId: by.userId }) as Row;
+      const rows = await em().find(SessionClientEntity as never, where as never, { disableIdentityMap: true } as never) as Row[];
+      const out: SessionClientRecord[] = [];
+      for (const r of rows) {
+        // only the call that deleted the row reports it, so two logouts do not both notify
+        const n = await em().nativeDelete(SessionClientEntity as never, { sessionId: r.sessionId } as never);
+        if (n === 1 && Number(r.expiresAt) > now) out.push({ sessionId: String(r.sessionId), sid: String(r.sid), userId: String(r.userId), clientId: String(r.clientId), expiresAt: Number(r.expiresAt) });
+      }
+      return out;
     },
   };
 }

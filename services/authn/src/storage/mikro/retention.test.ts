@@ -31,6 +31,9 @@ const device = (expiresAt: number, consumedAt: number | null): Record<string, un
   scope: 'openid', status: consumedAt === null ? 'pending' : 'approved', user_id: null, grant_json: null, poll_interval: 5, last_polled_at: null,
   expires_at: expiresAt, consumed_at: consumedAt,
 });
+const sessionClient = (sid: string, expiresAt: number): Record<string, unknown> => ({
+  session_id: randomUUID(), sid, user_id: randomUUID(), client_id: 'client-1', expires_at: expiresAt,
+});
 
 describeRetention(authnSchema, AUTHN_RETENTION, {
   // expired a second ago vs. still valid for a second
@@ -58,5 +61,10 @@ describeRetention(authnSchema, AUTHN_RETENTION, {
   authn_device_authorizations: {
     expired: (i, now) => device(now - CODE_GRACE_SECONDS - 1 - i, i % 2 ? now - CODE_GRACE_SECONDS - 100 : null),
     live: (i, now) => device(now - CODE_GRACE_SECONDS + 1 + i, i === 0 ? now - 10 : null),
+  },
+  // a sign-on session's relying party goes once its grants have expired
+  authn_session_clients: {
+    expired: (i, now) => sessionClient(`old-${i}`, now - 1 - i),
+    live: (i, now) => sessionClient(`live-${i}`, now + 1 + i),
   },
 });

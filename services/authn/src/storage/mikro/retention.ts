@@ -33,4 +33,6 @@ export const AUTHN_RETENTION: readonly RetentionRule[] = [
   { table: 'authn_consent_requests', key: 'ticket_hash', expired: { column: 'expires_at', before: (now) => now } },
   // issue 34 §5: a device code past its expiry answers expired_token until the row goes, then invalid_grant
   { table: 'authn_device_authorizations', key: 'device_code_hash', expired: { column: 'expires_at', before: (now) => now - CODE_GRACE_SECONDS } },
+  // issue 34 §6: a relying party of a sign-on session whose grants have all expired has nothing to log out
+  { table: 'authn_session_clients', key: 'session_id', expired: { column: 'expires_at', before: (now) => now } },
 ];

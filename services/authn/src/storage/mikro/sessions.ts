@@ -26,12 +26,14 @@ const toRecord = (r: Row): SessionRecord => ({
   ...(r.amr ? { amr: JSON.parse(String(r.amr)) as string[] } : {}),
   ...(r.previousRefreshTokenId ? { previousRefreshTokenId: String(r.previousRefreshTokenId), refreshRotatedAt: Number(r.refreshRotatedAt) } : {}),
   ...(r.clientId ? { clientId: String(r.clientId) } : {}),
+  ...(r.sid ? { sid: String(r.sid) } : {}),
 });
 
 const toRow = (s: SessionRecord): Row => ({
   ...s, refreshTokenId: s.refreshTokenId ?? null, roles: JSON.stringify(s.roles), scope: JSON.stringify(s.scope),
   amr: s.amr && s.amr.length > 0 ? JSON.stringify(s.amr) : null,
   previousRefreshTokenId: s.previousRefreshTokenId ?? null, refreshRotatedAt: s.refreshRotatedAt ?? null, clientId: s.clientId ?? null,
+  sid: s.sid ?? null,
 });
 
 export function createMikroSessionStore(db: Database, options: { clock?: () => number } = {}): SessionStore {

@@ -290,7 +290,25 @@ export interface CreateClientRequest {
   /** RP-initiated logout targets (OIDC RP-Initiated Logout 1.0 §2), exact match */
   post_logout_redirect_uris: string[];
   /** issue 34: a first-party client's users are asked no consent at /authorize (default false) */
-  is_first_party?: boolean | null | undefined;
+  is_first_party?:
+    | boolean
+    | null
+    | undefined;
+  /**
+   * issue 34 §6: OIDC Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed (absolute http(s)
+   * URL, no fragment), and whether they must carry `sid` (default false)
+   */
+  backchannel_logout_uri?: string | null | undefined;
+  backchannel_logout_session_required?:
+    | boolean
+    | null
+    | undefined;
+  /**
+   * issue 34 §6: OIDC Front-Channel Logout 1.0 §2: the page the end-session page loads in an iframe,
+   * and whether it gets `iss` and `sid` (default false)
+   */
+  frontchannel_logout_uri?: string | null | undefined;
+  frontchannel_logout_session_required?: boolean | null | undefined;
 }
 
 /** graphql.md §3.1: also returned by RotateClientSecret; the secret is shown once. */
@@ -314,7 +332,15 @@ export interface UpdateClientRequest {
   grant_types: string[];
   post_logout_redirect_uris: string[];
   /** issue 34: absent means unchanged */
-  is_first_party?: boolean | null | undefined;
+  is_first_party?:
+    | boolean
+    | null
+    | undefined;
+  /** issue 34 §6: absent means unchanged, "" removes the URI */
+  backchannel_logout_uri?: string | null | undefined;
+  backchannel_logout_session_required?: boolean | null | undefined;
+  frontchannel_logout_uri?: string | null | undefined;
+  frontchannel_logout_session_required?: boolean | null | undefined;
 }
 
 /** graphql.md §3.2: `_client`, `_delete_client`, `_rotate_client_secret`. */
@@ -347,6 +373,11 @@ export interface Client {
   post_logout_redirect_uris: string[];
   /** issue 34: no consent page for this client's users */
   is_first_party: boolean;
+  /** issue 34 §6: OIDC Back-Channel / Front-Channel Logout 1.0 metadata; absent: none */
+  backchannel_logout_uri?: string | null | undefined;
+  backchannel_logout_session_required: boolean;
+  frontchannel_logout_uri?: string | null | undefined;
+  frontchannel_logout_session_required: boolean;
 }
 
 /** graphql.md §3.1 */

@@ -371,7 +371,15 @@ export interface OauthHttpResponse {
   /** the HTML page may be framed (response_mode=web_message runs in the client's iframe) */
   frameable: boolean;
   /** issue 34: RFC 9449 §8 / §9, a fresh server nonce for the `DPoP-Nonce` response header */
-  dpop_nonce?: string | null | undefined;
+  dpop_nonce?:
+    | string
+    | null
+    | undefined;
+  /**
+   * issue 34 §6: origins the HTML page frames (OIDC Front-Channel Logout 1.0 §4: the end-session
+   * page's logout iframes), space-separated, added to the page's Content-Security-Policy as `frame-src`
+   */
+  frame_src?: string | null | undefined;
 }
 
 /** One remembered consent: the user allowed the client the scopes (Unix seconds). */

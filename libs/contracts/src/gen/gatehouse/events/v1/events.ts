@@ -140,6 +140,22 @@ export interface UserAccessChanged {
 }
 
 /**
+ * `oauth.backchannel_logout`: one logout token for one relying party, queued by authn through its
+ * outbox when a sign-on session ends (logout, RP-initiated logout, an admin's session wipe, a password
+ * reset); the notifications worker POSTs it as the `logout_token` form parameter (§2.5) to
+ * `backchannel_logout_uri` through the outbound guard, with the webhook retries.
+ */
+export interface BackchannelLogoutJob {
+  /** unique per job; the envelope id, so a re-published job is deduplicated */
+  delivery_id: string;
+  client_id: string;
+  /** the client's backchannel_logout_uri when the session ended */
+  backchannel_logout_uri: string;
+  /** the signed logout token (§2.4, JOSE typ logout+jwt) */
+  logout_token: string;
+}
+
+/**
  * `webhook.deliver` (behaviour.md §5.4): one delivery of one event to one webhook, queued by admin
  * through its outbox for every enabled webhook of the event; the notifications worker makes up to
  * 5 attempts. The envelope id is the delivery id, so a re-queued delivery is deduplicated.
