@@ -101,6 +101,20 @@ describe('createHttpLayer with --redis-url (shared buckets)', () => {
     redis = new Redis('redis://127.0.0.1:6379');
     a = await start({ ...BASE_OPTS, redisUrl: 'redis://127.0.0.1:6379' });
     b = await start({ ...BASE_OPTS, redisUrl: 'redis://127.0.0.1:6379' });
+    // traffic reaches a replica once /readyz, which includes the limiter's Redis, says ready: a request
+    // before its connection is up fails closed (503), which is not what this test is about
+    for (const x of [a, b]) {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        try {
+          await x.layer.limiter.readiness!.check();
+          break;
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    }
   });
   afterAll(async () => {
     await redis.del(`gatehouse:rl:${clientIp}`);
