@@ -14,7 +14,7 @@ import { REFERENCE_DIR, ownWords, referenceFiles } from './reference.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** Names of documents kept outside the repository, which nothing shipped may point a reader to. */
-const OUTSIDE = /behaviou?r\.md|service-spec(\.md)?|graphql\.md|TOOLCHAIN(\.md)?|\.\.\/shared/;
+const OUTSIDE = /behaviou?r\.md|service-spec(\.md)?|graphql\.md|TOOLCHAIN(\.md)?|ARCHITECTURE(\.md)? §|\bspec §|\.\.\/shared/;
 
 describe('docs/reference', () => {
   const files = referenceFiles();
@@ -40,10 +40,23 @@ describe('docs/reference', () => {
   });
 });
 
+/** The README.md of each package folder (apps/, charts/, gateway/, libs/, services/, test/), as repository paths. */
+function moduleReadmes(): string[] {
+  const found: string[] = [];
+  if (readdirSync(path.join(ROOT, 'gateway')).includes('README.md')) found.push('gateway/README.md');
+  for (const group of ['apps', 'charts', 'libs', 'services', 'test']) {
+    for (const dir of readdirSync(path.join(ROOT, group), { withFileTypes: true })) {
+      if (dir.isDirectory() && readdirSync(path.join(ROOT, group, dir.name)).includes('README.md')) found.push(`${group}/${dir.name}/README.md`);
+    }
+  }
+  return found;
+}
+
 describe('the repository\'s documents and /openapi.json cite nothing outside the repository', () => {
-  it('README.md, docs/ and the reference', () => {
+  it('README.md, docs/, the reference and every module\'s README', () => {
     const docs = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
-      ...readdirSync(path.join(ROOT, REFERENCE_DIR)).map((f) => `${REFERENCE_DIR}/${f}`)];
+      ...readdirSync(path.join(ROOT, REFERENCE_DIR)).map((f) => `${REFERENCE_DIR}/${f}`), ...moduleReadmes()];
+    expect(docs).toEqual(expect.arrayContaining(['services/authn/README.md', 'libs/db/README.md', 'charts/gatehouse/README.md']));
     for (const doc of docs) {
       const hits = readFileSync(path.join(ROOT, doc), 'utf8').split('\n').filter((l) => OUTSIDE.test(l));
       expect({ doc, hits }).toEqual({ doc, hits: [] });

@@ -5,6 +5,7 @@
  */
 import * as grpcJs from '@grpc/grpc-js';
 import { serviceDescriptor } from '@gatehouse/rpc';
+import type { ServiceName } from '@gatehouse/contracts/service-names';
 import { codeFromGrpcStatus, httpStatusOf, isErrorCode, type ErrorCode } from '@gatehouse/errors';
 
 export type Surface = 'rest' | 'graphql' | 'grpc';
@@ -122,12 +123,12 @@ export function grpc(t: Target, call: Call): Promise<Result> {
 }
 
 /**
- * Calls any AuthnService (or, with `service` `mfa`, MfaService) RPC by its proto name (`GetJwks`, `GetOpenidConfiguration`, ...) with a
- * plain grpc-js client, as a third-party gRPC client would. An error's code is read from the
+ * Calls any AuthnService (or, with `service` `mfa` / `authz`, MfaService / AuthzService) RPC by its proto name (`GetJwks`, `GetOpenidConfiguration`, ...) with a
+ * plain grpc-js client, as a third-party gRPC client would (no retry of its own). An error's code is read from the
  * numeric gRPC status (behaviour.md §0.2 table) and its message from the status details; cookies
  * come from the `set-cookie` trailers.
  */
-export async function grpcRpc(t: Target, rpc: string, args: Record<string, unknown>, creds?: Credentials, service: 'authn' | 'mfa' = 'authn'): Promise<Result> {
+export async function grpcRpc(t: Target, rpc: string, args: Record<string, unknown>, creds?: Credentials, service: ServiceName = 'authn'): Promise<Result> {
   const method = serviceDescriptor(service).methods.get(rpc);
   if (!method) throw new Error(`no ${service}.${rpc}`);
   let client = clients.get(t.grpcAddress);

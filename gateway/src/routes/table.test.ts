@@ -1,10 +1,50 @@
 import { describe, it, expect } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import protobuf from 'protobufjs';
+import { loadProtos } from '../../../scripts/generate-subgraphs.ts';
 import { ROUTES, buildOpenApi, createRouteMatcher, matchRoute, rpcNameOf } from './table.ts';
 
+/**
+ * Every REST route the protos declare, read from proto/ on its own (not through the route table):
+ * `<METHOD> <path> <service>.<Rpc>` for each RPC with a `(gatehouse.common.v1.rest)` option, the
+ * service being its package's (`gatehouse.authn.v1` → `authn`).
+ */
+function protoRoutes(): string[] {
+  const root = loadProtos();
+  const out: string[] = [];
+  const walk = (ns: protobuf.NamespaceBase): void => {
+    for (const child of ns.nestedArray) {
+      if (child instanceof protobuf.Service) {
+        for (const m of child.methodsArray) {
+          const rest = m.options?.['(gatehouse.common.v1.rest)'] as string | undefined;
+          if (rest) out.push(`${rest} ${child.fullName.split('.')[2]}.${m.name}`);
+        }
+      } else if (child instanceof protobuf.Namespace) walk(child);
+    }
+  };
+  walk(root);
+  return out.sort();
+}
+
+/**
+ * The routes served when this test was written (`<METHOD> <path> <service>.<Rpc>`): the spec's 109
+ * /v1 routes, the two discovery documents and the email link target, plus the 11 added by issues
+ * 31–35. A fixed anchor: a route lost from the protos fails here even though the table and the protos
+ * agree. Adding an RPC does not touch it; removing a route on purpose is a deliberate edit of it.
+ */
+const BASELINE = readFileSync(new URL('./routes.baseline.txt', import.meta.url), 'utf8').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+
 describe('REST route table (ARCHITECTURE §3, spec §4)', () => {
-  it('holds the 109 /v1 routes of the spec the 4 consent-grant routes of issue 34 and the dev-outbox route of issue 33, backed by GraphQL operations, plus the two discovery documents and the email link target', () => {
-    expect(ROUTES.filter((r) => r.path.startsWith('/v1/'))).toHaveLength(109 + 4 + 1);
-    expect(ROUTES).toHaveLength(112 + 4 + 1);
+  const served = ROUTES.map((r) => `${r.method} ${r.path} ${r.service}.${r.rpc}`).sort();
+
+  it('is exactly the routes the protos declare: one per RPC with a (gatehouse.common.v1.rest) option', () => {
+    expect(served).toEqual(protoRoutes());
+  });
+
+  it('keeps every route of the baseline (123: the spec\'s 112 and the 11 of issues 31–35)', () => {
+    expect(BASELINE).toHaveLength(112 + 11);
+    expect(BASELINE.filter((r) => !served.includes(r))).toEqual([]);
+    expect(ROUTES.find((r) => r.path === '/v1/admin/fga/models')).toMatchObject({ method: 'POST', rpc: 'ReadModels', service: 'authz', auth: 'admin' });
   });
 
   it('derives RPC names from the GraphQL field', () => {

@@ -4,9 +4,10 @@
  * (graphql.md §1.4), a resolver builder whose resolvers call the same handlers as the gRPC
  * server through the same proto codec, and the AppError → `extensions.code` mapping (graphql.md §1.2).
  */
-import { GraphQLError, GraphQLScalarType, Kind, type DocumentNode, type FieldDefinitionNode, type GraphQLSchema, type TypeNode, type ValueNode } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, parse, type DocumentNode, type FieldDefinitionNode, type GraphQLSchema, type TypeNode, type ValueNode } from 'graphql';
 import { createRequire } from 'node:module';
 import type * as ApolloSubgraph from '@apollo/subgraph';
+import { SUBGRAPH_ALIASES, SUBGRAPH_FIXED_ERRORS, SUBGRAPH_SDL, type SubgraphKey } from '@gatehouse/contracts/subgraphs';
 import { AppError, graphqlCodeOf, toAppError } from '@gatehouse/errors';
 import type { CallContext, HandlerMap } from './context.ts';
 import type { ServiceDescriptor } from './proto.ts';
@@ -181,36 +182,27 @@ export function buildSubgraph(typeDefs: DocumentNode, resolvers: Record<string, 
   return buildSubgraphSchema([{ typeDefs, resolvers: { Int64: Int64Scalar, Map: MapScalar, ...resolvers } as never }]);
 }
 
-/** The SDL fragment that declares the shared scalars; every subgraph includes it. */
-export const SHARED_SCALARS_SDL = `
-  scalar Int64
-  scalar Map
-`;
+/** The generated SDL of subgraph `name` (`npm run generate`, from its protos' GraphQL options), parsed. */
+export function subgraphTypeDefs(name: SubgraphKey): DocumentNode {
+  return parse(SUBGRAPH_SDL[name]);
+}
 
 /**
- * `AuthResponse`: a value type returned by authn (signup, login, verify_email, session) and mfa
- * (verify_otp, ...), which federation requires identical and `@shareable` in both subgraphs
- * (graphql.md §5.2). `user` references the `User` entity each subgraph declares. Needs `@shareable`
- * imported through the subgraph's `@link`.
+ * The resolvers of subgraph `name`'s deprecated root fields (the `graphql_error` option of their
+ * RPCs): each always fails `unimplemented` with its fixed message, with no auth check and no side
+ * effect (graphql.md §1.3). Merge them into the bound resolvers, by operation type.
  */
-export const AUTH_RESPONSE_SDL = `
-  type AuthResponse @shareable {
-    message: String!
-    should_show_email_otp_screen: Boolean
-    should_show_mobile_otp_screen: Boolean
-    should_show_totp_screen: Boolean
-    should_offer_webauthn_mfa_verify: Boolean
-    should_offer_mfa_setup: Boolean @deprecated(reason: "always false")
-    should_offer_webauthn_mfa_setup: Boolean
-    should_offer_email_otp_mfa_setup: Boolean
-    should_offer_sms_otp_mfa_setup: Boolean
-    access_token: String
-    id_token: String
-    refresh_token: String
-    expires_in: Int64
-    user: User
-    authenticator_scanner_image: String
-    authenticator_secret: String
-    authenticator_recovery_codes: [String]
-  }
-`;
+export function fixedErrorResolvers(name: SubgraphKey): { Query: Record<string, () => Promise<never>>; Mutation: Record<string, () => Promise<never>> } {
+  const errors = SUBGRAPH_FIXED_ERRORS[name];
+  const of = (fields: Record<string, string>) => Object.fromEntries(Object.entries(fields).map(([field, message]) => [field, alwaysFails('unimplemented', message)]));
+  return { Query: of(errors.Query), Mutation: of(errors.Mutation) };
+}
+
+/**
+ * The resolvers of subgraph `name`'s deprecated field names (the `graphql_alias` option): type →
+ * alias → a resolver returning the field it stands for (`InviteMembersResponse.Users` → `users`).
+ */
+export function aliasResolvers(name: SubgraphKey): Record<string, Record<string, (parent: Record<string, unknown>) => unknown>> {
+  return Object.fromEntries(Object.entries(SUBGRAPH_ALIASES[name]).map(([type, fields]) =>
+    [type, Object.fromEntries(Object.entries(fields).map(([alias, field]) => [alias, (parent: Record<string, unknown>) => parent[field]]))]));
+}

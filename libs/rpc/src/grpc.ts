@@ -19,8 +19,8 @@ import {
 import { isServed } from './typed.ts';
 
 /** Headers forwarded from the edge to services (ARCHITECTURE §2: the gateway never asserts identity). */
-// if-match: SCIM's conditional writes (RFC 7644 §3.14); dpop: the DPoP proof (RFC 9449 §4.1)
-export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin', 'if-match', 'dpop'] as const;
+// if-match / if-none-match: SCIM's conditional writes and reads (RFC 7644 §3.14); dpop: the DPoP proof (RFC 9449 §4.1)
+export const FORWARDED_HEADERS = ['authorization', 'cookie', 'x-service-admin-secret', 'user-agent', 'origin', 'if-match', 'if-none-match', 'dpop'] as const;
 const CLIENT_IP_KEY = 'x-gatehouse-client-ip';
 const PROTOCOL_KEY = 'x-gatehouse-protocol';
 const ERROR_CODE_KEY = 'x-gatehouse-error-code';
@@ -194,12 +194,12 @@ export const RETRY_READY_MS = 1000;
  * went down; this client never cancels a call itself), without a Gatehouse error code in the trailers
  * (a service's own `unavailable` answer, such as its OpenFGA server being down, carries one).
  */
-function lostConnection(outcome: CallOutcome): boolean {
+export function lostConnection(outcome: Pick<CallOutcome, 'code' | 'trailers'>): boolean {
   return (outcome.code === grpc.status.UNAVAILABLE || outcome.code === grpc.status.CANCELLED) && outcome.trailers.get(ERROR_CODE_KEY).length === 0;
 }
 
 /** The `unavailable` (HTTP 503, gRPC UNAVAILABLE) answer for a call no replica of `desc`'s service took. */
-function serviceUnavailable(desc: ServiceDescriptor, outcome: CallOutcome): AppError {
+export function serviceUnavailable(desc: ServiceDescriptor, outcome: Pick<CallOutcome, 'code' | 'details'>): AppError {
   const service = desc.service.split('.')[0]!;
   return new AppError('unavailable', `the ${service} service is unavailable, please try again later`, {
     headers: { 'Retry-After': '1' },
@@ -271,7 +271,8 @@ export function rawServiceDefinition(desc: ServiceDescriptor): grpc.ServiceDefin
   return def as grpc.ServiceDefinition;
 }
 
-function errorToGrpc(err: AppError): Partial<grpc.StatusObject> {
+/** An AppError as a gRPC status: its status code and message, its `code` (and headers) in the trailers. */
+export function errorToGrpc(err: AppError): Partial<grpc.StatusObject> {
   const md = new grpc.Metadata();
   md.set(ERROR_CODE_KEY, err.code);
   if (err.headers) md.set(ERROR_HEADERS_KEY, JSON.stringify(err.headers));

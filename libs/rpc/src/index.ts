@@ -4,7 +4,7 @@ export { PROTO_ROOT, messageSchema, serviceDescriptor, servicesWithProto } from 
 export type { AuthClass, DescriptorName, FullNameOf, InternalServiceName, JsonSchema, MethodCodec, ServiceDescriptor, ServiceName } from './proto.ts';
 export { FORWARDED_HEADERS, createGrpcClient, createInProcessClient, grpcImplementation, rawServiceDefinition, startGrpcServer } from './grpc.ts';
 export type { GrpcClientOptions, GrpcServerOptions, ServedService, ServiceClient } from './grpc.ts';
-export { AUTH_RESPONSE_SDL, Int64Scalar, MapScalar, SHARED_SCALARS_SDL, alwaysFails, bindResolvers, buildSubgraph, protoBindings, toGraphqlError } from './graphql.ts';
+export { Int64Scalar, MapScalar, aliasResolvers, alwaysFails, bindResolvers, buildSubgraph, fixedErrorResolvers, protoBindings, subgraphTypeDefs, toGraphqlError } from './graphql.ts';
 export type { FieldBinding, SubgraphContext } from './graphql.ts';
 export { readinessHandler, startServiceHttp } from './service-http.ts';
 export type { ServiceHttpOptions } from './service-http.ts';

@@ -34,7 +34,7 @@ export interface TextRule {
 export const MAX_LENGTH = Object.freeze({ id: 64, text: 1024 * 1024, long: 16 * 1024, line: 8192 });
 
 const MULTILINE_FIELDS: ReadonlySet<string> = new Set([
-  'dsl', 'template', 'body', 'html', 'design', 'metadata', 'metadata_xml', 'sp_cert_pem', 'cert_pem', 'certificate',
+  'dsl', 'template', 'body', 'html', 'design', 'metadata', 'metadata_xml', 'sp_cert_pem', 'sp_encryption_cert_pem', 'cert_pem', 'certificate',
   'idp_certificate', 'credential', 'request', 'response', 'description', 'event_description', 'details', 'tree',
   'value', 'record_value', 'mapped_attributes', 'attribute_mapping', 'sealed_variables', 'message',
   'error_description', 'private_key', 'public_key', 'options',

@@ -2,11 +2,12 @@
  * @module @gatehouse/rpc/proxy
  * The public gRPC port in split mode (ARCHITECTURE §3): each call is forwarded, by method path, to
  * the service that owns it, byte for byte. The caller's metadata passes through; the gateway adds the
- * client IP and its internal token; trailers (Set-Cookie) and error statuses come back unchanged.
+ * client IP and its internal token; trailers (Set-Cookie) and error statuses come back unchanged,
+ * except a lost connection: a read is retried on another replica, anything else answers UNAVAILABLE.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
-import { observedAnswer, rawServiceDefinition } from './grpc.ts';
+import { errorToGrpc, lostConnection, observedAnswer, rawServiceDefinition, RETRY_READY_MS, serviceUnavailable } from './grpc.ts';
 import { addReflection } from './reflection.ts';
 import type { ServiceDescriptor } from './proto.ts';
 
@@ -30,7 +31,34 @@ function peerIp(peer: string): string {
   return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
 }
 
-/** Starts the forwarding server; resolves with the bound port. */
+/** One forwarded call's end: its status code and details, its trailers, and the answer when OK. */
+interface Forwarded { code: grpc.status; details: string; trailers: grpc.Metadata; value?: Buffer }
+
+/**
+ * Sends one call upstream, byte for byte, and resolves (never rejects) once both its answer and its
+ * trailers are in; an error's trailers are the ones its status carried.
+ */
+function forward(client: grpc.Client, path: string, request: Buffer, md: grpc.Metadata, deadlineMs: number | undefined): Promise<Forwarded> {
+  return new Promise((resolve) => {
+    let trailers: grpc.Metadata | undefined;
+    let outcome: { err: grpc.ServiceError | null; value?: Buffer } | undefined;
+    const finish = (): void => {
+      if (!outcome || !trailers) return;
+      if (outcome.err) resolve({ code: outcome.err.code, details: outcome.err.details, trailers: outcome.err.metadata ?? trailers });
+      else resolve({ code: grpc.status.OK, details: '', trailers, ...(outcome.value ? { value: outcome.value } : {}) });
+    };
+    const upstream = client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, request, md,
+      deadlineMs === undefined ? {} : { deadline: deadlineMs },
+      (err, value) => { outcome = err ? { err } : { err: null, ...(value ? { value } : {}) }; finish(); });
+    upstream.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; finish(); });
+  });
+}
+
+/**
+ * Starts the forwarding server; resolves with the bound port. A read (an RPC whose proto says
+ * `idempotency_level = NO_SIDE_EFFECTS` or `IDEMPOTENT`) whose replica went away mid-call is sent once
+ * more to another; a call no replica took answers UNAVAILABLE `the <service> service is unavailable`.
+ */
 export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<{ port: number; close(): Promise<void> }> {
   const server = new grpc.Server();
   const clients: grpc.Client[] = [];
@@ -59,20 +87,23 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<{ port: nu
           md.set('x-gatehouse-protocol', 'grpc');
           md.set('x-gatehouse-internal', opts.internalToken);
           const deadline = call.getDeadline();
-          let trailers: grpc.Metadata | undefined;
-          let outcome: { err: grpc.ServiceError | null; value?: Buffer } | undefined;
-          const finish = (): void => {
-            if (!outcome || !trailers) return;
-            if (outcome.err) {
-              callback({ code: outcome.err.code, details: outcome.err.details, metadata: outcome.err.metadata }, null);
-            } else {
-              callback(null, outcome.value ?? Buffer.alloc(0), trailers);
-            }
-          };
-          const upstream = client.makeUnaryRequest(method.path, (b: Buffer) => b, (b: Buffer) => b, call.request, md,
-            deadline instanceof Date || typeof deadline === 'number' ? { deadline } : {},
-            (err, value) => { outcome = err ? { err } : { err: null, ...(value ? { value } : {}) }; finish(); });
-          upstream.on('status', (s: grpc.StatusObject) => { trailers = s.metadata; finish(); });
+          const deadlineMs = deadline instanceof Date ? deadline.getTime() : typeof deadline === 'number' && Number.isFinite(deadline) ? deadline : undefined;
+          let result = await forward(client, method.path, call.request, md, deadlineMs);
+          // issue 37 §4, as on /v1 and /graphql (grpc.ts): a read whose connection was lost goes once more,
+          // to a replica that is up, waiting up to RETRY_READY_MS for one; a write is never sent twice
+          if (lostConnection(result) && method.idempotent) {
+            const wait = Math.min(RETRY_READY_MS, deadlineMs === undefined ? RETRY_READY_MS : deadlineMs - Date.now());
+            const ready = await new Promise<boolean>((resolve) => client.waitForReady(Date.now() + Math.max(0, wait), (err) => resolve(!err)));
+            if (ready) result = await forward(client, method.path, call.request, md, deadlineMs);
+          }
+          if (lostConnection(result)) {
+            // no replica took it: UNAVAILABLE naming the service, as the REST answer, not a bare CANCELLED
+            callback(errorToGrpc(serviceUnavailable(desc, result)), null);
+          } else if (result.code !== grpc.status.OK) {
+            callback({ code: result.code, details: result.details, metadata: result.trailers }, null);
+          } else {
+            callback(null, result.value ?? Buffer.alloc(0), result.trailers);
+          }
         })();
       };
     }

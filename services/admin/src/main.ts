@@ -52,7 +52,11 @@ export async function buildAdmin(config: Config, shared: ServiceShared): Promise
     store: adminAccessStoreFor(config),
     adminSecret: config.adminSecret,
     adminCookieSecure: config.adminCookieSecure,
-    meta: { ...config, databaseType: config.databaseType ?? 'sqlite', env: config.env ?? 'production', fga: { enabled: config.fga.enabled, store: config.fga.store } },
+    meta: {
+      ...config, databaseType: config.databaseType ?? 'sqlite', env: config.env ?? 'production', fga: { enabled: config.fga.enabled, store: config.fga.store },
+      // all-in-one builds every service in one process, the only writer of its database
+      deployment: shared.soleWriter ? 'all-in-one' : 'split',
+    },
     authn,
     // issue 32: the admin session's audit rows go through admin's outbox, in a transaction of their own
     async record(name, data) {

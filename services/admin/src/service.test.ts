@@ -96,6 +96,8 @@ describe('admin service (behaviour.md §5.1, §5.2, §5.7)', () => {
       version: '2.3.0', client_id: 'cid', roles: ['user', 'editor'], default_roles: ['user'], protected_roles: [],
       is_multi_factor_auth_service_enabled: true, is_email_service_enabled: true, is_sms_service_enabled: false,
       database_type: 'postgres', env: 'production', authorization_engine: { is_enabled: true, store: 'postgres', model_id: null },
+      // issue 33 §1: no deployment given reads as all-in-one; no --nats-url, the in-process bus
+      deployment: 'all-in-one', bus: 'in-process',
     });
     expect((res as { social_providers: unknown[] }).social_providers.slice(0, 3)).toEqual([
       { provider: 'google', is_enabled: true, has_client_id: true, has_client_secret: true, scopes: ['google-scope'] },

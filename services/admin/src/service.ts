@@ -13,6 +13,7 @@ import { adminLogoutRpc } from './rpc/admin-logout.ts';
 import { adminMetaRpc } from './rpc/admin-meta.ts';
 import { adminSessionRpc } from './rpc/admin-session.ts';
 import { devOutboxRpc } from './rpc/dev-outbox.ts';
+import { eventNamesRpc } from './rpc/event-names.ts';
 import type { AdminRpcDeps, RpcContext } from './rpc/deps.ts';
 import { hookHandlers, hookInternalHandlers } from './rpc/hooks-handlers.ts';
 
@@ -38,6 +39,8 @@ export function createAdminService(session: AdminRpcDeps, hooks: RpcContext): Ad
       AdminMeta: adminMetaRpc(session),
       // the development outbox (issue 33 §4, extension)
       DevOutbox: devOutboxRpc(session),
+      // the event names webhooks and email templates accept (issue 35 §3, extension)
+      EventNames: eventNamesRpc(),
       // webhooks, email templates, audit log (behaviour.md §5.4, §5.5, §5.7)
       ...hookHandlers(hooks),
       // clients and trusted issuers (behaviour.md §5.8) are authn's since issue 18 (ARCHITECTURE §2)

@@ -15,6 +15,18 @@ export const SUBGRAPH_NAMES = ['authn', 'mfa', 'admin', 'orgs', 'authz'] as cons
 export type SubgraphName = (typeof SUBGRAPH_NAMES)[number];
 /** The services in a start order of split mode: each after the peers whose internal API it calls. */
 export const START_ORDER = ['mfa', 'authn', 'admin', 'notifications', 'authz', 'orgs'] as const;
+/**
+ * Split-mode routing, one entry per service with a public API: the commands told where it listens
+ * (`--<name>-address`: the gateway, then the services whose `calls` name its internal API), whether it
+ * runs replicated (the address flags take comma lists) and whether it has a subgraph (`--<name>-graphql-url`).
+ */
+export const SERVICE_ROUTES = [
+  { name: 'authn', callers: ['gateway', 'admin', 'orgs'] as const, replicated: false, subgraph: true },
+  { name: 'mfa', callers: ['gateway', 'authn'] as const, replicated: false, subgraph: true },
+  { name: 'admin', callers: ['gateway', 'notifications'] as const, replicated: false, subgraph: true },
+  { name: 'orgs', callers: ['gateway'] as const, replicated: false, subgraph: true },
+  { name: 'authz', callers: ['gateway', 'orgs'] as const, replicated: true, subgraph: true },
+] as const;
 /** The CLI commands: `all`, `gateway`, then one per service. */
 export const COMMAND_NAMES = ['all', 'gateway', 'authn', 'mfa', 'admin', 'orgs', 'authz', 'notifications'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];

@@ -1,8 +1,8 @@
 /**
  * @module admin/domain/admin-meta
  * AdminMeta (behaviour.md §5.2): every field of Meta (as authn serves it, so the two never disagree)
- * plus the admin-only view of the flags: roles, configured channels, social providers, the database
- * and the authorization engine.
+ * plus the admin-only view of the flags: roles, configured channels, social providers, the database,
+ * the authorization engine, and (extension, issue 33 §1) the deployment mode and the event bus.
  */
 import type { admin, authn } from '@gatehouse/contracts';
 
@@ -21,6 +21,10 @@ export type AdminMetaOptions = {
   databaseType: string;
   env: string;
   fga: { enabled: boolean; store: string | null };
+  /** issue 33 §1: how the deployment runs; absent (unit fixtures) reads as all-in-one */
+  deployment?: 'all-in-one' | 'split';
+  /** `--nats-url`: events over NATS JetStream; absent, over the in-process bus */
+  natsUrl?: string | undefined;
 } & { [K in `${ProviderId}ClientId` | `${ProviderId}ClientSecret`]?: string | undefined }
   & { [K in `${ProviderId}Scopes`]: readonly string[] };
 
@@ -47,5 +51,7 @@ export function adminMeta(meta: authn.Meta, o: AdminMetaOptions): admin.AdminMet
     database_type: o.databaseType,
     authorization_engine: { is_enabled: o.fga.enabled, store: o.fga.enabled ? o.fga.store : null, model_id: null },
     env: o.env === 'development' ? 'development' : 'production',
+    deployment: o.deployment ?? 'all-in-one',
+    bus: o.natsUrl ? 'nats' : 'in-process',
   };
 }

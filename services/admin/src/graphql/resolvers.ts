@@ -5,7 +5,7 @@
  * handlers as the gRPC server through the same proto codec (ARCHITECTURE §3). The deprecated
  * operations answer their fixed errors instead (graphql.md §1.3).
  */
-import { alwaysFails, protoBindings, serviceDescriptor } from '@gatehouse/rpc';
+import { fixedErrorResolvers, protoBindings, serviceDescriptor } from '@gatehouse/rpc';
 import { adminTypeDefs } from './schema.ts';
 
 /**
@@ -14,19 +14,10 @@ import { adminTypeDefs } from './schema.ts';
  */
 export const adminBindings = protoBindings(serviceDescriptor('admin'), adminTypeDefs);
 
-const ENV_DEPRECATED = 'deprecated. please configure env via cli args';
-
 /**
- * The deprecated operations: always `unimplemented` with these exact messages, with no auth check
- * and no side effects (graphql.md §1.3; spec §7). Merge them into the bound resolvers.
+ * The deprecated operations (`_env`, `_update_env`, `_admin_signup`, `_generate_jwt_keys`): always
+ * `unimplemented` with their fixed messages, with no auth check and no side effects (graphql.md §1.3;
+ * spec §7), from the `graphql_error` options of proto/gatehouse/admin/v1/deprecated.proto. Merge them
+ * into the bound resolvers.
  */
-export const adminFixedErrors = {
-  Query: {
-    _env: alwaysFails('unimplemented', ENV_DEPRECATED),
-  },
-  Mutation: {
-    _update_env: alwaysFails('unimplemented', ENV_DEPRECATED),
-    _admin_signup: alwaysFails('unimplemented', 'deprecated. please configure admin secret via cli args'),
-    _generate_jwt_keys: alwaysFails('unimplemented', 'deprecated. please configure jwt keys via cli args'),
-  },
-};
+export const adminFixedErrors = fixedErrorResolvers('admin');

@@ -4,7 +4,7 @@
  * (ARCHITECTURE §3), and the deprecated operations to their fixed errors (graphql.md §1.3).
  */
 import type { GraphQLSchema } from 'graphql';
-import { alwaysFails, bindResolvers, buildSubgraph, protoBindings, serviceDescriptor, toGraphqlError, type HandlerMap, type SubgraphContext } from '@gatehouse/rpc';
+import { aliasResolvers, bindResolvers, fixedErrorResolvers, buildSubgraph, protoBindings, serviceDescriptor, toGraphqlError, type HandlerMap, type SubgraphContext } from '@gatehouse/rpc';
 import { authnTypeDefs } from './schema.ts';
 
 /**
@@ -13,16 +13,11 @@ import { authnTypeDefs } from './schema.ts';
  */
 export const authnBindings = protoBindings(serviceDescriptor('authn'), authnTypeDefs);
 
-/** Authorizer's mobile operations: always `unimplemented`, no auth check (graphql.md §1.3). */
-export const authnFixedErrors = {
-  Mutation: {
-    mobile_signup: alwaysFails('unimplemented', 'deprecated, use signup with mobile phone_number'),
-    mobile_login: alwaysFails('unimplemented', 'deprecated, use login with mobile phone_number'),
-  },
-};
-
-/** `InviteMembersResponse.Users` is Authorizer's name for `users`, kept as an alias (graphql.md D10). */
-const InviteMembersResponse = { Users: (parent: { users?: unknown }) => parent.users };
+/**
+ * Authorizer's mobile operations: always `unimplemented`, no auth check (graphql.md §1.3), from the
+ * `graphql_error` options of proto/gatehouse/authn/v1/deprecated.proto.
+ */
+export const authnFixedErrors = fixedErrorResolvers('authn');
 
 /**
  * Builds the authn subgraph schema over `handlers` (proto method name → handler). `internal` serves
@@ -41,5 +36,6 @@ export function createAuthnSubgraph(handlers: HandlerMap, internal: HandlerMap):
       }
     },
   };
-  return buildSubgraph(authnTypeDefs, { ...resolvers, User, InviteMembersResponse });
+  // `InviteMembersResponse.Users`: Authorizer's name for `users`, kept as an alias (graphql.md D10)
+  return buildSubgraph(authnTypeDefs, { ...resolvers, User, ...aliasResolvers('authn') });
 }

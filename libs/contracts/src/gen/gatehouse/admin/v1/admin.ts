@@ -20,6 +20,14 @@ export const protobufFileName = "gatehouse/admin/v1/admin.proto";
  * protoc resolves a bare name inside the service to the RPC.
  */
 
+/** Extension (issue 35 §3): what `_add_webhook` and `_add_email_template` accept as `event_name`. */
+export interface EventNamesResponse {
+  /** the domain events a webhook may subscribe to (`user.created`, ..., `group.deleted`) */
+  webhook_events: string[];
+  /** the emails a template may be stored for (`basic_auth_signup`, ..., `verify_otp`) */
+  email_template_events: string[];
+}
+
 /** Issue 33 §4 (extension): one message the development outbox kept instead of sending it. */
 export interface DevOutboxMessage {
   id: string;
@@ -88,6 +96,10 @@ export interface AdminMeta {
   database_type: string;
   authorization_engine: AuthorizationEngineInfo | null;
   env: string;
+  /** Extension (issue 33 §1, the console's overview): `all-in-one` (one process) or `split` (a process per service) */
+  deployment: string;
+  /** Extension: the event bus, `nats` (NATS JetStream, --nats-url) or `in-process` (all-in-one without NATS) */
+  bus: string;
 }
 
 /** graphql.md §3.1: one entry per social provider (10). */
@@ -308,7 +320,12 @@ export interface CreateClientRequest {
    * and whether it gets `iss` and `sid` (default false)
    */
   frontchannel_logout_uri?: string | null | undefined;
-  frontchannel_logout_session_required?: boolean | null | undefined;
+  frontchannel_logout_session_required?:
+    | boolean
+    | null
+    | undefined;
+  /** issue 34 §4: RFC 9126 §6, /authorize takes this client's requests only through /oauth/par (default false) */
+  require_pushed_authorization_requests?: boolean | null | undefined;
 }
 
 /** graphql.md §3.1: also returned by RotateClientSecret; the secret is shown once. */
@@ -340,7 +357,20 @@ export interface UpdateClientRequest {
   backchannel_logout_uri?: string | null | undefined;
   backchannel_logout_session_required?: boolean | null | undefined;
   frontchannel_logout_uri?: string | null | undefined;
-  frontchannel_logout_session_required?: boolean | null | undefined;
+  frontchannel_logout_session_required?:
+    | boolean
+    | null
+    | undefined;
+  /** issue 34 §4: RFC 9126 §6; absent means unchanged */
+  require_pushed_authorization_requests?:
+    | boolean
+    | null
+    | undefined;
+  /**
+   * issue 33: true removes every post-logout redirect URI (an empty `post_logout_redirect_uris` cannot
+   * say so: a repeated field has no presence on the wire); it cannot be combined with a non-empty list
+   */
+  clear_post_logout_redirect_uris?: boolean | null | undefined;
 }
 
 /** graphql.md §3.2: `_client`, `_delete_client`, `_rotate_client_secret`. */
@@ -378,6 +408,8 @@ export interface Client {
   backchannel_logout_session_required: boolean;
   frontchannel_logout_uri?: string | null | undefined;
   frontchannel_logout_session_required: boolean;
+  /** issue 34 §4: RFC 9126 §6, /authorize refuses this client's requests that were not pushed to /oauth/par */
+  require_pushed_authorization_requests: boolean;
 }
 
 /** graphql.md §3.1 */
@@ -461,7 +493,17 @@ export interface CreateSAMLServiceProviderRequest {
   sp_cert_pem?: string | null | undefined;
   name_id_format?: string | null | undefined;
   mapped_attributes?: string | null | undefined;
-  allow_idp_initiated?: boolean | null | undefined;
+  allow_idp_initiated?:
+    | boolean
+    | null
+    | undefined;
+  /** extension (issue 31): the SP's encryption certificate (PEM X.509); assertions to it are encrypted */
+  sp_encryption_cert_pem?:
+    | string
+    | null
+    | undefined;
+  /** extension (issue 31): the SP's SingleLogoutService URL (http(s)); the IdP's LogoutResponse goes there */
+  slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2 */
@@ -474,7 +516,17 @@ export interface UpdateSAMLServiceProviderRequest {
   name_id_format?: string | null | undefined;
   mapped_attributes?: string | null | undefined;
   allow_idp_initiated?: boolean | null | undefined;
-  is_active?: boolean | null | undefined;
+  is_active?:
+    | boolean
+    | null
+    | undefined;
+  /** extension (issue 31): blank clears it */
+  sp_encryption_cert_pem?:
+    | string
+    | null
+    | undefined;
+  /** extension (issue 31): blank clears it */
+  slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.2 */
@@ -501,7 +553,17 @@ export interface SAMLServiceProvider {
   allow_idp_initiated: boolean;
   is_active: boolean;
   created_at?: number | null | undefined;
-  updated_at?: number | null | undefined;
+  updated_at?:
+    | number
+    | null
+    | undefined;
+  /** extension (issue 31) */
+  sp_encryption_cert_pem?:
+    | string
+    | null
+    | undefined;
+  /** extension (issue 31) */
+  slo_url?: string | null | undefined;
 }
 
 /** graphql.md §3.1 */
@@ -513,6 +575,11 @@ export interface SAMLServiceProviders {
 /** graphql.md §3.2 */
 export interface RotateSAMLIDPCertRequest {
   org_id: string;
+  /**
+   * extension (issue 31): true publishes the new key in the metadata as `pending` while the current
+   * key keeps signing; the next rotation without `stage` switches to it
+   */
+  stage?: boolean | null | undefined;
 }
 
 /** graphql.md §3.2 */
@@ -550,7 +617,17 @@ export interface ImportSAMLSPMetadataRequest {
 export interface SAMLSPMetadataParseResult {
   entity_id: string;
   acs_url: string;
-  certificate?: string | null | undefined;
+  certificate?:
+    | string
+    | null
+    | undefined;
+  /** extension (issue 31): the SP's `use="encryption"` certificate (PEM X.509), for `sp_encryption_cert_pem` */
+  encryption_certificate?:
+    | string
+    | null
+    | undefined;
+  /** extension (issue 31): the SP's SingleLogoutService URL (HTTP-Redirect first, then HTTP-POST), for `slo_url` */
+  slo_url?: string | null | undefined;
 }
 
 export interface WebhookTargetRequest {
@@ -614,6 +691,11 @@ export interface AdminService {
    * production and in split mode (the notifications worker keeps them in its own process and log).
    */
   DevOutbox(request: Empty): Promise<DevOutboxResponse>;
+  /**
+   * Extension (issue 35 §3): the event names a webhook may subscribe to and an email template may be
+   * stored for, in the order the console lists them, so a form offers exactly what the server accepts.
+   */
+  EventNames(request: Empty): Promise<EventNamesResponse>;
 }
 
 /**

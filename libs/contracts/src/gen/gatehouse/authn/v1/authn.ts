@@ -106,6 +106,13 @@ export interface ValidateJWTTokenRequest {
   token?: string | null | undefined;
   roles: string[];
   required_relations: FgaRelationInput[];
+  /**
+   * issue 34 §4: RFC 9449 §7.1, the DPoP proof a resource server received with a DPoP-bound access
+   * token, and the method and URL of that request (required for a token with cnf.jkt)
+   */
+  dpop_proof?: string | null | undefined;
+  dpop_method?: string | null | undefined;
+  dpop_url?: string | null | undefined;
 }
 
 export interface ValidateJWTTokenResponse {
@@ -382,6 +389,42 @@ export interface OauthHttpResponse {
   frame_src?: string | null | undefined;
 }
 
+/** One live session of the caller (Unix seconds). */
+export interface UserSession {
+  /** the session id (the access token's `nonce`) */
+  id: string;
+  /** how it was opened: basic_auth, magic_link_login, a provider name, ... */
+  login_method: string;
+  /** the User-Agent header of the request that opened it; "" when unknown */
+  user_agent: string;
+  /** the client IP address of the request that opened it; "" when unknown */
+  ip_address: string;
+  created_at: number;
+  /** the last authenticated request, recorded at most once a minute; created_at before the first */
+  last_used_at: number;
+  expires_at: number;
+  /** true for the session of this request */
+  is_current: boolean;
+  /** the OAuth client the session's tokens were issued to; "" for a sign-in to Gatehouse itself */
+  client_id: string;
+}
+
+/** The caller's live sessions, the current one first, then the most recently used. */
+export interface SessionsResponse {
+  sessions: UserSession[];
+}
+
+export interface RevokeSessionRequest {
+  /** a session id from `sessions` */
+  id: string;
+}
+
+export interface RevokeOtherSessionsResponse {
+  message: string;
+  /** how many sessions were ended */
+  count: number;
+}
+
 /** One remembered consent: the user allowed the client the scopes (Unix seconds). */
 export interface ConsentGrant {
   id: string;
@@ -634,6 +677,14 @@ export interface AuthnService {
   TrustedIssuer(request: TrustedIssuerRequest): Promise<TrustedIssuer>;
   TrustedIssuers(request: ListTrustedIssuersRequest): Promise<TrustedIssuers>;
   /**
+   * Issue 33: the caller's own sign-in sessions (the account console's "active sessions", as Keycloak's
+   * account API and Ory's /sessions offer): listed with the device and the last use, ended one at a time
+   * or all but the current one. An ended session's tokens fail on their next use, as after logout.
+   */
+  Sessions(request: Empty): Promise<SessionsResponse>;
+  RevokeSession(request: RevokeSessionRequest): Promise<Response>;
+  RevokeOtherSessions(request: Empty): Promise<RevokeOtherSessionsResponse>;
+  /**
    * Issue 34: the consents a user gave to OAuth clients at /authorize (one per client and scope
    * set), listed and revoked by the user (the account console) and by an admin. Revoking a consent
    * also ends the sessions the user holds with that client, so its tokens stop validating.
@@ -730,4 +781,10 @@ export interface AuthnInternal {
    * travel back on the call. A refusal is an answer (`redirect_url` with `error`), not an RPC error.
    */
   CompleteFederatedLogin(request: CompleteFederatedLoginRequest): Promise<CompleteFederatedLoginResponse>;
+  /**
+   * Issue 31: the SAML IdP's Single Logout (SAML Profiles §4.4) ends the browser's Gatehouse session:
+   * the session of the session cookies on the call is deleted (as POST /v1/logout) and the cookies are
+   * cleared on the call. `message` is `Logged out successfully`, or `no session` when there was none.
+   */
+  EndCookieSession(request: Empty): Promise<Response>;
 }

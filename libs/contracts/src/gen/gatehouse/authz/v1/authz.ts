@@ -83,6 +83,23 @@ export interface Model {
   dsl: string;
 }
 
+export interface ReadModelsRequest {
+  /** 1 to 100; absent or 0 means 20 */
+  page_size?:
+    | number
+    | null
+    | undefined;
+  /** the `continuation_token` of the previous page (the id of its oldest version) */
+  continuation_token?: string | null | undefined;
+}
+
+export interface ReadModelsResponse {
+  /** newest first; the first one of the first page is the active version */
+  models: Model[];
+  /** null on the last page */
+  continuation_token?: string | null | undefined;
+}
+
 export interface WriteModelRequest {
   dsl?: string | null | undefined;
 }
@@ -155,6 +172,8 @@ export interface AuthzService {
   CheckPermissions(request: CheckPermissionsRequest): Promise<CheckPermissionsResponse>;
   ListPermissions(request: ListPermissionsRequest): Promise<ListPermissionsResponse>;
   GetModel(request: Empty): Promise<Model>;
+  /** Extension (issue 33 §1, the admin console's version history): the stored model versions, newest first. */
+  ReadModels(request: ReadModelsRequest): Promise<ReadModelsResponse>;
   WriteModel(request: WriteModelRequest): Promise<Model>;
   WriteTuples(request: TuplesRequest): Promise<Response>;
   DeleteTuples(request: TuplesRequest): Promise<Response>;

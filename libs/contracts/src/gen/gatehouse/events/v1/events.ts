@@ -223,8 +223,14 @@ export interface ScimGroup {
     | string
     | null
     | undefined;
-  /** the member user ids after the change (empty for group.deleted) */
+  /** group.created: the member user ids; empty for group.updated (see the two lists below) and group.deleted */
   member_ids: string[];
+  /**
+   * group.updated (issue 31): the user ids this change added, in order, and removed; a member change of a
+   * large group is announced by what changed, not by its whole list
+   */
+  members_added: string[];
+  members_removed: string[];
 }
 
 /** `group.created` / `group.updated` / `group.deleted`: a SCIM group of the org. */

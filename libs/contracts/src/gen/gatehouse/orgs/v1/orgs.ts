@@ -103,6 +103,13 @@ export interface AddOrgMemberRequest {
   roles: string[];
 }
 
+/** Extension (issue 33): `roles` replaces the member's roles (trimmed, de-duplicated; may be empty) */
+export interface UpdateOrgMemberRequest {
+  org_id: string;
+  user_id: string;
+  roles: string[];
+}
+
 /** graphql.md §3.2 */
 export interface RemoveOrgMemberRequest {
   org_id: string;
@@ -288,6 +295,31 @@ export interface OrgSAMLConnectionRequest {
   org_id?: string | null | undefined;
 }
 
+/** issue 31: one step of an SP key rotation in place; the connection by `id` or by `org_id`. */
+export interface RotateOrgSAMLSpKeyRequest {
+  id?: string | null | undefined;
+  org_id?:
+    | string
+    | null
+    | undefined;
+  /** `stage`, `activate` or `retire` */
+  step: string;
+}
+
+/** issue 31: the SP certificates (PEM) of a SAML connection after a rotation step; never a private key. */
+export interface OrgSAMLSpKeys {
+  connection_id: string;
+  /** signs our AuthnRequests and LogoutRequests, decrypts assertions */
+  certificate: string;
+  /** staged: published beside the current one and decrypting, not signing yet */
+  next_certificate?:
+    | string
+    | null
+    | undefined;
+  /** replaced by the last activation: still published and decrypting until retired */
+  previous_certificate?: string | null | undefined;
+}
+
 /** graphql.md §3.1: `idp_certificate` is write-only. */
 export interface OrgSAMLConnection {
   id: string;
@@ -370,6 +402,8 @@ export interface ScimHttpResponse {
   body: string;
   /** the Location header of a 201, else empty */
   location: string;
+  /** the ETag header (RFC 7644 §3.14: the resource's meta.version) of an answer about one resource, else empty */
+  etag: string;
 }
 
 /**
@@ -421,6 +455,8 @@ export interface OrgsService {
   Organization(request: OrganizationRequest): Promise<Organization>;
   Organizations(request: ListOrganizationsRequest): Promise<Organizations>;
   AddOrgMember(request: AddOrgMemberRequest): Promise<OrgMember>;
+  /** Extension (issue 33, the admin console edits a member's roles in place): replaces a member's org roles. */
+  UpdateOrgMember(request: UpdateOrgMemberRequest): Promise<OrgMember>;
   RemoveOrgMember(request: RemoveOrgMemberRequest): Promise<Response>;
   OrgMembers(request: ListOrgMembersRequest): Promise<OrgMembers>;
   UserOrganizations(request: UserOrganizationsRequest): Promise<UserOrganizations>;
@@ -443,6 +479,12 @@ export interface OrgsService {
   UpdateOrgSamlConnection(request: UpdateOrgSAMLConnectionRequest): Promise<OrgSAMLConnection>;
   DeleteOrgSamlConnection(request: OrgSAMLConnectionRequest): Promise<Response>;
   OrgSamlConnection(request: OrgSAMLConnectionRequest): Promise<OrgSAMLConnection>;
+  /**
+   * issue 31: the SAML connection's SP key pair rotated in place, one step per call (`stage` a new pair
+   * published beside the current one, `activate` it for signing while the old one still decrypts,
+   * `retire` the old one). REST, GraphQL (`_rotate_org_saml_sp_key`) and gRPC.
+   */
+  RotateOrgSamlSpKey(request: RotateOrgSAMLSpKeyRequest): Promise<OrgSAMLSpKeys>;
   /**
    * The organization's SCIM endpoint (behaviour.md §6.4): the bearer token is returned once, by
    * create and rotate.
