@@ -100,7 +100,26 @@ describe('OpenFGA API on the authz service (all-in-one, SQLite)', () => {
     expect(await array.json()).toEqual({ code: 'validation_error', message: 'request body must be a JSON object' });
   });
 
-  it('stores: Gatehouse\'s own store is listed and read; another id is 404 store_id_not_found; create and delete are refused', async () => {
+  it('UpdateStore (PATCH /stores/{store_id}) renames a created store; Gatehouse\'s keeps its name; the gateway does not route /stores by default', async () => {
+    const created = await fga.createStore({ name: 'before rename' });
+    const res = await raw(`/stores/${created.id}`, { method: 'PATCH', body: JSON.stringify({ name: 'after rename' }) });
+    expect(res.status).toBe(200);
+    const renamed = (await res.json()) as { id: string; name: string; created_at: string; updated_at: string };
+    expect([renamed.id, renamed.name, renamed.created_at]).toEqual([created.id, 'after rename', created.created_at]);
+    expect((await fga.getStore({ storeId: created.id })).name).toBe('after rename');
+    const bad = await raw(`/stores/${created.id}`, { method: 'PATCH', body: JSON.stringify({ name: 'x' }) });
+    expect([bad.status, ((await bad.json()) as { code: string }).code]).toEqual([400, 'validation_error']);
+    const own = await raw(`/stores/${STORE_ID}`, { method: 'PATCH', body: JSON.stringify({ name: 'renamed' }) });
+    expect([own.status, ((await own.json()) as { code: string }).code]).toEqual([400, 'validation_error']);
+    const unauthenticated = await raw(`/stores/${created.id}`, { method: 'PATCH', body: JSON.stringify({ name: 'nobody' }) }, null);
+    expect(unauthenticated.status).toBe(401);
+    await fga.deleteStore({ storeId: created.id });
+    // OpenFGA's API stays off the public edge unless --gateway-openfga-url routes it
+    const edge = await fetch(`${d.url}/stores`, { headers: { authorization: `Bearer ${key}` } });
+    expect(edge.status).toBe(404);
+  });
+
+  it('stores: Gatehouse\'s own store is listed and read, and cannot be deleted; an unknown id is 404 store_id_not_found', async () => {
     const list = await fga.listStores();
     expect(list.stores.map((s) => [s.id, s.name])).toEqual([[STORE_ID, 'gatehouse']]);
     const got = await fga.getStore();
@@ -108,10 +127,6 @@ describe('OpenFGA API on the authz service (all-in-one, SQLite)', () => {
     expect(Date.parse(got.created_at)).not.toBeNaN();
     const other = await failure(fga.getStore({ storeId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }));
     expect(other).toEqual({ status: 404, code: 'store_id_not_found', message: 'store not found' });
-    const create = await failure(fga.createStore({ name: 'another' }));
-    expect(create.status).toBe(501);
-    expect(create.code).toBe('unimplemented');
-    expect(create.message).toContain(STORE_ID);
     const del = await failure(fga.deleteStore());
     expect(del.status).toBe(400);
     expect(del.code).toBe('validation_error');
@@ -138,7 +153,7 @@ describe('OpenFGA API on the authz service (all-in-one, SQLite)', () => {
     expect(((await v1.json()) as { id: string }).id).toBe(id);
   });
 
-  it('model versions: every stored version is read and listed newest first in pages; queries answer with the active one only', async () => {
+  it('model versions: every stored version is read and listed newest first in pages; a query naming an older one answers with it', async () => {
     const json = transformer.transformDSLToJSONObject(MODEL) as unknown as WriteAuthorizationModelRequest;
     const first = (await fga.readLatestAuthorizationModel()).authorization_model!.id;
     const { authorization_model_id: second } = await fga.writeAuthorizationModel(json);
@@ -148,9 +163,40 @@ describe('OpenFGA API on the authz service (all-in-one, SQLite)', () => {
     const page2 = await fga.readAuthorizationModels({ pageSize: 1, continuationToken: page1.continuation_token });
     expect(page2.authorization_models.map((m) => m.id)).toEqual([first]);
     expect(page2.continuation_token).toBe('');
-    const pinned = await failure(fga.check({ user: 'user:a', relation: 'viewer', object: 'doc:1' }, { authorizationModelId: first }));
-    expect(pinned.code).toBe('validation_error');
-    expect(pinned.message).toContain('active model');
+    // a third version in which owners no longer view: the first still answers as it did
+    const narrower = transformer.transformDSLToJSONObject(MODEL.replace('define viewer: [user, user:*, user with in_hours] or editor', 'define viewer: [user, user:*, user with in_hours]')) as unknown as WriteAuthorizationModelRequest;
+    const { authorization_model_id: third } = await fga.writeAuthorizationModel(narrower);
+    await fga.writeTuples([{ user: 'user:pia', relation: 'owner', object: 'doc:pinned' }]);
+    expect((await fga.check({ user: 'user:pia', relation: 'viewer', object: 'doc:pinned' })).allowed).toBe(false);
+    expect((await fga.check({ user: 'user:pia', relation: 'viewer', object: 'doc:pinned' }, { authorizationModelId: first })).allowed).toBe(true);
+    expect((await fga.listObjects({ user: 'user:pia', relation: 'viewer', type: 'doc' }, { authorizationModelId: first })).objects).toEqual(['doc:pinned']);
+    await fga.deleteTuples([{ user: 'user:pia', relation: 'owner', object: 'doc:pinned' }]);
+    // the later tests use the full model again
+    await fga.writeAuthorizationModel(json);
+    expect(third).toMatch(ULID);
+  });
+
+  it('created stores: each has its own model and tuples, unseen by Gatehouse\'s store and /v1; listed, read and deleted', async () => {
+    const created = await fga.createStore({ name: 'platform-a' });
+    expect(created.id).toMatch(ULID);
+    expect(created.name).toBe('platform-a');
+    const other = new OpenFgaClient({ apiUrl: base, storeId: created.id, credentials: { method: CredentialsMethod.ApiToken, config: { token: key } } });
+    expect((await other.getStore()).name).toBe('platform-a');
+    expect((await fga.listStores()).stores.map((s) => s.name)).toEqual(['gatehouse', 'platform-a']);
+    const early = await failure(other.check({ user: 'user:zoe', relation: 'viewer', object: 'doc:z' }));
+    expect(early).toEqual({ status: 400, code: 'latest_authorization_model_not_found', message: `No authorization models found for store '${created.id}'` });
+    await other.writeAuthorizationModel(transformer.transformDSLToJSONObject(MODEL) as unknown as WriteAuthorizationModelRequest);
+    await other.writeTuples([{ user: 'user:zoe', relation: 'owner', object: 'doc:z' }]);
+    expect((await other.check({ user: 'user:zoe', relation: 'viewer', object: 'doc:z' })).allowed).toBe(true);
+    expect((await other.read({ object: 'doc:z' })).tuples.map((t) => t.key.user)).toEqual(['user:zoe']);
+    expect((await other.readChanges({ type: 'doc' })).changes.map((c) => c.tuple_key.user)).toEqual(['user:zoe']);
+    // Gatehouse's store (the one /v1 answers for) has none of it
+    expect((await fga.read({ object: 'doc:z' })).tuples).toEqual([]);
+    expect(await v1Check('user:zoe', 'viewer', 'doc:z')).toBe(false);
+    await other.deleteStore();
+    expect((await failure(other.getStore())).code).toBe('store_id_not_found');
+    expect((await failure(other.check({ user: 'user:zoe', relation: 'viewer', object: 'doc:z' }))).status).toBe(404);
+    expect((await fga.listStores()).stores.map((s) => s.name)).toEqual(['gatehouse']);
   });
 
   it('Write: writes and deletes in one call; OpenFGA\'s conflict rules, duplicate and limit errors; Read and ReadChanges page them', async () => {
@@ -263,6 +309,8 @@ describe('OpenFGA API on the authz service (all-in-one, SQLite)', () => {
     const { tree } = await fga.expand({ relation: 'editor', object: 'doc:2' });
     expect(tree?.root?.name).toBe('doc:2#editor');
     expect(tree?.root?.union?.nodes?.length).toBeGreaterThan(0);
+    const withCtx = await fga.expand({ relation: 'owner', object: 'doc:2', contextualTuples: [{ user: 'user:ctx', relation: 'owner', object: 'doc:2' }] });
+    expect(withCtx.tree?.root?.leaf?.users?.users).toContain('user:ctx');
     const objects = await fga.listObjects({ user: 'user:bob', relation: 'viewer', type: 'doc' });
     expect([...objects.objects].sort()).toEqual(['doc:2', 'doc:public']);
     const streamed: string[] = [];
@@ -325,10 +373,11 @@ describe('OpenFGA API on the authz service (all-in-one, SQLite)', () => {
 describe('OpenFGA API on two authz replicas (split mode, PostgreSQL)', () => {
   let d: Deployment;
   let replicas: OpenFgaClient[];
+  let ports: number[];
   const key = randomBytes(18).toString('base64url');
 
   beforeAll(async () => {
-    const ports = [await freePort(), await freePort()];
+    ports = [await freePort(), await freePort()];
     d = await startDeployment('split', {
       authzReplicas: 2,
       flags: [`--openfga-authn-preshared-keys=${key}`],
@@ -358,6 +407,35 @@ describe('OpenFGA API on two authz replicas (split mode, PostgreSQL)', () => {
     await b.deleteTuples([{ user: 'folder:r', relation: 'parent', object: 'doc:r' }]);
     expect((await a.check({ user: 'user:hal', relation: 'viewer', object: 'doc:r' })).allowed).toBe(false);
     expect(await v1()).toBe(false);
+  });
+
+  it('of identical writes sent at once through both replicas (PostgreSQL), exactly one succeeds; the others are OpenFGA\'s conflict error', async () => {
+    const [a, b] = replicas as [OpenFgaClient, OpenFgaClient];
+    const tuple = { user: 'user:race', relation: 'owner', object: 'doc:race' };
+    const outcomes = await Promise.all([a, b, a, b, a, b].map((c) => c.writeTuples([tuple]).then(() => 'ok', async (err: unknown) => (await failure(Promise.reject(err))).code)));
+    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
+    expect(outcomes.filter((o) => o !== 'ok')).toEqual(Array.from({ length: 5 }, () => 'write_failed_due_to_invalid_input'));
+    expect((await b.read({ object: 'doc:race' })).tuples.map((t) => t.key.user)).toEqual(['user:race']);
+    // and of identical deletes, exactly one
+    const deletes = await Promise.all([b, a, b, a].map((c) => c.deleteTuples([tuple]).then(() => 'ok', async (err: unknown) => (await failure(Promise.reject(err))).code)));
+    expect(deletes.filter((o) => o === 'ok')).toHaveLength(1);
+    expect(deletes.filter((o) => o !== 'ok')).toEqual(['write_failed_due_to_invalid_input', 'write_failed_due_to_invalid_input', 'write_failed_due_to_invalid_input']);
+    expect((await a.read({ object: 'doc:race' })).tuples).toEqual([]);
+  });
+
+  it('a store created through one replica is served by the other on the next request, and its deletion too', async () => {
+    const [a, b] = replicas as [OpenFgaClient, OpenFgaClient];
+    const { id } = await a.createStore({ name: 'shared' });
+    const on = (c: OpenFgaClient): OpenFgaClient =>
+      new OpenFgaClient({ apiUrl: `http://127.0.0.1:${ports[replicas.indexOf(c)]!}`, storeId: id, credentials: { method: CredentialsMethod.ApiToken, config: { token: key } } });
+    await on(b).writeAuthorizationModel(transformer.transformDSLToJSONObject(MODEL) as unknown as WriteAuthorizationModelRequest);
+    await on(a).writeTuples([{ user: 'user:ida', relation: 'owner', object: 'doc:s' }]);
+    expect((await on(b).check({ user: 'user:ida', relation: 'viewer', object: 'doc:s' })).allowed).toBe(true);
+    await on(b).writeTuples([{ user: 'user:jo', relation: 'owner', object: 'doc:s' }]);
+    expect((await on(a).check({ user: 'user:jo', relation: 'viewer', object: 'doc:s' })).allowed).toBe(true);
+    expect((await a.check({ user: 'user:jo', relation: 'viewer', object: 'doc:s' })).allowed).toBe(false);
+    await on(a).deleteStore();
+    expect((await failure(on(b).check({ user: 'user:jo', relation: 'viewer', object: 'doc:s' }))).code).toBe('store_id_not_found');
   });
 });
 
@@ -423,6 +501,14 @@ describe('OpenFGA API over the OpenFGA backend (--fga-store=openfga, all-in-one)
     const { authorization_model_id: id } = await fga.writeAuthorizationModel(transformer.transformDSLToJSONObject(MODEL) as unknown as WriteAuthorizationModelRequest);
     await fga.writeTuples([{ user: 'user:ivy', relation: 'viewer', object: 'doc:o' }]);
     await fga.write({ writes: [{ user: 'user:jon', relation: 'owner', object: 'doc:o' }], deletes: [{ user: 'user:ivy', relation: 'viewer', object: 'doc:o' }] });
+    // an existing write and a missing delete are refused by the OpenFGA server, its error passed on
+    const again = await failure(fga.writeTuples([{ user: 'user:jon', relation: 'owner', object: 'doc:o' }]));
+    expect([again.status, again.code]).toEqual([400, 'write_failed_due_to_invalid_input']);
+    expect(again.message).toContain("cannot write a tuple which already exists: user: 'user:jon', relation: 'owner', object: 'doc:o'");
+    const gone = await failure(fga.deleteTuples([{ user: 'user:ivy', relation: 'viewer', object: 'doc:o' }]));
+    expect(gone.code).toBe('write_failed_due_to_invalid_input');
+    expect(gone.message).toContain('cannot delete a tuple which does not exist');
+    await fga.writeTuples([{ user: 'user:jon', relation: 'owner', object: 'doc:o' }], { conflict: { onDuplicateWrites: 'ignore' as never } });
     expect((await fga.check({ user: 'user:jon', relation: 'viewer', object: 'doc:o' })).allowed).toBe(true);
     expect((await fga.check({ user: 'user:ivy', relation: 'viewer', object: 'doc:o' })).allowed).toBe(false);
     const read = await fga.read({ object: 'doc:o' });

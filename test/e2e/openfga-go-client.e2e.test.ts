@@ -78,14 +78,17 @@ describe('OpenFGA\'s Go SDK (the fga CLI\'s client) against the authz service (a
     expect((json(fromEnv).stores as Array<{ id: string; name: string }>).map((s) => [s.id, s.name])).toEqual([[STORE_ID, 'gatehouse']]);
   });
 
-  it('store: Gatehouse\'s store is got by id; store create is refused with OpenFGA\'s unimplemented, naming the store to use', async () => {
+  it('store: Gatehouse\'s store is got by id; store create makes another, got by its id and listed after Gatehouse\'s', async () => {
     const got = json(await fga('store', 'get'));
     expect(got.id).toBe(STORE_ID);
     expect(got.name).toBe('gatehouse');
-    const created = await client(['--api-url', api, '--api-token', key, 'store', 'create', '--name', 'another']);
-    expect(created.code).toBe(1);
-    expect(created.stderr).toContain('failed to create store');
-    expect(created.stderr).toContain(STORE_ID);
+    const created = json(await client(['--api-url', api, '--api-token', key, 'store', 'create', '--name', 'another']));
+    expect(created.id).toMatch(ULID);
+    expect(created.name).toBe('another');
+    const other = json(await client(['--api-url', api, '--api-token', key, 'store', 'get', '--store-id', String(created.id)]));
+    expect(other.name).toBe('another');
+    const list = json(await client(['--api-url', api, '--api-token', key, 'store', 'list']));
+    expect((list.stores as Array<{ id: string }>).map((s) => s.id)).toEqual([STORE_ID, created.id]);
   });
 
   it('model write: the DSL file is written (conditions included) and read back as the latest model', async () => {

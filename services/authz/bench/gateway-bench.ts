@@ -16,8 +16,12 @@
  * --round-duration=<s> (2) for the figures taken in turns,
  * --connections=<n> (32), --grpc-clients=<n> (2: gRPC load-generator processes, grpc-load.ts),
  * --stores=memory,sqlite,postgres-redis,split (all four),
- * --only=rest1,rest100,cold,grpc,list,bare (a subset of the figures, e.g. to profile one load; no ratios then;
- * `cold`: REST 1 and 100 first-time checks, each request for a subject the engine remembers nothing for: a new subject, then a dataset user).
+ * --only=rest1,rest100,cold,grpc,list,bare,log (a subset of the figures, e.g. to profile one load; no ratios then;
+ * `cold`: REST 1 and 100 first-time checks, each request for a subject the engine remembers nothing for: a new subject, then a dataset user;
+ * `log`: the default log level's cost alone),
+ * --log-rounds=<n> (4; 0 skips) and --log-round-duration=<s> (3): the default log level's cost (issue 38 §4),
+ * the REST 1-check call on two copies of each store, `--log-level=warn` and `--log-level=info` (the
+ * access log on), in interleaved rounds (test/bench/log-level.ts).
  */
 import os from 'node:os';
 import { spawn } from 'node:child_process';
@@ -28,6 +32,7 @@ import { createCallContext, createGrpcClient, serviceDescriptor, type ServiceCli
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { percentile } from '../../../test/bench/load.ts';
+import { compareLogLevels, type BenchLogLevel, type LevelTarget } from '../../../test/bench/log-level.ts';
 import { DEFAULT_DATASET, generateGithubDataset, prng, type BenchTuple, type Dataset } from './github-dataset.ts';
 
 /**
@@ -41,10 +46,10 @@ const DEPLOYMENTS: Readonly<Record<Store, { mode: 'all' | 'split'; options: Star
   'postgres-redis': { mode: 'all', options: { database: 'postgres', redis: true }, flags: [] },
   split: { mode: 'split', options: {}, flags: [] },
 };
-interface Options { durationS: number; warmupS: number; rounds: number; roundS: number; connections: number; grpcClients: number; stores: Store[]; only: Set<string> | null }
+interface Options { durationS: number; warmupS: number; rounds: number; roundS: number; connections: number; grpcClients: number; stores: Store[]; only: Set<string> | null; logRounds: number; logRoundS: number }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 5, warmupS: 1, rounds: 6, roundS: 2, connections: 32, grpcClients: 2, stores: ['memory', 'sqlite', 'postgres-redis', 'split'], only: null };
+  const o: Options = { durationS: 5, warmupS: 1, rounds: 6, roundS: 2, connections: 32, grpcClients: 2, stores: ['memory', 'sqlite', 'postgres-redis', 'split'], only: null, logRounds: 4, logRoundS: 3 };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
@@ -56,7 +61,9 @@ function parseArgs(argv: readonly string[]): Options {
     else if (k === '--rounds' && Number.isInteger(n) && n >= 1 && n <= 20) o.rounds = n;
     else if (k === '--round-duration' && n > 0 && n <= 10) o.roundS = n;
     else if (k === '--grpc-clients' && Number.isInteger(n) && n >= 1 && n <= 4) o.grpcClients = n;
-    else throw new Error(`bad option ${arg} (--duration, --warmup, --round-duration: 0-10 s; --rounds: 1-20; --grpc-clients: 1-4)`);
+    else if (k === '--log-rounds' && Number.isInteger(n) && n >= 0 && n <= 40) o.logRounds = n;
+    else if (k === '--log-round-duration' && n > 0 && n <= 10) o.logRoundS = n;
+    else throw new Error(`bad option ${arg} (--duration, --warmup, --round-duration, --log-round-duration: 0-10 s; --rounds: 1-20; --log-rounds: 0-40; --grpc-clients: 1-4)`);
   }
   return o;
 }
@@ -301,21 +308,42 @@ interface StoreResult {
   grpc100: Figures | null;
 }
 
-async function benchStore(store: Store, o: Options, data: Dataset, bare: BareServer | null): Promise<StoreResult> {
+/** A deployment of `store` with the dataset loaded, the bench user signed up and its check bodies ready. */
+interface Prepared {
+  d: Deployment;
+  grpc: ServiceClient;
+  token: string;
+  headers: Record<string, string>;
+  /** 256 distinct 1-check and 32 distinct 100-check bodies ({@link checkBodies}) */
+  one: string[];
+  hundred: string[];
+  /** every process of the deployment: all-in-one is one, split mode the gateway and each service */
+  watched: Watched[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `store` with `--rate-limit-rps=0` and `extraFlags`, signs the bench user up (`bench-<tag>@…`),
+ * loads `data` with the bench user in the power user's place, and probes one 100-check call.
+ * @param tag printed before each line and part of the bench user's e-mail
+ * @throws when the deployment does not start, signup or the probe does not answer 200 (the deployment is stopped)
+ */
+async function prepareStore(store: Store, tag: string, data: Dataset, extraFlags: readonly string[] = []): Promise<Prepared> {
   const t0 = performance.now();
   const how = DEPLOYMENTS[store];
-  const d: Deployment = await startDeployment(how.mode, { ...how.options, flags: ['--rate-limit-rps=0', ...how.flags], readyTimeoutMs: 90_000 });
+  const d: Deployment = await startDeployment(how.mode, { ...how.options, flags: ['--rate-limit-rps=0', ...how.flags, ...extraFlags], readyTimeoutMs: 180_000 });
   const grpc = createGrpcClient(serviceDescriptor('authz'), { address: d.grpcAddress });
+  const close = async (): Promise<void> => { grpc.close(); await d.stop(); };
   try {
-    line(`[${store}] deployment ready`, `${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const signup = await post(`${d.url}/v1/signup`, { email: `bench-${store}@example.com`, password: 'Bench-Passw0rd-2026!', confirm_password: 'Bench-Passw0rd-2026!' }, { origin: d.url });
+    line(`[${tag}] deployment ready`, `${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const signup = await post(`${d.url}/v1/signup`, { email: `bench-${tag.replace(/[^a-z0-9-]/gi, '-')}@example.com`, password: 'Bench-Passw0rd-2026!', confirm_password: 'Bench-Passw0rd-2026!' }, { origin: d.url });
     if (signup.status !== 200) throw new Error(`signup answered ${signup.status}: ${JSON.stringify(signup.json)}`);
     const token = signup.json.access_token as string;
     const subject = `user:${signup.json.user.id as string}`;
     // the bench user takes the dataset power user's place: member of 8 organizations, reader of 1,600 repositories
     const mine = data.tuples.filter((t) => t.user === data.powerUser).map((t) => ({ ...t, user: subject }));
     const loadS = await load(grpc, d.adminSecret, data, mine);
-    line(`[${store}] load ${data.tuples.length + mine.length} tuples (gRPC, 100/call, 8 in flight)`, `${loadS.toFixed(1)} s (${((data.tuples.length + mine.length) / loadS).toFixed(0)} tuples/s)`);
+    line(`[${tag}] load ${data.tuples.length + mine.length} tuples (gRPC, 100/call, 8 in flight)`, `${loadS.toFixed(1)} s (${((data.tuples.length + mine.length) / loadS).toFixed(0)} tuples/s)`);
 
     const headers = { 'content-type': 'application/json', origin: d.url, authorization: `Bearer ${token}` };
     const orgs = mine.map((t) => t.object);
@@ -323,9 +351,35 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
     const hundred = checkBodies(data, orgs, 32, 100);
     const probe = await post(`${d.url}/v1/check_permissions`, JSON.parse(hundred[0]!), headers);
     if (probe.status !== 200 || probe.json.results.length !== 100) throw new Error(`check_permissions answered ${probe.status}: ${JSON.stringify(probe.json).slice(0, 300)}`);
-    line(`[${store}] probe: 100 checks answered`, `${probe.json.results.filter((r: { allowed: boolean }) => r.allowed).length} allowed`);
-
+    line(`[${tag}] probe: 100 checks answered`, `${probe.json.results.filter((r: { allowed: boolean }) => r.allowed).length} allowed`);
     const watched = d.processes.map((p) => ({ label: `gatehouse ${p.command}`, pid: p.child.pid! }));
+    return { d, grpc, token, headers, one, hundred, watched, close };
+  } catch (err) {
+    console.error(d.output().slice(-3000));
+    await close();
+    throw err;
+  }
+}
+
+/**
+ * One copy of `store` at `level` for the log-level comparison (issue 38 §4, test/bench/log-level.ts):
+ * the REST 1-check call over the 256 bodies, each connection cycling through them.
+ */
+async function levelCopy(store: Store, level: BenchLogLevel, data: Dataset, o: Options): Promise<LevelTarget> {
+  const p = await prepareStore(store, `${store}, ${level}`, data, [`--log-level=${level}`]);
+  return {
+    target: {
+      name: `[${store}, ${level}] REST check_permissions 1 check`, url: `${p.d.url}/v1/check_permissions`, method: 'POST', headers: p.headers, connections: o.connections,
+      requests: p.one.map((body) => ({ setupRequest: (req) => ({ ...req, body }) })),
+    },
+    watched: p.watched,
+    stop: () => p.close(),
+  };
+}
+
+async function benchStore(store: Store, o: Options, data: Dataset, bare: BareServer | null): Promise<StoreResult> {
+  const { d, token, headers, one, hundred, watched, close } = await prepareStore(store, store, data);
+  try {
     const url = `${d.url}/v1/check_permissions`;
     const want = (name: string): boolean => o.only === null || o.only.has(name);
     // REST 1 check, REST 100 checks and the bare server take turns (inTurns): their ratios are per round
@@ -401,8 +455,7 @@ async function benchStore(store: Store, o: Options, data: Dataset, bare: BareSer
     console.error(d.output().slice(-3000));
     throw err;
   } finally {
-    grpc.close();
-    await d.stop();
+    await close();
   }
 }
 
@@ -437,6 +490,7 @@ async function startBare(connections: number): Promise<BareServer> {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
+  if (o.stores.length === 0) throw new Error(`no store to run: --stores takes a comma list of ${Object.keys(DEPLOYMENTS).join(', ')}`);
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   console.log(`load: autocannon 8 / grpc-js in ${o.grpcClients} processes, ${o.connections} connections (or calls in flight), ${o.warmupS} s warm-up + ${o.durationS} s measured per figure (REST 1 check, REST 100 checks and the bare server: ${o.rounds} rounds of ${o.roundS} s each, in turns); all-in-one, --rate-limit-rps=0; caller: a signed-up user (bearer token); 256 distinct 1-check and 32 distinct 100-check bodies, repeated, so the engine answers most checks from what it remembers (first-time checks: the cold figures, a subject the engine remembers nothing for on every request, and authz-bench.ts)`);
@@ -444,11 +498,16 @@ async function main(): Promise<void> {
   const bare = o.only === null || o.only.has('bare') ? await startBare(o.connections) : null;
   const results = new Map<Store, StoreResult>();
   try {
-    for (const store of o.stores) results.set(store, await benchStore(store, o, data, bare));
+    const onlyLog = o.only !== null && [...o.only].every((x) => x === 'log');
+    if (!onlyLog) for (const store of o.stores) results.set(store, await benchStore(store, o, data, bare));
   } finally {
     bare?.stop();
   }
-  if (results.size === 0) throw new Error(`no store ran: --stores takes a comma list of ${Object.keys(DEPLOYMENTS).join(', ')}`);
+  if (o.logRounds > 0 && (o.only === null || o.only.has('log'))) {
+    console.log('');
+    console.log(`issue 38 §4, the default log level: REST check_permissions 1 check at --log-level=info (one access-log line per request on stdout, a pipe read by this process) against warn, two copies of each store at once, ${o.logRounds} interleaved rounds of ${o.logRoundS} s, ${o.connections} connections; server CPU summed over every process of the deployment`);
+    for (const store of o.stores) await compareLogLevels(`REST check_permissions 1 check (${store})`, (level) => levelCopy(store, level, data, o), o.logRounds, { durationS: o.logRoundS, warmupS: o.warmupS });
+  }
   const rounds = (xs: readonly number[]): string => `median of ${xs.length} rounds: ${xs.map((x) => x.toFixed(2)).join(', ')}`;
   // CPU time of the server per request, which moves less with the host than req/s does
   const us = (f: Figures): number => (f.serverCpu * 1e6) / f.rps;

@@ -16,8 +16,12 @@ import { createCallContext, fatal, orFatal, serviceDescriptor } from '@gatehouse
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createEngine, type Engine } from './domain/index.ts';
 import { deleteOrgGroupTuples } from './domain/org-groups.ts';
-import { createMemoryStore } from './storage/memory.ts';
+import { createMemoryCatalog, createMemoryStore } from './storage/memory.ts';
 import { createSqlStore } from './storage/sql/store.ts';
+import { startChangeLogCompaction, type ChangeLogCompaction } from './storage/compaction.ts';
+import { createSqlCatalog } from './storage/sql/catalog.ts';
+import type { AuthzStore, StoreCatalog } from './storage/ports.ts';
+import { monotonicFactory } from 'ulid';
 import { withTxEvents, type TxEvents } from './storage/tx-events.ts';
 import type { EngineAudit } from './rpc/deps.ts';
 import { publishingStore } from './storage/notify.ts';
@@ -33,9 +37,12 @@ import type { OpenFgaAuthn } from './openfga-api/http.ts';
  * with `--fga-store=openfga`, an OpenFGA server that answers instead of the embedded engine (issue 21 §4).
  * @throws when the store cannot be opened (the caller turns it into a FATAL line)
  */
-async function openStore(config: Config, logger: Logger, channel: InvalidationChannel | null): Promise<{ engine: Engine | null; db: Database | null; readiness: DependencyCheck[] }> {
-  if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [] };
-  if (config.fga.store === 'memory') return { engine: createEngine({ store: createMemoryStore() }), db: null, readiness: [] };
+async function openStore(config: Config, logger: Logger, channel: InvalidationChannel | null): Promise<OpenedStore> {
+  if (!config.fga.enabled || !config.fga.store) return { engine: null, db: null, readiness: [], store: null, catalog: null };
+  if (config.fga.store === 'memory') {
+    const store = createMemoryStore();
+    return { engine: createEngine({ store }), db: null, readiness: [], store, catalog: createMemoryCatalog() };
+  }
   if (config.fga.store === 'openfga') {
     // the OpenFGA client (@openfga/sdk, ≈ 6 MiB of heap) loads only in this mode (issue 22 §3)
     const { createOpenFgaEngine } = await import('./openfga/engine.ts');
@@ -45,7 +52,7 @@ async function openStore(config: Config, logger: Logger, channel: InvalidationCh
     try {
       target = new URL(url).host;
     } catch { /* the flag's own validation reports a bad URL */ }
-    return { engine, db: null, readiness: [{ name: 'openfga', target, check: () => engine.ready() }] };
+    return { engine, db: null, readiness: [{ name: 'openfga', target, check: () => engine.ready() }], store: null, catalog: null };
   }
   const options = config.fga.sharesMainDatabase
     ? databaseOptionsOf(config)
@@ -55,9 +62,30 @@ async function openStore(config: Config, logger: Logger, channel: InvalidationCh
   // it is down) or, on SQLite, after another process committed (PRAGMA data_version); never per call
   const dataVersion = db.type === 'sqlite' ? sqliteDataVersion(options.url ?? options.name ?? ':memory:') : null;
   const externalVersion = channel || dataVersion ? combineVersions(dataVersion, channel ? () => channel.version('authz') : null) : null;
-  const sql = createSqlStore(sqlPortOf(db), { externalVersion, outboxTable: db.outbox.table });
-  const store = channel ? publishingStore(sql, () => channel.publish('authz')) : sql;
-  return { engine: createEngine({ store }), db, readiness: [databaseReadiness(db, options)] };
+  const port = sqlPortOf(db);
+  const sql = createSqlStore(port, { externalVersion, outboxTable: db.outbox.table });
+  const publishing = (s: AuthzStore): AuthzStore => (channel ? publishingStore(s, () => channel.publish('authz')) : s);
+  const store = publishing(sql);
+  const engine = createEngine({ store });
+  // issue 32 §3: this replica reports the revision its snapshot applied; the change log is compacted below
+  // what every live replica has applied
+  const compaction = startChangeLogCompaction({ store: sql, applied: () => (engine.stats().full_loads > 0 ? engine.stats().revision : null), logger });
+  // the OpenFGA API's other stores (issue 36 §1): tables of their own, writes notified on the same topic
+  const catalog = createSqlCatalog(port, { externalVersion, wrap: publishing });
+  return { engine, db, readiness: [databaseReadiness(db, options)], store, catalog, compaction };
+}
+
+/** What {@link openStore} opened: the engine, its database, and for the OpenFGA API its store and the catalog of other stores. */
+interface OpenedStore {
+  engine: Engine | null;
+  db: Database | null;
+  readiness: DependencyCheck[];
+  /** the engine's store (null over an OpenFGA server or when off) */
+  store: AuthzStore | null;
+  /** the OpenFGA API's other stores (null over an OpenFGA server or when off) */
+  catalog: StoreCatalog | null;
+  /** issue 32 §3: the change log's compaction (SQL stores only) */
+  compaction?: ChangeLogCompaction;
 }
 
 /**
@@ -117,16 +145,20 @@ async function registerOpenFgaMetrics(registry: Registry): Promise<void> {
 }
 
 /**
- * OpenFGA's own HTTP API on `--openfga-http-port` (issue 36), over the same engine as `/v1`, when the flag
- * is given; null otherwise. Its module loads only then.
+ * OpenFGA's own API (issue 36), HTTP on `--openfga-http-port` and gRPC on `--openfga-grpc-port`, over the
+ * same engine as `/v1` (and the stores created through it), when either flag is given; null otherwise.
+ * Its modules load only then.
  * @throws never: a port that cannot be bound, or the flag without an engine, ends the process with a FATAL line
  */
-async function serveOpenFgaApi(config: Config, engine: Engine | null, authenticator: Authenticator, logger: Logger, registry: Registry): Promise<{ close(): Promise<void> } | null> {
-  if (config.openfgaHttpPort === undefined) return null;
-  if (!engine) fatal('--openfga-http-port needs the authorization engine (a SQL main database, or --fga-store)');
+async function serveOpenFgaApi(config: Config, opened: OpenedStore, authenticator: Authenticator, logger: Logger, registry: Registry): Promise<{ close(): Promise<void> } | null> {
+  if (config.openfgaHttpPort === undefined && config.openfgaGrpcPort === undefined) return null;
+  const engine = opened.engine;
+  if (!engine) fatal('--openfga-http-port and --openfga-grpc-port need the authorization engine (a SQL main database, or --fga-store)');
   const { startOpenFgaHttp } = await import('./openfga-api/http.ts');
   const { createOpenFgaOperations, GATEHOUSE_STORE_ID } = await import('./openfga-api/operations.ts');
-  const ops = createOpenFgaOperations(engine, {
+  const { createStoreDirectory } = await import('./openfga-api/stores.ts');
+  const stores = createStoreDirectory({ engine, store: opened.store, catalog: opened.catalog, newId: monotonicFactory() });
+  const ops = createOpenFgaOperations(stores, {
     maxTuplesPerWrite: config.openfgaMaxTuplesPerWrite, maxChecksPerBatchCheck: config.openfgaMaxChecksPerBatchCheck,
     listObjectsMaxResults: config.openfgaListObjectsMaxResults, listUsersMaxResults: config.openfgaListUsersMaxResults,
     listDeadlineMs: config.openfgaListDeadline * 1000,
@@ -137,9 +169,19 @@ async function serveOpenFgaApi(config: Config, engine: Engine | null, authentica
       : { method: 'preshared', keys: config.openfgaAuthnPresharedKeys ?? [] };
   if (authn.method === 'none') logger.warn('the OpenFGA API accepts every caller unauthenticated (--openfga-authn-method=none): local development only');
   const host = config.openfgaHttpHost;
-  const server = await orFatal({ host, port: config.openfgaHttpPort }, () => startOpenFgaHttp({ host, port: config.openfgaHttpPort!, ops, authn, logger, registry }));
-  logger.info({ host, port: server.port, store_id: GATEHOUSE_STORE_ID, authn: authn.method }, 'OpenFGA API listening');
-  return server;
+  const closers: Array<() => Promise<void>> = [];
+  if (config.openfgaHttpPort !== undefined) {
+    const server = await orFatal({ host, port: config.openfgaHttpPort }, () => startOpenFgaHttp({ host, port: config.openfgaHttpPort!, ops, authn, logger, registry }));
+    logger.info({ host, port: server.port, store_id: GATEHOUSE_STORE_ID, authn: authn.method }, 'OpenFGA API listening');
+    closers.push(() => server.close());
+  }
+  if (config.openfgaGrpcPort !== undefined) {
+    const { startOpenFgaGrpc } = await import('./openfga-api/grpc.ts');
+    const server = await orFatal({ host, port: config.openfgaGrpcPort }, () => startOpenFgaGrpc({ host, port: config.openfgaGrpcPort!, ops, authn, logger, registry }));
+    logger.info({ host, grpc_port: server.port, store_id: GATEHOUSE_STORE_ID, authn: authn.method }, 'OpenFGA gRPC API listening');
+    closers.push(() => server.close());
+  }
+  return { close: async () => { await Promise.all(closers.map((c) => c())); } };
 }
 
 /**
@@ -151,12 +193,13 @@ async function serveOpenFgaApi(config: Config, engine: Engine | null, authentica
 export async function buildAuthz(config: Config, shared: ServiceShared): Promise<ServiceRuntime & { engine: Engine | null }> {
   const logger = shared.logger.child({ service: 'authz' });
   const authenticator = shared.authenticator ?? fatal('authz needs the deployment\'s session store to check callers (--redis-url in split mode)');
-  const { engine, db, readiness } = await orFatal('engine', async () => {
-    const opened = await openStore(config, logger, shared.invalidation ?? null);
+  const opened = await orFatal('engine', async () => {
+    const store = await openStore(config, logger, shared.invalidation ?? null);
     // an OpenFGA server is connected before serving: one that is not there is a start-up failure
-    if (config.fga.store === 'openfga') await opened.engine?.warm();
-    return opened;
+    if (config.fga.store === 'openfga') await store.engine?.warm();
+    return store;
   });
+  const { engine, db, readiness, compaction } = opened;
   // The embedded engine loads its snapshot while the process starts serving (issue 22 §3): start-up
   // waits for what every request needs (the store open), not for the tuples. A check before the load
   // ends answers from the store (the engine's partial index); a request that needs the whole snapshot
@@ -175,7 +218,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
   const relay = db && bus ? startOutboxRelay({ db, bus, logger }) : null;
   const audit = engineAudit(db, bus, logger);
   const { handlers } = createAuthzService({ engine, authenticator, delegatedPermissions: config.delegatedPermissions, ...(audit ? { audit } : {}) });
-  const openfgaApi = await serveOpenFgaApi(config, engine, authenticator, logger, shared.registry);
+  const openfgaApi = await serveOpenFgaApi(config, opened, authenticator, logger, shared.registry);
   // behaviour.md §5.3 delete_user: the deleted user's tuples go, also when the event waited for us
   const userDeleted = engine && shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'authz-user-deleted', forget: (userId) => engine.deleteUserTuples(userId), logger })
@@ -204,6 +247,7 @@ export async function buildAuthz(config: Config, shared: ServiceShared): Promise
       await userDeleted?.stop();
       await orgDeleted?.stop();
       await relay?.stop();
+      await compaction?.stop();
       await db?.close();
     },
   };

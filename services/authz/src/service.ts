@@ -11,6 +11,7 @@ import type { AuthzDeps } from './rpc/deps.ts';
 import { checkPermissions } from './rpc/check-permissions.ts';
 import { listPermissions } from './rpc/list-permissions.ts';
 import { getModel } from './rpc/get-model.ts';
+import { readModels } from './rpc/read-models.ts';
 import { writeModel } from './rpc/write-model.ts';
 import { writeTuples } from './rpc/write-tuples.ts';
 import { deleteTuples } from './rpc/delete-tuples.ts';
@@ -28,6 +29,7 @@ export function createAuthzService(deps: AuthzDeps): { handlers: HandlerMap } {
     CheckPermissions: checkPermissions(deps),
     ListPermissions: listPermissions(deps),
     GetModel: getModel(deps),
+    ReadModels: readModels(deps),
     WriteModel: writeModel(deps),
     WriteTuples: writeTuples(deps),
     DeleteTuples: deleteTuples(deps),

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { AppError } from '@gatehouse/errors';
-import { createEngine, type Tuple } from '../src/domain/index.ts';
+import { createEngine, type Engine, type Tuple } from '../src/domain/index.ts';
 import { createMemoryStore } from '../src/storage/memory.ts';
 
 /** A tuple as OpenFGA's data writes it (a condition with an optional context). */
@@ -81,16 +81,17 @@ async function answer(work: () => Promise<unknown>): Promise<unknown> {
 export const hasContextualVariant = (t: FgaTest): boolean => t.stages.length === 1 && (t.stages[0]!.tuples?.length ?? 0) <= 100;
 
 /**
- * Runs one test against a fresh engine over the memory store. With `contextual`, the stage's tuples are not
- * written but sent with every assertion as contextual tuples.
+ * Runs one test against a fresh engine, by default the embedded one over the memory store; `fresh` gives
+ * another (e.g. the OpenFGA backend's adapter on a new store of a server reached through OpenFGA's SDK).
+ * With `contextual`, the stage's tuples are not written but sent with every assertion as contextual tuples.
  * @returns every assertion the engine answers differently, as readable lines (empty: full agreement)
  */
-export async function runFgaTest(t: FgaTest, contextual: boolean): Promise<string[]> {
+export async function runFgaTest(t: FgaTest, contextual: boolean, fresh: () => Promise<Engine> = async () => createEngine({ store: createMemoryStore() })): Promise<string[]> {
   const out: string[] = [];
   const same = (what: string, got: unknown, expected: unknown): void => {
     if (!isDeepStrictEqual(got, expected)) out.push(`${what}: engine ${JSON.stringify(got)}, OpenFGA ${JSON.stringify(expected)}`);
   };
-  const engine = createEngine({ store: createMemoryStore() });
+  const engine = await fresh();
   for (const [i, stage] of t.stages.entries()) {
     const at = `${t.name}${contextual ? ' (contextual tuples)' : ''} stage ${i}`;
     await engine.writeModel(stage.model);

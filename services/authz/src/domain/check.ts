@@ -174,6 +174,13 @@ export class Resolver {
   private reverse: Map<string, Set<string>> | undefined;
   /** the request's condition context (null: none was sent) */
   private readonly context: Record<string, unknown> | null;
+  /**
+   * When true, a condition that cannot be evaluated is read as false instead of failing the check: for list
+   * objects of a concrete subject, whose reverse expansion has already failed the call on every condition
+   * error on the subject's own paths (as OpenFGA's pipeline, which runs no check, does); an error the check of
+   * a candidate then meets is on a tuple no path of the subject uses, which OpenFGA never reads.
+   */
+  conditionErrorsAsFalse = false;
 
   /**
    * @param context the request's condition context, merged under each conditioned tuple's own context
@@ -197,7 +204,13 @@ export class Resolver {
    * @throws ConditionError
    */
   private holds(b: Bucket, object: string, relation: string, user: string): boolean {
-    return tupleHolds(this.ts, b, object, relation, user, this.context);
+    if (!this.conditionErrorsAsFalse) return tupleHolds(this.ts, b, object, relation, user, this.context);
+    try {
+      return tupleHolds(this.ts, b, object, relation, user, this.context);
+    } catch (err) {
+      if (err instanceof ConditionError) return false;
+      throw err;
+    }
   }
 
   /**
@@ -495,6 +508,7 @@ export class Resolver {
   /**
    * Memo-first pass over a union: a computed or tuple-to-userset branch already resolved true in this
    * request (common in a batch: the organization membership behind many repositories) answers at once.
+   * A tupleset tuple with a condition is left to {@link tupleToUserset}, which evaluates it.
    */
   private knownTrue(children: Rewrite[], v: Visited, depth: number): boolean {
     for (const child of children) {
@@ -505,6 +519,7 @@ export class Resolver {
         const b = v.node?.rels.get(child.tupleset);
         if (!b) continue;
         for (const parent of b.users) {
+          if (b.conds?.has(parent)) continue; // a conditioned parent is followed only once its condition is evaluated
           const e = this.objects.get(parent)?.memo.get(child.computed);
           if (e !== undefined && (e & ANSWER) === 1 && this.reusable(e, depth + 1)) return true;
         }
@@ -550,35 +565,57 @@ export class Resolver {
 
   /**
    * {@link direct} when a bucket holds conditioned tuples: such a tuple grants only when its condition
-   * holds in this request's context; one that cannot be evaluated is an error unless another path grants.
+   * holds in this request's context. As OpenFGA's checkDirect, three reads are made, each failing on its own
+   * terms: the subject's own tuple and the wildcard tuple fail when their condition cannot be evaluated; the
+   * userset tuples are one read whose condition errors count only when none of its tuples is valid
+   * (storage.ConditionsFilteredTupleKeyIterator: a read that yields a valid tuple drops them). An error is
+   * thrown only when nothing grants.
    */
   private directConditioned(b: Bucket, c: Bucket | undefined, def: RelationDef, v: Visited, depth: number): boolean {
     const s = this.subject;
+    const buckets = c === undefined ? [b] : [b, c];
     let error: ResolutionError | null = null;
-    const holds = (bucket: Bucket, user: string): boolean => {
-      try {
-        return this.holds(bucket, v.object, def.name, user);
-      } catch (err) {
-        if (!isResolutionError(err)) throw err;
-        error = err;
-        return false;
-      }
-    };
     const direct = this.wildcardKey !== '' && def.wildcardTypes.has(s.type) ? [s.key, this.wildcardKey] : [s.key];
-    for (const bucket of c === undefined ? [b] : [b, c]) {
-      const has = s.kind === 'userset' ? (key: string) => bucket.usersets.has(key) : (key: string) => bucket.users.has(key);
-      for (const key of direct) if (has(key) && holds(bucket, key)) return true;
+    for (const key of direct) {
+      for (const bucket of buckets) {
+        if (!(s.kind === 'userset' && key === s.key ? bucket.usersets.has(key) : bucket.users.has(key))) continue;
+        try {
+          if (this.holds(bucket, v.object, def.name, key)) return true;
+        } catch (err) {
+          if (!isResolutionError(err)) throw err;
+          error ??= err;
+        }
+      }
     }
     const admitted: UsersetRef[] = [];
-    for (const set of c === undefined ? [b] : [b, c]) for (const [key, ref] of set.usersets) if (holds(set, key)) admitted.push(ref);
+    let conditionError: ResolutionError | null = null;
+    for (const set of buckets) {
+      for (const [key, ref] of set.usersets) {
+        try {
+          if (this.holds(set, v.object, def.name, key)) admitted.push(ref);
+        } catch (err) {
+          if (!isResolutionError(err)) throw err;
+          conditionError ??= err;
+        }
+      }
+    }
+    if (admitted.length === 0) error ??= conditionError;
     const r = this.viaUsersets(admitted, depth, error);
     if (r === true) return true;
     if (r !== null) throw r;
     return false;
   }
 
+  /**
+   * A tuple-to-userset: the subject's `computed` relation on each parent of the tupleset. The tupleset is one
+   * read, as in OpenFGA's checkTTU: a parent whose condition is false or cannot be evaluated is not followed,
+   * and the condition errors count only when no parent's tuple is valid (storage.ConditionsFilteredTupleKeyIterator);
+   * an error resolving a followed parent counts unless another parent grants.
+   */
   private tupleToUserset(b: Bucket | undefined, c: Bucket | undefined, v: Visited, tupleset: string, computed: string, depth: number): boolean {
     let error: ResolutionError | null = null;
+    let conditionError: ResolutionError | null = null;
+    let valid = false;
     for (let pass = 0; pass < 2; pass++) {
       const set = pass === 0 ? b : c;
       if (!set) continue;
@@ -586,6 +623,13 @@ export class Resolver {
         if (parent.endsWith(':*')) continue;
         try {
           if (set.conds !== undefined && !this.holds(set, v.object, tupleset, parent)) continue;
+        } catch (err) {
+          if (!isResolutionError(err)) throw err;
+          conditionError ??= err;
+          continue;
+        }
+        valid = true;
+        try {
           if (this.check(parent, computed, depth + 1)) return true;
         } catch (err) {
           if (!isResolutionError(err)) throw err;
@@ -594,6 +638,7 @@ export class Resolver {
       }
     }
     if (error) throw error;
+    if (!valid && conditionError) throw conditionError;
     return false;
   }
 }

@@ -18,7 +18,7 @@ import { addParsed } from './snapshot.ts';
 import type { ParsedTuple, ReadQuery, TupleInput } from './tuple.ts';
 import { encodeToken, parseReadQuery, parseTupleForm, validateDeleteBatch, validateWriteBatch } from './tuple.ts';
 import { TypeSystem } from './type-system.ts';
-import type { AuthzStore } from '../storage/ports.ts';
+import type { AuthzStore, WriteConflicts } from '../storage/ports.ts';
 
 /** One check result (service-spec §2 PermissionResult). */
 export interface CheckResult {
@@ -49,9 +49,12 @@ export interface Engine {
   deleteTuples(tuples: Tuple[]): Promise<void>;
   /**
    * Writes and deletes in one atomic revision (OpenFGA Write): up to 100 of each, writes checked against the
-   * active model, deletes only by form; at least one tuple in all. Existing writes and missing deletes are no-ops.
+   * active model, deletes only by form; at least one tuple in all. Existing writes and missing deletes are no-ops
+   * unless `conflicts` refuses them (OpenFGA Write without `on_duplicate` / `on_missing: ignore`): then nothing is
+   * written and the call fails, decided atomically with the write (no read before it).
+   * @throws TupleConflictError naming the first existing write or missing delete under `conflicts`
    */
-  write(writes: Tuple[], deletes: Tuple[]): Promise<void>;
+  write(writes: Tuple[], deletes: Tuple[], conflicts?: WriteConflicts): Promise<void>;
   /**
    * The change log as OpenFGA's ReadChanges pages it: tuple writes and deletes after `afterRevision` (and
    * `afterIndex` entries of that revision), optionally of one object type, at most `limit`, oldest first.
@@ -75,11 +78,14 @@ export interface Engine {
   check(subject: string, checks: CheckInput[], options?: { context?: unknown }): Promise<CheckResult[]>;
   /**
    * Every (type, relation) matching the filter, sorted by type, relation, object; capped at 1000 with
-   * `truncated`. Contextual tuples (at most 100) count as stored; `context` feeds conditions.
+   * `truncated`. Contextual tuples (at most 100) count as stored; `context` feeds conditions. With `any_first`
+   * (OpenFGA ListObjects, which answers in no order and, past its cap, whichever objects it finds first), when one
+   * type and relation are asked, the model has no conditions and the relation needs no check, the objects come
+   * in the order the expansion reaches them and it stops at the cap: past it, any 1,000 of them.
    */
   listPermissions(
     subject: string,
-    filter: { relation?: string | null; object_type?: string | null; contextual_tuples?: TupleInput[] | null; context?: unknown },
+    filter: { relation?: string | null; object_type?: string | null; contextual_tuples?: TupleInput[] | null; context?: unknown; any_first?: boolean },
   ): Promise<{ objects: string[]; permissions: Array<{ object: string; relation: string }>; truncated: boolean }>;
   /**
    * Users of `user_type` related to `object` by `relation`, sorted, capped at 1000: concrete `type:id` users
@@ -93,8 +99,11 @@ export interface Engine {
     contextual_tuples?: TupleInput[] | null;
     context?: unknown;
   }): Promise<{ users: string[]; truncated: boolean }>;
-  /** One level of the OpenFGA userset tree, `{root: {...}}` serialised as JSON. */
-  expand(q: { relation?: string | null; object?: string | null }): Promise<{ tree: string }>;
+  /**
+   * One level of the OpenFGA userset tree, `{root: {...}}` serialised as JSON; contextual tuples (at most
+   * 100, each allowed by the model) count as stored.
+   */
+  expand(q: { relation?: string | null; object?: string | null; contextual_tuples?: TupleInput[] | null }): Promise<{ tree: string }>;
   /**
    * Replaces the assertions of model version `modelId` (OpenFGA WriteAssertions: a JSON array of
    * `{tuple_key, expectation, contextual_tuples?, context?}`, validated by the caller, kept as text).
@@ -308,7 +317,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
   const subjectOf = checkSubjectParser();
 
   /** {@link Engine.write}. @throws AppError as writeTuples and deleteTuples do */
-  async function write(writes: Tuple[], deletes: Tuple[]): Promise<void> {
+  async function write(writes: Tuple[], deletes: Tuple[], conflicts?: WriteConflicts): Promise<void> {
     let added: ParsedTuple[] = [];
     // a call with no deletes validates its writes whatever their number (none is `at least one tuple is required`)
     if (writes.length > 0 || deletes.length === 0) {
@@ -321,7 +330,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       added = validateWriteBatch(requireModel(ts), writes);
     }
     const removed = deletes.length > 0 ? validateDeleteBatch(deletes) : [];
-    const revision = await guard(store.writeTuples(added.map((p) => p.tuple), removed.map((p) => p.tuple)));
+    const revision = await guard(store.writeTuples(added.map((p) => p.tuple), removed.map((p) => p.tuple), conflicts));
     cache.applyDelta(revision, added, removed);
   }
 
@@ -339,8 +348,14 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       return { id, dsl };
     },
 
-    /** behaviour.md §7.1: the active version, or `{id: '', dsl: ''}` on an empty store. Read from the store: no snapshot load. */
+    /**
+     * behaviour.md §7.1: the active version, or `{id: '', dsl: ''}` on an empty store. From the snapshot when it
+     * is known current without I/O (a model change reloads it, so its model is the active one), else read from
+     * the store: never a snapshot load.
+     */
     async getModel() {
+      const snap = cache.currentIfKnown();
+      if (snap) return snap.model ? { id: snap.model.id, dsl: snap.model.dsl } : { id: '', dsl: '' };
       const model = await guard(store.latestModel());
       return model ? { id: model.id, dsl: model.dsl } : { id: '', dsl: '' };
     },
@@ -485,15 +500,27 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       // conditions are evaluated on the way, as OpenFGA's reverse expansion does: one it cannot evaluate on a
       // relation the expansion toward a requested type#relation reads fails the call
       const conditionErrors = new Map<string, ConditionError>();
-      const found = reachableFrom(ts, snap.index, s, ctx, { context, errors: conditionErrors });
+      // one past the cap still tells the answer is truncated
+      const only = pairs.length === 1 ? pairs[0]! : null;
+      const stop = filter?.any_first === true && only !== null && ts.conditions.size === 0 && ts.relation(only[0], only[1])?.needsVerify === false
+        ? { type: only[0], relation: only[1], at: LIST_CAP + 1 } : null;
+      // OpenFGA answers a concrete subject with its pipeline (every branch read), a userset or `type:*` one with its
+      // older reverse expansion (pruned branches), and each reads, and fails on, different tuples
+      const pruned = s.kind !== 'object';
+      const found = reachableFrom(ts, snap.index, s, ctx, { context, errors: conditionErrors, pruned }, stop);
       // one resolver verifies every candidate, so it gets a larger step budget than a single check call
       const resolver = new Resolver(ts, snap.index, ctx, s, LIST_RESOLUTION_STEPS, context);
+      // a concrete subject's candidates: OpenFGA's pipeline computes them from what it read and runs no check, so
+      // a condition error the check meets off the subject's paths is no error there
+      resolver.conditionErrorsAsFalse = !pruned;
       const permissions: Array<{ object: string; relation: string }> = [];
       let truncated = false;
       try {
         outer: for (const [type, rel] of pairs) {
-          if (conditionErrors.size > 0) for (const key of reverseReadKeys(ts, type, rel)) { const err = conditionErrors.get(key); if (err) throw err; }
-          for (const object of verifiedObjects(ts, resolver, found, type, rel)) {
+          if (conditionErrors.size > 0) for (const key of reverseReadKeys(ts, type, rel, pruned)) { const err = conditionErrors.get(key); if (err) throw err; }
+          // without conditions no candidate's check can fail the call: verify only up to one past the cap
+          const limit = ts.conditions.size === 0 ? LIST_CAP + 1 - permissions.length : Infinity;
+          for (const object of verifiedObjects(ts, resolver, found, type, rel, stop === null, limit)) {
             if (permissions.length === LIST_CAP) {
               truncated = true;
               break outer;
@@ -542,7 +569,8 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const ts = requireModel(snap.ts);
       requireRelation(ts, obj.type, relation);
       const def = ts.relation(obj.type, relation);
-      return { tree: JSON.stringify(expand(ts, snap.index, object, relation, def!.rewrite)) };
+      const ctx = contextualIndex(ts, q?.contextual_tuples);
+      return { tree: JSON.stringify(expand(ts, snap.index, object, relation, def!.rewrite, ctx)) };
     },
 
     async readModels(q) {

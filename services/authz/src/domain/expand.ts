@@ -17,21 +17,32 @@ export interface UsersetTreeNode {
 /**
  * Expands `object#relation` one level, as OpenFGA Expand does: direct users (sorted), computed
  * usersets and tuple-to-userset targets are leaves; rewrites become union/intersection/difference.
+ * `ctx`, when given, holds the request's contextual tuples, counted as stored (OpenFGA Expand's
+ * `contextual_tuples`).
  *
  * @returns `{root}` (OpenFGA `UsersetTree`)
  */
-export function expand(ts: TypeSystem, index: TupleIndex, object: string, relation: string, rewrite: Rewrite): { root: UsersetTreeNode } {
+export function expand(ts: TypeSystem, index: TupleIndex, object: string, relation: string, rewrite: Rewrite, ctx: TupleIndex | null = null): { root: UsersetTreeNode } {
   const name = `${object}#${relation}`;
+  /** the users of `object#rel`, stored and contextual, each once */
+  const usersOf = (rel: string, withUsersets: boolean): string[] => {
+    const out = new Set<string>();
+    for (const i of ctx ? [index, ctx] : [index]) {
+      const b = i.bucket(object, rel);
+      for (const u of b.users) out.add(u);
+      if (withUsersets) for (const u of b.usersets.keys()) out.add(u);
+    }
+    return [...out];
+  };
   const node = (r: Rewrite): UsersetTreeNode => {
     switch (r.k) {
       case 'this': {
-        const b = index.bucket(object, relation);
-        return { name, leaf: { users: { users: [...b.users, ...b.usersets.keys()].sort() } } };
+        return { name, leaf: { users: { users: usersOf(relation, true).sort() } } };
       }
       case 'computed':
         return { name, leaf: { computed: { userset: `${object}#${r.relation}` } } };
       case 'ttu': {
-        const computed = [...index.bucket(object, r.tupleset).users]
+        const computed = usersOf(r.tupleset, false)
           .filter((p) => !p.endsWith(':*') && ts.relation(p.slice(0, p.indexOf(':')), r.computed) !== undefined)
           .sort()
           .map((p) => ({ userset: `${p}#${r.computed}` }));

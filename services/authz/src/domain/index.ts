@@ -12,3 +12,4 @@ export { MAX_RESOLUTION_DEPTH } from './check.ts';
 export { LIST_CAP } from './list.ts';
 export { MAX_DSL_BYTES, parseDsl } from './model-dsl.ts';
 export { AGENT_TYPE, agentSubject, declaresAgentType, intersectChecks, intersectPermissions, type DelegatedPermissions, type PermissionList } from './delegation.ts';
+export { TupleConflictError, type WriteConflicts } from '../storage/ports.ts';

@@ -3,7 +3,7 @@ import { MAX_RESOLUTION_DEPTH, Resolver, ResolutionTooComplex, tupleHolds } from
 import { ConditionError } from './condition.ts';
 import type { Bucket, TupleIndex } from './tuple-index.ts';
 import { EMPTY_BUCKET } from './tuple-index.ts';
-import type { Rewrite, TypeSystem } from './type-system.ts';
+import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
 import { parseUser, typeOf } from './object-ref.ts';
 
 export { reachableFrom } from './reach.ts';
@@ -15,9 +15,23 @@ export const LIST_CAP = 1000;
 export const LIST_RESOLUTION_STEPS = 2_000_000;
 
 /**
- * Sorted, verified objects of one `type#relation` from {@link reachableFrom}; depth errors count as not allowed.
- * Candidates of relations without `and`/`but not` are exact already. For `base but not subtract` whose base
- * is exact, a reached base only needs the subtract checked.
+ * Whether `def` is granted by plain direct tuples only (`define blocked: [user]`, wildcards allowed): no
+ * userset restriction, no condition, no computed or tuple-to-userset branch. Such a relation's tuples are
+ * both what the reverse expansion reaches from a subject and what check reads, so membership in it is one
+ * set lookup (used for the subtracted side of `but not`; the caller makes sure the model has no conditions).
+ */
+export function plainDirect(def: RelationDef | undefined): boolean {
+  return def !== undefined && def.rewrite.k === 'this' && def.directTypes.every((d) => d.relation === '' && d.condition === '');
+}
+
+/**
+ * Sorted (unless `sort` is false: then in the order reached), verified objects of one `type#relation` from
+ * {@link reachableFrom}; depth errors count as not allowed. Candidates of relations without `and`/`but not`
+ * are exact already. For `base but not subtract` whose base is exact, a reached base only needs the subtract
+ * checked; when the subtract is {@link plainDirect} in a model without conditions, the reverse expansion
+ * already holds the objects it excludes (those the subject, or its type's wildcard, has a tuple on), so no
+ * check runs. With `limit` (only in a model without conditions, where a check cannot fail the call) the
+ * sorted candidates are verified until `limit` pass.
  */
 export function verifiedObjects(
   ts: TypeSystem,
@@ -25,19 +39,32 @@ export function verifiedObjects(
   found: Map<string, Set<string>>,
   type: string,
   relation: string,
+  sort = true,
+  limit = Infinity,
 ): string[] {
   const candidates = found.get(`${type}#${relation}`);
   if (!candidates) return [];
   const def = ts.relation(type, relation);
-  const sorted = [...candidates].sort();
-  if (!def?.needsVerify) return sorted;
+  const sorted = sort ? [...candidates].sort() : [...candidates];
+  if (!def?.needsVerify) return sorted.length > limit ? sorted.slice(0, limit) : sorted;
   const r = def.rewrite;
+  let keep: (object: string) => boolean = (object) => safeCheck(() => resolver.check(object, relation), false);
   if (r.k === 'difference' && r.base.k === 'computed' && r.subtract.k === 'computed' && ts.relation(type, r.base.relation)?.needsVerify === false) {
     const reached = found.get(`${type}#${r.base.relation}`);
     const subtract = r.subtract.relation;
-    return sorted.filter((object) => (reached?.has(object) ? !safeCheck(() => resolver.excludedBy(object, subtract), true) : safeCheck(() => resolver.check(object, relation), false)));
+    const excluded = ts.conditions.size === 0 && plainDirect(ts.relation(type, subtract)) ? (found.get(`${type}#${subtract}`) ?? new Set<string>()) : null;
+    const check = keep;
+    keep = (object) => (reached?.has(object)
+      ? (excluded !== null ? !excluded.has(object) : !safeCheck(() => resolver.excludedBy(object, subtract), true))
+      : check(object));
   }
-  return sorted.filter((object) => safeCheck(() => resolver.check(object, relation), false));
+  if (limit === Infinity) return sorted.filter(keep);
+  const out: string[] = [];
+  for (const object of sorted) {
+    if (out.length >= limit) break;
+    if (keep(object)) out.push(object);
+  }
+  return out;
 }
 
 /**
@@ -126,14 +153,26 @@ export function listUsers(
   const own = filter.relation === relation && typeOfObject(object) === filter.type;
   if (own) candidates.add(`${object}#${relation}`);
   else if (!hasPossibleEdges(ts, typeOfObject(object), relation, filter, new Set())) return { users: [], truncated: false };
+  // `base but not subtract` with an exact base and a plain direct subtract, in a model without conditions and
+  // no contextual tuples: the base's users are exact, and a user is excluded exactly when the object's
+  // subtract bucket names it or its type's wildcard (what check reads there), so no candidate needs a check
+  const def = ts.relation(typeOfObject(object), relation);
+  const r = def?.rewrite;
+  const exclusion = !own && filter.relation === '' && ctx === null && ts.conditions.size === 0 && r?.k === 'difference' && r.base.k === 'computed'
+    && r.subtract.k === 'computed' && ts.relation(typeOfObject(object), r.base.relation)?.needsVerify === false
+    && plainDirect(ts.relation(typeOfObject(object), r.subtract.relation))
+    ? { base: r.base.relation, bucket: index.bucket(object, r.subtract.relation), wildcards: ts.relation(typeOfObject(object), r.subtract.relation)!.wildcardTypes }
+    : null;
+  const start = exclusion?.base ?? relation;
   // nodes expanded for candidates, and nodes expanded only under a subtracted side (for their conditions)
-  const seen = new Set<string>([`${object}#${relation}`]);
+  const seen = new Set<string>([`${object}#${start}`]);
   const seenSubtracted = new Set<string>();
   // every relation expanded is a union of direct grants, computed usersets and tuple-to-usersets: the
   // candidates are exactly the users (conditions were evaluated on the way); an intersection or an
   // exclusion met anywhere makes them a superset to verify by check
   let exact = true;
-  const queue: Array<[string, string, number, boolean]> = [[object, relation, 0, false]];
+  // the base is one hop below the relation, as when the difference is visited
+  const queue: Array<[string, string, number, boolean]> = [[object, start, exclusion === null ? 0 : 1, false]];
   let conditionError: ConditionError | null = null;
   const holds = (b: Bucket, o: string, r: string, user: string): boolean => {
     try {
@@ -201,7 +240,10 @@ export function listUsers(
     // a wildcard counts only where the model still allows it (check's rule for a `type:*` tuple); a
     // userset candidate's membership follows check's userset rules
     const verify = !exact || filter.relation !== '' || candidate.endsWith(':*');
-    if (verify) {
+    if (exclusion !== null && !verify) {
+      const type = typeOf(candidate);
+      if (exclusion.bucket.users.has(candidate) || (exclusion.wildcards.has(type) && exclusion.bucket.users.has(`${type}:*`))) continue;
+    } else if (verify) {
       const ref = parseUser(candidate);
       if (!ref || !new Resolver(ts, index, ctx, ref, undefined, context).check(object, relation)) continue;
     }

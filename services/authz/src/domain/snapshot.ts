@@ -6,7 +6,7 @@ import type { ParsedTuple } from './tuple.ts';
 import { TupleIndex } from './tuple-index.ts';
 import { TypeSystem } from './type-system.ts';
 import type { UserRef } from './object-ref.ts';
-import { CHANGE_RETENTION } from '../storage/ports.ts';
+import { CHANGE_LOG_CEILING, TupleConflictError } from '../storage/ports.ts';
 import type { AuthzStore, StoredModel, TupleChange, TupleKey } from '../storage/ports.ts';
 
 /** One consistent view: the active model, its type system and the tuples it allows, at `revision`. */
@@ -24,7 +24,7 @@ export async function guard<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (err) {
-    if (err instanceof AppError) throw err;
+    if (err instanceof AppError || err instanceof TupleConflictError) throw err;
     throw new AppError('unavailable', 'authorization store is unavailable', { cause: err, reason: 'fga_store_error' });
   }
 }
@@ -86,7 +86,7 @@ export class SnapshotCache {
    * {@link current}, unless getting there takes a full load (the first load, a model change, a reset or a
    * change-log gap): then `{loading: revision}` at once, with the store's current revision, and the load
    * goes on (started here when none ran). A catch-up from the change log is awaited (it reads at most
-   * {@link CHANGE_RETENTION} changes). Lets check answer from the store while the snapshot is built.
+   * {@link CHANGE_LOG_CEILING} revisions of changes). Lets check answer from the store while the snapshot is built.
    * @throws AppError `unavailable` on storage failure
    */
   async currentOrLoading(): Promise<Snapshot | { loading: number }> {
@@ -152,7 +152,7 @@ export class SnapshotCache {
 
   /** Replays the change log from `snap.revision` to `target` into `snap`; false when only a full load can get there. */
   private async catchUp(snap: Snapshot, target: number): Promise<boolean> {
-    if (!snap.ts || target - snap.revision > CHANGE_RETENTION) return false;
+    if (!snap.ts || target - snap.revision > CHANGE_LOG_CEILING) return false;
     const changes = await guard(this.store.readChanges(snap.revision, target));
     if (!replayable(changes, snap.revision, target)) return false;
     for (const c of changes) {

@@ -72,6 +72,39 @@ function positiveLeaves(r: Rewrite, visit: (leaf: Rewrite) => void): void {
   }
 }
 
+/** The leaves under a subtracted side of `but not` (anywhere below it), which {@link positiveLeaves} leaves out. */
+function subtractLeaves(r: Rewrite, visit: (leaf: Rewrite) => void): void {
+  if (r.k === 'union' || r.k === 'intersection') for (const c of r.children) subtractLeaves(c, visit);
+  else if (r.k === 'difference') {
+    subtractLeaves(r.base, visit);
+    allLeaves(r.subtract, visit);
+  }
+}
+
+/**
+ * The leaves OpenFGA's older list objects algorithm (the one it runs for a userset or `type:*` subject) expands
+ * towards a relation: every union child, only the first child of an intersection and only the base of `but not`
+ * (`GetPrunedRelationshipEdges` with `resolveAnyEdge`, internal/graph); the rest is left to the check of each
+ * candidate.
+ */
+function prunedLeaves(r: Rewrite, visit: (leaf: Rewrite) => void): void {
+  switch (r.k) {
+    case 'union':
+      for (const c of r.children) prunedLeaves(c, visit);
+      return;
+    case 'intersection':
+      if (r.children.length > 0) prunedLeaves(r.children[0] as Rewrite, visit);
+      return;
+    case 'difference':
+      prunedLeaves(r.base, visit);
+      return;
+    case 'this':
+    case 'computed':
+    case 'ttu':
+      visit(r);
+  }
+}
+
 function allLeaves(r: Rewrite, visit: (leaf: Rewrite) => void): void {
   if (r.k === 'union' || r.k === 'intersection') for (const c of r.children) allLeaves(c, visit);
   else if (r.k === 'difference') {
@@ -87,8 +120,26 @@ export class TypeSystem {
   readonly computedParents = new Map<string, string[]>();
   /** (type#relation) → tuple-to-userset relations that include it */
   readonly ttuParents = new Map<string, TtuParent[]>();
+  /**
+   * {@link computedParents} and {@link ttuParents} of the leaves only a subtracted side (`but not`) reaches: the
+   * edges OpenFGA's list objects also reads, for the conditions it evaluates on them (see reachableFrom)
+   */
+  readonly subtractComputedParents = new Map<string, string[]>();
+  readonly subtractTtuParents = new Map<string, TtuParent[]>();
+  /**
+   * {@link computedParents} and {@link ttuParents} along the leaves OpenFGA's older list objects algorithm expands
+   * (every union child, the first child of an intersection, the base of `but not`): the reverse expansion for a
+   * userset or wildcard subject, whose reads (and condition errors) are only those
+   */
+  readonly prunedComputedParents = new Map<string, string[]>();
+  readonly prunedTtuParents = new Map<string, TtuParent[]>();
   /** the model's conditions by name, compiled */
   readonly conditions: Map<string, CompiledCondition>;
+  /**
+   * `type#relation` usersets some relation's direct types allow as a tuple user (`group#member` for
+   * `[group#member]`): only these can be the user of an indexed tuple, which holds only tuples the model allows
+   */
+  readonly usersetUsers = new Set<string>();
 
   /** @throws Error when a condition does not compile (parseDsl refuses such a model first) */
   constructor(model: JsonModel) {
@@ -109,6 +160,7 @@ export class TypeSystem {
       }
       this.types.set(td.type, rels);
     }
+    for (const rels of this.types.values()) for (const def of rels.values()) for (const d of def.directTypes) if (d.relation !== '') this.usersetUsers.add(`${d.type}#${d.relation}`);
     this.buildEdges();
     this.buildTerminals();
   }
@@ -136,15 +188,18 @@ export class TypeSystem {
   private buildEdges(): void {
     for (const [type, rels] of this.types) {
       for (const def of rels.values()) {
-        positiveLeaves(def.rewrite, (leaf) => {
-          if (leaf.k === 'computed') push(this.computedParents, `${type}#${leaf.relation}`, def.name);
+        const edges = (computed: Map<string, string[]>, ttus: Map<string, TtuParent[]>) => (leaf: Rewrite): void => {
+          if (leaf.k === 'computed') push(computed, `${type}#${leaf.relation}`, def.name);
           if (leaf.k === 'ttu') {
             for (const d of this.relation(type, leaf.tupleset)?.directTypes ?? []) {
               if (d.relation !== '' || d.wildcard) continue;
-              push(this.ttuParents, `${d.type}#${leaf.computed}`, { tupleset: leaf.tupleset, parentType: type, parentRelation: def.name });
+              push(ttus, `${d.type}#${leaf.computed}`, { tupleset: leaf.tupleset, parentType: type, parentRelation: def.name });
             }
           }
-        });
+        };
+        positiveLeaves(def.rewrite, edges(this.computedParents, this.ttuParents));
+        subtractLeaves(def.rewrite, edges(this.subtractComputedParents, this.subtractTtuParents));
+        prunedLeaves(def.rewrite, edges(this.prunedComputedParents, this.prunedTtuParents));
         // a conditioned tuple grants only in its context, so list candidates through one need a check
         let verify = def.directTypes.some((d) => d.condition !== '');
         const walk = (r: Rewrite): void => {

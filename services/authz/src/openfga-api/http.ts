@@ -53,9 +53,10 @@ function route(method: string, path: string, rpc: string, handle: Route['handle'
 
 /** OpenFGA API v1's HTTP routes (openfga_service.proto google.api.http). */
 const ROUTES: readonly Route[] = [
-  route('GET', '/stores', 'ListStores', (o, _p, q) => o.ListStores({ ...(q.name ? { name: q.name } : {}) })),
+  route('GET', '/stores', 'ListStores', (o, _p, q) => o.ListStores(q)),
   route('POST', '/stores', 'CreateStore', (o, _p, _q, b) => o.CreateStore(b), 201),
   route('GET', '/stores/{store_id}', 'GetStore', (o, p) => o.GetStore(p.store_id!)),
+  route('PATCH', '/stores/{store_id}', 'UpdateStore', (o, p, _q, b) => o.UpdateStore(p.store_id!, b)),
   route('DELETE', '/stores/{store_id}', 'DeleteStore', (o, p) => o.DeleteStore(p.store_id!)),
   route('POST', '/stores/{store_id}/authorization-models', 'WriteAuthorizationModel', (o, p, _q, b) => o.WriteAuthorizationModel(p.store_id!, b), 201),
   route('GET', '/stores/{store_id}/authorization-models', 'ReadAuthorizationModels', (o, p, q) => o.ReadAuthorizationModels(p.store_id!, q)),
@@ -74,13 +75,21 @@ const ROUTES: readonly Route[] = [
 ];
 
 const sha = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+/** The digests of a key list, computed once per list (the configured keys do not change while serving). */
+const keyDigests = new WeakMap<readonly string[], Buffer[]>();
+const digestsOf = (keys: readonly string[]): Buffer[] => {
+  let d = keyDigests.get(keys);
+  if (d === undefined) keyDigests.set(keys, (d = keys.map(sha)));
+  return d;
+};
 
 /**
- * The caller's credentials as OpenFGA's preshared-key authentication judges them.
+ * The caller's credentials (an `Authorization` header, or the gRPC form's `authorization` metadata) as
+ * OpenFGA's preshared-key authentication judges them.
  * @throws OpenFgaError 401 `bearer_token_missing` (no bearer token), `unauthenticated` (not a configured key;
  *   with `oidc`: not a valid access token of a service account that may call)
  */
-async function authenticate(authn: OpenFgaAuthn, header: string | undefined): Promise<void> {
+export async function authenticate(authn: OpenFgaAuthn, header: string | undefined): Promise<void> {
   if (authn.method === 'none') return;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
   if (!m) throw new OpenFgaError(401, 'bearer_token_missing', 'missing bearer token');
@@ -93,7 +102,7 @@ async function authenticate(authn: OpenFgaAuthn, header: string | undefined): Pr
   const given = sha(m[1]!);
   // compared as digests in constant time, against every key (no early exit reveals which matched)
   let ok = false;
-  for (const key of authn.keys) ok = timingSafeEqual(given, sha(key)) || ok;
+  for (const key of digestsOf(authn.keys)) ok = timingSafeEqual(given, key) || ok;
   if (!ok) throw new OpenFgaError(401, 'unauthenticated', 'unauthenticated');
 }
 
@@ -124,6 +133,21 @@ const send = (res: ServerResponse, status: number, body: unknown): void => {
   res.end(text);
 };
 
+/**
+ * `gatehouse_authz_api_requests_total` and `gatehouse_authz_api_request_duration_seconds` (labels `api`:
+ * `openfga` or `openfga_grpc`, `method`, `code`: the HTTP status) on `registry`, registered once.
+ */
+export function openFgaSeries(registry: Registry): ReturnType<typeof registerRequestSeries<'api' | 'method' | 'code'>> {
+  return registerRequestSeries(registry, {
+    counter: { name: 'gatehouse_authz_api_requests_total', help: 'calls to the authz service\'s own APIs, by API (openfga: HTTP, openfga_grpc: gRPC), method and HTTP status' },
+    histogram: {
+      name: 'gatehouse_authz_api_request_duration_seconds', help: 'duration in seconds of calls to the authz service\'s own APIs, by API, method and HTTP status',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    },
+    labelNames: ['api', 'method', 'code'],
+  });
+}
+
 /** A started OpenFGA API listener. */
 export interface OpenFgaHttpServer {
   /** the port it listens on (the one asked for, or the free port the system chose for 0) */
@@ -137,14 +161,7 @@ export interface OpenFgaHttpServer {
  * @throws Error when the port cannot be bound (the caller turns it into a FATAL line)
  */
 export async function startOpenFgaHttp(o: { host: string; port: number; ops: OpenFgaOperations; authn: OpenFgaAuthn; logger: Logger; registry: Registry }): Promise<OpenFgaHttpServer> {
-  const table = registerRequestSeries(o.registry, {
-    counter: { name: 'gatehouse_authz_api_requests_total', help: 'calls to the authz service\'s own HTTP APIs, by API (openfga), method and HTTP status' },
-    histogram: {
-      name: 'gatehouse_authz_api_request_duration_seconds', help: 'duration in seconds of calls to the authz service\'s own HTTP APIs, by API, method and HTTP status',
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    },
-    labelNames: ['api', 'method', 'code'],
-  });
+  const table = openFgaSeries(o.registry);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = process.hrtime.bigint();
@@ -168,7 +185,7 @@ export async function startOpenFgaHttp(o: { host: string; port: number; ops: Ope
         params[n] = decodeURIComponent(hit.m![i + 1]!);
       });
       const query: Query = Object.fromEntries(url.searchParams.entries());
-      const body = req.method === 'POST' || req.method === 'PUT' ? await readBody(req) : {};
+      const body = req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH' ? await readBody(req) : {};
       const answer = await hit.r.handle(o.ops, params, query, body);
       if (rpc === 'StreamedListObjects') {
         // newline-delimited JSON, one `{"result":{"object":…}}` per object, as OpenFGA streams it

@@ -2,23 +2,18 @@
  * @module authz/openfga-api/operations
  * The methods of OpenFGA's `openfga.v1.OpenFGAService` (openfga/api `openfga/v1/openfga_service.proto`),
  * answered by Gatehouse's engine: request bodies and answers in OpenFGA's JSON form (snake_case fields,
- * as OpenFGA's HTTP API and SDKs send them), OpenFGA's error codes and limits. Gatehouse serves one store,
- * its own ({@link GATEHOUSE_STORE_ID}): the tuples and model the `/v1` API reads and writes.
+ * as OpenFGA's HTTP API and SDKs send them), OpenFGA's error codes and limits. The stores are those of a
+ * {@link StoreDirectory}: Gatehouse's own ({@link GATEHOUSE_STORE_ID}: the tuples and model the `/v1` API
+ * reads and writes) and the ones created through the API.
  */
 import { AppError } from '@gatehouse/errors';
 import { transformer } from '@openfga/syntax-transformer';
-import { decodeTime } from 'ulid';
 import type { Engine, Tuple } from '../domain/index.ts';
-import { parseDsl } from '../domain/index.ts';
+import { TupleConflictError, parseDsl } from '../domain/index.ts';
 import { OpenFgaError, fromEngineError, invalid } from './errors.ts';
+import { GATEHOUSE_STORE_ID, GATEHOUSE_STORE_NAME, type StoreDirectory, type StoreEntry } from './stores.ts';
 
-/**
- * The id of Gatehouse's store in OpenFGA's API: a fixed ULID, the same on every replica and every
- * installation, so an SDK or CLI is configured with it once (`FGA_STORE_ID`).
- */
-export const GATEHOUSE_STORE_ID = '01JDQ7GATEHSE0000000000000';
-/** The store's name as ListStores and GetStore answer it. */
-export const GATEHOUSE_STORE_NAME = 'gatehouse';
+export { GATEHOUSE_STORE_ID, GATEHOUSE_STORE_NAME } from './stores.ts';
 
 /** OpenFGA's limits as Gatehouse applies them (the `--openfga-*` flags). */
 export interface OpenFgaLimits {
@@ -47,6 +42,20 @@ type Body = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const obj = (v: unknown): Body => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Body : {});
 
+/**
+ * A store name as OpenFGA accepts it in CreateStore and UpdateStore: 3-64 characters of
+ * `^[a-zA-Z0-9\s\.\-\/^_&@]{3,64}$` (openfga/api `openfga_service.proto`, the `name` field's validation
+ * rule; `\s` as Go's regexp reads it: tab, newline, form feed, carriage return, space).
+ * @throws OpenFgaError 400 `validation_error` naming `request` as OpenFGA's validator does
+ */
+function storeName(v: unknown, request: string): string {
+  const name = str(v);
+  if (!/^[a-zA-Z0-9\t\n\f\r .\-/^_&@]{3,64}$/.test(name)) {
+    throw invalid('validation_error', `invalid ${request}.Name: value does not match regex pattern "^[a-zA-Z0-9\\s\\.\\-\\/^_&@]{3,64}$"`);
+  }
+  return name;
+}
+
 /** A wire tuple key as the engine's tuple (the condition kept when named). */
 function toTuple(k: unknown): Tuple {
   const key = obj(k) as WireTupleKey;
@@ -54,6 +63,21 @@ function toTuple(k: unknown): Tuple {
   const c = key.condition;
   if (c && typeof c === 'object' && str(c.name) !== '') t.condition = { name: str(c.name), context: (c.context ?? null) as Record<string, unknown> | null };
   return t;
+}
+
+/** `v` as JSON with its object keys sorted (two equal values give the same text). */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Body)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
+}
+
+/** Whether two tuple conditions are the same: the same name and context (an empty context as none). */
+function sameCondition(a: Tuple['condition'], b: Tuple['condition']): boolean {
+  const ctx = (c: Tuple['condition']): string => (c?.context && Object.keys(c.context).length > 0 ? canonical(c.context) : '');
+  return (a?.name ?? '') === (b?.name ?? '') && ctx(a) === ctx(b);
 }
 
 /** An engine tuple as OpenFGA's `TupleKey` (the condition only when present). */
@@ -90,9 +114,10 @@ async function withinDeadline<T>(deadlineMs: number, work: Promise<T>): Promise<
 
 /** The OpenFGA methods over one engine (the handlers of the HTTP listener, one per method). */
 export interface OpenFgaOperations {
-  ListStores(q: { name?: string }): Promise<Body>;
+  ListStores(q: { name?: string; page_size?: string; continuation_token?: string }): Promise<Body>;
   GetStore(storeId: string): Promise<Body>;
   CreateStore(body: Body): Promise<Body>;
+  UpdateStore(storeId: string, body: Body): Promise<Body>;
   DeleteStore(storeId: string): Promise<Body>;
   WriteAuthorizationModel(storeId: string, body: Body): Promise<Body>;
   ReadAuthorizationModels(storeId: string, q: { page_size?: string; continuation_token?: string }): Promise<Body>;
@@ -115,53 +140,61 @@ export interface OpenFgaOperations {
 export const MAX_ASSERTIONS = 100;
 
 /**
- * Builds the OpenFGA methods over `engine` (OpenFGA API v1, openfga_service.proto).
- * Every method throws only {@link OpenFgaError}: 404 `store_id_not_found` for another store id, 400
+ * Builds the OpenFGA methods over the stores of `stores` (OpenFGA API v1, openfga_service.proto).
+ * Every method throws only {@link OpenFgaError}: 404 `store_id_not_found` for an unknown store id, 400
  * with OpenFGA's code for bad input, 503 when the store fails, 500 `internal_error` otherwise.
  */
-export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): OpenFgaOperations {
-  const store = (): Body => {
-    // the store exists since the ULID's time: a stable creation time on every replica
-    const created = new Date(decodeTime(GATEHOUSE_STORE_ID)).toISOString();
-    return { id: GATEHOUSE_STORE_ID, name: GATEHOUSE_STORE_NAME, created_at: created, updated_at: created };
-  };
-  const requireStore = (storeId: string): void => {
-    if (storeId !== GATEHOUSE_STORE_ID) throw new OpenFgaError(404, 'store_id_not_found', 'store not found');
-  };
-  /** Runs an engine call, its errors in OpenFGA's form. */
-  const run = async <T>(defaultCode: string, call: () => Promise<T>): Promise<T> => {
+export function createOpenFgaOperations(stores: StoreDirectory, limits: OpenFgaLimits): OpenFgaOperations {
+  const wireStore = (s: StoreEntry): Body => ({ id: s.id, name: s.name, created_at: new Date(s.createdAt).toISOString(), updated_at: new Date(s.updatedAt).toISOString() });
+  /** Runs an engine call, its errors in OpenFGA's form (`storeId` names the store in them). */
+  const run = async <T>(defaultCode: string, call: () => Promise<T>, storeId = GATEHOUSE_STORE_ID): Promise<T> => {
     try {
       return await call();
     } catch (err) {
-      throw fromEngineError(err, defaultCode, GATEHOUSE_STORE_ID);
+      throw fromEngineError(err, defaultCode, storeId);
     }
   };
-  /** The active model; `authorization_model_id`, when given, must name it (only the active version answers). */
-  const activeModel = async (requested: unknown): Promise<{ id: string; dsl: string }> => {
-    const m = await run('validation_error', () => engine.getModel());
+  /** The engine of store `storeId`. @throws OpenFgaError 404 `store_id_not_found` */
+  const storeEngine = async (storeId: string): Promise<Engine> => {
+    const engine = await run('validation_error', () => stores.engine(storeId), storeId);
+    if (!engine) throw new OpenFgaError(404, 'store_id_not_found', 'store not found');
+    return engine;
+  };
+  /**
+   * The engine a query or write of store `storeId` runs on: the store's own, answering with its active
+   * model, or, when `authorization_model_id` names an older stored version, an engine pinned to that
+   * version (OpenFGA evaluates a request against the model it names).
+   * @throws OpenFgaError 404 `store_id_not_found`, 400 `authorization_model_not_found`, `latest_authorization_model_not_found`
+   */
+  const modelEngine = async (storeId: string, requested: unknown): Promise<Engine> => {
+    const engine = await storeEngine(storeId);
+    const m = await run('validation_error', () => engine.getModel(), storeId);
     const id = str(requested);
     if (id !== '' && id !== m.id) {
-      const stored = engine.readModels ? (await run('validation_error', () => engine.readModels!({ id }))).length > 0 : false;
-      if (!stored) throw invalid('authorization_model_not_found', `Authorization Model '${id}' not found`);
-      throw invalid('validation_error', `Authorization Model '${id}' is not the active model '${m.id}': Gatehouse answers with the active model only (omit authorization_model_id)`);
+      const found = engine.readModels ? (await run('validation_error', () => engine.readModels!({ id }), storeId))[0] : undefined;
+      if (!found || found.id !== id) throw invalid('authorization_model_not_found', `Authorization Model '${id}' not found`);
+      const pinned = stores.pinned(storeId, found);
+      if (!pinned) throw invalid('validation_error', `Authorization Model '${id}' is not the active model '${m.id}': this engine store answers with the active model only (omit authorization_model_id)`);
+      return pinned;
     }
-    if (m.id === '') throw invalid('latest_authorization_model_not_found', `No authorization models found for store '${GATEHOUSE_STORE_ID}'`);
-    return m;
+    if (m.id === '') throw invalid('latest_authorization_model_not_found', `No authorization models found for store '${storeId}'`);
+    return engine;
   };
   const modelJson = (m: { id: string; dsl: string }): Body => ({ id: m.id, ...parseDsl(m.dsl) });
   /** An assertions call of model `modelId`: an unknown model is 400 `authorization_model_not_found`, as in OpenFGA. */
-  const assertionsCall = async <T>(modelId: string, call: () => Promise<T>): Promise<T> => {
+  const assertionsCall = async <T>(storeId: string, modelId: string, call: () => Promise<T>): Promise<T> => {
     try {
       return await call();
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found') throw invalid('authorization_model_not_found', `Authorization Model '${modelId}' not found`);
-      throw fromEngineError(err, 'validation_error', GATEHOUSE_STORE_ID);
+      throw fromEngineError(err, 'validation_error', storeId);
     }
   };
-  const exists = async (t: Tuple): Promise<boolean> =>
-    (await run('validation_error', () => engine.readTuples({ user: t.user, relation: t.relation, object: t.object, page_size: 1 }))).tuples.length > 0;
+  /** The stored tuple with `t`'s user, relation and object (its condition included), or null. */
+  const stored = async (engine: Engine, t: Tuple): Promise<Tuple | null> =>
+    (await run('validation_error', () => engine.readTuples({ user: t.user, relation: t.relation, object: t.object, page_size: 1 }))).tuples[0] ?? null;
 
-  const checkOne = async (key: unknown, contextual: unknown, context: unknown): Promise<boolean> => {
+  const checkOne = async (engine: Engine, key: unknown, contextual: unknown, context: unknown): Promise<boolean> => {
     const k = toTuple(key);
     if (k.user === '' || k.relation === '' || k.object === '') throw invalid('validation_error', 'tuple_key requires user, relation and object');
     const ctx = contextualOf(contextual);
@@ -171,38 +204,64 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
     return result!.allowed;
   };
 
-  const listObjects = async (body: Body): Promise<string[]> => {
-    await activeModel(body.authorization_model_id);
+  const listObjects = async (storeId: string, body: Body): Promise<string[]> => {
+    const engine = await modelEngine(storeId, body.authorization_model_id);
     const type = str(body.type);
     const relation = str(body.relation);
     const user = str(body.user);
     if (type === '' || relation === '' || user === '') throw invalid('validation_error', 'type, relation and user are required');
     const ctx = contextualOf(body.contextual_tuples);
+    // past the cap OpenFGA answers whichever objects it finds first: so may the engine, which then stops there
     const answer = await withinDeadline(limits.listDeadlineMs, run('validation_error', () => engine.listPermissions(user, {
-      relation, object_type: type, ...(ctx.length > 0 ? { contextual_tuples: ctx } : {}), ...(body.context != null ? { context: body.context } : {}),
+      relation, object_type: type, any_first: true, ...(ctx.length > 0 ? { contextual_tuples: ctx } : {}), ...(body.context != null ? { context: body.context } : {}),
     })));
     return answer.objects;
   };
 
   return {
     async ListStores(q) {
-      const name = q.name ?? '';
-      return { stores: name === '' || name === GATEHOUSE_STORE_NAME ? [store()] : [], continuation_token: '' };
+      const pageSize = q.page_size ? Number(q.page_size) : 50;
+      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100) throw invalid('page_size_invalid', 'page_size must be between 1 and 100');
+      let after: string | null = null;
+      if (q.continuation_token) {
+        after = Buffer.from(q.continuation_token, 'base64url').toString('utf8');
+        if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(after)) throw invalid('invalid_continuation_token', 'Invalid continuation token');
+      }
+      // one more than the page tells whether another page follows
+      const found = await run('validation_error', () => stores.list({ ...(q.name ? { name: q.name } : {}), afterId: after, limit: pageSize + 1 }));
+      const page = found.slice(0, pageSize);
+      const token = found.length > pageSize ? Buffer.from(page[page.length - 1]!.id, 'utf8').toString('base64url') : '';
+      return { stores: page.map(wireStore), continuation_token: token };
     },
     async GetStore(storeId) {
-      requireStore(storeId);
-      return store();
+      const found = await run('validation_error', () => stores.get(storeId), storeId);
+      if (!found) throw new OpenFgaError(404, 'store_id_not_found', 'store not found');
+      return wireStore(found);
     },
-    async CreateStore() {
-      throw new OpenFgaError(501, 'unimplemented', `this server has one store, Gatehouse's own (id ${GATEHOUSE_STORE_ID}); creating stores is not supported`);
+    async CreateStore(body) {
+      const name = storeName(body.name, 'CreateStoreRequest');
+      if (!stores.canCreate) throw new OpenFgaError(501, 'unimplemented', `this server has one store over --fga-store=openfga (id ${GATEHOUSE_STORE_ID}); new stores are made on the OpenFGA server`);
+      return wireStore(await run('validation_error', () => stores.create(name)));
+    },
+    async UpdateStore(storeId, body) {
+      const name = storeName(body.name, 'UpdateStoreRequest');
+      if (storeId === GATEHOUSE_STORE_ID) {
+        // the name every replica, SDK configuration and dashboard knows it by: renaming it to itself is a no-op
+        if (name !== GATEHOUSE_STORE_NAME) throw invalid('validation_error', `Gatehouse's own store keeps its name '${GATEHOUSE_STORE_NAME}'; create a store of your own to name it`);
+        return wireStore((await run('validation_error', () => stores.get(storeId), storeId))!);
+      }
+      const renamed = await run('validation_error', () => stores.rename(storeId, name), storeId);
+      if (!renamed) throw new OpenFgaError(404, 'store_id_not_found', 'store not found');
+      return wireStore(renamed);
     },
     async DeleteStore(storeId) {
-      requireStore(storeId);
-      throw invalid('validation_error', 'Gatehouse\'s own store cannot be deleted; delete its tuples, then reset its model through the admin API');
+      if (storeId === GATEHOUSE_STORE_ID) throw invalid('validation_error', 'Gatehouse\'s own store cannot be deleted; delete its tuples, then reset its model through the admin API');
+      if (!(await run('validation_error', () => stores.delete(storeId), storeId))) throw new OpenFgaError(404, 'store_id_not_found', 'store not found');
+      return {};
     },
 
     async WriteAuthorizationModel(storeId, body) {
-      requireStore(storeId);
+      const engine = await storeEngine(storeId);
       if (!Array.isArray(body.type_definitions) || body.type_definitions.length === 0) {
         throw invalid('type_definitions_too_few_items', 'type_definitions must contain at least one type');
       }
@@ -218,7 +277,7 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
       return { authorization_model_id: id };
     },
     async ReadAuthorizationModels(storeId, q) {
-      requireStore(storeId);
+      const engine = await storeEngine(storeId);
       const pageSize = q.page_size ? Number(q.page_size) : 50;
       if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100) throw invalid('page_size_invalid', 'page_size must be between 1 and 100');
       const readModels = engine.readModels;
@@ -239,7 +298,7 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
       return { authorization_models: page.map(modelJson), continuation_token: more ? Buffer.from(page[page.length - 1]!.id, 'utf8').toString('base64url') : '' };
     },
     async ReadAuthorizationModel(storeId, id) {
-      requireStore(storeId);
+      const engine = await storeEngine(storeId);
       const found = engine.readModels
         ? (await run('validation_error', () => engine.readModels!({ id })))[0]
         : await run('validation_error', () => engine.getModel());
@@ -248,8 +307,7 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
     },
 
     async Write(storeId, body) {
-      requireStore(storeId);
-      await activeModel(body.authorization_model_id);
+      const engine = await modelEngine(storeId, body.authorization_model_id);
       const w = obj(body.writes);
       const d = obj(body.deletes);
       const writes = Array.isArray(w.tuple_keys) ? w.tuple_keys.map(toTuple) : [];
@@ -264,22 +322,47 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
         if (seen.has(key)) throw invalid('cannot_allow_duplicate_tuples_in_one_request', `duplicate tuple in write: ${keyText(t)}`);
         seen.add(key);
       }
-      // OpenFGA refuses an existing write and a missing delete unless the request says to ignore them
-      if (str(w.on_duplicate) !== 'ignore') {
-        for (const t of writes) {
-          if (await exists(t)) throw invalid('write_failed_due_to_invalid_input', `cannot write a tuple which already exists: ${keyText(t)}: tuple to be written already existed or the tuple to be deleted did not exist`);
+      // OpenFGA refuses an existing write and a missing delete unless the request says to ignore them; an
+      // ignored one is not written at all (no change in the log), and an existing tuple with another
+      // condition is a conflict even then (OpenFGA storage TupleConditionConflictError: 409 Aborted)
+      const ignoreDuplicates = str(w.on_duplicate) === 'ignore';
+      const ignoreMissing = str(d.on_missing) === 'ignore';
+      // neither ignored: the store decides inside the write's transaction (no read before it; of two
+      // identical writes exactly one succeeds)
+      if (!ignoreDuplicates && !ignoreMissing) {
+        const conflicts = { existing: 'error', missing: 'error' } as const;
+        try {
+          await engine.write(writes, deletes, conflicts);
+        } catch (err) {
+          if (!(err instanceof TupleConflictError)) throw fromEngineError(err, 'validation_error', storeId);
+          const what = err.kind === 'existing' ? 'cannot write a tuple which already exists' : 'cannot delete a tuple which does not exist';
+          throw invalid('write_failed_due_to_invalid_input', `${what}: ${keyText(err.tuple)}: tuple to be written already existed or the tuple to be deleted did not exist`);
+        }
+        return {};
+      }
+      // an ignored duplicate is not written at all (no change in the log), so these are read first
+      const toWrite: Tuple[] = [];
+      for (const t of writes) {
+        const found = await stored(engine, t);
+        if (!found) {
+          toWrite.push(t);
+          continue;
+        }
+        if (!ignoreDuplicates) throw invalid('write_failed_due_to_invalid_input', `cannot write a tuple which already exists: ${keyText(t)}: tuple to be written already existed or the tuple to be deleted did not exist`);
+        if (!sameCondition(found.condition, t.condition)) {
+          throw new OpenFgaError(409, 'Aborted', `transactional write failed due to conflict: attempted to write a tuple which already exists with a different condition: ${keyText(t)}`);
         }
       }
-      if (str(d.on_missing) !== 'ignore') {
-        for (const t of deletes) {
-          if (!(await exists(t))) throw invalid('write_failed_due_to_invalid_input', `cannot delete a tuple which does not exist: ${keyText(t)}: tuple to be written already existed or the tuple to be deleted did not exist`);
-        }
+      const toDelete: Tuple[] = [];
+      for (const t of deletes) {
+        if (await stored(engine, t)) toDelete.push(t);
+        else if (!ignoreMissing) throw invalid('write_failed_due_to_invalid_input', `cannot delete a tuple which does not exist: ${keyText(t)}: tuple to be written already existed or the tuple to be deleted did not exist`);
       }
-      await run('validation_error', () => engine.write(writes, deletes));
+      if (toWrite.length + toDelete.length > 0) await run('validation_error', () => engine.write(toWrite, toDelete));
       return {};
     },
     async Read(storeId, body) {
-      requireStore(storeId);
+      const engine = await storeEngine(storeId);
       const key = obj(body.tuple_key);
       const pageSize = body.page_size === undefined || body.page_size === null ? undefined : Number(body.page_size);
       const page = await run('validation_error', () => engine.readTuples({
@@ -289,7 +372,7 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
       return { tuples: page.tuples.map((t, i) => ({ key: toWire(t), ...timestamp(page.written_at?.[i]) })), continuation_token: page.continuation_token ?? '' };
     },
     async ReadChanges(storeId, q) {
-      requireStore(storeId);
+      const engine = await storeEngine(storeId);
       const readChanges = engine.readChanges;
       if (!readChanges) throw new OpenFgaError(501, 'unimplemented', 'ReadChanges is not served with --fga-store=openfga; ask the OpenFGA server');
       const pageSize = q.page_size ? Number(q.page_size) : 50;
@@ -321,13 +404,11 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
     },
 
     async Check(storeId, body) {
-      requireStore(storeId);
-      await activeModel(body.authorization_model_id);
-      return { allowed: await checkOne(body.tuple_key, body.contextual_tuples, body.context), resolution: '' };
+      const engine = await modelEngine(storeId, body.authorization_model_id);
+      return { allowed: await checkOne(engine, body.tuple_key, body.contextual_tuples, body.context), resolution: '' };
     },
     async BatchCheck(storeId, body) {
-      requireStore(storeId);
-      await activeModel(body.authorization_model_id);
+      const engine = await modelEngine(storeId, body.authorization_model_id);
       const checks = Array.isArray(body.checks) ? body.checks.map(obj) : [];
       if (checks.length === 0) throw invalid('validation_error', 'checks must contain at least one item');
       if (checks.length > limits.maxChecksPerBatchCheck) {
@@ -344,33 +425,30 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
       // each check answers on its own: one refused input is that check's error, not the call's
       await Promise.all(checks.map(async (c) => {
         try {
-          result[str(c.correlation_id)] = { allowed: await checkOne(c.tuple_key, c.contextual_tuples, c.context) };
+          result[str(c.correlation_id)] = { allowed: await checkOne(engine, c.tuple_key, c.contextual_tuples, c.context) };
         } catch (err) {
-          const e = err instanceof OpenFgaError ? err : fromEngineError(err, 'validation_error', GATEHOUSE_STORE_ID);
+          const e = err instanceof OpenFgaError ? err : fromEngineError(err, 'validation_error', storeId);
           result[str(c.correlation_id)] = { allowed: false, error: e.status === 400 ? { input_error: e.code, message: e.message } : { internal_error: e.code, message: e.message } };
         }
       }));
       return { result };
     },
     async Expand(storeId, body) {
-      requireStore(storeId);
-      await activeModel(body.authorization_model_id);
+      const engine = await modelEngine(storeId, body.authorization_model_id);
       const key = obj(body.tuple_key);
-      if (contextualOf(body.contextual_tuples).length > 0) throw invalid('validation_error', 'contextual_tuples are not supported on Expand by this server');
-      const { tree } = await run('invalid_expand_input', () => engine.expand({ relation: str(key.relation), object: str(key.object) }));
+      const ctx = contextualOf(body.contextual_tuples);
+      const { tree } = await run('invalid_expand_input', () => engine.expand({ relation: str(key.relation), object: str(key.object), ...(ctx.length > 0 ? { contextual_tuples: ctx } : {}) }));
       return { tree: JSON.parse(tree) as unknown };
     },
     async ListObjects(storeId, body) {
-      requireStore(storeId);
-      const objects = await listObjects(body);
+      const objects = await listObjects(storeId, body);
       return { objects: limits.listObjectsMaxResults > 0 ? objects.slice(0, limits.listObjectsMaxResults) : objects };
     },
     async StreamedListObjects(storeId, body) {
-      requireStore(storeId);
-      return listObjects(body);
+      return listObjects(storeId, body);
     },
     async WriteAssertions(storeId, modelId, body) {
-      requireStore(storeId);
+      const engine = await storeEngine(storeId);
       const assertions = Array.isArray(body.assertions) ? body.assertions.map(obj) : [];
       if (assertions.length > MAX_ASSERTIONS) throw invalid('assertions_too_many_items', `assertions must contain at most ${MAX_ASSERTIONS} items`);
       const kept = assertions.map((a, i) => {
@@ -386,19 +464,18 @@ export function createOpenFgaOperations(engine: Engine, limits: OpenFgaLimits): 
       });
       const write = engine.writeAssertions;
       if (!write) throw new OpenFgaError(501, 'unimplemented', 'assertions are not served with --fga-store=openfga; ask the OpenFGA server');
-      await assertionsCall(modelId, () => write(modelId, JSON.stringify(kept)));
+      await assertionsCall(storeId, modelId, () => write(modelId, JSON.stringify(kept)));
       return {};
     },
     async ReadAssertions(storeId, modelId) {
-      requireStore(storeId);
+      const engine = await storeEngine(storeId);
       const read = engine.readAssertions;
       if (!read) throw new OpenFgaError(501, 'unimplemented', 'assertions are not served with --fga-store=openfga; ask the OpenFGA server');
-      const text = await assertionsCall(modelId, () => read(modelId));
+      const text = await assertionsCall(storeId, modelId, () => read(modelId));
       return { authorization_model_id: modelId, assertions: JSON.parse(text) as unknown };
     },
     async ListUsers(storeId, body) {
-      requireStore(storeId);
-      await activeModel(body.authorization_model_id);
+      const engine = await modelEngine(storeId, body.authorization_model_id);
       const o = obj(body.object);
       const filters = Array.isArray(body.user_filters) ? body.user_filters.map(obj) : [];
       if (filters.length !== 1) throw invalid('validation_error', 'user_filters must contain exactly one filter');

@@ -9,6 +9,7 @@
 import { AppError } from '@gatehouse/errors';
 import type { OpenFgaClient, TupleKey } from '@openfga/sdk';
 import type { CheckResult, Engine } from '../domain/engine.ts';
+import { TupleConflictError } from '../storage/ports.ts';
 import { parseDsl } from '../domain/model-dsl.ts';
 import { parseCheckSubject, splitObject, type Tuple } from '../domain/object-ref.ts';
 import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubject } from '../domain/queries.ts';
@@ -160,14 +161,22 @@ export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
       await writeChunks(distinct(parsed), 'deletes');
     },
 
-    /** OpenFGA Write: one call to the server with both sides (atomic there), existing writes and missing deletes ignored. */
-    async write(writes, deletes) {
+    /**
+     * OpenFGA Write: one call to the server with both sides (atomic there); existing writes and missing deletes
+     * ignored, or refused by the server under `conflicts` (its `write_failed_due_to_invalid_input` becomes
+     * TupleConflictError).
+     */
+    async write(writes, deletes, conflicts) {
       const added = writes.length > 0 || deletes.length === 0 ? validateWriteBatch((await requireActive()).ts, writes) : [];
       const removed = deletes.length > 0 ? validateDeleteBatch(deletes) : [];
       const c = await connect();
-      await fga('Write', c.write({ writes: distinct(added), deletes: distinct(removed) }, {
-        conflict: { onDuplicateWrites: 'ignore' as never, onMissingDeletes: 'ignore' as never },
-      }));
+      try {
+        await fga('Write', c.write({ writes: distinct(added), deletes: distinct(removed) }, {
+          conflict: { onDuplicateWrites: (conflicts?.existing ?? 'ignore') as never, onMissingDeletes: (conflicts?.missing ?? 'ignore') as never },
+        }));
+      } catch (err) {
+        throw conflictOf(err, writes, deletes) ?? err;
+      }
     },
 
     async readTuples(q) {
@@ -282,8 +291,9 @@ export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
       if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
       const m = await requireActive();
       requireRelation(m.ts, obj.type, relation);
+      const contextual = listContextual(m.ts, q?.contextual_tuples);
       const c = await connect();
-      const res = await fga('Expand', c.expand({ relation, object }, opts(m)));
+      const res = await fga('Expand', c.expand({ relation, object, ...(contextual ? { contextualTuples: contextual } : {}) }, opts(m)));
       const root = res.tree?.root as unknown as UsersetTreeNode;
       return { tree: JSON.stringify({ root: sortTree(root) }) };
     },
@@ -343,4 +353,18 @@ export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
       return { revision: 0, tuples: 0, full_loads: 0, catch_ups: 0, partial_checks: 0, partial_fetches: 0, partial_waits: 0 };
     },
   };
+}
+
+/**
+ * The OpenFGA server's refusal of an existing write or a missing delete (`write_failed_due_to_invalid_input`)
+ * as a TupleConflictError naming the tuple its message names (else the call's first write or delete), or null.
+ */
+function conflictOf(err: unknown, writes: Tuple[], deletes: Tuple[]): TupleConflictError | null {
+  const cause = (err as { cause?: { apiErrorCode?: unknown; apiErrorMessage?: unknown } } | null)?.cause;
+  if (cause?.apiErrorCode !== 'write_failed_due_to_invalid_input') return null;
+  const message = String(cause.apiErrorMessage ?? '');
+  const kind = /cannot delete/.test(message) ? 'missing' : 'existing';
+  const m = /user: '([^']*)', relation: '([^']*)', object: '([^']*)'/.exec(message);
+  const named = m ? { user: m[1]!, relation: m[2]!, object: m[3]! } : (kind === 'missing' ? deletes[0] : writes[0]);
+  return named ? new TupleConflictError(kind, { user: named.user, relation: named.relation, object: named.object }) : null;
 }

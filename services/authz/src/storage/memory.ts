@@ -1,6 +1,6 @@
 /** @module memory: in-memory AuthzStore with forward, reverse and per-type indexes (passes ports.suite.ts). */
-import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from './ports.ts';
-import { CHANGE_RETENTION, splitObjectKey } from './ports.ts';
+import type { AuthzStore, StoreCatalog, StoreInfo, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from './ports.ts';
+import { CHANGE_RETENTION, TupleConflictError, splitObjectKey } from './ports.ts';
 
 const keyOf = (t: TupleKey): string => `${t.object}\u0000${t.relation}\u0000${t.user}`;
 // a context is a JSON object: copied through JSON, so its arrays and objects are this realm's (structuredClone
@@ -115,7 +115,9 @@ export function createMemoryStore(): AuthzStore {
     async readChanges(afterRevision, uptoRevision) {
       return changes.filter((c) => c.revision > afterRevision && c.revision <= uptoRevision).map((c) => ({ ...c, tuple: c.tuple ? copy(c.tuple) : null }));
     },
-    async writeTuples(writes, deletes) {
+    async writeTuples(writes, deletes, conflicts) {
+      if (conflicts?.existing === 'error') for (const t of writes) if (tuples.has(keyOf(t))) throw new TupleConflictError('existing', copy(t));
+      if (conflicts?.missing === 'error') for (const t of deletes) if (!tuples.has(keyOf(t))) throw new TupleConflictError('missing', copy(t));
       next();
       for (const t of writes) {
         insert(t);
@@ -167,6 +169,44 @@ export function createMemoryStore(): AuthzStore {
     },
     async readAssertions(modelId) {
       return assertions.get(modelId) ?? null;
+    },
+  };
+}
+
+/** The OpenFGA API's other stores in memory, each a {@link createMemoryStore} of its own (`--fga-store=memory`). */
+export function createMemoryCatalog(): StoreCatalog {
+  const stores = new Map<string, { info: StoreInfo; store: AuthzStore }>();
+  return {
+    async create({ id, name }) {
+      const now = Date.now();
+      const info = { id, name, createdAt: now, updatedAt: now };
+      stores.set(id, { info, store: createMemoryStore() });
+      return { ...info };
+    },
+    async get(id) {
+      const s = stores.get(id);
+      return s ? { ...s.info } : null;
+    },
+    async list({ name, afterId, limit }) {
+      return [...stores.values()].map((s) => s.info)
+        .filter((i) => (name === undefined || i.name === name) && (afterId === null || i.id > afterId))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit)
+        .map((i) => ({ ...i }));
+    },
+    async rename(id, name) {
+      const s = stores.get(id);
+      if (!s) return null;
+      s.info = { ...s.info, name, updatedAt: Date.now() };
+      return { ...s.info };
+    },
+    async delete(id) {
+      return stores.delete(id);
+    },
+    open(id) {
+      const s = stores.get(id);
+      // a store deleted meanwhile: an empty one, never shared (the caller checked it exists)
+      return s ? s.store : createMemoryStore();
     },
   };
 }

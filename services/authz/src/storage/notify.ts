@@ -28,7 +28,7 @@ export function publishingStore(store: AuthzStore, publish: () => Promise<void>)
     readAll: () => store.readAll(),
     hasTuples: () => store.hasTuples(),
     readChanges: (after, upto) => store.readChanges(after, upto),
-    writeTuples: (writes, deletes) => published(() => store.writeTuples(writes, deletes)),
+    writeTuples: (writes, deletes, conflicts) => published(() => store.writeTuples(writes, deletes, conflicts)),
     deleteUserTuples: (user) => published(() => store.deleteUserTuples(user)),
     appendModel: (model) => published(() => store.appendModel(model)),
     latestModel: () => store.latestModel(),

@@ -1,6 +1,7 @@
 /** @module authz/storage/ports.suite: the conformance suite every AuthzStore implementation passes (STYLE §8; OpenFGA pkg/storage/test). */
 import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
 import type { AuthzStore, TupleKey } from './ports.ts';
+import { TupleConflictError } from './ports.ts';
 
 /** A store under test and how to dispose of it. */
 export interface StoreHarness {
@@ -48,6 +49,35 @@ export function runStorageSuite(name: string, open: () => Promise<StoreHarness>)
       expect(plain(await h.store.readAll())).toEqual([t('user:anne', 'viewer', 'doc:1'), t('group:eng#member', 'viewer', 'doc:1')]);
       await h.store.writeTuples([t('user:bob', 'viewer', 'doc:2')], [t('user:anne', 'viewer', 'doc:1')]);
       expect(plain(await h.store.readAll())).toEqual([t('group:eng#member', 'viewer', 'doc:1'), t('user:bob', 'viewer', 'doc:2')]);
+    });
+
+    it('refuses, under conflicts, an existing write or a missing delete: nothing of the call is written, the revision stays', async () => {
+      const strict = { existing: 'error', missing: 'error' } as const;
+      await h.store.writeTuples([t('user:anne', 'viewer', 'doc:1')], [], strict);
+      const r = await h.store.revision();
+      const existing = await h.store.writeTuples([t('user:bob', 'viewer', 'doc:1'), t('user:anne', 'viewer', 'doc:1')], [], strict).catch((e: unknown) => e);
+      expect(existing).toBeInstanceOf(TupleConflictError);
+      expect(existing).toMatchObject({ kind: 'existing', tuple: t('user:anne', 'viewer', 'doc:1') });
+      const missing = await h.store.writeTuples([t('user:carl', 'viewer', 'doc:1')], [t('user:zed', 'viewer', 'doc:9')], strict).catch((e: unknown) => e);
+      expect(missing).toMatchObject({ kind: 'missing', tuple: t('user:zed', 'viewer', 'doc:9') });
+      expect(plain(await h.store.readAll())).toEqual([t('user:anne', 'viewer', 'doc:1')]);
+      expect(await h.store.revision()).toBe(r);
+      // each side refuses only when asked: an existing write ignored while a missing delete is refused
+      await h.store.writeTuples([t('user:anne', 'viewer', 'doc:1')], [t('user:anne', 'viewer', 'doc:1')], { existing: 'ignore', missing: 'error' });
+      expect(await h.store.readAll()).toEqual([]);
+    });
+
+    it('of concurrent identical writes under conflicts, exactly one succeeds and the tuple is written once', async () => {
+      const strict = { existing: 'error', missing: 'error' } as const;
+      const writes = await Promise.allSettled(Array.from({ length: 4 }, () => h.store.writeTuples([t('user:anne', 'viewer', 'doc:race')], [], strict)));
+      expect(writes.filter((w) => w.status === 'fulfilled')).toHaveLength(1);
+      for (const w of writes) if (w.status === 'rejected') expect(w.reason).toMatchObject({ kind: 'existing', tuple: t('user:anne', 'viewer', 'doc:race') });
+      expect(plain(await h.store.readAll())).toEqual([t('user:anne', 'viewer', 'doc:race')]);
+      // and of concurrent identical deletes, exactly one
+      const deletes = await Promise.allSettled(Array.from({ length: 4 }, () => h.store.writeTuples([], [t('user:anne', 'viewer', 'doc:race')], strict)));
+      expect(deletes.filter((w) => w.status === 'fulfilled')).toHaveLength(1);
+      for (const w of deletes) if (w.status === 'rejected') expect(w.reason).toMatchObject({ kind: 'missing' });
+      expect(await h.store.readAll()).toEqual([]);
     });
 
     it('keeps a tuple condition (name and JSON context) through reads and the change log; the key ignores it', async () => {

@@ -49,8 +49,45 @@ export interface TupleChange {
   at?: number | null;
 }
 
-/** Revisions of change log a store keeps at least; a replica further behind reloads everything. */
+/**
+ * Revisions of change log a store keeps at least (the safety floor of compaction, issue 32 §3): a replica
+ * that has not reported yet (it is starting, or between two reports) and a ReadChanges reader find at
+ * least the last 1000 revisions. The memory store (one process, no other replica) keeps exactly these.
+ */
 export const CHANGE_RETENTION = 1000;
+
+/**
+ * Revisions of change log a SQL store keeps at most, whatever a replica reported: a replica further behind
+ * (stalled, or partitioned from the database yet still reporting) reloads its snapshot instead, and the
+ * table stays bounded. Also the longest catch-up a snapshot replays before it prefers a full load.
+ */
+export const CHANGE_LOG_CEILING = 100_000;
+
+/** What one compaction did: the highest revision deleted from the change log (0: none yet) and the entries deleted. */
+export interface Compaction {
+  horizon: number;
+  deleted: number;
+}
+
+/**
+ * The replicas of a shared store and the compaction of its change log (issue 32 §3: "compacted once no
+ * replica needs it"). Each replica reports the revision its snapshot has applied; compaction deletes the
+ * entries of revisions at or below the lowest revision a live replica reported, keeping at least the last
+ * `floor` revisions and at most the last `ceiling`. A replica further behind than what is kept (it stopped
+ * reporting, or fell past the ceiling) finds a gap and reloads its snapshot.
+ */
+export interface ChangeLogCompactor {
+  /** Records (upserts) that replica `replicaId` has applied the change log up to `revision`, at `now` (ms since the epoch). */
+  reportReplica(replicaId: string, revision: number, now: number): Promise<void>;
+  /** Forgets a replica (one that stops): its revision holds nothing back any more. */
+  forgetReplica(replicaId: string): Promise<void>;
+  /**
+   * Deletes what no live replica needs. A replica is live when it reported at or after `liveSince` (ms);
+   * reports older than `forgetBefore` (ms) are deleted too.
+   * @returns the horizon (every entry of a revision `<= horizon` is gone) and how many entries were deleted
+   */
+  compactChanges(opts: { liveSince: number; forgetBefore: number; floor: number; ceiling: number }): Promise<Compaction>;
+}
 
 /** Read-only tuple queries. Code that only checks permissions receives this, never a writer. */
 export interface TupleReader {
@@ -74,19 +111,50 @@ export interface TupleReader {
   hasTuples(): Promise<boolean>;
   /**
    * The change log entries of revisions `afterRevision < r <= uptoRevision`, in the order they were applied.
-   * Every revision has at least one entry while retained (the last {@link CHANGE_RETENTION} at least), so a
-   * caller detects a pruned range by a missing revision.
+   * Every revision has at least one entry while retained (the last {@link CHANGE_RETENTION} at least; on a
+   * SQL store, whatever a live replica still needs, see {@link ChangeLogCompactor}), so a caller detects a
+   * pruned range by a missing revision.
    */
   readChanges(afterRevision: number, uptoRevision: number): Promise<TupleChange[]>;
+}
+
+/**
+ * How a tuple write treats an existing write or a missing delete: ignored (the default, the `/v1` API's
+ * no-op), or refused (OpenFGA Write without `on_duplicate` / `on_missing: ignore`).
+ */
+export interface WriteConflicts {
+  /** refuse the call when a tuple of `writes` already exists (same object, relation and user) */
+  existing?: 'error' | 'ignore';
+  /** refuse the call when a tuple of `deletes` does not exist */
+  missing?: 'error' | 'ignore';
+}
+
+/**
+ * A write refused by {@link WriteConflicts}: nothing was written. `tuple` is the first tuple found to exist
+ * (`kind` `existing`) or to be missing (`kind` `missing`).
+ */
+export class TupleConflictError extends Error {
+  readonly kind: 'existing' | 'missing';
+  readonly tuple: TupleKey;
+  constructor(kind: 'existing' | 'missing', tuple: TupleKey) {
+    super(kind === 'existing' ? 'tuple to be written already exists' : 'tuple to be deleted does not exist');
+    this.name = 'TupleConflictError';
+    this.kind = kind;
+    this.tuple = tuple;
+  }
 }
 
 /** Tuple mutations. Every call is atomic and bumps the revision once. */
 export interface TupleWriter {
   /**
-   * Inserts `writes` (an existing tuple is a no-op) and removes `deletes` (a missing one is a no-op), all or nothing.
+   * Inserts `writes` and removes `deletes`, all or nothing. An existing write and a missing delete are
+   * no-ops unless `conflicts` says to refuse them: then the whole call fails with {@link TupleConflictError}
+   * and changes nothing. The check runs inside the write's transaction, after the revision lock that orders
+   * writers, so of two concurrent identical strict writes exactly one succeeds.
    * @returns the revision after the write
+   * @throws TupleConflictError under `conflicts`
    */
-  writeTuples(writes: TupleKey[], deletes: TupleKey[]): Promise<number>;
+  writeTuples(writes: TupleKey[], deletes: TupleKey[], conflicts?: WriteConflicts): Promise<number>;
   /**
    * Deletes every tuple whose user is exactly `user` or whose object is `user` (behaviour.md §7.1 user deletion).
    * @returns the deleted tuples and the revision after the delete
@@ -126,4 +194,32 @@ export type AuthzStore = TupleReader & TupleWriter & ModelStore & AssertionStore
 export function splitObjectKey(object: string): { type: string; id: string } {
   const colon = object.indexOf(':');
   return { type: object.slice(0, colon), id: object.slice(colon + 1) };
+}
+
+/** One store of the OpenFGA API other than Gatehouse's own (OpenFGA `Store`); times in ms since the Unix epoch. */
+export interface StoreInfo {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * The OpenFGA API's other stores (OpenFGA CreateStore / GetStore / ListStores / UpdateStore / DeleteStore): each has
+ * its own tuples, model versions, revision, change log and assertions, read and written through the
+ * {@link AuthzStore} `open` answers. Gatehouse's own store is not in the catalog.
+ */
+export interface StoreCatalog {
+  /** Adds an empty store (its id a new ULID, chosen by the caller). */
+  create(store: { id: string; name: string }): Promise<StoreInfo>;
+  /** The store with this id, or null. */
+  get(id: string): Promise<StoreInfo | null>;
+  /** Up to `limit` stores in id order (creation order), after `afterId` when given, of one name when given. */
+  list(q: { name?: string; afterId: string | null; limit: number }): Promise<StoreInfo[]>;
+  /** Renames the store (OpenFGA UpdateStore), its `updatedAt` now. @returns the store as renamed, or null when there is no such store */
+  rename(id: string, name: string): Promise<StoreInfo | null>;
+  /** Deletes the store and everything in it, atomically. @returns false when there was no such store */
+  delete(id: string): Promise<boolean>;
+  /** The data of store `id` (whether it exists is the caller's check). */
+  open(id: string): AuthzStore;
 }

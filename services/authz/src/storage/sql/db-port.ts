@@ -28,7 +28,9 @@ const applyFgaSchema = async (ctx: MigrationContext): Promise<void> => {
  * idempotent (CREATE ... IF NOT EXISTS), so 0002 adds the change log replicas catch up from to a
  * database that ran 0001 before it existed, 0003 the tuple condition columns (OpenFGA conditions),
  * 0004 the assertions table (OpenFGA assertions, issue 36) and 0005 the write-time columns of tuples and
- * changes (OpenFGA's `timestamp` of Read and ReadChanges, issue 36).
+ * changes (OpenFGA's `timestamp` of Read and ReadChanges, issue 36), 0006 the replicas' reports that
+ * compaction of the change log reads (issue 32 §3), 0007 the tables of the OpenFGA API's other stores
+ * (`fga_stores`, `fga_store_*`; issue 36 §1: Gatehouse's store keeps its tables and rows).
  */
 export const fgaMigrations: MigrationDefinition[] = [
   { name: '0001_fga_store', up: applyFgaSchema },
@@ -36,6 +38,8 @@ export const fgaMigrations: MigrationDefinition[] = [
   { name: '0003_fga_tuple_conditions', up: applyFgaSchema },
   { name: '0004_fga_assertions', up: applyFgaSchema },
   { name: '0005_fga_write_times', up: applyFgaSchema },
+  { name: '0006_fga_replicas', up: applyFgaSchema },
+  { name: '0007_fga_stores', up: applyFgaSchema },
 ];
 
 function portOn(em: EntityManager, dialect: SqlDialect, db: Database): SqlPort {

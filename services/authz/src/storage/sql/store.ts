@@ -2,8 +2,8 @@
 import { pendingTxEvents, type WriteInfo } from '../tx-events.ts';
 import { createHash } from 'node:crypto';
 import type { SqlDialect } from './schema.ts';
-import type { AuthzStore, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from '../ports.ts';
-import { CHANGE_RETENTION, splitObjectKey } from '../ports.ts';
+import type { AuthzStore, ChangeLogCompactor, StoredModel, StoredTuple, TupleChange, TupleFilter, TupleKey } from '../ports.ts';
+import { CHANGE_LOG_CEILING, TupleConflictError, splitObjectKey } from '../ports.ts';
 
 export { fgaSchemaStatements, isDuplicateColumn } from './schema.ts';
 export type { SqlDialect } from './schema.ts';
@@ -25,7 +25,41 @@ export interface SqlPort {
   prepare?(sql: string): (params: unknown[]) => Promise<Record<string, unknown>[]>;
 }
 
-const REVISION_SQL = 'SELECT revision FROM fga_revision WHERE id = ?';
+/**
+ * Where one store's rows are: Gatehouse's own store in the `fga_*` tables (no store column, the queries as
+ * they always were), another OpenFGA API store in the `fga_store_*` tables under its `store_id`. `w` is
+ * the store's condition as a prefix of a WHERE clause and `p` its parameters; `c` / `v` the column and
+ * placeholder an INSERT adds.
+ */
+interface Scope {
+  tuples: string;
+  models: string;
+  changes: string;
+  assertions: string;
+  w: string;
+  p: unknown[];
+  c: string;
+  v: string;
+  revisionSql: string;
+  revisionParams: unknown[];
+  bumpSql: string;
+  conflict: string;
+}
+
+const OWN_SCOPE: Scope = {
+  tuples: 'fga_tuples', models: 'fga_models', changes: 'fga_changes', assertions: 'fga_assertions', w: '', p: [], c: '', v: '',
+  revisionSql: 'SELECT revision FROM fga_revision WHERE id = ?', revisionParams: [1], bumpSql: 'UPDATE fga_revision SET revision = revision + 1 WHERE id = ?', conflict: 'tuple_key',
+};
+
+/** The scope of OpenFGA API store `storeId` (a ULID; the rows of `fga_stores` and `fga_store_revision` are the caller's). */
+function storeScope(storeId: string): Scope {
+  return {
+    tuples: 'fga_store_tuples', models: 'fga_store_models', changes: 'fga_store_changes', assertions: 'fga_store_assertions',
+    w: 'store_id = ? AND ', p: [storeId], c: 'store_id, ', v: '?, ',
+    revisionSql: 'SELECT revision FROM fga_store_revision WHERE store_id = ?', revisionParams: [storeId],
+    bumpSql: 'UPDATE fga_store_revision SET revision = revision + 1 WHERE store_id = ?', conflict: 'store_id, tuple_key',
+  };
+}
 
 const COLS = 'seq, object_type, object_id, relation, subject, condition_name, condition_context';
 /** {@link COLS} and the write time, for readPage (the only read that answers it). */
@@ -75,9 +109,12 @@ function withoutSeq(t: StoredTuple): TupleKey {
  * @param options.externalVersion SQLite only: `PRAGMA data_version` of this process's connection to the
  *   file (`sqliteDataVersion` in @gatehouse/db). With it, `revision()` answers from memory while no other
  *   process has committed and this store has not written, instead of a query on every engine call.
+ * @param options.storeId an OpenFGA API store other than Gatehouse's own (issue 36 §1): its `fga_store_*`
+ *   rows. The replica reports and `compactChanges` (issue 32 §3) are the own store's only.
  */
-export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => number) | null; outboxTable?: string } = {}): AuthzStore {
+export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => number) | null; outboxTable?: string; storeId?: string } = {}): AuthzStore & ChangeLogCompactor {
   const external = options.externalVersion ?? null;
+  const S = options.storeId === undefined ? OWN_SCOPE : storeScope(options.storeId);
   /**
    * issue 32: inside a write's transaction, the events of the RPC that made it ({@link withTxEvents})
    * go into the service's outbox; `commit` marks them stored once that transaction committed.
@@ -111,20 +148,22 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     let n = 0;
     return port.execute(sql.replace(/\?/g, () => `$${++n}`), params);
   };
-  const readRevision = db.prepare?.(REVISION_SQL) ?? ((params: unknown[]) => q(db, REVISION_SQL, params));
+  const readRevision = db.prepare?.(S.revisionSql) ?? ((params: unknown[]) => q(db, S.revisionSql, params));
   const insertIgnore = (n: number): string => {
-    const values = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const cols = 'fga_tuples (tuple_key, object_type, object_id, relation, subject, condition_name, condition_context, written_at)';
+    const values = Array.from({ length: n }, () => `(${S.v}?, ?, ?, ?, ?, ?, ?, ?)`).join(', ');
+    const cols = `${S.tuples} (${S.c}tuple_key, object_type, object_id, relation, subject, condition_name, condition_context, written_at)`;
     if (db.dialect === 'mysql') return `INSERT IGNORE INTO ${cols} VALUES ${values}`;
-    if (db.dialect === 'postgres') return `INSERT INTO ${cols} VALUES ${values} ON CONFLICT (tuple_key) DO NOTHING`;
+    if (db.dialect === 'postgres') return `INSERT INTO ${cols} VALUES ${values} ON CONFLICT (${S.conflict}) DO NOTHING`;
     return `INSERT OR IGNORE INTO ${cols} VALUES ${values}`;
   };
   // Every write transaction bumps the revision first: the row lock orders writers and reset (no tuple slips past a reset).
   const bump = async (tx: SqlPort): Promise<number> => {
-    await q(tx, 'UPDATE fga_revision SET revision = revision + 1 WHERE id = 1');
-    const rows = await q(tx, 'SELECT revision FROM fga_revision WHERE id = 1');
+    await q(tx, S.bumpSql, S.revisionParams);
+    const rows = await q(tx, S.revisionSql, S.revisionParams);
     const revision = Number(rows[0]?.revision ?? 0);
-    if (revision % 100 === 0) await q(tx, 'DELETE FROM fga_changes WHERE revision <= ?', [revision - CHANGE_RETENTION]);
+    // the ceiling, also without a compactor running (issue 32 §3: compactChanges deletes what no replica
+    // needs); the OpenFGA API's created stores (issue 36 §1) are trimmed at the ceiling only
+    if (revision % 100 === 0) await q(tx, `DELETE FROM ${S.changes} WHERE ${S.w}revision <= ?`, [...S.p, revision - CHANGE_LOG_CEILING]);
     return revision;
   };
   // The change log: one row per tuple operation, or one marker row, for every revision.
@@ -133,13 +172,48 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     const at = Date.now();
     const params = rows.flatMap(({ op, tuple }) => {
       const o = tuple ? splitObjectKey(tuple.object) : null;
-      return [revision, op, tuple?.user ?? null, tuple?.relation ?? null, o?.type ?? null, o?.id ?? null, ...conditionParams(tuple), at];
+      return [...S.p, revision, op, tuple?.user ?? null, tuple?.relation ?? null, o?.type ?? null, o?.id ?? null, ...conditionParams(tuple), at];
     });
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    await q(tx, `INSERT INTO fga_changes (revision, op, subject, relation, object_type, object_id, condition_name, condition_context, changed_at) VALUES ${values}`, params);
+    const values = rows.map(() => `(${S.v}?, ?, ?, ?, ?, ?, ?, ?, ?)`).join(', ');
+    await q(tx, `INSERT INTO ${S.changes} (${S.c}revision, op, subject, relation, object_type, object_id, condition_name, condition_context, changed_at) VALUES ${values}`, params);
   };
 
+  /**
+   * PostgreSQL, a call that only writes (no deletes, no conflict check): one prepared statement, run outside
+   * any transaction (its own), with the tuples as seven array parameters (`unnest`), so the text never changes,
+   * is parsed once per connection and carries no per-tuple placeholders. It takes the revision row lock before
+   * it inserts anything (the inserts read the bumped row), inserts the tuples, their change-log entries at that
+   * revision and the call's outbox events, and commits: the lock is held for one statement on the server, not
+   * across client round trips. Null on other dialects or without `prepare`: the transaction below serves them.
+   */
+  const writeOnly = db.dialect === 'postgres' && db.prepare ? db.prepare(writeOnlySql(S, options.outboxTable)) : null;
+
+  const upsertReplica = db.dialect === 'mysql'
+    ? 'INSERT INTO fga_replicas (replica_id, revision, seen_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE revision = VALUES(revision), seen_at = VALUES(seen_at)'
+    : 'INSERT INTO fga_replicas (replica_id, revision, seen_at) VALUES (?, ?, ?) ON CONFLICT (replica_id) DO UPDATE SET revision = excluded.revision, seen_at = excluded.seen_at';
+
   return {
+    async reportReplica(replicaId, revision, now) {
+      await q(db, upsertReplica, [replicaId, revision, now]);
+    },
+
+    async forgetReplica(replicaId) {
+      await q(db, 'DELETE FROM fga_replicas WHERE replica_id = ?', [replicaId]);
+    },
+
+    async compactChanges({ liveSince, forgetBefore, floor, ceiling }) {
+      return db.transaction(async (tx) => {
+        const current = Number((await q(tx, OWN_SCOPE.revisionSql, OWN_SCOPE.revisionParams))[0]?.revision ?? 0);
+        const live = (await q(tx, 'SELECT MIN(revision) AS r FROM fga_replicas WHERE seen_at >= ?', [liveSince]))[0]?.r;
+        const needed = live === null || live === undefined ? current : Number(live);
+        const horizon = Math.max(0, Math.max(Math.min(needed, current - floor), current - ceiling));
+        const count = Number((await q(tx, 'SELECT COUNT(*) AS n FROM fga_changes WHERE revision <= ?', [horizon]))[0]?.n ?? 0);
+        if (count > 0) await q(tx, 'DELETE FROM fga_changes WHERE revision <= ?', [horizon]);
+        await q(tx, 'DELETE FROM fga_replicas WHERE seen_at < ?', [forgetBefore]);
+        return { horizon, deleted: count };
+      });
+    },
+
     async revision() {
       let at = ownWrites;
       if (external) {
@@ -148,7 +222,7 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         seen = v; // read before the query: a commit after this point moves the version again
         at = ownWrites;
       }
-      const rows = await readRevision([1]);
+      const rows = await readRevision(S.revisionParams);
       const revision = Number(rows[0]?.revision ?? 0);
       if (external && at === ownWrites) known = revision;
       return revision;
@@ -160,8 +234,8 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     },
 
     async readPage(filter: TupleFilter, afterSeq, limit) {
-      const where = ['seq > ?'];
-      const params: unknown[] = [afterSeq];
+      const where = [`${S.w}seq > ?`];
+      const params: unknown[] = [...S.p, afterSeq];
       if (filter.user !== undefined) {
         where.push('subject = ?');
         params.push(filter.user);
@@ -178,12 +252,13 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         where.push('object_id = ?');
         params.push(filter.objectId);
       }
-      const rows = await q(db, `SELECT ${PAGE_COLS} FROM fga_tuples WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${limit + 1}`, params);
+      const rows = await q(db, `SELECT ${PAGE_COLS} FROM ${S.tuples} WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${limit + 1}`, params);
       return { tuples: rows.slice(0, limit).map((r) => ({ ...rowToTuple(r), writtenAt: millisOf(r.written_at) })), more: rows.length > limit };
     },
 
     async readByObject(objectType, objectId, relation) {
-      const rows = await q(db, `SELECT ${COLS} FROM fga_tuples WHERE object_type = ? AND object_id = ? AND relation = ? ORDER BY seq`, [
+      const rows = await q(db, `SELECT ${COLS} FROM ${S.tuples} WHERE ${S.w}object_type = ? AND object_id = ? AND relation = ? ORDER BY seq`, [
+        ...S.p,
         objectType,
         objectId,
         relation,
@@ -192,7 +267,8 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     },
 
     async readByUser(user, relation, objectType) {
-      const rows = await q(db, `SELECT ${COLS} FROM fga_tuples WHERE subject = ? AND relation = ? AND object_type = ? ORDER BY seq`, [
+      const rows = await q(db, `SELECT ${COLS} FROM ${S.tuples} WHERE ${S.w}subject = ? AND relation = ? AND object_type = ? ORDER BY seq`, [
+        ...S.p,
         user,
         relation,
         objectType,
@@ -201,19 +277,19 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     },
 
     async readAll() {
-      const rows = await q(db, 'SELECT object_type, object_id, relation, subject, condition_name, condition_context FROM fga_tuples ORDER BY seq');
+      const rows = await q(db, `SELECT object_type, object_id, relation, subject, condition_name, condition_context FROM ${S.tuples}${S.w ? ' WHERE store_id = ?' : ''} ORDER BY seq`, S.p);
       return rows.map(keyOfRow);
     },
 
     async hasTuples() {
-      return (await q(db, 'SELECT seq FROM fga_tuples LIMIT 1')).length > 0;
+      return (await q(db, `SELECT seq FROM ${S.tuples}${S.w ? ' WHERE store_id = ?' : ''} LIMIT 1`, S.p)).length > 0;
     },
 
     async readChanges(afterRevision, uptoRevision) {
       const rows = await q(
         db,
-        'SELECT revision, op, subject, relation, object_type, object_id, condition_name, condition_context, changed_at FROM fga_changes WHERE revision > ? AND revision <= ? ORDER BY revision, id',
-        [afterRevision, uptoRevision],
+        `SELECT revision, op, subject, relation, object_type, object_id, condition_name, condition_context, changed_at FROM ${S.changes} WHERE ${S.w}revision > ? AND revision <= ? ORDER BY revision, id`,
+        [...S.p, afterRevision, uptoRevision],
       );
       return rows.map((r) => ({
         revision: Number(r.revision),
@@ -223,20 +299,58 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
       }));
     },
 
-    async writeTuples(writes, deletes) {
+    async writeTuples(writes, deletes, conflicts) {
+      if (writeOnly !== null && writes.length > 0 && deletes.length === 0 && conflicts?.existing !== 'error') {
+        return writing(async () => {
+          const cols: Array<Array<string | null>> = [[], [], [], [], [], [], []];
+          for (const t of writes) {
+            const o = splitObjectKey(t.object);
+            const [name, context] = conditionParams(t);
+            cols[0]!.push(tupleKey(t));
+            cols[1]!.push(o.type);
+            cols[2]!.push(o.id);
+            cols[3]!.push(t.relation);
+            cols[4]!.push(t.user);
+            cols[5]!.push(name);
+            cols[6]!.push(context);
+          }
+          const pending = options.outboxTable ? pendingTxEvents() : undefined;
+          const events = pending?.make({}) ?? [];
+          const outbox = options.outboxTable
+            ? [events.map((e) => e.id), events.map((e) => e.name), events.map((e) => e.source), events.map((e) => String(e.occurredAt)),
+              events.map((e) => JSON.stringify(e.data ?? null)), events.map((e) => e.traceparent ?? null)]
+            : [];
+          const rows = await writeOnly([...cols, Date.now(), ...S.p, ...outbox]);
+          const revision = Number(rows[0]?.revision ?? 0);
+          if (pending) pending.written = true;
+          // the ceiling, as bump() keeps it (a statement of its own: the write has committed)
+          if (revision % 100 === 0) await q(db, `DELETE FROM ${S.changes} WHERE ${S.w}revision <= ?`, [...S.p, revision - CHANGE_LOG_CEILING]);
+          return revision;
+        });
+      }
       return writing(async () => {
         return db.transaction(async (tx) => {
           const revision = await bump(tx);
+          // after the revision lock: every other writer has committed or waits, so one read sees what exists
+          const strictWrites = conflicts?.existing === 'error' ? writes : [];
+          const strictDeletes = conflicts?.missing === 'error' ? deletes : [];
+          if (strictWrites.length + strictDeletes.length > 0) {
+            const keys = [...strictWrites, ...strictDeletes].map(tupleKey);
+            const rows = await q(tx, `SELECT tuple_key FROM ${S.tuples} WHERE ${S.w}tuple_key IN (${keys.map(() => '?').join(', ')})`, [...S.p, ...keys]);
+            const present = new Set(rows.map((r) => String(r.tuple_key)));
+            for (const t of strictWrites) if (present.has(tupleKey(t))) throw new TupleConflictError('existing', t);
+            for (const t of strictDeletes) if (!present.has(tupleKey(t))) throw new TupleConflictError('missing', t);
+          }
           if (writes.length > 0) {
             const now = Date.now();
             const params = writes.flatMap((t) => {
               const o = splitObjectKey(t.object);
-              return [tupleKey(t), o.type, o.id, t.relation, t.user, ...conditionParams(t), now];
+              return [...S.p, tupleKey(t), o.type, o.id, t.relation, t.user, ...conditionParams(t), now];
             });
             await q(tx, insertIgnore(writes.length), params);
           }
           if (deletes.length > 0) {
-            await q(tx, `DELETE FROM fga_tuples WHERE tuple_key IN (${deletes.map(() => '?').join(', ')})`, deletes.map(tupleKey));
+            await q(tx, `DELETE FROM ${S.tuples} WHERE ${S.w}tuple_key IN (${deletes.map(() => '?').join(', ')})`, [...S.p, ...deletes.map(tupleKey)]);
           }
           await log(tx, revision, [...writes.map((tuple) => ({ op: 'write' as const, tuple })), ...deletes.map((tuple) => ({ op: 'delete' as const, tuple }))]);
           return { revision, commit: await stageEvents(tx, {}) };
@@ -252,9 +366,9 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
         return db.transaction(async (tx) => {
           const revision = await bump(tx);
           const o = splitObjectKey(user);
-          const cond = 'subject = ? OR (object_type = ? AND object_id = ?)';
-          const rows = await q(tx, `SELECT ${COLS} FROM fga_tuples WHERE ${cond} ORDER BY seq`, [user, o.type, o.id]);
-          if (rows.length > 0) await q(tx, `DELETE FROM fga_tuples WHERE ${cond}`, [user, o.type, o.id]);
+          const cond = `${S.w}(subject = ? OR (object_type = ? AND object_id = ?))`;
+          const rows = await q(tx, `SELECT ${COLS} FROM ${S.tuples} WHERE ${cond} ORDER BY seq`, [...S.p, user, o.type, o.id]);
+          if (rows.length > 0) await q(tx, `DELETE FROM ${S.tuples} WHERE ${cond}`, [...S.p, user, o.type, o.id]);
           const deleted = rows.map(rowToTuple).map(withoutSeq);
           await log(tx, revision, deleted.map((tuple) => ({ op: 'delete' as const, tuple })));
           return { deleted, revision };
@@ -266,7 +380,7 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
       return writing(async () => {
         return db.transaction(async (tx) => {
           const revision = await bump(tx);
-          await q(tx, 'INSERT INTO fga_models (id, dsl, created_at) VALUES (?, ?, ?)', [model.id, model.dsl, Math.floor(Date.now() / 1000)]);
+          await q(tx, `INSERT INTO ${S.models} (${S.c}id, dsl, created_at) VALUES (${S.v}?, ?, ?)`, [...S.p, model.id, model.dsl, Math.floor(Date.now() / 1000)]);
           await log(tx, revision, [{ op: 'model', tuple: null }]);
           return { revision, commit: await stageEvents(tx, { modelId: model.id }) };
         }).then(({ revision, commit }) => {
@@ -277,32 +391,32 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     },
 
     async latestModel() {
-      const rows = await q(db, 'SELECT id, dsl FROM fga_models ORDER BY id DESC LIMIT 1');
+      const rows = await q(db, `SELECT id, dsl FROM ${S.models}${S.w ? ' WHERE store_id = ?' : ''} ORDER BY id DESC LIMIT 1`, S.p);
       const r = rows[0];
       return r ? { id: String(r.id), dsl: String(r.dsl) } : null;
     },
 
     async readModel(id: string) {
-      const r = (await q(db, 'SELECT id, dsl FROM fga_models WHERE id = ?', [id]))[0];
+      const r = (await q(db, `SELECT id, dsl FROM ${S.models} WHERE ${S.w}id = ?`, [...S.p, id]))[0];
       return r ? { id: String(r.id), dsl: String(r.dsl) } : null;
     },
 
     async listModels(beforeId: string | null, limit: number) {
       const rows = beforeId === null
-        ? await q(db, 'SELECT id, dsl FROM fga_models ORDER BY id DESC LIMIT ?', [limit])
-        : await q(db, 'SELECT id, dsl FROM fga_models WHERE id < ? ORDER BY id DESC LIMIT ?', [beforeId, limit]);
+        ? await q(db, `SELECT id, dsl FROM ${S.models}${S.w ? ' WHERE store_id = ?' : ''} ORDER BY id DESC LIMIT ?`, [...S.p, limit])
+        : await q(db, `SELECT id, dsl FROM ${S.models} WHERE ${S.w}id < ? ORDER BY id DESC LIMIT ?`, [...S.p, beforeId, limit]);
       return rows.map((r) => ({ id: String(r.id), dsl: String(r.dsl) }));
     },
 
     async writeAssertions(modelId: string, text: string) {
       await db.transaction(async (tx) => {
-        await q(tx, 'DELETE FROM fga_assertions WHERE model_id = ?', [modelId]);
-        await q(tx, 'INSERT INTO fga_assertions (model_id, assertions) VALUES (?, ?)', [modelId, text]);
+        await q(tx, `DELETE FROM ${S.assertions} WHERE ${S.w}model_id = ?`, [...S.p, modelId]);
+        await q(tx, `INSERT INTO ${S.assertions} (${S.c}model_id, assertions) VALUES (${S.v}?, ?)`, [...S.p, modelId, text]);
       });
     },
 
     async readAssertions(modelId: string) {
-      const r = (await q(db, 'SELECT assertions FROM fga_assertions WHERE model_id = ?', [modelId]))[0];
+      const r = (await q(db, `SELECT assertions FROM ${S.assertions} WHERE ${S.w}model_id = ?`, [...S.p, modelId]))[0];
       return r ? String(r.assertions) : null;
     },
 
@@ -310,9 +424,10 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
       return writing(async () => {
         return db.transaction(async (tx) => {
           const revision = await bump(tx);
-          if ((await q(tx, 'SELECT seq FROM fga_tuples LIMIT 1')).length > 0) throw new ResetRefused();
-          await q(tx, 'DELETE FROM fga_models');
-          await q(tx, 'DELETE FROM fga_assertions');
+          const all = S.w ? ' WHERE store_id = ?' : '';
+          if ((await q(tx, `SELECT seq FROM ${S.tuples}${all} LIMIT 1`, S.p)).length > 0) throw new ResetRefused();
+          await q(tx, `DELETE FROM ${S.models}${all}`, S.p);
+          await q(tx, `DELETE FROM ${S.assertions}${all}`, S.p);
           await log(tx, revision, [{ op: 'reset', tuple: null }]);
           return stageEvents(tx, {});
         }).then((commit) => {
@@ -325,6 +440,37 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
       });
     },
   };
+}
+
+/**
+ * The text of the PostgreSQL write-only statement (see `writeOnly` in {@link createSqlStore}) for scope `S`:
+ * `$1`–`$7` the tuples' key, object type, object id, relation, user, condition name and context as text
+ * arrays, `$8` the write time (ms), `$9` the store id of an OpenFGA API store; with an outbox, the events'
+ * id, name, source, occurred_at, data and trace_parent as six more arrays. Returns the new revision.
+ */
+function writeOnlySql(S: Scope, outboxTable: string | undefined): string {
+  const store = S.p.length > 0;
+  const sid = store ? '$9, ' : '';
+  const ob = store ? 10 : 9;
+  const bump = store
+    ? 'UPDATE fga_store_revision SET revision = revision + 1 WHERE store_id = $9 RETURNING revision'
+    : 'UPDATE fga_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision';
+  const outbox = outboxTable === undefined ? '' : `,
+  ob AS (INSERT INTO ${outboxTable} (id, name, source, occurred_at, data, trace_parent)
+    SELECT e.id::uuid, e.name, e.source, e.occurred_at::bigint, e.data, e.trace_parent FROM rev,
+      unnest($${ob}::text[], $${ob + 1}::text[], $${ob + 2}::text[], $${ob + 3}::text[], $${ob + 4}::text[], $${ob + 5}::text[])
+        AS e(id, name, source, occurred_at, data, trace_parent))`;
+  // every insert reads rev, so the revision row is locked (and bumped) before the first tuple goes in
+  return `WITH rev AS (${bump}),
+  v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+    WITH ORDINALITY AS v(tuple_key, object_type, object_id, relation, subject, condition_name, condition_context, n)),
+  ins AS (INSERT INTO ${S.tuples} (${S.c}tuple_key, object_type, object_id, relation, subject, condition_name, condition_context, written_at)
+    SELECT ${sid}v.tuple_key, v.object_type, v.object_id, v.relation, v.subject, v.condition_name, v.condition_context, $8::bigint
+    FROM rev CROSS JOIN v ORDER BY v.n ON CONFLICT (${S.conflict}) DO NOTHING),
+  log AS (INSERT INTO ${S.changes} (${S.c}revision, op, subject, relation, object_type, object_id, condition_name, condition_context, changed_at)
+    SELECT ${sid}rev.revision, 'write', v.subject, v.relation, v.object_type, v.object_id, v.condition_name, v.condition_context, $8::bigint
+    FROM rev CROSS JOIN v ORDER BY v.n)${outbox}
+SELECT revision FROM rev`;
 }
 
 /** Rolls the reset transaction back (the revision bump included) when tuples exist. */

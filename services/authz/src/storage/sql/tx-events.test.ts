@@ -41,6 +41,20 @@ describe.each(['sqlite', 'postgres'] as const)('the SQL store writes the events 
     ]);
   });
 
+  // SQLite does not enforce a VARCHAR's length, so only PostgreSQL refuses the tuple below
+  if (type === 'postgres') it('a tuple write that fails in the database stores neither its tuples, its change-log entries, its revision nor its event', async () => {
+    const before = { outbox: (await scratch.outbox()).length, revision: await store.revision() };
+    const failing = audit('admin.fga_tuples_written');
+    // a relation longer than its column (100 characters): the statement fails after the revision row was locked
+    const tooLong = { user: 'user:bob', relation: 'r'.repeat(200), object: 'doc:2' };
+    await expect(withTxEvents(failing, () => store.writeTuples([{ user: 'user:bob', relation: 'viewer', object: 'doc:2' }, tooLong], []))).rejects.toThrow();
+    expect(failing.written).toBe(false);
+    expect((await scratch.outbox()).length).toBe(before.outbox);
+    expect(await store.revision()).toBe(before.revision);
+    expect((await store.readPage({ user: 'user:bob' }, 0, 10)).tuples).toEqual([]);
+    expect(await store.readChanges(before.revision, before.revision + 1)).toEqual([]);
+  });
+
   it('a refused reset (tuples exist) rolls its event back with it; a write outside withTxEvents stores none', async () => {
     const before = (await scratch.outbox()).length;
     const reset = audit('admin.fga_reset');
