@@ -1,7 +1,8 @@
 /**
  * @module gateway/saml-idp
  * The SAML identity provider's browser endpoints (behaviour.md §5.9; issue 20 extension routes):
- * `GET <url>/oauth/saml/<org name>/idp/metadata` and `GET|POST <url>/oauth/saml/<org name>/idp/sso`,
+ * `GET <url>/oauth/saml/<org name>/idp/metadata`, `GET|POST <url>/oauth/saml/<org name>/idp/sso` and
+ * (issue 31, Single Logout) `GET|POST <url>/oauth/saml/<org name>/idp/slo`,
  * forwarded to the orgs service's public RPC `SamlIdpRequest` (organization name, endpoint, method,
  * raw query and, for POST, the raw form body up to 1 MiB; the session cookie travels with the call).
  * The answer is written as given: XML metadata, an HTML page (the auto-submitting POST to the SP's
@@ -24,7 +25,7 @@ export function mountSamlIdp(app: express.Express, clients: ServiceClients, opts
   app.all('/oauth/saml/:org/idp/:endpoint', async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     const endpoint = String(req.params['endpoint']);
-    if (endpoint !== 'metadata' && endpoint !== 'sso') {
+    if (endpoint !== 'metadata' && endpoint !== 'sso' && endpoint !== 'slo') {
       res.status(404).type('text/plain').send('Not Found');
       return;
     }

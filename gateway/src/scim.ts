@@ -3,7 +3,8 @@
  * `<url>/scim/v2/*` (behaviour.md §6.4): the SCIM 2.0 server of the orgs service, reached through its
  * public RPC `ScimRequest` (method, path below /scim/v2, raw query and body; the Authorization header
  * travels with the call). The answer is written as SCIM wants it: the status, `application/scim+json`
- * (RFC 7644 §3.1) and `Location` on a 201. The HTTP layer ran first (CSRF exempts SCIM requests that
+ * (RFC 7644 §3.1), `Location` on a 201 and `ETag` on an answer about one resource (§3.14; `If-Match` and
+ * `If-None-Match` travel with the call like Authorization). The HTTP layer ran first (CSRF exempts SCIM requests that
  * carry `Authorization: Bearer`, behaviour.md §2.5); bodies are read raw here, up to 1 MiB.
  */
 import type express from 'express';
@@ -15,14 +16,16 @@ import { callContextOf, type ServiceClients } from './rest.ts';
 export const SCIM_MEDIA_TYPE = 'application/scim+json';
 const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
-function sendScim(res: express.Response, status: number, body: string, location = ''): void {
+function sendScim(res: express.Response, status: number, body: string, location = '', etag = ''): void {
   if (res.headersSent) return;
   res.status(status);
   if (location) res.setHeader('Location', location);
+  // RFC 7644 §3.14: the version of the resource the answer is about (also on a 304)
+  if (etag) res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'no-store');
   // RFC 7644 §2 / RFC 7235 §3.1: a 401 names the scheme the client must use (RFC 6750 §3)
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="scim"');
-  if (status === 204 || body === '') {
+  if (status === 204 || status === 304 || body === '') {
     res.end();
     return;
   }
@@ -51,7 +54,7 @@ export function mountScim(app: express.Express, clients: ServiceClients, opts: {
       const out = await clients.orgs.call('ScimRequest', {
         method, path: pathname.replace(/^.*?\/scim\/v2/, ''), query: q === -1 ? '' : url.slice(q + 1), body: raw.toString('utf8'),
       }, ctx);
-      sendScim(res, Number(out['status']), String(out['body'] ?? ''), String(out['location'] ?? ''));
+      sendScim(res, Number(out['status']), String(out['body'] ?? ''), String(out['location'] ?? ''), String(out['etag'] ?? ''));
     } catch (err) {
       const e = toAppError(err);
       if (e.code === 'internal') opts.logger.error({ err }, 'scim request failed');

@@ -2,8 +2,9 @@
  * @module gateway/sso
  * Organization SSO in the browser (behaviour.md §6.3, issue 20): `GET /oauth/sso/<org>/login|callback`
  * (OIDC), `GET /oauth/saml/<org>/metadata|login` and `POST /oauth/saml/<org>/acs` (SAML SP; the ACS is
- * CSRF-exempt, §2.5), SP-initiated Single Logout (`GET /oauth/saml/<org>/logout`, which first ends
- * the Gatehouse session through authn's `Logout`, and our SingleLogoutService `GET /oauth/saml/<org>/slo`),
+ * CSRF-exempt, §2.5), SP-initiated Single Logout (`GET /oauth/saml/<org>/logout` answers a confirmation
+ * page whose button POSTs to the same path; the POST, Origin-checked like every state change (§2.5), first
+ * ends the Gatehouse session through authn's `Logout`), our SingleLogoutService `GET /oauth/saml/<org>/slo`,
  * and org discovery (`GET /api/v1/org-discovery?email=` and the redirecting
  * `GET /oauth/sso/discover`, both answering 404 unless `--enable-org-discovery`). The gateway asserts
  * nothing: it turns the query or the form into string parameters and calls the orgs service's public
@@ -30,14 +31,16 @@ const SSO_ROUTES: readonly { path: string; action: string; method: 'GET' | 'POST
   { path: '/oauth/saml/:org/metadata', action: 'saml_metadata', method: 'GET' },
   { path: '/oauth/saml/:org/login', action: 'saml_login', method: 'GET' },
   { path: '/oauth/saml/:org/acs', action: 'saml_acs', method: 'POST' },
-  { path: '/oauth/saml/:org/logout', action: 'saml_logout', method: 'GET' },
+  // a GET never signs anyone out (a cross-site link or <img> could): it asks, and the POST does it
+  { path: '/oauth/saml/:org/logout', action: 'saml_logout_confirm', method: 'GET' },
+  { path: '/oauth/saml/:org/logout', action: 'saml_logout', method: 'POST' },
   { path: '/oauth/saml/:org/slo', action: 'saml_slo', method: 'GET' },
 ]);
 
 const FORM_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; form-action *; base-uri 'none'; frame-ancestors 'none'";
 
 /** The actions a browser navigates to (a form post or a redirect), whose refusals a person reads. */
-const BROWSER_ACTIONS: ReadonlySet<string> = new Set(['discover_login', 'oidc_login', 'oidc_callback', 'saml_login', 'saml_acs', 'saml_logout', 'saml_slo']);
+const BROWSER_ACTIONS: ReadonlySet<string> = new Set(['discover_login', 'oidc_login', 'oidc_callback', 'saml_login', 'saml_acs', 'saml_logout_confirm', 'saml_logout', 'saml_slo']);
 
 /**
  * `303` to the hosted app's error screen with the refusal's code and message, when `errorPage` is set,
@@ -71,12 +74,15 @@ function sendError(res: Response, e: AppError): void {
  */
 export function mountSso(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger; errorPage?: string | null }): void {
   const errorPage = opts.errorPage ?? null;
-  for (const route of SSO_ROUTES) {
-    app.all(route.path, async (req: Request, res: Response) => {
+  const byPath = new Map<string, Array<(typeof SSO_ROUTES)[number]>>();
+  for (const route of SSO_ROUTES) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  for (const [path, routes] of byPath) {
+    app.all(path, async (req: Request, res: Response) => {
       res.setHeader('Cache-Control', 'no-store');
       const method = req.method === 'HEAD' ? 'GET' : req.method;
-      if (method !== route.method) {
-        res.setHeader('Allow', route.method);
+      const route = routes.find((r) => r.method === method);
+      if (!route) {
+        res.setHeader('Allow', routes.map((r) => r.method).join(', '));
         sendError(res, new AppError('method_not_allowed', 'Method Not Allowed'));
         return;
       }

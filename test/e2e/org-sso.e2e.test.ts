@@ -380,12 +380,28 @@ describe.each(['all', 'split'] as const)('organization SSO (%s)', (mode) => {
     const profile = () => page.evaluate(async (url) => (await fetch(`${url}/v1/profile`, { credentials: 'include' })).status, d.url);
     await page.goto(`${d.url}/app/login`);
     expect(await profile()).toBe(200);
+    // another site cannot sign the user out (CSRF): with the browser's cookies, a GET only answers the
+    // confirmation page, and a POST from another origin is refused by the Origin check (403)
+    const cookie = (await page.context().cookies(d.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+    const asked = await raw(`${d.url}/oauth/saml/${org.name}/logout`, { headers: { cookie, accept: 'text/html' } });
+    expect({ status: asked.status, form: String(asked.body).includes('method="post"') }).toEqual({ status: 200, form: true });
+    const forged = await raw(`${d.url}/oauth/saml/${org.name}/logout`, {
+      method: 'POST', redirect: 'manual', headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: '',
+    });
+    expect(forged.status).toBe(403);
+    await page.goto(`${d.url}/app/login`);
+    expect(await profile()).toBe(200);
+    expect(samlEndpoint.logouts).not.toContain(email);
+    // the GET asks; the button POSTs (same origin) and the logout runs
     await page.goto(`${d.url}/oauth/saml/${org.name}/logout`);
+    await page.locator('h1', { hasText: `Sign out of ${org.name}?` }).waitFor();
+    await page.locator('#confirm-logout').click();
     await page.waitForURL((u) => u.pathname === '/app/login');
     expect(samlEndpoint.logouts).toEqual([email]);
     expect(await profile()).toBe(401);
     // the SAML session cookie went with it: a second logout has nothing to end
     await page.goto(`${d.url}/oauth/saml/${org.name}/logout`);
+    await page.locator('#confirm-logout').click();
     await page.waitForURL((u) => u.pathname === '/app/error');
     await page.locator('#form-error', { hasText: 'no SAML session of this organization in this browser' }).waitFor();
     await page.context().close();

@@ -34,6 +34,7 @@ const OPS: Record<string, { rpc: string; input: string; kind: 'query' | 'mutatio
   organization: { rpc: 'Organization', input: 'OrganizationRequest', kind: 'query', select: ORG },
   organizations: { rpc: 'Organizations', input: 'ListOrganizationsRequest', kind: 'query', select: `organizations { ${ORG} } ${PAGE}`, optional: true },
   add_org_member: { rpc: 'AddOrgMember', input: 'AddOrgMemberRequest', kind: 'mutation', select: MEMBER },
+  update_org_member: { rpc: 'UpdateOrgMember', input: 'UpdateOrgMemberRequest', kind: 'mutation', select: MEMBER },
   remove_org_member: { rpc: 'RemoveOrgMember', input: 'RemoveOrgMemberRequest', kind: 'mutation', select: 'message' },
   org_members: { rpc: 'OrgMembers', input: 'ListOrgMembersRequest', kind: 'query', select: `org_members { ${MEMBER} } ${PAGE}` },
   user_organizations: { rpc: 'UserOrganizations', input: 'UserOrganizationsRequest', kind: 'query', select: `user_organizations { organization { ${ORG} } roles } ${PAGE}` },
@@ -193,6 +194,38 @@ describe.each(['all', 'split'] as const)('organizations, members and domains (%s
       await refused('remove_org_member', { org_id: org.id, user_id: u.id }, 404, 'not_found', 'membership not found');
       expect((await ok('org_members', { org_id: org.id })).pagination.total).toBe(0);
     }, 60_000);
+
+    it('update_org_member replaces a member\'s roles on REST, GraphQL and gRPC; the last org admin keeps service:org_admin unless a super-admin asks', async () => {
+      const org = await newOrg('roles');
+      const a = await newUser();
+      const b = await newUser('Grace');
+      await ok('add_org_member', { org_id: org.id, user_id: a.id, roles: ['service:org_admin'] });
+      const added = await ok('add_org_member', { org_id: org.id, user_id: b.id, roles: ['billing'] });
+      const rest = await ok('update_org_member', { org_id: org.id, user_id: b.id, roles: [' editor ', 'editor', 'auditor', ''] });
+      expect(rest).toEqual({ ...added, roles: ['editor', 'auditor'], updated_at: expect.any(Number) });
+      expect((await ok('update_org_member', { org_id: org.id, user_id: b.id, roles: ['viewer'] }, admin, 'graphql')).roles).toEqual(['viewer']);
+      expect((await ok('update_org_member', { org_id: org.id, user_id: b.id, roles: [] }, admin, 'grpc')).roles).toEqual([]);
+      expect((await ok('org_members', { org_id: org.id })).org_members.find((m: { user_id: string }) => m.user_id === b.id).roles).toEqual([]);
+      // an org admin may edit roles in its own org, but not take the last service:org_admin away
+      const as = bearer(a.token);
+      expect((await ok('update_org_member', { org_id: org.id, user_id: b.id, roles: ['service:org_admin'] }, as)).roles).toEqual(['service:org_admin']);
+      expect((await ok('update_org_member', { org_id: org.id, user_id: b.id, roles: ['billing'] }, as)).roles).toEqual(['billing']);
+      await refused('update_org_member', { org_id: org.id, user_id: a.id, roles: ['billing'] }, 400, 'failed_precondition', 'cannot take service:org_admin from the last org admin of the organization', as);
+      expect((await ok('update_org_member', { org_id: org.id, user_id: a.id, roles: ['billing'] })).roles).toEqual(['billing']);
+      await refused('update_org_member', { org_id: org.id, user_id: '6f1c1d4e-0000-4000-8000-000000000000', roles: [] }, 404, 'not_found', 'membership not found');
+      await refused('update_org_member', { org_id: 'not-a-uuid', user_id: b.id, roles: [] }, 404, 'not_found', 'membership not found');
+      // the audit log names each change and the refused one (written after the answer, through the outbox)
+      const until = Date.now() + 30_000;
+      let actions: string[] = [];
+      while (Date.now() < until) {
+        const all = await postJson(`${d.url}/v1/admin/audit_logs`, { pagination: { limit: 1000 } }, { origin: d.url, ...admin });
+        actions = (all.body.audit_logs as Array<{ action: string; metadata: string }>).filter((r) => r.metadata.includes(org.id) && r.action.startsWith('admin.org_member_upd')).map((r) => r.action);
+        if (actions.filter((a) => a === 'admin.org_member_updated').length >= 6 && actions.includes('admin.org_member_update_failed')) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(actions.filter((a) => a === 'admin.org_member_updated')).toHaveLength(6);
+      expect(actions.filter((a) => a === 'admin.org_member_update_failed').length).toBeGreaterThanOrEqual(1);
+    }, 90_000);
 
     it('an org admin cannot remove the last service:org_admin; a super-admin can', async () => {
       const org = await newOrg('last');

@@ -22,6 +22,7 @@ const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const MODEL = 'model\n  schema 1.1\ntype user\ntype group\n  relations\n    define member: [user, group#member]\ntype document\n  relations\n    define viewer: [group#member]\n';
 const EVENTS = ['user.provisioned', 'user.deprovisioned', 'user.scim_updated', 'group.created', 'group.updated', 'group.deleted'];
 
@@ -39,18 +40,21 @@ interface Sequence { provider: string; source: string; steps: Step[] }
 
 const load = (name: string): Sequence => JSON.parse(readFileSync(new URL(`../../services/orgs/test/scim/${name}.json`, import.meta.url), 'utf8')) as Sequence;
 
-interface ScimReply { status: number; type: string | null; location: string | null; challenge: string | null; body: any; text: string }
+interface ScimReply { status: number; type: string | null; location: string | null; challenge: string | null; etag: string | null; body: any; text: string }
 
-/** One SCIM request with a bearer token (no Origin: CSRF exempts bearer SCIM requests, §2.5). */
-async function scim(base: string, token: string | null, method: string, path: string, body?: unknown, raw?: string): Promise<ScimReply> {
-  const headers: Record<string, string> = { accept: 'application/scim+json' };
+/** One SCIM request with a bearer token (no Origin: CSRF exempts bearer SCIM requests, §2.5); `extra`: more headers (If-Match, If-None-Match). */
+async function scim(base: string, token: string | null, method: string, path: string, body?: unknown, raw?: string, extra: Record<string, string> = {}): Promise<ScimReply> {
+  const headers: Record<string, string> = { accept: 'application/scim+json', ...extra };
   if (token !== null) headers['authorization'] = `Bearer ${token}`;
   if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/scim+json';
   const res = await fetch(`${base}/scim/v2${path}`, { method, headers, ...(raw !== undefined ? { body: raw } : body !== undefined ? { body: JSON.stringify(body) } : {}) });
   const text = await res.text();
   let parsed: unknown = null;
   try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
-  return { status: res.status, type: res.headers.get('content-type'), location: res.headers.get('location'), challenge: res.headers.get('www-authenticate'), body: parsed, text };
+  return {
+    status: res.status, type: res.headers.get('content-type'), location: res.headers.get('location'), challenge: res.headers.get('www-authenticate'),
+    etag: res.headers.get('etag'), body: parsed, text,
+  };
 }
 
 /** RFC 7644 §3.12: the error body, `application/scim+json`. */
@@ -352,12 +356,25 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     expect(await check(b, object)).toBe(false);
     const replaced = await scim(d.url, tokenX, 'PATCH', `/Groups/${g.body.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', path: 'members', value: [{ value: a }, { value: b }] }] });
     expect(replaced.body.members.map((m: any) => m.value)).toEqual([a, b]);
+    // issue 31: an add and a filtered remove as Entra ID sends them touch those members only, and the
+    // group.updated webhook carries the change, not the whole list
+    const c = await mk('gc');
+    const changed = await scim(d.url, tokenX, 'PATCH', `/Groups/${g.body.id}`, { schemas: [PATCH_SCHEMA], Operations: [
+      { op: 'Add', path: 'members', value: [{ value: c }, { value: a }] }, { op: 'Remove', path: `members[value eq "${b}"]` },
+    ] });
+    expect(changed.body.members.map((m: any) => m.value)).toEqual([a, c]);
+    expect([await check(a, object), await check(b, object), await check(c, object)]).toEqual([true, false, true]);
+    const delta = (body: any) => body.group?.id === g.body.id && (body.group?.members_added ?? []).includes(c);
+    const until = Date.now() + 30_000;
+    while (!rx.at(hookPath('group.updated')).some((r) => delta(r.body)) && Date.now() < until) await sleep(100);
+    const hook = rx.at(hookPath('group.updated')).find((r) => delta(r.body))?.body;
+    expect({ added: hook?.group?.members_added, removed: hook?.group?.members_removed, all: hook?.group?.member_ids ?? [] }).toEqual({ added: [c], removed: [b], all: [] });
     // a deleted user leaves every group: not listed as a member, its member tuple gone (RFC 7644 §3.6)
     expect((await scim(d.url, tokenX, 'DELETE', `/Users/${a}`)).status).toBe(204);
-    expect((await scim(d.url, tokenX, 'GET', `/Groups/${g.body.id}`)).body.members.map((m: any) => m.value)).toEqual([b]);
-    expect([await check(a, object), await check(b, object)]).toEqual([false, true]);
+    expect((await scim(d.url, tokenX, 'GET', `/Groups/${g.body.id}`)).body.members.map((m: any) => m.value)).toEqual([c]);
+    expect([await check(a, object), await check(c, object)]).toEqual([false, true]);
     expect((await scim(d.url, tokenX, 'DELETE', `/Groups/${g.body.id}`)).status).toBe(204);
-    expect([await check(a, object), await check(b, object)]).toEqual([false, false]);
+    expect([await check(a, object), await check(c, object)]).toEqual([false, false]);
   });
 
   it('malformed filters, bodies and PatchOps → the SCIM error with the right scimType; never a 5xx', async () => {
@@ -493,5 +510,70 @@ describe.each(['all', 'split'] as const)('SCIM 2.0 (%s)', (mode) => {
     expect(search.body).toMatchObject({ schemas: [LIST_SCHEMA], totalResults: 2, itemsPerPage: 1, startIndex: 1 });
     expect(Object.keys(search.body.Resources[0]).sort()).toEqual(['id', 'meta', 'schemas', 'userName']);
     expectScimError(await scim(d.url, tokenX, 'POST', '/Users/.search', { filter: 'userName pr' }), 400, 'invalidSyntax');
+  });
+  it('Groups and Users: attributes / excludedAttributes, meta.version as the ETag, If-Match → 412, If-None-Match → 304 (RFC 7644 §3.4.2.5, §3.14)', async () => {
+    const tag = randomUUID().slice(0, 8);
+    const user = async (name: string) => {
+      const r = await scim(d.url, tokenX, 'POST', '/Users', { schemas: [USER_SCHEMA], userName: `${name}-${tag}`, emails: [{ value: `${name}-${tag}@etag.example.com`, type: 'work', primary: true }] });
+      expect(r.status).toBe(201);
+      // RFC 7644 §3.14: the ETag header carries the version of meta.version
+      expect([r.etag, r.body.meta.version]).toEqual(['W/"1"', 'W/"1"']);
+      return r.body.id as string;
+    };
+    const ada = await user('ada');
+    const bob = await user('bob');
+
+    // Okta creates the group with its members; the answer carries meta.version and the ETag
+    const created = await scim(d.url, tokenX, 'POST', '/Groups', { schemas: [GROUP_SCHEMA], displayName: `ETag ${tag}`, members: [{ value: ada }] });
+    expect({ status: created.status, etag: created.etag, version: created.body.meta.version }).toEqual({ status: 201, etag: 'W/"1"', version: 'W/"1"' });
+    const gid = created.body.id as string;
+
+    // Entra ID reads groups with excludedAttributes=members, by id and in filtered lists
+    const lean = await scim(d.url, tokenX, 'GET', `/Groups/${gid}?excludedAttributes=members`);
+    expect(Object.keys(lean.body).sort()).toEqual(['displayName', 'id', 'meta', 'schemas']);
+    expect(lean.etag).toBe('W/"1"');
+    const listed = await scim(d.url, tokenX, 'GET', `/Groups?excludedAttributes=members&filter=${encodeURIComponent(`displayName eq "ETag ${tag}"`)}`);
+    expect(listed.body.Resources.map((g: any) => [g.id, g.members])).toEqual([[gid, undefined]]);
+    // attributes: only those named, and the ones always returned (id, schemas, meta)
+    const named = await scim(d.url, tokenX, 'GET', `/Groups/${gid}?attributes=displayName`);
+    expect(Object.keys(named.body).sort()).toEqual(['displayName', 'id', 'meta', 'schemas']);
+    const values = await scim(d.url, tokenX, 'GET', `/Groups/${gid}?attributes=urn:ietf:params:scim:schemas:core:2.0:Group:members.value`);
+    expect(values.body.members).toEqual([{ value: ada }]);
+    expect(values.body.displayName).toBeUndefined();
+    const searched = await scim(d.url, tokenX, 'POST', '/Groups/.search', {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], filter: `displayName eq "ETag ${tag}"`, attributes: ['externalId'],
+    });
+    expect(Object.keys(searched.body.Resources[0]).sort()).toEqual(['id', 'meta', 'schemas']);
+
+    // If-None-Match with the current version → 304, no body; a stale one → 200
+    const unchanged = await scim(d.url, tokenX, 'GET', `/Groups/${gid}`, undefined, undefined, { 'if-none-match': 'W/"1"' });
+    expect({ status: unchanged.status, text: unchanged.text, etag: unchanged.etag }).toEqual({ status: 304, text: '', etag: 'W/"1"' });
+
+    // Okta's PATCH adding a member, conditional on the version read: applies and moves the version on
+    const patch = { schemas: [PATCH_SCHEMA], Operations: [{ op: 'add', path: 'members', value: [{ value: bob }] }] };
+    const added = await scim(d.url, tokenX, 'PATCH', `/Groups/${gid}?excludedAttributes=members`, patch, undefined, { 'if-match': 'W/"1"' });
+    expect({ status: added.status, etag: added.etag, version: added.body.meta.version, members: added.body.members }).toEqual({ status: 200, etag: 'W/"2"', version: 'W/"2"', members: undefined });
+    expect((await scim(d.url, tokenX, 'GET', `/Groups/${gid}`, undefined, undefined, { 'if-none-match': 'W/"1"' })).status).toBe(200);
+
+    // a write conditional on the stale version → 412, and nothing changes
+    const removeAda = { schemas: [PATCH_SCHEMA], Operations: [{ op: 'remove', path: `members[value eq "${ada}"]` }] };
+    expectScimError(await scim(d.url, tokenX, 'PATCH', `/Groups/${gid}`, removeAda, undefined, { 'if-match': 'W/"1"' }), 412);
+    expectScimError(await scim(d.url, tokenX, 'PUT', `/Groups/${gid}`, { schemas: [GROUP_SCHEMA], displayName: `Renamed ${tag}` }, undefined, { 'if-match': 'W/"1"' }), 412);
+    expectScimError(await scim(d.url, tokenX, 'DELETE', `/Groups/${gid}`, undefined, undefined, { 'if-match': 'W/"1"' }), 412);
+    const now = await scim(d.url, tokenX, 'GET', `/Groups/${gid}`);
+    expect({ name: now.body.displayName, members: now.body.members.map((m: any) => m.value).sort(), etag: now.etag }).toEqual({ name: `ETag ${tag}`, members: [ada, bob].sort(), etag: 'W/"2"' });
+    expect(await check(bob, `group:${orgX}/${gid}`)).toBe(true);
+    // `*` matches any version
+    expect((await scim(d.url, tokenX, 'PATCH', `/Groups/${gid}`, removeAda, undefined, { 'if-match': '*' })).body.meta.version).toBe('W/"3"');
+    expect(await check(ada, `group:${orgX}/${gid}`)).toBe(false);
+
+    // Users: the same headers
+    const read = await scim(d.url, tokenX, 'GET', `/Users/${ada}`);
+    expect(read.etag).toBe(read.body.meta.version);
+    expect((await scim(d.url, tokenX, 'GET', `/Users/${ada}`, undefined, undefined, { 'if-none-match': read.etag! })).status).toBe(304);
+    const renamed = await scim(d.url, tokenX, 'PATCH', `/Users/${ada}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', path: 'name.givenName', value: 'Ada' }] }, undefined, { 'if-match': read.etag! });
+    expect(renamed.etag).toBe('W/"2"');
+    expectScimError(await scim(d.url, tokenX, 'DELETE', `/Users/${ada}`, undefined, undefined, { 'if-match': read.etag! }), 412);
+    expect((await scim(d.url, tokenX, 'DELETE', `/Groups/${gid}`, undefined, undefined, { 'if-match': 'W/"3"' })).status).toBe(204);
   });
 });

@@ -35,6 +35,9 @@ export function orgsSealedColumns(keys: OrgsKeys): SealedColumn[] {
     { table: 'orgs_oidc_connections', key: 'id', column: 'client_secret_sealed', ring: keys.sso, aad: (row) => `org_oidc_connection:${String(row.id)}` },
     // sso/sp-keys.ts: AAD `org_saml_connection:<id>`
     { table: 'orgs_saml_connections', key: 'id', column: 'sp_private_key_sealed', ring: keys.sso, aad: (row) => `org_saml_connection:${String(row.id)}` },
+    // the staged and the previous SP key of an in-place rotation, sealed as the current one
+    { table: 'orgs_saml_connections', key: 'id', column: 'sp_next_private_key_sealed', ring: keys.sso, aad: (row) => `org_saml_connection:${String(row.id)}` },
+    { table: 'orgs_saml_connections', key: 'id', column: 'sp_previous_private_key_sealed', ring: keys.sso, aad: (row) => `org_saml_connection:${String(row.id)}` },
     // samlidp/keys.ts: AAD the key id
     { table: 'orgs_saml_idp_keys', key: 'id', column: 'private_key_sealed', ring: keys.samlIdp, aad: (row) => String(row.id) },
   ];

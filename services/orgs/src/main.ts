@@ -2,7 +2,7 @@
  * @module orgs/main
  * The only file that wires orgs: flags → database (migrations) → store → handlers and subgraph; authn's
  * internal API for the users behind memberships, and authz's for SCIM group tuples; the SCIM store and
- * its events (`user.provisioned`, …, `group.*`), written to the outbox after each write; the SAML IdP's
+ * its events (`user.provisioned`, …, `group.*`), written to the outbox with each write; the SAML IdP's
  * store and sealing key (samlidp/, behaviour.md §5.9); the DNS resolver of domain verification
  * (`--dns-resolver`); the outbox relay that publishes its audit rows and `organization.deleted`; the
  * retention sweeper (issue 23); and the
@@ -27,12 +27,12 @@ import { ORGS_RETENTION } from './storage/mikro/retention.ts';
 import { orgsSchema, registerOrgScopedTable } from './storage/mikro/schema.ts';
 import { createMikroOrgsStore } from './storage/mikro/store.ts';
 import { orgDirectory } from './scim/directory.ts';
-import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, ScimUserValueEntity, scimEntities, scimMigration, scimProjectionMigration } from './scim/storage/schema.ts';
+import { ScimEndpointEntity, ScimGroupEntity, ScimGroupMemberEntity, ScimUserEntity, ScimUserValueEntity, scimEntities, scimGroupMembersMigration, scimGroupVersionMigration, scimMigration, scimProjectionMigration } from './scim/storage/schema.ts';
 import { createMikroScimStore } from './scim/storage/store.ts';
 import { orgIdpDirectory } from './samlidp/directory.ts';
-import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration } from './samlidp/storage/schema.ts';
+import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration, samlIdpSpSettingsMigration } from './samlidp/storage/schema.ts';
 import { createMikroSamlIdpStore } from './samlidp/storage/store.ts';
-import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, samlSpKeyMigration, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
+import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, samlSpKeyMigration, samlSpKeyRotationMigration, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
 import { SSO_RETENTION } from './sso/storage/retention.ts';
 import { createMikroSsoStore } from './sso/storage/store.ts';
 import type { FederatedCompletion } from './sso/flows.ts';
@@ -42,10 +42,10 @@ import type { FederatedCompletion } from './sso/flows.ts';
 const schema = {
   ...orgsSchema,
   entities: [...orgsSchema.entities, ...scimEntities, ...ssoEntities, ...samlIdpEntities],
-  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration, scimProjectionMigration, samlSpKeyMigration],
+  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration, scimProjectionMigration, samlSpKeyMigration, samlIdpSpSettingsMigration, scimGroupVersionMigration, samlSpKeyRotationMigration, scimGroupMembersMigration],
 };
 for (const entity of [
-  ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity,
+  ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity, ScimGroupMemberEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity,
   SamlServiceProviderEntity, SamlIdpKeyEntity,
 ]) {
   registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
@@ -110,21 +110,23 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   };
   const authz = shared.peer('authz.internal');
   if (!authz) logger.warn('no --authz-address: SCIM groups answer 501');
-  // issue 32: SCIM events and the SSO / SAML IdP audit rows go to orgs' outbox (a transaction of their own,
-  // right after the write they describe) and reach the bus through the relay, so a bus outage loses none
+  // issue 32 §1: SCIM events, SCIM groups' events and the SAML IdP's admin audit rows are written by the
+  // stores in the transaction of the row they describe; the audit rows of sign-ons (which change no row of
+  // orgs') and of the SCIM endpoint admin calls go to orgs' outbox in a transaction of their own before
+  // the answer. The relay takes them to the bus, so a bus outage loses none.
   const writing = new Set<Promise<void>>();
-  const publish = (name: string, data: unknown): void => {
+  const publish = (name: string, data: unknown): Promise<void> => {
     const envelope = newEnvelope(name as never, 'orgs', data as never);
     const write = db.transactional(async (em) => db.outbox.enqueue(em, envelope))
       .catch((err: unknown) => logger.error({ err, event: name, event_id: envelope.id }, 'event not recorded'))
       .finally(() => writing.delete(write));
     writing.add(write);
+    return write;
   };
   const scimStore = createMikroScimStore(db);
   const service = createOrgsService(deps, {
     scim: {
       store: scimStore, orgs: orgDirectory(store, deps.now), authn, authz, now: deps.now,
-      emit: (name, data) => publish(name, data),
       tokenKey: keys.scim,
       baseUrl: config.url.replace(/\/+$/, ''),
     },

@@ -17,7 +17,7 @@ import { isUuid } from './domain/members.ts';
 import type { RpcContext } from './rpc/deps.ts';
 import { addVerifiedOrgDomainRpc, deleteOrgDomainRpc, orgDomainsRpc, requestOrgDomainRpc, verifyOrgDomainRpc } from './rpc/domains.ts';
 import { isOrgAdminRpc, orgOfVerifiedDomainRpc } from './rpc/internal.ts';
-import { addOrgMemberRpc, orgMembersRpc, removeOrgMemberRpc, userOrganizationsRpc } from './rpc/members.ts';
+import { addOrgMemberRpc, orgMembersRpc, removeOrgMemberRpc, updateOrgMemberRpc, userOrganizationsRpc } from './rpc/members.ts';
 import {
   createOrganizationRpc, deleteOrganizationRpc, organizationRpc, organizationsRpc, updateOrganizationRpc,
 } from './rpc/organizations.ts';
@@ -53,7 +53,7 @@ async function samlRecordOrg(saml: SamlIdpStore | null, call: GuardedCall): Prom
 
 /** The SSO connection RPCs that may address their record by `id` (behaviour.md §6.3). */
 const OIDC_BY_ID = new Set(['UpdateOrgOidcConnection', 'DeleteOrgOidcConnection', 'OrgOidcConnection']);
-const SAML_BY_ID = new Set(['UpdateOrgSamlConnection', 'DeleteOrgSamlConnection', 'OrgSamlConnection']);
+const SAML_BY_ID = new Set(['UpdateOrgSamlConnection', 'DeleteOrgSamlConnection', 'OrgSamlConnection', 'RotateOrgSamlSpKey']);
 
 /** The org of the SSO connection a call names by `id`, or null. */
 async function orgOfConnection(sso: SsoStore | undefined, call: GuardedCall): Promise<string | null> {
@@ -103,6 +103,7 @@ export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authe
       Organization: organizationRpc(c),
       Organizations: organizationsRpc(c),
       AddOrgMember: addOrgMemberRpc(c),
+      UpdateOrgMember: updateOrgMemberRpc(c),
       RemoveOrgMember: removeOrgMemberRpc(c),
       OrgMembers: orgMembersRpc(c),
       UserOrganizations: userOrganizationsRpc(c),
@@ -116,7 +117,7 @@ export function createOrgsService(c: RpcContext, scim?: Omit<ScimRpcDeps, 'authe
       ...(sso ? { ...ssoHandlers(c, sso.sso), SsoRequest: (req, ctx) => handleSsoRequest(sso, req, ctx) } : {
         CreateOrgOidcConnection: notImplemented, UpdateOrgOidcConnection: notImplemented, DeleteOrgOidcConnection: notImplemented,
         OrgOidcConnection: notImplemented, CreateOrgSamlConnection: notImplemented, UpdateOrgSamlConnection: notImplemented,
-        DeleteOrgSamlConnection: notImplemented, OrgSamlConnection: notImplemented, SsoRequest: notImplemented,
+        DeleteOrgSamlConnection: notImplemented, OrgSamlConnection: notImplemented, RotateOrgSamlSpKey: notImplemented, SsoRequest: notImplemented,
       }),
       // SCIM endpoint and server (behaviour.md §6.4): scim/rpc.ts
       ...(scim ? scimHandlers({ ...scim, authenticator: c.authenticator }) : {

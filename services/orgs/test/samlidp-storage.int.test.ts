@@ -2,13 +2,14 @@
  * @module samlidp-storage.int.test
  * The SAML IdP store (behaviour.md §5.9) on the machine's PostgreSQL and MariaDB (a fresh database
  * each), as the unit run checks it on SQLite: entity_id unique per org, newest-first pages, the
- * rotate/retire state machine, and the rows going with their organization (§6.1).
+ * rotate/retire state machine (with issue 31's staged key and switch), the SP's encryption certificate
+ * and SLO URL, and the rows going with their organization (§6.1).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openScratchService, type DatabaseType, type ScratchService } from '@gatehouse/db';
 import { orgsSchema, registerOrgScopedTable } from '../src/storage/mikro/schema.ts';
 import { createMikroOrgsStore } from '../src/storage/mikro/store.ts';
-import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration } from '../src/samlidp/storage/schema.ts';
+import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigrations } from '../src/samlidp/storage/schema.ts';
 import { createMikroSamlIdpStore } from '../src/samlidp/storage/store.ts';
 import type { IdpKeyRecord, ServiceProviderRecord } from '../src/samlidp/storage/ports.ts';
 
@@ -17,7 +18,7 @@ for (const entity of [SamlServiceProviderEntity, SamlIdpKeyEntity]) registerOrgS
 
 const ORG = '5a5a5a5a-0000-4000-8000-000000000001';
 const sp = (id: string, entityId: string, at: number): ServiceProviderRecord => ({
-  id, orgId: ORG, name: 'SP', entityId, acsUrl: 'https://sp.example/acs', spCertPem: null, nameIdFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+  id, orgId: ORG, name: 'SP', entityId, acsUrl: 'https://sp.example/acs', spCertPem: null, spEncryptionCertPem: null, sloUrl: null, nameIdFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
   mappedAttributes: null, allowIdpInitiated: false, isActive: true, createdAt: at, updatedAt: at,
 });
 const key = (id: string, at: number): IdpKeyRecord => ({
@@ -28,7 +29,7 @@ for (const type of ['postgres', 'mariadb'] as DatabaseType[]) {
   describe(`SAML IdP store on ${type}`, () => {
     let scratch: ScratchService;
     beforeAll(async () => {
-      scratch = await openScratchService(type, { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, samlIdpMigration] });
+      scratch = await openScratchService(type, { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, ...samlIdpMigrations] });
     }, 60_000);
     afterAll(async () => { await scratch?.close(); });
 
@@ -52,6 +53,18 @@ for (const type of ['postgres', 'mariadb'] as DatabaseType[]) {
       expect(await store.keys.retire('5a5a5a5a-0000-4000-8000-0000000000b2', 22)).toBe('current');
       expect(await store.keys.retire('5a5a5a5a-0000-4000-8000-0000000000b1', 22)).toBe('active');
       expect(await store.keys.retire('5a5a5a5a-0000-4000-8000-0000000000b1', 23)).toBe('retired');
+
+      // issue 31: a staged key, replaced by a second staging, switched to, and the SP's new columns
+      expect(await store.keys.promote(ORG, 24)).toBeNull();
+      await store.keys.stage({ ...key('5a5a5a5a-0000-4000-8000-0000000000c1', 24), status: 'pending' }, 24);
+      await store.keys.stage({ ...key('5a5a5a5a-0000-4000-8000-0000000000c2', 25), status: 'pending' }, 25);
+      const byId = async () => Object.fromEntries((await store.keys.list(ORG)).map((k) => [k.id.slice(-2), k.status]));
+      expect(await byId()).toEqual({ b1: 'retired', b2: 'current', c1: 'retired', c2: 'pending' });
+      expect((await store.keys.promote(ORG, 26))?.id).toBe('5a5a5a5a-0000-4000-8000-0000000000c2');
+      expect(await byId()).toEqual({ b1: 'retired', b2: 'active', c1: 'retired', c2: 'current' });
+      const withSettings = { ...sp('5a5a5a5a-0000-4000-8000-0000000000a1', long, 10), spEncryptionCertPem: 'enc', sloUrl: 'https://sp.example/slo' };
+      expect(await store.providers.update(withSettings)).toBe('updated');
+      expect(await store.providers.get(withSettings.id)).toMatchObject({ spEncryptionCertPem: 'enc', sloUrl: 'https://sp.example/slo' });
 
       expect(await orgs.transaction((tx) => tx.organizations.delete(ORG))).toBe(true);
       expect([(await store.providers.list(ORG, { offset: 0, limit: 10 })).total, (await store.keys.list(ORG)).length]).toEqual([0, 0]);

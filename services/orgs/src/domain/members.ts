@@ -6,6 +6,7 @@
  * - {@link getOrganization}: an organization by id, or null.
  * - {@link addMember}: adds a user to an organization with roles (trimmed, de-duplicated; the reserved
  *   `service:org_admin` makes an org admin). 404 / 409 as §6.1 says.
+ * - {@link updateMemberRoles}: replaces a member's roles, keeping the last org admin unless a super-admin asks.
  * - {@link removeMember}: removes a membership, keeping the last org admin unless a super-admin asks.
  * - {@link userMemberships}: a user's memberships with their organizations, newest first.
  * - {@link forgetUser}: drops every membership of a deleted user (`user.deleted`).
@@ -20,6 +21,7 @@ export const USER_NOT_FOUND = 'user not found';
 export const ALREADY_MEMBER = 'user is already a member of this organization';
 export const MEMBERSHIP_NOT_FOUND = 'membership not found';
 export const LAST_ORG_ADMIN = 'cannot remove the last service:org_admin of the organization';
+export const LAST_ORG_ADMIN_ROLE = 'cannot take service:org_admin from the last org admin of the organization';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -76,6 +78,41 @@ export async function addMember(deps: OrgsDomainDeps, input: AddMemberInput, wit
     if (!(await tx.members.insert(member))) throw new AppError('already_exists', ALREADY_MEMBER);
     withEvents?.(tx, member);
     return member;
+  });
+}
+
+export interface UpdateMemberInput {
+  orgId: string;
+  userId: string;
+  /** the new roles, replacing the old ones; normalised with {@link normaliseRoles} (may be empty) */
+  roles?: readonly unknown[] | null;
+  /** a super-admin may take `service:org_admin` from the last org admin; nobody else may */
+  bySuperAdmin: boolean;
+}
+
+/**
+ * Replaces a member's roles (the extension `update_org_member`, the admin console's in-place edit): the
+ * same normalisation and org-admin rule as `add_org_member` and `remove_org_member` (behaviour.md §6.1).
+ * @param withEvents further events written in the same transaction (audit)
+ * @returns the updated membership
+ * @throws AppError `not_found` `membership not found`; `invalid_argument` `roles must be strings`;
+ *   `failed_precondition` `cannot take service:org_admin from the last org admin of the organization`
+ *   (not a super-admin)
+ */
+export async function updateMemberRoles(deps: Pick<OrgsDomainDeps, 'store' | 'now'>, input: UpdateMemberInput, withEvents?: WithEvents<MemberRecord>): Promise<MemberRecord> {
+  const roles = normaliseRoles(input.roles);
+  if (!isUuid(input.orgId) || !isUuid(input.userId)) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
+  const orgId = input.orgId.toLowerCase();
+  const userId = input.userId.toLowerCase();
+  return deps.store.transaction(async (tx) => {
+    const member = await tx.members.get(orgId, userId);
+    if (!member) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
+    const losesAdmin = member.roles.includes(ORG_ADMIN_ROLE) && !roles.includes(ORG_ADMIN_ROLE);
+    if (losesAdmin && !input.bySuperAdmin && (await tx.members.countAdmins(orgId)) <= 1) throw new AppError('failed_precondition', LAST_ORG_ADMIN_ROLE);
+    const next: MemberRecord = { ...member, roles, updatedAt: deps.now() };
+    if (!(await tx.members.update(next))) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
+    withEvents?.(tx, next);
+    return next;
   });
 }
 

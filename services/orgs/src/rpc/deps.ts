@@ -42,6 +42,7 @@ export async function callerOf(c: RpcContext, ctx: CallContext): Promise<OrgCall
 
 const VERB_OF: Record<string, string> = {
   created: 'create', updated: 'update', deleted: 'delete', added: 'add', removed: 'remove', requested: 'request', verified: 'verify', rotated: 'rotate',
+  staged: 'stage', activated: 'activate', retired: 'retire',
 };
 
 /**

@@ -1,8 +1,9 @@
 /**
  * @module @gatehouse/orgs/rpc/members
- * OrgsService.AddOrgMember, RemoveOrgMember, OrgMembers and UserOrganizations (behaviour.md §6.1).
+ * OrgsService.AddOrgMember, UpdateOrgMember (extension), RemoveOrgMember, OrgMembers and UserOrganizations
+ * (behaviour.md §6.1).
  */
-import { addMember, removeMember, userMemberships } from '../domain/members.ts';
+import { addMember, removeMember, updateMemberRoles, userMemberships } from '../domain/members.ts';
 import { requireOrganization } from '../domain/organizations.ts';
 import { pageWindow, paginationOf } from '@gatehouse/contracts/pagination';
 import type { MemberRecord } from '../storage/ports.ts';
@@ -17,6 +18,16 @@ export const addOrgMemberRpc = (c: RpcContext): OrgsHandler<'AddOrgMember'> => a
     action: 'org_member_added', resourceType: 'org_membership', resourceId: null, context: { org_id: req.org_id, user_id: req.user_id },
     of: (m: MemberRecord) => ({ resourceId: m.id, details: { org_id: m.orgId, user_id: m.userId, roles: m.roles } }),
   }, (withEvents) => addMember(c, { orgId: req.org_id, userId: req.user_id, roles: req.roles }, withEvents));
+  return memberWire(c, member);
+};
+
+/** POST /v1/admin/update_org_member (org admin or super): replaces the roles. @throws AppError as {@link updateMemberRoles} */
+export const updateOrgMemberRpc = (c: RpcContext): OrgsHandler<'UpdateOrgMember'> => async (req, ctx) => {
+  const caller = await callerOf(c, ctx);
+  const member = await audited(c, ctx, caller, {
+    action: 'org_member_updated', resourceType: 'org_membership', resourceId: null, context: { org_id: req.org_id, user_id: req.user_id },
+    of: (m: MemberRecord) => ({ resourceId: m.id, details: { org_id: m.orgId, user_id: m.userId, roles: m.roles } }),
+  }, (withEvents) => updateMemberRoles(c, { orgId: req.org_id, userId: req.user_id, roles: req.roles, bySuperAdmin: caller.superAdmin }, withEvents));
   return memberWire(c, member);
 };
 

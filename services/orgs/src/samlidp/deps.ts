@@ -19,7 +19,7 @@ export interface IdpOrgDirectory {
   isMember(orgId: string, userId: string): Promise<boolean>;
 }
 
-export type IdpAuthnClient = Pick<ClientOf<ProtoServices['gatehouse.authn.v1.AuthnInternal']>, 'GetUser'>;
+export type IdpAuthnClient = Pick<ClientOf<ProtoServices['gatehouse.authn.v1.AuthnInternal']>, 'GetUser' | 'EndCookieSession'>;
 
 export interface SamlIdpDeps {
   store: SamlIdpStore;
@@ -31,8 +31,12 @@ export interface SamlIdpDeps {
   sealKey: Uint8Array | KeyRing;
   /** `--url` without a trailing slash */
   baseUrl: string;
-  /** publishes `audit.recorded` (behaviour.md §5.7); never throws */
-  audit(record: BusEvents['audit.recorded']): void;
+  /**
+   * records `audit.recorded` (behaviour.md §5.7) of a sign-on, which changes no row: resolves once the row
+   * is in orgs' outbox, before the answer (issue 32 §1); never rejects. The admin actions' rows go with
+   * their write instead (the store's `events`).
+   */
+  audit(record: BusEvents['audit.recorded']): Promise<void>;
   logger: Logger;
   /** Unix seconds */
   now(): number;

@@ -2,10 +2,12 @@
  * @module orgs/samlidp/metadata-import
  * `import_saml_sp_metadata` (behaviour.md §5.9): reads pasted SAML 2.0 metadata (SAML Metadata §2.3.2
  * EntityDescriptor, §2.4.4 SPSSODescriptor) and returns the SP's entity ID, its Assertion Consumer
- * Service URL and its signing certificate. It parses only (@xmldom/xmldom): nothing is fetched and
+ * Service URL, its signing certificate, its encryption certificate (§2.4.1.1 KeyDescriptor
+ * `use="encryption"`) and its SingleLogoutService URL (§2.2.2.2, §2.4.2). It parses only (@xmldom/xmldom): nothing is fetched and
  * nothing is created. At most 1 MiB; a document with a DOCTYPE (and so any entity declaration: XXE,
  * entity expansion) is refused before parsing.
  */
+import { X509Certificate } from 'node:crypto';
 import type { Element as XmlElement } from '@xmldom/xmldom';
 import { AppError } from '@gatehouse/errors';
 import { parseStrictXml } from './xml.ts';
@@ -15,6 +17,7 @@ export const NO_SP_IN_METADATA = 'metadata did not contain an SP entity ID and A
 const MD = 'urn:oasis:names:tc:SAML:2.0:metadata';
 const DS = 'http://www.w3.org/2000/09/xmldsig#';
 const POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
+const REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 
 const unparsable = (reason: string): AppError => new AppError('invalid_argument', `could not parse SP metadata XML: ${reason}`);
 
@@ -23,6 +26,10 @@ export interface SpMetadata {
   entity_id: string;
   acs_url: string;
   certificate?: string;
+  /** extension (issue 31): the `use="encryption"` certificate (an unqualified one when there is none) */
+  encryption_certificate?: string;
+  /** extension (issue 31): the SingleLogoutService Location (HTTP-Redirect, else HTTP-POST) */
+  slo_url?: string;
 }
 
 const children = (parent: XmlElement, ns: string, local: string): XmlElement[] =>
@@ -44,13 +51,35 @@ function pickAcs(sp: XmlElement): string | null {
   return all[0]!.location;
 }
 
-/** The first signing (or unqualified) KeyDescriptor's certificate. */
-function pickCertificate(sp: XmlElement): string | undefined {
+/**
+ * The SingleLogoutService an IdP should send to (SAML Metadata §2.2.2, §2.4.2): HTTP-Redirect first,
+ * then HTTP-POST (the bindings this IdP speaks); its `Location`.
+ */
+function pickSlo(sp: XmlElement): string | undefined {
+  const all = children(sp, MD, 'SingleLogoutService')
+    .map((e) => ({ binding: e.getAttribute('Binding') ?? '', location: (e.getAttribute('Location') ?? '').trim() }))
+    .filter((s) => s.location !== '' && (s.binding === REDIRECT || s.binding === POST));
+  all.sort((a, b) => Number(b.binding === REDIRECT) - Number(a.binding === REDIRECT));
+  return all[0]?.location;
+}
+
+/**
+ * The certificate of the first KeyDescriptor with `use` = `purpose`, else of the first without `use`
+ * (SAML Metadata §2.4.1.1: a key without `use` serves both purposes).
+ */
+function pickCertificate(sp: XmlElement, purpose: 'signing' | 'encryption'): string | undefined {
   const descriptors = children(sp, MD, 'KeyDescriptor');
-  const ordered = [...descriptors.filter((k) => k.getAttribute('use') === 'signing'), ...descriptors.filter((k) => !k.getAttribute('use'))];
+  const ordered = [...descriptors.filter((k) => k.getAttribute('use') === purpose), ...descriptors.filter((k) => !k.getAttribute('use'))];
   for (const k of ordered) {
     const text = children(k, DS, 'X509Certificate')[0]?.textContent?.trim();
-    if (text) return pemOf(text);
+    if (!text) continue;
+    const pem = pemOf(text);
+    try {
+      new X509Certificate(pem);
+    } catch {
+      throw unparsable(`the ${purpose} certificate is not an X.509 certificate`);
+    }
+    return pem;
   }
   return undefined;
 }
@@ -59,7 +88,8 @@ function pickCertificate(sp: XmlElement): string | undefined {
  * Parses SP metadata (an EntityDescriptor, or the first EntityDescriptor with an SPSSODescriptor of
  * an EntitiesDescriptor).
  * @throws AppError `invalid_argument`: `metadata_xml is required`, `metadata_xml must be at most 1 MiB`,
- *   `could not parse SP metadata XML: <reason>`, or `metadata did not contain an SP entity ID and Assertion Consumer Service URL`
+ *   `could not parse SP metadata XML: <reason>` (also when the chosen signing or encryption certificate
+ *   is no X.509 certificate), or `metadata did not contain an SP entity ID and Assertion Consumer Service URL`
  */
 export function parseSpMetadata(xml: string | null | undefined): SpMetadata {
   const text = xml ?? '';
@@ -79,8 +109,13 @@ export function parseSpMetadata(xml: string | null | undefined): SpMetadata {
     const entityId = (entity.getAttribute('entityID') ?? '').trim();
     const acs = sp ? pickAcs(sp) : null;
     if (sp && entityId && acs) {
-      const certificate = pickCertificate(sp);
-      return { entity_id: entityId, acs_url: acs, ...(certificate ? { certificate } : {}) };
+      const certificate = pickCertificate(sp, 'signing');
+      const encryption = pickCertificate(sp, 'encryption');
+      const slo = pickSlo(sp);
+      return {
+        entity_id: entityId, acs_url: acs, ...(certificate ? { certificate } : {}),
+        ...(encryption ? { encryption_certificate: encryption } : {}), ...(slo ? { slo_url: slo } : {}),
+      };
     }
   }
   throw new AppError('invalid_argument', NO_SP_IN_METADATA);

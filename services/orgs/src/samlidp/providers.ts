@@ -4,18 +4,25 @@
  * delete, get and list, with the §5.9 rules: `entity_id` unique within the org (409), `acs_url` an
  * http(s) URL, `sp_cert_pem` a PEM X.509 certificate, `name_id_format` one of the formats the IdP
  * issues (default emailAddress), `mapped_attributes` a JSON object of strings whose keys are user
- * fields and whose values are SAML attribute names.
+ * fields and whose values are SAML attribute names. Issue 31 adds two optional fields:
+ * `sp_encryption_cert_pem` (PEM X.509: assertions to the SP are encrypted with it, SAML Core §2.3.4)
+ * and `slo_url` (http(s): the SP's SingleLogoutService, where the IdP's LogoutResponse goes).
  */
 import { randomUUID, X509Certificate } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import type { SamlIdpDeps } from './deps.ts';
 import type { ServiceProviderRecord } from './storage/ports.ts';
+import { noEvents as none, type EventsOf } from '../storage/ports.ts';
+
+
 
 export const SP_DELETED = 'service provider deleted';
 export const SP_NOT_FOUND = 'service provider not found';
 export const ACS_URL_INVALID = 'acs_url must be a valid http(s) URL';
 export const SP_CERT_INVALID = 'sp_cert_pem must be a PEM-encoded X.509 certificate';
 export const MAPPED_ATTRIBUTES_INVALID = 'mapped_attributes must be a JSON object of strings';
+export const SP_ENCRYPTION_CERT_INVALID = 'sp_encryption_cert_pem must be a PEM-encoded X.509 certificate';
+export const SLO_URL_INVALID = 'slo_url must be a valid http(s) URL';
 
 /** SAML 2.0 Core §8.3 NameID formats the IdP issues; emailAddress is the §5.9 default. */
 export const NAME_ID_FORMATS = {
@@ -41,28 +48,38 @@ function required(v: string | null | undefined, field: string): string {
   return s;
 }
 
-/** `acs_url` as given when it is an absolute http(s) URL. @throws AppError `invalid_argument` */
-export function checkAcsUrl(raw: string): string {
+/**
+ * `acs_url` (or `slo_url`: `message` {@link SLO_URL_INVALID}) as given when it is an absolute http(s) URL.
+ * @throws AppError `invalid_argument` `message`
+ */
+export function checkAcsUrl(raw: string, message = ACS_URL_INVALID): string {
   const s = raw.trim();
   let u: URL;
   try {
     u = new URL(s);
   } catch {
-    throw new AppError('invalid_argument', ACS_URL_INVALID);
+    throw new AppError('invalid_argument', message);
   }
-  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || !u.hostname || s.length > 2048) throw new AppError('invalid_argument', ACS_URL_INVALID);
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || !u.hostname || s.length > 2048) throw new AppError('invalid_argument', message);
   return s;
 }
 
-/** A PEM X.509 certificate, normalised to Node's PEM output; blank → null. @throws AppError `invalid_argument` */
-export function checkCertPem(raw: string | null | undefined): string | null {
+/** `slo_url`: blank → null, else an http(s) URL. @throws AppError `invalid_argument` {@link SLO_URL_INVALID} */
+const checkSloUrl = (raw: string | null | undefined): string | null => ((raw ?? '').trim() ? checkAcsUrl(raw!, SLO_URL_INVALID) : null);
+
+/**
+ * A PEM X.509 certificate, normalised to Node's PEM output; blank → null.
+ * @param message the refusal ({@link SP_CERT_INVALID}, or {@link SP_ENCRYPTION_CERT_INVALID})
+ * @throws AppError `invalid_argument` `message`
+ */
+export function checkCertPem(raw: string | null | undefined, message = SP_CERT_INVALID): string | null {
   const s = (raw ?? '').trim();
   if (!s) return null;
-  if (!/^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----$/.test(s) || s.length > 65536) throw new AppError('invalid_argument', SP_CERT_INVALID);
+  if (!/^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----$/.test(s) || s.length > 65536) throw new AppError('invalid_argument', message);
   try {
     return new X509Certificate(s).toString().trim();
   } catch {
-    throw new AppError('invalid_argument', SP_CERT_INVALID);
+    throw new AppError('invalid_argument', message);
   }
 }
 
@@ -116,23 +133,26 @@ export interface CreateSpInput {
   name_id_format?: string | null;
   mapped_attributes?: string | null;
   allow_idp_initiated?: boolean | null;
+  sp_encryption_cert_pem?: string | null;
+  slo_url?: string | null;
 }
 
 /**
  * `create_saml_service_provider` → the record (active).
  * @throws AppError `invalid_argument` (the §5.9 messages); `not_found` `organization not found`; `already_exists` (entity_id taken in the org)
  */
-export async function createProvider(d: SamlIdpDeps, input: CreateSpInput): Promise<ServiceProviderRecord> {
+export async function createProvider(d: SamlIdpDeps, input: CreateSpInput, events: EventsOf<ServiceProviderRecord> = none): Promise<ServiceProviderRecord> {
   const orgId = await existingOrg(d, input.org_id);
   const now = d.now();
   const entityId = required(input.entity_id, 'entity_id');
   const sp: ServiceProviderRecord = {
     id: randomUUID(), orgId, name: required(input.name, 'name'), entityId, acsUrl: checkAcsUrl(required(input.acs_url, 'acs_url')),
-    spCertPem: checkCertPem(input.sp_cert_pem), nameIdFormat: checkNameIdFormat(input.name_id_format),
+    spCertPem: checkCertPem(input.sp_cert_pem), spEncryptionCertPem: checkCertPem(input.sp_encryption_cert_pem, SP_ENCRYPTION_CERT_INVALID),
+    sloUrl: checkSloUrl(input.slo_url), nameIdFormat: checkNameIdFormat(input.name_id_format),
     mappedAttributes: checkMappedAttributes(input.mapped_attributes), allowIdpInitiated: input.allow_idp_initiated ?? false,
     isActive: true, createdAt: now, updatedAt: now,
   };
-  if (!(await d.store.providers.insert(sp))) throw duplicate(entityId);
+  if (!(await d.store.providers.insert(sp, events(sp)))) throw duplicate(entityId);
   return sp;
 }
 
@@ -147,6 +167,8 @@ export interface UpdateSpInput {
   mapped_attributes?: string | null;
   allow_idp_initiated?: boolean | null;
   is_active?: boolean | null;
+  sp_encryption_cert_pem?: string | null;
+  slo_url?: string | null;
 }
 
 /** @throws AppError `invalid_argument` `id is required`; `not_found` `service provider not found` */
@@ -161,7 +183,7 @@ export async function getProvider(d: SamlIdpDeps, rawId: string | null | undefin
  * `update_saml_service_provider` → the record. A blank `sp_cert_pem` or `mapped_attributes` clears it.
  * @throws AppError `invalid_argument`; `not_found`; `already_exists` (entity_id taken in the org)
  */
-export async function updateProvider(d: SamlIdpDeps, input: UpdateSpInput): Promise<ServiceProviderRecord> {
+export async function updateProvider(d: SamlIdpDeps, input: UpdateSpInput, events: EventsOf<ServiceProviderRecord> = none): Promise<ServiceProviderRecord> {
   const sp = await getProvider(d, input.id);
   const next: ServiceProviderRecord = {
     ...sp,
@@ -169,22 +191,24 @@ export async function updateProvider(d: SamlIdpDeps, input: UpdateSpInput): Prom
     entityId: input.entity_id != null ? required(input.entity_id, 'entity_id') : sp.entityId,
     acsUrl: input.acs_url != null ? checkAcsUrl(input.acs_url) : sp.acsUrl,
     spCertPem: input.sp_cert_pem != null ? checkCertPem(input.sp_cert_pem) : sp.spCertPem,
+    spEncryptionCertPem: input.sp_encryption_cert_pem != null ? checkCertPem(input.sp_encryption_cert_pem, SP_ENCRYPTION_CERT_INVALID) : sp.spEncryptionCertPem,
+    sloUrl: input.slo_url != null ? checkSloUrl(input.slo_url) : sp.sloUrl,
     nameIdFormat: input.name_id_format != null ? checkNameIdFormat(input.name_id_format) : sp.nameIdFormat,
     mappedAttributes: input.mapped_attributes != null ? checkMappedAttributes(input.mapped_attributes) : sp.mappedAttributes,
     allowIdpInitiated: input.allow_idp_initiated ?? sp.allowIdpInitiated,
     isActive: input.is_active ?? sp.isActive,
     updatedAt: d.now(),
   };
-  const out = await d.store.providers.update(next);
+  const out = await d.store.providers.update(next, events(next));
   if (out === 'missing') throw new AppError('not_found', SP_NOT_FOUND);
   if (out === 'conflict') throw duplicate(next.entityId);
   return next;
 }
 
 /** `delete_saml_service_provider` → the deleted record. @throws AppError `not_found` */
-export async function deleteProvider(d: SamlIdpDeps, rawId: string | null | undefined): Promise<ServiceProviderRecord> {
+export async function deleteProvider(d: SamlIdpDeps, rawId: string | null | undefined, events: EventsOf<ServiceProviderRecord> = none): Promise<ServiceProviderRecord> {
   const sp = await getProvider(d, rawId);
-  if (!(await d.store.providers.delete(sp.id))) throw new AppError('not_found', SP_NOT_FOUND);
+  if (!(await d.store.providers.delete(sp.id, events(sp)))) throw new AppError('not_found', SP_NOT_FOUND);
   return sp;
 }
 
@@ -193,4 +217,5 @@ export const providerWire = (sp: ServiceProviderRecord) => ({
   id: sp.id, org_id: sp.orgId, name: sp.name, entity_id: sp.entityId, acs_url: sp.acsUrl, sp_cert_pem: sp.spCertPem ?? undefined,
   name_id_format: sp.nameIdFormat, mapped_attributes: sp.mappedAttributes ?? undefined, allow_idp_initiated: sp.allowIdpInitiated,
   is_active: sp.isActive, created_at: sp.createdAt, updated_at: sp.updatedAt,
+  sp_encryption_cert_pem: sp.spEncryptionCertPem ?? undefined, slo_url: sp.sloUrl ?? undefined,
 });

@@ -12,6 +12,7 @@ import type { orgs } from '@gatehouse/contracts';
 import { pageWindow, paginationOf } from '@gatehouse/contracts/pagination';
 import type { CallContext, HandlersOf } from '@gatehouse/rpc';
 import type { SamlIdpDeps } from './deps.ts';
+import type { OutboxEvent } from '../storage/ports.ts';
 import { keyWire, listKeys, retireKey, rotateKey } from './keys.ts';
 import {
   createProvider, deleteProvider, existingOrg, getProvider, providerWire, SP_DELETED, updateProvider,
@@ -21,29 +22,32 @@ type Handlers = HandlersOf<orgs.OrgsService>;
 export type SamlIdpRpc = 'CreateSamlServiceProvider' | 'UpdateSamlServiceProvider' | 'DeleteSamlServiceProvider' | 'SamlServiceProvider'
   | 'ListSamlServiceProviders' | 'RotateSamlIdpCert' | 'RetireSamlIdpKey' | 'ListSamlIdpKeys' | 'ImportSamlSpMetadata' | 'SamlIdpRequest';
 
-/** Records a §5.7 `saml.*` action of an admin call; the actor is the super-admin or the org admin. */
-async function record(d: SamlIdpDeps, ctx: CallContext, action: string, resourceType: 'saml_service_provider' | 'saml_idp_key', resourceId: string, details: Record<string, unknown>): Promise<void> {
+/**
+ * The §5.7 `saml.*` audit row of an admin call, as an outbox event the store writes in the transaction of
+ * the change (issue 32 §1); the actor is the super-admin or the org admin, resolved before the write.
+ */
+async function recorder(d: SamlIdpDeps, ctx: CallContext): Promise<(action: string, resourceType: 'saml_service_provider' | 'saml_idp_key', resourceId: string, details: Record<string, unknown>) => OutboxEvent[]> {
   const caller = d.authenticator ? await d.authenticator.resolveCaller(ctx).catch(() => null) : null;
   const actor = caller ? actorOf(caller) : SUPER_ADMIN_ACTOR;
-  d.audit(auditRecord(ctx, action, { actor, resourceType, resourceId, details }));
+  return (action, resourceType, resourceId, details) => [{ name: 'audit.recorded', data: auditRecord(ctx, action, { actor, resourceType, resourceId, details }) }];
 }
 
 /** The ten SAML IdP handlers of the orgs handler map. */
 export function samlIdpHandlers(d: SamlIdpDeps): Pick<Handlers, SamlIdpRpc> {
   return {
     CreateSamlServiceProvider: async (req, ctx) => {
-      const sp = await createProvider(d, req);
-      await record(d, ctx, 'saml.idp_service_provider_changed', 'saml_service_provider', sp.id, { org_id: sp.orgId, change: 'created', entity_id: sp.entityId });
+      const record = await recorder(d, ctx);
+      const sp = await createProvider(d, req, (x) => record('saml.idp_service_provider_changed', 'saml_service_provider', x.id, { org_id: x.orgId, change: 'created', entity_id: x.entityId }));
       return providerWire(sp);
     },
     UpdateSamlServiceProvider: async (req, ctx) => {
-      const sp = await updateProvider(d, req);
-      await record(d, ctx, 'saml.idp_service_provider_changed', 'saml_service_provider', sp.id, { org_id: sp.orgId, change: 'updated', entity_id: sp.entityId });
+      const record = await recorder(d, ctx);
+      const sp = await updateProvider(d, req, (x) => record('saml.idp_service_provider_changed', 'saml_service_provider', x.id, { org_id: x.orgId, change: 'updated', entity_id: x.entityId }));
       return providerWire(sp);
     },
     DeleteSamlServiceProvider: async (req, ctx) => {
-      const sp = await deleteProvider(d, req.id);
-      await record(d, ctx, 'saml.idp_service_provider_changed', 'saml_service_provider', sp.id, { org_id: sp.orgId, change: 'deleted', entity_id: sp.entityId });
+      const record = await recorder(d, ctx);
+      await deleteProvider(d, req.id, (x) => record('saml.idp_service_provider_changed', 'saml_service_provider', x.id, { org_id: x.orgId, change: 'deleted', entity_id: x.entityId }));
       return { message: SP_DELETED };
     },
     SamlServiceProvider: async (req) => providerWire(await getProvider(d, req.id)),
@@ -54,13 +58,13 @@ export function samlIdpHandlers(d: SamlIdpDeps): Pick<Handlers, SamlIdpRpc> {
       return { saml_service_providers: page.rows.map(providerWire), pagination: paginationOf(w, page.total) };
     },
     RotateSamlIdpCert: async (req, ctx) => {
-      const key = await rotateKey(d, req.org_id);
-      await record(d, ctx, 'saml.idp_key_rotated', 'saml_idp_key', key.id, { org_id: key.orgId });
+      const record = await recorder(d, ctx);
+      const key = await rotateKey(d, req.org_id, (k) => record('saml.idp_key_rotated', 'saml_idp_key', k.id, { org_id: k.orgId, status: k.status }), req.stage ?? false);
       return keyWire(key);
     },
     RetireSamlIdpKey: async (req, ctx) => {
-      const { message, key } = await retireKey(d, req.id);
-      if (key.status === 'active') await record(d, ctx, 'saml.idp_key_retired', 'saml_idp_key', key.id, { org_id: key.orgId });
+      const record = await recorder(d, ctx);
+      const { message } = await retireKey(d, req.id, (k) => record('saml.idp_key_retired', 'saml_idp_key', k.id, { org_id: k.orgId }));
       return { message };
     },
     ListSamlIdpKeys: async (req) => ({ saml_idp_keys: (await listKeys(d, req.org_id)).map(keyWire) }),

@@ -24,7 +24,7 @@ import { KEY_ALREADY_RETIRED, KEY_IS_CURRENT, KEY_RETIRED, listKeys, newSigningC
 import { NO_SP_IN_METADATA, parseSpMetadata } from './metadata-import.ts';
 import { createProvider, deleteProvider, getProvider, NAME_ID_FORMATS, updateProvider } from './providers.ts';
 import { handleIdpRequest, type IdpHttpResponse } from './sso.ts';
-import { samlIdpEntities, samlIdpMigration } from './storage/schema.ts';
+import { samlIdpEntities, samlIdpMigrations } from './storage/schema.ts';
 import { createMikroSamlIdpStore } from './storage/store.ts';
 
 const URL_BASE = 'http://127.0.0.1:9999';
@@ -42,7 +42,7 @@ const audits: BusEvents['audit.recorded'][] = [];
 let session: SessionRecord | null = null;
 
 beforeAll(async () => {
-  scratch = await openScratchService('sqlite', { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, samlIdpMigration] });
+  scratch = await openScratchService('sqlite', { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, ...samlIdpMigrations] });
   orgs = createMikroOrgsStore(scratch.db, () => 1);
   const now = Math.floor(Date.now() / 1000);
   await orgs.transaction(async (tx) => {
@@ -63,7 +63,7 @@ beforeAll(async () => {
     authenticator: { sessionFromCookies: async () => session } as never,
     sealKey: deriveEncryptionKey('unit-test-encryption-key-0123456789'),
     baseUrl: URL_BASE,
-    audit: (r) => { audits.push(r); },
+    audit: async (r) => { audits.push(r); },
     logger: createLogger('silent'),
     now: () => Math.floor(Date.now() / 1000),
   };
@@ -166,6 +166,21 @@ describe('import_saml_sp_metadata (behaviour.md §5.9)', () => {
     expect(out.entity_id).toBe('https://app.example.test/saml');
     expect(out.acs_url).toBe('https://app.example.test/saml/acs');
     expect(new X509Certificate(out.certificate!).fingerprint256).toBe(new X509Certificate(spCert).fingerprint256);
+    // no decryption certificate and no logout URL given: neither is invented
+    expect(out.encryption_certificate).toBeUndefined();
+    expect(out.slo_url).toBeUndefined();
+  });
+
+  it("takes the SP's encryption certificate and SingleLogoutService URL from node-saml's metadata (issue 31)", async () => {
+    const { certPem: encCert } = await newSigningCertificate('test SP encryption', Math.floor(Date.now() / 1000));
+    const sp = new SAML({
+      issuer: 'https://app.example.test/saml', callbackUrl: 'https://app.example.test/saml/acs', logoutCallbackUrl: 'https://app.example.test/saml/slo',
+      idpCert: 'x', entryPoint: 'https://idp/', privateKey: spKey, decryptionPvk: spKey,
+    });
+    const out = parseSpMetadata(sp.generateServiceProviderMetadata(encCert, spCert));
+    expect(new X509Certificate(out.certificate!).fingerprint256).toBe(new X509Certificate(spCert).fingerprint256);
+    expect(new X509Certificate(out.encryption_certificate!).fingerprint256).toBe(new X509Certificate(encCert).fingerprint256);
+    expect(out.slo_url).toBe('https://app.example.test/saml/slo');
   });
 
   it('reads a Shibboleth-style document inside an EntitiesDescriptor, preferring the HTTP-POST ACS', () => {
@@ -175,10 +190,12 @@ describe('import_saml_sp_metadata (behaviour.md §5.9)', () => {
   <md:EntityDescriptor entityID="https://idp-less.example.org/other"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"/></md:EntityDescriptor>
   <md:EntityDescriptor entityID="https://sp.example.org/shibboleth">
     <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
-      <md:KeyDescriptor use="encryption"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>MIIBogus</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
-      <md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>
+      <md:KeyDescriptor><ds:KeyInfo><ds:X509Data><ds:X509Certificate>
         ${body}
       </ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+      <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:SOAP" Location="https://sp.example.org/Shibboleth.sso/SLO/SOAP"/>
+      <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://sp.example.org/Shibboleth.sso/SLO/POST"/>
+      <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://sp.example.org/Shibboleth.sso/SLO/Redirect"/>
       <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Artifact" Location="https://sp.example.org/Shibboleth.sso/SAML2/Artifact" index="0" isDefault="true"/>
       <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://sp.example.org/Shibboleth.sso/SAML2/POST" index="1"/>
     </md:SPSSODescriptor>
@@ -187,6 +204,19 @@ describe('import_saml_sp_metadata (behaviour.md §5.9)', () => {
     const out = parseSpMetadata(xml);
     expect(out).toMatchObject({ entity_id: 'https://sp.example.org/shibboleth', acs_url: 'https://sp.example.org/Shibboleth.sso/SAML2/POST' });
     expect(new X509Certificate(out.certificate!).fingerprint256).toBe(new X509Certificate(spCert).fingerprint256);
+    // a KeyDescriptor without `use` serves both purposes (SAML Metadata §2.4.1.1); HTTP-Redirect SLO first
+    expect(new X509Certificate(out.encryption_certificate!).fingerprint256).toBe(new X509Certificate(spCert).fingerprint256);
+    expect(out.slo_url).toBe('https://sp.example.org/Shibboleth.sso/SLO/Redirect');
+  });
+
+  it('refuses a document whose encryption certificate is no X.509 certificate', () => {
+    const xml = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="https://sp.example.org/x">
+  <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <md:KeyDescriptor use="encryption"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>MIIBogus</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+    <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://sp.example.org/acs" index="0"/>
+  </md:SPSSODescriptor>
+</md:EntityDescriptor>`;
+    expect(() => parseSpMetadata(xml)).toThrow('could not parse SP metadata XML: the encryption certificate is not an X.509 certificate');
   });
 
   it.each([
@@ -359,4 +389,218 @@ describe('sign-on with node-saml as the SP (behaviour.md §5.9)', () => {
       expect(res.status).toBe(400);
     }
   });
+});
+
+describe('the admin actions\' saml.* audit rows go to orgs\' outbox with the write (issue 32 §1)', () => {
+  /** The `audit.recorded` rows in orgs' outbox, as [action, resource_id] pairs, oldest first. */
+  const outboxed = async (): Promise<Array<[string, string]>> => {
+    const rows = await scratch.outbox();
+    return rows.filter((r) => r.name === 'audit.recorded').map((r) => r.data as BusEvents['audit.recorded'])
+      .filter((a) => a.action.startsWith('saml.idp_')).map((a) => [a.action, a.resource_id ?? '']);
+  };
+
+  it('create, update, delete, rotate and retire each store their row in the transaction of the change; a refused write stores none', async () => {
+    const { samlIdpHandlers } = await import('./rpc.ts');
+    const h = samlIdpHandlers({ ...d, authenticator: null });
+    const ctx = createCallContext();
+    const before = (await outboxed()).length;
+    const sp = await h.CreateSamlServiceProvider({ org_id: ORG_ID, name: 'Audited', entity_id: 'urn:audited', acs_url: 'https://audited.example/acs' } as never, ctx);
+    // the same entity id again: refused, rolled back, no audit row
+    await expect(h.CreateSamlServiceProvider({ org_id: ORG_ID, name: 'Again', entity_id: 'urn:audited', acs_url: 'https://audited.example/acs' } as never, ctx)).rejects.toThrow();
+    await h.UpdateSamlServiceProvider({ id: sp.id, name: 'Audited 2' } as never, ctx);
+    await h.DeleteSamlServiceProvider({ id: sp.id } as never, ctx);
+    await expect(h.DeleteSamlServiceProvider({ id: sp.id } as never, ctx)).rejects.toThrow('service provider not found');
+    const first = await h.RotateSamlIdpCert({ org_id: ORG_ID } as never, ctx);
+    const second = await h.RotateSamlIdpCert({ org_id: ORG_ID } as never, ctx);
+    await h.RetireSamlIdpKey({ id: first.id } as never, ctx);
+    // retiring it again and retiring the current key change nothing: no row
+    await h.RetireSamlIdpKey({ id: first.id } as never, ctx);
+    await expect(h.RetireSamlIdpKey({ id: second.id } as never, ctx)).rejects.toThrow();
+    expect((await outboxed()).slice(before)).toEqual([
+      ['saml.idp_service_provider_changed', sp.id], ['saml.idp_service_provider_changed', sp.id], ['saml.idp_service_provider_changed', sp.id],
+      ['saml.idp_key_rotated', first.id], ['saml.idp_key_rotated', second.id], ['saml.idp_key_retired', first.id],
+    ]);
+    // none went through the sink of sign-on rows
+    expect(audits.filter((a) => a.action !== 'saml.idp_assertion_issued' && a.action !== 'saml.idp_assertion_failed')).toEqual([]);
+  });
+});
+
+describe('issue 31: signed AuthnRequests, encrypted assertions, Single Logout, staged key rotation', () => {
+  const signerId = 'https://signer.example.test/metadata';
+  const SLO = 'https://signer.example.test/saml/slo';
+  let encCert = '';
+  let encKey = '';
+  let otherKey = '';
+  /** the sessions authn was asked to end (EndCookieSession) */
+  const ended: string[] = [];
+  let spId = '';
+  beforeAll(async () => {
+    ({ certPem: encCert, keyPem: encKey } = await newSigningCertificate('test SP encryption', Math.floor(Date.now() / 1000), true));
+    ({ keyPem: otherKey } = await newSigningCertificate('someone else', Math.floor(Date.now() / 1000)));
+    d.authn = { ...d.authn!, EndCookieSession: async () => { ended.push(session?.id ?? ''); return { message: 'Logged out successfully' }; } };
+    const sp = await createProvider(d, {
+      org_id: ORG_ID, name: 'signing SP', entity_id: signerId, acs_url: SP_ACS, sp_cert_pem: spCert, slo_url: SLO,
+      mapped_attributes: JSON.stringify({ email: 'mail' }),
+    });
+    spId = sp.id;
+    expect(sp).toMatchObject({ spCertPem: expect.stringContaining('BEGIN CERTIFICATE'), sloUrl: SLO, spEncryptionCertPem: null });
+   }, 180_000);
+
+  /** node-saml as the registered SP, signing with `key` (none: unsigned), SHA-256 unless told. */
+  const signer = async (key: string | null, o: { binding?: 'HTTP-POST'; alg?: 'sha1' | 'sha256'; decrypt?: string } = {}): Promise<SAML> => new SAML({
+    issuer: signerId, callbackUrl: SP_ACS, entryPoint: `${URL_BASE}/oauth/saml/acme/idp/sso`, logoutUrl: `${URL_BASE}/oauth/saml/acme/idp/slo`,
+    idpCert: await publishedCerts(), audience: signerId, wantAssertionsSigned: true, wantAuthnResponseSigned: true,
+    validateInResponseTo: ValidateInResponseTo.always, ...(key ? { privateKey: key, signatureAlgorithm: o.alg ?? 'sha256' } : {}),
+    ...(o.binding ? { authnRequestBinding: o.binding } : {}), ...(o.decrypt ? { decryptionPvk: o.decrypt } : {}),
+  });
+  /** the last sign-on audit row, its `metadata` (a JSON string) parsed */
+  const lastAudit = () => ({ ...audits.at(-1)!, metadata: JSON.parse(String(audits.at(-1)!.metadata)) as Record<string, unknown> });
+  const get = (query: string, endpoint = 'sso') => handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint, method: 'GET', query, body: '' });
+
+  it('a registered signing certificate: a signed HTTP-Redirect request passes (also after the login page), a tampered one does not', async () => {
+    const sp = await signer(spKey);
+    const url = new URL(await sp.getAuthorizeUrlAsync('relay-s', undefined, {}));
+    expect(url.searchParams.get('Signature')).toBeTruthy();
+    session = null;
+    const toLogin = await get(url.search.slice(1));
+    expect(toLogin.status).toBe(302);
+    // the way back keeps the signed octets as received
+    const back = new URL(new URL(toLogin.location!).searchParams.get('return_to')!, URL_BASE);
+    expect(back.search).toBe(url.search);
+    session = sessionOf(USER.id);
+    const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: postedForm(await get(back.search.slice(1))).SAMLResponse });
+    expect(profile?.nameID).toBe(USER.email);
+
+    const tampered = new URL(await sp.getAuthorizeUrlAsync('relay-s', undefined, {}));
+    tampered.searchParams.set('RelayState', 'relay-evil');
+    const res = await get(tampered.search.slice(1));
+    expect([res.status, res.body]).toEqual([400, expect.stringContaining('signature does not verify with the service provider&apos;s registered certificate')]);
+    expect(lastAudit()).toMatchObject({ action: 'saml.idp_assertion_failed', resource_id: spId, metadata: expect.objectContaining({ reason: expect.stringContaining('does not verify') }) });
+  }, 120_000);
+
+  it.each([
+    ['unsigned', null, {}, 'the service provider must sign its AuthnRequest: the request has no signature'],
+    ['signed with another key', 'other', {}, 'signature does not verify'],
+    ['signed with RSA-SHA1', 'sp', { alg: 'sha1' as const }, 'signed with an algorithm that is not accepted'],
+    ['unsigned on HTTP-POST', null, { binding: 'HTTP-POST' as const }, 'the service provider must sign its AuthnRequest: the request has no signature'],
+    ['signed with another key on HTTP-POST', 'other', { binding: 'HTTP-POST' as const }, 'signature does not verify'],
+  ])('refuses a request %s, with the reason in the audit log', async (_name, which, opts, reason) => {
+    const o = opts as { binding?: 'HTTP-POST'; alg?: 'sha1' | 'sha256' };
+    const sp = await signer(which === 'sp' ? spKey : which === 'other' ? otherKey : null, o);
+    session = sessionOf(USER.id);
+    let res: IdpHttpResponse;
+    if (o.binding === 'HTTP-POST') {
+      const form = await sp.getAuthorizeFormAsync('r');
+      const samlRequest = /name="SAMLRequest" value="([^"]+)"/.exec(form)![1]!;
+      res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'POST', query: '', body: new URLSearchParams({ SAMLRequest: samlRequest }).toString() });
+    } else {
+      res = await get(new URL(await sp.getAuthorizeUrlAsync('', undefined, {})).search.slice(1));
+    }
+    expect(res.status).toBe(400);
+    expect(res.body).not.toContain('SAMLResponse');
+    expect(lastAudit()).toMatchObject({ action: 'saml.idp_assertion_failed', resource_id: spId, metadata: expect.objectContaining({ reason: expect.stringContaining(reason) }) });
+  });
+
+  it('a signed HTTP-POST request passes; one signed for another Destination does not', async () => {
+    session = sessionOf(USER.id);
+    const sp = await signer(spKey, { binding: 'HTTP-POST' });
+    const form = await sp.getAuthorizeFormAsync('r');
+    const samlRequest = /name="SAMLRequest" value="([^"]+)"/.exec(form)![1]!;
+    const ok = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'POST', query: '', body: new URLSearchParams({ SAMLRequest: samlRequest }).toString() });
+    expect((await sp.validatePostResponseAsync({ SAMLResponse: postedForm(ok).SAMLResponse })).profile?.nameID).toBe(USER.email);
+    const elsewhere = new SAML({ issuer: signerId, callbackUrl: SP_ACS, entryPoint: 'https://other-idp.example/sso', idpCert: 'x', privateKey: spKey, signatureAlgorithm: 'sha256', authnRequestBinding: 'HTTP-POST' });
+    const f2 = /name="SAMLRequest" value="([^"]+)"/.exec(await elsewhere.getAuthorizeFormAsync('r'))![1]!;
+    const res = await handleIdpRequest(d, createCallContext(), { org: 'acme', endpoint: 'sso', method: 'POST', query: '', body: new URLSearchParams({ SAMLRequest: f2 }).toString() });
+    expect([res.status, res.body]).toEqual([400, expect.stringContaining('Destination is not this endpoint')]);
+  });
+
+  it('an encryption certificate: the assertion is encrypted (signed inside), node-saml decrypts it with the SP key', async () => {
+    await updateProvider(d, { id: spId, sp_encryption_cert_pem: encCert });
+    session = sessionOf(USER.id);
+    const sp = await signer(spKey, { decrypt: encKey });
+    const form = postedForm(await get(new URL(await sp.getAuthorizeUrlAsync('', undefined, {})).search.slice(1)));
+    const xml = Buffer.from(form.SAMLResponse, 'base64').toString('utf8');
+    expect(xml).toContain('EncryptedAssertion');
+    expect(xml).toContain('http://www.w3.org/2009/xmlenc11#aes128-gcm');
+    expect(xml).not.toContain(USER.email);
+    const { profile } = await sp.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse });
+    expect([profile?.nameID, profile?.['mail']]).toEqual([USER.email, USER.email]);
+    expect(lastAudit()).toMatchObject({ action: 'saml.idp_assertion_issued', metadata: expect.objectContaining({ encrypted: true }) });
+    // without the SP's decryption key nothing is readable
+    await expect((await signer(spKey)).validatePostResponseAsync({ SAMLResponse: form.SAMLResponse })).rejects.toThrow();
+    expect(await refusal(updateProvider(d, { id: spId, sp_encryption_cert_pem: 'nope' }))).toBe('invalid_argument sp_encryption_cert_pem must be a PEM-encoded X.509 certificate');
+    await updateProvider(d, { id: spId, sp_encryption_cert_pem: '' });
+  });
+
+  it('Single Logout: a signed LogoutRequest ends the session and answers a signed LogoutResponse to the slo_url', async () => {
+    const sp = await signer(spKey);
+    session = sessionOf(USER.id);
+    const logout = new URL(await sp.getLogoutUrlAsync({ nameID: USER.email, nameIDFormat: NAME_ID_FORMATS.email, issuer: signerId } as never, 'bye', {}));
+    const res = await get(logout.search.slice(1), 'slo');
+    const form = postedForm(res);
+    expect(form.action).toBe(SLO);
+    expect(form.RelayState).toBe('bye');
+    expect(ended).toEqual(['s1']);
+    const xml = Buffer.from(form.SAMLResponse, 'base64').toString('utf8');
+    const requestId = /ID="([^"]+)"/.exec(Buffer.from((await import('node:zlib')).inflateRawSync(Buffer.from(logout.searchParams.get('SAMLRequest')!, 'base64'))).toString('utf8'))![1];
+    expect(xml).toContain(`InResponseTo="${requestId}"`);
+    expect(xml).toContain('urn:oasis:names:tc:SAML:2.0:status:Success');
+    // node-saml checks the IdP's signature on it (InResponseTo is compared above: node-saml reads it on a Response only)
+    const checker = new SAML({ issuer: signerId, callbackUrl: SP_ACS, idpCert: await publishedCerts(), validateInResponseTo: ValidateInResponseTo.never });
+    expect(await checker.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse })).toMatchObject({ loggedOut: true });
+    expect(lastAudit()).toMatchObject({ action: 'saml.idp_logout', metadata: expect.objectContaining({ session_ended: true }) });
+
+    // another user's NameID: the session stays, the answer says Requester
+    const other = new URL(await sp.getLogoutUrlAsync({ nameID: 'mallory@example.com', nameIDFormat: NAME_ID_FORMATS.email, issuer: signerId } as never, '', {}));
+    const kept = Buffer.from(postedForm(await get(other.search.slice(1), 'slo')).SAMLResponse, 'base64').toString('utf8');
+    expect(kept).toContain('urn:oasis:names:tc:SAML:2.0:status:Requester');
+    expect(ended).toEqual(['s1']);
+
+    // unsigned, or signed with another key: refused, nothing ended
+    for (const key of [null, otherKey]) {
+      const bad = new URL(await (await signer(key)).getLogoutUrlAsync({ nameID: USER.email, nameIDFormat: NAME_ID_FORMATS.email, issuer: signerId } as never, '', {}));
+      const r = await get(bad.search.slice(1), 'slo');
+      expect([r.status, r.body]).toEqual([400, expect.stringMatching(/must sign its LogoutRequest|signature does not verify/)]);
+      expect(audits.at(-1)?.action).toBe('saml.idp_logout_failed');
+    }
+    expect(ended).toEqual(['s1']);
+  });
+
+  it('Single Logout is refused for an SP without slo_url', async () => {
+    await updateProvider(d, { id: spId, slo_url: '' });
+    const logout = new URL(await (await signer(spKey)).getLogoutUrlAsync({ nameID: USER.email, nameIDFormat: NAME_ID_FORMATS.email, issuer: signerId } as never, '', {}));
+    const r = await get(logout.search.slice(1), 'slo');
+    expect([r.status, r.body]).toEqual([400, expect.stringContaining('no slo_url registered')]);
+    expect(await refusal(updateProvider(d, { id: spId, slo_url: 'ftp://x' }))).toBe('invalid_argument slo_url must be a valid http(s) URL');
+    await updateProvider(d, { id: spId, slo_url: SLO });
+  });
+
+  it('staged rotation: the pending key is published while the current one signs; the switch; retire the old one', async () => {
+    const before = (await listKeys(d, ORG_ID)).find((k) => k.status === 'current')!;
+    const pending = await rotateKey(d, ORG_ID, undefined, true);
+    expect(pending.status).toBe('pending');
+    const pem = (c: string) => c.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
+    const published = await publishedCerts();
+    expect(published.slice(0, 2)).toEqual([pem(before.certPem), pem(pending.certPem)]);
+    // an SP pinned to the current certificate alone still accepts: the current key still signs
+    session = sessionOf(USER.id);
+    const pinned = new SAML({ issuer: signerId, callbackUrl: SP_ACS, entryPoint: `${URL_BASE}/oauth/saml/acme/idp/sso`, idpCert: before.certPem, audience: signerId, privateKey: spKey, signatureAlgorithm: 'sha256', validateInResponseTo: ValidateInResponseTo.always });
+    let form = postedForm(await get(new URL(await pinned.getAuthorizeUrlAsync('', undefined, {})).search.slice(1)));
+    expect((await pinned.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse })).profile?.nameID).toBe(USER.email);
+    // the switch: the pending key signs; an SP that took the new certificate from the metadata accepts
+    const switched = await rotateKey(d, ORG_ID);
+    expect([switched.id, switched.status]).toEqual([pending.id, 'current']);
+    const statuses = Object.fromEntries((await listKeys(d, ORG_ID)).map((k) => [k.id, k.status]));
+    expect([statuses[pending.id], statuses[before.id]]).toEqual(['current', 'active']);
+    const updated = new SAML({ issuer: signerId, callbackUrl: SP_ACS, entryPoint: `${URL_BASE}/oauth/saml/acme/idp/sso`, idpCert: pending.certPem, audience: signerId, privateKey: spKey, signatureAlgorithm: 'sha256', validateInResponseTo: ValidateInResponseTo.always });
+    form = postedForm(await get(new URL(await updated.getAuthorizeUrlAsync('', undefined, {})).search.slice(1)));
+    expect((await updated.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse })).profile?.nameID).toBe(USER.email);
+    expect((await retireKey(d, before.id)).message).toBe(KEY_RETIRED);
+    expect(await publishedCerts()).not.toContain(pem(before.certPem));
+    // a pending key can be abandoned
+    const abandoned = await rotateKey(d, ORG_ID, undefined, true);
+    expect((await retireKey(d, abandoned.id)).message).toBe(KEY_RETIRED);
+    expect(await publishedCerts()).not.toContain(pem(abandoned.certPem));
+    expect((await rotateKey(d, ORG_ID)).id).not.toBe(abandoned.id);
+  }, 180_000);
 });

@@ -6,7 +6,7 @@
  */
 import type { KeyRing } from '@gatehouse/crypto';
 import type { ClientOf } from '@gatehouse/rpc';
-import type { BusEvents, ProtoServices } from '@gatehouse/contracts';
+import type { ProtoServices } from '@gatehouse/contracts';
 import type { ScimStore } from './storage/ports.ts';
 
 /** The organizations and memberships SCIM relies on (behaviour.md §6.1). */
@@ -33,8 +33,6 @@ export interface ScimDeps {
   authn: AuthnInternalClient | null;
   /** null: no authz address (split mode): group operations answer 501 */
   authz: AuthzInternalClient | null;
-  /** publishes a §8 event after its write; never throws */
-  emit<N extends ScimEventName>(name: N, data: BusEvents[N]): void;
   /** HMAC-SHA-256 key(s) of the stored token digests: the ring of --encryption-key (or one key derived from --client-secret) */
   tokenKey: string | KeyRing;
   /** `--url` without a trailing slash: `meta.location` is `<url>/scim/v2/<Resource>/<id>` */

@@ -2,8 +2,10 @@
  * @module orgs/scim/groups
  * `/scim/v2/Groups` (RFC 7644 §3.3-§3.6; behaviour.md §6.4 "Groups"). Membership is stored as
  * authorization tuples `user:<id> member group:<org_id>/<group_id>` through authz's internal API
- * (the engine off → 501); the group row mirrors the member ids for reads. Member ids that are not
- * members of the org are skipped. Emits `group.created`, `group.updated`, `group.deleted`.
+ * (the engine off → 501); the members are mirrored as a row each (`orgs_scim_group_members`) for reads,
+ * so a PATCH that adds or removes members reads and writes only those, whatever the size of the group
+ * (issue 31). Member ids that are not members of the org are skipped. Emits `group.created` (with the
+ * members), `group.updated` (with the members added and removed), `group.deleted`.
  */
 import { randomUUID } from 'node:crypto';
 import type { CallContext } from '@gatehouse/rpc';
@@ -11,11 +13,11 @@ import type { AuthzInternalClient, ScimDeps } from './deps.ts';
 import { badRequest, conflict, notFound, ScimError } from './errors.ts';
 import scimFilter from 'scim2-parse-filter';
 import { compileFilter, type FilterSchema } from './filter.ts';
-import { patchOperations, stripUrn, valueEq, valuePath } from './patch.ts';
-import { groupResource, listResponse } from './resources.ts';
+import { patchOperations, stripUrn, valueEq, valuePath, type PatchOperation } from './patch.ts';
+import { checkIfMatch, groupResource, listResponse, notModified, selectAttributes, versionTag } from './resources.ts';
 import type { ScimGroupRecord } from './storage/ports.ts';
 import { lowerFilter } from './user-model.ts';
-import { pageOf, type ScimAnswer } from './users.ts';
+import { attributeSelection, pageOf, type ScimAnswer } from './users.ts';
 
 export const GROUPS_DISABLED = 'group provisioning is not enabled on this server';
 const MODEL_REQUIRED = 'the authorization model must define type group with relation member: [user, group#member]';
@@ -78,16 +80,48 @@ function memberValues(v: unknown): string[] {
   return out;
 }
 
-/** `ids` without those that are not members of the org (behaviour.md §6.4: silently skipped). */
+/** `ids` without those that are not members of the org (behaviour.md §6.4: silently skipped), in one query per 500 ids. */
 async function orgMembersOnly(d: ScimDeps, orgId: string, ids: readonly string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const id of ids) if (/^[0-9a-f-]{1,64}$/.test(id) && (await d.orgs.isMember(orgId, id))) out.push(id);
-  return out;
+  const shaped = ids.filter((id) => /^[0-9a-f-]{1,64}$/.test(id));
+  if (shaped.length === 0) return [];
+  const members = await d.store.users.membersAmong(orgId, shaped);
+  return shaped.filter((id) => members.has(id));
 }
 
-const groupEvent = (g: ScimGroupRecord, members = true) => ({
-  group: { id: g.id, org_id: g.orgId, display_name: g.displayName, external_id: g.externalId, member_ids: members ? g.memberIds : [] },
+/** A change of a group's members: ids added (in order) and removed. */
+interface MemberDiff {
+  add: string[];
+  remove: string[];
+}
+
+/** The `group` of a `group.*` event: the members on creation, the members added and removed on update. */
+const groupEvent = (g: ScimGroupRecord, members: { all?: readonly string[]; diff?: MemberDiff } = {}) => ({
+  group: {
+    id: g.id, org_id: g.orgId, display_name: g.displayName, external_id: g.externalId, member_ids: [...(members.all ?? [])],
+    ...(members.diff ? { members_added: members.diff.add, members_removed: members.diff.remove } : {}),
+  },
 });
+
+/**
+ * The members of a group as a PATCH or PUT changes them: `before` is what is stored of the ids it looked
+ * at (every member when the operation replaces the list), `present` what is there after the operations
+ * so far (insertion order).
+ */
+class MemberState {
+  readonly before: Set<string>;
+  readonly present: Set<string>;
+  constructor(before: Set<string>) {
+    this.before = before;
+    this.present = new Set(before);
+  }
+  /** The ids added (in order) and removed relative to the stored group. */
+  diff(): MemberDiff {
+    return { add: [...this.present].filter((id) => !this.before.has(id)), remove: [...this.before].filter((id) => !this.present.has(id)) };
+  }
+}
+
+/** The ordered member ids of one group. */
+const membersOf = async (d: ScimDeps, g: ScimGroupRecord): Promise<string[]> => (await d.store.groups.members(g.orgId, [g.id])).get(g.id) ?? [];
 
 const displayNameOf = (v: unknown): string => {
   if (typeof v !== 'string' || v.trim() === '') throw badRequest('invalidValue', 'displayName is required');
@@ -103,8 +137,26 @@ const objectBody = (body: unknown): Record<string, unknown> => {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('invalidSyntax', 'the body must be a JSON object');
   return body as Record<string, unknown>;
 };
-const withMembers = (query: URLSearchParams): boolean =>
-  !(query.get('excludedAttributes') ?? '').split(',').some((a) => stripUrn(a.trim()).toLowerCase() === 'members');
+/**
+ * Whether the answer lists `members` (RFC 7644 §3.4.2.5): with `attributes`, only when it names them (or a
+ * sub-attribute); else unless `excludedAttributes` names them. Entra ID reads groups with
+ * `excludedAttributes=members`, so a large group's member list is then never built.
+ */
+const withMembers = (sel: { attributes: string[]; excluded: string[] }): boolean => {
+  const top = (a: string) => stripUrn(a).toLowerCase();
+  if (sel.attributes.length > 0) return sel.attributes.some((a) => top(a) === 'members' || top(a).startsWith('members.'));
+  return !sel.excluded.some((a) => top(a) === 'members');
+};
+
+/**
+ * A group's answer: the representation narrowed by the query's `attributes` / `excludedAttributes`, and its
+ * ETag; the member rows are read only when the answer lists them.
+ */
+async function groupAnswer(d: ScimDeps, g: ScimGroupRecord, query: URLSearchParams, status = 200): Promise<ScimAnswer> {
+  const sel = attributeSelection(query);
+  const members = withMembers(sel) ? await membersOf(d, g) : null;
+  return { status, body: selectAttributes(groupResource(d.baseUrl, g, members), sel), etag: versionTag(g.version) };
+}
 
 async function groupOf(d: ScimDeps, orgId: string, id: string): Promise<ScimGroupRecord> {
   const g = /^[0-9a-f-]{1,64}$/i.test(id) ? await d.store.groups.get(orgId, id.toLowerCase()) : null;
@@ -113,7 +165,7 @@ async function groupOf(d: ScimDeps, orgId: string, id: string): Promise<ScimGrou
 }
 
 /** `POST /Groups` (behaviour.md §6.4 "Groups"): 201; a repeated displayName or externalId → 409 `uniqueness`. */
-export async function createGroup(d: ScimDeps, ctx: CallContext, orgId: string, body: unknown): Promise<ScimAnswer> {
+export async function createGroup(d: ScimDeps, ctx: CallContext, orgId: string, body: unknown, query: URLSearchParams): Promise<ScimAnswer> {
   const b = objectBody(body);
   const authz = await engineOf(d, ctx);
   const displayName = displayNameOf(b['displayName']);
@@ -123,23 +175,26 @@ export async function createGroup(d: ScimDeps, ctx: CallContext, orgId: string, 
   if (await d.store.groups.byDisplayName(orgId, displayName)) throw conflict('displayName already exists');
   const members = await orgMembersOnly(d, orgId, memberValues(b['members']));
   const now = d.now();
-  const g: ScimGroupRecord = { id: randomUUID(), orgId, displayName, externalId, memberIds: members, createdAt: now, updatedAt: now };
-  if (!(await d.store.groups.insert(g))) throw conflict('displayName already exists');
-  try {
-    await syncTuples(authz, ctx, groupObject(orgId, g.id), members, []);
-  } catch (err) {
-    await d.store.groups.delete(orgId, g.id);
-    throw err;
+  const g: ScimGroupRecord = { id: randomUUID(), orgId, displayName, externalId, version: 1, createdAt: now, updatedAt: now };
+  // the tuples first, then the row with its `group.created` in one transaction (issue 32 §1): a group
+  // whose tuples could not be written is never stored nor announced, and a lost race takes them back
+  await syncTuples(authz, ctx, groupObject(orgId, g.id), members, []);
+  if (!(await d.store.groups.insert(g, members, [{ name: 'group.created', data: groupEvent(g, { all: members }) }]))) {
+    await syncTuples(authz, ctx, groupObject(orgId, g.id), [], members);
+    throw conflict('displayName already exists');
   }
-  d.emit('group.created', groupEvent(g));
-  const r = groupResource(d.baseUrl, g);
-  return { status: 201, body: r, location: (r['meta'] as { location: string }).location };
+  return { ...(await groupAnswer(d, g, query, 201)), location: `${d.baseUrl}/scim/v2/Groups/${g.id}` };
 }
 
-/** `GET /Groups/{id}` (`excludedAttributes=members` honoured). */
-export async function getGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string, query: URLSearchParams): Promise<ScimAnswer> {
+/**
+ * `GET /Groups/{id}` with `attributes` / `excludedAttributes` (RFC 7644 §3.4.2.5; Entra ID's
+ * `excludedAttributes=members`); `If-None-Match` naming the current version → 304 (RFC 7644 §3.14).
+ */
+export async function getGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string, query: URLSearchParams, ifNoneMatch?: string): Promise<ScimAnswer> {
   await engineOf(d, ctx);
-  return { status: 200, body: groupResource(d.baseUrl, await groupOf(d, orgId, id), withMembers(query)) };
+  const g = await groupOf(d, orgId, id);
+  if (notModified(g.version, ifNoneMatch)) return { status: 304, body: null, etag: versionTag(g.version) };
+  return groupAnswer(d, g, query);
 }
 
 /** What a filter on Groups may name, as columns of `orgs_scim_groups g` (members are not filterable in lists). */
@@ -165,52 +220,95 @@ export async function listGroups(d: ScimDeps, ctx: CallContext, orgId: string, q
     return (g: ScimGroupRecord) => test({ id: g.id, displayName: g.displayName.toLowerCase(), externalId: g.externalId ?? undefined });
   })() : null;
   const { total, rows } = await d.store.groups.search(orgId, where, evaluate, { offset: start - 1, limit: count });
-  return { status: 200, body: listResponse(rows.map((g) => groupResource(d.baseUrl, g, withMembers(query))), total, start) };
+  const sel = attributeSelection(query);
+  const members = withMembers(sel) ? await d.store.groups.members(orgId, rows.map((g) => g.id)) : null;
+  return { status: 200, body: listResponse(rows.map((g) => selectAttributes(groupResource(d.baseUrl, g, members ? members.get(g.id) ?? [] : null), sel)), total, start) };
 }
 
-/** Stores `next` (a changed copy of `g`), writes the tuple difference, emits `group.updated`. */
-async function saveGroup(d: ScimDeps, ctx: CallContext, authz: AuthzInternalClient, g: ScimGroupRecord, next: ScimGroupRecord): Promise<ScimAnswer> {
-  const add = next.memberIds.filter((id) => !g.memberIds.includes(id));
-  const remove = g.memberIds.filter((id) => !next.memberIds.includes(id));
+/**
+ * Writes the tuple difference, then stores `next` (a changed copy of `g`) at the next version with the
+ * member rows of `diff` and its `group.updated` in one transaction, only if the stored version is still
+ * `g.version` (else the tuples are taken back and 412: a concurrent change, RFC 7644 §3.14).
+ */
+async function saveGroup(d: ScimDeps, ctx: CallContext, authz: AuthzInternalClient, g: ScimGroupRecord, next: ScimGroupRecord, diff: MemberDiff, query: URLSearchParams): Promise<ScimAnswer> {
+  const { add, remove } = diff;
   const changed = add.length > 0 || remove.length > 0 || next.displayName !== g.displayName || next.externalId !== g.externalId;
-  if (!changed) return { status: 200, body: groupResource(d.baseUrl, g) };
+  if (!changed) return groupAnswer(d, g, query);
   if (next.displayName.toLowerCase() !== g.displayName.toLowerCase()) {
     const other = await d.store.groups.byDisplayName(g.orgId, next.displayName);
     if (other && other.id !== g.id) throw conflict('displayName already exists');
   }
   await syncTuples(authz, ctx, groupObject(g.orgId, g.id), add, remove);
-  const saved = { ...next, updatedAt: d.now() };
-  if (!(await d.store.groups.update(saved))) {
+  const saved = { ...next, version: g.version + 1, updatedAt: d.now() };
+  const outcome = await d.store.groups.update(saved, { add, remove }, [{ name: 'group.updated', data: groupEvent(saved, { diff }) }], g.version);
+  if (outcome !== 'updated') {
     await syncTuples(authz, ctx, groupObject(g.orgId, g.id), remove, add);
+    if (outcome === 'stale') throw new ScimError(412, 'the resource was changed meanwhile; read it again');
     throw conflict('displayName already exists');
   }
-  d.emit('group.updated', groupEvent(saved));
-  return { status: 200, body: groupResource(d.baseUrl, saved) };
+  return groupAnswer(d, saved, query);
 }
 
-/** `PUT /Groups/{id}`: replaces displayName, externalId and members. */
-export async function replaceGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown): Promise<ScimAnswer> {
+/** `PUT /Groups/{id}`: replaces displayName, externalId and members; `If-Match` with another version → 412 (RFC 7644 §3.14). */
+export async function replaceGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown, ifMatch: string | undefined, query: URLSearchParams): Promise<ScimAnswer> {
   const b = objectBody(body);
   const authz = await engineOf(d, ctx);
   const g = await groupOf(d, orgId, id);
-  const next = {
-    ...g, displayName: displayNameOf(b['displayName']), externalId: externalIdOf(b['externalId']),
-    memberIds: await orgMembersOnly(d, orgId, memberValues(b['members'])),
-  };
-  return saveGroup(d, ctx, authz, g, next);
+  checkIfMatch(g.version, ifMatch);
+  const next = { ...g, displayName: displayNameOf(b['displayName']), externalId: externalIdOf(b['externalId']) };
+  const state = new MemberState(new Set(await membersOf(d, g)));
+  state.present.clear();
+  for (const m of await orgMembersOnly(d, orgId, memberValues(b['members']))) state.present.add(m);
+  return saveGroup(d, ctx, authz, g, next, state.diff(), query);
+}
+
+/** Whether an operation of a PATCH sets the whole member list (replace, or an unfiltered remove of all). */
+function replacesMembers(op: PatchOperation): boolean {
+  const path = op.path ? stripUrn(op.path).toLowerCase() : null;
+  if (path === 'members') return op.op === 'replace' || (op.op === 'remove' && (op.value === undefined || op.value === null));
+  if (path === null && op.op === 'replace' && op.value && typeof op.value === 'object' && !Array.isArray(op.value)) {
+    return Object.keys(op.value).some((k) => k.toLowerCase() === 'members');
+  }
+  return false;
+}
+
+/** The member ids a PATCH names (to add or remove), lower-cased; filters that are not `value eq` are left to the operation. */
+function namedMembers(ops: readonly PatchOperation[]): string[] {
+  const out = new Set<string>();
+  for (const op of ops) {
+    const vp = op.path ? valuePath(op.path) : null;
+    if (vp) {
+      const target = vp.attr.toLowerCase() === 'members' ? valueEq(vp.filter) : null;
+      if (target !== null) out.add(target.toLowerCase());
+    } else if (op.path && stripUrn(op.path).toLowerCase() === 'members') {
+      for (const id of memberValues(op.value)) out.add(id);
+    } else if (!op.path && op.value && typeof op.value === 'object' && !Array.isArray(op.value)) {
+      for (const [k, v] of Object.entries(op.value as Record<string, unknown>)) if (k.toLowerCase() === 'members') for (const id of memberValues(v)) out.add(id);
+    }
+  }
+  return [...out];
 }
 
 /**
  * `PATCH /Groups/{id}`: `add`/`replace`/`remove` on `members` (path filter `members[value eq "x"]`,
- * value-array form, or an unfiltered remove that clears all) and on `displayName`/`externalId`.
+ * value-array form, or an unfiltered remove that clears all) and on `displayName`/`externalId`;
+ * `If-Match` with another version → 412 (RFC 7644 §3.14). Adding or removing named members reads and
+ * writes only their rows (Entra ID and Okta send those); only an operation that replaces or clears the
+ * whole list reads every member.
  */
-export async function patchGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown): Promise<ScimAnswer> {
+export async function patchGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown, ifMatch: string | undefined, query: URLSearchParams): Promise<ScimAnswer> {
   const ops = patchOperations(body);
   const authz = await engineOf(d, ctx);
   const g = await groupOf(d, orgId, id);
-  const next: ScimGroupRecord = { ...g, memberIds: [...g.memberIds] };
+  checkIfMatch(g.version, ifMatch);
+  const next: ScimGroupRecord = { ...g };
+  const complete = ops.some(replacesMembers);
+  const state = complete
+    ? new MemberState(new Set(await membersOf(d, g)))
+    : new MemberState(await d.store.groups.membersAmong(orgId, g.id, namedMembers(ops)));
+  const present = state.present;
   const addMembers = async (ids: string[]) => {
-    for (const m of await orgMembersOnly(d, orgId, ids)) if (!next.memberIds.includes(m)) next.memberIds.push(m);
+    for (const m of await orgMembersOnly(d, orgId, ids.filter((i) => !present.has(i)))) present.add(m);
   };
   const setAttr = (key: string, value: unknown) => {
     const k = stripUrn(key).toLowerCase();
@@ -225,14 +323,14 @@ export async function patchGroup(d: ScimDeps, ctx: CallContext, orgId: string, i
       if (vp.attr.toLowerCase() !== 'members') continue;
       const target = valueEq(vp.filter);
       if (target === null) throw badRequest('invalidFilter', `invalid filter in path "${op.path}": only value eq "<id>" is supported`);
-      if (op.op === 'remove') next.memberIds = next.memberIds.filter((m) => m !== target.toLowerCase());
+      if (op.op === 'remove') present.delete(target.toLowerCase());
       else await addMembers([target.toLowerCase()]);
     } else if (path === 'members') {
       if (op.op === 'remove') {
-        const ids = op.value === undefined || op.value === null ? null : memberValues(op.value);
-        next.memberIds = ids === null ? [] : next.memberIds.filter((m) => !ids.includes(m));
+        if (op.value === undefined || op.value === null) present.clear();
+        else for (const m of memberValues(op.value)) present.delete(m);
       } else {
-        if (op.op === 'replace') next.memberIds = [];
+        if (op.op === 'replace') present.clear();
         await addMembers(memberValues(op.value));
       }
     } else if (path !== null) {
@@ -241,7 +339,7 @@ export async function patchGroup(d: ScimDeps, ctx: CallContext, orgId: string, i
       if (!op.value || typeof op.value !== 'object' || Array.isArray(op.value)) throw badRequest('invalidValue', 'a patch without path needs an object value');
       for (const [k, v] of Object.entries(op.value as Record<string, unknown>)) {
         if (k.toLowerCase() === 'members') {
-          if (op.op === 'replace') next.memberIds = [];
+          if (op.op === 'replace') present.clear();
           await addMembers(memberValues(v));
         } else {
           setAttr(k, v);
@@ -249,7 +347,7 @@ export async function patchGroup(d: ScimDeps, ctx: CallContext, orgId: string, i
       }
     }
   }
-  return saveGroup(d, ctx, authz, g, next);
+  return saveGroup(d, ctx, authz, g, next, state.diff(), query);
 }
 
 /**
@@ -258,19 +356,29 @@ export async function patchGroup(d: ScimDeps, ctx: CallContext, orgId: string, i
  * emitted, as a PATCH removing the member would.
  */
 export async function removeFromGroups(d: ScimDeps, ctx: CallContext, orgId: string, userId: string): Promise<void> {
-  for (const g of await d.store.groups.holding(orgId, userId)) {
-    const next = { ...g, memberIds: g.memberIds.filter((m) => m !== userId) };
-    if (d.authz) await saveGroup(d, ctx, d.authz, g, next);
-    else await d.store.groups.update({ ...next, updatedAt: d.now() });
+  for (let round = 0; round < 5; round++) {
+    let raced = false;
+    for (const g of await d.store.groups.holding(orgId, userId)) {
+      const diff = { add: [], remove: [userId] };
+      try {
+        if (d.authz) await saveGroup(d, ctx, d.authz, g, g, diff, new URLSearchParams());
+        else if ((await d.store.groups.update({ ...g, version: g.version + 1, updatedAt: d.now() }, diff, [], g.version)) === 'stale') raced = true;
+      } catch (err) {
+        // a concurrent change of the group: read it again and retry
+        if (!(err instanceof ScimError && err.status === 412)) throw err;
+        raced = true;
+      }
+    }
+    if (!raced) return;
   }
 }
 
-/** `DELETE /Groups/{id}`: the group and its membership tuples → 204. */
-export async function deleteGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string): Promise<ScimAnswer> {
+/** `DELETE /Groups/{id}`: the group and its membership tuples → 204; `If-Match` with another version → 412. */
+export async function deleteGroup(d: ScimDeps, ctx: CallContext, orgId: string, id: string, ifMatch?: string): Promise<ScimAnswer> {
   const authz = await engineOf(d, ctx);
   const g = await groupOf(d, orgId, id);
-  await syncTuples(authz, ctx, groupObject(orgId, g.id), [], g.memberIds);
-  await d.store.groups.delete(orgId, g.id);
-  d.emit('group.deleted', groupEvent(g, false));
+  checkIfMatch(g.version, ifMatch);
+  await syncTuples(authz, ctx, groupObject(orgId, g.id), [], await membersOf(d, g));
+  await d.store.groups.delete(orgId, g.id, [{ name: 'group.deleted', data: groupEvent(g) }]);
   return { status: 204, body: null };
 }

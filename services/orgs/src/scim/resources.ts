@@ -4,6 +4,7 @@
  * mapping") and the discovery documents of RFC 7644 §4 (ServiceProviderConfig, ResourceTypes,
  * Schemas, RFC 7643 §5-§7). `meta` times are RFC 3339 (behaviour.md §0.1).
  */
+import { ScimError } from './errors.ts';
 import type { ScimGroupRecord, ScimUserRecord } from './storage/ports.ts';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -21,6 +22,34 @@ const rfc3339 = (unixSeconds: number): string => new Date(unixSeconds * 1000).to
 
 /** RFC 7644 §3.14: the weak entity tag of a resource version. */
 export const versionTag = (version: number): string => `W/"${version}"`;
+
+/** The entity tags of an `If-Match` / `If-None-Match` value (RFC 9110 §13.1.1, §13.1.2), `*` included. */
+const tagsOf = (header: string): string[] => header.split(',').map((t) => t.trim()).filter((t) => t !== '');
+/** Weak comparison (RFC 9110 §8.8.3.2): the opaque tags are equal, `W/` aside. */
+const weakEqual = (a: string, b: string): boolean => a.replace(/^W\//, '') === b.replace(/^W\//, '');
+
+/**
+ * RFC 7644 §3.14 `If-Match` on PUT, PATCH and DELETE: a header that names no tag of the current version
+ * (`*` names any) → 412 Precondition Failed. An absent or empty header always holds. Tags compare weakly:
+ * the versions this server hands out are weak (`W/"<n>"`), and SCIM clients send them back as received.
+ * @throws ScimError 412
+ */
+export function checkIfMatch(version: number, ifMatch: string | undefined): void {
+  const tags = tagsOf(ifMatch ?? '');
+  if (tags.length === 0 || tags.includes('*')) return;
+  const current = versionTag(version);
+  if (!tags.some((t) => weakEqual(t, current))) throw new ScimError(412, 'the resource was changed: its version does not match If-Match');
+}
+
+/**
+ * RFC 7644 §3.14 `If-None-Match` on GET: true when the client's copy is current (a tag equal to the
+ * version, weakly, or `*`), and the answer is 304 Not Modified without a body (RFC 9110 §13.1.2).
+ */
+export function notModified(version: number, ifNoneMatch: string | undefined): boolean {
+  const tags = tagsOf(ifNoneMatch ?? '');
+  const current = versionTag(version);
+  return tags.some((t) => t === '*' || weakEqual(t, current));
+}
 
 /** A user's SCIM representation from the org's SCIM view (behaviour.md §6.4 "User mapping"). */
 export function userResource(baseUrl: string, u: ScimUserRecord): Record<string, unknown> {
@@ -91,19 +120,24 @@ export function selectAttributes(r: Record<string, unknown>, sel: { attributes: 
   return out;
 }
 
-/** A group's SCIM representation; `members` omitted when excluded (RFC 7644 §3.9 excludedAttributes). */
-export function groupResource(baseUrl: string, g: ScimGroupRecord, withMembers = true): Record<string, unknown> {
+/**
+ * A group's SCIM representation (RFC 7643 §4.2) with `meta.version` (RFC 7644 §3.14); `members` (user
+ * ids in the order added) omitted when null (the caller's `attributes` / `excludedAttributes` leave them
+ * out, RFC 7644 §3.4.2.5), so a large group's members are not even read.
+ */
+export function groupResource(baseUrl: string, g: ScimGroupRecord, memberIds: readonly string[] | null): Record<string, unknown> {
   return {
     schemas: [GROUP_SCHEMA],
     id: g.id,
     ...(g.externalId ? { externalId: g.externalId } : {}),
     displayName: g.displayName,
-    ...(withMembers ? { members: g.memberIds.map((id) => ({ value: id, $ref: `${baseUrl}/scim/v2/Users/${id}`, type: 'User' })) } : {}),
+    ...(memberIds ? { members: memberIds.map((id) => ({ value: id, $ref: `${baseUrl}/scim/v2/Users/${id}`, type: 'User' })) } : {}),
     meta: {
       resourceType: 'Group',
       created: rfc3339(g.createdAt),
       lastModified: rfc3339(g.updatedAt),
       location: `${baseUrl}/scim/v2/Groups/${g.id}`,
+      version: versionTag(g.version),
     },
   };
 }

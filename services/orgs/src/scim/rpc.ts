@@ -21,8 +21,8 @@ type ScimRpc = 'CreateScimEndpoint' | 'RotateScimToken' | 'DeleteScimEndpoint' |
 export interface ScimRpcDeps {
   scim: ScimDeps;
   authenticator: Authenticator | null;
-  /** publishes `audit.recorded` (behaviour.md §5.7); never throws */
-  audit(record: BusEvents['audit.recorded']): void;
+  /** records `audit.recorded` (behaviour.md §5.7) in orgs' outbox, resolving once it is there; never rejects */
+  audit(record: BusEvents['audit.recorded']): Promise<void>;
   logger: Logger;
 }
 
@@ -34,11 +34,11 @@ async function audited<T>(r: ScimRpcDeps, ctx: CallContext, action: string, orgI
   };
   try {
     const out = await run();
-    r.audit(auditRecord(ctx, action, { actor: await actor(), resourceType: 'scim_endpoint', resourceId: orgId ?? '', details: { org_id: orgId ?? '' } }));
+    await r.audit(auditRecord(ctx, action, { actor: await actor(), resourceType: 'scim_endpoint', resourceId: orgId ?? '', details: { org_id: orgId ?? '' } }));
     return out;
   } catch (err) {
     const code = toAppError(err).code;
-    r.audit(auditRecord(ctx, `${action}_failed`, { actor: await actor(), resourceType: 'scim_endpoint', resourceId: orgId ?? '', details: { org_id: orgId ?? '', code } }));
+    await r.audit(auditRecord(ctx, `${action}_failed`, { actor: await actor(), resourceType: 'scim_endpoint', resourceId: orgId ?? '', details: { org_id: orgId ?? '', code } }));
     throw err;
   }
 }
@@ -61,7 +61,8 @@ export function scimHandlers(r: ScimRpcDeps): Pick<Handlers, ScimRpc> {
     }),
     ScimEndpoint: async (req) => endpointWire(await getEndpoint(d, req.org_id)),
     ScimRequest: async (req, ctx) => handleScim(d, ctx, {
-      method: req.method, path: req.path, query: req.query, body: req.body, authorization: ctx.headers['authorization'], ifMatch: ctx.headers['if-match'],
+      method: req.method, path: req.path, query: req.query, body: req.body, authorization: ctx.headers['authorization'],
+      ifMatch: ctx.headers['if-match'], ifNoneMatch: ctx.headers['if-none-match'],
     }, (err) => r.logger.error({ err }, 'scim request failed')),
   };
 }

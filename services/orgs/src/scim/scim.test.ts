@@ -141,17 +141,17 @@ describe('SCIM events and audit rows go to the store with the row they describe 
           insert: async (e) => { endpoints.set(e.id, e); return true; }, update: async () => undefined, delete: async () => true,
         },
         users: {
-          get: async () => null, byExternalId: async () => null, byUserName: async () => null, delete: async () => true, forget: async () => undefined, unprojected: async () => [],
+          get: async () => null, byExternalId: async () => null, byUserName: async () => null, delete: async () => true, forget: async () => undefined, unprojected: async () => [], membersAmong: async () => new Set<string>(),
           search: async () => ({ total: 0, rows: [] }), put: async (u, _v, events = []) => { puts.push({ userName: u.userName, events }); return true; },
         },
-        groups: { get: async () => null, byDisplayName: async () => null, byExternalId: async () => null, holding: async () => [], list: async () => [], search: async () => ({ total: 0, rows: [] }), insert: async () => true, update: async () => true, delete: async () => true },
+        groups: { get: async () => null, members: async () => new Map(), membersAmong: async () => new Set<string>(), byDisplayName: async () => null, byExternalId: async () => null, holding: async () => [], list: async () => [], search: async () => ({ total: 0, rows: [] }), insert: async () => true, update: async () => 'updated' as const, delete: async () => true },
       },
       orgs: { status: async () => 'enabled', isMember: async () => false, addMember: async () => undefined, removeMember: async () => undefined },
       authn: {
         ProvisionUser: async () => ({ user: account as never, created: true }), FindUsers: async () => ({ users: [] }),
         UpdateProvisionedUser: async () => account as never, SetUserActive: async () => ({ user: account as never, changed: false }),
       } as unknown as ScimDeps['authn'],
-      authz: null, emit: () => { throw new Error('SCIM user events go through the outbox, not emit'); },
+      authz: null,
       tokenKey: 'k'.repeat(32), baseUrl: 'https://id.example.com', now: () => 1_700_000_000,
     };
     const { token } = await createEndpoint(d, '6f1c7a3e-0000-4000-8000-000000000003');
@@ -173,11 +173,11 @@ describe('group provisioning needs the authorization engine (behaviour.md §6.4)
         update: async (e) => { endpoints.set(e.id, e); },
         delete: async () => true,
       },
-      users: { get: async () => null, byExternalId: async () => null, byUserName: async () => null, put: async () => true, delete: async () => true, forget: async () => undefined, unprojected: async () => [], search: async () => ({ total: 0, rows: [] }) },
-      groups: { get: async () => null, byDisplayName: async () => null, byExternalId: async () => null, holding: async () => [], list: async () => [], search: async () => ({ total: 0, rows: [] }), insert: async () => true, update: async () => true, delete: async () => true },
+      users: { get: async () => null, byExternalId: async () => null, byUserName: async () => null, put: async () => true, delete: async () => true, forget: async () => undefined, unprojected: async () => [], membersAmong: async () => new Set<string>(), search: async () => ({ total: 0, rows: [] }) },
+      groups: { get: async () => null, members: async () => new Map(), membersAmong: async () => new Set<string>(), byDisplayName: async () => null, byExternalId: async () => null, holding: async () => [], list: async () => [], search: async () => ({ total: 0, rows: [] }), insert: async () => true, update: async () => 'updated' as const, delete: async () => true },
     },
     orgs: { status: async () => 'enabled', isMember: async () => false, addMember: async () => undefined, removeMember: async () => undefined },
-    authn: null, authz, emit: () => undefined, tokenKey: 'k'.repeat(32), baseUrl: 'https://id.example.com', now: () => 1_700_000_000,
+    authn: null, authz, tokenKey: 'k'.repeat(32), baseUrl: 'https://id.example.com', now: () => 1_700_000_000,
   });
   const call = async (d: ScimDeps, token: string, method: string, path: string, body = '') =>
     handleScim(d, createCallContext(), { method, path, query: '', body, authorization: `Bearer ${token}` }, () => undefined);

@@ -28,13 +28,16 @@ export interface ScimRequest {
   authorization: string | undefined;
   /** the If-Match header (RFC 7644 §3.14) */
   ifMatch?: string | undefined;
+  /** the If-None-Match header (RFC 7644 §3.14): a GET of the current version answers 304 */
+  ifNoneMatch?: string | undefined;
 }
 
-/** What the gateway sends back: `body` is the JSON text ('' for 204), `application/scim+json`. */
+/** What the gateway sends back: `body` is the JSON text ('' for 204 and 304), `application/scim+json`; `etag` the version of a single resource ('' otherwise). */
 export interface ScimReply {
   status: number;
   body: string;
   location: string;
+  etag: string;
 }
 
 const methodNotAllowed = (): ScimError => new ScimError(405, 'method not allowed');
@@ -118,7 +121,7 @@ async function route(d: ScimDeps, ctx: CallContext, orgId: string, req: ScimRequ
         if (method !== 'POST') throw methodNotAllowed();
         return listUsers(d, ctx, orgId, searchQuery(parseBody(req.body)));
       }
-      if (get) return getUser(d, ctx, orgId, id, query);
+      if (get) return getUser(d, ctx, orgId, id, query, req.ifNoneMatch);
       if (method === 'PUT') return replaceUser(d, ctx, orgId, id, parseBody(req.body), req.ifMatch, query);
       if (method === 'PATCH') return patchUser(d, ctx, orgId, id, parseBody(req.body), req.ifMatch, query);
       if (method === 'DELETE') return deleteUser(d, ctx, orgId, id, req.ifMatch);
@@ -130,13 +133,13 @@ async function route(d: ScimDeps, ctx: CallContext, orgId: string, req: ScimRequ
       }
       if (id === undefined) {
         if (get) return listGroups(d, ctx, orgId, query);
-        if (method === 'POST') return createGroup(d, ctx, orgId, parseBody(req.body));
+        if (method === 'POST') return createGroup(d, ctx, orgId, parseBody(req.body), query);
         throw methodNotAllowed();
       }
-      if (get) return getGroup(d, ctx, orgId, id, query);
-      if (method === 'PUT') return replaceGroup(d, ctx, orgId, id, parseBody(req.body));
-      if (method === 'PATCH') return patchGroup(d, ctx, orgId, id, parseBody(req.body));
-      if (method === 'DELETE') return deleteGroup(d, ctx, orgId, id);
+      if (get) return getGroup(d, ctx, orgId, id, query, req.ifNoneMatch);
+      if (method === 'PUT') return replaceGroup(d, ctx, orgId, id, parseBody(req.body), req.ifMatch, query);
+      if (method === 'PATCH') return patchGroup(d, ctx, orgId, id, parseBody(req.body), req.ifMatch, query);
+      if (method === 'DELETE') return deleteGroup(d, ctx, orgId, id, req.ifMatch);
       throw methodNotAllowed();
     case undefined:
     default:
@@ -184,5 +187,6 @@ export async function handleScim(d: ScimDeps, ctx: CallContext, req: ScimRequest
     status: answer.status,
     body: answer.body === null || head ? '' : JSON.stringify(answer.body),
     location: answer.location ?? '',
+    etag: answer.etag ?? '',
   };
 }

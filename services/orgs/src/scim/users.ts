@@ -21,15 +21,16 @@ import { badRequest, conflict, notFound, ScimError } from './errors.ts';
 import { compileFilter, type FilterSchema } from './filter.ts';
 import { removeFromGroups } from './groups.ts';
 import { patchOperations } from './patch.ts';
-import { listResponse, selectAttributes, userResource, versionTag } from './resources.ts';
+import { checkIfMatch, listResponse, notModified, selectAttributes, userResource, versionTag } from './resources.ts';
 import type { ScimOutboxEvent, ScimUserRecord } from './storage/ports.ts';
 import { lowerFilter, modelOf, patchModel, primaryOf, type UserModel } from './user-model.ts';
 
-/** A SCIM answer: status and JSON body (null for 204), and the Location of a 201. */
+/** A SCIM answer: status and JSON body (null for 204 and 304), the Location of a 201, the ETag of a single resource (RFC 7644 §3.14). */
 export interface ScimAnswer {
   status: number;
   body: unknown;
   location?: string;
+  etag?: string;
 }
 
 /** What a filter on Users may name, as columns of `orgs_scim_users u` and `orgs_scim_user_values v`. */
@@ -117,12 +118,9 @@ async function memberUser(d: ScimDeps, ctx: CallContext, orgId: string, id: stri
   return (await d.store.users.get(orgId, userId))!;
 }
 
-/** RFC 7644 §3.14: `If-Match` that names another version → 412. `*` matches any. */
-function checkVersion(row: ScimUserRecord, ifMatch: string | undefined): void {
-  if (ifMatch === undefined || ifMatch.trim() === '' || ifMatch.trim() === '*') return;
-  const tags = ifMatch.split(',').map((t) => t.trim());
-  if (!tags.includes(versionTag(row.version))) throw new ScimError(412, 'the resource was changed: its version does not match If-Match');
-}
+/** A user's answer: the representation narrowed by `attributes` / `excludedAttributes` (RFC 7644 §3.4.2.5) and its ETag (§3.14). */
+const userAnswer = (d: ScimDeps, row: ScimUserRecord, query: URLSearchParams, status = 200): ScimAnswer =>
+  ({ status, body: selectAttributes(userResource(d.baseUrl, row), attributeSelection(query)), etag: versionTag(row.version) });
 
 const modelOfRow = (r: ScimUserRecord): UserModel => ({
   userName: r.userName ?? r.userId, externalId: r.externalId, givenName: r.givenName, familyName: r.familyName, displayName: r.displayName,
@@ -177,13 +175,14 @@ export async function createUser(d: ScimDeps, ctx: CallContext, orgId: string, b
   const now = d.now();
   const row: ScimUserRecord = { orgId, userId: user.id, ...m, version: 1, createdAt: now, updatedAt: now };
   if (!(await d.store.users.put(row, undefined, scimEvents(ctx, 'user.provisioned', user, orgId, m.externalId)))) throw conflict('userName already exists');
-  const r = userResource(d.baseUrl, row);
-  return { status: 201, body: selectAttributes(r, attributeSelection(query)), location: (r['meta'] as { location: string }).location };
+  return { ...userAnswer(d, row, query, 201), location: `${d.baseUrl}/scim/v2/Users/${row.userId}` };
 }
 
-/** `GET /Users/{id}`. */
-export async function getUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, query: URLSearchParams): Promise<ScimAnswer> {
-  return { status: 200, body: selectAttributes(userResource(d.baseUrl, await memberUser(d, ctx, orgId, id)), attributeSelection(query)) };
+/** `GET /Users/{id}`; `If-None-Match` naming the current version → 304 without a body (RFC 7644 §3.14). */
+export async function getUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, query: URLSearchParams, ifNoneMatch?: string): Promise<ScimAnswer> {
+  const row = await memberUser(d, ctx, orgId, id);
+  if (notModified(row.version, ifNoneMatch)) return { status: 304, body: null, etag: versionTag(row.version) };
+  return userAnswer(d, row, query);
 }
 
 /**
@@ -227,7 +226,7 @@ export async function listUsers(d: ScimDeps, ctx: CallContext, orgId: string, qu
  */
 async function writeUser(d: ScimDeps, ctx: CallContext, orgId: string, row: ScimUserRecord, next: UserModel, query: URLSearchParams): Promise<ScimAnswer> {
   const before = modelOfRow(row);
-  if (sameModel(before, next)) return { status: 200, body: selectAttributes(userResource(d.baseUrl, row), attributeSelection(query)) };
+  if (sameModel(before, next)) return userAnswer(d, row, query);
   if (next.userName.toLowerCase() !== before.userName.toLowerCase()) {
     const holder = await d.store.users.byUserName(orgId, next.userName);
     if (holder && holder.userId !== row.userId) throw conflict('userName already exists');
@@ -271,13 +270,13 @@ async function writeUser(d: ScimDeps, ctx: CallContext, orgId: string, row: Scim
     if (now && now.version !== row.version) throw new ScimError(412, 'the resource was changed meanwhile; read it again');
     throw conflict('userName already exists');
   }
-  return { status: 200, body: selectAttributes(userResource(d.baseUrl, written), attributeSelection(query)) };
+  return userAnswer(d, written, query);
 }
 
 /** `PUT /Users/{id}`: replaces userName, name, displayName, emails, phone numbers, active and externalId. */
 export async function replaceUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown, ifMatch: string | undefined, query: URLSearchParams): Promise<ScimAnswer> {
   const row = await memberUser(d, ctx, orgId, id);
-  checkVersion(row, ifMatch);
+  checkIfMatch(row.version, ifMatch);
   return writeUser(d, ctx, orgId, row, modelOf(body), query);
 }
 
@@ -285,7 +284,7 @@ export async function replaceUser(d: ScimDeps, ctx: CallContext, orgId: string, 
 export async function patchUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, body: unknown, ifMatch: string | undefined, query: URLSearchParams): Promise<ScimAnswer> {
   const ops = patchOperations(body);
   const row = await memberUser(d, ctx, orgId, id);
-  checkVersion(row, ifMatch);
+  checkIfMatch(row.version, ifMatch);
   return writeUser(d, ctx, orgId, row, patchModel(modelOfRow(row), ops), query);
 }
 
@@ -295,7 +294,7 @@ export async function patchUser(d: ScimDeps, ctx: CallContext, orgId: string, id
  */
 export async function deleteUser(d: ScimDeps, ctx: CallContext, orgId: string, id: string, ifMatch: string | undefined): Promise<ScimAnswer> {
   const row = await memberUser(d, ctx, orgId, id);
-  checkVersion(row, ifMatch);
+  checkIfMatch(row.version, ifMatch);
   const out = await authnOf(d).SetUserActive({ user_id: row.userId, active: false }, ctx);
   await d.orgs.removeMember(orgId, row.userId);
   await removeFromGroups(d, ctx, orgId, row.userId);

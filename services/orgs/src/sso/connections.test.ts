@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { deriveEncryptionKey } from '@gatehouse/crypto';
 import { selfSigned } from '@gatehouse/testing';
 import {
-  createOidcConnection, createSamlConnection, deleteOidcConnection, getOidcConnection, getSamlConnection, openSecret, updateOidcConnection,
+  createOidcConnection, createSamlConnection, deleteOidcConnection, deleteSamlConnection, getOidcConnection, getSamlConnection, openSecret, updateOidcConnection,
   updateSamlConnection,
 } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
@@ -135,5 +135,27 @@ describe('pending logins and the SAML replay cache', () => {
     expect(await d.store.consumeAssertion(orgId, '_a1', now + 300, now + 1)).toBe(false);
     expect(await d.store.consumeAssertion(await newOrg(), '_a1', now + 300, now)).toBe(true);
     expect(await d.store.consumeAssertion(orgId, '_a1', now + 900, now + 301)).toBe(true);
+  });
+});
+
+describe('a connection write stores its audit row in the transaction of the change (issue 32 §1)', () => {
+  it('create, update and delete of both kinds write their events with the row; a refused write writes none', async () => {
+    const orgId = await newOrg();
+    const before = (await scratch.outbox()).length;
+    const audit = (what: string) => (r: { id: string }) => [{ name: 'audit.recorded' as const, data: { action: what, resource_id: r.id } }];
+    const oidc = await createOidcConnection(d, { orgId, name: 'A', issuerUrl: 'https://audit-idp.example.com', clientId: 'c', clientSecret: 's' }, audit('oidc_created'));
+    // the org has one already: refused, nothing written
+    expect(await refusal(createOidcConnection(d, { orgId, name: 'B', issuerUrl: 'https://audit-idp2.example.com', clientId: 'c', clientSecret: 's' }, audit('oidc_created_again')))).toMatch(/^already_exists/);
+    await updateOidcConnection(d, { id: oidc.id, name: 'A2' }, audit('oidc_updated'));
+    await deleteOidcConnection(d, { id: oidc.id }, audit('oidc_deleted'));
+    const saml = await createSamlConnection(d, { orgId, name: 'S', idpEntityId: 'urn:audit-idp', idpSsoUrl: 'https://audit-idp.example.com/sso', idpCertificate: cert }, audit('saml_created'));
+    await updateSamlConnection(d, { id: saml.id, name: 'S2' }, audit('saml_updated'));
+    await deleteSamlConnection(d, { id: saml.id }, audit('saml_deleted'));
+    expect(await refusal(deleteSamlConnection(d, { id: saml.id }, audit('saml_deleted_again')))).toMatch(/^not_found/);
+    const rows = (await scratch.outbox()).slice(before).map((e) => [e.name, (e.data as { action: string }).action, (e.data as { resource_id: string }).resource_id]);
+    expect(rows).toEqual([
+      ['audit.recorded', 'oidc_created', oidc.id], ['audit.recorded', 'oidc_updated', oidc.id], ['audit.recorded', 'oidc_deleted', oidc.id],
+      ['audit.recorded', 'saml_created', saml.id], ['audit.recorded', 'saml_updated', saml.id], ['audit.recorded', 'saml_deleted', saml.id],
+    ]);
   });
 });

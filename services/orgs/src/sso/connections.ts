@@ -10,7 +10,7 @@ import { randomUUID, X509Certificate } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { decrypt, encrypt } from '@gatehouse/crypto';
 import { isUuid, ORGANIZATION_NOT_FOUND } from '../domain/members.ts';
-import type { OrganizationRecord } from '../storage/ports.ts';
+import { noEvents, type EventsOf, type OrganizationRecord } from '../storage/ports.ts';
 import type { SsoDeps } from './deps.ts';
 import { newSpKey } from './sp-keys.ts';
 import type { OidcConnectionRecord, SamlBinding, SamlConnectionRecord } from './storage/ports.ts';
@@ -133,7 +133,7 @@ function checkScopes(v: string): string {
  * @throws AppError `invalid_argument` (the field messages), `not_found` `organization not found`,
  *   `already_exists` `an OIDC connection already exists for this organization` / `issuer_url already registered: <url>`
  */
-export async function createOidcConnection(d: SsoDeps, input: CreateOidcInput): Promise<OidcConnectionRecord> {
+export async function createOidcConnection(d: SsoDeps, input: CreateOidcInput, events: EventsOf<OidcConnectionRecord> = noEvents): Promise<OidcConnectionRecord> {
   const org = await orgOf(d, input.orgId);
   const name = required('name', input.name, MAX.name);
   const issuerUrl = checkIssuer(input.issuerUrl);
@@ -149,7 +149,7 @@ export async function createOidcConnection(d: SsoDeps, input: CreateOidcInput): 
   const record: OidcConnectionRecord = {
     id, orgId: org.id, name, issuerUrl, clientId, clientSecretSealed: sealSecret(d, id, secret), scopes, redirectUri, isActive: true, createdAt: now, updatedAt: now,
   };
-  const out = await d.store.oidc.insert(record);
+  const out = await d.store.oidc.insert(record, events(record));
   if (out === 'org') throw new AppError('already_exists', OIDC_EXISTS);
   if (out === 'issuer') throw new AppError('already_exists', `issuer_url already registered: ${issuerUrl}`);
   return record;
@@ -174,7 +174,7 @@ async function oidcById(d: SsoDeps, raw: string | null | undefined): Promise<Oid
  * stored one; a blank `scopes` / `redirect_uri` returns to the default.
  * @throws AppError as {@link createOidcConnection}; `not_found` `OIDC connection not found`
  */
-export async function updateOidcConnection(d: SsoDeps, input: UpdateOidcInput): Promise<OidcConnectionRecord> {
+export async function updateOidcConnection(d: SsoDeps, input: UpdateOidcInput, events: EventsOf<OidcConnectionRecord> = noEvents): Promise<OidcConnectionRecord> {
   const c = await oidcById(d, input.id);
   const next: OidcConnectionRecord = { ...c };
   if (input.name != null) next.name = required('name', input.name, MAX.name);
@@ -191,7 +191,7 @@ export async function updateOidcConnection(d: SsoDeps, input: UpdateOidcInput): 
     if (other && other.id !== c.id) throw new AppError('already_exists', `issuer_url already registered: ${next.issuerUrl}`);
   }
   next.updatedAt = d.now();
-  if ((await d.store.oidc.update(next)) === 'issuer') throw new AppError('already_exists', `issuer_url already registered: ${next.issuerUrl}`);
+  if ((await d.store.oidc.update(next, events(next))) === 'issuer') throw new AppError('already_exists', `issuer_url already registered: ${next.issuerUrl}`);
   return next;
 }
 
@@ -216,9 +216,9 @@ export async function getOidcConnection(d: SsoDeps, ref: ConnectionRef): Promise
 }
 
 /** `delete_org_oidc_connection` (§6.3). @throws as {@link getOidcConnection} */
-export async function deleteOidcConnection(d: SsoDeps, ref: ConnectionRef): Promise<OidcConnectionRecord> {
+export async function deleteOidcConnection(d: SsoDeps, ref: ConnectionRef, events: EventsOf<OidcConnectionRecord> = noEvents): Promise<OidcConnectionRecord> {
   const c = await getOidcConnection(d, ref);
-  if (!(await d.store.oidc.delete(c.id))) throw new AppError('not_found', OIDC_NOT_FOUND);
+  if (!(await d.store.oidc.delete(c.id, events(c)))) throw new AppError('not_found', OIDC_NOT_FOUND);
   return c;
 }
 
@@ -246,7 +246,7 @@ const checkEntityId = (v: string): string => bounded('sp_entity_id', v, MAX.url)
  * @throws AppError `invalid_argument` (the field messages), `not_found` `organization not found`,
  *   `already_exists` `a SAML connection already exists for this organization` / `idp_entity_id already registered: <id>`
  */
-export async function createSamlConnection(d: SsoDeps, input: CreateSamlInput): Promise<SamlConnectionRecord> {
+export async function createSamlConnection(d: SsoDeps, input: CreateSamlInput, events: EventsOf<SamlConnectionRecord> = noEvents): Promise<SamlConnectionRecord> {
   const org = await orgOf(d, input.orgId);
   const name = required('name', input.name, MAX.name);
   const idpEntityId = required('idp_entity_id', input.idpEntityId, MAX.url);
@@ -267,7 +267,7 @@ export async function createSamlConnection(d: SsoDeps, input: CreateSamlInput): 
     // issue 31 §1: our signing / decryption key pair of this connection
     ...(await newSpKey(d, id)),
   };
-  const out = await d.store.saml.insert(record);
+  const out = await d.store.saml.insert(record, events(record));
   if (out === 'org') throw new AppError('already_exists', SAML_EXISTS);
   if (out === 'entity') throw new AppError('already_exists', `idp_entity_id already registered: ${idpEntityId}`);
   return record;
@@ -283,7 +283,7 @@ export interface UpdateSamlInput extends Omit<CreateSamlInput, 'orgId'> {
  * stored one; a blank `sp_entity_id` / `acs_url` / `attribute_mapping` returns to the default.
  * @throws AppError as {@link createSamlConnection}; `not_found` `SAML connection not found`
  */
-export async function updateSamlConnection(d: SsoDeps, input: UpdateSamlInput): Promise<SamlConnectionRecord> {
+export async function updateSamlConnection(d: SsoDeps, input: UpdateSamlInput, events: EventsOf<SamlConnectionRecord> = noEvents): Promise<SamlConnectionRecord> {
   const id = (input.id ?? '').trim().toLowerCase();
   if (id === '') throw new AppError('invalid_argument', 'id is required');
   const c = isUuid(id) ? await d.store.saml.byId(id) : null;
@@ -310,7 +310,7 @@ export async function updateSamlConnection(d: SsoDeps, input: UpdateSamlInput): 
     if (other && other.id !== c.id) throw new AppError('already_exists', `idp_entity_id already registered: ${next.idpEntityId}`);
   }
   next.updatedAt = d.now();
-  if ((await d.store.saml.update(next)) === 'entity') throw new AppError('already_exists', `idp_entity_id already registered: ${next.idpEntityId}`);
+  if ((await d.store.saml.update(next, events(next))) === 'entity') throw new AppError('already_exists', `idp_entity_id already registered: ${next.idpEntityId}`);
   return next;
 }
 
@@ -324,9 +324,9 @@ export async function getSamlConnection(d: SsoDeps, ref: ConnectionRef): Promise
 }
 
 /** `delete_org_saml_connection` (§6.3). @throws as {@link getSamlConnection} */
-export async function deleteSamlConnection(d: SsoDeps, ref: ConnectionRef): Promise<SamlConnectionRecord> {
+export async function deleteSamlConnection(d: SsoDeps, ref: ConnectionRef, events: EventsOf<SamlConnectionRecord> = noEvents): Promise<SamlConnectionRecord> {
   const c = await getSamlConnection(d, ref);
-  if (!(await d.store.saml.delete(c.id))) throw new AppError('not_found', SAML_NOT_FOUND);
+  if (!(await d.store.saml.delete(c.id, events(c)))) throw new AppError('not_found', SAML_NOT_FOUND);
   return c;
 }
 

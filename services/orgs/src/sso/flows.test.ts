@@ -2,7 +2,8 @@
  * `SsoRequest` (flows.ts) over the SQLite store, with a samlify IdP on the other side and authn's
  * completion recorded by the test: discovery from a verified domain (JSON and redirect, behind
  * `--enable-org-discovery`), a disabled org and an inactive connection refused with their 4xx, the
- * ACS handing the identity to the completion and making the user an org member, and the §5.7 rows.
+ * ACS handing the identity to the completion and making the user an org member, the §5.7 rows, and the
+ * Single Logout confirmation page a GET answers (the logout itself is a POST, CSRF-checked by the gateway).
  */
 import { beforeAll, afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -33,7 +34,7 @@ beforeAll(async () => {
       },
     },
     addMember: async (orgId, userId) => { members.push([orgId, userId]); },
-    audit: (r) => { audits.push(r); },
+    audit: async (r) => { audits.push(r); },
     discoveryEnabled: true,
     cookieSecure: true,
     logger: createLogger('silent'),
@@ -54,6 +55,21 @@ async function samlOrg(enabled = true) {
 }
 
 describe('SsoRequest', () => {
+  it('GET /oauth/saml/<org>/logout (saml_logout_confirm) asks before logging out: a page whose one form POSTs back, no cookie touched, nothing audited', async () => {
+    const o = await samlOrg();
+    const before = audits.length;
+    expect((await call('saml_logout_confirm', o.name)).body).toContain('the SAML connection has no single logout endpoint');
+    await updateSamlConnection(s.d, { id: o.conn.id, idpSloUrl: 'https://idp.example.com/slo' });
+    const ctx = createCallContext();
+    const page = await handleSsoRequest(f, { action: 'saml_logout_confirm', org: o.name, params: {} }, ctx);
+    expect({ status: page.status, type: page.content_type, location: page.location ?? null, cookies: ctx.setCookies }).toEqual({ status: 200, type: 'text/html; charset=utf-8', location: null, cookies: [] });
+    expect(page.body).toContain(`<form method="post" action="https://auth.example.com/oauth/saml/${o.name}/logout">`);
+    expect(page.body).toContain(`Sign out of ${o.name}?`);
+    expect(page.body).not.toContain('<script');
+    expect(audits.length).toBe(before);
+    expect((await call('saml_logout_confirm', 'no-such-org')).status).toBe(404);
+  });
+
   it('discovers the org of a verified email domain: JSON, or a redirect to its SAML login', async () => {
     const o = await samlOrg();
     const json = await call('discover', '', { email: `Bob@${o.domain}` });

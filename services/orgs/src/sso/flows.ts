@@ -10,7 +10,8 @@
  * | `saml_metadata` | `GET /oauth/saml/<org>/metadata` | our SP metadata (XML) |
  * | `saml_login` | `GET /oauth/saml/<org>/login?redirect_uri&state&roles&scope` | the AuthnRequest signed with the connection's SP key to `idp_sso_url`: 302 (HTTP-Redirect) or an auto-posting form (HTTP-POST) (`saml.login_initiated`) |
  * | `saml_acs` | `POST /oauth/saml/<org>/acs` (CSRF-exempt, §2.5) | the federated completion → 302 (`saml.acs_success` / `saml.acs_failed`) |
- * | `saml_logout` | `GET /oauth/saml/<org>/logout` (the gateway first ends the Gatehouse session) | SP-initiated Single Logout: 302 signed LogoutRequest (HTTP-Redirect) to `idp_slo_url` (`saml.logout_initiated`) |
+ * | `saml_logout_confirm` | `GET /oauth/saml/<org>/logout` | a confirmation page whose one button POSTs the logout (a GET changes nothing, so a cross-site link or image cannot sign anyone out) |
+ * | `saml_logout` | `POST /oauth/saml/<org>/logout` (CSRF-checked by the gateway, §2.5; the gateway then ends the Gatehouse session) | SP-initiated Single Logout: 302 signed LogoutRequest (HTTP-Redirect) to `idp_slo_url` (`saml.logout_initiated`) |
  * | `saml_slo` | `GET /oauth/saml/<org>/slo` | the IdP's signed LogoutResponse → 302 to `<url>/app/login` (`saml.logout_completed` / `saml.logout_failed`) |
  * | `discover` | `GET /api/v1/org-discovery?email=` (`--enable-org-discovery`) | JSON: the org whose verified domain the email has, and its login URL |
  * | `discover_login` | `GET /oauth/sso/discover?email&redirect_uri&state&roles&scope` (`--enable-org-discovery`; an extension) | 302 to that login URL |
@@ -68,8 +69,11 @@ export interface SsoFlowDeps {
   completion: FederatedCompletion | null;
   /** adds the user to the org with no roles; a no-op for a member */
   addMember(orgId: string, userId: string): Promise<void>;
-  /** publishes `audit.recorded`; never throws */
-  audit(record: BusEvents['audit.recorded']): void;
+  /**
+   * records `audit.recorded`: resolves once the row is in orgs' outbox (a login changes no row of orgs',
+   * so the row is a durable write of its own before the answer; issue 32 §1); never rejects
+   */
+  audit(record: BusEvents['audit.recorded']): Promise<void>;
   /** `--enable-org-discovery` */
   discoveryEnabled: boolean;
   /** `--app-cookie-secure`: the Secure attribute of the OIDC login's browser-binding cookie */
@@ -99,6 +103,23 @@ const sloCookie = (f: SsoFlowDeps, value: string, maxAgeSeconds: number): string
 const MAX_PARAM = 4096;
 const json = (status: number, body: unknown): orgs.SsoHttpResponse => ({ status, body: JSON.stringify(body), content_type: 'application/json; charset=utf-8' });
 const redirect = (location: string): orgs.SsoHttpResponse => ({ status: 302, location, body: '', content_type: '' });
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The page `GET /oauth/saml/<org>/logout` answers (as Keycloak asks before a logout it cannot tie to the
+ * caller): the org's name and one button that POSTs to the same URL, where the gateway's Origin check
+ * (behaviour.md §2.5) stands between another site and the logout. No script; nothing changes on GET.
+ */
+function logoutConfirmPage(baseUrl: string, org: OrganizationRecord): string {
+  const name = escapeHtml(org.displayName || org.name);
+  const action = escapeHtml(`${baseUrl}/oauth/saml/${encodeURIComponent(org.name)}/logout`);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign out of ${name}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}button{font-size:1rem;padding:.5rem 1.25rem}</style></head>
+<body><h1>Sign out of ${name}?</h1><p>This ends your session here and at your organization's identity provider.</p>
+<form method="post" action="${action}"><button type="submit" id="confirm-logout">Sign out</button></form></body></html>
+`;
+}
 
 /** The request's parameters as strings (each at most 4 KiB; `SAMLResponse` up to 1 MiB). */
 function paramsOf(raw: Record<string, unknown> | undefined): Record<string, string> {
@@ -191,7 +212,7 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
       case 'saml_login': {
         org = await enabledOrg(d, req.org);
         const answer = await (await saml()).samlLogin(d, org, await activeSaml(d, org), loginParams(p));
-        f.audit(auditRecord(ctx, 'saml.login_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org.id, details: { org_id: org.id } }));
+        await f.audit(auditRecord(ctx, 'saml.login_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org.id, details: { org_id: org.id } }));
         return 'location' in answer ? redirect(answer.location) : { status: 200, body: answer.html, content_type: 'text/html; charset=utf-8' };
       }
       case 'saml_acs': {
@@ -202,11 +223,17 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         if (c.idpSloUrl && !out.error && login.session.nameID.length <= 1024) {
           ctx.setCookies.push(sloCookie(f, encrypt(d.secretKey, JSON.stringify({ c: c.id, ...login.session }), `saml_slo:${org.id}`), SLO_COOKIE_TTL_S));
         }
-        f.audit(auditRecord(ctx, out.error ? 'saml.acs_failed' : 'saml.acs_success', {
+        await f.audit(auditRecord(ctx, out.error ? 'saml.acs_failed' : 'saml.acs_success', {
           actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_saml_connection', resourceId: c.id,
           details: { org_id: org.id, created: out.created, idp_initiated: login.unsolicited, ...(out.error ? { error: out.error } : {}) },
         }));
         return redirect(out.redirectUrl);
+      }
+      case 'saml_logout_confirm': {
+        org = await enabledOrg(d, req.org);
+        const c = await activeSaml(d, org);
+        if (!c.idpSloUrl) throw new AppError('failed_precondition', (await saml()).SLO_NOT_CONFIGURED);
+        return { status: 200, body: logoutConfirmPage(d.baseUrl, org), content_type: 'text/html; charset=utf-8' };
       }
       case 'saml_logout': {
         org = await enabledOrg(d, req.org);
@@ -223,14 +250,14 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         }
         if (session.c !== c.id) throw new AppError('failed_precondition', 'no SAML session of this organization in this browser');
         const url = await m.samlLogoutUrl(d, org, c, session);
-        f.audit(auditRecord(ctx, 'saml.logout_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
+        await f.audit(auditRecord(ctx, 'saml.logout_initiated', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
         return redirect(url);
       }
       case 'saml_slo': {
         org = await enabledOrg(d, req.org);
         const c = await activeSaml(d, org);
         await (await saml()).consumeLogoutResponse(d, org, c, p, p['__raw_query'] ?? '');
-        f.audit(auditRecord(ctx, 'saml.logout_completed', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
+        await f.audit(auditRecord(ctx, 'saml.logout_completed', { actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: c.id, details: { org_id: org.id } }));
         // signed out here and at the IdP: the hosted sign-in page
         return redirect(`${d.baseUrl}/app/login`);
       }
@@ -238,7 +265,7 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         org = await enabledOrg(d, req.org);
         const url = await (await oidc()).oidcLoginUrl(d, org, await activeOidc(d, org), loginParams(p));
         ctx.setCookies.push(stateCookie(f, new URL(url).searchParams.get('state') ?? '', PENDING_TTL_S));
-        f.audit(auditRecord(ctx, 'sso.login_initiated', { actor: ANONYMOUS, resourceType: 'org_oidc_connection', resourceId: org.id, details: { org_id: org.id } }));
+        await f.audit(auditRecord(ctx, 'sso.login_initiated', { actor: ANONYMOUS, resourceType: 'org_oidc_connection', resourceId: org.id, details: { org_id: org.id } }));
         return redirect(url);
       }
       case 'oidc_callback': {
@@ -253,7 +280,7 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
         // §5.7 has no sso.callback_failed: authn's refusal is logged and reaches the app as `error`
         if (out.error) f.logger.info({ org: org.name, error: out.error }, 'sso login refused by authn');
         else {
-          f.audit(auditRecord(ctx, 'sso.callback_success', {
+          await f.audit(auditRecord(ctx, 'sso.callback_success', {
             actor: { type: 'user', id: out.userId, email: login.identity.email }, resourceType: 'org_oidc_connection', resourceId: c.id,
             details: { org_id: org.id, created: out.created },
           }));
@@ -267,12 +294,12 @@ export async function handleSsoRequest(f: SsoFlowDeps, req: orgs.SsoHttpRequest,
     const e = toAppError(err);
     if (e.code === 'cancelled') throw e;
     if (req.action === 'saml_slo' && err instanceof SamlRejected) {
-      f.audit(auditRecord(ctx, 'saml.logout_failed', {
+      await f.audit(auditRecord(ctx, 'saml.logout_failed', {
         actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org?.id, details: { org: req.org.slice(0, 255), reason: err.why },
       }));
     }
     if (req.action === 'saml_acs') {
-      f.audit(auditRecord(ctx, 'saml.acs_failed', {
+      await f.audit(auditRecord(ctx, 'saml.acs_failed', {
         actor: ANONYMOUS, resourceType: 'org_saml_connection', resourceId: org?.id, details: { org: req.org.slice(0, 255), error: e.code, reason: err instanceof SamlRejected ? err.why : e.message },
       }));
     }

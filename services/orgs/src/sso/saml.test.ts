@@ -6,7 +6,8 @@
  * assertion, an unsolicited response without `allow_idp_initiated`, a correctly signed response
  * naming another issuer, and XML signature wrapping (a forged assertion beside, around or in place of
  * the signed one); and the recipient and destination checks, the attribute mapping and the
- * verified-email rule.
+ * verified-email rule; the SP key pair rotated in place (staged, activated, retired) with assertions
+ * encrypted to either published key decrypting during the overlap.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -16,6 +17,7 @@ import type { OrganizationRecord } from '../storage/ports.ts';
 import { createSamlConnection, updateSamlConnection } from './connections.ts';
 import { consumeLogoutResponse, consumeSamlResponse, samlLogin, samlLoginUrl, samlLogoutUrl, spMetadata } from './saml.ts';
 import { openSsoScratch, type SsoScratch } from './scratch.ts';
+import { rotateSpKey } from './sp-keys.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
 
 let s: SsoScratch;
@@ -344,4 +346,67 @@ describe('SAML SP-initiated Single Logout (HTTP-Redirect)', () => {
     const plain = await setup();
     expect(await rejection(samlLogoutUrl(s.d, plain.org, plain.conn, { nameID: 'a', nameIDFormat: 'f', sessionIndex: null }))).toBe('the SAML connection has no single logout endpoint');
   });
+});
+
+describe('the SP key pair rotated in place (issue 31)', () => {
+  const body = (pem: string) => pem.replace(/-----[A-Z ]+-----|\s/g, '');
+  const descriptors = (xml: string) => [...xml.matchAll(/<KeyDescriptor use="(\w+)">[\s\S]*?<ds:X509Certificate>([^<]+)</g)].map((m) => [m[1], m[2]!.replace(/\s/g, '')]);
+  /** our metadata as an IdP that knows only `signing` (to verify) and `encryption` (to encrypt to) would hold it */
+  const knowing = (xml: string, signing: string, encryption: string): string => {
+    const blocks = [...xml.matchAll(/<KeyDescriptor use="(?:signing|encryption)">[\s\S]*?<\/KeyDescriptor>/g)].map((m) => m[0]);
+    const withCert = (use: string, cert: string) => blocks.find((b) => b.includes(`use="${use}"`))!.replace(/(<ds:X509Certificate>)[^<]+</, `$1${body(cert)}<`);
+    let out = xml.replace(blocks[0]!, '\u0000');
+    for (const b of blocks.slice(1)) out = out.replace(b, '');
+    return out.replace('\u0000', withCert('signing', signing) + withCert('encryption', encryption));
+  };
+  const stored = async (id: string) => (await s.d.store.saml.byId(id))!;
+  /** our AuthnRequest verified by an IdP holding `signingCert`, answered with an assertion encrypted to `encryptTo` */
+  const login = async (x: Setup, signingCert: string, encryptTo: string): Promise<string> => {
+    const conn = await stored(x.conn.id);
+    const metadata = await spMetadata(s.d, x.org, conn);
+    const url = await samlLoginUrl(s.d, x.org, conn, {});
+    const requestId = await idp.requestIdOf(knowing(metadata, signingCert, signingCert), url);
+    const response = await idp.respond(knowing(metadata, signingCert, encryptTo), { email: 'ada@example.com' }, requestId);
+    expect(Buffer.from(response, 'base64').toString('utf8')).toContain('EncryptedAssertion');
+    return consumeSamlResponse(s.d, x.org, conn, { SAMLResponse: response, RelayState: new URL(url).searchParams.get('RelayState')! })
+      .then((l) => l.identity.email ?? '', (e: Error) => e.message);
+  };
+  const signedBy = async (x: Setup, cert: string): Promise<boolean> => {
+    const conn = await stored(x.conn.id);
+    const url = await samlLoginUrl(s.d, x.org, conn, {});
+    return (await rejection(idp.requestIdOf(knowing(await spMetadata(s.d, x.org, conn), cert, cert), url))) !== 'ERR_FAILED_MESSAGE_SIGNATURE_VERIFICATION';
+  };
+
+  it('stage publishes the new certificate beside the old, activate signs with it, retire drops the old; either decrypts until then', async () => {
+    const x = await setup({}, { encryptAssertions: true });
+    const old = (await stored(x.conn.id)).spCertificate!;
+    await expect(rotateSpKey(s.d, await stored(x.conn.id), 'activate')).rejects.toThrow('no new SP key is staged');
+    await expect(rotateSpKey(s.d, await stored(x.conn.id), 'retire')).rejects.toThrow('there is no previous SP key to retire');
+
+    // 1. stage: both published, the old one still signs, an assertion encrypted to either decrypts
+    await rotateSpKey(s.d, await stored(x.conn.id), 'stage');
+    const fresh = (await stored(x.conn.id)).spNextCertificate!;
+    expect(body(fresh)).not.toBe(body(old));
+    expect(descriptors(await spMetadata(s.d, x.org, await stored(x.conn.id))))
+      .toEqual([['signing', body(old)], ['signing', body(fresh)], ['encryption', body(old)], ['encryption', body(fresh)]]);
+    await expect(rotateSpKey(s.d, await stored(x.conn.id), 'stage')).rejects.toThrow('a new SP key is already staged');
+    expect([await signedBy(x, old), await signedBy(x, fresh)]).toEqual([true, false]);
+    expect([await login(x, old, old), await login(x, old, fresh)]).toEqual(['ada@example.com', 'ada@example.com']);
+
+    // 2. activate: the new one signs; the old one stays published and still decrypts
+    await rotateSpKey(s.d, await stored(x.conn.id), 'activate');
+    expect((await stored(x.conn.id))).toMatchObject({ spCertificate: fresh, spPreviousCertificate: old, spNextCertificate: null });
+    expect(descriptors(await spMetadata(s.d, x.org, await stored(x.conn.id))))
+      .toEqual([['signing', body(fresh)], ['signing', body(old)], ['encryption', body(fresh)], ['encryption', body(old)]]);
+    expect([await signedBy(x, fresh), await signedBy(x, old)]).toEqual([true, false]);
+    expect([await login(x, fresh, fresh), await login(x, fresh, old)]).toEqual(['ada@example.com', 'ada@example.com']);
+    await expect(rotateSpKey(s.d, await stored(x.conn.id), 'stage')).rejects.toThrow('the previous one is not retired yet');
+
+    // 3. retire: only the new one is published; an assertion encrypted to the old one is refused
+    await rotateSpKey(s.d, await stored(x.conn.id), 'retire');
+    expect(descriptors(await spMetadata(s.d, x.org, await stored(x.conn.id)))).toEqual([['signing', body(fresh)], ['encryption', body(fresh)]]);
+    expect(await login(x, fresh, fresh)).toBe('ada@example.com');
+    expect(await login(x, fresh, old)).toBe('SAML response rejected: the assertion could not be decrypted');
+    await expect(rotateSpKey(s.d, await stored(x.conn.id), 'turn')).rejects.toThrow('step must be stage, activate or retire');
+  }, 180_000);
 });

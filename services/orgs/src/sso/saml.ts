@@ -5,11 +5,13 @@
  * `@node-saml/node-saml`:
  *
  * - {@link spMetadata}: our SP metadata (entity id, ACS, `AuthnRequestsSigned`, `WantAssertionsSigned`,
- *   the connection's SP certificate as the `signing` and `encryption` KeyDescriptor; sp-keys.ts);
+ *   the connection's SP certificate as the `signing` and `encryption` KeyDescriptor, and during a rotation
+ *   in place the staged or previous certificate beside it; sp-keys.ts);
  * - {@link samlLoginUrl}: the SP-initiated AuthnRequest by HTTP-Redirect to `idp_sso_url`, signed
  *   (`SigAlg` RSA-SHA256, `Signature`) with the connection's SP key, its id kept
  *   in a pending login (10 min) whose reference travels as RelayState;
- * - {@link consumeSamlResponse}: the ACS. node-saml decrypts an `EncryptedAssertion` with the SP key, checks the signature against the stored IdP
+ * - {@link consumeSamlResponse}: the ACS. node-saml decrypts an `EncryptedAssertion` with the SP key (during
+ *   a rotation in place, with whichever published key it was encrypted to), checks the signature against the stored IdP
  *   certificate (the assertion must be signed), the audience (= our SP entity id), `NotBefore` /
  *   `NotOnOrAfter` with 60 s of clock skew and `InResponseTo` against the pending request. node-saml
  *   returns the assertion from the bytes the signature covers (exactly one assertion, one enveloped
@@ -29,7 +31,7 @@ import type { OrganizationRecord } from '../storage/ports.ts';
 import { effectiveSaml, ssoUrls } from './connections.ts';
 import type { SsoDeps } from './deps.ts';
 import { emailVerifiedFor, type FederatedIdentity } from './identity.ts';
-import { spKeyOf, type SpKeyPair } from './sp-keys.ts';
+import { spKeyOf, spKeySetOf, type SpKeyPair } from './sp-keys.ts';
 import type { SamlConnectionRecord } from './storage/ports.ts';
 import { PENDING_TTL_S, SamlRejected, type LoginParams } from './login.ts';
 
@@ -69,14 +71,24 @@ function samlOf(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord, ke
   });
 }
 
+const certBody = (pem: string): string => pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
+
 /**
  * Our SP metadata for the org's connection (XML, SAML Metadata §2.4.4): the entity id, the ACS
  * (HTTP-POST), `AuthnRequestsSigned="true"`, `WantAssertionsSigned="true"` and the connection's SP
  * certificate as the `signing` and the `encryption` KeyDescriptor (creating the key pair on first use).
+ * During a rotation in place (sp-keys.ts) the staged or previous certificate is published too, as a
+ * second `signing` and `encryption` KeyDescriptor (Metadata §2.4.1.1 allows several of each).
  */
 export async function spMetadata(d: SsoDeps, org: OrganizationRecord, c: SamlConnectionRecord): Promise<string> {
-  const key = await spKeyOf(d, c);
-  const xml = samlOf(d, org, c, key, requestCache(null, () => undefined)).generateServiceProviderMetadata(key.certPem, key.certPem);
+  const { current, others } = await spKeySetOf(d, c);
+  let xml = samlOf(d, org, c, current, requestCache(null, () => undefined))
+    .generateServiceProviderMetadata(current.certPem, [current.certPem, ...others.map((k) => k.certPem)]);
+  if (others.length > 0) {
+    // node-saml writes one encryption KeyDescriptor: repeat it for each other certificate
+    xml = xml.replace(/<KeyDescriptor use="encryption">[\s\S]*?<\/KeyDescriptor>/, (block) =>
+      [block, ...others.map((k) => block.replace(/(<ds:X509Certificate>)[^<]*(<\/ds:X509Certificate>)/, `$1${certBody(k.certPem)}$2`))].join(''));
+  }
   // node-saml names HTTP-POST for the SingleLogoutService; ours takes the LogoutResponse by HTTP-Redirect
   return xml.replace(/(<SingleLogoutService Binding=")urn:oasis:names:tc:SAML:2\.0:bindings:HTTP-POST"/, '$1urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"');
 }
@@ -129,10 +141,12 @@ export async function samlLoginUrl(d: SsoDeps, org: OrganizationRecord, c: SamlC
 }
 
 
+const UNDECRYPTABLE = 'the assertion could not be decrypted';
+
 /** node-saml's error texts → our short reasons. */
 function reasonOf(err: unknown): string {
   const m = err instanceof Error ? err.message : String(err);
-  if (/decrypt|oaep|rsa routines|EncryptedAssertion/i.test(m)) return 'the assertion could not be decrypted';
+  if (/decrypt|oaep|rsa routines|EncryptedAssertion/i.test(m)) return UNDECRYPTABLE;
   if (/signature/i.test(m)) return 'invalid signature';
   if (/audience/i.test(m)) return 'wrong audience';
   // an expired bearer SubjectConfirmationData is reported as "no valid subject confirmation"
@@ -214,13 +228,22 @@ export async function consumeSamlResponse(d: SsoDeps, org: OrganizationRecord, c
     ? JSON.parse(pending.data) as { request: { id: string; instant: string }; params: LoginParams }
     : null;
   const outer = responseEnvelope(response);
-  const key = await spKeyOf(d, c);
-  let profile: Profile | null;
-  try {
-    ({ profile } = await samlOf(d, org, c, key, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
-  } catch (err) {
-    throw new SamlRejected(reasonOf(err));
+  const { current, others } = await spKeySetOf(d, c);
+  let profile: Profile | null = null;
+  // an assertion encrypted to a staged or previous SP key (rotation in place, sp-keys.ts) is decrypted
+  // with that key: when the current key cannot decrypt it, each other published key is tried
+  let failure: string | null = null;
+  for (const key of [current, ...others]) {
+    try {
+      ({ profile } = await samlOf(d, org, c, key, requestCache(ours?.request ?? null, () => undefined)).validatePostResponseAsync({ SAMLResponse: response }));
+      failure = null;
+      break;
+    } catch (err) {
+      failure = reasonOf(err);
+      if (failure !== UNDECRYPTABLE) break;
+    }
   }
+  if (failure !== null) throw new SamlRejected(failure);
   if (!profile) throw new SamlRejected('the identity provider refused the login');
   const unsolicited = !profile.inResponseTo;
   if (unsolicited && !c.allowIdpInitiated) throw new SamlRejected('unsolicited response not allowed');

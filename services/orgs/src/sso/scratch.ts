@@ -9,7 +9,7 @@ import { openScratchService, type DatabaseType } from '@gatehouse/db';
 import { orgsSchema } from '../storage/mikro/schema.ts';
 import { createMikroOrgsStore } from '../storage/mikro/store.ts';
 import type { SsoDeps } from './deps.ts';
-import { samlSpKeyMigration, ssoEntities, ssoMigration } from './storage/schema.ts';
+import { samlSpKeyMigration, samlSpKeyRotationMigration, ssoEntities, ssoMigration } from './storage/schema.ts';
 import { createMikroSsoStore } from './storage/store.ts';
 
 export interface SsoScratch {
@@ -20,12 +20,14 @@ export interface SsoScratch {
   newOrg(name?: string, enabled?: boolean): Promise<string>;
   /** marks `domain` verified by the org (behaviour.md §6.2) */
   verifyDomain(orgId: string, domain: string): Promise<void>;
+  /** the names and data of the events in orgs' outbox, oldest first */
+  outbox(): Promise<Array<{ name: string; data: unknown }>>;
   close(): Promise<void>;
 }
 
 /** Opens the orgs + SSO schema on a fresh database of `type` (`--url` https://auth.example.com). */
 export async function openSsoScratch(type: DatabaseType, baseUrl = 'https://auth.example.com'): Promise<SsoScratch> {
-  const scratch = await openScratchService(type, { ...orgsSchema, entities: [...orgsSchema.entities, ...ssoEntities], migrations: [...orgsSchema.migrations, ssoMigration, samlSpKeyMigration] });
+  const scratch = await openScratchService(type, { ...orgsSchema, entities: [...orgsSchema.entities, ...ssoEntities], migrations: [...orgsSchema.migrations, ssoMigration, samlSpKeyMigration, samlSpKeyRotationMigration] });
   const clock = { now: Math.floor(Date.now() / 1000) };
   const orgs = createMikroOrgsStore(scratch.db, () => clock.now);
   return {
@@ -42,6 +44,7 @@ export async function openSsoScratch(type: DatabaseType, baseUrl = 'https://auth
         await tx.domains.markVerified(orgId, domain, clock.now);
       });
     },
+    outbox: async () => (await scratch.outbox()).map((e) => ({ name: e.name, data: e.data })),
     close: () => scratch.close(),
   };
 }

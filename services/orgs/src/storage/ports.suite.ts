@@ -132,6 +132,18 @@ export function describeOrgsStore(name: string, open: OpenOrgsStore): void {
         expect(await s.transaction((tx) => tx.members.countAdmins(o.id))).toBe(1);
       });
 
+      it('replaces a membership\'s roles and the org-admin flag that follows them', async () => {
+        const o = await addOrg();
+        const m = member(o.id, { roles: ['billing', ORG_ADMIN_ROLE] });
+        await s.transaction(async (tx) => { await tx.members.insert(m); });
+        const next = { ...m, roles: ['viewer'], updatedAt: m.updatedAt + 1 };
+        expect(await s.transaction((tx) => tx.members.update(next))).toBe(true);
+        expect(await s.members.get(o.id, m.userId)).toEqual(next);
+        expect(await s.members.isOrgAdmin(m.userId, o.id)).toBe(false);
+        expect(await s.transaction((tx) => tx.members.countAdmins(o.id))).toBe(0);
+        expect(await s.transaction((tx) => tx.members.update({ ...next, userId: randomUUID() }))).toBe(false);
+      });
+
       it('lists an org\'s members newest first, and a user\'s memberships with their organizations', async () => {
         const a = await addOrg();
         const b = await addOrg();

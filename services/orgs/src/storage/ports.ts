@@ -43,8 +43,26 @@ export interface DomainRecord {
 }
 
 import type { PageOf, PageWindow } from '@gatehouse/contracts/pagination';
+import type { BusEventName } from '@gatehouse/contracts';
 
 export type { PageOf, PageWindow };
+
+/**
+ * An event written to orgs' outbox in the same transaction as the row it describes (issue 32 §1):
+ * a domain event (`user.provisioned`, `group.created`, …) or an `audit.recorded` row.
+ */
+export interface OutboxEvent {
+  name: BusEventName;
+  data: unknown;
+}
+
+/**
+ * The outbox events (an audit row, issue 32 §1) a write stores with the record it writes, in the same
+ * transaction; {@link noEvents} writes none.
+ */
+export type EventsOf<T> = (record: T) => OutboxEvent[];
+/** No events. */
+export const noEvents: EventsOf<unknown> = () => [];
 
 /** A membership with its organization (user_organizations, §6.1). */
 export interface MembershipOf {
@@ -76,6 +94,8 @@ export interface OrgsTransaction {
     get(orgId: string, userId: string): Promise<MemberRecord | null>;
     /** false when there was no such membership */
     delete(orgId: string, userId: string): Promise<boolean>;
+    /** replaces the roles and `updatedAt` of the (orgId, userId) membership; false when there is none */
+    update(m: MemberRecord): Promise<boolean>;
     /** how many members hold `service:org_admin` */
     countAdmins(orgId: string): Promise<number>;
     /** deletes every membership of the user; returns their org ids */

@@ -20,6 +20,10 @@ export const SamlServiceProviderEntity = defineEntity({
     entityKey: p.string().length(64).fieldName('entity_key'),
     acsUrl: p.text().fieldName('acs_url'),
     spCertPem: p.text().fieldName('sp_cert_pem').nullable(),
+    /** issue 31: the SP's encryption certificate (PEM); assertions to it are encrypted */
+    spEncryptionCertPem: p.text().fieldName('sp_encryption_cert_pem').nullable(),
+    /** issue 31: the SP's SingleLogoutService URL (the IdP's LogoutResponse goes there) */
+    sloUrl: p.text().fieldName('slo_url').nullable(),
     nameIdFormat: p.string().length(255).fieldName('name_id_format'),
     /** JSON object of strings, as given */
     mappedAttributes: p.text().fieldName('mapped_attributes').nullable(),
@@ -40,6 +44,7 @@ export const SamlIdpKeyEntity = defineEntity({
     /** the PKCS#8 PEM private key, AES-256-GCM sealed under --encryption-key (AAD: the key id) */
     privateKeySealed: p.text().fieldName('private_key_sealed'),
     algorithm: p.string().length(16),
+    /** `pending` (issue 31: published, not yet signing), `current`, `active` or `retired` */
     status: p.string().length(16),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
@@ -83,3 +88,18 @@ export const samlIdpMigration: MigrationDefinition = {
     await ddl.createIndex('orgs_saml_idp_keys', 'orgs_saml_idp_keys_org_idx', ['org_id', 'status']);
   },
 };
+
+/**
+ * Issue 31: an SP's encryption certificate and SingleLogoutService URL (both nullable, so the rows of
+ * 0120 stay valid). Key status `pending` needs no DDL (a string column).
+ */
+export const samlIdpSpSettingsMigration: MigrationDefinition = {
+  name: '0121_orgs_saml_idp_sp_settings',
+  async up({ ddl }) {
+    await ddl.addColumn('orgs_saml_service_providers', { name: 'sp_encryption_cert_pem', type: 'text', nullable: true });
+    await ddl.addColumn('orgs_saml_service_providers', { name: 'slo_url', type: 'text', nullable: true });
+  },
+};
+
+/** The SAML IdP migrations in order, for the orgs ServiceSchema and the tests' scratch databases. */
+export const samlIdpMigrations: MigrationDefinition[] = [samlIdpMigration, samlIdpSpSettingsMigration];

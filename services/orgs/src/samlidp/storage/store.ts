@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Database } from '@gatehouse/db';
+import { enqueueEvents } from '../../storage/mikro/outbox.ts';
 import { unlessDuplicate } from '../../storage/mikro/unique.ts';
 import type { IdpKeyRecord, IdpKeyStatus, SamlIdpStore, ServiceProviderRecord } from './ports.ts';
 import { SamlIdpKeyEntity, SamlServiceProviderEntity } from './schema.ts';
@@ -16,6 +17,7 @@ const entityKey = (entityId: string): string => createHash('sha256').update(enti
 
 const toSp = (r: SpRow): ServiceProviderRecord => ({
   id: r.id, orgId: r.orgId, name: r.name, entityId: r.entityId, acsUrl: r.acsUrl, spCertPem: r.spCertPem ?? null,
+  spEncryptionCertPem: r.spEncryptionCertPem ?? null, sloUrl: r.sloUrl ?? null,
   nameIdFormat: r.nameIdFormat, mappedAttributes: r.mappedAttributes ?? null, allowIdpInitiated: Boolean(r.allowIdpInitiated),
   isActive: Boolean(r.isActive), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
 });
@@ -31,17 +33,25 @@ const NEWEST_FIRST = { createdAt: 'desc', id: 'asc' } as const;
 export function createMikroSamlIdpStore(db: Database): SamlIdpStore {
   return {
     providers: {
-      insert: (sp) => unlessDuplicate(() => db.fork().insert(SamlServiceProviderEntity, spRow(sp))),
-      async update(sp) {
+      insert: (sp, events = []) => unlessDuplicate(() => db.transactional(async (em) => {
+        enqueueEvents(db, em, events);
+        await em.insert(SamlServiceProviderEntity, spRow(sp));
+      })),
+      async update(sp, events = []) {
         let n = 0;
-        const ok = await unlessDuplicate(async () => {
-          n = await db.fork().nativeUpdate(SamlServiceProviderEntity, { id: sp.id }, spRow(sp));
-        });
+        const ok = await unlessDuplicate(() => db.transactional(async (em) => {
+          n = await em.nativeUpdate(SamlServiceProviderEntity, { id: sp.id }, spRow(sp));
+          if (n > 0) enqueueEvents(db, em, events);
+        }));
         if (!ok) return 'conflict';
         return n > 0 ? 'updated' : 'missing';
       },
-      async delete(id) {
-        return (await db.fork().nativeDelete(SamlServiceProviderEntity, { id })) > 0;
+      async delete(id, events = []) {
+        return db.transactional(async (em) => {
+          const n = await em.nativeDelete(SamlServiceProviderEntity, { id });
+          if (n > 0) enqueueEvents(db, em, events);
+          return n > 0;
+        });
       },
       async get(id) {
         const r = await db.fork().findOne(SamlServiceProviderEntity, { id });
@@ -64,21 +74,48 @@ export function createMikroSamlIdpStore(db: Database): SamlIdpStore {
       async list(orgId) {
         return (await db.fork().find(SamlIdpKeyEntity, { orgId }, { orderBy: NEWEST_FIRST })).map(toKey);
       },
-      async rotate(key, at, onlyIfNone = false) {
+      async rotate(key, at, onlyIfNone = false, events = []) {
         return db.transactional(async (em) => {
           const current = await em.find(SamlIdpKeyEntity, { orgId: key.orgId, status: 'current' });
           if (onlyIfNone && current.length > 0) return false;
           if (current.length > 0) await em.nativeUpdate(SamlIdpKeyEntity, { orgId: key.orgId, status: 'current' }, { status: 'active', updatedAt: at });
+          enqueueEvents(db, em, events);
           await em.insert(SamlIdpKeyEntity, key);
           return true;
         });
       },
-      async retire(id, at) {
-        const r = await db.fork().findOne(SamlIdpKeyEntity, { id });
-        if (!r) return null;
-        const status = r.status as IdpKeyStatus;
-        if (status === 'active') await db.fork().nativeUpdate(SamlIdpKeyEntity, { id, status: 'active' }, { status: 'retired', updatedAt: at });
-        return status;
+      async stage(key, at, events = []) {
+        await db.transactional(async (em) => {
+          await em.nativeUpdate(SamlIdpKeyEntity, { orgId: key.orgId, status: 'pending' }, { status: 'retired', updatedAt: at });
+          enqueueEvents(db, em, events);
+          await em.insert(SamlIdpKeyEntity, key);
+        });
+      },
+      async promote(orgId, at, events) {
+        return db.transactional(async (em) => {
+          const pending = await em.findOne(SamlIdpKeyEntity, { orgId, status: 'pending' });
+          if (!pending) return null;
+          // compare-and-set: of two concurrent switches, one moves the keys
+          if ((await em.nativeUpdate(SamlIdpKeyEntity, { id: pending.id, status: 'pending' }, { status: 'current', updatedAt: at })) === 0) return null;
+          await em.nativeUpdate(SamlIdpKeyEntity, { orgId, status: 'current', id: { $ne: pending.id } }, { status: 'active', updatedAt: at });
+          const key = { ...toKey(pending), status: 'current' as const, updatedAt: at };
+          if (events) enqueueEvents(db, em, events(key));
+          return key;
+        });
+      },
+      async retire(id, at, events = []) {
+        return db.transactional(async (em) => {
+          const r = await em.findOne(SamlIdpKeyEntity, { id });
+          if (!r) return null;
+          const status = r.status as IdpKeyStatus;
+          // compare-and-set: of two concurrent retires, one writes the row (and its audit row)
+          const retirable = status === 'active' || status === 'pending';
+          if (retirable && (await em.nativeUpdate(SamlIdpKeyEntity, { id, status }, { status: 'retired', updatedAt: at })) > 0) {
+            enqueueEvents(db, em, events);
+            return status;
+          }
+          return retirable ? 'retired' : status;
+        });
       },
     },
   };

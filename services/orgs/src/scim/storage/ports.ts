@@ -4,7 +4,7 @@
  * its token, the org-scoped SCIM view of a user (its `externalId`), and SCIM groups with their
  * member ids (mirrored from the authorization tuples orgs writes for them). Times are Unix seconds.
  */
-import type { BusEventName } from '@gatehouse/contracts';
+import type { OutboxEvent } from '../../storage/ports.ts';
 
 /** The org's SCIM endpoint; `tokenHash` is HMAC-SHA-256 (hex) of the token under --encryption-key. */
 export interface ScimEndpointRecord {
@@ -47,10 +47,7 @@ export interface ScimUserRecord {
 }
 
 /** An event written to orgs' outbox in the same transaction as the SCIM row it describes (`audit.recorded` included). */
-export interface ScimOutboxEvent {
-  name: BusEventName;
-  data: unknown;
-}
+export type ScimOutboxEvent = OutboxEvent;
 
 /** A parameterised SQL condition over the users table aliased `u` or the groups table aliased `g` (see ../filter.ts). */
 export interface UserCondition {
@@ -58,16 +55,25 @@ export interface UserCondition {
   params: unknown[];
 }
 
-/** A SCIM group of an org. `displayName` is unique per org (compared case-insensitively). */
+/**
+ * A SCIM group of an org. `displayName` is unique per org (compared case-insensitively). Its members are
+ * rows of their own (issue 31), read with `groups.members` only when an answer lists them.
+ */
 export interface ScimGroupRecord {
   id: string;
   orgId: string;
   displayName: string;
   externalId: string | null;
-  /** user ids, in the order added, without duplicates */
-  memberIds: string[];
+  /** bumped by every change: `meta.version` is `W/"<version>"` (RFC 7644 §3.14) */
+  version: number;
   createdAt: number;
   updatedAt: number;
+}
+
+/** What a group write does to its member rows: user ids to take out (`all`: every one), then to add. */
+export interface ScimMemberChange {
+  remove: readonly string[] | 'all';
+  add: readonly string[];
 }
 
 export interface ScimStore {
@@ -96,10 +102,12 @@ export interface ScimStore {
     delete(orgId: string, userId: string, events?: readonly ScimOutboxEvent[]): Promise<boolean>;
     /**
      * Forgets a deleted user (`user.deleted`) in every org: its rows and their children are deleted and its
-     * id is taken out of every group's members, in one transaction. Idempotent. No outbox events: authz
+     * member rows go (their groups' versions bumped), in one transaction. Idempotent. No outbox events: authz
      * drops the user's tuples on the same event.
      */
     forget(userId: string): Promise<void>;
+    /** those of `userIds` that are members of the org (one indexed query per 500 ids) */
+    membersAmong(orgId: string, userIds: readonly string[]): Promise<Set<string>>;
     /** members not projected yet (userName null), at most `limit` user ids */
     unprojected(orgId: string, limit: number): Promise<string[]>;
     /**
@@ -111,6 +119,10 @@ export interface ScimStore {
   };
   groups: {
     get(orgId: string, id: string): Promise<ScimGroupRecord | null>;
+    /** the member user ids of each of `groupIds` (of the org), in the order added; a group without members maps to [] */
+    members(orgId: string, groupIds: readonly string[]): Promise<Map<string, string[]>>;
+    /** those of `userIds` that are members of the group (one indexed query per 500 ids) */
+    membersAmong(orgId: string, groupId: string, userIds: readonly string[]): Promise<Set<string>>;
     byDisplayName(orgId: string, displayName: string): Promise<ScimGroupRecord | null>;
     byExternalId(orgId: string, externalId: string): Promise<ScimGroupRecord | null>;
     /** the org's groups whose members include `userId`, oldest first */
@@ -119,10 +131,21 @@ export interface ScimStore {
     list(orgId: string): Promise<ScimGroupRecord[]>;
     /** one page of the org's groups matching `where` (SQL over `orgs_scim_groups g`; null: all) or `evaluate` (MongoDB), oldest first */
     search(orgId: string, where: UserCondition | null, evaluate: ((g: ScimGroupRecord) => boolean) | null, page: { offset: number; limit: number }): Promise<{ total: number; rows: ScimGroupRecord[] }>;
-    /** false (nothing written) when the display name is taken in the org */
-    insert(g: ScimGroupRecord): Promise<boolean>;
-    /** false when the new display name is taken by another group of the org */
-    update(g: ScimGroupRecord): Promise<boolean>;
-    delete(orgId: string, id: string): Promise<boolean>;
+    /**
+     * Stores the group and its members (`memberIds`, without duplicates, in that order): false (nothing
+     * written) when the display name is taken in the org; `events` (`group.created`) go to orgs' outbox in
+     * the same transaction (issue 32 §1)
+     */
+    insert(g: ScimGroupRecord, memberIds?: readonly string[], events?: readonly ScimOutboxEvent[]): Promise<boolean>;
+    /**
+     * Writes `g` over the stored group and applies `change` to its member rows (`remove` first, `all` for
+     * every member; then `add`, already-present ids ignored), in one transaction: `taken` (nothing
+     * written) when the new display name is taken by another group of the org; `stale` (nothing written)
+     * when `expectVersion` is given and the stored version is another (a concurrent change, RFC 7644
+     * §3.14); `events` as for insert
+     */
+    update(g: ScimGroupRecord, change?: ScimMemberChange, events?: readonly ScimOutboxEvent[], expectVersion?: number): Promise<'updated' | 'taken' | 'stale'>;
+    /** false when there was none (its events are then not written either); its member rows go with it; `events` as for insert */
+    delete(orgId: string, id: string, events?: readonly ScimOutboxEvent[]): Promise<boolean>;
   };
 }

@@ -5,6 +5,7 @@
  * schema (`scimEntities`, `scimMigration`). Every table has an `org_id` column: deleting an org
  * deletes its rows (behaviour.md §6.1 delete_organization).
  */
+import { randomUUID } from 'node:crypto';
 import { defineEntity, p, type EntitySchema } from '@mikro-orm/core';
 import type { MigrationDefinition } from '@gatehouse/db';
 
@@ -76,18 +77,35 @@ export const ScimGroupEntity = defineEntity({
     /** lower-cased display name: the per-org unique key */
     displayKey: p.string().length(255).fieldName('display_key'),
     externalId: p.string().length(255).fieldName('external_id').nullable(),
-    /** JSON array of user ids */
-    memberIds: p.text().fieldName('member_ids'),
+    /** `meta.version` (RFC 7644 §3.14); null on a row written before it (read as 1) */
+    version: p.bigint('number').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),
     updatedAt: p.bigint('number').fieldName('updated_at'),
   },
 });
 
+/**
+ * issue 31: one member of a SCIM group, a row each, so a PATCH that adds or removes members writes only
+ * those rows and a user's groups are one indexed lookup, whatever the size of the group.
+ */
+export const ScimGroupMemberEntity = defineEntity({
+  name: 'OrgsScimGroupMember',
+  tableName: 'orgs_scim_group_members',
+  properties: {
+    id: p.uuid().primary(),
+    orgId: p.string().length(64).fieldName('org_id'),
+    groupId: p.string().length(64).fieldName('group_id'),
+    userId: p.string().length(64).fieldName('user_id'),
+    /** the order members were added in: milliseconds × 1000 + the index within one write */
+    seq: p.bigint('number'),
+  },
+});
+
 /** The SCIM entities, for the orgs ServiceSchema. */
-export const scimEntities = [ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity] as unknown as EntitySchema<any, any>[];
+export const scimEntities = [ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity, ScimGroupMemberEntity] as unknown as EntitySchema<any, any>[];
 
 /** The tables that hold rows per org, for an organization's deletion (behaviour.md §6.1). */
-export const SCIM_ORG_SCOPED_TABLES = ['orgs_scim_endpoints', 'orgs_scim_users', 'orgs_scim_user_values', 'orgs_scim_groups'] as const;
+export const SCIM_ORG_SCOPED_TABLES = ['orgs_scim_endpoints', 'orgs_scim_users', 'orgs_scim_user_values', 'orgs_scim_groups', 'orgs_scim_group_members'] as const;
 
 /** issue 19: the SCIM endpoint, users' externalIds and groups. */
 export const scimMigration: MigrationDefinition = {
@@ -157,5 +175,67 @@ export const scimProjectionMigration: MigrationDefinition = {
     // members added outside SCIM are projected lazily: the endpoint remembers how far it looked
     await ddl.addColumn('orgs_scim_endpoints', { name: 'members_synced_at', type: 'bigint', nullable: true });
     await ddl.addColumn('orgs_scim_endpoints', { name: 'members_synced_id', type: 'string', length: 64, nullable: true });
+  },
+};
+
+/**
+ * issue 31: a version per SCIM group (RFC 7644 §3.14 `meta.version`, `ETag`, `If-Match`), as users have.
+ * Existing groups start at 1.
+ */
+export const scimGroupVersionMigration: MigrationDefinition = {
+  name: '0103_orgs_scim_group_version',
+  async up({ ddl, type, execute }) {
+    if (type === 'mongodb') return;
+    await ddl.addColumn('orgs_scim_groups', { name: 'version', type: 'bigint', nullable: true });
+    await execute('update orgs_scim_groups set version = 1');
+  },
+};
+
+/**
+ * issue 31: a SCIM group's members move from the JSON list in its row (`member_ids`) to a row each in
+ * `orgs_scim_group_members` (unique per group and user; looked up by user for `holding` and a deleted
+ * user). The existing lists are carried over in their order, 500 groups per read, then the column is
+ * dropped. On MongoDB the list of a group written before this release is not carried over.
+ */
+export const scimGroupMembersMigration: MigrationDefinition = {
+  name: '0104_orgs_scim_group_members',
+  async up({ ddl, type, execute }) {
+    if (type === 'mongodb') return;
+    await ddl.createTable('orgs_scim_group_members', [
+      { name: 'id', type: 'uuid', primary: true },
+      { name: 'org_id', type: 'string', length: 64 },
+      { name: 'group_id', type: 'string', length: 64 },
+      { name: 'user_id', type: 'string', length: 64 },
+      { name: 'seq', type: 'bigint' },
+    ]);
+    await ddl.createIndex('orgs_scim_group_members', 'orgs_scim_group_members_group_user_idx', ['group_id', 'user_id'], { unique: true });
+    await ddl.createIndex('orgs_scim_group_members', 'orgs_scim_group_members_group_seq_idx', ['group_id', 'seq']);
+    await ddl.createIndex('orgs_scim_group_members', 'orgs_scim_group_members_user_idx', ['org_id', 'user_id']);
+    // the lowest UUID: PostgreSQL compares the uuid column only with a UUID
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const groups = await execute<{ id: string; org_id: string; member_ids: string | null; created_at: number | string }>(
+        'select id, org_id, member_ids, created_at from orgs_scim_groups where id > ? order by id limit 500', [after]);
+      if (groups.length === 0) break;
+      for (const g of groups) {
+        let ids: unknown;
+        try {
+          ids = JSON.parse(g.member_ids ?? '[]');
+        } catch {
+          ids = [];
+        }
+        const unique = [...new Set(Array.isArray(ids) ? ids.filter((m): m is string => typeof m === 'string') : [])];
+        const base = Number(g.created_at) * 1_000_000;
+        for (let i = 0; i < unique.length; i += 200) {
+          const chunk = unique.slice(i, i + 200);
+          await execute(
+            `insert into orgs_scim_group_members (id, org_id, group_id, user_id, seq) values ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+            chunk.flatMap((userId, j) => [randomUUID(), g.org_id, String(g.id), userId, base + i + j]),
+          );
+        }
+      }
+      after = String(groups[groups.length - 1]!.id);
+    }
+    await execute(`alter table orgs_scim_groups drop column ${ddl.id('member_ids')}`);
   },
 };

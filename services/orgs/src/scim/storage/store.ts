@@ -4,12 +4,12 @@
  * opened with the SCIM entities and migration of ./schema.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { newEnvelope } from '@gatehouse/bus';
 import type { Database } from '@gatehouse/db';
 import { unlessDuplicate } from '../../storage/mikro/unique.ts';
+import { enqueueEvents, type TxManager } from '../../storage/mikro/outbox.ts';
 import { MemberEntity } from '../../storage/mikro/schema.ts';
-import type { ScimEndpointRecord, ScimGroupRecord, ScimMultiValue, ScimOutboxEvent, ScimStore, ScimUserRecord } from './ports.ts';
-import { ScimEndpointEntity, ScimGroupEntity, ScimUserEntity, ScimUserValueEntity } from './schema.ts';
+import type { ScimEndpointRecord, ScimGroupRecord, ScimMemberChange, ScimMultiValue, ScimOutboxEvent, ScimStore, ScimUserRecord } from './ports.ts';
+import { ScimEndpointEntity, ScimGroupEntity, ScimGroupMemberEntity, ScimUserEntity, ScimUserValueEntity } from './schema.ts';
 
 type EndpointRow = typeof ScimEndpointEntity['~entity'];
 type UserRow = typeof ScimUserEntity['~entity'];
@@ -42,13 +42,20 @@ const fromColumns = (r: Record<string, unknown>): ScimUserRecord => toUser({
 } as UserRow);
 const toGroup = (r: GroupRow): ScimGroupRecord => ({
   id: r.id, orgId: r.orgId, displayName: r.displayName, externalId: r.externalId ?? null,
-  // written by this store from a string array
-  memberIds: JSON.parse(r.memberIds) as string[], createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
+  version: Number(r.version ?? 1), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
 });
 const groupRow = (g: ScimGroupRecord) => ({
   id: g.id, orgId: g.orgId, displayName: g.displayName, displayKey: g.displayName.toLowerCase(), externalId: g.externalId,
-  memberIds: JSON.stringify(g.memberIds), createdAt: g.createdAt, updatedAt: g.updatedAt,
+  version: g.version, createdAt: g.createdAt, updatedAt: g.updatedAt,
 });
+/** Ids in slices of `n` (the bound parameters of one `in (…)` stay few). */
+const slices = <T>(ids: readonly T[], n = 500): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < ids.length; i += n) out.push(ids.slice(i, i + n));
+  return out;
+};
+/** The stored version `v` of a group: a row from before versions (null) counts as 1. */
+const groupVersionIs = (v: number) => (v === 1 ? { $or: [{ version: 1 }, { version: null }] } : { version: v });
 
 const OLDEST_FIRST = { createdAt: 'asc', id: 'asc' } as const;
 
@@ -58,14 +65,23 @@ class StaleVersion extends Error {}
 /** Builds the SCIM store on `db`. */
 export function createMikroScimStore(db: Database): ScimStore {
   // the transactional outbox: the relay publishes what the transaction committed (ARCHITECTURE §4)
-  const enqueue = (em: Parameters<Parameters<Database['transactional']>[0]>[0], events: readonly ScimOutboxEvent[], at: number): void => {
-    for (const e of events) db.outbox.enqueue(em, { ...newEnvelope(e.name as never, 'orgs', e.data as never), occurredAt: at });
+  const enqueue = (em: TxManager, events: readonly ScimOutboxEvent[], at: number): void => enqueueEvents(db, em, events, at);
+  /** Applies `change` to the member rows of group `g` (inside the write's transaction). */
+  const applyMembers = async (em: TxManager, g: ScimGroupRecord, change: ScimMemberChange): Promise<void> => {
+    if (change.remove === 'all') await em.nativeDelete(ScimGroupMemberEntity, { groupId: g.id, orgId: g.orgId });
+    else for (const ids of slices(change.remove)) await em.nativeDelete(ScimGroupMemberEntity, { groupId: g.id, orgId: g.orgId, userId: { $in: ids as string[] } });
+    const wanted = [...new Set(change.add)];
+    if (wanted.length === 0) return;
+    const present = new Set<string>();
+    if (change.remove !== 'all') {
+      for (const ids of slices(wanted)) {
+        for (const r of await em.find(ScimGroupMemberEntity, { groupId: g.id, userId: { $in: ids } }, { fields: ['userId'] })) present.add(r.userId);
+      }
+    }
+    const base = Date.now() * 1000;
+    const rows = wanted.filter((id) => !present.has(id)).map((userId, i) => ({ id: randomUUID(), orgId: g.orgId, groupId: g.id, userId, seq: base + i }));
+    for (const chunk of slices(rows, 200)) await em.insertMany(ScimGroupMemberEntity, chunk);
   };
-  /**
-   * The groups whose JSON member list may hold `userId` (a superset: the callers check the parsed list). Ids
-   * are lower-case UUIDs, so the quoted id needs no escaping in a LIKE pattern or a regular expression.
-   */
-  const memberMatch = (userId: string) => (db.type === 'mongodb' ? new RegExp(`"${userId}"`) : { $like: `%"${userId}"%` });
   return {
     endpoints: {
       async byOrg(orgId) {
@@ -127,12 +143,22 @@ export function createMikroScimStore(db: Database): ScimStore {
         await db.transactional(async (em) => {
           await em.nativeDelete(ScimUserValueEntity, { userId });
           await em.nativeDelete(ScimUserEntity, { userId });
-          for (const r of await em.find(ScimGroupEntity, { memberIds: memberMatch(userId) })) {
-            const g = toGroup(r);
-            if (!g.memberIds.includes(userId)) continue;
-            await em.nativeUpdate(ScimGroupEntity, { id: g.id, orgId: g.orgId }, { memberIds: JSON.stringify(g.memberIds.filter((m) => m !== userId)) });
+          const held = await em.find(ScimGroupMemberEntity, { userId }, { fields: ['groupId', 'orgId'] });
+          for (const m of held) {
+            const r = await em.findOne(ScimGroupEntity, { id: m.groupId, orgId: m.orgId });
+            if (r) await em.nativeUpdate(ScimGroupEntity, { id: r.id, orgId: r.orgId }, { version: Number(r.version ?? 1) + 1 });
           }
+          await em.nativeDelete(ScimGroupMemberEntity, { userId });
         });
+      },
+      async membersAmong(orgId, userIds) {
+        const out = new Set<string>();
+        const em = db.fork();
+        for (let i = 0; i < userIds.length; i += 500) {
+          const rows = await em.find(MemberEntity, { orgId, userId: { $in: userIds.slice(i, i + 500) as string[] } }, { fields: ['userId'] });
+          for (const r of rows) out.add(r.userId);
+        }
+        return out;
       },
       async unprojected(orgId, limit) {
         const em = db.fork();
@@ -207,9 +233,28 @@ export function createMikroScimStore(db: Database): ScimStore {
         const r = await db.fork().findOne(ScimGroupEntity, { orgId, externalId }, { orderBy: OLDEST_FIRST });
         return r ? toGroup(r) : null;
       },
+      async members(orgId, groupIds) {
+        const out = new Map<string, string[]>(groupIds.map((id) => [id, []]));
+        const em = db.fork();
+        for (const ids of slices(groupIds)) {
+          const rows = await em.find(ScimGroupMemberEntity, { orgId, groupId: { $in: ids as string[] } }, { orderBy: { seq: 'asc', id: 'asc' }, fields: ['groupId', 'userId'] });
+          for (const r of rows) out.get(r.groupId)?.push(r.userId);
+        }
+        return out;
+      },
+      async membersAmong(orgId, groupId, userIds) {
+        const out = new Set<string>();
+        const em = db.fork();
+        for (const ids of slices(userIds)) {
+          for (const r of await em.find(ScimGroupMemberEntity, { orgId, groupId, userId: { $in: ids as string[] } }, { fields: ['userId'] })) out.add(r.userId);
+        }
+        return out;
+      },
       async holding(orgId, userId) {
-        const rows = await db.fork().find(ScimGroupEntity, { orgId, memberIds: memberMatch(userId) }, { orderBy: OLDEST_FIRST });
-        return rows.map(toGroup).filter((g) => g.memberIds.includes(userId));
+        const em = db.fork();
+        const ids = (await em.find(ScimGroupMemberEntity, { orgId, userId }, { fields: ['groupId'] })).map((r) => r.groupId);
+        if (ids.length === 0) return [];
+        return (await em.find(ScimGroupEntity, { orgId, id: { $in: ids } }, { orderBy: OLDEST_FIRST })).map(toGroup);
       },
       async list(orgId) {
         return (await db.fork().find(ScimGroupEntity, { orgId }, { orderBy: OLDEST_FIRST })).map(toGroup);
@@ -230,14 +275,37 @@ export function createMikroScimStore(db: Database): ScimStore {
           total,
           rows: rows.map((r: Record<string, unknown>) => toGroup({
             id: r['id'], orgId: r['org_id'], displayName: r['display_name'], displayKey: r['display_key'], externalId: r['external_id'],
-            memberIds: r['member_ids'], createdAt: r['created_at'], updatedAt: r['updated_at'],
+            version: r['version'], createdAt: r['created_at'], updatedAt: r['updated_at'],
           } as GroupRow)),
         };
       },
-      insert: (g) => unlessDuplicate(() => db.fork().insert(ScimGroupEntity, groupRow(g))),
-      update: (g) => unlessDuplicate(() => db.fork().nativeUpdate(ScimGroupEntity, { id: g.id, orgId: g.orgId }, groupRow(g))),
-      async delete(orgId, id) {
-        return (await db.fork().nativeDelete(ScimGroupEntity, { orgId, id })) > 0;
+      insert: (g, memberIds = [], events = []) => unlessDuplicate(() => db.transactional(async (em) => {
+        enqueueEvents(db, em, events);
+        await em.insert(ScimGroupEntity, groupRow(g));
+        await applyMembers(em, g, { remove: 'all', add: memberIds });
+      })),
+      async update(g, change = { remove: [], add: [] }, events = [], expectVersion) {
+        try {
+          const written = await unlessDuplicate(() => db.transactional(async (em) => {
+            enqueueEvents(db, em, events);
+            const where = { id: g.id, orgId: g.orgId, ...(expectVersion !== undefined ? groupVersionIs(expectVersion) : {}) };
+            const n = await em.nativeUpdate(ScimGroupEntity, where, groupRow(g));
+            if (n === 0 && expectVersion !== undefined) throw new StaleVersion();
+            if (n > 0) await applyMembers(em, g, change);
+          }));
+          return written ? 'updated' : 'taken';
+        } catch (err) {
+          if (err instanceof StaleVersion) return 'stale';
+          throw err;
+        }
+      },
+      async delete(orgId, id, events = []) {
+        return db.transactional(async (em) => {
+          const n = await em.nativeDelete(ScimGroupEntity, { orgId, id });
+          if (n > 0) enqueueEvents(db, em, events);
+          await em.nativeDelete(ScimGroupMemberEntity, { orgId, groupId: id });
+          return n > 0;
+        });
       },
     },
   };

@@ -4,6 +4,7 @@
  * connection per org, the pending logins between our redirect to the IdP and its answer, and the ids
  * of SAML assertions already consumed (replay refusal across replicas). Times are Unix seconds.
  */
+import type { OutboxEvent } from '../../storage/ports.ts';
 
 /** An org's upstream OIDC connection. `clientSecretSealed` is AES-256-GCM under --encryption-key. */
 export interface OidcConnectionRecord {
@@ -59,7 +60,22 @@ export interface SamlConnectionRecord {
    */
   spCertificate?: string | null;
   spPrivateKeySealed?: string | null;
+  /**
+   * A staged SP key pair (in-place rotation, step 1): published in our metadata beside the current one and
+   * accepted for decryption, not used to sign yet. Sealed as the current one. Null when none is staged.
+   */
+  spNextCertificate?: string | null;
+  spNextPrivateKeySealed?: string | null;
+  /**
+   * The SP key pair replaced by the last activation (step 2): still published and still decrypting,
+   * until it is retired (step 3). Null when none.
+   */
+  spPreviousCertificate?: string | null;
+  spPreviousPrivateKeySealed?: string | null;
 }
+
+/** One step of an SP key rotation in place: stage a new pair, make it the signing one, retire the old one. */
+export type SpKeyStep = 'stage' | 'activate' | 'retire';
 
 /** A login between our redirect to the IdP and its answer (single use). */
 export interface PendingLoginRecord {
@@ -78,24 +94,36 @@ export interface SsoStore {
     byId(id: string): Promise<OidcConnectionRecord | null>;
     byOrg(orgId: string): Promise<OidcConnectionRecord | null>;
     byIssuer(issuerUrl: string): Promise<OidcConnectionRecord | null>;
-    /** `org` / `issuer` (nothing written) when a unique key is taken */
-    insert(c: OidcConnectionRecord): Promise<'ok' | 'org' | 'issuer'>;
-    /** `issuer` (nothing written) when the new issuer is another connection's */
-    update(c: OidcConnectionRecord): Promise<'ok' | 'issuer'>;
-    delete(id: string): Promise<boolean>;
+    /** `org` / `issuer` (nothing written) when a unique key is taken; `events` go to orgs' outbox with the row (issue 32 §1) */
+    insert(c: OidcConnectionRecord, events?: readonly OutboxEvent[]): Promise<'ok' | 'org' | 'issuer'>;
+    /** `issuer` (nothing written) when the new issuer is another connection's; `events` as for insert */
+    update(c: OidcConnectionRecord, events?: readonly OutboxEvent[]): Promise<'ok' | 'issuer'>;
+    /** false when there was none (no events written); `events` as for insert */
+    delete(id: string, events?: readonly OutboxEvent[]): Promise<boolean>;
   };
   saml: {
     byId(id: string): Promise<SamlConnectionRecord | null>;
     byOrg(orgId: string): Promise<SamlConnectionRecord | null>;
     byEntityId(idpEntityId: string): Promise<SamlConnectionRecord | null>;
-    insert(c: SamlConnectionRecord): Promise<'ok' | 'org' | 'entity'>;
-    update(c: SamlConnectionRecord): Promise<'ok' | 'entity'>;
+    /** `org` / `entity` (nothing written) when a unique key is taken; `events` go to orgs' outbox with the row (issue 32 §1) */
+    insert(c: SamlConnectionRecord, events?: readonly OutboxEvent[]): Promise<'ok' | 'org' | 'entity'>;
+    /** `entity` (nothing written) when the new entity id is another connection's; `events` as for insert */
+    update(c: SamlConnectionRecord, events?: readonly OutboxEvent[]): Promise<'ok' | 'entity'>;
     /**
      * Stores the SP key pair of a connection that has none yet.
      * @returns false when another request stored one first (nothing written)
      */
     setSpKey(id: string, certPem: string, privateKeySealed: string): Promise<boolean>;
-    delete(id: string): Promise<boolean>;
+    /**
+     * One step of an SP key rotation in place, atomic on the row: `stage` stores `fresh` as the next pair
+     * (only when the connection has a current pair and neither a staged nor a previous one), `activate` makes the staged pair
+     * current and keeps the replaced one as previous (only when one is staged), `retire` drops the
+     * previous pair (only when there is one). `events` go to orgs' outbox with the change.
+     * @returns false when the step does not apply to the row's state (nothing written, no events)
+     */
+    rotateSpKey(id: string, step: SpKeyStep, fresh?: { certPem: string; privateKeySealed: string }, events?: readonly OutboxEvent[]): Promise<boolean>;
+    /** false when there was none (no events written); `events` as for insert */
+    delete(id: string, events?: readonly OutboxEvent[]): Promise<boolean>;
   };
   pending: {
     put(p: PendingLoginRecord): Promise<void>;

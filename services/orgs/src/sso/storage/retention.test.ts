@@ -7,9 +7,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { describeRetention } from '@gatehouse/db/retention-suite';
 import { orgsSchema } from '../../storage/mikro/schema.ts';
 import { SSO_RETENTION } from './retention.ts';
-import { samlSpKeyMigration, ssoEntities, ssoMigration } from './schema.ts';
+import { samlSpKeyMigration, samlSpKeyRotationMigration, ssoEntities, ssoMigration } from './schema.ts';
 
-const schema = { ...orgsSchema, entities: [...orgsSchema.entities, ...ssoEntities], migrations: [...orgsSchema.migrations, ssoMigration, samlSpKeyMigration] };
+const schema = { ...orgsSchema, entities: [...orgsSchema.entities, ...ssoEntities], migrations: [...orgsSchema.migrations, ssoMigration, samlSpKeyMigration, samlSpKeyRotationMigration] };
 const pending = (expiresAt: number): Record<string, unknown> => ({ id: randomBytes(24).toString('base64url'), org_id: randomUUID(), kind: 'saml', data: '{}', expires_at: expiresAt });
 const assertion = (expiresAt: number): Record<string, unknown> => ({ id: randomBytes(32).toString('hex'), org_id: randomUUID(), expires_at: expiresAt });
 

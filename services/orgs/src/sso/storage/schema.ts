@@ -56,6 +56,12 @@ export const SamlConnectionEntity = defineEntity({
     spCertificate: p.text().fieldName('sp_certificate').nullable(),
     /** its private key, AES-256-GCM sealed (AAD `org_saml_connection:<id>`) */
     spPrivateKeySealed: p.text().fieldName('sp_private_key_sealed').nullable(),
+    /** a staged SP key pair (rotation in place), sealed as the current one */
+    spNextCertificate: p.text().fieldName('sp_next_certificate').nullable(),
+    spNextPrivateKeySealed: p.text().fieldName('sp_next_private_key_sealed').nullable(),
+    /** the SP key pair the last activation replaced, until retired */
+    spPreviousCertificate: p.text().fieldName('sp_previous_certificate').nullable(),
+    spPreviousPrivateKeySealed: p.text().fieldName('sp_previous_private_key_sealed').nullable(),
   },
 });
 
@@ -148,5 +154,18 @@ export const samlSpKeyMigration: MigrationDefinition = {
     await ddl.addColumn('orgs_saml_connections', { name: 'idp_slo_url', type: 'string', length: 2048, nullable: true });
     await ddl.addColumn('orgs_saml_connections', { name: 'sp_certificate', type: 'text', nullable: true });
     await ddl.addColumn('orgs_saml_connections', { name: 'sp_private_key_sealed', type: 'text', nullable: true });
+  },
+};
+
+/**
+ * issue 31: an SP key pair rotated in place: a staged (next) pair published beside the current one, and the
+ * pair an activation replaced (previous), both decrypting until retired.
+ */
+export const samlSpKeyRotationMigration: MigrationDefinition = {
+  name: '0203_orgs_saml_sp_key_rotation',
+  async up({ ddl }) {
+    for (const name of ['sp_next_certificate', 'sp_next_private_key_sealed', 'sp_previous_certificate', 'sp_previous_private_key_sealed']) {
+      await ddl.addColumn('orgs_saml_connections', { name, type: 'text', nullable: true });
+    }
   },
 };

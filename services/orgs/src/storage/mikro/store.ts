@@ -149,6 +149,10 @@ function transactionOf(db: Database, em: EntityManager, clock: () => number): Or
       async delete(orgId, userId) {
         return (await em.nativeDelete(MemberEntity, { orgId, userId })) === 1;
       },
+      async update(m) {
+        const { roles, isOrgAdmin } = memberRow(m);
+        return (await em.nativeUpdate(MemberEntity, { orgId: m.orgId, userId: m.userId }, { roles, isOrgAdmin, updatedAt: m.updatedAt })) === 1;
+      },
       countAdmins: (orgId) => em.count(MemberEntity, { orgId, isOrgAdmin: true }),
       async deleteUser(userId) {
         const rows = await em.find(MemberEntity, { userId });
