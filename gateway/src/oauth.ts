@@ -15,6 +15,7 @@ import type { Express, Request, Response } from 'express';
 import { toAppError, type AppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
 import { readRawBody, MAX_BODY_BYTES } from './http/body.ts';
+import { sendErrorFor } from './http/errors.ts';
 import { callContextOf, type ServiceClients } from './rest.ts';
 
 type Verb = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -172,4 +173,26 @@ export function mountOAuthRoutes(app: Express, clients: ServiceClients, opts: { 
       }
     });
   }
+}
+
+/** RFC 8414 §3: where a client looks for the metadata of an authorization server whose issuer has no path. */
+export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
+
+/**
+ * `GET /.well-known/oauth-authorization-server` (RFC 8414 §3): the same document as
+ * `/.well-known/openid-configuration` (authn's GetOpenidConfiguration, whose fields are RFC 8414 §2's
+ * plus OpenID's), for OAuth clients that look there first, such as MCP clients after RFC 9728 discovery.
+ */
+export function mountAuthorizationServerMetadata(app: Express, clients: ServiceClients, opts: { deadlineMs: number; logger: Logger }): void {
+  app.get(AUTHORIZATION_SERVER_METADATA_PATH, async (req: Request, res: Response) => {
+    try {
+      const client = clients.authn;
+      if (!client) throw new Error('the authn service is not part of this deployment');
+      res.status(200).json(await client.call('GetOpenidConfiguration', {}, callContextOf(req, 'rest', opts.deadlineMs)));
+    } catch (err) {
+      const e = toAppError(err);
+      if (e.code === 'internal') opts.logger.error({ err }, 'authorization server metadata failed');
+      sendErrorFor(req, res, e);
+    }
+  });
 }

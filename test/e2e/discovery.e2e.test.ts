@@ -24,8 +24,9 @@ describe('discovery and Meta state only what is served (all)', () => {
   let d: Deployment;
   beforeAll(async () => {
     // every MFA method the flags allow: SMTP for email OTP, TOTP and passkeys on by default, the gate on
-    // and dynamic client registration (issue 34), so its registration_endpoint is advertised and must answer
-    d = await startDeployment('all', { mfa: true, flags: ['--smtp-host=127.0.0.1', '--smtp-port=2525', '--smtp-sender-email=noreply@example.com', '--enable-dynamic-client-registration'] });
+    // and dynamic client registration (issue 34), so its registration_endpoint is advertised and must answer,
+    // and the MCP endpoint (issue 34 §7), whose RFC 9728 metadata must name what answers
+    d = await startDeployment('all', { mfa: true, flags: ['--smtp-host=127.0.0.1', '--smtp-port=2525', '--smtp-sender-email=noreply@example.com', '--enable-dynamic-client-registration', '--mcp-enabled'] });
   }, 60_000);
   afterAll(async () => { await d?.stop(); });
 
@@ -43,6 +44,21 @@ describe('discovery and Meta state only what is served (all)', () => {
     if (!('token_endpoint' in disc)) expect(disc).not.toHaveProperty('grant_types_supported');
   });
 
+  it('the RFC 9728 metadata of /mcp names a resource that answers and an authorization server whose RFC 8414 metadata is the discovery document', async () => {
+    const meta = (await raw(`${d.url}/.well-known/oauth-protected-resource/mcp`)).body as { resource: string; authorization_servers: string[]; scopes_supported: string[] };
+    expect(meta.resource).toBe(`${d.url}/mcp`);
+    // served: it asks for a token (401), it is not missing (404)
+    const mcp = await fetch(meta.resource, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(mcp.status).toBe(401);
+    expect(mcp.headers.get('www-authenticate')).toContain(`resource_metadata="${d.url}/.well-known/oauth-protected-resource/mcp"`);
+    const disc = (await raw(`${d.url}/.well-known/openid-configuration`)).body as { scopes_supported: string[] };
+    for (const server of meta.authorization_servers) {
+      expect((await raw(`${server}/.well-known/oauth-authorization-server`)).body).toEqual(disc);
+    }
+    // every scope a client is told to ask for is one the server knows
+    expect(disc.scopes_supported).toEqual(expect.arrayContaining(meta.scopes_supported));
+  });
+
   it('every DPoP algorithm advertised is accepted by the token endpoint (RFC 9449 §5.1)', async () => {
     const disc = (await raw(`${d.url}/.well-known/openid-configuration`)).body as { dpop_signing_alg_values_supported: string[]; token_endpoint: string };
     expect(disc.dpop_signing_alg_values_supported.length).toBeGreaterThan(0);
@@ -57,6 +73,23 @@ describe('discovery and Meta state only what is served (all)', () => {
       expect({ alg, status: res.status, error: ((await res.json()) as { error: string }).error, nonce: res.headers.has('dpop-nonce') })
         .toEqual({ alg, status: 400, error: 'use_dpop_nonce', nonce: true });
     }
+  });
+
+  it('client ID metadata documents are advertised only when served, and every advertised scope is granted (issue 34)', async () => {
+    const disc = (await raw(`${d.url}/.well-known/openid-configuration`)).body as { scopes_supported: string[]; token_endpoint: string };
+    // the flag is off here: not advertised, and an https client_id is an unknown client (nothing is fetched)
+    expect(disc).not.toHaveProperty('client_id_metadata_document_supported');
+    const page = await fetch(`${d.url}/authorize?${new URLSearchParams({ client_id: 'https://app.example/client.json', response_type: 'code', redirect_uri: 'https://app.example/cb' })}`, { redirect: 'manual' });
+    expect({ status: page.status, unknown: (await page.text()).includes('unknown or inactive client') }).toEqual({ status: 400, unknown: true });
+    // gatehouse:write (RFC 8414 §2 scopes_supported) is granted by the token endpoint to a client allowed it
+    expect(disc.scopes_supported).toContain('gatehouse:write');
+    const created = await postJson(`${d.url}/v1/admin/create_client`, { name: 'scopes', allowed_scopes: ['gatehouse:write'] }, { origin: d.url, 'x-service-admin-secret': d.adminSecret });
+    expect(created.status).toBe(200);
+    const token = await fetch(disc.token_endpoint, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'gatehouse:write', client_id: created.body.client.client_id, client_secret: created.body.client_secret }),
+    });
+    expect({ status: token.status, scope: ((await token.json()) as { scope?: string }).scope }).toEqual({ status: 200, scope: 'gatehouse:write' });
   });
 
   it('every MFA method Meta reports has routes that answer (not 501) for a signed-in user', async () => {

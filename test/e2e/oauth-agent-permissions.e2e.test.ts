@@ -112,7 +112,7 @@ describe.each(['all', 'split'] as const)('delegation for agents: permissions, sc
 
     it('a mutating operation needs gatehouse:write: refused 403 without it, allowed with it, and the audit row names the agent with the user in metadata', async () => {
       const readOnly = await s.exchange('openid profile');
-      expect(decodeJwt(readOnly).scope).toEqual(['openid', 'profile']);
+      expect(decodeJwt(readOnly).scope).toBe('openid profile');
       // reads stay open to it
       expect((await raw(`${d.url}/v1/profile`, { headers: bearer(d, readOnly) })).status).toBe(200);
       const refused = await postJson(`${d.url}/v1/update_profile`, { given_name: 'Refused' }, bearer(d, readOnly));
@@ -123,7 +123,7 @@ describe.each(['all', 'split'] as const)('delegation for agents: permissions, sc
       expect((await postJson(`${d.url}/v1/session`, {}, bearer(d, readOnly))).status).toBe(403);
 
       const writer = await s.exchange('openid profile gatehouse:write');
-      expect(decodeJwt(writer).scope).toEqual(['openid', 'profile', 'gatehouse:write']);
+      expect(decodeJwt(writer).scope).toBe('openid profile gatehouse:write');
       const updated = await postJson(`${d.url}/v1/update_profile`, { given_name: 'Delegated' }, bearer(d, writer));
       expect(updated.status).toBe(200);
       const profile = await raw(`${d.url}/v1/profile`, { headers: bearer(d, s.userToken) });

@@ -286,16 +286,25 @@ describe.each(MODES)('DPoP, RFC 9449 ($mode)', ({ mode, options }) => {
     });
   });
 
-  it('a confidential client: DPoP-bound access token, introspection reports cnf.jkt and token_type DPoP; without a proof tokens stay Bearer', async () => {
+  it('a confidential client: DPoP-bound access token, introspection reports cnf.jkt and token_type DPoP, validate_jwt_token checks the resource server\'s proof; without a proof tokens stay Bearer', async () => {
     const key = await dpopKey(confidentialRp);
     const { user, tokens } = await codeFlow(confidentialRp, key.handle, 'openid email');
     expect(tokens.token_type).toBe('dpop');
     expect(await oidc.tokenIntrospection(confidentialRp, tokens.access_token)).toMatchObject({
       active: true, sub: user.userId, token_type: 'DPoP', cnf: { jkt: key.jkt },
     });
-    // validate_jwt_token takes the token in its body and answers the claims with cnf, for the resource server's proof check
-    const valid = await postJson(`${d.url}/v1/validate_jwt_token`, { token_type: 'access_token', token: tokens.access_token }, { origin: d.url });
+    // RFC 9449 §7.1 at validate_jwt_token: the resource server passes the proof it received (key, ath, its method and URL)
+    const api = 'https://api.example/docs/1';
+    const validate = (extra: Record<string, unknown>) => postJson(`${d.url}/v1/validate_jwt_token`, { token_type: 'access_token', token: tokens.access_token, ...extra }, { origin: d.url });
+    const noProof = await validate({});
+    expect({ status: noProof.status, message: noProof.body.message }).toEqual({ status: 401, message: expect.stringContaining('needs its DPoP proof') });
+    const rsProof = await proof(key.pair, key.jwk, { htm: 'GET', htu: api, ath: ath(tokens.access_token) });
+    const valid = await validate({ dpop_proof: rsProof, dpop_method: 'GET', dpop_url: api });
     expect({ status: valid.status, is_valid: valid.body.is_valid, cnf: valid.body.claims?.cnf }).toEqual({ status: 200, is_valid: true, cnf: { jkt: key.jkt } });
+    expect((await validate({ dpop_proof: rsProof, dpop_method: 'GET', dpop_url: api })).status).toBe(401);
+    const stranger = await dpopKey(confidentialRp);
+    const foreign = await validate({ dpop_proof: await proof(stranger.pair, stranger.jwk, { htm: 'GET', htu: api, ath: ath(tokens.access_token) }), dpop_method: 'GET', dpop_url: api });
+    expect({ status: foreign.status, message: foreign.body.message }).toEqual({ status: 401, message: expect.stringContaining('another key') });
     const cc = await oidc.clientCredentialsGrant(confidentialRp, {}, { DPoP: key.handle });
     expect({ type: cc.token_type, cnf: decodeJwt(cc.access_token).cnf }).toEqual({ type: 'dpop', cnf: { jkt: key.jkt } });
 

@@ -73,7 +73,7 @@ describe.each(['all', 'split'] as const)('RFC 9068 JWT access tokens and RFC 912
     const tokens = await redeem(url, user.cookie, verifier, state, nonce);
     const code = await verify(tokens.access_token);
     const required = { iss: d.url, aud: rp.id, sub: user.userId, client_id: rp.id, iat: expect.any(Number), exp: expect.any(Number), jti: expect.any(String) };
-    expect(code).toMatchObject({ ...required, scope: ['openid', 'email', 'offline_access'] });
+    expect(code).toMatchObject({ ...required, scope: 'openid email offline_access' });
 
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
     const again = await verify(refreshed.access_token);
@@ -81,7 +81,7 @@ describe.each(['all', 'split'] as const)('RFC 9068 JWT access tokens and RFC 912
     expect(again.jti).not.toBe(code.jti);
 
     const cc = await verify((await oidc.clientCredentialsGrant(config, { scope: 'read:docs' })).access_token);
-    expect(cc).toMatchObject({ ...required, sub: `service_account:${rp.id}`, scope: ['read:docs'] });
+    expect(cc).toMatchObject({ ...required, sub: `service_account:${rp.id}`, scope: 'read:docs' });
 
     // the ID token and the first-party /v1 access token keep the plain JWT header
     expect(decodeProtectedHeader(tokens.id_token!).typ).toBe('JWT');
@@ -140,5 +140,31 @@ describe.each(['all', 'split'] as const)('RFC 9068 JWT access tokens and RFC 912
     expect({ status: foreign.status, body: await foreign.json() }).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'redirect_uri is not registered for this client' } });
     const ok = await par({ redirect_uri: CALLBACK, response_type: 'code', scope: 'openid', client_id: rp.id, client_secret: rp.secret }, {});
     expect({ status: ok.status, cache: ok.headers.get('cache-control'), expires_in: (await ok.json()).expires_in }).toEqual({ status: 201, cache: 'no-store', expires_in: 60 });
+  });
+
+  it('RFC 9126 §6: a client created with require_pushed_authorization_requests gets invalid_request for a plain /authorize, and runs through PAR', async () => {
+    const created = await adminPost('create_client', {
+      name: 'par-only rp', allowed_scopes: ['openid', 'email'], redirect_uris: [CALLBACK], grant_types: ['authorization_code'],
+      is_first_party: true, require_pushed_authorization_requests: true,
+    });
+    expect({ status: created.status, flag: created.body.client?.require_pushed_authorization_requests }).toEqual({ status: 200, flag: true });
+    const strict = await oidc.discovery(new URL(d.url), created.body.client.client_id, { redirect_uris: [CALLBACK] },
+      oidc.ClientSecretPost(created.body.client_secret), { execute: [oidc.allowInsecureRequests] });
+    // the server-wide value stays false: the requirement is this client's
+    expect(strict.serverMetadata().require_pushed_authorization_requests).toBe(false);
+    const user = await loggedIn();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const params = { redirect_uri: CALLBACK, scope: 'openid email', state: oidc.randomState(), nonce: oidc.randomNonce(), code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+    const plain = await fetch(oidc.buildAuthorizationUrl(strict, params), { redirect: 'manual', headers: { cookie: user.cookie } });
+    const refused = new URL(plain.headers.get('location') ?? `${CALLBACK}?`);
+    expect({ status: plain.status, error: refused.searchParams.get('error'), state: refused.searchParams.get('state'), code: refused.searchParams.get('code') })
+      .toEqual({ status: 302, error: 'invalid_request', state: params.state, code: null });
+    const tokens = await redeem(await oidc.buildAuthorizationUrlWithPAR(strict, params), user.cookie, verifier, params.state, params.nonce, strict);
+    expect(tokens.claims()).toMatchObject({ sub: user.userId, aud: created.body.client.client_id });
+    // update_client turns it off again
+    expect((await adminPost('update_client', { id: created.body.client.client_id, require_pushed_authorization_requests: false })).body)
+      .toMatchObject({ require_pushed_authorization_requests: false });
+    const again = await fetch(oidc.buildAuthorizationUrl(strict, { ...params, state: oidc.randomState() }), { redirect: 'manual', headers: { cookie: user.cookie } });
+    expect(new URL(again.headers.get('location')!).searchParams.get('code')).toEqual(expect.any(String));
   });
 });

@@ -18,4 +18,8 @@ export const authnModule: ServiceModule = {
     const { buildAuthn } = await import('./main.ts');
     return buildAuthn(config, shared);
   },
+  async reseal(config, logger) {
+    const { resealAuthn } = await import('./main.ts');
+    return resealAuthn(config, logger);
+  },
 };

@@ -6,7 +6,9 @@
  * all-in-one and split mode.
  */
 import { VERSION, type Config } from '@gatehouse/config';
-import { databaseOptionsOf, databaseReadiness, dropLegacyUniqueIndexes, openDatabase, sqliteDataVersion, startOutboxRelay, startSweeper, type Database } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, deliveryJobFields, dropLegacyUniqueIndexes, openDatabase, resealColumns, sqliteDataVersion, startOutboxRelay, startResealer, startSweeper, type Database, type ResealCount } from '@gatehouse/db';
+import { jobSealKey } from '@gatehouse/crypto';
+import type { Logger } from '@gatehouse/observability';
 import { combineVersions, countAttempts, createPlatformAuth, createRedisSessionStore, type SessionStore } from '@gatehouse/auth';
 import { orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
@@ -77,6 +79,8 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
   if (!shared.bus) logger.warn('no --nats-url: events stay in the outbox until a bus is configured');
   // issue 23: expired rows go on a period; every replica sweeps (each row is deleted once)
   const sweeper = startSweeper({ db, rules: AUTHN_RETENTION, logger, registry: shared.registry });
+  // issue 32 §2: the email jobs waiting in the outbox, sealed under an older --encryption-key, are sealed again under the first
+  const resealer = startResealer({ db, columns: [], outbox: deliveryJobFields(jobSealKey(config.encryptionKey, config.clientSecret ?? '')), logger });
   return {
     public: { desc: serviceDescriptor('authn'), handlers },
     internal: { desc: serviceDescriptor('authn.internal'), handlers: internalHandlers },
@@ -88,8 +92,24 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     async close() {
       await relay?.stop();
       await sweeper.stop();
+      await resealer.stop();
       await redisSessions?.close();
       await db.close();
     },
   };
+}
+
+/**
+ * `gatehouse reseal` for authn (issue 32 §2): one pass over the `email.send` jobs waiting in authn's outbox
+ * (their sealed links), on the database of `config`, then closes it. authn seals no column of its own at
+ * rest (client secrets are MACed, re-MACed on use).
+ * @returns `{"authn_outbox.data": {resealed, unreadable}}`
+ */
+export async function resealAuthn(config: Config, logger: Logger): Promise<Record<string, ResealCount>> {
+  const db = await openDatabase(databaseOptionsOf(config), authnSchema, { logger });
+  try {
+    return await resealColumns(db, [], deliveryJobFields(jobSealKey(config.encryptionKey, config.clientSecret ?? '')));
+  } finally {
+    await db.close();
+  }
 }

@@ -16,7 +16,7 @@ import { createRpcContext, type AuthnDeps } from './rpc/deps.ts';
 import { findUsersRpc, provisionUserRpc, setUserActiveRpc, updateProvisionedUserRpc } from './rpc/scim-users.ts';
 import { getUserRpc } from './rpc/get-user.ts';
 import { loginRpc } from './rpc/login.ts';
-import { logoutRpc } from './rpc/logout.ts';
+import { endCookieSessionRpc, logoutRpc } from './rpc/logout.ts';
 import { magicLinkLoginRpc } from './rpc/magic-link-login.ts';
 import { metaRpc } from './rpc/meta.ts';
 import { profileRpc } from './rpc/profile.ts';
@@ -49,6 +49,8 @@ import {
   trustedIssuerRpc, trustedIssuersRpc, updateClientRpc, updateTrustedIssuerRpc,
 } from './rpc/clients.ts';
 import { manageRegisteredClientRpc, registerClientRpc } from './rpc/registration.ts';
+import { revokeOtherSessionsRpc, revokeSessionRpc, sessionsRpc } from './rpc/user-sessions.ts';
+import { callOriginOf, withCallOrigin } from './domain/call-origin.ts';
 import { consentGrantsRpc, revokeConsentGrantRpc, revokeUserConsentGrantRpc, userConsentGrantsRpc } from './rpc/consent.ts';
 import { authorizeRpc, deviceAuthorizationRpc, deviceVerificationRpc, endSessionRpc, oauthIntrospectRpc, oauthRevokeRpc, oauthTokenRpc, pushedAuthorizationRequestRpc, userinfoRpc } from './rpc/oauth.ts';
 
@@ -73,7 +75,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
   const c = createRpcContext(deps);
   const social = createSocialUpstream(c.options, c.logger);
   return {
-    handlers: defineService(serviceDescriptor('authn'), {
+    handlers: withCallOrigins(defineService(serviceDescriptor('authn'), {
       Signup: signupRpc(c),
       Login: loginRpc(c),
       Logout: logoutRpc(c),
@@ -124,6 +126,9 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       RevokeConsentGrant: revokeConsentGrantRpc(c),
       UserConsentGrants: userConsentGrantsRpc(c),
       RevokeUserConsentGrant: revokeUserConsentGrantRpc(c),
+      Sessions: sessionsRpc(c),
+      RevokeSession: revokeSessionRpc(c),
+      RevokeOtherSessions: revokeOtherSessionsRpc(c),
       OauthToken: oauthTokenRpc(c),
       Authorize: authorizeRpc(c),
       OauthRevoke: oauthRevokeRpc(c),
@@ -137,8 +142,8 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       EndSession: endSessionRpc(c),
       SocialLogin: socialLoginRpc(c, social),
       SocialCallback: socialCallbackRpc(c, social),
-    }, createAuthGuard(c.authenticator)).handlers,
-    internalHandlers: defineService(serviceDescriptor('authn.internal'), {
+    }, createAuthGuard(c.authenticator)).handlers),
+    internalHandlers: withCallOrigins(defineService(serviceDescriptor('authn.internal'), {
       GetUser: getUserRpc(c),
       GetMeta: metaRpc(c),
       ProvisionUser: provisionUserRpc(c),
@@ -146,6 +151,16 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       UpdateProvisionedUser: updateProvisionedUserRpc(c),
       SetUserActive: setUserActiveRpc(c),
       CompleteFederatedLogin: completeFederatedLoginRpc(c),
-    }).handlers,
+      EndCookieSession: endCookieSessionRpc(c),
+    }).handlers),
   };
+}
+
+/**
+ * Runs every handler of `handlers` with its call's origin (User-Agent, client IP) current, so the
+ * sessions it opens record their device (issue 33, `domain/call-origin.ts`).
+ */
+function withCallOrigins(handlers: HandlerMap): HandlerMap {
+  return Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, ((req, ctx) =>
+    withCallOrigin(callOriginOf(ctx.headers['user-agent'], ctx.clientIp), () => handler(req, ctx))) as HandlerMap[string]]));
 }

@@ -10,12 +10,14 @@
 import type { SessionRecord } from '@gatehouse/auth';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { ClientRecord } from '../storage/ports.ts';
+import { isDocumentClientId, resolveDocumentClient } from './client-metadata-document.ts';
 import { OIDC_SCOPES, findClient } from './clients.ts';
 import type { AuthnContext } from './deps.ts';
 import { hasConsent, needsConsent, openConsent, type ConsentPage } from './consent.ts';
 import { openSession } from './issue.ts';
 import { continuePushedRequest, takePushedRequest } from './par.ts';
 import { redirectUriMatches } from './registration.ts';
+import { resourceProblem } from './resource.ts';
 import type { CodeGrant } from './oauth-token.ts';
 import { checkRedirectUri } from './redirect.ts';
 import { isRevoked } from './user.ts';
@@ -96,6 +98,8 @@ export interface CheckedRequest {
   granted: string[];
   /** the PKCE S256 challenge, or '' */
   challenge: string;
+  /** RFC 8707 §2.1: the resource the access token is for (its `aud`), or null */
+  resource: string | null;
   /** an error answered at the redirect URI (RFC 6749 §4.1.2.1) */
   fail(error: string, description: string): AuthorizeResult;
 }
@@ -115,7 +119,11 @@ export async function checkAuthorizationRequest(
   const clientId = params.client_id ?? '';
   if (clientId === '') return page('invalid_request', 'client_id is required');
   const client = await findClient(c, clientId);
-  if (!client || !client.isActive) return page('invalid_client', 'unknown or inactive client');
+  if (!client || !client.isActive) {
+    // issue 34 §2: why a metadata document's client is unusable (a failure stays cached briefly: no second fetch)
+    const doc = isDocumentClientId(c, clientId) ? await resolveDocumentClient(c, clientId) : null;
+    return page('invalid_client', doc && !doc.ok ? doc.problem : 'unknown or inactive client');
+  }
   let redirectUri = params.redirect_uri ?? '';
   if (redirectUri === '') {
     // RFC 6749 §3.1.2.3: optional only when exactly one is registered
@@ -154,14 +162,19 @@ export async function checkAuthorizationRequest(
   if (client.isPublic && normalisedType.includes('code') && challenge === '') return refuse('invalid_request', 'PKCE (code_challenge with S256) is required for public clients');
   // RFC 9449 §10: the thumbprint of the DPoP key the code will be redeemed with
   if (params.dpop_jkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(params.dpop_jkt)) return refuse('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint');
-  return { ok: true, request: { client, redirectUri, normalisedType, mode, state, granted, challenge, fail } };
+  // RFC 8707 §2: an absolute URI without a fragment, else `invalid_target` at the redirect URI
+  const resource = params.resource || null;
+  const problem = resource === null ? null : resourceProblem(resource);
+  if (problem !== null) return refuse('invalid_target', problem);
+  return { ok: true, request: { client, redirectUri, normalisedType, mode, state, granted, challenge, resource, fail } };
 }
 
 /**
  * Handles one authorization request. With `request_uri` (RFC 9126 §4) the pushed request is taken
  * (single use, bound to `client_id`) and only its parameters count; with
  * `--require-pushed-authorization-requests` a request that was not pushed is refused for every
- * client but the server's own.
+ * client but the server's own, and so it is for a client whose `require_pushed_authorization_requests`
+ * is set (RFC 9126 §6).
  * @param session the browser's live session (from its session cookies), or null
  * @param consent the user's answer to this request's consent page (issue 34), or null when none was given:
  *   `denied` answers `access_denied` (RFC 6749 §4.1.2.1), `allowed` skips the consent check
@@ -180,9 +193,13 @@ export async function authorize(
   }
   const checked = await checkAuthorizationRequest(c, params);
   if (!checked.ok) return checked.result;
-  const { client, redirectUri, normalisedType, mode, state, granted, challenge, fail } = checked.request;
+  const { client, redirectUri, normalisedType, mode, state, granted, challenge, resource, fail } = checked.request;
   if (!pushed && o.requirePushedAuthorizationRequests && client.id !== o.clientId) {
     return fail('invalid_request', 'this server requires the authorization request to be pushed to /oauth/par first (RFC 9126 §5)');
+  }
+  // RFC 9126 §6: the client's own `require_pushed_authorization_requests`; its error code is §4's generic invalid_request
+  if (!pushed && client.requirePushedAuthorizationRequests) {
+    return fail('invalid_request', 'this client requires the authorization request to be pushed to /oauth/par first (RFC 9126 §6)');
   }
 
   const prompts = (params.prompt ?? '').split(' ').filter(Boolean);
@@ -200,7 +217,9 @@ export async function authorize(
     return loginRedirect(c, back, live && (tooOld || prompts.includes('login')));
   }
   if (consent === 'denied') return fail('access_denied', 'the user denied the request');
-  if (consent === null && needsConsent(c, client) && (prompts.includes('consent') || !(await hasConsent(c, user!.id, client.id, granted)))) {
+  // issue 34 §2: a metadata document's client is asked about at every request (its document may change hands)
+  const askAgain = prompts.includes('consent') || isDocumentClientId(c, client.id);
+  if (consent === null && needsConsent(c, client) && (askAgain || !(await hasConsent(c, user!.id, client.id, granted)))) {
     // OIDC Core §3.1.2.1: prompt=none must not show a page
     if (prompts.includes('none')) return fail('consent_required', 'the user has not allowed this client these scopes');
     return openConsent(c, session, client, pushed ? await continuePushedRequest(c, client, params) : params, redirectUri, granted);
@@ -212,6 +231,7 @@ export async function authorize(
     // issue 34 §6: the grant joins the browser's sign-on session (its `sid`)
     sid: session.sid ?? session.id,
     ...(params.dpop_jkt ? { dpopJkt: params.dpop_jkt } : {}),
+    ...(resource !== null ? { resource: [resource] } : {}),
     ...(session.amr && session.amr.length > 0 ? { amr: [...session.amr] } : {}),
   };
   if (normalisedType.includes('code')) {
@@ -223,7 +243,7 @@ export async function authorize(
     fields.code = code;
   }
   if (normalisedType.includes('token') || normalisedType.includes('id_token')) {
-    const issued = await openSession(c, user!, { ...grant, clientId: client.id }, { nonce: grant.nonce, jwtAccessToken: true });
+    const issued = await openSession(c, user!, { ...grant, clientId: client.id }, { nonce: grant.nonce, jwtAccessToken: true, audience: grant.resource ?? [] });
     if (normalisedType.split(' ').includes('token')) {
       fields.access_token = issued.tokens.accessToken;
       fields.token_type = 'Bearer';

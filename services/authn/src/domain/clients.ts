@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
 import { isBcryptHash, keyRing, macHex, matchMac, randomToken, timingSafeEqualString, verifyBcrypt, type KeyRing } from '@gatehouse/crypto';
 import type { ClientRecord, Page, TrustedIssuerRecord } from '../storage/ports.ts';
+import { isDocumentClientId, resolveDocumentClient } from './client-metadata-document.ts';
 import type { AuthnContext } from './deps.ts';
 import { pageWindow, type Window } from '@gatehouse/contracts/pagination';
 import { MAX_URL_CHARS, optText, type Opt } from './validation.ts';
@@ -49,6 +50,7 @@ export function ownClient(c: AuthnContext): ClientRecord {
     grantTypes: ['authorization_code', 'refresh_token'], isPublic: false, postLogoutRedirectUris: [], isFirstParty: true,
     registrationTokenHash: null, registeredIp: null, createdAt: 0, updatedAt: 0,
     backchannelLogoutUri: null, backchannelLogoutSessionRequired: false, frontchannelLogoutUri: null, frontchannelLogoutSessionRequired: false,
+    requirePushedAuthorizationRequests: false,
   };
 }
 
@@ -123,6 +125,8 @@ export interface ClientInput extends LogoutChannelsInput {
   postLogoutRedirectUris: readonly string[];
   /** issue 34: `/authorize` asks this client's users no consent */
   isFirstParty?: Opt<boolean>;
+  /** issue 34 §4: RFC 9126 §6, `/authorize` takes only pushed requests from this client */
+  requirePushedAuthorizationRequests?: Opt<boolean>;
 }
 
 /**
@@ -153,6 +157,7 @@ export async function createClient(c: AuthnContext, input: ClientInput): Promise
     backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired === true,
     frontchannelLogoutUri: typeof input.frontchannelLogoutUri === 'string' ? logoutUriOf('frontchannel_logout_uri', input.frontchannelLogoutUri) : null,
     frontchannelLogoutSessionRequired: input.frontchannelLogoutSessionRequired === true,
+    requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests === true,
   };
   await c.oauth.createClient(client);
   return { client, secret };
@@ -177,12 +182,18 @@ async function mutableClient(c: AuthnContext, id: Opt<string>): Promise<ClientRe
 }
 
 /**
- * `update_client`: only the supplied fields change (an empty list: unchanged). Deactivation deletes the
+ * `update_client`: only the supplied fields change (an empty list: unchanged; `clearPostLogoutRedirectUris`
+ * removes every post-logout redirect URI, OpenID Connect RP-Initiated Logout 1.0 §2). Deactivation deletes the
  * client's service-account sessions and the user sessions issued through it, so their live tokens stop
  * validating at once (behaviour.md §2.2, §5.8).
  * @returns the record and the names of the changed fields (for the audit log)
  */
-export async function updateClient(c: AuthnContext, id: Opt<string>, input: ClientInput & { isActive?: Opt<boolean> }): Promise<{ client: ClientRecord; changed: string[] }> {
+export async function updateClient(
+  c: AuthnContext, id: Opt<string>, input: ClientInput & { isActive?: Opt<boolean>; clearPostLogoutRedirectUris?: Opt<boolean> },
+): Promise<{ client: ClientRecord; changed: string[] }> {
+  if (input.clearPostLogoutRedirectUris === true && input.postLogoutRedirectUris.length > 0) {
+    throw bad('clear_post_logout_redirect_uris cannot be combined with post_logout_redirect_uris');
+  }
   const old = await mutableClient(c, id);
   const next = { ...old };
   const changed: string[] = [];
@@ -205,6 +216,7 @@ export async function updateClient(c: AuthnContext, id: Opt<string>, input: Clie
   if (input.redirectUris.length > 0) set('redirectUris', 'redirect_uris', urisOf('redirect_uris', input.redirectUris));
   if (input.grantTypes.length > 0) set('grantTypes', 'grant_types', grantTypesOf(input.grantTypes));
   if (input.postLogoutRedirectUris.length > 0) set('postLogoutRedirectUris', 'post_logout_redirect_uris', urisOf('post_logout_redirect_uris', input.postLogoutRedirectUris));
+  if (input.clearPostLogoutRedirectUris === true) set('postLogoutRedirectUris', 'post_logout_redirect_uris', []);
   if (typeof input.isActive === 'boolean') set('isActive', 'is_active', input.isActive);
   if (typeof input.isFirstParty === 'boolean') set('isFirstParty', 'is_first_party', input.isFirstParty);
   // issue 34 §6: '' clears a logout URI, absent leaves it
@@ -212,6 +224,9 @@ export async function updateClient(c: AuthnContext, id: Opt<string>, input: Clie
   if (typeof input.backchannelLogoutSessionRequired === 'boolean') set('backchannelLogoutSessionRequired', 'backchannel_logout_session_required', input.backchannelLogoutSessionRequired);
   if (typeof input.frontchannelLogoutUri === 'string') set('frontchannelLogoutUri', 'frontchannel_logout_uri', logoutUriOf('frontchannel_logout_uri', input.frontchannelLogoutUri));
   if (typeof input.frontchannelLogoutSessionRequired === 'boolean') set('frontchannelLogoutSessionRequired', 'frontchannel_logout_session_required', input.frontchannelLogoutSessionRequired);
+  if (typeof input.requirePushedAuthorizationRequests === 'boolean') {
+    set('requirePushedAuthorizationRequests', 'require_pushed_authorization_requests', input.requirePushedAuthorizationRequests);
+  }
   if (next.isPublic && next.grantTypes.includes('client_credentials')) throw bad('a public client cannot use client_credentials');
   next.updatedAt = c.now();
   await c.oauth.updateClient(next);
@@ -279,10 +294,18 @@ export async function verifyClientSecret(c: AuthnContext, client: ClientRecord, 
   return false;
 }
 
-/** A stored or own client by id for the OAuth endpoints; null when unknown. */
+/**
+ * A stored or own client by id for the OAuth endpoints, or the client of an OAuth Client ID Metadata
+ * Document when the id is a URL and `--enable-client-id-metadata-documents` is on (issue 34 §2,
+ * domain/client-metadata-document.ts: fetched and cached); null when unknown or unusable.
+ */
 export async function findClient(c: AuthnContext, id: string): Promise<ClientRecord | null> {
   if (id === '') return null;
   if (isOwn(c, id)) return ownClient(c);
+  if (isDocumentClientId(c, id)) {
+    const doc = await resolveDocumentClient(c, id);
+    return doc.ok ? doc.client : null;
+  }
   return c.oauth.findClient(id);
 }
 

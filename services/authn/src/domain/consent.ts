@@ -13,6 +13,7 @@ import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import { AppError } from '@gatehouse/errors';
 import { pageWindow, type Window } from '@gatehouse/contracts/pagination';
 import type { ClientRecord, ConsentGrantRecord, Page } from '../storage/ports.ts';
+import { isClientIdUrl } from './client-metadata-document.ts';
 import type { AuthnContext } from './deps.ts';
 import type { Opt } from './validation.ts';
 
@@ -36,6 +37,11 @@ export interface ConsentPage {
   clientName: string;
   /** the host of the redirect URI the answer goes to: the one fact verified for a self-registered client */
   redirectHost: string;
+  /**
+   * issue 34 §2: for a client named by an OAuth Client ID Metadata Document, the host of its
+   * `client_id` URL (who published the name and logo the page shows); absent otherwise
+   */
+  clientIdHost?: string;
   scopes: { scope: string; words: string }[];
   /** the form's target: this server's `/authorize` */
   action: string;
@@ -84,6 +90,7 @@ export async function openConsent(
   });
   return {
     kind: 'consent', ticket, clientName: client.name, redirectHost: new URL(redirectUri).host,
+    ...(isClientIdUrl(client.id) ? { clientIdHost: new URL(client.id).host } : {}),
     scopes: scope.map((s) => ({ scope: s, words: SCOPE_WORDS[s] ?? s })), action: `${c.options.url}/authorize`,
   };
 }

@@ -95,8 +95,13 @@ export interface ProofExpectation {
   accessToken?: string;
   /** Unix seconds */
   now: number;
-  /** the nonce key ({@link dpopNonceKey}); every proof must carry a nonce it issued (§8) */
+  /** the nonce key ({@link dpopNonceKey}); every proof must carry a nonce it issued (§8) … */
   nonceKey: Buffer;
+  /**
+   * … unless false: a proof a resource server received and passes on (`validate_jwt_token`) was made
+   * for that server, whose nonces are its own business (§8 leaves them optional at resource servers)
+   */
+  requireNonce?: boolean;
   /**
    * Records the proof's replay key until the instant given (Unix seconds); false when it is already
    * recorded (the storage `useJti` of RFC 7523 assertions).
@@ -150,7 +155,7 @@ export async function checkDPoPProof(proof: string | undefined, expect: ProofExp
       throw invalidProof('the DPoP proof\'s ath does not match the access token');
     }
   }
-  if (typeof payload.nonce !== 'string' || !dpopNonceValid(expect.nonceKey, payload.nonce, expect.now)) {
+  if (expect.requireNonce !== false && (typeof payload.nonce !== 'string' || !dpopNonceValid(expect.nonceKey, payload.nonce, expect.now))) {
     throw new DPoPProofError('use_dpop_nonce', 'the authorization server requires a DPoP nonce', issueDPoPNonce(expect.nonceKey, expect.now));
   }
   const jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');

@@ -10,6 +10,7 @@ import type { common } from '@gatehouse/contracts';
 import { randomToken, sha256Hex } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import type { AuthnContext } from './deps.ts';
+import { currentCallOrigin } from './call-origin.ts';
 import { issueTokens, type IssuedTokens, type OidcRequest } from './tokens.ts';
 
 export interface SessionGrant {
@@ -84,6 +85,7 @@ export const signOnSessionOf = (s: Pick<SessionRecord, 'id' | 'sid'>): string =>
 export async function openSession(c: AuthnContext, user: UserRecord, grant: SessionGrant, oidc: OidcRequest = {}): Promise<Issued> {
   const now = c.now();
   const handle = randomToken(32);
+  const origin = currentCallOrigin();
   const draft: SessionRecord = {
     id: randomUUID(),
     userId: user.id,
@@ -98,6 +100,9 @@ export async function openSession(c: AuthnContext, user: UserRecord, grant: Sess
     ...(grant.amr && grant.amr.length > 0 ? { amr: [...grant.amr] } : {}),
     ...(grant.clientId ? { clientId: grant.clientId } : {}),
     ...(grant.sid ? { sid: grant.sid } : {}),
+    // issue 33: the device that opened it, for the user's session list
+    ...(origin?.userAgent ? { userAgent: origin.userAgent } : {}),
+    ...(origin?.ipAddress ? { ipAddress: origin.ipAddress } : {}),
   };
   const tokens = await issueTokens(c, user, draft, oidc);
   const session = { ...draft, refreshTokenId: tokens.refreshTokenId };

@@ -4,8 +4,9 @@
  * endpoints: `client_secret_basic`, `client_secret_post` (RFC 6749 §2.3.1), `private_key_jwt`
  * against a trusted issuer (RFC 7523 §2.2, §3; behaviour.md §5.8), and public clients (`none`).
  */
-import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { ClientRecord, TrustedIssuerRecord } from '../storage/ports.ts';
+import { isDocumentClientId, resolveDocumentClient } from './client-metadata-document.ts';
 import { findClient, verifyClientSecret } from './clients.ts';
 import type { AuthnContext } from './deps.ts';
 
@@ -129,7 +130,8 @@ async function keysOf(t: TrustedIssuerRecord): Promise<JWTVerifyGetKey> {
  * Verifies a client assertion (RFC 7523 §3) against the trusted issuer named by its `iss`: signature
  * by the issuer's JWKS, `aud` = the issuer's `expected_aud`, `exp` present and in the future, `jti`
  * present and never seen before (kept until `exp`), the subject (`subject_claim`) listed in
- * `allowed_subjects` (empty: none allowed). The issuer's service account is the client.
+ * `allowed_subjects` (empty: none allowed). The issuer's service account is the client. An `iss` that
+ * names an OAuth Client ID Metadata Document (issue 34 §2) is checked against that document's `jwks`.
  * @throws OAuthError `invalid_client` for any failure
  */
 export async function verifyClientAssertion(c: AuthnContext, assertion: string, clientIdParam: string): Promise<AuthenticatedClient> {
@@ -140,26 +142,57 @@ export async function verifyClientAssertion(c: AuthnContext, assertion: string, 
   } catch {
     throw invalidClient('malformed client assertion');
   }
+  if (isDocumentClientId(c, iss)) return verifyDocumentAssertion(c, assertion, iss, clientIdParam);
   const issuer = iss ? await c.oauth.findIssuerByUrl(iss) : null;
   if (!issuer || !issuer.isActive) throw invalidClient('the assertion issuer is not trusted');
-  let payload;
-  try {
-    ({ payload } = await jwtVerify(assertion, await keysOf(issuer), {
-      issuer: issuer.issuerUrl, audience: issuer.expectedAud, requiredClaims: ['exp', 'jti'], clockTolerance: ASSERTION_CLOCK_TOLERANCE_SECONDS, currentDate: new Date(c.now() * 1000),
-    }));
-  } catch (err) {
-    if (err instanceof OAuthError) throw err;
-    throw invalidClient(`client assertion rejected: ${(err as Error).message}`);
-  }
+  const payload = await verifiedAssertion(c, assertion, await keysOf(issuer), { issuer: issuer.issuerUrl, audience: issuer.expectedAud });
   const subject = payload[issuer.subjectClaim];
   const allowed = (issuer.allowedSubjects ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (typeof subject !== 'string' || !allowed.includes(subject)) throw invalidClient('the assertion subject is not allowed');
   const client = await c.oauth.findClient(issuer.serviceAccountId);
   if (!client || !client.isActive) throw invalidClient();
   if (clientIdParam !== '' && clientIdParam !== client.id) throw invalidClient('client_id does not match the assertion issuer');
-  // RFC 7523 §3 item 7: a jti is accepted once, and remembered as long as the assertion is accepted
-  // (exp plus the clock tolerance), so no replay slips in between its exp and the tolerance's end
-  const acceptedUntil = Number(payload.exp) + ASSERTION_CLOCK_TOLERANCE_SECONDS;
-  if (!(await c.oauth.useJti(`${issuer.issuerUrl}|${String(payload.jti)}`, acceptedUntil, c.now()))) throw invalidClient('client assertion replayed');
+  await spendAssertion(c, issuer.issuerUrl, payload);
   return { client, method: 'private_key_jwt', subject };
+}
+
+/** The assertion's claims once its signature, `iss`, `aud`, `exp` and `jti` presence check out. @throws OAuthError `invalid_client` */
+async function verifiedAssertion(c: AuthnContext, assertion: string, keys: JWTVerifyGetKey, o: { issuer: string; audience: string | string[]; subject?: string }): Promise<JWTPayload> {
+  try {
+    return (await jwtVerify(assertion, keys, {
+      ...o, requiredClaims: ['exp', 'jti'], clockTolerance: ASSERTION_CLOCK_TOLERANCE_SECONDS, currentDate: new Date(c.now() * 1000),
+    })).payload;
+  } catch (err) {
+    if (err instanceof OAuthError) throw err;
+    throw invalidClient(`client assertion rejected: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * RFC 7523 §3 item 7: a jti is accepted once, and remembered as long as the assertion is accepted
+ * (exp plus the clock tolerance), so no replay slips in between its exp and the tolerance's end.
+ * @throws OAuthError `invalid_client` `client assertion replayed`
+ */
+async function spendAssertion(c: AuthnContext, issuer: string, payload: JWTPayload): Promise<void> {
+  const acceptedUntil = Number(payload.exp) + ASSERTION_CLOCK_TOLERANCE_SECONDS;
+  if (!(await c.oauth.useJti(`${issuer}|${String(payload.jti)}`, acceptedUntil, c.now()))) throw invalidClient('client assertion replayed');
+}
+
+/**
+ * `private_key_jwt` of a client named by an OAuth Client ID Metadata Document (issue 34 §2): RFC 7523
+ * §3 with `iss` = `sub` = the client_id URL, signed by a key of the document's `jwks`, `aud` this
+ * server's issuer identifier or its token or PAR endpoint, `jti` once.
+ * @throws OAuthError `invalid_client`
+ */
+async function verifyDocumentAssertion(c: AuthnContext, assertion: string, url: string, clientIdParam: string): Promise<AuthenticatedClient> {
+  const doc = await resolveDocumentClient(c, url);
+  if (!doc.ok) throw invalidClient(doc.problem);
+  if (!doc.jwks) throw invalidClient('the client metadata document declares no jwks for private_key_jwt');
+  if (clientIdParam !== '' && clientIdParam !== url) throw invalidClient('client_id does not match the assertion issuer');
+  const u = c.options.url;
+  const payload = await verifiedAssertion(c, assertion, createLocalJWKSet(doc.jwks as JSONWebKeySet), {
+    issuer: url, subject: url, audience: [u, `${u}/oauth/token`, `${u}/oauth/par`],
+  });
+  await spendAssertion(c, url, payload);
+  return { client: doc.client, method: 'private_key_jwt', subject: url };
 }

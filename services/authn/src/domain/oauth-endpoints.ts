@@ -4,7 +4,7 @@
  * logout (OpenID Connect RP-Initiated Logout 1.0). A token is live while its session exists
  * (behaviour.md §2.1), so revoking a token deletes its session and everything bound to it.
  */
-import type { SessionRecord } from '@gatehouse/auth';
+import { scopeClaim, type SessionRecord } from '@gatehouse/auth';
 import type { JWTPayload } from '@gatehouse/crypto';
 import type { UserRecord } from '../storage/ports.ts';
 import { findClient } from './clients.ts';
@@ -85,7 +85,7 @@ export async function introspect(c: AuthnContext, auth: AuthenticatedClient, tok
   const { claims, user } = live;
   const clientId = tokenClientOf(c, claims);
   if (clientId !== auth.client.id && auth.client.id !== c.options.clientId) return { active: false };
-  const scope = Array.isArray(claims.scope) ? (claims.scope as string[]).join(' ') : typeof claims.scope === 'string' ? claims.scope : '';
+  const scope = scopeClaim(claims.scope).join(' ');
   // RFC 9449 §6.2: a DPoP-bound token reports its key's thumbprint as `cnf.jkt` and its type as DPoP
   const jkt = boundJkt(claims);
   const tokenType = claims.token_type === 'refresh_token' ? 'refresh_token' : jkt !== null ? 'DPoP' : 'Bearer';

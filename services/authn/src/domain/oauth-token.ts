@@ -16,6 +16,7 @@ import { DEVICE_CODE_GRANT, pollDeviceCode } from './device.ts';
 import { openSession, type SessionGrant } from './issue.ts';
 import { boundJkt, type CheckedProof } from './dpop.ts';
 import { OAuthError, invalidGrant, invalidRequest, type AuthenticatedClient } from './oauth-client-auth.ts';
+import { audienceOf } from './resource.ts';
 import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant, type ExchangeResponse } from './token-exchange.ts';
 import { AT_JWT_TYP, issueTokens, type IssuedTokens } from './tokens.ts';
 import { isRevoked } from './user.ts';
@@ -50,6 +51,8 @@ export interface CodeGrant extends SessionGrant {
   nonce: string | null;
   /** RFC 9449 §10: the request's `dpop_jkt`; the code is redeemed only with a proof by that key */
   dpopJkt?: string;
+  /** RFC 8707 §2.1: the request's `resource`; the code's access token is for it */
+  resource?: string[];
 }
 
 const unauthorizedClient = (d: string): OAuthError => new OAuthError('unauthorized_client', d);
@@ -107,10 +110,11 @@ export async function authorizationCodeGrant(c: AuthnContext, auth: Authenticate
   }
   const grant = JSON.parse(rec.grant) as CodeGrant;
   if (grant.dpopJkt !== undefined && dpop?.jkt !== grant.dpopJkt) throw invalidGrant('the authorization code is bound to another DPoP key (dpop_jkt)');
+  const audience = audienceOf(p, grant.resource ?? []);
   const user = await liveUser(c, rec.userId);
   // RFC 9449 §5: a proof binds the access token, and a public client's refresh token, to its key
   const issued = await openSession(c, user, { ...grant, clientId: auth.client.id }, {
-    nonce: grant.nonce, jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt: auth.method === 'none' ? dpop?.jkt ?? null : null,
+    nonce: grant.nonce, jwtAccessToken: true, audience, dpopJkt: dpop?.jkt ?? null, refreshJkt: auth.method === 'none' ? dpop?.jkt ?? null : null,
   });
   const sessionId = issued.sessionId!;
   await c.oauth.setCodeSession(hash, sessionId);
@@ -139,6 +143,9 @@ export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClie
   // RFC 9449 §5: a DPoP-bound refresh token is redeemed only with a proof by the same key (nothing rotates otherwise)
   const bound = boundJkt(claims);
   if (bound !== null && dpop?.jkt !== bound) throw invalidGrant(dpop ? 'the refresh token is bound to another DPoP key' : 'the refresh token is DPoP-bound: a DPoP proof is required');
+  // RFC 8707 §2.2: the refreshed access token is for the grant's resources, or the one asked among them
+  const granted = Array.isArray(claims.resource) ? claims.resource.filter((r): r is string => typeof r === 'string') : [];
+  const audience = audienceOf(p, granted);
   const session = await c.sessions.get(claims.nonce);
   if (!session || session.userId !== claims.sub) throw invalidGrant('refresh token revoked');
   const now = c.now();
@@ -158,7 +165,9 @@ export async function refreshTokenGrant(c: AuthnContext, auth: AuthenticatedClie
     scope = asked;
   }
   const refreshJkt = bound ?? (auth.method === 'none' ? dpop?.jkt ?? null : null);
-  const tokens = await issueTokens(c, user, { ...session, scope }, { jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt });
+  // the refresh token keeps every resource of the grant, whichever one this access token is for; the
+  // refreshed ID token carries no nonce (OIDC Core §12.2: it SHOULD NOT, even when the first one did)
+  const tokens = await issueTokens(c, user, { ...session, scope }, { nonce: null, jwtAccessToken: true, dpopJkt: dpop?.jkt ?? null, refreshJkt, audience, refreshResource: granted });
   const next: SessionRecord = { ...session, refreshTokenId: tokens.refreshTokenId, previousRefreshTokenId: claims.jti, refreshRotatedAt: now };
   await c.sessions.update(next);
   return { response: respond(tokens, scope, dpop), action: 'token.refreshed', userId: user.id, sessionId: session.id };
@@ -185,7 +194,7 @@ export async function clientCredentialsGrant(c: AuthnContext, auth: Authenticate
   await c.sessions.create(session);
   const sub = `service_account:${auth.client.id}`;
   const accessToken = await c.jwt.sign({
-    iss: o.url, aud: auth.client.id, sub, nonce: session.id, token_type: 'access_token', scope, roles: [], allowed_roles: [],
+    iss: o.url, aud: auth.client.id, sub, nonce: session.id, token_type: 'access_token', scope: scope.join(' '), roles: [], allowed_roles: [],
     login_method: 'client_credentials', client_id: auth.client.id, jti: randomUUID(),
     ...(dpop ? { cnf: { jkt: dpop.jkt } } : {}),
   }, { expiresInSeconds: o.accessTokenExpiresIn, nowSeconds: now, typ: AT_JWT_TYP });

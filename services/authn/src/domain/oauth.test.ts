@@ -64,6 +64,20 @@ describe('/authorize and the authorization_code grant', () => {
     expect((await http('OauthIntrospect', { token: ok.body.access_token }, basic)).body.active).toBe(false);
   });
 
+  it('an ID token carries the nonce its request sent, none when the request sent none, and none on refresh', async () => {
+    const { authorize, codeOf, redeem, http, basic } = await setup();
+    const withNonce = await redeem(codeOf((await authorize({})).location));
+    expect(decodeJwt(withNonce.body.id_token).nonce).toBe('n1');
+    const without = await redeem(codeOf((await authorize({ nonce: '' })).location));
+    expect(without.status).toBe(200);
+    expect(decodeJwt(without.body.id_token)).not.toHaveProperty('nonce');
+    // the access token is still tied to its session (introspection answers active)
+    expect((await http('OauthIntrospect', { token: without.body.access_token }, basic)).body.active).toBe(true);
+    const refreshed = await http('OauthToken', { grant_type: 'refresh_token', refresh_token: withNonce.body.refresh_token }, basic);
+    expect(refreshed.status).toBe(200);
+    expect(decodeJwt(refreshed.body.id_token)).not.toHaveProperty('nonce');
+  });
+
   it('codes expire within 60 s', async () => {
     const { a, authorize, codeOf, redeem } = await setup();
     const code = codeOf((await authorize({})).location);
@@ -89,6 +103,39 @@ describe('/authorize and the authorization_code grant', () => {
     expect(new URL(plain.location).searchParams.get('error')).toBe('invalid_request');
     const form = await authorize({ response_mode: 'form_post' });
     expect(form.html).toContain(`action="${CB}"`);
+  });
+});
+
+describe('RFC 8707 resource indicators at /authorize and /oauth/token', () => {
+  const MCP = `${URL_}/mcp`;
+
+  it('the access token is for the requested resource (aud), its refresh keeps it; the ID token stays the client\'s', async () => {
+    const { authorize, codeOf, redeem, http, basic, client } = await setup();
+    const ok = await redeem(codeOf((await authorize({ resource: MCP })).location), { resource: MCP });
+    expect(ok.status).toBe(200);
+    expect(decodeJwt(ok.body.access_token)).toMatchObject({ aud: MCP, client_id: client.id });
+    expect(decodeJwt(ok.body.id_token).aud).toBe(client.id);
+    // without resource at the token endpoint, the token is for every resource of the request (§2.2)
+    const implied = await redeem(codeOf((await authorize({ resource: MCP })).location));
+    expect(decodeJwt(implied.body.access_token).aud).toBe(MCP);
+    const refreshed = await http('OauthToken', { grant_type: 'refresh_token', refresh_token: ok.body.refresh_token }, basic);
+    expect(refreshed.status).toBe(200);
+    expect(decodeJwt(refreshed.body.access_token).aud).toBe(MCP);
+    expect((await http('OauthToken', { grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token, resource: 'https://other.example/api' }, basic)).body)
+      .toMatchObject({ error: 'invalid_target' });
+    // a request without resource keeps the client as the audience
+    expect(decodeJwt((await redeem(codeOf((await authorize({})).location))).body.access_token).aud).toBe(client.id);
+  });
+
+  it('refuses a resource the request did not name, a relative URI and a fragment (invalid_target)', async () => {
+    const { authorize, codeOf, redeem } = await setup();
+    expect((await redeem(codeOf((await authorize({ resource: MCP })).location), { resource: 'https://other.example/api' })).body)
+      .toEqual({ error: 'invalid_target', error_description: 'resource was not part of the authorization request' });
+    expect((await redeem(codeOf((await authorize({})).location), { resource: MCP })).body.error).toBe('invalid_target');
+    for (const bad of ['/mcp', `${MCP}#x`]) {
+      const r = await authorize({ resource: bad });
+      expect(new URL(r.location).searchParams.get('error')).toBe('invalid_target');
+    }
   });
 });
 
@@ -140,7 +187,7 @@ describe('client_credentials and the service-account token', () => {
   it('issues service_account:<id> within allowed_scopes; unknown secrets are invalid_client (401)', async () => {
     const { a, client, http, basic } = await setup();
     const ok = await http('OauthToken', { grant_type: 'client_credentials', scope: 'api' }, basic);
-    expect(decodeJwt(ok.body.access_token)).toMatchObject({ sub: `service_account:${client.id}`, scope: ['api'] });
+    expect(decodeJwt(ok.body.access_token)).toMatchObject({ sub: `service_account:${client.id}`, scope: 'api' });
     expect((await http('OauthToken', { grant_type: 'client_credentials', scope: 'root' }, basic)).body.error).toBe('invalid_scope');
     const wrong = await http('OauthToken', { grant_type: 'client_credentials', client_id: client.id, client_secret: 'nope' });
     expect(wrong).toMatchObject({ status: 401, body: { error: 'invalid_client' } });

@@ -41,6 +41,13 @@ export interface AuthnOptions extends ProviderFlags {
   /** issue 34: `--enable-dynamic-client-registration` (RFC 7591 /oauth/register) and its registry ceiling */
   enableDynamicClientRegistration: boolean;
   dynamicClientRegistrationMaxClients: number;
+  /**
+   * issue 34 §2: `--enable-client-id-metadata-documents`: an https URL as `client_id` names an OAuth
+   * Client ID Metadata Document, fetched under the outbound guard
+   */
+  enableClientIdMetadataDocuments?: boolean;
+  /** `--allow-private-webhook-targets`: the outbound guard also lets metadata documents come from private addresses */
+  allowPrivateWebhookTargets?: boolean;
   /** issue 34: `--require-pushed-authorization-requests` (RFC 9126 §5), for every client but the server's own */
   requirePushedAuthorizationRequests?: boolean;
   /** issue 34 §5: `--device-code-expires-in`, seconds a device code lives (RFC 8628 §3.2 `expires_in`; default 600) */

@@ -124,4 +124,38 @@ describe('pushed authorization requests (RFC 9126)', () => {
     const discovery = (await a.call('GetOpenidConfiguration', {})).res;
     expect(discovery).toMatchObject({ pushed_authorization_request_endpoint: `${a.options.url}/oauth/par`, require_pushed_authorization_requests: true });
   });
+
+  it('a client\'s require_pushed_authorization_requests (RFC 9126 §6): set on create, update and registration; only that client is refused a plain /authorize', async () => {
+    const { push, authorize, client, other, a } = await setup();
+    const plainFor = (id: string) => authorize({ client_id: id, redirect_uri: CB, response_type: 'code', scope: 'openid', code_challenge: CHALLENGE, code_challenge_method: 'S256', state: 's2' });
+    expect(new URL((await plainFor(client.id)).location).searchParams.get('code')).toBeTruthy();
+    const updated = (await a.call('UpdateClient', { id: client.id, require_pushed_authorization_requests: true }, ADMIN)).res;
+    expect(updated).toMatchObject({ require_pushed_authorization_requests: true });
+    expect((await a.call('Client', { id: client.id }, ADMIN)).res).toMatchObject({ require_pushed_authorization_requests: true });
+    const loc = new URL((await plainFor(client.id)).location);
+    expect({ error: loc.searchParams.get('error'), state: loc.searchParams.get('state'), code: loc.searchParams.get('code') }).toEqual({ error: 'invalid_request', state: 's2', code: null });
+    expect(loc.searchParams.get('error_description')).toContain('RFC 9126 §6');
+    expect(new URL((await authorize({ client_id: client.id, request_uri: (await push()).body.request_uri })).location).searchParams.get('code')).toBeTruthy();
+    // the other client is untouched, and the server-wide flag stays off in discovery
+    expect(new URL((await plainFor(other.id)).location).searchParams.get('code')).toBeTruthy();
+    expect((await a.call('GetOpenidConfiguration', {})).res).toMatchObject({ require_pushed_authorization_requests: false });
+    const created = (await a.call('CreateClient', {
+      name: 'par only', allowed_scopes: ['openid'], redirect_uris: [CB], require_pushed_authorization_requests: true, is_first_party: true,
+    }, ADMIN)).res;
+    expect(created.client).toMatchObject({ require_pushed_authorization_requests: true });
+    expect(new URL((await plainFor(created.client.client_id)).location).searchParams.get('error')).toBe('invalid_request');
+    expect((await a.call('UpdateClient', { id: client.id, require_pushed_authorization_requests: false }, ADMIN)).res).toMatchObject({ require_pushed_authorization_requests: false });
+    expect(new URL((await plainFor(client.id)).location).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('RFC 7591 registration takes require_pushed_authorization_requests as a boolean and returns it', async () => {
+    const { a } = await setup();
+    const register = async (params: Record<string, unknown>) => (await a.call('RegisterClient', { params, method: 'POST' })).res;
+    const on = await register({ redirect_uris: [CB], require_pushed_authorization_requests: true });
+    expect({ status: on.status, flag: on.body.require_pushed_authorization_requests }).toEqual({ status: 201, flag: true });
+    expect((await register({ redirect_uris: [CB] })).body.require_pushed_authorization_requests).toBe(false);
+    expect(await register({ redirect_uris: [CB], require_pushed_authorization_requests: 'yes' })).toMatchObject({ status: 400, body: { error: 'invalid_client_metadata' } });
+    const plain = await a.call('Authorize', { params: { client_id: on.body.client_id, redirect_uri: CB, response_type: 'code', scope: 'openid', code_challenge: CHALLENGE, code_challenge_method: 'S256' }, method: 'GET' });
+    expect(new URL(plain.res.location).searchParams.get('error')).toBe('invalid_request');
+  });
 });

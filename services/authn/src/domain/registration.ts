@@ -99,6 +99,8 @@ function metadataOf(c: AuthnContext, client: ClientRecord): Record<string, unkno
     client_id: client.id, client_id_issued_at: client.createdAt, client_name: client.name, redirect_uris: client.redirectUris,
     grant_types: client.grantTypes, response_types: ['code'], token_endpoint_auth_method: 'none', scope: client.allowedScopes.join(' '),
     registration_client_uri: `${c.options.url}/oauth/register/${client.id}`,
+    // issue 34 §4: RFC 9126 §6
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     // issue 34 §6: OIDC Back-Channel Logout 1.0 §2.2, Front-Channel Logout 1.0 §2 (only when set)
     ...(client.backchannelLogoutUri ? { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: client.backchannelLogoutSessionRequired } : {}),
     ...(client.frontchannelLogoutUri ? { frontchannel_logout_uri: client.frontchannelLogoutUri, frontchannel_logout_session_required: client.frontchannelLogoutSessionRequired } : {}),
@@ -126,7 +128,9 @@ function parseLogoutChannels(body: Record<string, unknown>): LogoutChannels | st
   return out;
 }
 
-function parseMetadata(body: Record<string, unknown>): { ok: true; name: string; redirectUris: string[]; grantTypes: string[]; scopes: string[]; logout: LogoutChannels } | { ok: false; reply: RegistrationReply } {
+function parseMetadata(body: Record<string, unknown>): {
+  ok: true; name: string; redirectUris: string[]; grantTypes: string[]; scopes: string[]; logout: LogoutChannels; requirePushedAuthorizationRequests: boolean;
+} | { ok: false; reply: RegistrationReply } {
   const fail = (reply: RegistrationReply) => ({ ok: false as const, reply });
   const method = body.token_endpoint_auth_method;
   if (method !== undefined && method !== 'none') return fail(badMetadata('only public clients register here: token_endpoint_auth_method must be "none"'));
@@ -152,8 +156,11 @@ function parseMetadata(body: Record<string, unknown>): { ok: true; name: string;
   if (unknown.length > 0 || scopes.length === 0) return fail(badMetadata(`scope must be among ${OIDC_SCOPES.join(' ')}`));
   const logout = parseLogoutChannels(body);
   if (typeof logout === 'string') return fail(badMetadata(logout));
+  // RFC 9126 §6: a boolean, false when omitted
+  const requirePar = body.require_pushed_authorization_requests ?? false;
+  if (typeof requirePar !== 'boolean') return fail(badMetadata('require_pushed_authorization_requests must be a boolean'));
   const name = typeof body.client_name === 'string' ? body.client_name.trim() : new URL(redirectUris[0]!).host || redirectUris[0]!;
-  return { ok: true, name, redirectUris: [...new Set(redirectUris)], grantTypes: [...new Set(grantTypes)], scopes, logout };
+  return { ok: true, name, redirectUris: [...new Set(redirectUris)], grantTypes: [...new Set(grantTypes)], scopes, logout, requirePushedAuthorizationRequests: requirePar };
 }
 
 /**
@@ -180,6 +187,7 @@ export async function registerClient(c: AuthnContext, body: Record<string, unkno
     id: randomUUID(), name: meta.name, description: 'registered through /oauth/register', allowedScopes: meta.scopes, isActive: true, secretHash: null,
     redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, isPublic: true, postLogoutRedirectUris: [], isFirstParty: false,
     registrationTokenHash: tokenMac(c, token), registeredIp: clientIp, createdAt: now, updatedAt: now, ...meta.logout,
+    requirePushedAuthorizationRequests: meta.requirePushedAuthorizationRequests,
   };
   await c.oauth.createClient(client);
   return { status: 201, body: { ...metadataOf(c, client), registration_access_token: token } };
@@ -211,7 +219,8 @@ export async function manageRegisteredClient(
   if (body.client_id !== client.id) return badMetadata('client_id in the body must be this client\'s');
   const meta = parseMetadata(body);
   if (!meta.ok) return meta.reply;
-  const next: ClientRecord = { ...client, name: meta.name, redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, allowedScopes: meta.scopes, ...meta.logout, updatedAt: c.now() };
+  const next: ClientRecord = { ...client, name: meta.name, redirectUris: meta.redirectUris, grantTypes: meta.grantTypes, allowedScopes: meta.scopes, ...meta.logout,
+    requirePushedAuthorizationRequests: meta.requirePushedAuthorizationRequests, updatedAt: c.now() };
   await c.oauth.updateClient(next);
   return { status: 200, body: metadataOf(c, next) };
 }

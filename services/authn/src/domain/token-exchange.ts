@@ -14,10 +14,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
+import { scopeClaim } from '@gatehouse/auth';
 import type { AuthnContext } from './deps.ts';
 import { boundJkt, type CheckedProof } from './dpop.ts';
 import { liveToken } from './oauth-endpoints.ts';
 import { OAuthError, invalidGrant, invalidRequest, type AuthenticatedClient } from './oauth-client-auth.ts';
+import { resourceOf } from './resource.ts';
 import { AT_JWT_TYP } from './tokens.ts';
 
 /** RFC 8693 §2.1 `grant_type`. */
@@ -48,9 +50,7 @@ export interface ExchangeOutcome {
   actors: string[];
 }
 
-const scopesOf = (claims: JWTPayload): string[] =>
-  Array.isArray(claims.scope) ? claims.scope.filter((s): s is string => typeof s === 'string')
-    : typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
+const scopesOf = (claims: JWTPayload): string[] => scopeClaim(claims.scope);
 
 /** The `act` chain's subjects, outermost first (RFC 8693 §4.1). */
 export function actChain(act: unknown): string[] {
@@ -63,20 +63,9 @@ export function actChain(act: unknown): string[] {
   return out;
 }
 
-/** RFC 8707 §2: an absolute URI without a fragment. */
+/** RFC 8707 §2: the `resource` (an absolute URI without a fragment), else RFC 8693's `audience`, else null. */
 function targetOf(p: Record<string, string>): string | null {
-  const resource = p.resource ?? '';
-  if (resource !== '') {
-    let u: URL;
-    try {
-      u = new URL(resource);
-    } catch {
-      throw new OAuthError('invalid_target', 'resource must be an absolute URI');
-    }
-    if (u.hash !== '' || resource.includes('#')) throw new OAuthError('invalid_target', 'resource must not have a fragment');
-    return resource;
-  }
-  return (p.audience ?? '') !== '' ? p.audience! : null;
+  return resourceOf(p) ?? ((p.audience ?? '') !== '' ? p.audience! : null);
 }
 
 /**
@@ -128,7 +117,7 @@ export async function tokenExchangeGrant(c: AuthnContext, auth: AuthenticatedCli
   const session = subject.session;
   const act: Record<string, unknown> = { sub: agent, client_id: auth.client.id, ...(previous && typeof previous === 'object' ? { act: previous } : {}) };
   const accessToken = await c.jwt.sign({
-    iss: c.options.url, aud: targetOf(p) ?? auth.client.id, sub: subject.user.id, nonce: session.id, token_type: 'access_token', scope,
+    iss: c.options.url, aud: targetOf(p) ?? auth.client.id, sub: subject.user.id, nonce: session.id, token_type: 'access_token', scope: scope.join(' '),
     roles: Array.isArray(subject.claims.roles) ? subject.claims.roles : session.roles, allowed_roles: [...subject.user.roles],
     login_method: session.loginMethod, client_id: auth.client.id, jti: randomUUID(), act,
     // RFC 9449 §5: a proof with the exchange binds the delegated token to its key

@@ -25,7 +25,10 @@ export const AT_JWT_TYP = 'at+jwt';
 
 /** What an OIDC authorization request adds to the ID token (OIDC Core §3.1.2.1). */
 export interface OidcRequest {
-  /** the request's `nonce`, echoed in the ID token */
+  /**
+   * The authorization request's `nonce`, echoed in the ID token; null for an OAuth grant whose request
+   * sent none (the ID token then has no `nonce`); absent for first-party flows (the session id)
+   */
   nonce?: string | null | undefined;
   /**
    * Issue the access token in the RFC 9068 profile (§2.1 header `typ: at+jwt`; §2.2 claims
@@ -37,6 +40,14 @@ export interface OidcRequest {
   dpopJkt?: string | null;
   /** RFC 9449 §5: the thumbprint the refresh token is bound to (public clients), as `cnf: {jkt}` */
   refreshJkt?: string | null;
+  /**
+   * RFC 8707 §2 / RFC 9068 §3: the resources the access token is for, its `aud` instead of the client
+   * (one: a string; several: an array); the refresh token keeps them as `resource`, so a refreshed
+   * access token is for them too. Absent or []: `aud` is the client.
+   */
+  audience?: readonly string[];
+  /** the refresh token's `resource` when it differs from `audience` (a refresh narrowed to one of the grant's resources) */
+  refreshResource?: readonly string[];
 }
 
 /** RFC 8176 `amr` values by login method. */
@@ -111,8 +122,12 @@ export async function issueTokens(
     allowed_roles: [...user.roles],
     login_method: session.loginMethod,
   };
+  const audience = oidc.audience ?? [];
   const accessPayload = {
-    ...common, token_type: 'access_token', scope: session.scope,
+    // RFC 9068 §2.2.3: the OAuth endpoints' tokens carry `scope` as one space-delimited string; the
+    // first-party /v1 tokens keep the array their clients read
+    ...common, token_type: 'access_token', scope: oidc.jwtAccessToken ? session.scope.join(' ') : session.scope,
+    ...(audience.length > 0 ? { aud: audience.length === 1 ? audience[0]! : [...audience] } : {}),
     // RFC 9068 §2.2: the client the token was issued to, and an identifier unique per token
     ...(oidc.jwtAccessToken ? { client_id: clientId, jti: randomUUID() } : {}),
     ...(oidc.dpopJkt ? { cnf: { jkt: oidc.dpopJkt } } : {}),
@@ -127,8 +142,10 @@ export async function issueTokens(
     iss: o.url,
     aud: clientId,
     sub: user.id,
-    // OIDC Core §3.1.2.1: the authorization request's nonce; first-party flows: the session id
-    nonce: oidc.nonce || session.id,
+    // OIDC Core §3.1.2.1 / §2: an OAuth grant's ID token carries its authorization request's nonce and
+    // none when the request sent none (`nonce: null`; a relying party that sent none refuses one);
+    // first-party flows, which pass no OIDC request: the session id
+    ...(oidc.nonce === null ? {} : { nonce: oidc.nonce || session.id }),
     auth_time: session.authTime,
     // issue 34 §6: the browser's sign-on session, shared by the grants made in it (Front-Channel Logout 1.0 §3)
     sid: session.sid ?? session.id,
@@ -155,6 +172,7 @@ export async function issueTokens(
         // the rotation lineage starts with the session; /oauth/token keeps it across rotations
         family_id: session.id,
         jti: refreshTokenId,
+        ...((oidc.refreshResource ?? audience).length > 0 ? { resource: [...(oidc.refreshResource ?? audience)] } : {}),
         ...(oidc.refreshJkt ? { cnf: { jkt: oidc.refreshJkt } } : {}),
       },
       { expiresInSeconds: o.refreshTokenExpiresIn, nowSeconds: now },

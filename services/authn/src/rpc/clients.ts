@@ -22,6 +22,7 @@ export const wireClient = (r: ClientRecord): admin.Client => ({
   post_logout_redirect_uris: r.postLogoutRedirectUris, is_first_party: r.isFirstParty,
   backchannel_logout_uri: r.backchannelLogoutUri, backchannel_logout_session_required: r.backchannelLogoutSessionRequired,
   frontchannel_logout_uri: r.frontchannelLogoutUri, frontchannel_logout_session_required: r.frontchannelLogoutSessionRequired,
+  require_pushed_authorization_requests: r.requirePushedAuthorizationRequests,
 });
 
 const wireIssuer = (t: TrustedIssuerRecord): admin.TrustedIssuer => ({
@@ -45,11 +46,13 @@ const clientInput = (req: {
   name?: string | null; description?: string | null; allowed_scopes: string[]; redirect_uris: string[]; grant_types: string[]; post_logout_redirect_uris: string[];
   is_first_party?: boolean | null; backchannel_logout_uri?: string | null; backchannel_logout_session_required?: boolean | null;
   frontchannel_logout_uri?: string | null; frontchannel_logout_session_required?: boolean | null;
+  require_pushed_authorization_requests?: boolean | null;
 }) => ({
   name: req.name, description: req.description, allowedScopes: req.allowed_scopes, redirectUris: req.redirect_uris,
   grantTypes: req.grant_types, postLogoutRedirectUris: req.post_logout_redirect_uris, isFirstParty: req.is_first_party,
   backchannelLogoutUri: req.backchannel_logout_uri, backchannelLogoutSessionRequired: req.backchannel_logout_session_required,
   frontchannelLogoutUri: req.frontchannel_logout_uri, frontchannelLogoutSessionRequired: req.frontchannel_logout_session_required,
+  requirePushedAuthorizationRequests: req.require_pushed_authorization_requests,
 });
 
 /** `create_client` → `{client, client_secret}` (the secret once). @throws AppError `invalid_argument` */
@@ -61,7 +64,7 @@ export const createClientRpc = (c: RpcContext): AuthnHandler<'CreateClient'> => 
 
 /** `update_client` → Client. @throws AppError `invalid_argument`, `not_found`, `failed_precondition` (own client) */
 export const updateClientRpc = (c: RpcContext): AuthnHandler<'UpdateClient'> => async (req, ctx) => {
-  const { client, changed } = await updateClient(c, req.id, { ...clientInput(req), isActive: req.is_active });
+  const { client, changed } = await updateClient(c, req.id, { ...clientInput(req), isActive: req.is_active, clearPostLogoutRedirectUris: req.clear_post_logout_redirect_uris });
   await recordAdmin(c, ctx, 'admin.client_updated', 'service_account', client.id, { fields: changed });
   return wireClient(client);
 };

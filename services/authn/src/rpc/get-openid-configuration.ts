@@ -32,6 +32,8 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
     authorization_response_iss_parameter_supported: true,
     prompt_values_supported: ['none', 'login', 'consent'],
     ...(c.options.enableDynamicClientRegistration ? { registration_endpoint: `${u}/oauth/register` } : {}),
+    // issue 34 §2: draft-ietf-oauth-client-id-metadata-document, only when served
+    ...(c.options.enableClientIdMetadataDocuments === true ? { client_id_metadata_document_supported: true } : {}),
     // RFC 9126 §5
     pushed_authorization_request_endpoint: `${u}/oauth/par`,
     require_pushed_authorization_requests: c.options.requirePushedAuthorizationRequests === true,
@@ -47,7 +49,9 @@ export const getOpenidConfigurationRpc = (c: RpcContext): AuthnHandler<'GetOpeni
     dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [c.jwt.alg],
-    scopes_supported: ['openid', 'email', 'profile', 'phone', 'offline_access'],
+    // issue 34 §3: `gatehouse:write` lets a delegated token call every mutating /v1 operation (the
+    // per-operation `gatehouse:<operation>` scopes are documented, not listed: RFC 8414 §2 allows that)
+    scopes_supported: ['openid', 'email', 'profile', 'phone', 'offline_access', 'gatehouse:write'],
     claims_supported: [
       'iss', 'aud', 'sub', 'iat', 'exp', 'auth_time', 'nonce', 'sid', 'amr', 'acr', 'at_hash', c.options.jwtRoleClaim, 'allowed_roles', 'login_method',
       'email', 'email_verified', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username', 'name',

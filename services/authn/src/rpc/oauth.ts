@@ -8,7 +8,7 @@
  * redirect, or an HTML page) that the gateway writes as is: these protocols fix their own wire
  * (RFC 6749 §5.2 `{error, error_description}`, redirects), not the /v1 `{code, message}` shape.
  */
-import { auditRecord, type AuditActor } from '@gatehouse/auth';
+import { auditRecord, scopeClaim, type AuditActor } from '@gatehouse/auth';
 import type { authn } from '@gatehouse/contracts';
 import { toAppError } from '@gatehouse/errors';
 import type { CallContext } from '@gatehouse/rpc';
@@ -275,7 +275,7 @@ async function dpopUserinfo(c: RpcContext, ctx: CallContext, method: string): Pr
   const live = await liveToken(c, token);
   if (!live || !live.user || live.claims.token_type !== 'access_token' || live.session.expiresAt <= c.now()) return refuse('invalid_token', 'the access token is invalid or expired');
   if (boundJkt(live.claims) !== proof.jkt) return refuse('invalid_token', 'the access token is not bound to the DPoP proof\'s key');
-  const scope = Array.isArray(live.claims.scope) ? (live.claims.scope as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  const scope = scopeClaim(live.claims.scope);
   if (!scope.includes('openid')) return json(403, { error: 'insufficient_scope', error_description: 'the openid scope is required' }, { www_authenticate: dpopChallenge('insufficient_scope', 'the openid scope is required') });
   return json(200, userinfoClaims(live.user, scope));
 }
@@ -334,6 +334,9 @@ function consentPage(r: ConsentPage): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`
     + `<title>Allow ${escapeHtml(r.clientName)}?</title>${style}</head><body><main aria-busy="false">`
     + `<h1>${escapeHtml(r.clientName)} wants to access your account</h1>`
+    + (r.clientIdHost !== undefined
+      ? `<p>This application describes itself at <strong>${escapeHtml(r.clientIdHost)}</strong>; its name there was not checked by this server.</p>`
+      : '')
     + `<p>If you allow it, you will be sent back to <strong>${escapeHtml(r.redirectHost)}</strong>, and the application will be able to:</p>`
     + `<ul>${items}</ul>`
     + `<form method="post" action="${escapeHtml(r.action)}"><input type="hidden" name="consent_ticket" value="${escapeHtml(r.ticket)}">`

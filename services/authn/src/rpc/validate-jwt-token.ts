@@ -13,4 +13,7 @@ const valid = (claims: JWTPayload): authn.ValidateJWTTokenResponse => ({ is_vali
  * @throws AppError as {@link validateJwtToken}
  */
 export const validateJwtTokenRpc = (c: RpcContext): AuthnHandler<'ValidateJwtToken'> => (req) =>
-  validateJwtToken(c, { tokenType: req.token_type, token: req.token, roles: req.roles, requiredRelations: req.required_relations }, valid);
+  validateJwtToken(c, {
+    tokenType: req.token_type, token: req.token, roles: req.roles, requiredRelations: req.required_relations,
+    ...(req.dpop_proof != null ? { dpop: { proof: req.dpop_proof, method: req.dpop_method, url: req.dpop_url } } : {}),
+  }, valid);

@@ -89,6 +89,9 @@ export function createCachedAuthnStorage(
     deleteAllForUser: (userId, exceptId) => published(() => cached.deleteAllForUser(userId, exceptId)),
     deleteAllForClient: (clientId, userId) => published(() => cached.deleteAllForClient(clientId, userId)),
     update: (s) => published(() => cached.update(s)),
+    // issue 33: no publish: a last-use time invalidates no cached credential
+    listForUser: (userId) => cached.listForUser(userId),
+    touch: (s, at) => cached.touch(s, at),
     // the authenticator reads it to remember resolved bearer callers
     version: () => cached.version(),
     clear: () => cached.clear(),

@@ -15,6 +15,7 @@ export function sampleClient(over: Partial<ClientRecord> = {}): ClientRecord {
     redirectUris: ['https://rp.example/cb'], grantTypes: ['client_credentials'], isPublic: false, postLogoutRedirectUris: [], isFirstParty: false,
     registrationTokenHash: null, registeredIp: null,
     backchannelLogoutUri: null, backchannelLogoutSessionRequired: false, frontchannelLogoutUri: null, frontchannelLogoutSessionRequired: false,
+    requirePushedAuthorizationRequests: false,
     createdAt: 1_800_000_000, updatedAt: 1_800_000_000, ...over,
   };
 }

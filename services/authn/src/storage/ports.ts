@@ -216,6 +216,11 @@ export interface ClientRecord {
   frontchannelLogoutUri: string | null;
   frontchannelLogoutSessionRequired: boolean;
   /**
+   * issue 34 §4: RFC 9126 §6 `require_pushed_authorization_requests`: `/authorize` refuses this
+   * client's requests that did not come through `/oauth/par`
+   */
+  requirePushedAuthorizationRequests: boolean;
+  /**
    * issue 34: an admin marked the client first-party, so `/authorize` asks no consent (the server's
    * own client never asks); false for every other client, self-registered ones included
    */

@@ -59,6 +59,10 @@ export const SessionEntity = defineEntity({
     clientId: p.string().length(255).fieldName('client_id').nullable(),
     // migration 0013 (issue 34 §6): the sign-on session an OAuth grant was made in (`sid`), or null
     sid: p.string().length(64).nullable(),
+    // migration 0015 (issue 33): the device that opened the session and its last use (Unix s)
+    userAgent: p.string().length(512).fieldName('user_agent').nullable(),
+    ipAddress: p.string().length(64).fieldName('ip_address').nullable(),
+    lastUsedAt: p.bigint('number').fieldName('last_used_at').nullable(),
   },
 });
 
@@ -113,6 +117,8 @@ export const OAuthClientEntity = defineEntity({
     backchannelLogoutSessionRequired: p.boolean().fieldName('backchannel_logout_session_required').default(false),
     frontchannelLogoutUri: p.text().fieldName('frontchannel_logout_uri').nullable(),
     frontchannelLogoutSessionRequired: p.boolean().fieldName('frontchannel_logout_session_required').default(false),
+    // migration 0014 (issue 34 §4): RFC 9126 §6
+    requirePushedAuthorizationRequests: p.boolean().fieldName('require_pushed_authorization_requests').default(false),
     registrationTokenHash: p.string().length(255).fieldName('registration_token_hash').nullable(),
     registeredIp: p.string().length(64).fieldName('registered_ip').nullable(),
     createdAt: p.bigint('number').fieldName('created_at'),

@@ -275,4 +275,21 @@ export const authnMigrations: MigrationDefinition[] = [
       await ddl.createIndex('authn_session_clients', 'authn_session_clients_expires_at_idx', ['expires_at']);
     },
   },
+  {
+    // issue 34 §4: RFC 9126 §6 per-client `require_pushed_authorization_requests`
+    name: '0014_authn_client_require_par',
+    async up({ ddl }) {
+      await ddl.addColumn('authn_oauth_clients', { name: 'require_pushed_authorization_requests', type: 'boolean', default: false });
+    },
+  },
+  {
+    // issue 33: the user's session list shows the device that opened each session and its last use
+    // (written at most once a minute, never per request)
+    name: '0015_authn_session_device',
+    async up({ ddl }) {
+      await ddl.addColumn('authn_sessions', { name: 'user_agent', type: 'string', length: 512, nullable: true });
+      await ddl.addColumn('authn_sessions', { name: 'ip_address', type: 'string', length: 64, nullable: true });
+      await ddl.addColumn('authn_sessions', { name: 'last_used_at', type: 'bigint', nullable: true });
+    },
+  },
 ];

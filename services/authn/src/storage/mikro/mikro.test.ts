@@ -53,7 +53,7 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as DatabaseType[]) {
       const again = await openDatabase(scratch.options, authnSchema, { logger });
       await again.close();
       const rows = await db.execute<{ name: string }>('select name from authn_migrations order by name');
-      expect(rows.map((r) => r.name)).toEqual(['0000_authn_outbox', '0000_authn_outbox_trace_parent', '0001_authn_users', '0002_authn_sessions', '0003_authn_login_failures', '0004_authn_verification_requests', '0005_authn_session_amr', '0006_authn_oauth', '0007_authn_retention_indexes', '0008_authn_identity_links', '0009_authn_attempt_slots', '0010_authn_consent', '0011_authn_client_registration', '0012_authn_device_authorizations', '0013_authn_logout']);
+      expect(rows.map((r) => r.name)).toEqual(['0000_authn_outbox', '0000_authn_outbox_trace_parent', '0001_authn_users', '0002_authn_sessions', '0003_authn_login_failures', '0004_authn_verification_requests', '0005_authn_session_amr', '0006_authn_oauth', '0007_authn_retention_indexes', '0008_authn_identity_links', '0009_authn_attempt_slots', '0010_authn_consent', '0011_authn_client_registration', '0012_authn_device_authorizations', '0013_authn_logout', '0014_authn_client_require_par', '0015_authn_session_device']);
     });
   });
 }

@@ -21,12 +21,14 @@ const toClient = (r: Row): ClientRecord => ({
   registrationTokenHash: strOrNull(r.registrationTokenHash), registeredIp: strOrNull(r.registeredIp), createdAt: Number(r.createdAt), updatedAt: Number(r.updatedAt),
   backchannelLogoutUri: strOrNull(r.backchannelLogoutUri), backchannelLogoutSessionRequired: Boolean(r.backchannelLogoutSessionRequired),
   frontchannelLogoutUri: strOrNull(r.frontchannelLogoutUri), frontchannelLogoutSessionRequired: Boolean(r.frontchannelLogoutSessionRequired),
+  requirePushedAuthorizationRequests: Boolean(r.requirePushedAuthorizationRequests),
 });
 const clientRow = (c: ClientRecord): Row => ({
   ...c, allowedScopes: JSON.stringify(c.allowedScopes), redirectUris: JSON.stringify(c.redirectUris), grantTypes: JSON.stringify(c.grantTypes),
   postLogoutRedirectUris: JSON.stringify(c.postLogoutRedirectUris),
   backchannelLogoutUri: c.backchannelLogoutUri ?? null, backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired === true,
   frontchannelLogoutUri: c.frontchannelLogoutUri ?? null, frontchannelLogoutSessionRequired: c.frontchannelLogoutSessionRequired === true,
+  requirePushedAuthorizationRequests: c.requirePushedAuthorizationRequests === true,
 });
 const toIssuer = (r: Row): TrustedIssuerRecord => ({
   id: String(r.id), serviceAccountId: String(r.serviceAccountId), name: String(r.name), issuerUrl: String(r.issuerUrl),

@@ -27,6 +27,9 @@ const toRecord = (r: Row): SessionRecord => ({
   ...(r.previousRefreshTokenId ? { previousRefreshTokenId: String(r.previousRefreshTokenId), refreshRotatedAt: Number(r.refreshRotatedAt) } : {}),
   ...(r.clientId ? { clientId: String(r.clientId) } : {}),
   ...(r.sid ? { sid: String(r.sid) } : {}),
+  ...(r.userAgent ? { userAgent: String(r.userAgent) } : {}),
+  ...(r.ipAddress ? { ipAddress: String(r.ipAddress) } : {}),
+  ...(r.lastUsedAt ? { lastUsedAt: Number(r.lastUsedAt) } : {}),
 });
 
 const toRow = (s: SessionRecord): Row => ({
@@ -34,6 +37,7 @@ const toRow = (s: SessionRecord): Row => ({
   amr: s.amr && s.amr.length > 0 ? JSON.stringify(s.amr) : null,
   previousRefreshTokenId: s.previousRefreshTokenId ?? null, refreshRotatedAt: s.refreshRotatedAt ?? null, clientId: s.clientId ?? null,
   sid: s.sid ?? null,
+  userAgent: s.userAgent ?? null, ipAddress: s.ipAddress ?? null, lastUsedAt: s.lastUsedAt ?? null,
 });
 
 export function createMikroSessionStore(db: Database, options: { clock?: () => number } = {}): SessionStore {
@@ -75,8 +79,16 @@ export function createMikroSessionStore(db: Database, options: { clock?: () => n
       return em().nativeDelete(SessionEntity as never, (userId === undefined ? { clientId } : { clientId, userId }) as never);
     },
     async update(s) {
-      const { id, ...rest } = toRow(s);
+      // issue 33: the last use is `touch`'s alone, so a rewrite from an older read does not set it back
+      const { id, lastUsedAt: _lastUsedAt, ...rest } = toRow(s);
       await em().nativeUpdate(SessionEntity as never, { id } as never, rest as never);
+    },
+    async listForUser(userId) {
+      const rows = await em().find(SessionEntity as never, { userId, expiresAt: { $gt: clock() } } as never, { disableIdentityMap: true } as never);
+      return (rows as Row[]).map(toRecord);
+    },
+    async touch(s, at) {
+      await em().nativeUpdate(SessionEntity as never, { id: s.id } as never, { lastUsedAt: at } as never);
     },
   };
 }
