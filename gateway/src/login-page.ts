@@ -10,12 +10,9 @@
  *   `data-gatehouse-config` attribute of `#app` (HTML-escaped JSON; no inline script).
  * Every answer carries {@link loginPageCsp}. The page talks to the public `/v1` routes only.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import type { Express } from 'express';
-import { AppError } from '@gatehouse/errors';
 import type { Logger } from '@gatehouse/observability';
+import { escapeAttr, mountStaticApp, workspaceDist } from './static-app.ts';
 
 export interface LoginPageOptions {
   /** `--organization-name` */
@@ -30,14 +27,6 @@ export interface LoginPageOptions {
 
 /** Where the page lives. */
 export const LOGIN_PAGE_PATH = '/app';
-
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-};
 
 /**
  * The page's Content-Security-Policy: scripts, styles, fonts and fetches from the gateway only (no
@@ -56,35 +45,9 @@ export function loginPageCsp(logo: string): string {
   return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:${logoOrigin}; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`;
 }
 
-const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
 /** The default build directory: `apps/login/dist`, found through the workspace package. */
 export function defaultDistDir(): string {
-  const require = createRequire(import.meta.url);
-  return path.join(path.dirname(require.resolve('@gatehouse/login/package.json')), 'dist');
-}
-
-interface Build {
-  index: string;
-  assets: Map<string, { type: string; body: Buffer }>;
-}
-
-/**
- * Reads the build: `index.html` and every file of `assets/`.
- * @returns null when there is no build (the page was never built)
- */
-function readBuild(dir: string): Build | null {
-  let html: string;
-  try {
-    html = readFileSync(path.join(dir, 'index.html'), 'utf8');
-  } catch {
-    return null;
-  }
-  const assets = new Map<string, { type: string; body: Buffer }>();
-  for (const name of readdirSync(path.join(dir, 'assets'))) {
-    assets.set(name, { type: TYPES[path.extname(name)] ?? 'application/octet-stream', body: readFileSync(path.join(dir, 'assets', name)) });
-  }
-  return { index: html, assets };
+  return workspaceDist('@gatehouse/login');
 }
 
 /** `index.html` with the config attribute filled in and the asset URLs under the `--url` prefix. */
@@ -102,28 +65,12 @@ function renderIndex(html: string, opts: LoginPageOptions): string {
  * the API.
  */
 export function mountLoginPage(app: Express, opts: LoginPageOptions, logger: Logger): void {
-  const dir = opts.distDir ?? defaultDistDir();
-  const build = readBuild(dir);
-  const csp = loginPageCsp(opts.organizationLogo);
-  if (!build) {
-    logger.error({ dir }, 'the hosted login page is not built (run `npm run build:login`); /app answers 503');
-    app.get([LOGIN_PAGE_PATH, `${LOGIN_PAGE_PATH}/{*rest}`], (_req, _res, next) => {
-      next(new AppError('unavailable', 'the login page is not built: run `npm run build:login`'));
-    });
-    return;
-  }
-  const page = renderIndex(build.index, opts);
-  app.get(`${LOGIN_PAGE_PATH}/assets/:name`, (req, res, next) => {
-    const found = build.assets.get(req.params.name);
-    if (!found) { next(new AppError('not_found', 'Not Found')); return; }
-    res.setHeader('Content-Security-Policy', csp);
-    res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-    res.setHeader('Content-Type', found.type);
-    res.status(200).end(found.body);
-  });
-  app.get([LOGIN_PAGE_PATH, `${LOGIN_PAGE_PATH}/{*rest}`], (_req, res) => {
-    res.setHeader('Content-Security-Policy', csp);
-    res.setHeader('Cache-Control', 'no-store');
-    res.type('html').status(200).send(page);
-  });
+  mountStaticApp(app, {
+    mount: LOGIN_PAGE_PATH,
+    dir: opts.distDir ?? defaultDistDir(),
+    csp: loginPageCsp(opts.organizationLogo),
+    render: (html) => renderIndex(html, opts),
+    name: 'the login page',
+    buildCommand: 'npm run build:login',
+  }, logger);
 }

@@ -4,7 +4,7 @@
  * as a person would: by labels, buttons and headings. Each screen reached is checked with axe-core
  * (injected with `addInitScript`, which the page's CSP does not govern) and, when a directory is
  * given, photographed. Content-Security-Policy violations are collected from the console and from
- * `securitypolicyviolation` events. Used by login-page.e2e.test.ts and by
+ * `securitypolicyviolation` events; closeRig tears a browser test down. Used by login-page.e2e.test.ts and by
  * login-page-screenshots.ts (the docs/login-page/*.png images).
  */
 import http from 'node:http';
@@ -48,9 +48,10 @@ export class LoginPageDriver {
   /**
    * Opens a context and page for `origin` (the deployment's `--url`).
    * @param shots a directory for one PNG per named screen, or null
+   * @param viewport the page size in CSS pixels (default 520×760, a phone-sized login page)
    */
-  static async open(browser: Browser, origin: string, shots: string | null = null): Promise<LoginPageDriver> {
-    const context = await browser.newContext({ viewport: { width: 520, height: 760 } });
+  static async open(browser: Browser, origin: string, shots: string | null = null, viewport = { width: 520, height: 760 }): Promise<LoginPageDriver> {
+    const context = await browser.newContext({ viewport });
     await context.addInitScript({ content: `${AXE_SOURCE}\n;window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));` });
     const page = await context.newPage();
     const d = new LoginPageDriver(context, page, origin, shots);
@@ -88,7 +89,11 @@ export class LoginPageDriver {
       const alert = await this.page.getByRole('alert').textContent().catch(() => null);
       throw new Error(`screen "${title}" did not appear: the page shows "${h1}" (alert: "${alert}") at ${this.page.url()}`, { cause: err });
     }
-    await this.page.waitForFunction(() => (globalThis as any).document.querySelector('main')?.getAttribute('aria-busy') === 'false');
+    // the page is done when `<main>` is not busy and holds no busy part (a screen that loads its data)
+    await this.page.waitForFunction(() => {
+      const main = (globalThis as any).document.querySelector('main');
+      return main?.getAttribute('aria-busy') === 'false' && main.querySelector('[aria-busy=true]') === null;
+    });
     const result = await this.page.evaluate(async () => {
       const r = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
       return (r.violations as any[]).map((v) => ({ id: String(v.id), impact: String(v.impact), help: String(v.help), targets: (v.nodes as any[]).map((n) => JSON.stringify(n.target)) }));
@@ -137,9 +142,9 @@ export class LoginPageDriver {
 export class DriverPool {
   private drivers: LoginPageDriver[] = [];
 
-  /** A new driver on `origin`, checked and closed by {@link DriverPool.checkAndClose}. */
-  async open(browser: Browser, origin: string): Promise<LoginPageDriver> {
-    const drv = await LoginPageDriver.open(browser, origin);
+  /** A new driver on `origin` (see {@link LoginPageDriver.open}), checked and closed by {@link DriverPool.checkAndClose}. */
+  async open(browser: Browser, origin: string, shots: string | null = null, viewport?: { width: number; height: number }): Promise<LoginPageDriver> {
+    const drv = await LoginPageDriver.open(browser, origin, shots, viewport);
     this.drivers.push(drv);
     return drv;
   }
@@ -160,6 +165,20 @@ export class DriverPool {
     }
     if (found.length > 0) throw new Error(`accessibility or CSP violations: ${JSON.stringify(found, null, 2)}`);
   }
+}
+
+/**
+ * For the screenshot scripts: prints the serious axe and CSP violations `drv` saw and how many screens
+ * it checked, then closes it.
+ * @returns true when there was a violation (the script must fail)
+ */
+export async function reportScreens(drv: LoginPageDriver, out: string): Promise<boolean> {
+  const csp = await drv.cspViolations();
+  const failed = drv.violations.length > 0 || csp.length > 0;
+  if (failed) console.error(JSON.stringify({ axe: drv.violations, csp }, null, 2));
+  console.log(`${drv.screens.length} screens checked; screenshots in ${path.relative(process.cwd(), out)}`);
+  await drv.close();
+  return failed;
 }
 
 /** The screen titles (the `<h1>` of each screen). */
@@ -282,3 +301,17 @@ export const loginPageFlags = (sink: SmtpSink, org: string, logoUrl: string): st
   `--smtp-host=${sink.host}`, `--smtp-port=${sink.port}`, '--smtp-sender-email=noreply@gatehouse.test', '--skip-tls-verification',
   '--enable-magic-link-login', `--organization-name=${org}`, `--organization-logo=${logoUrl}`,
 ];
+
+/** What a browser test against a deployment starts; each part may be missing when its start failed. */
+export interface BrowserRig {
+  browser?: { close(): Promise<void> };
+  deployment?: { stop(): Promise<void> };
+  others?: Array<{ close(): Promise<void> } | undefined>;
+}
+
+/** For `afterAll`: closes the browser, then stops the deployment, then closes the other servers (SMTP sink, logo, RP). */
+export async function closeRig(r: BrowserRig): Promise<void> {
+  await r.browser?.close();
+  await r.deployment?.stop();
+  await Promise.all((r.others ?? []).map((o) => o?.close()));
+}

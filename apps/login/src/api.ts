@@ -65,36 +65,45 @@ export interface Api {
   oauth<T>(name: string, body: Record<string, unknown>): Promise<T>;
 }
 
+/**
+ * One same-origin JSON call with the browser's cookies (also used by the admin console, apps/dashboard).
+ * @param url the path to call
+ * @param body sent as JSON on a POST; ignored on a GET
+ * @returns the JSON answer (null for an empty body)
+ * @throws ApiError with the answer's `{code, message}` (or an OAuth `{error, error_description}`);
+ *   status 0 `unavailable` when the server cannot be reached
+ */
+export async function fetchJson<T>(url: string, method: 'GET' | 'POST', body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method,
+      credentials: 'same-origin',
+      headers: method === 'POST' ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' },
+      body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
+    });
+  } catch {
+    throw new ApiError(0, 'unavailable', 'The server could not be reached. Check your connection and try again.');
+  }
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!res.ok) {
+    const e = (json ?? {}) as { code?: string; message?: string; error?: string; error_description?: string };
+    throw new ApiError(res.status, e.code ?? e.error ?? 'unknown', e.message ?? e.error_description ?? `The server answered ${res.status}.`);
+  }
+  return json as T;
+}
+
 /** @param basePath the path prefix of `--url`, `''` for none */
 export function createApi(basePath: string): Api {
-  const request = async <T>(method: 'GET' | 'POST', name: string, body?: Record<string, unknown>, prefix = '/v1'): Promise<T> => {
-    let res: Response;
-    try {
-      res = await fetch(`${basePath}${prefix}/${name}`, {
-        method,
-        credentials: 'same-origin',
-        headers: method === 'POST' ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' },
-        body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
-      });
-    } catch {
-      throw new ApiError(0, 'unavailable', 'The server could not be reached. Check your connection and try again.');
-    }
-    const text = await res.text();
-    let json: unknown = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    if (!res.ok) {
-      const e = (json ?? {}) as { code?: string; message?: string; error?: string; error_description?: string };
-      throw new ApiError(res.status, e.code ?? e.error ?? 'unknown', e.message ?? e.error_description ?? `The server answered ${res.status}.`);
-    }
-    return json as T;
-  };
   return {
-    post: (name, body) => request('POST', name, body),
-    get: (name) => request('GET', name),
-    oauth: (name, body) => request('POST', name, body, '/oauth'),
+    post: (name, body) => fetchJson(`${basePath}/v1/${name}`, 'POST', body),
+    get: (name) => fetchJson(`${basePath}/v1/${name}`, 'GET'),
+    oauth: (name, body) => fetchJson(`${basePath}/oauth/${name}`, 'POST', body),
   };
 }

@@ -26,6 +26,9 @@ import type { PageConfig } from './config.ts';
 import { safeReturnTo } from './return-to.ts';
 import { DevOutbox } from './dev-outbox.tsx';
 import { RecoveryCodes } from './recovery-codes.tsx';
+import { Field, Form, formValues } from './form.tsx';
+import { AccountConsole } from './account.tsx';
+import { ACCOUNT } from './account-strings.ts';
 
 /** The screens. Those with a path are addressable (`/app/<path>`); the MFA screens follow a response. */
 export type Screen =
@@ -42,6 +45,8 @@ export type Screen =
   | { name: 'offer'; auth: AuthResponse }
   | { name: 'recovery-codes'; codes: string[]; auth: AuthResponse }
   | { name: 'dev-outbox' }
+  /** issue 33 §2: the account console of the signed-in user */
+  | { name: 'account' }
   | { name: 'message'; title: string; text: string }
   | { name: 'error'; code: string; text: string }
   | { name: 'signed-in'; user: User }
@@ -51,7 +56,7 @@ export type Screen =
 
 const PATHS: Partial<Record<Screen['name'], string>> = {
   login: '/login', signup: '/signup', forgot: '/forgot-password', reset: '/reset-password', magic: '/magic-link',
-  'dev-outbox': '/dev-outbox',
+  'dev-outbox': '/dev-outbox', account: '/account',
 };
 
 /** The social providers of Meta's `is_<provider>_login_enabled` (behaviour.md §5.2), with their labels. */
@@ -204,6 +209,13 @@ export function App({ api, config }: Props): JSX.Element {
       // issue 33 §4: the development outbox is the super-admin's page, with or without a user session
       if (path === PATHS['dev-outbox']) {
         go({ name: 'dev-outbox' }, { push: false });
+        return;
+      }
+      // issue 33 §2: the account console needs a session; without one, sign in first and come back
+      if (path === PATHS.account) {
+        const user = await api.get<User>('profile').catch(() => null);
+        if (user) go({ name: 'account' }, { push: false });
+        else location.replace(`${appBase}/login?${new URLSearchParams({ return_to: `${appBase}/account` }).toString()}`);
         return;
       }
       if (path === '/device') {
@@ -528,6 +540,16 @@ export function App({ api, config }: Props): JSX.Element {
           ),
         };
       }
+      case 'account':
+        return {
+          title: ACCOUNT.title,
+          body: <AccountConsole api={api} meta={meta} organizationName={config.organizationName} setStatus={setStatus} setError={setError} error={error} messageOf={messageOf}
+            onSignedOut={(message, deactivated) => {
+              emailRef.current = undefined;
+              if (deactivated) go({ name: 'message', title: ACCOUNT.deactivate.doneTitle, text: message });
+              else go({ name: 'login' }, { status: message });
+            }} />,
+        };
       case 'dev-outbox':
         return { title: 'Development outbox', body: <DevOutbox api={api} setStatus={setStatus} setError={setError} error={error} /> };
       case 'message':
@@ -551,6 +573,7 @@ export function App({ api, config }: Props): JSX.Element {
             <>
               <p>Signed in as <strong>{who}</strong>.</p>
               {returnTo && <p><a class="button" href={returnTo}>Continue</a></p>}
+              <p>{link({ name: 'account' }, 'Manage your account')}</p>
               <button type="button" class="secondary" disabled={busy} onClick={run(async () => {
                 const out = await api.post('logout');
                 emailRef.current = undefined;
@@ -582,51 +605,6 @@ export function App({ api, config }: Props): JSX.Element {
         {body}
       </main>
     </>
-  );
-}
-
-/** The named values of the form `#<id>`. */
-function formValues(id: string): Record<string, string> {
-  const form = document.getElementById(id) as HTMLFormElement | null;
-  const out: Record<string, string> = {};
-  if (!form) return out;
-  for (const [k, v] of new FormData(form)) if (typeof v === 'string') out[k] = v;
-  return out;
-}
-
-function Form(p: { id: string; submit: string; busy: boolean; onSubmit: () => void; children: ComponentChildren }): JSX.Element {
-  return (
-    <form id={p.id} noValidate={false} onSubmit={(e) => { e.preventDefault(); p.onSubmit(); }}>
-      {p.children}
-      <button type="submit" disabled={p.busy}>{p.submit}</button>
-    </form>
-  );
-}
-
-interface FieldProps {
-  name: string;
-  label: string;
-  type?: string;
-  autoComplete?: string;
-  inputMode?: 'numeric' | 'text';
-  required?: boolean;
-  /** the initial value (a code from the link the user followed) */
-  defaultValue?: string;
-  hint?: string;
-  /** the current error: a non-empty one marks the field invalid and points at the alert */
-  error?: string;
-}
-
-function Field(p: FieldProps): JSX.Element {
-  const id = `f-${p.name}`;
-  const described = [p.hint ? `${id}-hint` : '', p.error ? 'form-error' : ''].filter(Boolean).join(' ');
-  return (
-    <div class="field">
-      <label for={id}>{p.label}</label>
-      <input id={id} name={p.name} type={p.type ?? 'text'} autoComplete={p.autoComplete} inputMode={p.inputMode} required={p.required} defaultValue={p.defaultValue}
-        aria-invalid={p.error ? 'true' : undefined} aria-describedby={described || undefined} />
-      {p.hint && <p class="hint" id={`${id}-hint`}>{p.hint}</p>}
-    </div>
   );
 }
 

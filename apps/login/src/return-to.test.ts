@@ -48,3 +48,14 @@ describe('safeReturnTo (the device verification page, RFC 8628, issue 34 §5)', 
     expect(safeReturnTo('/app/device', O, '/auth')).toBeNull();
   });
 });
+
+describe('safeReturnTo (the account console, issue 33 §2)', () => {
+  it('accepts <base>/app/account and no other path like it', () => {
+    expect(safeReturnTo('/app/account', O, '')).toBe('/app/account');
+    expect(safeReturnTo('/auth/app/account', O, '/auth')).toBe('/auth/app/account');
+    for (const bad of ['/app/account/x', '/app/accounts', '/app/account/../../v1/profile', 'https://evil.example/app/account', '//evil.example/app/account']) {
+      expect(safeReturnTo(bad, O, '')).toBeNull();
+    }
+    expect(safeReturnTo('/app/account', O, '/auth')).toBeNull();
+  });
+});

@@ -3,7 +3,7 @@
  * Where the page may send the browser after a sign-in (issue 18 item 5, the `/authorize` contract):
  * `return_to` is honoured only when it is a same-origin path under `<base>/authorize`, or the SAML
  * IdP's sign-on endpoint `<base>/oauth/saml/<org>/idp/sso` (issue 20), or the device verification page
- * `<base>/app/device` (RFC 8628, issue 34 §5), never an absolute URL, a
+ * `<base>/app/device` (RFC 8628, issue 34 §5) or the account console `<base>/app/account` (issue 33 §2), never an absolute URL, a
  * protocol-relative `//host` or a backslash trick (RFC 9700 §4.11: no open redirect).
  */
 
@@ -30,7 +30,8 @@ export function safeReturnTo(raw: string | null, origin: string, basePath: strin
   if (url.origin !== origin) return null;
   const authorize = `${basePath}/authorize`;
   const samlIdpSso = url.pathname.startsWith(`${basePath}/oauth/saml/`) && /^\/oauth\/saml\/[^/]+\/idp\/sso$/.test(url.pathname.slice(basePath.length));
-  const device = url.pathname === `${basePath}/app/device`;
+  // the device page and the account console (issue 33 §2) send a signed-out visitor to sign in first
+  const device = url.pathname === `${basePath}/app/device` || url.pathname === `${basePath}/app/account`;
   if (url.pathname !== authorize && !url.pathname.startsWith(`${authorize}/`) && !samlIdpSso && !device) return null;
   return `${url.pathname}${url.search}`;
 }

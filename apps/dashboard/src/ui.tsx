@@ -1,0 +1,226 @@
+/**
+ * @module dashboard/ui
+ * The console's shared pieces: the page context (the typed API client and navigation), a page
+ * heading that takes the focus when a page opens, labelled fields, the pager, the message regions
+ * (`role="alert"` for errors, `role="status"` for outcomes, both announced by screen readers) and
+ * the one-time secret box with its copy button.
+ */
+import type { ComponentChildren, JSX } from 'preact';
+import { createContext } from 'preact';
+import { useContext, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, type Api } from './api.ts';
+import type { ConsoleConfig } from './config.ts';
+import { t } from './strings.ts';
+
+/** What every page gets: the API, the config and navigation inside `/dashboard`. */
+export interface ConsoleContext {
+  api: Api;
+  config: ConsoleConfig;
+  /** the href of a console path (`/users` → `<basePath>/dashboard/users`) */
+  href(path: string): string;
+  /** goes to a console path (history push); `flash` is announced by the next page (its history state) */
+  navigate(path: string, flash?: string): void;
+}
+
+export const Ctx = createContext<ConsoleContext | null>(null);
+
+/** The page context. @throws Error outside the console's provider */
+export function useConsole(): ConsoleContext {
+  const c = useContext(Ctx);
+  if (!c) throw new Error('useConsole outside the console');
+  return c;
+}
+
+/** The flash message the navigation to this page carried, or `''`. */
+export function flash(): string {
+  const state: unknown = history.state;
+  return state && typeof state === 'object' && typeof (state as { flash?: unknown }).flash === 'string' ? (state as { flash: string }).flash : '';
+}
+
+/** The user-facing text of a failed call. */
+export function errorText(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The page's `<h1>`, focused when the page opens so screen readers announce it. */
+export function Title({ children }: { children: ComponentChildren }): JSX.Element {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => { ref.current?.focus(); }, []);
+  return <h1 tabIndex={-1} ref={ref}>{children}</h1>;
+}
+
+/** Errors (`role="alert"`) and outcomes (`role="status"`), always present so changes are announced. */
+export function Messages({ error, status }: { error: string; status: string }): JSX.Element {
+  return (
+    <>
+      <p class="error" role="alert">{error}</p>
+      <p class="status" role="status">{status}</p>
+    </>
+  );
+}
+
+/** A labelled text input. */
+export function Field(props: { label: string; value: string; onInput(v: string): void; type?: string; hint?: string; id: string; required?: boolean; autoComplete?: string }): JSX.Element {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input id={props.id} type={props.type ?? 'text'} value={props.value} required={props.required} autoComplete={props.autoComplete ?? 'off'}
+        aria-describedby={props.hint ? `${props.id}-hint` : undefined}
+        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)} />
+      {props.hint ? <p class="hint" id={`${props.id}-hint`}>{props.hint}</p> : null}
+    </div>
+  );
+}
+
+/** A labelled multi-line text input (a certificate, metadata XML, a template, one URI per line). */
+export function Area(props: { label: string; value: string; onInput(v: string): void; hint?: string; id: string; rows?: number; required?: boolean; code?: boolean }): JSX.Element {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <textarea id={props.id} rows={props.rows ?? 3} value={props.value} required={props.required} class={props.code ? 'code' : undefined} spellcheck={false}
+        aria-describedby={props.hint ? `${props.id}-hint` : undefined}
+        onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)} />
+      {props.hint ? <p class="hint" id={`${props.id}-hint`}>{props.hint}</p> : null}
+    </div>
+  );
+}
+
+/** A labelled drop-down list of `[value, label]` options. */
+export function Select(props: { label: string; value: string; onChange(v: string): void; id: string; options: ReadonlyArray<readonly [string, string]>; hint?: string }): JSX.Element {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} aria-describedby={props.hint ? `${props.id}-hint` : undefined}
+        onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value)}>
+        {props.options.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
+      </select>
+      {props.hint ? <p class="hint" id={`${props.id}-hint`}>{props.hint}</p> : null}
+    </div>
+  );
+}
+
+/** Lines of a text area, trimmed, blank ones dropped (one URI per line). */
+export const lines = (s: string): string[] => s.split('\n').map((l) => l.trim()).filter(Boolean);
+
+/** True for an API refusal with HTTP status 404 (a resource that is not there yet: an org's SCIM endpoint, its SSO connection). */
+export const notFound = (err: unknown): boolean => err instanceof ApiError && err.status === 404;
+
+/** A labelled checkbox. */
+export function Check(props: { label: string; checked: boolean; onChange(v: boolean): void; id: string }): JSX.Element {
+  return (
+    <div class="check">
+      <input id={props.id} type="checkbox" checked={props.checked} onChange={(e) => props.onChange((e.currentTarget as HTMLInputElement).checked)} />
+      <label for={props.id}>{props.label}</label>
+    </div>
+  );
+}
+
+/** Previous/next page buttons and the position, for the contract's `Pagination`. */
+export function Pager(props: { page: number; limit: number; total: number; noun: string; onPage(page: number): void }): JSX.Element {
+  const pages = Math.ceil(props.total / Math.max(props.limit, 1));
+  return (
+    <nav class="pager" aria-label={props.noun}>
+      <button type="button" class="secondary" disabled={props.page <= 1} onClick={() => props.onPage(props.page - 1)}>{t.common.previous}</button>
+      <span>{t.common.page(props.page, pages, props.total, props.noun)}</span>
+      <button type="button" class="secondary" disabled={props.page >= pages} onClick={() => props.onPage(props.page + 1)}>{t.common.next}</button>
+    </nav>
+  );
+}
+
+/** After a list: its empty message when it has no row, then the {@link Pager} of the answer's `Pagination`. */
+export function ListEnd(props: { rows: number; empty: string; pagination: { page: number; limit: number; total: number } | null; page: number; limit: number; noun: string; onPage(page: number): void }): JSX.Element {
+  const p = props.pagination;
+  return (
+    <>
+      {props.rows === 0 ? <p>{props.empty}</p> : null}
+      <Pager page={p?.page ?? props.page} limit={p?.limit ?? props.limit} total={p?.total ?? 0} noun={props.noun} onPage={props.onPage} />
+    </>
+  );
+}
+
+/** A secret shown once (a webhook signing secret, a client secret), with a copy button. */
+export function OnceSecret(props: { title: string; secret: string; note: string; onDone(): void }): JSX.Element {
+  const [copied, setCopied] = useState('');
+  const ref = useRef<HTMLElement>(null);
+  useEffect(() => { ref.current?.focus(); }, []);
+  return (
+    <section class="secret-box" aria-labelledby="secret-title" tabIndex={-1} ref={ref}>
+      <h2 id="secret-title">{props.title}</h2>
+      <p>{props.note}</p>
+      <p><code class="secret" data-testid="secret">{props.secret}</code></p>
+      <div class="row">
+        <button type="button" class="secondary" onClick={() => {
+          navigator.clipboard.writeText(props.secret).then(() => setCopied(t.common.copied), () => setCopied(''));
+        }}>{t.common.copy}</button>
+        <button type="button" onClick={props.onDone}>{t.common.dismissSecret}</button>
+      </div>
+      <p role="status" class="status">{copied}</p>
+    </section>
+  );
+}
+
+/** An inline confirmation of a destructive action; its confirm button takes the focus. */
+export function Confirm(props: { id: string; text: string; yes: string; onYes(): void; onNo(): void }): JSX.Element {
+  return (
+    <div class="confirm" role="alertdialog" aria-labelledby={props.id} aria-modal="false">
+      <p id={props.id}>{props.text}</p>
+      <div class="row">
+        <button type="button" class="danger" autoFocus onClick={props.onYes}>{props.yes}</button>
+        <button type="button" class="secondary" onClick={props.onNo}>{t.common.cancel}</button>
+      </div>
+    </div>
+  );
+}
+
+/** A Unix time in seconds as a local date and time. */
+export function when(seconds: number | null | undefined): string {
+  return seconds ? new Date(seconds * 1000).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium' }) : t.common.none;
+}
+
+/** What {@link useAction} gives a page. */
+export interface Action {
+  error: string;
+  status: string;
+  busy: boolean;
+  /** runs `action`: busy meanwhile, then its result (the outcome's text) in `status` or its refusal in `error` */
+  run(action: () => Promise<string>): void;
+  setError(text: string): void;
+  setBusy(busy: boolean): void;
+}
+
+/**
+ * A page's runner of server actions (save, revoke, delete, …).
+ * @param after called after each action that succeeded (a reload of the page's data)
+ */
+export function useAction(after: () => void): Action {
+  const [error, setError] = useState('');
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState(false);
+  const run = (action: () => Promise<string>): void => {
+    setBusy(true);
+    setError('');
+    setStatus('');
+    action().then((s) => { setStatus(s); after(); }, (e: unknown) => setError(errorText(e))).finally(() => setBusy(false));
+  };
+  return { error, status, busy, run, setError, setBusy };
+}
+
+/**
+ * Runs `load` when `deps` change and keeps its answer, its error and whether it is loading.
+ * @returns `[data, error, loading, reload]`
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | null, string, boolean, () => void] {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState('');
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    load().then((d) => { if (live) { setData(d); setError(''); } }, (e: unknown) => { if (live) setError(errorText(e)); })
+      .finally(() => { if (live) setLoading(false); });
+    return () => { live = false; };
+  }, [...deps, tick]);
+  return [data, error, loading, () => setTick((n) => n + 1)];
+}
