@@ -166,7 +166,7 @@ export function chartSchema(meta: ChartFlags = chartFlags()): Schema {
       imagePullSecrets: { type: 'array' },
       fullnameOverride: { type: 'string' },
       ports: obj({ http: port, grpc: port, metrics: port }, { required: ['http', 'grpc', 'metrics'] }),
-      openfgaApi: obj({ enabled: { type: 'boolean' }, port }),
+      openfgaApi: obj({ enabled: { type: 'boolean' }, port, grpcPort: port, gateway: { type: 'boolean' } }),
       config: obj({
         shared: flagsObj({ type: 'object', required: ['url'], properties: { ...flagProps, url: { type: 'string', minLength: 1, pattern: '^https?://' } } }),
         ...Object.fromEntries(components.map((c) => [c, flagsObj()])),

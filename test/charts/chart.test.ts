@@ -181,6 +181,20 @@ describe('charts/gatehouse', () => {
     for (const flag of ['--client-id', '--redis-url', '--jwt-type']) expect(argValue(notifications, flag)).toBeUndefined();
   });
 
+  it('says in its README which services get the encryption key and the admin secret, as rendered (issue 37 §5)', () => {
+    const readme = readFileSync(`${CHART}/README.md`, 'utf8').replace(/\s+/g, ' ');
+    /** The services a README phrase lists: "authn, mfa, orgs and notifications" → sorted names. */
+    const listed = (phrase: string): string[] => phrase.replace(/\bthe /g, '').split(/, | and | or /).map((x) => x.trim()).sort();
+    const holding = (key: string): string[] => [...deployments(objects)].filter(([, d]) => mountedSecretKeys(d).includes(key)).map(([n]) => n).sort();
+    const enc = /`encryption-key` for ([a-z, ]+?) \(.*?\), not ([a-z, ]+?);/.exec(readme);
+    expect(enc).not.toBeNull();
+    expect(listed(enc![1]!)).toEqual(holding('encryption-key'));
+    expect(listed(enc![2]!)).toEqual(SERVICES.filter((n) => !holding('encryption-key').includes(n)));
+    const admin = /`admin-secret` and `redis-url` not for ([a-z]+)/.exec(readme);
+    expect(SERVICES.filter((n) => !holding('admin-secret').includes(n))).toEqual([admin![1]]);
+    expect(SERVICES.filter((n) => !holding('redis-url').includes(n))).toEqual([admin![1]]);
+  });
+
   it('points the gateway at the Services by DNS name: gRPC and GraphQL subgraph URLs', () => {
     const { args } = containerOf(deployments(objects).get('gateway')!);
     expect(argValue(args, '--authn-address')).toBe('rel-authn:9091');
@@ -419,7 +433,8 @@ describe('charts/gatehouse values', () => {
     // the HTTP Ingress is untouched: no gRPC annotation on REST and GraphQL
     expect(ingresses.get('rel')!.metadata.annotations).toBeUndefined();
     const grpc = ingresses.get('rel-grpc')!;
-    expect(grpc.metadata.annotations).toEqual({ 'nginx.ingress.kubernetes.io/backend-protocol': 'GRPC' });
+    // ingress-nginx reads backend-protocol; NGINX Inc.'s controller names the gRPC Services
+    expect(grpc.metadata.annotations).toEqual({ 'nginx.ingress.kubernetes.io/backend-protocol': 'GRPC', 'nginx.org/grpc-services': 'rel-gateway-grpc,rel-authz-grpc' });
     expect(grpc.spec).toEqual({
       ingressClassName: 'nginx',
       tls: [{ secretName: 'grpc-tls', hosts: ['grpc.auth.example.com'] }],
@@ -435,8 +450,8 @@ describe('charts/gatehouse values', () => {
     });
     for (const component of ['gateway', 'authz']) {
       const svc = on.find((o) => o.kind === 'Service' && o.metadata.name === `rel-${component}-grpc`)!;
-      // Traefik reads the scheme from the Service: one carrying only the gRPC port, so HTTP/1.1 stays HTTP/1.1
-      expect(svc.metadata.annotations).toEqual({ 'traefik.ingress.kubernetes.io/service.serversscheme': 'h2c' });
+      // Traefik and Contour read the scheme from the Service: one carrying only the gRPC port, so HTTP/1.1 stays HTTP/1.1
+      expect(svc.metadata.annotations).toEqual({ 'traefik.ingress.kubernetes.io/service.serversscheme': 'h2c', 'projectcontour.io/upstream-protocol.h2c': 'grpc' });
       expect(svc.spec.ports).toEqual([{ name: 'grpc', port: 9091, targetPort: 'grpc', protocol: 'TCP', appProtocol: 'kubernetes.io/h2c' }]);
       expect(svc.spec.selector).toEqual(deployments(on).get(component)!.spec.selector.matchLabels);
       const container = containerOf(deployments(on).get(component)!);
@@ -448,6 +463,7 @@ describe('charts/gatehouse values', () => {
 
     const gatewayOnly = renderChart('rel', [EXAMPLE_VALUES], { ingress: { enabled: true, hosts: ['a.example.com'], grpc: { enabled: true, host: 'g.example.com', authzDirect: false } } });
     expect(gatewayOnly.find((o) => o.metadata.name === 'rel-grpc')!.spec.rules[0].http.paths.map((p: any) => p.backend.service.name)).toEqual(['rel-gateway-grpc']);
+    expect(gatewayOnly.find((o) => o.metadata.name === 'rel-grpc')!.metadata.annotations['nginx.org/grpc-services']).toBe('rel-gateway-grpc');
     expect(gatewayOnly.filter((o) => o.metadata.name === 'rel-authz-grpc')).toEqual([]);
     const noHost = template('rel', [EXAMPLE_VALUES], { ingress: { enabled: true, hosts: ['a.example.com'], grpc: { enabled: true } } });
     expect(noHost.stderr).toContain('ingress.grpc.host is required with ingress.grpc.enabled');
@@ -461,28 +477,65 @@ describe('charts/gatehouse values', () => {
     expect(objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-authz')!.spec.clusterIP).toBeUndefined();
   });
 
-  it('serves OpenFGA\'s API on authz only with openfgaApi.enabled: its flags, container port, own ClusterIP Service and policy (issue 36 §2)', () => {
+  it('serves OpenFGA\'s API (HTTP and gRPC) on authz only with openfgaApi.enabled: its flags, named container ports, own ClusterIP Service and policy (issue 36 §2)', () => {
     const authzOf = (o: readonly K8sObject[]) => containerOf(deployments(o).get('authz')!);
     expect(objects0().filter((o) => o.metadata.name === 'rel-authz-openfga')).toEqual([]);
     expect(authzOf(objects0()).args.some((a: string) => a.startsWith('--openfga-'))).toBe(false);
     const on = renderChart('rel', [EXAMPLE_VALUES], {
-      openfgaApi: { enabled: true, port: 8090 },
+      openfgaApi: { enabled: true, port: 8090, grpcPort: 8091 },
       secrets: { values: { openfgaAuthnPresharedKeys: 'k1,k2' } },
       networkPolicy: { enabled: true, openfgaFrom: [{ podSelector: { matchLabels: { app: 'billing' } } }] },
     });
     const c = authzOf(on);
     const parsed = loadConfig('authz', c.args.slice(1), { readFile: podSecretFiles(deployments(on).get('authz')!, secretData(on)) });
     expect(parsed.errors).toEqual([]);
-    expect(parsed.config).toMatchObject({ openfgaHttpPort: 8090, openfgaHttpHost: '0.0.0.0', openfgaAuthnMethod: 'preshared', openfgaAuthnPresharedKeys: ['k1', 'k2'] });
-    expect(c.ports).toContainEqual({ name: 'openfga', containerPort: 8090, protocol: 'TCP' });
-    for (const [name, d] of deployments(on)) if (name !== 'authz') expect(containerOf(d).args.some((a: string) => a.startsWith('--openfga-'))).toBe(false);
+    expect(parsed.config).toMatchObject({ openfgaHttpPort: 8090, openfgaGrpcPort: 8091, openfgaHttpHost: '0.0.0.0', openfgaAuthnMethod: 'preshared', openfgaAuthnPresharedKeys: ['k1', 'k2'] });
+    expect(c.ports).toContainEqual({ name: 'openfga-http', containerPort: 8090, protocol: 'TCP' });
+    expect(c.ports).toContainEqual({ name: 'openfga-grpc', containerPort: 8091, protocol: 'TCP' });
+    for (const [name, d] of deployments(on)) if (name !== 'authz') expect(containerOf(d).args.some((a: string) => a.startsWith('--openfga-') || a.startsWith('--gateway-openfga-'))).toBe(false);
     const svc = on.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-authz-openfga')!;
     expect(svc.spec.type).toBe('ClusterIP');
-    expect(svc.spec.ports).toEqual([{ name: 'openfga', port: 8090, targetPort: 'openfga', protocol: 'TCP' }]);
+    // the ports named as OpenFGA's own chart names them
+    expect(svc.spec.ports).toEqual([
+      { name: 'http', port: 8090, targetPort: 'openfga-http', protocol: 'TCP' },
+      { name: 'grpc', port: 8091, targetPort: 'openfga-grpc', protocol: 'TCP', appProtocol: 'grpc' },
+    ]);
     expect(svc.spec.selector['app.kubernetes.io/component']).toBe('authz');
+    // off the public edge: neither the Ingress nor the gateway routes it unless openfgaApi.gateway says so
     expect(on.filter((o) => o.kind === 'Ingress' || (o.kind === 'Service' && o.metadata.name === 'rel-gateway')).flatMap((o) => JSON.stringify(o.spec)).join('')).not.toContain('openfga');
     const policy = on.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-authz')!;
-    expect(policy.spec.ingress).toContainEqual({ ports: [{ port: 'openfga', protocol: 'TCP' }], from: [{ podSelector: { matchLabels: { app: 'billing' } } }] });
+    expect(policy.spec.ingress).toContainEqual({
+      ports: [{ port: 'openfga-http', protocol: 'TCP' }, { port: 'openfga-grpc', protocol: 'TCP' }], from: [{ podSelector: { matchLabels: { app: 'billing' } } }],
+    });
+    // without openfgaApi.gateway, the gateway is not among the OpenFGA ports' sources
+    expect(policy.spec.ingress.filter((r: unknown) => /openfga/.test(JSON.stringify(r)) && /"gateway"/.test(JSON.stringify(r)))).toEqual([]);
+  });
+
+  it('routes OpenFGA\'s HTTP API through the gateway with openfgaApi.gateway: --gateway-openfga-url to the OpenFGA Service, and the policy admits the gateway (issue 36 §2)', () => {
+    const gatewayArgs = (o: readonly K8sObject[]): string[] => containerOf(deployments(o).get('gateway')!).args;
+    // openfgaApi.gateway alone does nothing while the API is off
+    expect(gatewayArgs(renderChart('rel', [EXAMPLE_VALUES], { openfgaApi: { gateway: true } })).some((a) => a.startsWith('--gateway-openfga-url'))).toBe(false);
+    expect(gatewayArgs(renderChart('rel', [EXAMPLE_VALUES], { openfgaApi: { enabled: true }, secrets: { values: { openfgaAuthnPresharedKeys: 'k1' } } }))
+      .some((a) => a.startsWith('--gateway-openfga-url'))).toBe(false);
+    const on = renderChart('rel', [EXAMPLE_VALUES], {
+      openfgaApi: { enabled: true, gateway: true },
+      secrets: { values: { openfgaAuthnPresharedKeys: 'k1' } },
+      networkPolicy: { enabled: true, openfgaFrom: [{ podSelector: { matchLabels: { app: 'billing' } } }] },
+    });
+    const args = gatewayArgs(on);
+    expect(args).toContain('--gateway-openfga-url=http://rel-authz-openfga:8082');
+    const parsed = loadConfig('gateway', args.slice(1), { readFile: podSecretFiles(deployments(on).get('gateway')!, secretData(on)) });
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.config?.gatewayOpenfgaUrl).toBe('http://rel-authz-openfga:8082');
+    const svc = on.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-authz-openfga')!;
+    expect(svc.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port])).toEqual([['http', 8082], ['grpc', 8083]]);
+    const policy = on.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-authz')!;
+    expect(policy.spec.ingress).toContainEqual({
+      ports: [{ port: 'openfga-http', protocol: 'TCP' }],
+      from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gatehouse', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'gateway' } } }],
+    });
+    // the chart sets the flag itself
+    expect(() => renderChart('rel', [EXAMPLE_VALUES], { config: { gateway: { gatewayOpenfgaUrl: 'http://elsewhere:1' } } })).toThrow(/gatewayOpenfgaUrl.*set by the chart/);
   });
 
   it('turns tracing on for every process with config.shared.otlpEndpoint, and renders no --otlp-endpoint by default (issue 15)', () => {

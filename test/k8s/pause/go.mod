@@ -1,0 +1,3 @@
+module gatehouse.local/pause
+
+go 1.24.0
