@@ -8,12 +8,13 @@
 # TypeScript sources directly (type stripping), so there is no build step. Workspace packages
 # (@gatehouse/*) are symlinks into libs/, services/, gateway/, so their .ts files are not "under
 # node_modules" and type stripping applies to them.
-# The hosted login page (apps/login) is the one thing built: Vite, a dev dependency, turns it into
-# static files in a stage of its own, and only apps/login/dist is copied into the image.
-FROM node:24-slim AS login-page
+# The browser apps (the hosted login page, apps/login, and the admin console, apps/dashboard) are the
+# one thing built: Vite, a dev dependency, turns them into static files in a stage of their own, and
+# only their dist/ folders are copied into the image.
+FROM node:24-slim AS web-apps
 WORKDIR /src
 COPY . .
-RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build:login
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm run build:login && npm run build:dashboard
 
 FROM node:24-slim
 
@@ -32,7 +33,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
  && node bin/gatehouse.mjs gateway --help > /dev/null
 
-COPY --from=login-page /src/apps/login/dist apps/login/dist
+COPY --from=web-apps /src/apps/login/dist apps/login/dist
+COPY --from=web-apps /src/apps/dashboard/dist apps/dashboard/dist
 
 # `node` (uid 1000) from the base image; the chart sets runAsNonRoot and a read-only root FS.
 # Nothing under /app is written at run time: the image runs with `--read-only` (a SQLite database
@@ -43,5 +45,7 @@ EXPOSE 8080 9091 8081
 # arguments). Docker image format only: podman/buildah need `--format docker` (scripts/build-image.sh);
 # Kubernetes ignores it and uses the chart's probes.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["node", "bin/healthcheck.mjs"]
-ENTRYPOINT ["node", "bin/gatehouse.mjs"]
+# --max-semi-space-size=16: the launcher's default young generation (bin/gatehouse.mjs), given here so it
+# does not start itself a second time to add it
+ENTRYPOINT ["node", "--max-semi-space-size=16", "bin/gatehouse.mjs"]
 CMD ["--help"]

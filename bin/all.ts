@@ -12,6 +12,7 @@ import { closeOnSignal, createInProcessClient, orFatal, startGrpcServer, type Se
 import { buildInProcess, invalidationFor } from '@gatehouse/service';
 import { SERVICES } from '../services/registry.ts';
 import { serveGateway } from '../gateway/src/main.ts';
+import { withWorker } from '../gateway/src/workers.ts';
 import type { GatewayServices } from '../gateway/src/app.ts';
 import { readSupergraph } from '../gateway/src/graphql/supergraph.ts';
 
@@ -51,7 +52,7 @@ export async function buildAllInOne(config: Config, shared: { logger: Logger; re
 /** `gatehouse all [flags]`. */
 export async function runAllInOne(argv: readonly string[]): Promise<void> {
   const { config, warnings } = loadConfigOrExit('all', argv);
-  const logger = createLogger(config.logLevel as LogLevel, undefined, config.logFormat);
+  const logger = withWorker(createLogger(config.logLevel as LogLevel, undefined, config.logFormat));
   const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'gatehouse', serviceVersion: VERSION }) : null;
   for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();

@@ -7,6 +7,7 @@
 // only the command list: the flag registry and everything a command runs load after the command is known,
 // so `gatehouse --help` answers without them (`--version` is answered by gatehouse.mjs)
 import { COMMAND_SUMMARY, COMMANDS, type CommandName } from '@gatehouse/config/commands';
+import type { LogLevel } from '@gatehouse/observability';
 
 const USAGE = `usage: gatehouse <command> [flags]
 
@@ -38,7 +39,26 @@ if (argv.includes('--help') || argv.includes('-h')) {
   process.exit(0);
 }
 
-if (name === 'all') {
+// issue 38 §0: with more than one HTTP worker the process started only supervises the workers it forks,
+// each of which runs this same command line (gateway/src/workers.ts)
+let supervising = false;
+if (name === 'all' || name === 'gateway') {
+  const { default: cluster } = await import('node:cluster');
+  if (cluster.isPrimary) {
+    const [{ loadConfigOrExit }, workers] = await Promise.all([import('@gatehouse/config'), import('../gateway/src/workers.ts')]);
+    const { config } = loadConfigOrExit(name, argv);
+    const count = workers.httpWorkerCount(config);
+    if (count > 1) {
+      supervising = true;
+      const { createLogger } = await import('@gatehouse/observability');
+      await workers.superviseHttpWorkers(config, count, createLogger(config.logLevel as LogLevel, undefined, config.logFormat).child({ service: 'supervisor' }));
+    }
+  }
+}
+
+if (supervising) {
+  // the workers serve; this process only forks, restarts and stops them
+} else if (name === 'all') {
   const { runAllInOne } = await import('./all.ts');
   await runAllInOne(argv);
 } else if (name === 'gateway') {

@@ -16,6 +16,19 @@ if (first === '--version' || first === '-v' || first === 'version') {
   process.stdout.write(`gatehouse ${version}\n`);
   process.exit(0);
 }
+// V8's young generation capped at 16 MiB per semi-space (issue 38 §5). Left to itself V8 grows each
+// semi-space to 64 MiB under request traffic on a machine with this much memory, and keeps the pages:
+// that was most of the RSS growth under load (test/bench/README.md, "Memory under load"). The flag must be
+// given before V8 sets up its heap (v8.setFlagsFromString is too late), so the launcher starts itself again
+// with it through process.execve (same process id, same stdio; ≈ one Node bootstrap of CPU). The container
+// image passes the flag on its ENTRYPOINT and skips this. An operator's own value wins: a
+// --max-semi-space-size on node's command line or in NODE_OPTIONS is kept as given.
+const SEMI_SPACE_MIB = 16;
+const givesSemiSpace = (a) => /^--max[-_]semi[-_]space[-_]size(=|$)/.test(a);
+if (![...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some(givesSemiSpace) && typeof process.execve === 'function') {
+  const { fileURLToPath } = await import('node:url');
+  process.execve(process.execPath, [process.execPath, `--max-semi-space-size=${SEMI_SPACE_MIB}`, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], process.env);
+}
 // Cache V8's compiled code of the modules between starts (issue 22 §3: loading modules is most of the
 // start-up CPU). Under os.tmpdir() unless NODE_COMPILE_CACHE names a directory; a cache that cannot be
 // written is skipped, never an error.

@@ -2,8 +2,9 @@
  * @module bin/reseal
  * `gatehouse reseal [flags]` (issue 32): after a new key was put first in `--encryption-key`, seals
  * every value an older key of the ring sealed again under the first (TOTP secrets, SSO client secrets,
- * SAML IdP keys), on the database the flags name, and prints the counts as one JSON line. It takes the
- * flags of `gatehouse all` (pass the deployment's own); in split mode run it once per service database.
+ * SAML IdP keys, and the links and codes of the delivery jobs waiting in authn's and mfa's outboxes), on
+ * the database the flags name, and prints the counts as one JSON line. It takes the flags of `gatehouse
+ * all` (pass the deployment's own); in split mode run it once per service database.
  * Exit status 0 when every value opened, 1 when some value no key of the ring opens (their key was
  * dropped: put it back and run again), 2 on bad flags.
  */

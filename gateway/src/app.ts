@@ -18,13 +18,16 @@ import { ROUTES, buildOpenApi, notServedOperations } from './routes/table.ts';
 import { callContextOf, createRestFastPath, mountRestRoutes, type ServiceClients } from './rest.ts';
 import type { createGraphqlGateway } from './graphql/gateway.ts';
 import { loginRedirectRoute, mountSocialRoutes, pickParams } from './login-redirect.ts';
-import { mountOAuthRoutes } from './oauth.ts';
+import { mountAuthorizationServerMetadata, mountOAuthRoutes } from './oauth.ts';
+import { mountMcp } from './mcp.ts';
+import { mountOpenFgaProxy } from './openfga-proxy.ts';
 import type { QueryLimits } from './graphql/limits.ts';
 import { mountSamlIdp } from './saml-idp.ts';
 import { mountScim } from './scim.ts';
 import { mountSso } from './sso.ts';
 import { mountPlayground } from './graphql/playground.ts';
 import { LOGIN_PAGE_PATH, mountLoginPage, type LoginPageOptions } from './login-page.ts';
+import { DASHBOARD_PATH, mountDashboard } from './dashboard.ts';
 
 export interface GatewayOptions {
   http: HttpLayerOptions;
@@ -35,8 +38,14 @@ export interface GatewayOptions {
   playground: boolean;
   /** `--enable-login-page` (null when false): the hosted login page under /app (login-page.ts) */
   loginPage: Omit<LoginPageOptions, 'basePath'> | null;
+  /** `--enable-dashboard`: the admin console under /dashboard (dashboard.ts) */
+  dashboard: boolean;
   internalToken: string;
   deadlineMs: number;
+  /** `--mcp-enabled`: the MCP endpoint `POST /mcp` and its RFC 9728 metadata (mcp.ts) */
+  mcp: boolean;
+  /** `--gateway-openfga-url` (null when absent): OpenFGA's HTTP API under /stores, passed to this URL (openfga-proxy.ts) */
+  openfgaUrl?: string | null;
 }
 
 export interface GatewayServices {
@@ -91,11 +100,17 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
   mountSocialRoutes(app, services.clients, redirecting, deps.logger);
   // the OAuth 2.0 / OpenID Provider endpoints (issue 18): their own wire, not the table's JSON
   mountOAuthRoutes(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  // RFC 8414 §3: the authorization server metadata, the discovery document under its OAuth name
+  mountAuthorizationServerMetadata(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
+  // issue 34 §7: the MCP endpoint, an OAuth resource server for tokens issued for it
+  if (opts.mcp) mountMcp(app, services.clients, { url: opts.http.url, version: opts.version, deadlineMs: opts.deadlineMs, logger: deps.logger });
   // organization SSO (issue 20): OIDC and SAML logins, the SAML SP, org discovery (sso.ts)
   // issue 31 §1: a refused browser step lands on the hosted app's error screen when the app is served
   mountSso(app, services.clients, {
     deadlineMs: opts.deadlineMs, logger: deps.logger, errorPage: opts.loginPage ? `${opts.http.url.replace(/\/+$/, '')}${LOGIN_PAGE_PATH}/error` : null,
   });
+  // issue 36 §2: OpenFGA's HTTP API, off the public edge unless asked for
+  if (opts.openfgaUrl) mountOpenFgaProxy(app, { target: opts.openfgaUrl, timeoutMs: opts.deadlineMs, logger: deps.logger });
   mountRestRoutes(app, ROUTES, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   mountScim(app, services.clients, { deadlineMs: opts.deadlineMs, logger: deps.logger });
   // the SAML IdP's metadata and SSO endpoints (issue 20): XML and HTML, not the table's JSON
@@ -139,8 +154,11 @@ export async function createGatewayApp(opts: GatewayOptions, services: GatewaySe
     });
   }
   if (opts.loginPage) mountLoginPage(app, { ...opts.loginPage, basePath }, deps.logger);
-  // issue 33 §3: a browser opening the root lands on the hosted login page, else on the GraphQL playground
-  const home = opts.loginPage ? `${basePath}${LOGIN_PAGE_PATH}` : opts.playground ? `${basePath}/graphql` : null;
+  if (opts.dashboard) mountDashboard(app, { basePath, playground: opts.playground }, deps.logger);
+  // issue 33 §3: a browser opening the root lands on the hosted login page, else on the admin
+  // console, else on the GraphQL playground
+  const home = opts.loginPage ? `${basePath}${LOGIN_PAGE_PATH}` : opts.dashboard ? `${basePath}${DASHBOARD_PATH}`
+    : opts.playground ? `${basePath}/graphql` : null;
   if (home) app.get('/', (_req, res) => { res.redirect(302, home); });
   app.all('/graphql', (req, res) => {
     res.setHeader('Allow', 'POST, OPTIONS');

@@ -10,6 +10,7 @@ import { closeOnSignal, createGrpcClient, deriveInternalToken, orFatal, serviceD
 import { SERVICES } from '../../services/registry.ts';
 import { createGatewayApp, listen, type GatewayOptions, type GatewayServices } from './app.ts';
 import { readSupergraph } from './graphql/supergraph.ts';
+import { announceWorkerReady, httpWorkerCount, httpWorkerIndex, withWorker } from './workers.ts';
 
 /** The gateway options from the flags (shared with all-in-one). */
 export function gatewayOptions(config: Config): GatewayOptions {
@@ -28,8 +29,11 @@ export function gatewayOptions(config: Config): GatewayOptions {
     limits: { maxDepth: config.graphqlMaxDepth, maxComplexity: config.graphqlMaxComplexity, maxAliases: config.graphqlMaxAliases },
     playground: config.enablePlayground,
     loginPage: config.enableLoginPage ? { organizationName: config.organizationName, organizationLogo: config.organizationLogo } : null,
+    dashboard: config.enableDashboard,
     internalToken: deriveInternalToken(config.clientSecret),
     deadlineMs: 30_000,
+    mcp: config.mcpEnabled,
+    openfgaUrl: config.gatewayOpenfgaUrl ?? null,
   };
 }
 
@@ -44,8 +48,14 @@ export async function serveGateway(
   const http = await orFatal({ host: config.host, port: config.httpPort }, () => listen(gw.handler, config.host, config.httpPort));
   const admit = (ip: string): Promise<boolean> => gw.limiter.take(ip).catch(() => true);
   const grpc = await orFatal({ host: config.host, port: config.grpcPort }, () => grpcPublic(admit));
-  const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry: deps.registry }));
-  deps.logger.info(startupSummary(config, { http: http.port, grpc: grpc.port, metrics: metrics.port }, deps.summary ?? {}), `Gatehouse is serving ${config.url}`);
+  // an HTTP worker's metrics are served, summed, by its primary (workers.ts)
+  const worker = httpWorkerIndex();
+  const metrics = worker !== null
+    ? { port: config.metricsPort, close: async () => undefined }
+    : await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry: deps.registry }));
+  const workers = worker === null ? {} : { http_workers: httpWorkerCount(config) };
+  deps.logger.info(startupSummary(config, { http: http.port, grpc: grpc.port, metrics: metrics.port }, { ...deps.summary, ...workers }), `Gatehouse is serving ${config.url}`);
+  announceWorkerReady(deps.registry);
   return [gw.close, http.close, grpc.close, metrics.close];
 }
 
@@ -69,6 +79,8 @@ export function startupSummary(config: Config, ports: { http: number; grpc: numb
     graphql: `${base}/graphql`,
     playground: config.enablePlayground ? `${base}/graphql (super-admins: the service-admin cookie or the admin secret header)` : null,
     login_page: config.enableLoginPage ? `${base}/app` : null,
+    dashboard: config.enableDashboard ? `${base}/dashboard` : null,
+    openfga: config.gatewayOpenfgaUrl ? `${base}/stores → ${config.gatewayOpenfgaUrl}` : null,
     openapi: `${base}/openapi.json`,
     grpc: `${config.host}:${ports.grpc}`,
     http_port: ports.http,
@@ -94,7 +106,7 @@ const listOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typ
  */
 export async function runGateway(argv: readonly string[]): Promise<void> {
   const { config, warnings } = loadConfigOrExit('gateway', argv);
-  const logger = createLogger(config.logLevel as LogLevel, undefined, config.logFormat).child({ service: 'gateway' });
+  const logger = withWorker(createLogger(config.logLevel as LogLevel, undefined, config.logFormat).child({ service: 'gateway' }));
   const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'gateway', serviceVersion: VERSION }) : null;
   for (const w of warnings) logger.warn(w);
   const registry = createMetricsRegistry();

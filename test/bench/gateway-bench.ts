@@ -9,15 +9,20 @@
  * machine and its load. Options: --duration=<s> (10), --warmup=<s> (2), --connections=<n> (50),
  * --login-connections=<n> (16), --modes=all,all-pg,all-pg-redis,split (all four: all-in-one on SQLite, on
  * PostgreSQL, on PostgreSQL + Redis, split), --only=validate (only validate_jwt_token and the bare server),
+ * --only=log (only the default log level's cost below),
  * --log-rounds=<n> (4; 0 skips) and --log-round-duration=<s> (3): the default log level's cost (issue 38
  * §4), validate_jwt_token on two copies of each mode, `--log-level=warn` and `--log-level=info` (the
  * access log on), in interleaved rounds (log-level.ts).
+ * --http-workers=<n> (1): start every deployment with `--http-workers=<n>` (issue 38 §0; the server CPU
+ * then sums the primary and its workers). Every mode also measures check_permissions with one check
+ * (a bearer token, one tuple), right after validate_jwt_token. --node-options=<...>: NODE_OPTIONS for the
+ * Gatehouse processes only (e.g. `--max-semi-space-size=64` to compare V8's own young generation with the default 16).
  * Prints the issue 22 ratios (PostgreSQL + Redis and split against SQLite) with the machine's load.
  */
 import os from 'node:os';
 import { startDeployment, type Deployment, type StartOptions } from '@gatehouse/testing';
 import { compareLogLevels, type BenchLogLevel, type LevelTarget } from './log-level.ts';
-import { formatLine, HEADER, measureWithCpu, startBare, type AutocannonRequest, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
+import { formatLine, HEADER, measureWithCpu, startBare, withChildren, type AutocannonRequest, type LoadParams, type Measured, type LoadTarget, type Watched } from './load.ts';
 
 /** A deployment the bench measures: `all` (SQLite), `all-pg`, `all-pg-redis` or `split` (PostgreSQL + Redis + NATS). */
 type Mode = 'all' | 'all-pg' | 'all-pg-redis' | 'split';
@@ -33,17 +38,24 @@ interface Options extends LoadParams {
   loginConnections: number;
   modes: Mode[];
   onlyValidate: boolean;
+  /** `--only=log`: only the log-level comparison */
+  onlyLog: boolean;
   logRounds: number;
   logRoundS: number;
+  httpWorkers: number;
+  /** NODE_OPTIONS for the Gatehouse processes only (`--node-options=<...>`), e.g. a young-generation size to compare */
+  nodeOptions?: string;
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'all-pg', 'all-pg-redis', 'split'], onlyValidate: false, logRounds: 4, logRoundS: 3 };
+  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'all-pg', 'all-pg-redis', 'split'], onlyValidate: false, onlyLog: false, logRounds: 4, logRoundS: 3, httpWorkers: 1 };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
-    if (k === '--modes') o.modes = v.split(',').filter((m): m is Mode => m in MODES);
+    if (k === '--node-options') o.nodeOptions = arg.slice('--node-options='.length);
+    else if (k === '--modes') o.modes = v.split(',').filter((m): m is Mode => m in MODES);
     else if (k === '--only' && v === 'validate') o.onlyValidate = true;
+    else if (k === '--only' && v === 'log') o.onlyLog = true;
     else if (!Number.isInteger(n) || n < 0) throw new Error(`bad option ${arg}`);
     else if (k === '--duration' && n > 0) o.durationS = n;
     else if (k === '--warmup') o.warmupS = n;
@@ -51,10 +63,14 @@ function parseArgs(argv: readonly string[]): Options {
     else if (k === '--login-connections' && n > 0) o.loginConnections = n;
     else if (k === '--log-rounds') o.logRounds = n;
     else if (k === '--log-round-duration' && n > 0) o.logRoundS = n;
+    else if (k === '--http-workers' && n > 0) o.httpWorkers = n;
     else throw new Error(`unknown option ${arg}`);
   }
   return o;
 }
+
+/** The environment the Gatehouse processes get on top of the bench's: NODE_OPTIONS when `--node-options` was given. */
+const serverEnv = (o: Options): Pick<StartOptions, 'env'> => (o.nodeOptions === undefined ? {} : { env: { NODE_OPTIONS: o.nodeOptions } });
 
 const EMAIL = 'bench-user@example.com';
 const PASSWORD = 'Bench-Passw0rd-2026!';
@@ -65,7 +81,7 @@ async function post(url: string, origin: string, body: unknown): Promise<{ statu
 }
 
 /** Signs the bench user up, logs in, and checks one validation by hand before loading anything. */
-async function prepare(d: Deployment): Promise<{ validateBody: string; validateAnswer: string }> {
+async function prepare(d: Deployment): Promise<{ validateBody: string; validateAnswer: string; token: string; sub: string }> {
   const signup = await post(`${d.url}/v1/signup`, d.url, { email: EMAIL, password: PASSWORD, confirm_password: PASSWORD });
   if (signup.status !== 200) throw new Error(`signup answered ${signup.status}: ${signup.text}`);
   const login = await post(`${d.url}/v1/login`, d.url, { email: EMAIL, password: PASSWORD });
@@ -74,11 +90,27 @@ async function prepare(d: Deployment): Promise<{ validateBody: string; validateA
   const validateBody = JSON.stringify({ token_type: 'access_token', token });
   const v = await post(`${d.url}/v1/validate_jwt_token`, d.url, JSON.parse(validateBody));
   if (v.status !== 200 || !(JSON.parse(v.text) as { is_valid?: boolean }).is_valid) throw new Error(`validate_jwt_token answered ${v.status}: ${v.text}`);
-  return { validateBody, validateAnswer: v.text };
+  const sub = (JSON.parse(v.text) as { claims: { sub: string } }).claims.sub;
+  return { validateBody, validateAnswer: v.text, token, sub };
+}
+
+/** The one-check check_permissions load: a model, one tuple granting the bench user, its bearer token. */
+async function checkTarget(d: Deployment, mode: Mode, token: string, sub: string, connections: number): Promise<LoadTarget> {
+  const admin = { 'content-type': 'application/json', origin: d.url, 'x-service-admin-secret': d.adminSecret };
+  const model = await fetch(`${d.url}/v1/admin/fga/model`, { method: 'POST', headers: admin, body: JSON.stringify({ dsl: 'model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user]\n' }) });
+  if (model.status !== 200) throw new Error(`write model answered ${model.status}: ${await model.text()}`);
+  const tuple = await fetch(`${d.url}/v1/admin/fga/tuples`, { method: 'POST', headers: admin, body: JSON.stringify({ tuples: [{ user: `user:${sub}`, relation: 'viewer', object: 'doc:bench' }] }) });
+  if (tuple.status !== 200) throw new Error(`write tuples answered ${tuple.status}: ${await tuple.text()}`);
+  const headers = { 'content-type': 'application/json', origin: d.url, authorization: `Bearer ${token}` };
+  const body = JSON.stringify({ checks: [{ relation: 'viewer', object: 'doc:bench' }] });
+  const first = await fetch(`${d.url}/v1/check_permissions`, { method: 'POST', headers, body });
+  const text = await first.text();
+  if (first.status !== 200 || !text.includes('"allowed":true')) throw new Error(`check_permissions answered ${first.status}: ${text}`);
+  return { name: `check_permissions 1 (${mode})`, url: `${d.url}/v1/check_permissions`, method: 'POST', headers, body, connections };
 }
 
 function watchedOf(d: Deployment): Watched[] {
-  return d.processes.map((p) => ({ label: `gatehouse ${p.command}`, pid: p.child.pid! }));
+  return d.processes.flatMap((p) => withChildren({ label: `gatehouse ${p.command}`, pid: p.child.pid! }));
 }
 
 type Row = Measured;
@@ -116,17 +148,21 @@ async function refreshChains(d: Deployment, count: number): Promise<AutocannonRe
   }];
 }
 
-interface ModeRows { validate: Row; login?: Row; clientCredentials?: Row; refresh?: Row }
+interface ModeRows { validate: Row; check: Row; login?: Row; clientCredentials?: Row; refresh?: Row }
 
 async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promise<ModeRows & { validateAnswer: string }> {
-  const d = await startDeployment(MODES[mode].mode, { ...MODES[mode].options, flags: ['--rate-limit-rps=0'] });
+  const d = await startDeployment(MODES[mode].mode, { ...MODES[mode].options, flags: ['--rate-limit-rps=0', `--http-workers=${o.httpWorkers}`], readyTimeoutMs: READY_TIMEOUT_MS, ...serverEnv(o) });
   try {
-    const { validateBody, validateAnswer } = await prepare(d);
+    // /healthz answers once the first worker serves; the primary opens /metrics once all of them do
+    while (o.httpWorkers > 1 && !(await fetch(d.metricsUrl).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 200));
+    const { validateBody, validateAnswer, token, sub } = await prepare(d);
     const headers = { 'content-type': 'application/json', origin: d.url };
     const validate: LoadTarget = { name: `validate_jwt_token (${mode})`, url: `${d.url}/v1/validate_jwt_token`, method: 'POST', headers, body: validateBody, connections: o.connections };
     const v = await measureWithCpu(validate, o, watchedOf(d));
     print(v);
-    if (o.onlyValidate) return { validate: v, validateAnswer };
+    const ch = await measureWithCpu(await checkTarget(d, mode, token, sub, o.connections), o, watchedOf(d));
+    print(ch);
+    if (o.onlyValidate) return { validate: v, check: ch, validateAnswer };
     const login: LoadTarget = { name: `login (${mode})`, url: `${d.url}/v1/login`, method: 'POST', headers, body: JSON.stringify({ email: EMAIL, password: PASSWORD }), connections: o.loginConnections };
     const l = await measureWithCpu(login, o, watchedOf(d));
     print(l);
@@ -145,7 +181,7 @@ async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promi
     };
     const r = await measureWithCpu(refresh, o, watchedOf(d));
     print(r);
-    return { validate: v, login: l, clientCredentials: c, refresh: r, validateAnswer };
+    return { validate: v, check: ch, login: l, clientCredentials: c, refresh: r, validateAnswer };
   } catch (err) {
     console.error(d.output().slice(-4000));
     throw err;
@@ -156,7 +192,7 @@ async function benchMode(mode: Mode, o: Options, print: (r: Row) => void): Promi
 
 /** One copy of `mode` at `level` for the log-level comparison: signed up, its validate_jwt_token load ready. */
 async function levelCopy(mode: Mode, level: BenchLogLevel, o: Options): Promise<LevelTarget> {
-  const d = await startDeployment(MODES[mode].mode, { ...MODES[mode].options, flags: ['--rate-limit-rps=0', `--log-level=${level}`] });
+  const d = await startDeployment(MODES[mode].mode, { ...MODES[mode].options, flags: ['--rate-limit-rps=0', `--log-level=${level}`], readyTimeoutMs: READY_TIMEOUT_MS, ...serverEnv(o) });
   try {
     const { validateBody } = await prepare(d);
     return {
@@ -185,7 +221,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${os.platform()} ${os.release()}, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   console.log(`load generator: autocannon 8 in this process, same machine; ${o.warmupS} s warm-up (discarded) + ${o.durationS} s measured per target; ${o.connections} connections (validate, bare), ${o.loginConnections} (login); keep-alive, no pipelining`);
-  console.log(`deployments: startDeployment() with --rate-limit-rps=0 --log-level=warn; ${o.modes.map((m) => `${m} = ${MODES[m].label}`).join('; ')}`);
+  console.log(`deployments: startDeployment() with --rate-limit-rps=0 --log-level=warn --http-workers=${o.httpWorkers}; ${o.modes.map((m) => `${m} = ${MODES[m].label}`).join('; ')}`);
   console.log('latency: 2xx responses only, from autocannon\'s response event (hrtime); req/s = completed responses / measured seconds');
   console.log('');
   console.log(HEADER);
@@ -194,6 +230,10 @@ async function main(): Promise<void> {
     console.log(`    ${r.cpu}`);
   };
 
+  if (o.onlyLog) {
+    await logLevels(o);
+    return;
+  }
   const results = new Map<Mode, ModeRows>();
   let answer = '';
   for (const mode of o.modes) {
@@ -225,13 +265,20 @@ async function main(): Promise<void> {
     }
   }
   issue22Ratios(results, cpuMs);
-  if (o.logRounds > 0) {
-    console.log('');
-    console.log(`issue 38 §4, the default log level: validate_jwt_token at --log-level=info (one access-log line per request on stdout, a pipe read by this process) against warn, two copies of each mode at once, ${o.logRounds} interleaved rounds of ${o.logRoundS} s, ${o.connections} connections`);
-    for (const mode of o.modes) await compareLogLevels(`validate_jwt_token (${mode})`, (level) => levelCopy(mode, level, o), o.logRounds, { durationS: o.logRoundS, warmupS: o.warmupS });
-  }
+  await logLevels(o);
   const failed = [...[...results.values()].flatMap((r) => rowsOf(r).map(([, row]) => row)), bare].filter((r) => r.figures.errors > 0 || r.figures.non2xx > 0);
   if (failed.length > 0) console.log(`note: errors or non-2xx answers in ${failed.map((r) => r.figures.name).join(', ')}; their req/s include those answers`);
+}
+
+/** Timeout for a deployment's `/healthz` (ms): a start on a machine shared by several test suites can take a minute. */
+const READY_TIMEOUT_MS = 180_000;
+
+/** The default log level's cost (issue 38 §4): validate_jwt_token at info against warn, per mode ({@link compareLogLevels}); nothing when `--log-rounds=0`. */
+async function logLevels(o: Options): Promise<void> {
+  if (o.logRounds === 0) return;
+  console.log('');
+  console.log(`issue 38 §4, the default log level: validate_jwt_token at --log-level=info (one access-log line per request on stdout, a pipe read by this process) against warn, two copies of each mode at once, ${o.logRounds} interleaved rounds of ${o.logRoundS} s, ${o.connections} connections`);
+  for (const mode of o.modes) await compareLogLevels(`validate_jwt_token (${mode})`, (level) => levelCopy(mode, level, o), o.logRounds, { durationS: o.logRoundS, warmupS: o.warmupS });
 }
 
 /** The rows a mode measured, by name. */

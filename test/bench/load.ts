@@ -182,6 +182,26 @@ export function threadCpu(pid: number): ThreadCpu {
   return out;
 }
 
+/**
+ * `w` and its child processes (Linux /proc), each its own {@link Watched}: a `--http-workers` primary's
+ * node:cluster workers are its children, and their CPU is the server's too.
+ */
+export function withChildren(w: Watched): Watched[] {
+  const out: Watched[] = [w];
+  let n = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // field 4 (ppid) is the second after "(comm) "
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === w.pid) out.push({ label: `${w.label} worker ${++n}`, pid: Number(entry) });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out;
+}
+
 /** A process whose CPU use is reported for the measured run. */
 export interface Watched {
   label: string;

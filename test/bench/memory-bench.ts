@@ -12,6 +12,8 @@
  * (`--heapsnapshot-signal`, into a temporary directory) and the bench prints the constructors whose
  * objects grew most between the two (self sizes; the heap's largest growth, to tell a cache without a
  * bound from V8 keeping pages).
+ * `--node-options=<...>`: NODE_OPTIONS for the server only, e.g. `--max-semi-space-size=64` to measure V8's
+ * own young-generation sizing against the launcher's default of 16 MiB.
  * Not a test: the figures depend on the machine and its load, printed with each.
  */
 import os from 'node:os';
@@ -22,19 +24,20 @@ import { generateGithubDataset, DEFAULT_DATASET, prng, type Dataset } from '../.
 import { rssOf, settledRss, writeDataset } from './footprint.ts';
 import { formatLine, measureWithCpu, type AutocannonRequest, type LoadTarget, type Measured } from './load.ts';
 
-interface Options { minutes: number; rounds: number; tuples: number; database: 'postgres' | 'sqlite'; heapSnapshots: boolean }
+interface Options { minutes: number; rounds: number; tuples: number; database: 'postgres' | 'sqlite'; heapSnapshots: boolean; nodeOptions?: string }
 
 function parseArgs(argv: readonly string[]): Options {
   const o: Options = { minutes: 3, rounds: 6, tuples: DEFAULT_DATASET.tuples, database: 'postgres', heapSnapshots: false };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
-    if (k === '--minutes' && n > 0) o.minutes = n;
+    if (k === '--node-options') o.nodeOptions = arg.slice('--node-options='.length);
+    else if (k === '--minutes' && n > 0) o.minutes = n;
     else if (k === '--rounds' && Number.isInteger(n) && n >= 1) o.rounds = n;
     else if (k === '--tuples' && Number.isInteger(n) && n >= 0) o.tuples = n;
     else if (k === '--database' && (v === 'postgres' || v === 'sqlite')) o.database = v;
     else if (k === '--heap-snapshots' && v === '') o.heapSnapshots = true;
-    else throw new Error(`bad option ${arg} (--minutes=<m> > 0, --rounds=<n> ≥ 1, --tuples=<n>, --database=postgres|sqlite, --heap-snapshots)`);
+    else throw new Error(`bad option ${arg} (--minutes=<m> > 0, --rounds=<n> ≥ 1, --tuples=<n>, --database=postgres|sqlite, --heap-snapshots, --node-options=<NODE_OPTIONS of the server>)`);
   }
   return o;
 }
@@ -197,10 +200,13 @@ async function main(): Promise<void> {
   const snapDir = o.heapSnapshots ? mkdtempSync(path.join(os.tmpdir(), 'gatehouse-heap-')) : '';
   const how: StartOptions = o.database === 'postgres' ? { database: 'postgres', redis: true } : {};
   console.log(`machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load average ${load()} (shared machine: the figures move with it)`);
+  if (o.nodeOptions !== undefined) console.log(`server NODE_OPTIONS: ${o.nodeOptions}`);
   console.log(`deployment: one \`gatehouse all\` on ${o.database === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'}, --rate-limit-rps=0 --log-level=warn, ${o.tuples} GitHub-like tuples; ${o.rounds} rounds of ${roundS.toFixed(0)} s of mixed load`);
   const d = await startDeployment('all', {
     ...how, flags: ['--rate-limit-rps=0'], readyTimeoutMs: 120_000,
-    ...(o.heapSnapshots ? { env: { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapDir}` } } : {}),
+    ...(o.heapSnapshots || o.nodeOptions !== undefined
+      ? { env: { NODE_OPTIONS: [o.nodeOptions ?? '', o.heapSnapshots ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapDir}` : ''].join(' ').trim() } }
+      : {}),
   });
   try {
     const data = generateGithubDataset({ ...DEFAULT_DATASET, tuples: o.tuples });

@@ -61,7 +61,7 @@ async function oneStart(root: string, flags: readonly string[], healthz: string,
         const cpu = cpuMs(child.pid!);
         return { wallMs: performance.now() - t0, cpuMs: cpu };
       }
-      if (performance.now() - t0 > 120_000) throw new Error(`/healthz did not answer within 120 s: ${stderr.slice(-2000)}`);
+      if (performance.now() - t0 > 300_000) throw new Error(`${root}: /healthz did not answer within 300 s: ${stderr.slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   } finally {

@@ -70,7 +70,9 @@ describe('the development outbox and the finished login page (issue 33 §3, §4)
     const ready = { readyTimeoutMs: 90_000 };
     dev = await startDeployment('all', { ...ready, urlHost: 'localhost', flags: ['--env=development', '--enable-email-verification', '--enable-phone-verification', '--log-level=info'] });
     prod = await startDeployment('all', { ...ready, urlHost: 'localhost', mfa: true });
-    noPage = await startDeployment('all', { ...ready, flags: ['--enable-login-page=false'] });
+    // no login page and no admin console: the root falls back to the playground (the console's own
+    // redirect is in dashboard.e2e.test.ts)
+    noPage = await startDeployment('all', { ...ready, flags: ['--enable-login-page=false', '--enable-dashboard=false'] });
   }, 300_000);
   afterAll(async () => {
     await browser?.close();
@@ -180,7 +182,7 @@ describe('the development outbox and the finished login page (issue 33 §3, §4)
     await drv.screen(TITLES.signedIn);
   });
 
-  it('GET / redirects to /app, or to the GraphQL playground with --enable-login-page=false', async () => {
+  it('GET / redirects to /app, or to the GraphQL playground with --enable-login-page=false --enable-dashboard=false', async () => {
     const root = await get(dev.url, '/');
     expect([root.status, root.headers.get('location')]).toEqual([302, '/app']);
     const playground = await get(noPage.url, '/');

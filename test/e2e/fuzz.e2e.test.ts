@@ -140,6 +140,8 @@ const OTHER_ROUTES: Array<[string, string]> = [
   ['GET', '/oauth/saml/x/metadata'], ['GET', '/oauth/saml/x/login'], ['POST', '/oauth/saml/x/acs'], ['GET', '/oauth/saml/x/idp/metadata'],
   ['GET', '/scim/v2/x/Users'], ['POST', '/scim/v2/x/Users'], ['GET', '/graphql'], ['GET', '/app/login'], ['GET', '/'],
   ['GET', '/openapi.json'], ['GET', '/healthz'], ['GET', '/readyz'],
+  // issue 34 §7 (served with --mcp-enabled below): the MCP endpoint, its RFC 9728 and RFC 8414 metadata
+  ['POST', '/mcp'], ['GET', '/.well-known/oauth-protected-resource/mcp'], ['GET', '/.well-known/oauth-authorization-server'],
 ];
 
 /** The parameter names of the OAuth 2.0, OIDC, SSO, SAML and SCIM wires (RFC 6749, 7009, 7662, 7591, 8693, 9126; OIDC Core; SAML bindings; RFC 7644). */
@@ -232,7 +234,7 @@ describe.each(MODES)('fuzzing every route on REST, GraphQL and gRPC (issue 30 §
   };
 
   beforeAll(async () => {
-    d = await startDeployment(mode, { readyTimeoutMs: 60_000 });
+    d = await startDeployment(mode, { readyTimeoutMs: 60_000, flags: ['--mcp-enabled'] });
     const user = await signup(d.url, address('fuzz'));
     expect(user.status).toBe(200);
     callers = [{}, { authorization: `Bearer ${user.body.access_token}` }, { 'x-service-admin-secret': d.adminSecret }];

@@ -1,8 +1,9 @@
 /**
  * @module test/e2e/gateway-failover
  * Issue 37 §4 "Scaling and failure", the gateway's part, in split mode with two authz replicas:
- * - one replica SIGKILLed under a steady loop of check_permissions on REST and GraphQL costs no request
- *   (a read whose connection was lost goes once more to the other replica; no 499, no 500);
+ * - one replica SIGKILLed under a steady loop of check_permissions on REST, GraphQL and the gateway's
+ *   public gRPC port costs no request (a read whose connection was lost goes once more to the other
+ *   replica; no 499, no 500, no CANCELLED);
  * - authz entirely down: the gateway stays Ready (authz is not what every request needs), login works,
  *   and check_permissions answers 503 `unavailable` naming the service, at once, on REST and GraphQL;
  * - authz back: requests succeed again, and the gateway logged one `service:authz is down` line and one
@@ -11,8 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { startDeployment, type Deployment } from '@gatehouse/testing';
-import type { Result } from '../support/surfaces.ts';
 import { authzGraphql, authzRest, okBody, signupUser, type AuthzCall } from '../support/authz-surfaces.ts';
+import { closeGrpcClients, grpcRpc, type Result } from '../support/surfaces.ts';
 import { DOCS_MODEL } from '../support/authz-fixtures.ts';
 import { readyz, until } from '../support/readyz.ts';
 
@@ -52,9 +53,9 @@ describe('split, two authz replicas: a replica killed under load, authz down, au
     okBody(await authzRest(d, { op: '_fga_write_tuples', args: { tuples: [{ user: user.subject, relation: 'viewer', object: 'doc:failover' }] }, creds: admin }));
     check = { op: 'check_permissions', args: { checks: [{ relation: 'viewer', object: 'doc:failover' }] }, creds: { bearer: user.token } };
   }, 400_000); // eight processes start one after the other: minutes on a loaded 2-core machine
-  afterAll(async () => { await d?.stop(); });
+  afterAll(async () => { closeGrpcClients(); await d?.stop(); });
 
-  it('a replica SIGKILLed under a steady check_permissions load on REST and GraphQL: zero failed requests', async () => {
+  it('a replica SIGKILLed under a steady check_permissions load on REST, GraphQL and the public gRPC port: zero failed requests', async () => {
     let stop = false;
     let answered = 0;
     const failed: unknown[] = [];
@@ -63,20 +64,24 @@ describe('split, two authz replicas: a replica killed under load, authz down, au
       else failed.push({ surface, answer: r });
     };
     // two loops per surface, each one call after the other: calls are in flight when the replica dies
-    const loop = async (surface: 'rest' | 'graphql'): Promise<void> => {
+    type Surface = 'rest' | 'graphql' | 'grpc';
+    // gRPC with a plain grpc-js client that never retries, so a CANCELLED or UNAVAILABLE from the gateway shows
+    const grpcCheck = (): Promise<Result> => grpcRpc(d, 'CheckPermissions', check.args!, { bearer: user.token }, 'authz');
+    const call = (surface: Surface): Promise<Result> => (surface === 'rest' ? authzRest(d, check) : surface === 'graphql' ? authzGraphql(d, check) : grpcCheck());
+    const loop = async (surface: Surface): Promise<void> => {
       while (!stop) {
         try {
-          judge(surface, await (surface === 'rest' ? authzRest(d, check) : authzGraphql(d, check)));
+          judge(surface, await call(surface));
         } catch (err) {
           failed.push({ surface, thrown: String(err) });
         }
       }
     };
-    const loops = [loop('rest'), loop('graphql'), loop('rest'), loop('graphql')];
+    const loops = [loop('rest'), loop('graphql'), loop('grpc'), loop('rest'), loop('graphql'), loop('grpc')];
     /** Whether the next 8 calls on `surface` (enough to reach both replicas) all answered allowed. */
-    const okAnswers = async (surface: 'rest' | 'graphql'): Promise<boolean> => {
+    const okAnswers = async (surface: Surface): Promise<boolean> => {
       for (let i = 0; i < 8; i++) {
-        const r = await (surface === 'rest' ? authzRest(d, check) : authzGraphql(d, check));
+        const r = await call(surface);
         if (!(r.ok && r.body.results?.[0]?.allowed === true)) return false;
       }
       return true;
@@ -87,7 +92,7 @@ describe('split, two authz replicas: a replica killed under load, authz down, au
     // What this test counts starts from the steady state: each replica has answered the check. A replica that
     // was still catching up with the model write above (stale by at most the invalidation bound on a loaded
     // machine, behaviour.md §7.1; read-your-writes has its own tests) is not the failover's doing.
-    await until(async () => [await okAnswers('rest'), await okAnswers('graphql')], (ok) => ok.every(Boolean), 30_000);
+    await until(async () => [await okAnswers('rest'), await okAnswers('graphql'), await okAnswers('grpc')], (ok) => ok.every(Boolean), 30_000);
     failed.length = 0;
     const victim = d.processes.filter((p) => p.command === 'authz')[0]!;
     const exited = new Promise((r) => victim.child.once('exit', r));
@@ -133,6 +138,9 @@ describe('split, two authz replicas: a replica killed under load, authz down, au
     expect(gql).toEqual({ ok: false, code: 'unavailable', message: UNAVAILABLE, cookies: [], status: 200 });
     expect(gqlMs).toBeLessThan(3000);
     console.log(`authz down: REST check_permissions answered 503 in ${Math.round(restMs)} ms, GraphQL in ${Math.round(gqlMs)} ms`);
+    // the public gRPC port: UNAVAILABLE with the same message (not a bare CANCELLED or connection error)
+    const grpcDown = await grpcRpc(d, 'CheckPermissions', check.args!, { bearer: user.token }, 'authz');
+    expect(grpcDown).toEqual({ ok: false, code: 'unavailable', message: UNAVAILABLE, cookies: [], grpcStatus: 14 });
     // a write is refused the same way (not retried: it is not idempotent)
     const write = await authzRest(d, { op: '_fga_write_tuples', args: { tuples: [{ user: user.subject, relation: 'viewer', object: 'doc:other' }] }, creds: { adminSecret: d.adminSecret } });
     expect(write).toEqual({ ok: false, code: 'unavailable', message: UNAVAILABLE, cookies: [], status: 503 });

@@ -113,8 +113,9 @@ describe('split: the gateway sees the services it forwards to', () => {
   beforeAll(async () => { d = await startDeployment('split', { readyTimeoutMs: 60_000 }); }, 120_000);
   afterAll(async () => { await d?.stop(); });
 
-  it('lists each service; only a stopped essential one (authn) makes it 503, by name; it recovers', async () => {
-    const r = await readyz(d.url);
+  it('lists each service; only a stopped essential one (authn) makes it 503, by name; a stopped other one answers only its routes 503; it recovers', async () => {
+    // the harness waits for /healthz; the gateway's channels to the services connect soon after
+    const r = await until(() => readyz(d.url), (x) => x.status === 200, 60_000);
     expect(r.status).toBe(200);
     expect(Object.keys(r.body.checks).sort()).toEqual(['redis', 'service:admin', 'service:authn', 'service:authz', 'service:mfa', 'service:orgs']);
     // issue 37 §4: a service only some requests need is listed as down, and the gateway stays Ready
@@ -124,6 +125,16 @@ describe('split: the gateway sees the services it forwards to', () => {
     expect(mfaDown.body.status).toBe('ready');
     expect(mfaDown.body.checks['service:mfa']).toMatch(/^down \(127\.0\.0\.1:\d+\): /);
     expect(mfaDown.body.checks['service:authn']).toBe('ok');
+    // its own routes answer 503 naming it, while the others serve, on REST and GraphQL
+    const json = { 'content-type': 'application/json', origin: d.url };
+    const mfaRoute = await fetch(`${d.url}/v1/webauthn_login_options`, { method: 'POST', headers: json, body: '{}' });
+    expect({ status: mfaRoute.status, body: await mfaRoute.json() })
+      .toEqual({ status: 503, body: { code: 'unavailable', message: 'the mfa service is unavailable, please try again later' } });
+    const meta = await fetch(`${d.url}/v1/meta`);
+    expect({ status: meta.status, version: typeof ((await meta.json()) as { version?: unknown }).version }).toEqual({ status: 200, version: 'string' });
+    const gql = await fetch(`${d.url}/graphql`, { method: 'POST', headers: json, body: JSON.stringify({ query: '{ meta { version } }' }) });
+    const gqlBody = (await gql.json()) as { data?: { meta?: { version?: unknown } }; errors?: unknown };
+    expect({ status: gql.status, errors: gqlBody.errors, version: typeof gqlBody.data?.meta?.version }).toEqual({ status: 200, errors: undefined, version: 'string' });
     await d.startProcess('mfa');
     expect((await readyz(d.url)).body.checks['service:mfa']).toBe('ok');
     // authn signs everyone in: without it the gateway is not Ready

@@ -5,7 +5,7 @@
  * aliases warn and still start; `--help` lists the flags of the spec tables.
  */
 import { describe, it, expect, afterAll, jest } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase } from '@gatehouse/db';
@@ -129,7 +129,7 @@ describe('start-up errors name the flag, the address and the cause (issue 15 ite
 
   it('a key flag given a file path says it takes the PEM text; a short HS256 secret is refused in production', async () => {
     await expectFatal((await config(['--jwt-type', '--jwt-secret'], ['--jwt-type=RS256', '--jwt-private-key=/etc/keys/key.pem', '--jwt-public-key=/etc/keys/pub.pem'])).flags,
-      '--jwt-private-key is not a valid PEM RSA private key: it takes the PEM text, not a file path (for example --jwt-private-key="$(cat /etc/keys/key.pem)")');
+      '--jwt-private-key is not a valid PEM RSA private key: it takes the PEM text, or file: and the path (for example --jwt-private-key=file:/etc/keys/key.pem)');
     await expectFatal((await config(['--jwt-secret'], ['--jwt-secret=too-short'])).flags,
       '--jwt-secret is 9 bytes; HS256 needs at least 32 (RFC 7518 §3.2): use a long random value (or --env=development to start anyway)');
   });
@@ -171,4 +171,30 @@ describe('warnings and help', () => {
     // removed flags are not advertised
     expect(r.output).not.toMatch(/--enable-mfa\b/);
   });
+});
+
+describe("V8's young generation (issue 38 §5)", () => {
+  /** The argument vector the running process has now (node's own flags included), from /proc/<pid>/cmdline. */
+  const cmdlineOf = (pid: number): string[] => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+
+  it('a server started as `node bin/gatehouse.mjs all` runs with --max-semi-space-size=16, under the same process id', async () => {
+    const { flags, httpPort } = await config();
+    const p = spawnGatehouse('all', flags);
+    running.push(p);
+    await waitForHttp(`http://127.0.0.1:${httpPort}/healthz`, 150_000, p.alive);
+    const argv = cmdlineOf(p.child.pid!);
+    // node's own flags come before the script: V8 sized its heap with it
+    expect(argv.slice(1, argv.findIndex((a) => a.endsWith('gatehouse.mjs')))).toContain('--max-semi-space-size=16');
+    expect(argv.slice(-flags.length)).toEqual(flags);
+    await p.stop();
+  }, 180_000);
+
+  it("an operator's --max-semi-space-size in NODE_OPTIONS is kept as given", async () => {
+    const { flags, httpPort } = await config();
+    const p = spawnGatehouse('all', flags, { NODE_OPTIONS: '--max-semi-space-size=32' });
+    running.push(p);
+    await waitForHttp(`http://127.0.0.1:${httpPort}/healthz`, 150_000, p.alive);
+    expect(cmdlineOf(p.child.pid!).some((a) => a.startsWith('--max-semi-space-size'))).toBe(false);
+    await p.stop();
+  }, 180_000);
 });

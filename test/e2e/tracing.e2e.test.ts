@@ -47,7 +47,12 @@ describe.each(['split', 'all'] as Mode[])('tracing (%s)', (mode) => {
     expect(res.status).toBe(200);
     await sink.waitForMail(email);
 
-    const spans = await receiver.waitFor((all) => all.some((s) => s.name === 'smtp send'));
+    // each process exports its spans in its own batches: wait until the SMTP span's chain reaches a root
+    const rooted = (all: ReceivedSpan[]): boolean => {
+      const smtp = all.find((s) => s.name === 'smtp send');
+      return smtp !== undefined && ancestry(smtp, all.filter((s) => s.traceId === smtp.traceId)).at(-1)!.parentSpanId === '';
+    };
+    const spans = await receiver.waitFor(rooted);
     const smtp = spans.find((s) => s.name === 'smtp send')!;
     const trace = spans.filter((s) => s.traceId === smtp.traceId);
     const chain = ancestry(smtp, trace);

@@ -26,7 +26,7 @@ import { adminSchema } from '../../services/admin/src/storage/mikro/schema.ts';
 import { createMikroAdminStore } from '../../services/admin/src/storage/mikro/store.ts';
 import { orgsSchema } from '../../services/orgs/src/storage/mikro/schema.ts';
 import { createMikroOrgsStore } from '../../services/orgs/src/storage/mikro/store.ts';
-import { scimEntities, scimMigration, scimProjectionMigration } from '../../services/orgs/src/scim/storage/schema.ts';
+import { scimEntities, scimGroupMembersMigration, scimGroupVersionMigration, scimMigration, scimProjectionMigration } from '../../services/orgs/src/scim/storage/schema.ts';
 import { createMikroScimStore } from '../../services/orgs/src/scim/storage/store.ts';
 import { compileFilter } from '../../services/orgs/src/scim/filter.ts';
 import { USER_FILTER } from '../../services/orgs/src/scim/users.ts';
@@ -108,7 +108,7 @@ for (const type of ['sqlite', 'postgres', 'mariadb'] as const) {
     });
 
     it('orgs: an organization and its member, a SCIM user written, found by userName and by a SCIM filter', async () => {
-      const db = await open({ ...orgsSchema, entities: [...orgsSchema.entities, ...scimEntities], migrations: [...orgsSchema.migrations, scimMigration, scimProjectionMigration] });
+      const db = await open({ ...orgsSchema, entities: [...orgsSchema.entities, ...scimEntities], migrations: [...orgsSchema.migrations, scimMigration, scimProjectionMigration, scimGroupVersionMigration, scimGroupMembersMigration] });
       const scim = createMikroScimStore(db);
       const orgId = randomUUID();
       const userId = randomUUID();

@@ -172,6 +172,8 @@ describe('isCsrfExempt', () => {
   it('exempts the SAML IdP sign-on endpoint (the SP\'s page POSTs the AuthnRequest, SAML Bindings §3.5), and only it', () => {
     expect(isCsrfExempt('POST', '/oauth/saml/acme/idp/sso', undefined)).toBe(true);
     expect(isCsrfExempt('POST', '/oauth/saml/acme/idp/metadata', undefined)).toBe(false);
+    // org SAML Single Logout is a POST (its GET only asks): checked, so another site cannot sign a user out
+    expect(isCsrfExempt('POST', '/oauth/saml/acme/logout', undefined)).toBe(false);
     expect(isCsrfExempt('POST', '/oauth/saml/acme/idp/sso/x', undefined)).toBe(false);
     expect(isCsrfExempt('POST', '/oauth/saml/a/b/idp/sso', undefined)).toBe(false);
   });

@@ -20,7 +20,8 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * cookie and no credential yet; it reads and changes no browser state) and RFC 7592's
  * `/oauth/register/<id>` with its bearer registration token are exempt as well (issue 34), and RFC 9126
  * `/oauth/par` and RFC 8628 `/oauth/device_authorization`, client-authenticated like the token endpoint.
- * `/oauth/device_verification` (the hosted page's cookie-authenticated calls) is checked.
+ * `/oauth/device_verification` (the hosted page's cookie-authenticated calls) is checked. OpenFGA's API
+ * under `/stores` (`--gateway-openfga-url`) is exempt with a bearer token, as SCIM is.
  */
 export function isCsrfExempt(method: string, path: string, authorization: string | undefined): boolean {
   if (path === '/oauth/token' || path === '/oauth/revoke' || path === '/oauth/introspect' || path === '/oauth/par'
@@ -32,10 +33,16 @@ export function isCsrfExempt(method: string, path: string, authorization: string
   // the SAML IdP's SSO endpoint takes an AuthnRequest POSTed by the SP's page (SAML Bindings §3.5):
   // cross-origin by design; it changes no state and answers only to the SP's registered ACS
   if (/^\/oauth\/saml\/[^/]+\/idp\/sso\/?$/.test(path)) return true;
+  // issue 31: its Single Logout endpoint takes a LogoutRequest POSTed the same way; the request must be
+  // signed by the SP's registered key, which a cross-site forger does not hold
+  if (/^\/oauth\/saml\/[^/]+\/idp\/slo\/?$/.test(path)) return true;
   if (/^\/oauth_callback\/[^/]+\/?$/.test(path)) return true;
   if (method === 'POST' && (path === '/authorize' || path === '/userinfo')) return true;
   if (method === 'POST' && path === '/oauth/register') return true;
   if (/^\/oauth\/register\/[^/]+$/.test(path)) return authorization !== undefined && /^bearer\s+\S/i.test(authorization);
+  // issue 36 §2: OpenFGA's HTTP API routed by --gateway-openfga-url; SDKs and the fga CLI send no Origin,
+  // and with a bearer token (a preshared key or an access token) no browser cookie is what authorizes
+  if (path === '/stores' || path.startsWith('/stores/')) return authorization !== undefined && /^bearer\s+\S/i.test(authorization);
   return false;
 }
 
@@ -74,6 +81,9 @@ export function checkCsrf(req: Request, policy: OriginPolicy, url: ParsedOrigin 
   const originHeader = headerValue(req.headers.origin);
   const referer = headerValue(req.headers.referer);
   if ((originHeader === undefined || originHeader.trim() === '') && (referer === undefined || referer.trim() === '')) {
+    // issue 34 §7: the MCP endpoint takes bearer tokens only, never cookies, and its clients are mostly
+    // not browsers; an Origin it receives is still checked (MCP Streamable HTTP: against DNS rebinding)
+    if (requestPath(req) === '/mcp') return undefined;
     return new AppError('permission_denied', CSRF_MISSING_MESSAGE, { reason: 'csrf_missing_origin' });
   }
   // An Origin header wins, even `null` (which is never allowed); Referer is only the fallback.

@@ -70,7 +70,8 @@ export function createHttpLayer(
     before: [
       // the access line's fields are fixed and hold no secret (access-log.ts), so it skips the redaction
       // pass the other log lines take: that pass cost ≈ 40 µs per line, more than a validate_jwt_token
-      // request itself (issue 38 §4, test/bench/README.md)
+      // request itself; in json format the line is even written pre-shaped, past pino's serializer
+      // (issue 38 §4, test/bench/README.md)
       accessLog(deps.logger.child({ component: 'access' }, { redact: [] })),
       metrics.middleware,
       securityHeaders({ enableHsts: opts.enableHsts }),

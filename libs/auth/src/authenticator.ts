@@ -8,7 +8,7 @@ import { AppError } from '@gatehouse/errors';
 import { sha256Hex, type JwtSigner, type JWTPayload } from '@gatehouse/crypto';
 import type { CallContext } from '@gatehouse/rpc';
 import { COOKIE_ADMIN, COOKIE_SESSION, COOKIE_SESSION_DOMAIN, parseCookies } from './cookies.ts';
-import type { SessionRecord, SessionStore } from './session-store.ts';
+import { SESSION_TOUCH_INTERVAL_SECONDS, type SessionRecord, type SessionStore } from './session-store.ts';
 import type { CacheVersion } from './session-cache.ts';
 import type { AttemptLog } from './lockout.ts';
 import { verifyAdminSecret } from './admin-access.ts';
@@ -62,7 +62,7 @@ export interface AuthenticatorOptions {
    * With `version` (a cached store, see session-cache.ts), and `users` absent or versioned too, the
    * authenticator remembers resolved bearer callers while both versions stay unchanged.
    */
-  sessions: Pick<SessionStore, 'get' | 'findByHandleHash'> & Partial<CacheVersion>;
+  sessions: Pick<SessionStore, 'get' | 'findByHandleHash'> & Partial<CacheVersion> & Partial<Pick<SessionStore, 'touch'>>;
   /** `--url`; access tokens must carry it as `iss` */
   issuer: string;
   /** `--admin-secret` */
@@ -105,6 +105,15 @@ const unauthorized = (reason: string, cause?: unknown): AppError =>
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
+/**
+ * The scopes of an access token's `scope` claim: RFC 9068 §2.2.3 / RFC 8693 §4.2 make it one
+ * space-delimited string (the OAuth endpoints' tokens); Gatehouse's first-party `/v1` tokens carry a JSON
+ * array. Either shape in, the list out; anything else is no scope.
+ */
+export function scopeClaim(v: unknown): string[] {
+  return typeof v === 'string' ? v.split(' ').filter((s) => s !== '') : strings(v);
+}
+
 /** How many resolved bearer callers are remembered (oldest dropped first), as many as verified tokens. */
 export const RESOLVED_CALLER_CACHE_SIZE = 4096;
 /**
@@ -114,6 +123,9 @@ export const RESOLVED_CALLER_CACHE_SIZE = 4096;
 export const RESOLVED_CALLER_MAX_HEADER_CHARS = 4096;
 /** A remembered bearer caller is resolved again after this many seconds at most (defence in depth, as the caches' TTL). */
 export const RESOLVED_CALLER_TTL_SECONDS = 30;
+
+/** How many sessions' last touch times are remembered (oldest dropped first). */
+export const SESSION_TOUCH_MEMORY = 16384;
 
 /** A bearer caller resolved once, and what must still hold to answer it again without reading. */
 interface ResolvedBearer {
@@ -218,7 +230,7 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
       userId: claims.sub,
       sessionId: session.id,
       roles: strings(claims.roles),
-      scope: strings(claims.scope),
+      scope: scopeClaim(claims.scope),
       loginMethod: typeof claims.login_method === 'string' ? claims.login_method : session.loginMethod,
       via: 'bearer',
       session,
@@ -245,7 +257,7 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     const clientId = sub.slice(SERVICE_ACCOUNT_PREFIX.length);
     const session = await o.sessions.get(claims.nonce);
     if (!session || session.userId !== clientId || session.loginMethod !== 'client_credentials' || session.expiresAt <= clock()) throw unauthorized('session_gone');
-    return { kind: 'service_account', clientId, subject: sub, scope: strings(claims.scope), session };
+    return { kind: 'service_account', clientId, subject: sub, scope: scopeClaim(claims.scope), session };
   }
 
   async function sessionFromCookies(ctx: CallContext): Promise<SessionRecord | null> {
@@ -257,6 +269,22 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
       if (session && session.expiresAt > clock()) return session;
     }
     return null;
+  }
+
+  // issue 33: a user caller's session records its last use, at most once per SESSION_TOUCH_INTERVAL_SECONDS
+  // per session and process: the time of this process's last touch is remembered here, since a cached
+  // record's `lastUsedAt` may lag. The write is not awaited and its failure is ignored (a lost last-use
+  // time is shown a minute late, never refuses the request).
+  const touch = o.sessions.touch?.bind(o.sessions);
+  const touchedAt = new Map<string, number>();
+  function noteUse(s: SessionRecord): void {
+    const now = clock();
+    const last = Math.max(s.lastUsedAt ?? s.createdAt, touchedAt.get(s.id) ?? 0);
+    if (now - last < SESSION_TOUCH_INTERVAL_SECONDS) return;
+    touchedAt.delete(s.id);
+    if (touchedAt.size >= SESSION_TOUCH_MEMORY) touchedAt.delete(touchedAt.keys().next().value!);
+    touchedAt.set(s.id, now);
+    touch!(s, now).catch(() => undefined);
   }
 
   // The caller of one call, resolved once: the auth guard of libs/rpc checks the RPC's auth class
@@ -271,6 +299,7 @@ export function createAuthenticator(o: AuthenticatorOptions): Authenticator {
     let caller = header !== undefined && header !== '' ? fromBearer(header) : fromCookies(ctx);
     // a delegated token's call is remembered as such, for the audit rows it records (delegation.ts)
     if (header !== undefined && header !== '') caller = caller.then((c) => { noteDelegation(ctx, c.delegation); return c; });
+    if (touch) caller = caller.then((c) => { noteUse(c.session); return c; });
     userOfCall.set(ctx, caller);
     return caller;
   }

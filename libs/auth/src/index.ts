@@ -12,7 +12,7 @@ export {
   ATTEMPTS_METRIC, LOCKOUT_MAX_FAILURES, LOCKOUT_MESSAGE, LOCKOUT_WINDOW_SECONDS, claimAttempt, countAttempts, createMemoryAttemptLog, slotAttemptLog,
   type AttemptClaim, type AttemptLog, type ClaimResult,
 } from './lockout.ts';
-export { createMemorySessionStore, type SessionRecord, type SessionStore } from './session-store.ts';
+export { createMemorySessionStore, SESSION_TOUCH_INTERVAL_SECONDS, SESSION_USER_AGENT_MAX_CHARS, type SessionRecord, type SessionStore } from './session-store.ts';
 export {
   createCachedActivityCheck, createCachedSessionStore,
   type CacheOptions, type CachedActivityCheck, type SessionCacheOptions,
@@ -22,7 +22,7 @@ export {
   type InvalidationChannel, type InvalidationOptions, type InvalidationTopic,
 } from './invalidation.ts';
 export { createRedisSessionStore, type RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.ts';
-export { SERVICE_ACCOUNT_PREFIX, createAuthenticator, type AdminCaller, type Authenticator, type AuthenticatorOptions, type ServiceAccountCaller, type UserCaller } from './authenticator.ts';
+export { SERVICE_ACCOUNT_PREFIX, createAuthenticator, scopeClaim, type AdminCaller, type Authenticator, type AuthenticatorOptions, type ServiceAccountCaller, type UserCaller } from './authenticator.ts';
 export { adminSessionCheck, createPlatformAuth, jwtOptionsOf } from './from-config.ts';
 export {
   ADMIN_SECRET_MAX_FAILURES, ADMIN_SESSION_ABSOLUTE_SECONDS, ADMIN_SESSION_IDLE_SECONDS,

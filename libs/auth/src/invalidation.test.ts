@@ -150,7 +150,33 @@ describe('redis pub/sub: a publish waits for its receivers', () => {
     }
   });
 
-  it('resolves within the polling interval when a receiver never acknowledges', async () => {
+  it('waits for a receiver slower than one polling interval, up to the interval plus its heartbeat grace', async () => {
+    const pfx = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
+    const writer = createRedisInvalidation('redis://127.0.0.1:6379', pfx, { pollMs: 200 });
+    const { Redis } = await import('ioredis');
+    const slowSub = new Redis('redis://127.0.0.1:6379');
+    const slowPub = new Redis('redis://127.0.0.1:6379');
+    let acknowledged = false;
+    try {
+      await slowSub.subscribe(`${pfx}authz`);
+      // acknowledges after 1.5 intervals: a receiver slowed by a loaded machine, still alive
+      slowSub.on('message', (_channel: string, message: string) => {
+        setTimeout(() => {
+          acknowledged = true;
+          void slowPub.publish(`${pfx}ack:${message.slice(0, message.indexOf(':'))}`, message);
+        }, 300);
+      });
+      await until(() => writer.healthy(), 'the writer subscribed');
+      await writer.publish('authz');
+      expect(acknowledged).toBe(true);
+    } finally {
+      slowSub.disconnect();
+      slowPub.disconnect();
+      await writer.close();
+    }
+  });
+
+  it('resolves after a bounded wait (the interval plus the heartbeat grace) when a receiver never acknowledges', async () => {
     const pfx = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
     const writer = createRedisInvalidation('redis://127.0.0.1:6379', pfx, { pollMs: 200 });
     const { Redis } = await import('ioredis');
@@ -208,7 +234,22 @@ describe('postgres LISTEN/NOTIFY: a publish waits for the receivers it knows fro
     }
   });
 
-  it('resolves within the polling interval when a receiver never acknowledges', async () => {
+  it('waits for a receiver slower than one polling interval, up to the interval plus its heartbeat grace', async () => {
+    // acknowledges after 1.5 intervals: a receiver slowed by a loaded machine, still alive
+    const slow = await handReceiver(`slower${randomBytes(4).toString('hex')}`, 300);
+    const writer = createPostgresInvalidation({ connectionString: PG }, { pollMs: 200 });
+    try {
+      await until(() => writer.healthy(), 'the writer subscribed');
+      await sleep(250);
+      await writer.publish('authz');
+      expect(slow.acknowledged()).toBe(true);
+    } finally {
+      await writer.close();
+      await slow.stop();
+    }
+  });
+
+  it('resolves after a bounded wait (the interval plus the heartbeat grace) when a receiver never acknowledges', async () => {
     const silent = await handReceiver(`silent${randomBytes(4).toString('hex')}`, null);
     const writer = createPostgresInvalidation({ connectionString: PG }, { pollMs: 200 });
     try {

@@ -27,10 +27,27 @@ const TOPICS: readonly InvalidationTopic[] = ['credentials', 'authz'];
 export const INVALIDATION_POLL_MS = 1000;
 
 /**
- * A PostgreSQL peer whose heartbeat was heard within this many polling intervals is waited for by a
- * publish (it pings every interval; a stopped one drops out after this many).
+ * Heartbeat periods a ping may stay out before the channel is marked down. Two, not one: after an
+ * event-loop stall longer than a period (a GC pause, a busy machine) the timer is due at the same turn
+ * the echo arrives, and a one-period deadline would call a delivering channel stalled.
  */
-export const PEER_TTL_POLLS = 2.5;
+export const HEARTBEAT_GRACE_PERIODS = 2;
+
+/**
+ * How long, in polling intervals, a publish waits for its receivers' acknowledgements: the period in
+ * which a receiver pings plus the grace its own heartbeat allows. A live receiver that has not moved its
+ * version by then has a ping out for longer than its grace, so its own next read finds its channel late
+ * and polls ({@link Counters.version}); waiting only one interval let a receiver slowed by a loaded
+ * machine answer a request with the state from before the write.
+ */
+export const PUBLISH_WAIT_POLLS = 1 + HEARTBEAT_GRACE_PERIODS;
+
+/**
+ * A PostgreSQL peer whose heartbeat was heard within this many polling intervals is waited for by a
+ * publish (it pings every interval; a stopped one drops out after this many). Longer than the publish
+ * wait, so a peer whose pings are delayed as long as its acknowledgements still counts.
+ */
+export const PEER_TTL_POLLS = PUBLISH_WAIT_POLLS + 0.5;
 
 /** A process's notification channel. */
 export interface InvalidationChannel {
@@ -86,7 +103,16 @@ class Counters {
     this.#what = what;
     this.off = o.notificationsOff === true;
   }
+  /**
+   * Set by the heartbeat: the monotonic time its outstanding ping went out, or null when none is out.
+   * A read while a ping has been out longer than the grace marks the channel down at once, not at the
+   * heartbeat timer's next turn: a receiver whose notifications lag must not answer from memory.
+   */
+  pingOutSince: number | null = null;
   version(t: InvalidationTopic): number {
+    if (this.#up && this.pingOutSince !== null && this.#now() - this.pingOutSince > HEARTBEAT_GRACE_PERIODS * this.#pollMs) {
+      this.down(new Error(`a heartbeat did not come back within ${HEARTBEAT_GRACE_PERIODS} polling intervals`));
+    }
     if (!this.#up) {
       const now = this.#now();
       if (now - this.#polledAt[t] >= this.#pollMs) {
@@ -139,13 +165,6 @@ interface Heartbeat {
 }
 
 /**
- * Heartbeat periods a ping may stay out before the channel is marked down. Two, not one: after an
- * event-loop stall longer than a period (a GC pause, a busy machine) the timer is due at the same turn
- * the echo arrives, and a one-period deadline would call a delivering channel stalled.
- */
-export const HEARTBEAT_GRACE_PERIODS = 2;
-
-/**
  * Proves that the channel delivers, not only that it is connected: every `pollMs` a ping carrying this
  * process's token goes out on the transport; a ping not back after `HEARTBEAT_GRACE_PERIODS` periods
  * marks the channel down (a stalled connection, a pooler in transaction mode that swallows
@@ -158,9 +177,11 @@ function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: str
   let awaiting: string | null = null;
   let late = 0;
   let on = false;
+  const now = o.nowMs ?? (() => performance.now());
   const ping = (): void => {
     awaiting = `${me}:${++seq}`;
     late = 0;
+    c.pingOutSince = now();
     send(awaiting).catch(() => undefined);
   };
   const timer = setInterval(() => {
@@ -177,12 +198,14 @@ function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: str
     subscribed(v) {
       on = v;
       awaiting = null;
+      c.pingOutSince = null;
       // the first ping at once: peers that count their receivers by heartbeat (PostgreSQL) know this one
       if (v) ping();
     },
     echo(payload) {
       if (payload !== awaiting) return;
       awaiting = null;
+      c.pingOutSince = null;
       if (!c.healthy) c.up();
     },
     stop: () => clearInterval(timer),
@@ -248,7 +271,7 @@ export function createLocalInvalidation(o: InvalidationOptions & { soleWriter: b
  * Redis pub/sub: one subscriber connection (channels `<prefix><topic>`, `<prefix>ping` and this process's
  * `<prefix>ack:<id>`) and one for PUBLISH. A notification carries `<publisher id>:<seq>`; every receiver
  * moves its version, then acknowledges on the publisher's ack channel. `publish` resolves once as many
- * acknowledgements came back as PUBLISH reported receivers (or after `pollMs`, the staleness bound a
+ * acknowledgements came back as PUBLISH reported receivers (or after {@link PUBLISH_WAIT_POLLS} intervals, the bound a
  * stalled receiver falls back to): Redis answering the publisher does not mean a receiver has read the
  * message (it may still sit in a socket buffer while that receiver serves a request that was sent after
  * the writer's response), so the writer's response waits for the receivers, not for Redis.
@@ -262,7 +285,7 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
   const ping = `${prefix}ping`;
   const me = randomBytes(8).toString('hex');
   const ackChannel = `${prefix}ack:${me}`;
-  const acks = acknowledgements(Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
+  const acks = acknowledgements(PUBLISH_WAIT_POLLS * Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
   let seq = 0;
   const hb = startHeartbeat(c, o, (payload) => pub.publish(ping, payload));
   sub.on('message', (channel: string, message: string) => {
@@ -274,7 +297,7 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
     const from = message.slice(0, message.indexOf(':'));
     if (from !== '') pub.publish(`${prefix}ack:${from}`, message).catch(() => undefined);
   });
-  /** PUBLISH, then wait until every receiver Redis counted has acknowledged, at most the polling interval. */
+  /** PUBLISH, then wait until every receiver Redis counted has acknowledged, at most {@link PUBLISH_WAIT_POLLS} intervals. */
   const publishAcknowledged = (t: InvalidationTopic): Promise<void> => {
     const id = `${me}:${++seq}`;
     return acks.publish(id, async () => {
@@ -313,7 +336,7 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
  * when the NOTIFY commits, but each delivers to its client asynchronously: the publisher's statement may
  * return while a receiver has not read the notification yet. So, as on Redis, every receiver moves its
  * version and then acknowledges (`gatehouse_invalidate_ack`, `<publisher id>:<seq>|<receiver id>`), and
- * `publish` resolves once every receiver it knows has (or after `pollMs`, the staleness bound a stalled
+ * `publish` resolves once every receiver it knows has (or after {@link PUBLISH_WAIT_POLLS} intervals, the bound a stalled
  * receiver falls back to). PostgreSQL does not say how many sessions listen; a process knows its peers
  * from their heartbeats (each pings on the channel every `pollMs`, and at once when it subscribes), and
  * waits for those heard within the last {@link PEER_TTL_POLLS} intervals.
@@ -331,7 +354,7 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
   const hb = startHeartbeat(c, o, (payload) => notify(channelOf('ping'), payload), me);
   /** other processes on the channel: id → when their last ping arrived */
   const peers = new Map<string, number>();
-  const acks = acknowledgements(pollMs);
+  const acks = acknowledgements(PUBLISH_WAIT_POLLS * pollMs);
   let seq = 0;
   let closed = false;
   let listener: pg.Client | null = null;
@@ -352,7 +375,7 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     const from = payload.slice(0, payload.indexOf(':'));
     if (from !== me && from !== '') notify(channelOf('ack'), `${payload}|${me}`).catch(() => undefined);
   };
-  /** NOTIFY, then wait until every peer heard recently has acknowledged, at most `pollMs`. */
+  /** NOTIFY, then wait until every peer heard recently has acknowledged, at most {@link PUBLISH_WAIT_POLLS} intervals. */
   const publishAcknowledged = (t: InvalidationTopic): Promise<void> => {
     const since = now() - PEER_TTL_POLLS * pollMs;
     const expected = [...peers].filter(([, at]) => at >= since).map(([peer]) => peer);

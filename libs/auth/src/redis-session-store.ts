@@ -26,6 +26,8 @@ const SILENT = { info: () => undefined, warn: () => undefined };
  * Keys: `<p>session:<id>` (JSON record), `<p>session_handle:<sha256>` (id), `<p>user_sessions:<userId>`
  * (set of ids; its expiry is pushed to the latest session's), and for a session issued to an OAuth
  * client, `<p>client_sessions:<clientId>` (set of ids, same expiry rule) for deleteAllForClient.
+ * issue 33: `<p>session_used:<id>` holds the last-use time (Unix s, expiring with the session), apart
+ * from the record so a `touch` never races a rotation's rewrite of it nor brings a deleted one back.
  */
 export function createRedisSessionStore(options: RedisSessionStoreOptions): RedisSessionStore {
   const redis = newRedis(options.url, { lazyConnect: false, maxRetriesPerRequest: 2 });
@@ -36,6 +38,7 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
   const kHandle = (h: string) => `${p}session_handle:${h}`;
   const kUser = (u: string) => `${p}user_sessions:${u}`;
   const kClient = (c: string) => `${p}client_sessions:${c}`;
+  const kUsed = (id: string) => `${p}session_used:${id}`;
 
   const parse = (raw: string | null): SessionRecord | null => {
     if (!raw) return null;
@@ -62,7 +65,7 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
   };
 
   const remove = async (s: SessionRecord): Promise<void> => {
-    const m = redis.multi().del(kSession(s.id), kHandle(s.handleHash)).srem(kUser(s.userId), s.id);
+    const m = redis.multi().del(kSession(s.id), kHandle(s.handleHash), kUsed(s.id)).srem(kUser(s.userId), s.id);
     if (s.clientId) m.srem(kClient(s.clientId), s.id);
     await m.exec();
   };
@@ -121,12 +124,27 @@ export function createRedisSessionStore(options: RedisSessionStoreOptions): Redi
       if (old.handleHash !== s.handleHash) await redis.del(kHandle(old.handleHash));
       await write(s);
     },
+    async listForUser(userId) {
+      const ids = await redis.smembers(kUser(userId));
+      if (ids.length === 0) return [];
+      const [records, used] = await Promise.all([redis.mget(ids.map(kSession)), redis.mget(ids.map(kUsed))]);
+      const out: SessionRecord[] = [];
+      records.forEach((raw, i) => {
+        const s = parse(raw);
+        if (s && s.userId === userId) out.push(used[i] ? { ...s, lastUsedAt: Number(used[i]) } : s);
+      });
+      return out;
+    },
+    async touch(s, at) {
+      const ttl = s.expiresAt - clock();
+      if (ttl > 0) await redis.set(kUsed(s.id), String(at), 'EX', ttl);
+    },
     async close() {
       await redis.quit();
     },
   };
   // Redis failures become 503 `unavailable` (behaviour.md §0.2), never a raw driver error.
-  for (const name of ['create', 'get', 'findByHandleHash', 'delete', 'deleteAllForUser', 'deleteAllForClient', 'update'] as const) {
+  for (const name of ['create', 'get', 'findByHandleHash', 'delete', 'deleteAllForUser', 'deleteAllForClient', 'update', 'listForUser', 'touch'] as const) {
     const fn = store[name] as (...args: unknown[]) => Promise<unknown>;
     (store as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
       try {

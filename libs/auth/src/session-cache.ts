@@ -200,6 +200,10 @@ export function createCachedSessionStore(inner: SessionStore, o: SessionCacheOpt
         evict(s.id);
       }
     },
+    // issue 33: read through (the list must show every session) and a last-use write that keeps the
+    // cache: `lastUsedAt` decides nothing about a credential, so a cached copy may lag behind it
+    listForUser: (userId) => inner.listForUser(userId),
+    touch: (s, at) => inner.touch(s, at),
     clear() {
       byId.gen++;
       byId.clear();

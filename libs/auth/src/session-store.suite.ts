@@ -127,5 +127,39 @@ export function runSessionStoreSuite(name: string, make: () => Promise<SessionSt
       await h.store.update(updated);
       expect(await h.store.get(s.id)).toEqual(updated);
     });
+
+    it("lists a user's live sessions with their device, and no other user's or expired ones (issue 33)", async () => {
+      const a = rec({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0', ipAddress: '203.0.113.7' });
+      const b = rec({ clientId: 'client-a', sid: a.id });
+      const short = rec({ expiresAt: h.now() + 5 });
+      const other = rec({ userId: U2 });
+      for (const s of [a, b, short, other]) await h.store.create(s);
+      const byId = (list: SessionRecord[]) => [...list].sort((x, y) => (x.id < y.id ? -1 : 1));
+      expect(byId(await h.store.listForUser(U1))).toEqual([a, b, short]);
+      expect(await h.store.listForUser('33333333-3333-4333-8333-333333333333')).toEqual([]);
+      h.advance(6);
+      expect(byId(await h.store.listForUser(U1))).toEqual([a, b]);
+      await h.store.delete(a.id);
+      expect(await h.store.listForUser(U1)).toEqual([b]);
+      expect(await h.store.listForUser(U2)).toEqual([other]);
+    });
+
+    it('records the last use with touch; an update keeps it; a touch of a deleted session brings nothing back (issue 33)', async () => {
+      const s = rec();
+      await h.store.create(s);
+      h.advance(61);
+      await h.store.touch(s, h.now());
+      const used = h.now();
+      const [listed] = await h.store.listForUser(U1);
+      expect(listed).toEqual({ ...s, lastUsedAt: used });
+      // a rewrite from a record read before the touch (a refresh) does not set the last use back
+      await h.store.update({ ...s, refreshTokenId: 'rt9' });
+      expect(await h.store.listForUser(U1)).toEqual([{ ...s, refreshTokenId: 'rt9', lastUsedAt: used }]);
+      await h.store.delete(s.id);
+      await h.store.touch(s, h.now());
+      expect(await h.store.get(s.id)).toBeNull();
+      expect(await h.store.findByHandleHash(s.handleHash)).toBeNull();
+      expect(await h.store.listForUser(U1)).toEqual([]);
+    });
   });
 }

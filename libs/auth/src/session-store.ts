@@ -43,7 +43,24 @@ export interface SessionRecord {
    */
   sid?: string | null;
   createdAt: number;
+  /**
+   * issue 33: the `User-Agent` header (at most {@link SESSION_USER_AGENT_MAX_CHARS} characters) and the
+   * client IP address of the request that opened the session, shown in the user's session list;
+   * absent or null: unknown
+   */
+  userAgent?: string | null;
+  ipAddress?: string | null;
+  /**
+   * issue 33: Unix s of the last authenticated request, written by {@link SessionStore.touch} at most
+   * once per {@link SESSION_TOUCH_INTERVAL_SECONDS}; absent or null: not used since `createdAt`
+   */
+  lastUsedAt?: number | null;
 }
+
+/** Longest `User-Agent` kept on a session record, in characters (longer values are cut). */
+export const SESSION_USER_AGENT_MAX_CHARS = 512;
+/** A session's `lastUsedAt` is written at most this often (seconds), so a request costs no write. */
+export const SESSION_TOUCH_INTERVAL_SECONDS = 60;
 
 export interface SessionStore {
   create(s: SessionRecord): Promise<void>;
@@ -60,8 +77,19 @@ export interface SessionStore {
    * With `userId`, only that user's sessions with the client (issue 34: a revoked consent grant).
    */
   deleteAllForClient(clientId: string, userId?: string): Promise<number>;
-  /** Replaces a session record (same id). */
+  /** Replaces a session record (same id). Leaves `lastUsedAt` as stored (only `touch` writes it). */
   update(s: SessionRecord): Promise<void>;
+  /**
+   * issue 33: the user's live (unexpired) sessions, in no particular order; never served from a
+   * cache. Includes client_credentials sessions only when `userId` is a client's id.
+   */
+  listForUser(userId: string): Promise<SessionRecord[]>;
+  /**
+   * issue 33: records that session `s` served a request at `at` (Unix s), writing `lastUsedAt` only;
+   * a session that is gone stays gone (no write resurrects it). Callers throttle (the authenticator
+   * writes at most once per {@link SESSION_TOUCH_INTERVAL_SECONDS} per session).
+   */
+  touch(s: Pick<SessionRecord, 'id' | 'userId' | 'expiresAt'>, at: number): Promise<void>;
 }
 
 const copy = (s: SessionRecord): SessionRecord => ({ ...s, roles: [...s.roles], scope: [...s.scope], ...(s.amr ? { amr: [...s.amr] } : {}) });
@@ -109,7 +137,17 @@ export function createMemorySessionStore(options: { clock?: () => number } = {})
       return n;
     },
     async update(s) {
-      if (byId.has(s.id)) byId.set(s.id, copy(s));
+      const old = byId.get(s.id);
+      if (!old) return;
+      const { lastUsedAt: _ignored, ...next } = copy(s);
+      byId.set(s.id, old.lastUsedAt != null ? { ...next, lastUsedAt: old.lastUsedAt } : next);
+    },
+    async listForUser(userId) {
+      return [...byId.values()].filter((s) => s.userId === userId).map(live).filter((s): s is SessionRecord => s !== null);
+    },
+    async touch(s, at) {
+      const old = byId.get(s.id);
+      if (old) old.lastUsedAt = at;
     },
     size: () => byId.size,
   };

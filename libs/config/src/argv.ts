@@ -3,6 +3,7 @@
 import type { CommandName } from './commands.ts';
 import { flagName, registryEntries } from './registry.ts';
 import type { FlagKey, FlagSpec, PlacedFlag } from './registry.ts';
+import { pem } from './parsers.ts';
 import { readTextFile, resolveSecretFile } from './secret-file.ts';
 import type { ReadTextFile } from './secret-file.ts';
 
@@ -44,6 +45,7 @@ function looksLikeFlag(token: string | undefined): boolean {
  * value (`--flag=`) means "not given", so the default applies (Helm renders unset values that way).
  * A secret flag's value `file:/path` is replaced by the content of the file (see secret-file.ts), so
  * the secret never appears in the process list; a file that cannot be read is an error naming the flag.
+ * A PEM flag (`--jwt-public-key`, `--database-ca-cert`, ...) takes `file:/path` the same way.
  *
  * @param argv flags as typed, without node and script (process.argv.slice(3))
  * @param read reads a `file:` secret; the real file system by default
@@ -120,8 +122,9 @@ export function scanArgv(command: CommandName, argv: readonly string[], read: Re
       value = next;
       i++;
     }
-    if (spec.secret && value !== undefined) {
-      const resolved = resolveSecretFile(name, value, read);
+    // secrets, and PEM documents (keys and certificates are multi-line files): `file:/path` reads the file
+    if ((spec.secret || spec.parser === pem) && value !== undefined) {
+      const resolved = resolveSecretFile(name, value, read, spec.secret ? 'secret file' : 'file');
       if ('error' in resolved) {
         errors.push(resolved.error);
         continue;

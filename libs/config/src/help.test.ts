@@ -33,7 +33,7 @@ describe('listFlags', () => {
       '--access-token-expires-in', '--refresh-token-expires-in', '--session-expires-in', '--rate-limit-rps',
       '--rate-limit-burst', '--app-cookie-same-site', '--encryption-key', '--redirect-uris',
       '--allow-private-webhook-targets', '--jwt-secondary-type', '--jwt-secondary-secret', '--jwt-secondary-public-key',
-      '--enable-hsts', '--enable-dynamic-client-registration', '--require-pushed-authorization-requests', '--dynamic-client-registration-max-clients', '--enable-org-discovery', '--graphql-max-depth', '--graphql-max-complexity', '--graphql-max-aliases',
+      '--enable-hsts', '--enable-dynamic-client-registration', '--require-pushed-authorization-requests', '--enable-client-id-metadata-documents', '--dynamic-client-registration-max-clients', '--enable-org-discovery', '--graphql-max-depth', '--graphql-max-complexity', '--graphql-max-aliases',
       '--nats-url', '--nats-stream',
       '--database-create', '--log-format', '--otlp-endpoint',
       // behaviour.md §6.2 (issue 19): the DNS servers domain verification asks
@@ -48,8 +48,14 @@ describe('listFlags', () => {
       '--device-code-expires-in',
       // issue 34 §3: what a delegated token's permission checks answer (perms(agent) ∩ perms(user), or the user's)
       '--delegated-permissions',
+      // issue 33 §1: the admin console under /dashboard
+      '--enable-dashboard',
+      // issue 34 §7: the MCP endpoint and its RFC 9728 metadata
+      '--mcp-enabled',
+      // issue 38 §0: worker processes sharing the HTTP and gRPC ports
+      '--http-workers',
       // issue 36: OpenFGA's own HTTP API on the authz service
-      '--openfga-http-port', '--openfga-http-host', '--openfga-authn-method', '--openfga-authn-preshared-keys', '--openfga-authn-client-ids', '--openfga-max-tuples-per-write',
+      '--openfga-http-port', '--openfga-http-host', '--openfga-grpc-port', '--gateway-openfga-url', '--openfga-authn-method', '--openfga-authn-preshared-keys', '--openfga-authn-client-ids', '--openfga-max-tuples-per-write',
       '--openfga-max-checks-per-batch-check', '--openfga-list-objects-max-results', '--openfga-list-users-max-results', '--openfga-list-deadline',
       ...['google', 'github', 'facebook', 'microsoft', 'apple', 'linkedin', 'discord', 'twitter', 'twitch', 'roblox']
         .flatMap((p) => [`--${p}-client-id`, `--${p}-client-secret`, `--${p}-scopes`]),

@@ -43,8 +43,9 @@ const FOOTER = `
 Configuration comes only from these flags: no environment variables, no .env file.
 Both --flag=value and --flag value work. Booleans accept --flag, --flag=true, --flag=false.
 An empty value (--flag=) means the default. Lists are comma-separated.
-Every flag marked secret also takes file:/path: the secret is read from that file at start-up
-(trailing newline trimmed), so it never shows in the process list; a missing file stops start-up.
+Every flag marked secret, and every <pem> flag, also takes file:/path: the value is read from that
+file at start-up (trailing newline trimmed), so a secret never shows in the process list; a missing,
+unreadable or empty file stops start-up.
 `;
 
 /** The `--help` text of one command: every flag it accepts, by group, with defaults (never for secrets). */

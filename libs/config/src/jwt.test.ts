@@ -130,10 +130,10 @@ describe('start-up errors that say what to do (issue 15 item 7)', () => {
 
   it('says a key flag takes the PEM text when given a file path', () => {
     expect(withKeys('RS256', '/etc/gatehouse/key.pem', rsa.publicKey).errors).toEqual([
-      '--jwt-private-key is not a valid PEM RSA private key: it takes the PEM text, not a file path (for example --jwt-private-key="$(cat /etc/gatehouse/key.pem)")',
+      '--jwt-private-key is not a valid PEM RSA private key: it takes the PEM text, or file: and the path (for example --jwt-private-key=file:/etc/gatehouse/key.pem)',
     ]);
     expect(withKeys('ES256', p256.privateKey, 'public.pem').errors).toEqual([
-      '--jwt-public-key is not a valid PEM EC public key: it takes the PEM text, not a file path (for example --jwt-public-key="$(cat public.pem)")',
+      '--jwt-public-key is not a valid PEM EC public key: it takes the PEM text, or file: and the path (for example --jwt-public-key=file:public.pem)',
     ]);
     // not a path: the plain message of behaviour.md §1.4
     expect(withKeys('RS256', 'garbage', rsa.publicKey).errors).toEqual(['--jwt-private-key is not a valid PEM RSA private key']);

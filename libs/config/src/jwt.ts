@@ -71,11 +71,12 @@ function parsePublic(pemText: string, type: JwtType): KeyObject | null {
 
 /**
  * behaviour.md §1.4's `<flag> is not a valid PEM <kind>`; when the value is no PEM at all but looks
- * like a file name, the message says the flag takes the PEM text (issue 15 item 7).
+ * like a file name, the message says the flag takes the PEM text or `file:<path>` (issue 15 item 7,
+ * issue 37 §5: `$(cat key.pem)` would put a private key in the process list).
  */
 function notPem(flag: string, value: string, kind: string): string {
   if (!value.includes('-----BEGIN') && /^(?:[./~]|[\w.-]+\.(?:pem|key|crt|pub)$)/.test(value.trim())) {
-    return `${flag} is not a valid PEM ${kind}: it takes the PEM text, not a file path (for example ${flag}="$(cat ${value.trim()})")`;
+    return `${flag} is not a valid PEM ${kind}: it takes the PEM text, or file: and the path (for example ${flag}=file:${value.trim()})`;
   }
   return `${flag} is not a valid PEM ${kind}`;
 }

@@ -63,6 +63,15 @@ export const positiveInt: Parser<number> = {
   parse: (raw, flag) => integer(raw, flag, 1, Number.MAX_SAFE_INTEGER, 'a positive whole number'),
 };
 
+/**
+ * A number of worker processes: `auto` (one per core the process may use, `os.availableParallelism()`,
+ * decided at start) or a whole number from 1 to 64.
+ */
+export const workerCount: Parser<number | 'auto'> = {
+  type: 'string',
+  parse: (raw, flag) => (raw.trim().toLowerCase() === 'auto' ? 'auto' : integer(raw, flag, 1, 64, 'auto or a whole number from 1 to 64')),
+};
+
 const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /**

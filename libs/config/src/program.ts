@@ -3,7 +3,7 @@
 import { Command, Option } from 'commander';
 import { COMMAND_SUMMARY } from './commands.ts';
 import type { CommandName } from './commands.ts';
-import { FlagValueError } from './parsers.ts';
+import { FlagValueError, pem } from './parsers.ts';
 import { flagName, registryEntries } from './registry.ts';
 import type { FlagKey } from './registry.ts';
 
@@ -39,7 +39,7 @@ export function buildProgram(command: CommandName, sink: string[] = []): Command
     if (!spec.commands.includes(command)) continue;
     const name = flagName(spec);
     const boolean = spec.parser.type === 'boolean';
-    const option = new Option(boolean ? `${spec.flag} [true|false]` : spec.flag, spec.secret ? `${spec.help} (secret; or file:/path to read it from a file)` : spec.help)
+    const option = new Option(boolean ? `${spec.flag} [true|false]` : spec.flag, spec.secret ? `${spec.help} (secret; or file:/path to read it from a file)` : spec.parser === pem ? `${spec.help} (or file:/path to read it from a file)` : spec.help)
       .helpGroup(`${spec.group}:`)
       .argParser((raw: string) => {
         try {

@@ -2,9 +2,10 @@
 
 import { ALL, CALLERS, DATA, GATEWAY, TOKENS } from './commands.ts';
 import type { CommandName } from './commands.ts';
+import { SERVICE_ROUTES } from '@gatehouse/contracts/service-names';
 import {
   address, addressList, baseUrl, bool, cidrList, countryCodeList, duration, httpUrl, httpUrlList, jwtType, list, nonNegativeInt,
-  oneOf, originList, pem, port, positiveInt, str,
+  oneOf, originList, pem, port, positiveInt, str, workerCount,
 } from './parsers.ts';
 import type { Parser } from './parsers.ts';
 
@@ -88,6 +89,39 @@ export type FgaStore = (typeof FGA_STORES)[number];
  * The registry. Keys are the camelCase of the kebab flag and are the keys of `Config`.
  * Order is help order.
  */
+type ServiceRoute = (typeof SERVICE_ROUTES)[number];
+type RouteValue<R extends ServiceRoute> = R['replicated'] extends true ? readonly string[] : string;
+type RouteFlags =
+  & { readonly [R in ServiceRoute as `${R['name']}Address`]: FlagSpec<RouteValue<R>> & { readonly commands: readonly CommandName[] } }
+  & { readonly [R in ServiceRoute as R['subgraph'] extends true ? `${R['name']}GraphqlUrl` : never]: FlagSpec<RouteValue<R>> };
+
+/**
+ * Split-mode routing, generated from services/registry.ts (issue 35 §1: a new service is its folder, its
+ * proto and one registry line): `--<name>-address` for every service with a public API, accepted by the
+ * gateway and by each service that calls its internal API, and `--<name>-graphql-url` (gateway only) for
+ * each with a subgraph. A replicated service's flags take comma lists, one entry per replica.
+ */
+function serviceRoutes(): RouteFlags {
+  const out: Record<string, FlagSpec<unknown> & { commands?: readonly CommandName[] }> = {};
+  const names = (xs: readonly string[]): string => xs.length === 1 ? xs[0]! : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]!}`;
+  for (const route of SERVICE_ROUTES as readonly ServiceRoute[]) {
+    const callers = route.callers.filter((c) => c !== 'gateway');
+    const [it, its] = route.replicated ? ['them', 'their'] : ['it', 'its'];
+    const who = `the gateway routes to ${it}${callers.length > 0 ? `; ${names(callers)} call${callers.length === 1 ? 's' : ''} ${its} internal API` : ''}`;
+    out[`${route.name}Address`] = route.replicated
+      ? { flag: `--${route.name}-address <list>`, parser: addressList, commands: route.callers, help: `gRPC addresses of the ${route.name} replicas, comma list of host:port (${who})` }
+      : { flag: `--${route.name}-address <host:port>`, parser: address, commands: route.callers, help: `gRPC address of the ${route.name} service (${who})` };
+  }
+  for (const route of SERVICE_ROUTES as readonly ServiceRoute[]) {
+    if (route.subgraph) {
+      out[`${route.name}GraphqlUrl`] = route.replicated
+        ? { flag: `--${route.name}-graphql-url <list>`, parser: httpUrlList, help: `GraphQL subgraph URLs of the ${route.name} replicas, comma list` }
+        : { flag: `--${route.name}-graphql-url <url>`, parser: httpUrl, help: `GraphQL subgraph URL of the ${route.name} service` };
+    }
+  }
+  return out as unknown as RouteFlags;
+}
+
 export const registry = {
   ...section('Core', ALL, {
     env: {
@@ -98,6 +132,10 @@ export const registry = {
     grpcPort: { flag: '--grpc-port <port>', parser: port, default: 9091, help: 'native gRPC listener port (0 = any free port)' },
     host: { flag: '--host <address>', parser: str, default: '0.0.0.0', help: 'interface the HTTP and gRPC listeners bind to' },
     metricsPort: { flag: '--metrics-port <port>', parser: port, default: 8081, help: 'Prometheus GET /metrics listener port, the only place /metrics is served (0 = any free port)' },
+    httpWorkers: {
+      flag: '--http-workers <n|auto>', parser: workerCount, default: 1, commands: ['all', 'gateway'],
+      help: 'processes serving the HTTP and public gRPC ports (node:cluster, one port shared): auto = one per core; above 1 needs --redis-url, every worker keeps its own caches coherent through it, so a logout, revoke or tuple write is seen by the next request on any worker; /metrics sums the workers (docs/operations.md "Using every core")',
+    },
     metricsHost: { flag: '--metrics-host <address>', parser: str, default: '127.0.0.1', help: 'interface of the metrics listener; loopback by default, keep it private' },
     logLevel: { flag: '--log-level <level>', parser: oneOf(['debug', 'info', 'warn', 'error'], true), default: 'info', help: 'log level: debug, info, warn or error' },
     logFormat: {
@@ -180,6 +218,7 @@ export const registry = {
     organizationName: { flag: '--organization-name <name>', parser: str, default: 'Gatehouse', help: 'organization name: TOTP issuer, passkey RP name, email templates' },
     organizationLogo: { flag: '--organization-logo <url>', parser: str, default: '', help: 'organization logo URL for the UI and email templates' },
     enableLoginPage: { flag: '--enable-login-page', parser: bool, default: true, help: 'serve the hosted login page under /app (sign-up, login, password reset, magic link, MFA, passkeys)' },
+    enableDashboard: { flag: '--enable-dashboard', parser: bool, default: true, help: 'serve the admin console under /dashboard (signed in with the admin secret: overview, users, audit log, webhooks, clients, authorization)' },
     enablePlayground: { flag: '--enable-playground', parser: bool, default: true, help: 'serve the GraphQL playground (GraphiQL) at GET /graphql to a browser that sends the x-service-admin-secret header' },
     enableGraphqlIntrospection: { flag: '--enable-graphql-introspection', parser: bool, default: true, help: 'allow schema introspection on /graphql' },
     enableOrgDiscovery: { flag: '--enable-org-discovery', parser: bool, default: false, help: 'mount GET /api/v1/org-discovery?email= and set meta.is_org_discovery_enabled' },
@@ -263,7 +302,7 @@ export const registry = {
   ...section('Hardening', ALL, {
     disableAdminHeaderAuth: { flag: '--disable-admin-header-auth', parser: bool, default: false, help: 'refuse the admin-secret header; only the secure admin cookie authenticates admins' },
     trustedProxies: { flag: '--trusted-proxies <cidrs>', parser: cidrList, default: [], help: 'reverse proxy networks whose X-Forwarded-For is trusted, comma list of CIDRs; none by default' },
-    allowPrivateWebhookTargets: { flag: '--allow-private-webhook-targets', parser: bool, default: false, help: 'allow webhook and test_endpoint targets in private or special ranges (logs a warning)' },
+    allowPrivateWebhookTargets: { flag: '--allow-private-webhook-targets', parser: bool, default: false, help: 'allow webhook, test_endpoint, back-channel logout and OAuth client metadata document targets in private or special ranges (logs a warning)' },
     enableHsts: { flag: '--enable-hsts', parser: bool, default: false, help: 'send Strict-Transport-Security: max-age=31536000; includeSubDomains' },
   }),
   ...section('Retention', ['all', 'admin'], {
@@ -279,9 +318,21 @@ export const registry = {
       flag: '--dynamic-client-registration-max-clients <n>', parser: positiveInt, default: 1000, commands: ['all', 'authn'],
       help: 'ceiling on the clients registered through /oauth/register; further registrations answer 403',
     },
+    enableClientIdMetadataDocuments: {
+      flag: '--enable-client-id-metadata-documents', parser: bool, default: false, commands: ['all', 'authn'],
+      help: 'accept an https URL as client_id at /authorize and the token endpoints: the OAuth Client ID Metadata Document it serves (public clients, PKCE S256, its redirect_uris) is fetched through the outbound guard of webhooks (at most 5 KiB, 5 s), kept for its Cache-Control max-age (60 s to 1 day, default 5 min), and its users always see the consent page',
+    },
     requirePushedAuthorizationRequests: {
       flag: '--require-pushed-authorization-requests', parser: bool, default: false, commands: ['all', 'authn'],
       help: 'refuse /authorize requests not pushed first to POST /oauth/par (RFC 9126 §5) for every OAuth client except the server\'s own (--client-id)',
+    },
+    gatewayOpenfgaUrl: {
+      flag: '--gateway-openfga-url <url>', parser: httpUrl, commands: ['all', 'gateway'],
+      help: 'route OpenFGA\'s HTTP API through the gateway: requests to /stores and below are passed, as they came (bearer token included), to this base URL of the authz service\'s OpenFGA HTTP listener (--openfga-http-port), which authenticates them; state-changing calls must carry a bearer token (the CSRF check exempts them only then); off when absent',
+    },
+    mcpEnabled: {
+      flag: '--mcp-enabled', parser: bool, default: false, commands: ['all', 'gateway'],
+      help: 'serve the MCP endpoint POST /mcp (Streamable HTTP; tools check_permissions, list_permissions, profile, meta for the token\'s user) and its RFC 9728 metadata at /.well-known/oauth-protected-resource/mcp; /mcp takes only access tokens issued for it (RFC 8707 resource=<url>/mcp)',
     },
     deviceCodeExpiresIn: {
       flag: '--device-code-expires-in <seconds>', parser: positiveInt, default: 600, commands: ['all', 'authn'],
@@ -301,8 +352,9 @@ export const registry = {
     },
   }),
   ...section('OpenFGA API', ['all', 'authz'], {
-    openfgaHttpPort: { flag: '--openfga-http-port <port>', parser: port, help: 'serve OpenFGA\'s own HTTP API (the paths and bodies of OpenFGA\'s REST API, for the OpenFGA SDKs and CLI) on this port of the authz service (0 = any free port); off when absent. Not routed by the gateway' },
-    openfgaHttpHost: { flag: '--openfga-http-host <address>', parser: str, default: '127.0.0.1', help: 'interface the OpenFGA API listener binds to (default loopback only: set it, e.g. to 0.0.0.0, to reach it from other hosts)' },
+    openfgaHttpPort: { flag: '--openfga-http-port <port>', parser: port, help: 'serve OpenFGA\'s own HTTP API (the paths and bodies of OpenFGA\'s REST API, for the OpenFGA SDKs and CLI) on this port of the authz service (0 = any free port); off when absent. The gateway routes it under /stores only with --gateway-openfga-url' },
+    openfgaHttpHost: { flag: '--openfga-http-host <address>', parser: str, default: '127.0.0.1', help: 'interface the OpenFGA API listeners (HTTP and gRPC) bind to (default loopback only: set it, e.g. to 0.0.0.0, to reach it from other hosts)' },
+    openfgaGrpcPort: { flag: '--openfga-grpc-port <port>', parser: port, help: 'serve the gRPC form of OpenFGA\'s API (openfga.v1.OpenFGAService, OpenFGA\'s published protos; same methods, authentication and limits as --openfga-http-port) on this port of the authz service (0 = any free port); off when absent. Not routed by the gateway (clients reach it directly, or through the chart\'s OpenFGA Service)' },
     openfgaAuthnMethod: { flag: '--openfga-authn-method <method>', parser: oneOf(['none', 'preshared', 'oidc'] as const), default: 'preshared', help: 'how OpenFGA API callers authenticate: preshared (Authorization: Bearer <one of --openfga-authn-preshared-keys>), oidc (Authorization: Bearer <an access token Gatehouse issued to a service account by client_credentials>, optionally only --openfga-authn-client-ids) or none (local development only; logged as a warning at start-up)' },
     openfgaAuthnClientIds: { flag: '--openfga-authn-client-ids <list>', parser: list, help: 'with --openfga-authn-method=oidc: the service accounts (client ids) allowed to call the OpenFGA API, comma list; default: every service account' },
     openfgaAuthnPresharedKeys: { flag: '--openfga-authn-preshared-keys <list>', parser: list, secret: true, help: 'the keys OpenFGA API callers present as bearer tokens, comma list (several allow rotation); required with --openfga-authn-method=preshared' },
@@ -312,18 +364,7 @@ export const registry = {
     openfgaListUsersMaxResults: { flag: '--openfga-list-users-max-results <n>', parser: nonNegativeInt, default: 1000, help: 'most users ListUsers answers (0 = no cap past the engine\'s own 1000; OpenFGA\'s listUsers-max-results)' },
     openfgaListDeadline: { flag: '--openfga-list-deadline <duration>', parser: duration, default: 3, help: 'time a ListObjects, StreamedListObjects or ListUsers call may take, e.g. 3s, or seconds; past it the call fails with deadline_exceeded (OpenFGA\'s listObjects-deadline; 0 = none)' },
   }),
-  ...section('Split mode (routing)', GATEWAY, {
-    authnAddress: { flag: '--authn-address <host:port>', parser: address, commands: ['gateway', 'admin', 'orgs'], help: 'gRPC address of the authn service (gateway; admin, which reads Meta for AdminMeta through it; orgs, which reads users and provisions SCIM users through it)' },
-    mfaAddress: { flag: '--mfa-address <host:port>', parser: address, commands: ['gateway', 'authn'], help: 'gRPC address of the mfa service (gateway; authn, which opens MFA sessions through it)' },
-    adminAddress: { flag: '--admin-address <host:port>', parser: address, commands: ['gateway', 'notifications'], help: 'gRPC address of the admin service (gateway; notifications, which reads webhook targets and stored email templates through it)' },
-    orgsAddress: { flag: '--orgs-address <host:port>', parser: address, help: 'gRPC address of the orgs service' },
-    authzAddress: { flag: '--authz-address <list>', parser: addressList, commands: ['gateway', 'orgs'], help: 'gRPC addresses of the authz replicas, comma list of host:port (gateway; orgs, which writes SCIM group tuples through it)' },
-    authnGraphqlUrl: { flag: '--authn-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the authn service' },
-    mfaGraphqlUrl: { flag: '--mfa-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the mfa service' },
-    adminGraphqlUrl: { flag: '--admin-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the admin service' },
-    orgsGraphqlUrl: { flag: '--orgs-graphql-url <url>', parser: httpUrl, help: 'GraphQL subgraph URL of the orgs service' },
-    authzGraphqlUrl: { flag: '--authz-graphql-url <list>', parser: httpUrlList, help: 'GraphQL subgraph URLs of the authz replicas, comma list' },
-  }),
+  ...section('Split mode (routing)', GATEWAY, serviceRoutes()),
 };
 
 export type Registry = typeof registry;

@@ -1,5 +1,6 @@
 /** @module @gatehouse/config/secret-file.test: `--<secret-flag>=file:/path` reads the secret from a file (issue 37 §5). */
 
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +68,17 @@ describe('file: form of secret flags', () => {
       expect({ name, seen }).toEqual({ name, seen: [path] });
       expect(result.errors.join(' ')).not.toContain(path);
     }
+  });
+
+  it('reads a PEM flag that is no secret (a public key, a CA certificate) from file: too', () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pub = secretFile('jwt-public.pem', publicKey.export({ type: 'spki', format: 'pem' }) as string);
+    const key = secretFile('jwt-private.pem', privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
+    const config = ok('all', '--jwt-type=ES256', '--jwt-secret=', `--jwt-private-key=file:${key}`, `--jwt-public-key=file:${pub}`);
+    expect(config.jwtPublicKey).toBe((publicKey.export({ type: 'spki', format: 'pem' }) as string).trimEnd());
+    expect(load(`--database-ca-cert=file:${join(dir, 'absent-ca.pem')}`).errors).toEqual([
+      `--database-ca-cert: cannot read the file ${join(dir, 'absent-ca.pem')} (ENOENT)`,
+    ]);
   });
 
   it('leaves file: alone on flags that are not secret', () => {

@@ -27,8 +27,9 @@ export type SecretFileResult = { readonly value: string } | { readonly error: st
  * @param flag the flag's kebab name, e.g. `--admin-secret`
  * @param raw the value as written on the command line
  * @param read how to read the file; {@link readTextFile} by default
+ * @param what how the error names the file: `secret file` (default), or `file` for a PEM flag that is no secret
  */
-export function resolveSecretFile(flag: string, raw: string, read: ReadTextFile = readTextFile): SecretFileResult {
+export function resolveSecretFile(flag: string, raw: string, read: ReadTextFile = readTextFile, what = 'secret file'): SecretFileResult {
   if (!raw.startsWith(FILE_PREFIX)) return { value: raw };
   const path = raw.slice(FILE_PREFIX.length);
   if (path === '') return { error: `${flag}: "file:" needs a path, e.g. ${flag}=file:/etc/gatehouse/secrets/${flag.slice(2)}` };
@@ -38,9 +39,9 @@ export function resolveSecretFile(flag: string, raw: string, read: ReadTextFile 
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     const reason = typeof code === 'string' ? code : e instanceof Error ? e.message : String(e);
-    return { error: `${flag}: cannot read the secret file ${path} (${reason})` };
+    return { error: `${flag}: cannot read the ${what} ${path} (${reason})` };
   }
   const value = content.replace(/(\r?\n)+$/, '');
-  if (value.trim() === '') return { error: `${flag}: the secret file ${path} is empty` };
+  if (value.trim() === '') return { error: `${flag}: the ${what} ${path} is empty` };
   return { value };
 }

@@ -1,5 +1,6 @@
 /** @module @gatehouse/config/test-fixtures: argv builders shared by this package's tests (not exported from index). */
 
+import { SERVICE_ROUTES } from '@gatehouse/contracts/service-names';
 import type { CommandName } from './commands.ts';
 import { loadConfig } from './load.ts';
 import type { Config, ConfigResult } from './load.ts';
@@ -14,13 +15,15 @@ export const BASE: readonly string[] = [
 ];
 export const DB: readonly string[] = ['--database-type=sqlite', '--database-url=/tmp/gatehouse.db'];
 export const JWT: readonly string[] = ['--jwt-type=HS256', '--jwt-secret=jwt-secret-of-32-bytes-or-longer!'];
+/** The gateway's routing flags: a host per service (`authz-0` and `authz-1` for a replicated one). */
 export const GATEWAY_ROUTES: readonly string[] = [
-  '--authn-address=authn:9091', '--mfa-address=mfa:9091', '--admin-address=admin:9091', '--orgs-address=orgs:9091',
-  '--authz-address=authz-0:9091,authz-1:9091',
-  '--authn-graphql-url=http://authn:8080/graphql', '--mfa-graphql-url=http://mfa:8080/graphql',
-  '--admin-graphql-url=http://admin:8080/graphql', '--orgs-graphql-url=http://orgs:8080/graphql',
-  '--authz-graphql-url=http://authz-0:8080/graphql,http://authz-1:8080/graphql',
+  ...SERVICE_ROUTES.map((r) => `--${r.name}-address=${hostsOf(r).map((h) => `${h}:9091`).join(',')}`),
+  ...SERVICE_ROUTES.filter((r) => r.subgraph).map((r) => `--${r.name}-graphql-url=${hostsOf(r).map((h) => `http://${h}:8080/graphql`).join(',')}`),
 ];
+
+function hostsOf(route: (typeof SERVICE_ROUTES)[number]): string[] {
+  return route.replicated ? [`${route.name}-0`, `${route.name}-1`] : [route.name];
+}
 
 /** A complete valid argv for `command`, followed by `extra` (later flags win). */
 export function argvFor(command: CommandName, ...extra: string[]): string[] {

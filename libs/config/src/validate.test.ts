@@ -117,6 +117,23 @@ describe('ports (spec §1 rule 5)', () => {
   });
 });
 
+describe('--http-workers (issue 38 §0)', () => {
+  it('keeps one worker by default and resolves a number or auto', () => {
+    expect(ok('all').httpWorkers).toBe(1);
+    expect(ok('all', '--http-workers=auto').httpWorkers).toBe('auto');
+    expect(ok('all', '--http-workers=2', '--redis-url=redis://127.0.0.1:6379').httpWorkers).toBe(2);
+  });
+  it('refuses more than one worker without Redis, and with the in-memory tuple store', () => {
+    expect(load('--http-workers=2').errors).toEqual(['--http-workers=2 needs --redis-url (the workers keep their caches coherent through it); use --http-workers=1, or auto, which is 1 without Redis']);
+    expect(load('--http-workers=auto', '--redis-url=redis://127.0.0.1:6379', '--fga-store=memory').errors).toEqual(['--http-workers above 1 cannot be used with --fga-store=memory (each worker would keep tuples of its own)']);
+    expect(load('--http-workers=auto', '--fga-store=memory').errors).toEqual([]);
+  });
+  it('refuses a count that is not auto or 1 to 64', () => {
+    expect(load('--http-workers=0').errors).toEqual(['--http-workers must be auto or a whole number from 1 to 64, got "0"']);
+    expect(load('--http-workers=two').errors).toEqual(['--http-workers must be auto or a whole number from 1 to 64, got "two"']);
+  });
+});
+
 describe('--url', () => {
   const malformed = '--url must be an absolute http or https URL with a host and no user-info, query or fragment';
   it('is required outside development', () => {

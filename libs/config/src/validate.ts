@@ -1,5 +1,6 @@
 /** @module @gatehouse/config/validate: cross-flag startup rules and warnings (spec §1 rules 1-6, behaviour.md §1.4). */
 
+import { SERVICE_ROUTES } from '@gatehouse/contracts/service-names';
 import type { CommandName } from './commands.ts';
 import { clientOf, usableMfaMethods } from './derive.ts';
 import type { Derived } from './derive.ts';
@@ -23,11 +24,10 @@ const applies = (key: FlagKey, command: CommandName): boolean =>
 const given = (i: RuleInput, key: FlagKey): boolean => i.values[key] !== undefined || i.invalid.has(key);
 
 const SQL_FGA_STORES = new Set(['sqlite', 'postgres', 'mysql', 'openfga']);
-// Where the gateway finds every service of services/registry.ts that has a public API (a test in
-// gateway/scripts/registry.test.ts holds this list equal to the registry's).
+// Where the gateway finds every service of services/registry.ts that has a public API (generated).
 const GATEWAY_ROUTES: readonly FlagKey[] = [
-  'authnAddress', 'mfaAddress', 'adminAddress', 'orgsAddress', 'authzAddress',
-  'authnGraphqlUrl', 'mfaGraphqlUrl', 'adminGraphqlUrl', 'orgsGraphqlUrl', 'authzGraphqlUrl',
+  ...SERVICE_ROUTES.map((r) => `${r.name}Address` as FlagKey),
+  ...SERVICE_ROUTES.filter((r) => r.subgraph).map((r) => `${r.name}GraphqlUrl` as FlagKey),
 ];
 /**
  * Peers a service cannot run without. Calls go one way (issue 14 §5): authn asks mfa, mfa calls no
@@ -70,6 +70,15 @@ export function fatalRules(i: RuleInput): string[] {
     }
   }
 
+  // issue 38 §0: workers keep their caches coherent through Redis (every receiver acknowledges a write's
+  // notification before the write answers); without it a worker could answer from a stale cache
+  if (applies('httpWorkers', command) && typeof v.httpWorkers === 'number' && v.httpWorkers > 1 && v.redisUrl === undefined) {
+    errors.push(`--http-workers=${v.httpWorkers} needs --redis-url (the workers keep their caches coherent through it); use --http-workers=1, or auto, which is 1 without Redis`);
+  }
+  if (applies('httpWorkers', command) && (typeof v.httpWorkers === 'number' ? v.httpWorkers > 1 : v.redisUrl !== undefined) && v.fgaStore === 'memory') {
+    errors.push('--http-workers above 1 cannot be used with --fga-store=memory (each worker would keep tuples of its own)');
+  }
+
   if (!given(i, 'url')) errors.push('--url is required unless --env=development (for example --url=https://auth.example.com)');
 
   const smtp = '(--smtp-host, --smtp-port, --smtp-sender-email)';
@@ -96,8 +105,8 @@ export function fatalRules(i: RuleInput): string[] {
   if (v.fgaStore === 'openfga' && v.fgaStoreUrl !== undefined && !/^https?:\/\/[^/\s]+/i.test(v.fgaStoreUrl)) {
     errors.push('--fga-store-url must be an http(s) URL when --fga-store is openfga');
   }
-  if (applies('openfgaHttpPort', command) && v.openfgaHttpPort !== undefined && v.openfgaAuthnMethod === 'preshared' && (v.openfgaAuthnPresharedKeys ?? []).length === 0) {
-    errors.push('--openfga-authn-preshared-keys is required with --openfga-http-port (or set --openfga-authn-method=none for local development)');
+  if (applies('openfgaHttpPort', command) && (v.openfgaHttpPort !== undefined || v.openfgaGrpcPort !== undefined) && v.openfgaAuthnMethod === 'preshared' && (v.openfgaAuthnPresharedKeys ?? []).length === 0) {
+    errors.push(`--openfga-authn-preshared-keys is required with ${v.openfgaHttpPort !== undefined ? '--openfga-http-port' : '--openfga-grpc-port'} (or set --openfga-authn-method=none for local development)`);
   }
   if (v.openfgaMaxTuplesPerWrite > 100) errors.push('--openfga-max-tuples-per-write must be at most 100 (the engine writes at most 100 tuples per call)');
   if (applies('customAccessTokenScript', command)) {
@@ -138,7 +147,7 @@ export function warningRules(i: RuleInput): string[] {
   }
   if (v.enforceMfa && v.disableMfa) warnings.push('--disable-mfa overrides --enforce-mfa: MFA is off');
   if (v.openfgaAuthnClientIds !== undefined && v.openfgaAuthnMethod !== 'oidc') warnings.push('--openfga-authn-client-ids is ignored without --openfga-authn-method=oidc');
-  if (v.openfgaHttpPort !== undefined && v.openfgaAuthnMethod === 'none') {
+  if ((v.openfgaHttpPort !== undefined || v.openfgaGrpcPort !== undefined) && v.openfgaAuthnMethod === 'none') {
     warnings.push('--openfga-authn-method=none: the OpenFGA API on --openfga-http-port accepts every caller, unauthenticated; use it for local development only');
   }
   if (v.fgaStoreUrl !== undefined && v.fgaStore === undefined) warnings.push('--fga-store-url is ignored without --fga-store');

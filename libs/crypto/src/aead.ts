@@ -124,7 +124,21 @@ export function jobSealKey(encryptionKey: string | undefined, clientSecret: stri
  * @param to the recipient address or phone number, exactly as the job carries it
  */
 export function sealJobSecret(key: Uint8Array | KeyRing, job: string, to: string, plaintext: string): string {
-  return encrypt(key, plaintext, `${job}:${to}`);
+  return encrypt(key, plaintext, jobSecretAad(job, to));
+}
+
+/**
+ * The fields of a delivery job's `data` that hold {@link sealJobSecret} values, per job (envelope name):
+ * what re-sealing finds in the outboxes (issue 32 §2).
+ */
+export const SEALED_JOB_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  'email.send': ['sealed_variables'],
+  'sms.send': ['sealed_otp'],
+};
+
+/** The associated data {@link sealJobSecret} binds a job secret to: `<job>:<to>`. */
+export function jobSecretAad(job: string, to: string): string {
+  return `${job}:${to}`;
 }
 
 /**
@@ -132,5 +146,5 @@ export function sealJobSecret(key: Uint8Array | KeyRing, job: string, to: string
  * @throws AppError `internal` (reason `decrypt_failed`) on a wrong key, recipient or job, or tampering
  */
 export function openJobSecret(key: Uint8Array | KeyRing, job: string, to: string, sealed: string): string {
-  return decrypt(key, sealed, `${job}:${to}`);
+  return decrypt(key, sealed, jobSecretAad(job, to));
 }

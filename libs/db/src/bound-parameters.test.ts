@@ -44,6 +44,13 @@ const REVIEWED: ReadonlyArray<[RegExp, string]> = [
   [/^cols\.map\(q\)\.join\(', '\)$/, 'a list of quoted identifiers'],
   [/^options\.outboxTable!?$/, "the outbox table name given by the service's wiring"],
   [/^base$/, 'a FROM/WHERE fragment built in code whose filter values are placeholders (the SCIM filter compiler)'],
+  [/^S\.(tuples|models|changes|assertions|w|c|v|conflict)$/, "a table name or `store_id` fragment of the authz SQL store's scope (constants; the store id itself is a parameter)"],
+  [/^S\.w \? ' WHERE store_id = \?' : ''$/, 'a constant condition of one placeholder, or nothing'],
+  [/^all$/, 'a constant condition of one placeholder, or nothing'],
+  [/^serial\('\w+'\)$/, 'the auto-increment primary key column definition of the dialect'],
+  [/^inline\(\w+Idx\)$/, 'index definitions built in code from constants (inline KEYs on MySQL)'],
+  [/^(bump|sid|outbox)$/, "the authz PostgreSQL write-only statement's parts (writeOnlySql): one of two constant revision UPDATEs, a `$9, ` store-id placeholder or nothing, the outbox CTE of the wiring's table name and placeholder numbers"],
+  [/^ddl\.id\('\w+'\)$/, 'a constant identifier quoted by the dialect helper'],
 ];
 
 /** Every `.ts` source file under `dir` that is not a test, a suite or generated code. */

@@ -16,8 +16,16 @@ import { CompiledQuery, MysqlDialect } from 'kysely';
 import type { Dialect } from 'kysely';
 import { isRaw, JsonProperty, Utils } from '@mikro-orm/core';
 import type { Configuration } from '@mikro-orm/core';
-import { createConnection, createPool } from 'mysql2';
+import { createRequire } from 'node:module';
 import type { DatabaseType } from './types.ts';
+import type * as Mysql2 from 'mysql2';
+
+/**
+ * mysql2, loaded on the first MySQL/MariaDB connection: a process on PostgreSQL or SQLite never needs it,
+ * and loading it cost ≈ 2% of the CPU before `/healthz` (issue 38 §5). Synchronous (CommonJS) because
+ * MikroORM asks for the Kysely dialect synchronously.
+ */
+const mysql2 = (): typeof Mysql2 => createRequire(import.meta.url)('mysql2') as typeof Mysql2;
 
 /** Prepared statements mysql2 keeps per pooled connection (LRU, closed on eviction); the server's `max_prepared_stmt_count` (16382 by default) is shared by every connection. */
 export const MYSQL_PREPARED_PER_CONNECTION = 128;
@@ -160,6 +168,7 @@ function bindConnection(conn: SqlConnection, type: DatabaseType): void {
   if (type !== 'mysql' && type !== 'mariadb') return;
   let native: unknown;
   conn.createKyselyDialect = function createKyselyDialect(this: SqlConnection, overrides) {
+    const { createPool, createConnection } = mysql2();
     const pool = createPool({ maxPreparedStatements: MYSQL_PREPARED_PER_CONNECTION, ...this.mapOptions(overrides) } as never);
     native = pool;
     return new MysqlDialect({

@@ -10,7 +10,8 @@ import type { MongoEntityManager } from '@mikro-orm/mongodb';
 import { createLogger } from '@gatehouse/observability';
 import { freePort, startFerretDb, type FerretDb } from '@gatehouse/testing';
 import { createInProcessBus, newEnvelope, type Bus, type Envelope } from '@gatehouse/bus';
-import { openDatabase, startOutboxRelay } from './index.ts';
+import { deliveryJobFields, openDatabase, resealOutbox, startOutboxRelay } from './index.ts';
+import { openJobSecret, ringOf, sealJobSecret } from '@gatehouse/crypto';
 import type { Database, ServiceSchema } from './index.ts';
 
 const logger = createLogger('silent');
@@ -214,6 +215,35 @@ describe('mongodb driver (FerretDB)', () => {
     await relay.stop();
     expect(published).toEqual([gone]);
     expect(await raw('dbtest_outbox').countDocuments({})).toBe(0);
+  });
+
+  it('gatehouse reseal re-seals the delivery jobs riding in documents and in <service>_outbox (issue 32 §2)', async () => {
+    const OLD = 'old-encryption-key-of-32-characters';
+    const NEW = 'new-encryption-key-of-32-characters';
+    const job = (to: string) => newEnvelope('email.send', 'dbtest', { to, template: 'verify', sealed_variables: sealJobSecret(ringOf(OLD), 'email.send', to, `{"n":"${to}"}`) } as never);
+    const riding = job('a@example.com');
+    const alone = job('b@example.com');
+    const id = randomUUID();
+    await db.transactional(async (em) => {
+      em.persist(em.create(Widget, { _id: id, name: `r-${id}`, size: 1, createdAt: 1 }));
+      db.outbox.enqueue(em, riding);
+    });
+    await db.transactional(async (em) => {
+      await em.nativeDelete(Widget, { _id: randomUUID() });
+      db.outbox.enqueue(em, alone);
+    });
+    expect(await resealOutbox(db, deliveryJobFields(ringOf(NEW, OLD)))).toEqual({ resealed: 2, unreadable: 0 });
+    expect(await resealOutbox(db, deliveryJobFields(ringOf(NEW, OLD)))).toEqual({ resealed: 0, unreadable: 0 });
+    // the relay publishes them as they are now: the new key alone opens them
+    const { published, bus } = recordingBus();
+    const relay = startOutboxRelay({ db, bus, logger, intervalMs: 60_000 });
+    await relay.flush();
+    await relay.stop();
+    const opened = published.filter((e) => e.name === 'email.send').map((e) => {
+      const data = e.data as { to: string; sealed_variables: string };
+      return openJobSecret(ringOf(NEW), 'email.send', data.to, data.sealed_variables);
+    });
+    expect(opened.sort()).toEqual(['{"n":"a@example.com"}', '{"n":"b@example.com"}']);
   });
 
   it('int64 values stored as strings by earlier versions read as numbers and are converted once at open', async () => {

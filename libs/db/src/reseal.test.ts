@@ -1,13 +1,15 @@
 /**
  * @module @gatehouse/db/reseal.test — the resealer (issue 32) on each SQL database: values sealed under
  * an older key of the ring (or before rings) are sealed again under the first key, values already there
- * are left, values no key opens are counted and kept, and two resealers at once lose nothing.
+ * are left, values no key opens are counted and kept, and two resealers at once lose nothing; the
+ * delivery jobs waiting in an outbox are re-sealed too.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decrypt, deriveEncryptionKey, encrypt, ringOf } from '@gatehouse/crypto';
+import { newEnvelope } from '@gatehouse/bus';
+import { decrypt, deriveEncryptionKey, encrypt, openJobSecret, ringOf, sealJobSecret } from '@gatehouse/crypto';
 import { createLogger } from '@gatehouse/observability';
-import { createScratchDatabase, openDatabase, resealColumns, startResealer, type Database, type ScratchDatabase, type SealedColumn } from './index.ts';
+import { createScratchDatabase, deliveryJobFields, openDatabase, resealColumns, resealOutbox, startResealer, type Database, type ScratchDatabase, type SealedColumn } from './index.ts';
 import { testSchema } from './test-schema.ts';
 
 const logger = createLogger('silent');
@@ -93,4 +95,43 @@ describe.each(['sqlite', 'postgres', 'mariadb'] as const)('resealColumns (%s)', 
     await r.stop();
     for (const [id, body] of await stored()) expect(decrypt(ringOf(NEW), body, aad(id))).toBe(plain.get(id));
   }, 60_000);
+});
+
+describe.each(['sqlite', 'postgres', 'mariadb'] as const)('resealOutbox: delivery jobs waiting in the outbox (%s)', (type) => {
+  let scratch: ScratchDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase(type);
+    db = await openDatabase(scratch.options, testSchema, { logger });
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await scratch?.drop();
+  });
+
+  it('re-seals the sealed fields of email.send and sms.send under the first key, counts what no key opens, leaves other events', async () => {
+    const email = (to: string, key: string) => ({ to, template: 'verify', sealed_variables: sealJobSecret(ringOf(key), 'email.send', to, JSON.stringify({ verification_url: `https://x/${to}` })) });
+    const sms = (to: string, key: string) => ({ to, otp: '', sealed_otp: sealJobSecret(ringOf(key), 'sms.send', to, '123456') });
+    const planted = [
+      newEnvelope('email.send', 'dbtest', email('a@example.com', OLD) as never),
+      newEnvelope('sms.send', 'dbtest', sms('+12015550123', OLD) as never),
+      newEnvelope('email.send', 'dbtest', email('b@example.com', NEW) as never),
+      newEnvelope('email.send', 'dbtest', email('c@example.com', GONE) as never),
+      newEnvelope('user.created', 'dbtest', { user: { id: 'u', sealed_variables: 'not-a-job' } } as never),
+    ];
+    await db.transactional(async (em) => { for (const e of planted) db.outbox.enqueue(em, e); });
+    const before = await db.execute<{ id: string; data: string }>(`select id, data from ${db.outbox.table}`);
+    expect(await resealOutbox(db, deliveryJobFields(RING))).toEqual({ resealed: 2, unreadable: 1 });
+    // a second pass has nothing left to do but the job no key opens
+    expect(await resealOutbox(db, deliveryJobFields(RING))).toEqual({ resealed: 0, unreadable: 1 });
+    const after = new Map((await db.execute<{ id: string; data: string }>(`select id, data from ${db.outbox.table}`)).map((r) => [r.id, JSON.parse(r.data) as Record<string, string>]));
+    // the old key can go: the new key alone opens every job that was readable, for the same recipient
+    const onlyNew = ringOf(NEW);
+    expect(JSON.parse(openJobSecret(onlyNew, 'email.send', 'a@example.com', after.get(planted[0]!.id)!.sealed_variables!))).toEqual({ verification_url: 'https://x/a@example.com' });
+    expect(openJobSecret(onlyNew, 'sms.send', '+12015550123', after.get(planted[1]!.id)!.sealed_otp!)).toBe('123456');
+    const untouched = (i: number) => before.find((r) => r.id === planted[i]!.id)!.data;
+    expect(JSON.stringify(after.get(planted[2]!.id))).toBe(untouched(2));
+    expect(JSON.stringify(after.get(planted[3]!.id))).toBe(untouched(3));
+    expect(JSON.stringify(after.get(planted[4]!.id))).toBe(untouched(4));
+  });
 });

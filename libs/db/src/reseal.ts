@@ -12,9 +12,10 @@
  * pass and two replicas resealing at once never lose a write.
  */
 import type { EntityManager } from '@mikro-orm/core';
-import { needsReseal, reseal, type KeyRing } from '@gatehouse/crypto';
+import { jobSecretAad, needsReseal, reseal, SEALED_JOB_FIELDS, type KeyRing } from '@gatehouse/crypto';
 import type { Logger } from '@gatehouse/observability';
 import { quoteIdentifier } from './ddl.ts';
+import { MONGO_OUTBOX_FIELD, type MongoOutboxEntry } from './outbox.ts';
 import { startPeriodic } from './periodic.ts';
 import { affected, entityColumn } from './sweeper.ts';
 import type { Database } from './types.ts';
@@ -97,15 +98,17 @@ function mongoAccess(em: EntityManager, db: Database, c: SealedColumn): Access {
 }
 
 /**
- * One pass over `columns` on `db`: every value not sealed under its ring's first key is re-sealed.
+ * One pass over `columns` on `db`: every value not sealed under its ring's first key is re-sealed; with
+ * `outbox`, the sealed fields of the delivery jobs waiting in the service's outbox too ({@link resealOutbox}).
  * A value no key of the ring opens is counted as unreadable and left as it is (the key that sealed
  * it was dropped too early: put it back in the ring and run again).
  *
  * @returns per `<table>.<column>`, the values re-sealed and the unreadable ones
  * @throws whatever the database throws (the background resealer logs it and retries)
  */
-export async function resealColumns(db: Database, columns: readonly SealedColumn[]): Promise<Record<string, ResealCount>> {
+export async function resealColumns(db: Database, columns: readonly SealedColumn[], outbox?: SealedOutboxFields): Promise<Record<string, ResealCount>> {
   const out: Record<string, ResealCount> = {};
+  if (outbox) out[`${db.outbox.table}.data`] = await resealOutbox(db, outbox);
   const em = db.fork();
   for (const c of columns) {
     const count: ResealCount = { resealed: 0, unreadable: 0 };
@@ -144,12 +147,12 @@ export interface Resealer {
  * (default 10 minutes). A pass that re-sealed anything logs the counts at `info`; unreadable values
  * log a `warn` naming the column (never a value); a failing pass logs once and is retried.
  */
-export function startResealer(opts: { db: Database; columns: readonly SealedColumn[]; logger: Logger; intervalMs?: number; firstPassMs?: number }): Resealer {
+export function startResealer(opts: { db: Database; columns: readonly SealedColumn[]; outbox?: SealedOutboxFields; logger: Logger; intervalMs?: number; firstPassMs?: number }): Resealer {
   const log = opts.logger.child({ component: 'resealer', service: opts.db.service });
   let failing = false;
   const pass = async (): Promise<Record<string, ResealCount>> => {
     try {
-      const counts = await resealColumns(opts.db, opts.columns);
+      const counts = await resealColumns(opts.db, opts.columns, opts.outbox);
       failing = false;
       if (Object.values(counts).some((n) => n.resealed > 0)) log.info({ counts }, 'values re-sealed under the first --encryption-key');
       for (const [column, n] of Object.entries(counts)) {
@@ -172,4 +175,108 @@ export function startResealer(opts: { db: Database; columns: readonly SealedColu
       await loop.stop();
     },
   };
+}
+
+/**
+ * Sealed values inside the JSON `data` of a service's outbox rows (issue 32 §2): the secrets of the
+ * delivery jobs (`email.send` links and codes, `sms.send` codes) that wait in the outbox until the relay
+ * hands them to the bus (and, over the in-process bus, until the worker has run).
+ */
+export interface SealedOutboxFields {
+  /** the ring the service seals its jobs with */
+  readonly ring: KeyRing;
+  /** event name → the fields of its `data` that hold sealed text */
+  readonly fields: Readonly<Record<string, readonly string[]>>;
+  /** the associated data a field of an event was sealed with, from the event's name and data */
+  aad(name: string, data: Readonly<Record<string, unknown>>): string;
+}
+
+/**
+ * Re-seals the sealed fields of one event's `data` (JSON text) under the ring's first key.
+ * @returns the new JSON text (null when nothing needed it) and how many fields no key opens
+ */
+function resealData(s: SealedOutboxFields, name: string, text: string): { next: string | null; unreadable: number } {
+  let data: Record<string, unknown>;
+  try {
+    data = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { next: null, unreadable: 0 };
+  }
+  if (!data || typeof data !== 'object') return { next: null, unreadable: 0 };
+  let changed = false;
+  let unreadable = 0;
+  for (const field of s.fields[name] ?? []) {
+    const sealed = data[field];
+    if (typeof sealed !== 'string' || sealed === '' || !needsReseal(s.ring, sealed)) continue;
+    try {
+      const next = reseal(s.ring, sealed, s.aad(name, data));
+      if (next !== null) {
+        data[field] = next;
+        changed = true;
+      }
+    } catch {
+      unreadable += 1;
+    }
+  }
+  return { next: changed ? JSON.stringify(data) : null, unreadable };
+}
+
+/**
+ * One pass over the service's outbox (SQL `<service>_outbox` rows; on MongoDB the `_outbox` entries of
+ * every collection): every event named in `sealed.fields` whose sealed fields are not under the ring's
+ * first key is re-sealed and written back while the row (entry) still holds the text read
+ * (compare-and-set: an event the relay deleted meanwhile is simply gone). An event is counted once.
+ *
+ * @returns the events re-sealed and those with a field no key of the ring opens (counted under `<service>_outbox.data`)
+ * @throws whatever the database throws
+ */
+export async function resealOutbox(db: Database, sealed: SealedOutboxFields): Promise<ResealCount> {
+  const names = Object.keys(sealed.fields);
+  const count: ResealCount = { resealed: 0, unreadable: 0 };
+  if (names.length === 0) return count;
+  const em = db.fork();
+  if (db.type === 'mongodb') {
+    const client = em as unknown as { getCollection(name: string): MongoCollection };
+    const collections = [...new Set([...db.orm.getMetadata().getAll().values()].filter((m) => !m.embeddable && !m.virtual)
+      .map((m) => m.collection).filter((c): c is string => typeof c === 'string'))].sort();
+    for (const name of [...new Set([...collections, db.outbox.table])]) {
+      const coll = client.getCollection(name);
+      const docs = await coll.find({ [MONGO_OUTBOX_FIELD]: { $exists: true } }, { projection: { [MONGO_OUTBOX_FIELD]: 1 }, sort: { _id: 1 }, limit: 0 }).toArray();
+      for (const d of docs) {
+        for (const [id, e] of Object.entries((d[MONGO_OUTBOX_FIELD] ?? {}) as Record<string, MongoOutboxEntry>)) {
+          if (!names.includes(e.name) || typeof e.data !== 'string') continue;
+          const { next, unreadable } = resealData(sealed, e.name, e.data);
+          if (unreadable > 0) count.unreadable += 1;
+          const path = `${MONGO_OUTBOX_FIELD}.${id}.data`;
+          if (next !== null && (await coll.updateOne({ _id: d._id, [path]: e.data }, { $set: { [path]: next } })).modifiedCount > 0) count.resealed += 1;
+        }
+      }
+    }
+    return count;
+  }
+  const conn = em.getConnection() as unknown as { execute(sql: string, params: unknown[], method: 'all' | 'run'): Promise<unknown> };
+  const q = (n: string): string => quoteIdentifier(db.type, n);
+  const table = q(db.outbox.table);
+  let after = 0;
+  for (;;) {
+    const rows = (await conn.execute(
+      `select ${q('seq')}, ${q('name')}, ${q('data')} from ${table} where ${q('name')} in (${names.map(() => '?').join(', ')}) and ${q('seq')} > ? order by ${q('seq')} limit ${BATCH}`,
+      [...names, after], 'all')) as Row[];
+    for (const row of rows) {
+      const { next, unreadable } = resealData(sealed, String(row.name), String(row.data));
+      if (unreadable > 0) count.unreadable += 1;
+      if (next !== null && affected(await conn.execute(`update ${table} set ${q('data')} = ? where ${q('seq')} = ? and ${q('data')} = ?`, [next, row.seq, row.data], 'run')) > 0) count.resealed += 1;
+    }
+    if (rows.length < BATCH) break;
+    after = Number(rows[rows.length - 1]!.seq);
+  }
+  return count;
+}
+
+/**
+ * The delivery jobs' sealed fields ({@link SEALED_JOB_FIELDS}: `email.send`, `sms.send`) for a service
+ * whose outbox holds them (authn, mfa), sealed under `ring` (`jobSealKey`).
+ */
+export function deliveryJobFields(ring: KeyRing): SealedOutboxFields {
+  return { ring, fields: SEALED_JOB_FIELDS, aad: (name, data) => jobSecretAad(name, String(data.to ?? '')) };
 }

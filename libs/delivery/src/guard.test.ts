@@ -2,7 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:http';
 import { checkEndpoint, isRefusedAddress } from './guard.ts';
-import { guardedPost } from './http.ts';
+import { guardedGet, guardedPost } from './http.ts';
 
 /** One address inside each refused range of behaviour.md §5.6, and its edges. */
 const REFUSED = [
@@ -84,6 +84,35 @@ describe('guardedPost (behaviour.md §5.4, §5.6)', () => {
     } finally {
       slow.closeAllConnections();
       slow.close();
+    }
+  });
+});
+
+describe('guardedGet (issue 34 §2: client metadata documents)', () => {
+  it('GETs under the same guard: headers come back, a body over maxBytes is cut and flagged, a redirect is not followed, private targets are refused', async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.accept ?? ''}`);
+      if (req.url === '/redirect') { res.writeHead(302, { location: '/doc' }); res.end(); return; }
+      if (req.url === '/big') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('x'.repeat(6000)); return; }
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=120' }); res.end('{"a":1}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const doc = await guardedGet({ url: `http://127.0.0.1:${port}/doc`, headers: { accept: 'application/json' }, allowPrivate: true, maxBytes: 5120 });
+      expect({ status: doc.status, body: doc.body, truncated: doc.truncated, type: doc.headers['content-type'], cache: doc.headers['cache-control'] })
+        .toEqual({ status: 200, body: '{"a":1}', truncated: false, type: 'application/json', cache: 'max-age=120' });
+      const big = await guardedGet({ url: `http://127.0.0.1:${port}/big`, headers: {}, allowPrivate: true, maxBytes: 5120 });
+      expect({ truncated: big.truncated, length: big.body.length }).toEqual({ truncated: true, length: 5120 });
+      const moved = await guardedGet({ url: `http://127.0.0.1:${port}/redirect`, headers: {}, allowPrivate: true });
+      expect(moved.status).toBe(302);
+      expect(seen).toEqual([`GET /doc application/json`, 'GET /big ', 'GET /redirect ']);
+      await expect(guardedGet({ url: `http://127.0.0.1:${port}/doc`, headers: {}, allowPrivate: false })).rejects.toMatchObject({ kind: 'ssrf' });
+      await expect(guardedGet({ url: `http://rebind.test:${port}/doc`, headers: {}, allowPrivate: false, resolve: async () => ['10.1.2.3'] })).rejects.toMatchObject({ kind: 'ssrf' });
+      expect(seen).toHaveLength(3);
+    } finally {
+      server.close();
     }
   });
 });

@@ -65,18 +65,18 @@ function pinnedLookup(resolve: HostResolver, allowPrivate: boolean) {
   };
 }
 
-async function readCapped(body: AsyncIterable<Buffer>, destroy: () => void): Promise<string> {
+async function readCapped(body: AsyncIterable<Buffer>, destroy: () => void, max: number): Promise<{ text: string; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     chunks.push(chunk);
     size += chunk.length;
-    if (size >= MAX_RESPONSE_BYTES) {
+    if (size > max) {
       destroy();
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+  return { text: Buffer.concat(chunks).subarray(0, max).toString('utf8'), truncated: size > max };
 }
 
 function causeText(err: unknown): string {
@@ -86,13 +86,31 @@ function causeText(err: unknown): string {
   return parts.join(': ') || String(err);
 }
 
-/**
- * Sends one POST under the §5.6 guard.
- * @returns the status and the first 64 KiB of the body, for any HTTP status (3xx included, not followed)
- * @throws OutboundError `ssrf` when the target is refused (URL rules or a refused address), `transport`
- *   for DNS, connection, TLS errors and the timeout
- */
-export async function guardedPost(p: OutboundPost): Promise<OutboundResponse> {
+/** One guarded outbound GET (issue 34 §2: an OAuth Client ID Metadata Document). */
+export interface OutboundGet {
+  url: string;
+  headers: Record<string, string>;
+  /** `--allow-private-webhook-targets` */
+  allowPrivate: boolean;
+  timeoutMs?: number;
+  /** the body is cut at this many bytes (default {@link MAX_RESPONSE_BYTES}); `truncated` tells */
+  maxBytes?: number;
+  /** name resolution (default: the system resolver); tests pass their own */
+  resolve?: HostResolver;
+}
+
+/** What a guarded GET answered. */
+export interface OutboundGetResponse extends OutboundResponse {
+  /** response headers, lower-case names; repeated ones joined with `, ` */
+  headers: Record<string, string>;
+  /** the body was longer than `maxBytes` (and was cut there) */
+  truncated: boolean;
+}
+
+/** One request under the §5.6 guard; see {@link guardedPost}. */
+async function guardedRequest(
+  method: 'GET' | 'POST', p: Omit<OutboundPost, 'body'> & { body?: string; maxBytes?: number },
+): Promise<OutboundGetResponse> {
   let url: URL;
   try {
     url = parseEndpoint(p.url);
@@ -103,7 +121,7 @@ export async function guardedPost(p: OutboundPost): Promise<OutboundResponse> {
   const host = hostOf(url);
   if (!p.allowPrivate && ipaddr.isValid(host) && isRefusedAddress(host)) throw ssrf();
   const timeoutMs = p.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
-  // undici (≈ 5 MiB of heap) loads with the first outbound POST, not at start-up (issue 22 §3)
+  // undici (≈ 5 MiB of heap) loads with the first outbound request, not at start-up (issue 22 §3)
   const { Agent, request } = await import('undici');
   const dispatcher = new Agent({
     connect: { lookup: pinnedLookup(p.resolve ?? systemResolver, p.allowPrivate) as never, timeout: timeoutMs },
@@ -112,14 +130,16 @@ export async function guardedPost(p: OutboundPost): Promise<OutboundResponse> {
   });
   try {
     const res = await request(url, {
-      method: 'POST',
+      method,
       headers: p.headers,
-      body: p.body,
+      ...(p.body !== undefined ? { body: p.body } : {}),
       dispatcher,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const body = await readCapped(res.body, () => res.body.destroy());
-    return { status: res.statusCode, body };
+    const body = await readCapped(res.body, () => res.body.destroy(), p.maxBytes ?? MAX_RESPONSE_BYTES);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    return { status: res.statusCode, body: body.text, truncated: body.truncated, headers };
   } catch (err) {
     if (err instanceof OutboundError) throw err;
     const cause = (err as { cause?: unknown }).cause;
@@ -131,4 +151,26 @@ export async function guardedPost(p: OutboundPost): Promise<OutboundResponse> {
   } finally {
     void dispatcher.close().catch(() => undefined);
   }
+}
+
+/**
+ * Sends one POST under the §5.6 guard.
+ * @returns the status and the first 64 KiB of the body, for any HTTP status (3xx included, not followed)
+ * @throws OutboundError `ssrf` when the target is refused (URL rules or a refused address), `transport`
+ *   for DNS, connection, TLS errors and the timeout
+ */
+export async function guardedPost(p: OutboundPost): Promise<OutboundResponse> {
+  const { status, body } = await guardedRequest('POST', p);
+  return { status, body };
+}
+
+/**
+ * Sends one GET under the same guard as {@link guardedPost} (no redirect followed, one timeout, the
+ * answer's address pinned), for documents the server fetches by URL (issue 34 §2: OAuth Client ID
+ * Metadata Documents).
+ * @returns the status, headers and the first `maxBytes` of the body, with `truncated` when it was longer
+ * @throws OutboundError `ssrf` / `transport` as {@link guardedPost}
+ */
+export async function guardedGet(p: OutboundGet): Promise<OutboundGetResponse> {
+  return guardedRequest('GET', p);
 }

@@ -5,7 +5,9 @@
  * development outbox (issue 33 §4).
  */
 export { checkEndpoint, hostOf, isRefusedAddress, parseEndpoint, PRIVATE_TARGET_REASON, systemResolver, type HostResolver } from './guard.ts';
-export { guardedPost, MAX_RESPONSE_BYTES, OUTBOUND_TIMEOUT_MS, OutboundError, type OutboundPost, type OutboundResponse } from './http.ts';
+export {
+  guardedGet, guardedPost, MAX_RESPONSE_BYTES, OUTBOUND_TIMEOUT_MS, OutboundError, type OutboundGet, type OutboundGetResponse, type OutboundPost, type OutboundResponse,
+} from './http.ts';
 export { newSigningSecret, SIGNATURE_HEADER, signWebhookBody, WEBHOOK_USER_AGENT } from './signature.ts';
 export { escapeHtml, parseTemplate, renderTemplate, validateTemplateSyntax, type TemplatePart } from './template-engine.ts';
 export { createDevOutbox, DEV_OUTBOX_CAPACITY, type DevOutbox, type DevOutboxMessage } from './dev-outbox.ts';

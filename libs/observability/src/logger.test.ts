@@ -55,6 +55,13 @@ process.exit(1 - 1);`);
     expect(got.map((g) => g.line.i ?? g.line.msg)).toEqual([...Array.from({ length: 500 }, (_, i) => i), 'FATAL: going down']);
   }, 30_000);
 
+  it('writes the lines still queued when the process ends on its own (no exit call)', async () => {
+    const got = await runLogging(`const log = createLogger('info');
+for (let i = 0; i < 3; i++) log.info({ i, text: 'é "quoted" \\u0000' }, 'request');`);
+    expect(got.map((g) => g.line.i)).toEqual([0, 1, 2]);
+    expect(got[0]!.line.text).toBe('é "quoted" \u0000');
+  }, 30_000);
+
   it('writes a lone line within the flush interval, while the process keeps running', async () => {
     const got = await runLogging(`const log = createLogger('info');
 const t0 = performance.now();

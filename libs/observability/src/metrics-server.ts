@@ -15,9 +15,10 @@ export interface MetricsServer {
 
 /**
  * Starts a plain node:http server answering only `GET`/`HEAD /metrics` with the registry in the
- * Prometheus text format; other paths 404, other methods on /metrics 405.
+ * Prometheus text format; other paths 404, other methods on /metrics 405. `registry` is this process's,
+ * or anything that renders metrics the same way (an `--http-workers` primary's sum over its workers).
  */
-export async function startMetricsServer(options: { host: string; port: number; registry: Registry }): Promise<MetricsServer> {
+export async function startMetricsServer(options: { host: string; port: number; registry: Pick<Registry, 'metrics' | 'contentType'> }): Promise<MetricsServer> {
   const { registry } = options;
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];

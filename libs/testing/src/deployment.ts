@@ -4,14 +4,14 @@
  * see only the public REST/GraphQL/gRPC surface):
  * - all-in-one: `gatehouse all` on a fresh SQLite file (or another database);
  * - split: every service command (`authn`, `mfa`, `admin`, `orgs`, `authz` with one or more replicas,
- *   `notifications`), each after the peers it calls, and `gateway` on a
+ *   `notifications`), each after the peers it calls (or all at once, `startTogether`), and `gateway` on a
  *   fresh PostgreSQL database, Redis and NATS JetStream (its own stream).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createScratchDatabase, type DatabaseType } from '@gatehouse/db';
+import { createScratchDatabase, reserveScratchDatabase, type DatabaseType } from '@gatehouse/db';
 import { startFerretDb } from './ferretdb.ts';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -87,6 +87,18 @@ export interface StartOptions {
    * volume (issue 37 §5), so no secret is in any process's argv. Default false: literal values.
    */
   secretFiles?: boolean;
+  /**
+   * Split mode: spawn every process at once (the gateway and each service replica, ports chosen first so
+   * each knows where its peers will listen), as Kubernetes and compose start them, then wait for all of
+   * them; default false, each service after the peers it calls. With {@link databaseCreate}, this is
+   * the concurrent `--database-create` start of issue 37 §5.
+   */
+  startTogether?: boolean;
+  /**
+   * PostgreSQL/MySQL/MariaDB: reserve a fresh database name without creating it and give every process
+   * `--database-create`, so the processes create it themselves. Default false: the harness creates it.
+   */
+  databaseCreate?: boolean;
 }
 
 export interface Deployment {
@@ -154,7 +166,7 @@ export function flagsFor(command: CommandName, flags: readonly string[]): string
   return flags.filter((f) => accepted.has(f.split('=')[0]!));
 }
 
-async function scratch(type: DatabaseType): Promise<{ url: string; files?: string; drop(): Promise<void> }> {
+async function scratch(type: DatabaseType, create = true): Promise<{ url: string; files?: string; drop(): Promise<void> }> {
   if (type === 'mongodb') {
     // FerretDB v1 on SQLite: the MongoDB stand-in (README "MongoDB"); one server per deployment
     const ferret = await startFerretDb();
@@ -164,7 +176,7 @@ async function scratch(type: DatabaseType): Promise<{ url: string; files?: strin
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-'));
     return { url: path.join(dir, 'gatehouse.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const db = await createScratchDatabase(type);
+  const db = create ? await createScratchDatabase(type) : reserveScratchDatabase(type);
   return { url: db.options.url!, drop: db.drop };
 }
 
@@ -223,7 +235,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const metricsPort = await freePort();
   const url = `http://${opts.urlHost ?? '127.0.0.1'}:${httpPort}`;
   const dbType: DatabaseType = opts.database ?? (mode === 'split' ? 'postgres' : 'sqlite');
-  const db = await scratch(dbType);
+  const databaseCreate = opts.databaseCreate === true && dbType !== 'sqlite' && dbType !== 'mongodb';
+  const db = await scratch(dbType, !databaseCreate);
   const useNats = mode === 'split' || opts.nats === true;
   const natsStream = useNats ? `GH_E2E_${randomBytes(5).toString('hex').toUpperCase()}` : null;
   const natsUrl = opts.natsUrl ?? MACHINE.natsUrl;
@@ -242,7 +255,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     ...(opts.mfa === true ? [] : ['--disable-mfa']),
   ];
   const dataFlags = [
-    `--database-type=${dbType}`, `--database-url=${db.url}`, '--jwt-type=HS256', secretFlag('jwt-secret', jwtSecret),
+    `--database-type=${dbType}`, `--database-url=${db.url}`, ...(databaseCreate ? ['--database-create'] : []),
+    '--jwt-type=HS256', secretFlag('jwt-secret', jwtSecret),
     secretFlag('encryption-key', encryptionKey),
     ...(natsStream ? [`--nats-url=${natsUrl}`, `--nats-stream=${natsStream}`] : []),
   ];
@@ -289,11 +303,15 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     } else {
       type Ports = { grpc: number; http: number; metrics: number };
       const ports = async (): Promise<Ports> => ({ grpc: await freePort(), http: await freePort(), metrics: await freePort() });
+      /** the processes spawned but not yet waited for ({@link StartOptions.startTogether}) */
+      const starting: Array<{ health: string; alive: () => boolean }> = [];
       const svc = async (command: CommandName, peers: string[], replica: number): Promise<{ grpc: string; graphql: string }> => {
         const { grpc: g, http: h, metrics: m } = await ports();
+        const health = `http://127.0.0.1:${h}/healthz`;
         const p = spawnTracked(command, flagsFor(command, [...common, ...dataFlags, ...redisFlags,
-          `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...peers, ...extra, ...own(command, replica)]), `http://127.0.0.1:${h}/healthz`);
-        await waitForHttp(`http://127.0.0.1:${h}/healthz`, timeout, p.alive);
+          `--grpc-port=${g}`, `--http-port=${h}`, `--metrics-port=${m}`, ...peers, ...extra, ...own(command, replica)]), health);
+        if (opts.startTogether === true) starting.push({ health, alive: p.alive });
+        else await waitForHttp(health, timeout, p.alive);
         return { grpc: `127.0.0.1:${g}`, graphql: `http://127.0.0.1:${h}/graphql` };
       };
       // every service command, started after the peers it calls: a service that takes
@@ -328,7 +346,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
       ]);
       const gw = spawnTracked('gateway', flagsFor('gateway', [...common, ...redisFlags,
         `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...routes, ...extra]), `${url}/healthz`);
-      await waitForHttp(`${url}/healthz`, timeout, gw.alive);
+      starting.push({ health: `${url}/healthz`, alive: gw.alive });
+      await Promise.all(starting.map((x) => waitForHttp(x.health, timeout, x.alive)));
     }
   } catch (err) {
     const logs = processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n');

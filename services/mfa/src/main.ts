@@ -7,8 +7,9 @@
 import { countAttempts } from '@gatehouse/auth';
 import { consumeUserDeleted } from '@gatehouse/bus';
 import type { Config } from '@gatehouse/config';
+import { jobSealKey } from '@gatehouse/crypto';
 import { MFA_RETENTION } from './storage/mikro/retention.ts';
-import { databaseOptionsOf, databaseReadiness, openDatabase, resealColumns, startOutboxRelay, startResealer, startSweeper, type ResealCount, type SealedColumn } from '@gatehouse/db';
+import { databaseOptionsOf, databaseReadiness, deliveryJobFields, openDatabase, resealColumns, startOutboxRelay, startResealer, startSweeper, type ResealCount, type SealedColumn, type SealedOutboxFields } from '@gatehouse/db';
 import type { Logger } from '@gatehouse/observability';
 import { totpAad, totpSealKey } from './domain/totp.ts';
 import { orFatal } from '@gatehouse/rpc';
@@ -31,15 +32,20 @@ function mfaSealedColumns(config: Config): SealedColumn[] {
   return [{ table: 'mfa_totp', key: 'id', column: 'secret_sealed', aadColumns: ['user_id'], ring, aad: (row) => totpAad(String(row.user_id)) }];
 }
 
+/** The OTP jobs (`email.send`, `sms.send`) waiting in mfa's outbox, sealed under the jobs' ring (issue 32 §2). */
+function mfaJobFields(config: Config): SealedOutboxFields {
+  return deliveryJobFields(jobSealKey(config.encryptionKey, config.clientSecret ?? ''));
+}
+
 /**
- * `gatehouse reseal` for mfa (issue 32): one pass of the resealer over the TOTP secrets on the database
- * of `config`, then closes it.
+ * `gatehouse reseal` for mfa (issue 32): one pass of the resealer over the TOTP secrets and the OTP jobs
+ * waiting in mfa's outbox on the database of `config`, then closes it.
  * @returns per `<table>.<column>`, the values re-sealed and those no key of the ring opens
  */
 export async function resealMfa(config: Config, logger: Logger): Promise<Record<string, ResealCount>> {
   const db = await openDatabase(databaseOptionsOf(config), mfaSchema, { logger });
   try {
-    return await resealColumns(db, mfaSealedColumns(config));
+    return await resealColumns(db, mfaSealedColumns(config), mfaJobFields(config));
   } finally {
     await db.close();
   }
@@ -61,7 +67,7 @@ export async function buildMfa(config: Config, shared: ServiceShared): Promise<S
   // issue 23: expired rows go on a period; every replica sweeps (each row is deleted once)
   const sweeper = startSweeper({ db, rules: MFA_RETENTION, logger, registry: shared.registry });
   // issue 32: TOTP secrets sealed under an older --encryption-key are sealed again under the first
-  const resealer = startResealer({ db, columns: mfaSealedColumns(config), logger });
+  const resealer = startResealer({ db, columns: mfaSealedColumns(config), outbox: mfaJobFields(config), logger });
   // behaviour.md §5.3 delete_user: a deleted user's factors go, also when the event waited for us
   const userDeleted = shared.bus
     ? await consumeUserDeleted(shared.bus, { durable: 'mfa-user-deleted', forget: (userId) => forgetUser(createMfaContext(deps), userId), logger })
