@@ -60,7 +60,7 @@ export interface StartOptions {
    * its index among that service's replicas), all-in-one per `gatehouse all` replica; e.g. a port of its own
    */
   replicaFlags?: (command: CommandName, replica: number) => readonly string[];
-  /** ms to wait for readiness (default 30 s) */
+  /** ms to wait for each process's readiness (default 60 s: a cold start under CI's two busy workers has taken over 30 s) */
   readyTimeoutMs?: number;
   /** NATS server for split mode (and all-in-one with `nats`); default the machine's {@link MACHINE.natsUrl} */
   natsUrl?: string;
@@ -263,7 +263,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const redisFlags = mode === 'split' || opts.redis ? [`--redis-url=${MACHINE.redisUrl}`] : [];
   const extra = opts.flags ?? [];
   const own = (command: CommandName, replica: number): string[] => flagsFor(command, opts.replicaFlags?.(command, replica) ?? []);
-  const timeout = opts.readyTimeoutMs ?? 30_000;
+  const timeout = opts.readyTimeoutMs ?? 60_000;
   const processes: GatehouseProcess[] = [];
   const authzGrpcAddresses: string[] = [];
   const authnGrpcAddresses: string[] = [];
