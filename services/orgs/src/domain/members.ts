@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@gatehouse/errors';
-import { ORG_ADMIN_ROLE, type MemberRecord, type MembershipOf, type OrganizationRecord, type PageOf, type PageWindow } from '../storage/ports.ts';
+import { ORG_ADMIN_ROLE, type MemberRecord, type MembershipOf, type OrgsTransaction, type OrganizationRecord, type PageOf, type PageWindow } from '../storage/ports.ts';
 import type { OrgsDomainDeps, WithEvents } from './deps.ts';
 
 export const ORGANIZATION_NOT_FOUND = 'organization not found';
@@ -101,14 +101,9 @@ export interface UpdateMemberInput {
  */
 export async function updateMemberRoles(deps: Pick<OrgsDomainDeps, 'store' | 'now'>, input: UpdateMemberInput, withEvents?: WithEvents<MemberRecord>): Promise<MemberRecord> {
   const roles = normaliseRoles(input.roles);
-  if (!isUuid(input.orgId) || !isUuid(input.userId)) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
-  const orgId = input.orgId.toLowerCase();
-  const userId = input.userId.toLowerCase();
-  return deps.store.transaction(async (tx) => {
-    const member = await tx.members.get(orgId, userId);
-    if (!member) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
+  return inMembership(deps, input, async (tx, member) => {
     const losesAdmin = member.roles.includes(ORG_ADMIN_ROLE) && !roles.includes(ORG_ADMIN_ROLE);
-    if (losesAdmin && !input.bySuperAdmin && (await tx.members.countAdmins(orgId)) <= 1) throw new AppError('failed_precondition', LAST_ORG_ADMIN_ROLE);
+    if (losesAdmin && !input.bySuperAdmin && (await tx.members.countAdmins(member.orgId)) <= 1) throw new AppError('failed_precondition', LAST_ORG_ADMIN_ROLE);
     const next: MemberRecord = { ...member, roles, updatedAt: deps.now() };
     if (!(await tx.members.update(next))) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
     withEvents?.(tx, next);
@@ -131,18 +126,32 @@ export interface RemoveMemberInput {
  *   service:org_admin of the organization` (not a super-admin)
  */
 export async function removeMember(deps: Pick<OrgsDomainDeps, 'store'>, input: RemoveMemberInput, withEvents?: WithEvents<MemberRecord>): Promise<MemberRecord> {
+  return inMembership(deps, input, async (tx, member) => {
+    if (!input.bySuperAdmin && member.roles.includes(ORG_ADMIN_ROLE) && (await tx.members.countAdmins(member.orgId)) <= 1) {
+      throw new AppError('failed_precondition', LAST_ORG_ADMIN);
+    }
+    if (!(await tx.members.delete(member.orgId, member.userId))) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
+    withEvents?.(tx, member);
+    return member;
+  });
+}
+
+/**
+ * Runs `fn` in one store transaction with the membership of `userId` in `orgId` read inside it, so the
+ * org-admin rules of update and remove judge the row they change (behaviour.md §6.1).
+ * @throws AppError `not_found` `membership not found` when either id is not a UUID or no such membership exists
+ */
+async function inMembership<T>(
+  deps: Pick<OrgsDomainDeps, 'store'>, input: { orgId: string; userId: string },
+  fn: (tx: OrgsTransaction, member: MemberRecord) => Promise<T>,
+): Promise<T> {
   if (!isUuid(input.orgId) || !isUuid(input.userId)) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
   const orgId = input.orgId.toLowerCase();
   const userId = input.userId.toLowerCase();
   return deps.store.transaction(async (tx) => {
     const member = await tx.members.get(orgId, userId);
     if (!member) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
-    if (!input.bySuperAdmin && member.roles.includes(ORG_ADMIN_ROLE) && (await tx.members.countAdmins(orgId)) <= 1) {
-      throw new AppError('failed_precondition', LAST_ORG_ADMIN);
-    }
-    if (!(await tx.members.delete(orgId, userId))) throw new AppError('not_found', MEMBERSHIP_NOT_FOUND);
-    withEvents?.(tx, member);
-    return member;
+    return fn(tx, member);
   });
 }
 
