@@ -4,10 +4,13 @@
  * each), as the unit run checks it on SQLite: entity_id unique per org, newest-first pages, the
  * rotate/retire state machine (with issue 31's staged key and switch), the SP's encryption certificate
  * and SLO URL, and the rows going with their organization (§6.1); issue 31's session participants and
- * waiting Single Logouts.
+ * waiting Single Logouts, also on MongoDB (a FerretDB of its own).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { openScratchService, type DatabaseType, type ScratchService } from '@gatehouse/db';
+import { randomBytes } from 'node:crypto';
+import { openDatabase, openScratchService, type Database, type DatabaseType, type ScratchService } from '@gatehouse/db';
+import { createLogger } from '@gatehouse/observability';
+import { startFerretDb } from '@gatehouse/testing';
 import { orgsSchema, registerOrgScopedTable } from '../src/storage/mikro/schema.ts';
 import { createMikroOrgsStore } from '../src/storage/mikro/store.ts';
 import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigrations } from '../src/samlidp/storage/schema.ts';
@@ -77,3 +80,21 @@ for (const type of ['postgres', 'mariadb'] as DatabaseType[]) {
     });
   });
 }
+
+describe('SAML IdP store on mongodb (issue 31: Single Logout rows)', () => {
+  let db: Database;
+  let ferret: Awaited<ReturnType<typeof startFerretDb>>;
+  beforeAll(async () => {
+    ferret = await startFerretDb();
+    db = await openDatabase({ type: 'mongodb', url: ferret.url(`samlidp_${randomBytes(6).toString('hex')}`) },
+      { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, ...samlIdpMigrations] }, { logger: createLogger('silent') });
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await ferret?.stop();
+  });
+
+  it('one session participant per session and SP, taken once; a waiting logout taken once, expired ones refused', async () => {
+    await checkSingleLogoutStorage(createMikroSamlIdpStore(db));
+  });
+});

@@ -449,7 +449,6 @@ interface LogoutChain {
   initiator: { spId: string; requestId: string; relayState: string | null };
   /** the user of the ended session */
   userId: string | null;
-  sessionEnded: boolean;
   /** the SP whose LogoutResponse is awaited */
   awaiting: string | null;
   /** the session participants still to visit, in the order they were signed in to */
@@ -484,7 +483,7 @@ function logoutResponsePage(d: SamlIdpDeps, org: OrganizationRecord, sp: Service
  * §3.4.4.1), naming the NameID and SessionIndex of its assertion; the chain waits for its answer under
  * the request's ID. A participant that is inactive or has no `slo_url` cannot be logged out: the logout
  * becomes partial; one deleted since is no participant any more. With none left, the LogoutResponse to
- * the initiator: `Success`, or `PartialLogout` (Core §3.7.3.2); and `saml.idp_logout`.
+ * the initiator: `Success`, or `PartialLogout` (Core §3.7.3.2).
  */
 async function nextLogoutHop(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, chain: LogoutChain): Promise<IdpHttpResponse> {
   const { signing } = await publishedKeys(d, org.id);
@@ -508,10 +507,6 @@ async function nextLogoutHop(d: SamlIdpDeps, ctx: CallContext, org: Organization
   }
   const status = chain.partial ? STATUS_PARTIAL_LOGOUT : STATUS_SUCCESS;
   const initiator = await d.store.providers.get(chain.initiator.spId);
-  await d.audit(auditRecord(ctx, 'saml.idp_logout', {
-    actor: { type: 'user', id: chain.userId }, resourceType: 'saml_service_provider', resourceId: chain.initiator.spId,
-    details: { org_id: org.id, entity_id: initiator?.entityId ?? null, session_ended: chain.sessionEnded, status, key_id: signing.id },
-  }));
   if (!initiator?.sloUrl) return page(200, 'Signed out', 'You have been signed out.');
   return logoutResponsePage(d, org, { ...initiator, sloUrl: initiator.sloUrl }, signing, chain.initiator.requestId, status, chain.initiator.relayState);
 }
@@ -558,7 +553,8 @@ async function sloRequest(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRec
 
   const nameId = typeof out.nameID === 'string' ? out.nameID.trim() : '';
   const session = d.authenticator ? await d.authenticator.sessionFromCookies(ctx) : null;
-  const chain: LogoutChain = { initiator: { spId: sp.id, requestId: id, relayState }, userId: session?.userId ?? null, sessionEnded: false, awaiting: null, remaining: [], partial: false };
+  const chain: LogoutChain = { initiator: { spId: sp.id, requestId: id, relayState }, userId: session?.userId ?? null, awaiting: null, remaining: [], partial: false };
+  let sessionEnded = false;
   if (session && session.loginMethod !== 'client_credentials') {
     if (!d.authn) throw new AppError('unavailable', 'authn service unavailable');
     const user = await d.authn.GetUser({ user_id: session.userId }, ctx).catch((err: unknown) => {
@@ -571,15 +567,25 @@ async function sloRequest(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRec
       const { signing } = await publishedKeys(d, org.id);
       await d.audit(auditRecord(ctx, 'saml.idp_logout', {
         actor: { type: 'user', id: session.userId }, resourceType: 'saml_service_provider', resourceId: sp.id,
-        details: { org_id: org.id, entity_id: sp.entityId, session_ended: false, status: STATUS_REQUESTER, key_id: signing.id },
+        details: { org_id: org.id, entity_id: sp.entityId, session_ended: false, participants: 0, status: STATUS_REQUESTER, key_id: signing.id },
       }));
       return logoutResponsePage(d, org, { ...sp, sloUrl: sp.sloUrl }, signing, id, STATUS_REQUESTER, relayState);
     }
     await d.authn.EndCookieSession({}, ctx);
-    chain.sessionEnded = true;
+    sessionEnded = true;
     // issue 31: the session's other participants, to be logged out one after another through the browser
     chain.remaining = (await d.store.participants.take(org.id, sessionKey(session), d.now())).filter((p) => p.spId !== sp.id);
   }
+  // the logout is recorded when it is accepted (the chain may never come back); its final status, when
+  // other participants are visited, follows from their `saml.idp_logout_propagated` rows
+  const { signing } = await publishedKeys(d, org.id);
+  await d.audit(auditRecord(ctx, 'saml.idp_logout', {
+    actor: { type: 'user', id: chain.userId }, resourceType: 'saml_service_provider', resourceId: sp.id,
+    details: {
+      org_id: org.id, entity_id: sp.entityId, session_ended: sessionEnded, participants: chain.remaining.length,
+      status: chain.remaining.length === 0 ? STATUS_SUCCESS : null, key_id: signing.id,
+    },
+  }));
   return nextLogoutHop(d, ctx, org, chain);
 }
 
