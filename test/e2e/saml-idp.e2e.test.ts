@@ -11,11 +11,17 @@
  * `rotate_saml_idp_cert` the SP validates with the new key, the old one is still in the metadata until
  * `retire_saml_idp_key`, and gone after.
  *
+ * Issue 31, Single Logout propagated: two node-saml SPs signed in to through one Gatehouse session; SP A's
+ * LogoutRequest ends the session, the browser carries the IdP's signed LogoutRequest (HTTP-Redirect) to SP
+ * B, which checks it with the metadata's certificates and answers; A gets `Success`, or `PartialLogout`
+ * when B answered otherwise (SAML Profiles §4.4, Core §3.7.3.2).
+ *
  * The nine admin routes on REST and GraphQL: each §5.9 rule and message, bad input → 400 (never 5xx),
  * the org-admin gate (org admin allowed, non-member refused, the import super-admin only), and the
  * SPs and keys leaving with their organization.
  */
 import http from 'node:http';
+import { inflateRawSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
@@ -31,11 +37,27 @@ import { peerKeyPair as spKeyPair } from './saml-support.ts';
 const ORG_TITLE = 'Acme SAML IdP Test';
 const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
 
-/** The SP: `/login` starts SP-initiated SSO, `/acs` validates the posted Response with node-saml. */
+/**
+ * The SP: `/login` starts SP-initiated SSO, `/acs` validates the posted Response with node-saml;
+ * `/logout` sends the last signed-in user's LogoutRequest, `/slo` takes the IdP's LogoutRequest
+ * (HTTP-Redirect, answered with `sloSuccess`) and its LogoutResponse (HTTP-POST).
+ */
 interface TestSp {
   base: string;
   entityId: string;
   acs: string;
+  slo: string;
+  /** the status this SP answers the IdP's LogoutRequests with: Success, or node-saml's Requester */
+  sloSuccess: boolean;
+  /** the IdP's LogoutRequests, as node-saml read them (signature verified), or the error */
+  logoutRequests: Array<{ nameID?: string; sessionIndex?: string; issuer?: string; signed?: boolean; error?: string }>;
+  /** the ID of the last LogoutRequest this SP sent */
+  logoutRequestId: string;
+  /**
+   * the IdP's LogoutResponses: their status, whether they answer `logoutRequestId`, and whether node-saml
+   * accepted the signature (node-saml reads `InResponseTo` on a Response only, so it is compared here)
+   */
+  logoutResponses: Array<{ status?: string; relayState?: string; answersOurs: boolean; valid: boolean }>;
   /** the certificates node-saml trusts (set from Gatehouse's metadata) */
   certs: string[];
   /** InResponseTo checked (SP-initiated) or not (IdP-initiated) */
@@ -45,8 +67,19 @@ interface TestSp {
   close(): Promise<void>;
 }
 
+const STATUS = (s: string): string => `urn:oasis:names:tc:SAML:2.0:status:${s}`;
+
+/** The body of a request, as text. */
+async function bodyOf(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function startSp(idpSso: () => string, spKey: string): Promise<TestSp> {
-  const state: TestSp = { base: '', entityId: '', acs: '', certs: [], inResponseTo: ValidateInResponseTo.always, results: [], close: async () => {} };
+  const state: TestSp = {
+    base: '', entityId: '', acs: '', slo: '', sloSuccess: true, logoutRequests: [], logoutRequestId: '', logoutResponses: [], certs: [], inResponseTo: ValidateInResponseTo.always, results: [], close: async () => {},
+  };
   // one node-saml instance per configuration; its request-ID cache spans /login → /acs
   let saml: SAML | null = null;
   let key = '';
@@ -55,7 +88,7 @@ async function startSp(idpSso: () => string, spKey: string): Promise<TestSp> {
     if (!saml || k !== key) {
       key = k;
       saml = new SAML({
-        issuer: state.entityId, callbackUrl: state.acs, entryPoint: idpSso(), idpCert: state.certs, audience: state.entityId,
+        issuer: state.entityId, callbackUrl: state.acs, entryPoint: idpSso(), logoutUrl: idpSso().replace(/\/sso$/, '/slo'), idpCert: state.certs, audience: state.entityId,
         privateKey: spKey, signatureAlgorithm: 'sha256', wantAssertionsSigned: true, wantAuthnResponseSigned: true, validateInResponseTo: state.inResponseTo,
         identifierFormat: EMAIL_FORMAT,
       });
@@ -70,10 +103,39 @@ async function startSp(idpSso: () => string, spKey: string): Promise<TestSp> {
         res.writeHead(302, { location: to }).end();
         return;
       }
+      if (url.pathname === '/logout') {
+        const last = state.results.findLast((r) => r.nameID);
+        const user = { nameID: last!.nameID!, nameIDFormat: EMAIL_FORMAT, sessionIndex: last!.attrs!['sessionIndex'] as string, issuer: state.entityId };
+        const to = new URL(await samlOf().getLogoutUrlAsync(user as never, url.searchParams.get('relay') ?? '', {}));
+        state.logoutRequestId = /ID="([^"]+)"/.exec(inflateRawSync(Buffer.from(to.searchParams.get('SAMLRequest')!, 'base64')).toString('utf8'))![1]!;
+        res.writeHead(302, { location: to.href }).end();
+        return;
+      }
+      if (url.pathname === '/slo' && req.method === 'GET') {
+        const query = Object.fromEntries(url.searchParams);
+        try {
+          const { profile } = await samlOf().validateRedirectAsync(query as never, url.search.slice(1));
+          state.logoutRequests.push({ nameID: profile?.nameID, sessionIndex: profile?.sessionIndex, issuer: profile?.issuer, signed: Boolean(query['Signature']) });
+          res.writeHead(302, { location: await samlOf().getLogoutResponseUrlAsync(profile!, query['RelayState'] ?? '', {}, state.sloSuccess) }).end();
+        } catch (err) {
+          state.logoutRequests.push({ error: (err as Error).message });
+          res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>SP</title><h1>Logout refused</h1>');
+        }
+        return;
+      }
+      if (url.pathname === '/slo' && req.method === 'POST') {
+        const form = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
+        const xml = Buffer.from(form['SAMLResponse'] ?? '', 'base64').toString('utf8');
+        const status = /StatusCode Value="([^"]+)"/.exec(xml)?.[1];
+        const checker = new SAML({ issuer: state.entityId, callbackUrl: state.acs, idpCert: state.certs, validateInResponseTo: ValidateInResponseTo.never });
+        const valid = await checker.validatePostResponseAsync(form).then((r) => r.loggedOut, () => false);
+        const answersOurs = /InResponseTo="([^"]+)"/.exec(xml)?.[1] === state.logoutRequestId;
+        state.logoutResponses.push({ status, relayState: form['RelayState'], answersOurs, valid });
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>SP</title><h1>Signed out: ${status?.replace(/.*:/, '')}</h1>`);
+        return;
+      }
       if (url.pathname === '/acs' && req.method === 'POST') {
-        const chunks: Buffer[] = [];
-        for await (const c of req) chunks.push(c as Buffer);
-        const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+        const form = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
         try {
           const { profile } = await samlOf().validatePostResponseAsync(form);
           const attrs = { ...(profile ?? {}) } as Record<string, unknown>;
@@ -92,6 +154,7 @@ async function startSp(idpSso: () => string, spKey: string): Promise<TestSp> {
   state.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   state.entityId = `${state.base}/metadata`;
   state.acs = `${state.base}/acs`;
+  state.slo = `${state.base}/slo`;
   state.close = () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
   return state;
 }
@@ -154,10 +217,10 @@ describe.each(['all', 'split'] as Mode[])('Gatehouse as a SAML IdP (%s)', (mode)
   }
 
   /** Waits for the SP's page after the ACS; the last validation must be a success for the user. */
-  async function landedAtSp(drv: LoginPageDriver, email = user.email): Promise<void> {
-    await drv.page.waitForURL((u) => u.href === sp.acs, { timeout: 20_000 });
+  async function landedAtSp(drv: LoginPageDriver, email = user.email, at: TestSp = sp): Promise<void> {
+    await drv.page.waitForURL((u) => u.href === at.acs, { timeout: 20_000 });
     await drv.page.getByRole('heading', { level: 1, name: `Signed in as ${email}` }).waitFor({ timeout: 10_000 });
-    expect(sp.results.at(-1)).toMatchObject({ nameID: email });
+    expect(at.results.at(-1)).toMatchObject({ nameID: email });
   }
 
   it('SP-initiated in Chromium: AuthnRequest → the login page → a signed assertion node-saml accepts, with mapped attributes', async () => {
@@ -190,6 +253,72 @@ describe.each(['all', 'split'] as Mode[])('Gatehouse as a SAML IdP (%s)', (mode)
     const rows = await waitForAudits(d, (r) => r.resource_id === spId, ['saml.idp_service_provider_changed', 'saml.idp_assertion_issued']);
     expect(rows.find((r) => r.action === 'saml.idp_assertion_issued')).toMatchObject({ actor_id: user.id, metadata: expect.objectContaining({ org_id: org.id, flow: 'sp_initiated' }) });
   });
+
+  it('Single Logout propagated (issue 31): A\'s logout reaches B through the browser; A gets Success, or PartialLogout when B says no', async () => {
+    const bKeys = await spKeyPair();
+    const spB = await startSp(() => `${d.url}/oauth/saml/${org.name}/idp/sso`, bKeys.key);
+    const drv = await LoginPageDriver.open(browser, d.url);
+    let b: Awaited<ReturnType<typeof rest>> | undefined;
+    try {
+      expect((await rest('update_saml_service_provider', { id: spId, slo_url: sp.slo })).body.slo_url).toBe(sp.slo);
+      b = await rest('create_saml_service_provider', { org_id: org.id, name: 'node-saml SP B', entity_id: spB.entityId, acs_url: spB.acs, sp_cert_pem: bKeys.cert, slo_url: spB.slo });
+      expect(b.status).toBe(200);
+      spB.certs = await trustMetadata();
+
+      /** signs in at A (the login page) and B (the same Gatehouse session); B's SessionIndex */
+      const signInAtBoth = async (): Promise<string> => {
+        await drv.goto(`${sp.base}/login`);
+        await drv.screen(TITLES.login(ORG_TITLE));
+        await drv.fill('Email or phone number', user.email);
+        await drv.fill('Password', PASSWORD);
+        await drv.click('Sign in');
+        await landedAtSp(drv);
+        await drv.goto(`${spB.base}/login`);
+        await landedAtSp(drv, user.email, spB);
+        return spB.results.at(-1)!.attrs!['sessionIndex'] as string;
+      };
+      /** A's logout, run through the browser to A's page */
+      const logOutAtA = async (status: string): Promise<void> => {
+        await drv.goto(`${sp.base}/logout?relay=%2Fbye`);
+        await drv.page.waitForURL((u) => u.href === sp.slo, { timeout: 20_000 });
+        await drv.page.getByRole('heading', { level: 1, name: `Signed out: ${status}` }).waitFor({ timeout: 10_000 });
+      };
+
+      const sessionIndex = await signInAtBoth();
+      await logOutAtA('Success');
+      // B got the IdP's signed LogoutRequest naming the user's NameID and the SessionIndex of its assertion
+      expect(spB.logoutRequests).toEqual([{ nameID: user.email, sessionIndex, issuer: `${d.url}/oauth/saml/${org.name}/idp/metadata`, signed: true }]);
+      expect(sp.logoutResponses.at(-1)).toEqual({ status: STATUS('Success'), relayState: '/bye', answersOurs: true, valid: true });
+      // the Gatehouse session is over: the next AuthnRequest goes to the login page
+      await drv.goto(`${spB.base}/login`);
+      await drv.screen(TITLES.login(ORG_TITLE));
+
+      spB.sloSuccess = false;
+      await signInAtBoth();
+      await logOutAtA('PartialLogout');
+      expect(spB.logoutRequests).toHaveLength(2);
+      expect(sp.logoutResponses.at(-1)).toEqual({ status: STATUS('PartialLogout'), relayState: '/bye', answersOurs: true, valid: true });
+      expect(drv.violations).toEqual([]);
+
+      // the rows reach the audit log asynchronously: wait for both logouts' rows
+      const until = Date.now() + 30_000;
+      let rows = await waitForAudits(d, (r) => r.action.startsWith('saml.idp_logout'), ['saml.idp_logout_propagated', 'saml.idp_logout']);
+      while (rows.length < 4 && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        rows = await waitForAudits(d, (r) => r.action.startsWith('saml.idp_logout'), []);
+      }
+      expect(rows.filter((r) => r.action === 'saml.idp_logout_propagated' && r.resource_id === b!.body.id).map((r) => [r.actor_id, r.metadata['logged_out'], r.metadata['status']])).toEqual([
+        [user.id, true, STATUS('Success')], [user.id, false, STATUS('Requester')],
+      ]);
+      // each logout recorded when accepted: the session ended, one other participant to visit
+      expect(rows.filter((r) => r.action === 'saml.idp_logout').map((r) => [r.resource_id, r.actor_id, r.metadata['session_ended'], r.metadata['participants']])).toEqual([[spId, user.id, true, 1], [spId, user.id, true, 1]]);
+    } finally {
+      // the org's SP list is counted by the CRUD test below
+      if (b?.body?.id) await rest('delete_saml_service_provider', { id: b.body.id });
+      await drv.close();
+      await spB.close();
+    }
+  }, 120_000);
 
   if (mode === 'all') {
     it('the MFA gate (§4.1): a TOTP user gives a password and an authenticator code before the SP gets an assertion', async () => {

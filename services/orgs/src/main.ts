@@ -30,7 +30,10 @@ import { orgDirectory } from './scim/directory.ts';
 import { ScimEndpointEntity, ScimGroupEntity, ScimGroupMemberEntity, ScimUserEntity, ScimUserValueEntity, scimEntities, scimGroupMembersMigration, scimGroupVersionMigration, scimMigration, scimProjectionMigration } from './scim/storage/schema.ts';
 import { createMikroScimStore } from './scim/storage/store.ts';
 import { orgIdpDirectory } from './samlidp/directory.ts';
-import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration, samlIdpSpSettingsMigration } from './samlidp/storage/schema.ts';
+import {
+  SamlIdpKeyEntity, SamlIdpLogoutEntity, SamlIdpParticipantEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigration, samlIdpSingleLogoutMigration, samlIdpSpSettingsMigration,
+} from './samlidp/storage/schema.ts';
+import { SAML_IDP_RETENTION } from './samlidp/storage/retention.ts';
 import { createMikroSamlIdpStore } from './samlidp/storage/store.ts';
 import { OidcConnectionEntity, SamlAssertionEntity, SamlConnectionEntity, SsoPendingEntity, samlSpKeyMigration, samlSpKeyRotationMigration, ssoEntities, ssoMigration } from './sso/storage/schema.ts';
 import { SSO_RETENTION } from './sso/storage/retention.ts';
@@ -42,11 +45,11 @@ import type { FederatedCompletion } from './sso/flows.ts';
 const schema = {
   ...orgsSchema,
   entities: [...orgsSchema.entities, ...scimEntities, ...ssoEntities, ...samlIdpEntities],
-  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration, scimProjectionMigration, samlSpKeyMigration, samlIdpSpSettingsMigration, scimGroupVersionMigration, samlSpKeyRotationMigration, scimGroupMembersMigration],
+  migrations: [...orgsSchema.migrations, scimMigration, ssoMigration, samlIdpMigration, scimProjectionMigration, samlSpKeyMigration, samlIdpSpSettingsMigration, scimGroupVersionMigration, samlSpKeyRotationMigration, scimGroupMembersMigration, samlIdpSingleLogoutMigration],
 };
 for (const entity of [
   ScimEndpointEntity, ScimUserEntity, ScimUserValueEntity, ScimGroupEntity, ScimGroupMemberEntity, OidcConnectionEntity, SamlConnectionEntity, SsoPendingEntity, SamlAssertionEntity,
-  SamlServiceProviderEntity, SamlIdpKeyEntity,
+  SamlServiceProviderEntity, SamlIdpKeyEntity, SamlIdpParticipantEntity, SamlIdpLogoutEntity,
 ]) {
   registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
 }
@@ -154,7 +157,7 @@ export async function buildOrgs(config: Config, shared: ServiceShared): Promise<
   });
   const relay = shared.bus ? startOutboxRelay({ db, bus: shared.bus, logger }) : null;
   // issue 23: expired pending domains and old attempt counters go (storage/mikro/retention.ts); SQL only
-  const sweeper = startSweeper({ db, rules: [...ORGS_RETENTION, ...SSO_RETENTION], logger, registry: shared.registry });
+  const sweeper = startSweeper({ db, rules: [...ORGS_RETENTION, ...SSO_RETENTION, ...SAML_IDP_RETENTION], logger, registry: shared.registry });
   // issue 32: values sealed under an older --encryption-key are sealed again under the first
   const resealer = startResealer({ db, columns: orgsSealedColumns(keys), logger });
   // behaviour.md §5.3 delete_user: a deleted user's memberships and SCIM rows go (issue 32 §3), also when

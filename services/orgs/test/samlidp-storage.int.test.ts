@@ -3,15 +3,20 @@
  * The SAML IdP store (behaviour.md §5.9) on the machine's PostgreSQL and MariaDB (a fresh database
  * each), as the unit run checks it on SQLite: entity_id unique per org, newest-first pages, the
  * rotate/retire state machine (with issue 31's staged key and switch), the SP's encryption certificate
- * and SLO URL, and the rows going with their organization (§6.1).
+ * and SLO URL, and the rows going with their organization (§6.1); issue 31's session participants and
+ * waiting Single Logouts, also on MongoDB (a FerretDB of its own).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { openScratchService, type DatabaseType, type ScratchService } from '@gatehouse/db';
+import { randomBytes } from 'node:crypto';
+import { openDatabase, openScratchService, type Database, type DatabaseType, type ScratchService } from '@gatehouse/db';
+import { createLogger } from '@gatehouse/observability';
+import { startFerretDb } from '@gatehouse/testing';
 import { orgsSchema, registerOrgScopedTable } from '../src/storage/mikro/schema.ts';
 import { createMikroOrgsStore } from '../src/storage/mikro/store.ts';
 import { SamlIdpKeyEntity, SamlServiceProviderEntity, samlIdpEntities, samlIdpMigrations } from '../src/samlidp/storage/schema.ts';
 import { createMikroSamlIdpStore } from '../src/samlidp/storage/store.ts';
 import type { IdpKeyRecord, ServiceProviderRecord } from '../src/samlidp/storage/ports.ts';
+import { checkSingleLogoutStorage } from '../src/samlidp/storage/single-logout.suite.ts';
 
 // as main.ts registers them
 for (const entity of [SamlServiceProviderEntity, SamlIdpKeyEntity]) registerOrgScopedTable({ entity: entity as never, orgProperty: 'orgId' });
@@ -69,5 +74,27 @@ for (const type of ['postgres', 'mariadb'] as DatabaseType[]) {
       expect(await orgs.transaction((tx) => tx.organizations.delete(ORG))).toBe(true);
       expect([(await store.providers.list(ORG, { offset: 0, limit: 10 })).total, (await store.keys.list(ORG)).length]).toEqual([0, 0]);
     });
+
+    it('issue 31: one session participant per session and SP, taken once; a waiting logout taken once, expired ones refused', async () => {
+      await checkSingleLogoutStorage(createMikroSamlIdpStore(scratch.db));
+    });
   });
 }
+
+describe('SAML IdP store on mongodb (issue 31: Single Logout rows)', () => {
+  let db: Database;
+  let ferret: Awaited<ReturnType<typeof startFerretDb>>;
+  beforeAll(async () => {
+    ferret = await startFerretDb();
+    db = await openDatabase({ type: 'mongodb', url: ferret.url(`samlidp_${randomBytes(6).toString('hex')}`) },
+      { ...orgsSchema, entities: [...orgsSchema.entities, ...samlIdpEntities], migrations: [...orgsSchema.migrations, ...samlIdpMigrations] }, { logger: createLogger('silent') });
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await ferret?.stop();
+  });
+
+  it('one session participant per session and SP, taken once; a waiting logout taken once, expired ones refused', async () => {
+    await checkSingleLogoutStorage(createMikroSamlIdpStore(db));
+  });
+});

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { SAML, ValidateInResponseTo } from '@node-saml/node-saml';
 import type { SessionRecord } from '@gatehouse/auth';
 import type { BusEvents } from '@gatehouse/contracts';
@@ -25,6 +26,7 @@ import { NO_SP_IN_METADATA, parseSpMetadata } from './metadata-import.ts';
 import { createProvider, deleteProvider, getProvider, NAME_ID_FORMATS, updateProvider } from './providers.ts';
 import { handleIdpRequest, type IdpHttpResponse } from './sso.ts';
 import { samlIdpEntities, samlIdpMigrations } from './storage/schema.ts';
+import { checkSingleLogoutStorage } from './storage/single-logout.suite.ts';
 import { createMikroSamlIdpStore } from './storage/store.ts';
 
 const URL_BASE = 'http://127.0.0.1:9999';
@@ -258,8 +260,8 @@ beforeAll(async () => {
   ({ certPem: spCert, keyPem: spKey } = await newSigningCertificate('test SP', Math.floor(Date.now() / 1000)));
 });
 
-const sessionOf = (userId: string): SessionRecord => ({
-  id: 's1', userId, handleHash: 'h', loginMethod: 'basic_auth', roles: ['user'], scope: [], authTime: Math.floor(Date.now() / 1000) - 10,
+const sessionOf = (userId: string, id = 's1'): SessionRecord => ({
+  id, userId, handleHash: 'h', loginMethod: 'basic_auth', roles: ['user'], scope: [], authTime: Math.floor(Date.now() / 1000) - 10,
   expiresAt: Math.floor(Date.now() / 1000) + 3600, createdAt: Math.floor(Date.now() / 1000) - 10,
 } as SessionRecord);
 
@@ -534,13 +536,14 @@ describe('issue 31: signed AuthnRequests, encrypted assertions, Single Logout, s
 
   it('Single Logout: a signed LogoutRequest ends the session and answers a signed LogoutResponse to the slo_url', async () => {
     const sp = await signer(spKey);
-    session = sessionOf(USER.id);
+    // a session no other SP was signed in to (nothing to propagate)
+    session = sessionOf(USER.id, 's-alone');
     const logout = new URL(await sp.getLogoutUrlAsync({ nameID: USER.email, nameIDFormat: NAME_ID_FORMATS.email, issuer: signerId } as never, 'bye', {}));
     const res = await get(logout.search.slice(1), 'slo');
     const form = postedForm(res);
     expect(form.action).toBe(SLO);
     expect(form.RelayState).toBe('bye');
-    expect(ended).toEqual(['s1']);
+    expect(ended).toEqual(['s-alone']);
     const xml = Buffer.from(form.SAMLResponse, 'base64').toString('utf8');
     const requestId = /ID="([^"]+)"/.exec(Buffer.from((await import('node:zlib')).inflateRawSync(Buffer.from(logout.searchParams.get('SAMLRequest')!, 'base64'))).toString('utf8'))![1];
     expect(xml).toContain(`InResponseTo="${requestId}"`);
@@ -548,13 +551,13 @@ describe('issue 31: signed AuthnRequests, encrypted assertions, Single Logout, s
     // node-saml checks the IdP's signature on it (InResponseTo is compared above: node-saml reads it on a Response only)
     const checker = new SAML({ issuer: signerId, callbackUrl: SP_ACS, idpCert: await publishedCerts(), validateInResponseTo: ValidateInResponseTo.never });
     expect(await checker.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse })).toMatchObject({ loggedOut: true });
-    expect(lastAudit()).toMatchObject({ action: 'saml.idp_logout', metadata: expect.objectContaining({ session_ended: true }) });
+    expect(lastAudit()).toMatchObject({ action: 'saml.idp_logout', metadata: expect.objectContaining({ session_ended: true, participants: 0, status: 'urn:oasis:names:tc:SAML:2.0:status:Success' }) });
 
     // another user's NameID: the session stays, the answer says Requester
     const other = new URL(await sp.getLogoutUrlAsync({ nameID: 'mallory@example.com', nameIDFormat: NAME_ID_FORMATS.email, issuer: signerId } as never, '', {}));
     const kept = Buffer.from(postedForm(await get(other.search.slice(1), 'slo')).SAMLResponse, 'base64').toString('utf8');
     expect(kept).toContain('urn:oasis:names:tc:SAML:2.0:status:Requester');
-    expect(ended).toEqual(['s1']);
+    expect(ended).toEqual(['s-alone']);
 
     // unsigned, or signed with another key: refused, nothing ended
     for (const key of [null, otherKey]) {
@@ -563,7 +566,117 @@ describe('issue 31: signed AuthnRequests, encrypted assertions, Single Logout, s
       expect([r.status, r.body]).toEqual([400, expect.stringMatching(/must sign its LogoutRequest|signature does not verify/)]);
       expect(audits.at(-1)?.action).toBe('saml.idp_logout_failed');
     }
-    expect(ended).toEqual(['s1']);
+    expect(ended).toEqual(['s-alone']);
+  });
+
+  describe('issue 31: Single Logout propagated to the session\'s other SPs (SAML Profiles §4.4.3.3, Core §3.7)', () => {
+    const B = { entityId: 'https://b.example.test/metadata', acs: 'https://b.example.test/acs', slo: 'https://b.example.test/slo' };
+    const IDP_ENTITY = `${URL_BASE}/oauth/saml/acme/idp/metadata`;
+    beforeAll(async () => {
+      // B takes a persistent NameID (the user's id), A the email: each is named with its own
+      await createProvider(d, { org_id: ORG_ID, name: 'SP B', entity_id: B.entityId, acs_url: B.acs, sp_cert_pem: spCert, slo_url: B.slo, name_id_format: NAME_ID_FORMATS.persistent });
+      // C has no slo_url: it cannot be logged out
+      await createProvider(d, { org_id: ORG_ID, name: 'SP C', entity_id: 'https://c.example.test/metadata', acs_url: SP_ACS });
+    });
+    /** node-saml as SP B, signing with `key` */
+    const spB = async (key = spKey): Promise<SAML> => new SAML({
+      issuer: B.entityId, callbackUrl: B.acs, entryPoint: `${URL_BASE}/oauth/saml/acme/idp/sso`, logoutUrl: `${URL_BASE}/oauth/saml/acme/idp/slo`,
+      idpCert: await publishedCerts(), audience: B.entityId, privateKey: key, signatureAlgorithm: 'sha256', identifierFormat: NAME_ID_FORMATS.persistent,
+      wantAssertionsSigned: true, wantAuthnResponseSigned: true, validateInResponseTo: ValidateInResponseTo.always,
+    });
+    /** SP-initiated sign-on of `sp` in the current session: node-saml's profile of the assertion */
+    const signIn = async (sp: SAML) => (await sp.validatePostResponseAsync({ SAMLResponse: postedForm(await get(new URL(await sp.getAuthorizeUrlAsync('', undefined, {})).search.slice(1))).SAMLResponse })).profile!;
+    /** A's LogoutRequest for the signed-in user: the IdP's answer */
+    const aLogsOut = async (relay = '') => {
+      const a = await signer(spKey);
+      return get(new URL(await a.getLogoutUrlAsync({ nameID: USER.email, nameIDFormat: NAME_ID_FORMATS.email, issuer: signerId } as never, relay, {})).search.slice(1), 'slo');
+    };
+    /** the LogoutRequest the browser is sent to B with, as node-saml at B reads it (signature checked) */
+    const atB = async (hop: IdpHttpResponse, b: SAML) => {
+      expect(hop.status).toBe(302);
+      const to = new URL(hop.location!);
+      expect(`${to.origin}${to.pathname}`).toBe(B.slo);
+      expect([to.searchParams.get('SigAlg'), to.searchParams.get('Signature')]).toEqual(['http://www.w3.org/2001/04/xmldsig-more#rsa-sha256', expect.any(String)]);
+      const { profile } = await b.validateRedirectAsync(Object.fromEntries(to.searchParams) as never, to.search.slice(1));
+      return { to, request: profile! };
+    };
+    const statusOf = (res: IdpHttpResponse) => /StatusCode Value="([^"]+)"/.exec(Buffer.from(postedForm(res).SAMLResponse, 'base64').toString('utf8'))?.[1];
+    const auditsOf = (action: string) => audits.filter((a) => a.action === action).map((a) => ({ ...a, metadata: JSON.parse(String(a.metadata)) as Record<string, unknown> }));
+
+    it('the session participants are stored per session and SP, taken once, and expire (storage)', async () => {
+      await checkSingleLogoutStorage(d.store);
+    });
+
+    it("A's logout: B gets a LogoutRequest signed by the IdP naming its NameID and SessionIndex; B's Success answer is accepted; A gets Success", async () => {
+      session = sessionOf(USER.id, 's-two');
+      const b = await spB();
+      const pa = await signIn(await signer(spKey));
+      await signIn(b);
+      // B asks again in the same session: the latest assertion is the one logged out
+      const pb = await signIn(b);
+      expect([pa.nameID, pb.nameID]).toEqual([USER.email, USER.id]);
+      const hop = await aLogsOut('bye');
+      expect(ended).toContain('s-two');
+      const { to, request } = await atB(hop, b);
+      expect(request).toMatchObject({ issuer: IDP_ENTITY, nameID: USER.id, nameIDFormat: NAME_ID_FORMATS.persistent, sessionIndex: pb.sessionIndex });
+      // the signature covers the request: a changed one does not verify at B
+      const forged = new URL(to);
+      const sent = inflateRawSync(Buffer.from(to.searchParams.get('SAMLRequest')!, 'base64')).toString('utf8');
+      forged.searchParams.set('SAMLRequest', deflateRawSync(sent.replace(USER.id, OUTSIDER)).toString('base64'));
+      await expect(b.validateRedirectAsync(Object.fromEntries(forged.searchParams) as never, forged.search.slice(1))).rejects.toThrow('Invalid query signature');
+
+      const answer = new URL(await b.getLogoutResponseUrlAsync(request as never, '', {}, true));
+      expect(answer.searchParams.get('Signature')).toBeTruthy();
+      const done = await get(answer.search.slice(1), 'slo');
+      const form = postedForm(done);
+      expect([form.action, form.RelayState, statusOf(done)]).toEqual([SLO, 'bye', 'urn:oasis:names:tc:SAML:2.0:status:Success']);
+      const checker = new SAML({ issuer: signerId, callbackUrl: SP_ACS, idpCert: await publishedCerts(), validateInResponseTo: ValidateInResponseTo.never });
+      expect(await checker.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse })).toMatchObject({ loggedOut: true });
+      expect(auditsOf('saml.idp_logout_propagated').at(-1)).toMatchObject({ metadata: expect.objectContaining({ entity_id: B.entityId, logged_out: true, status: 'urn:oasis:names:tc:SAML:2.0:status:Success' }) });
+      expect(auditsOf('saml.idp_logout').at(-1)).toMatchObject({ resource_id: spId, metadata: expect.objectContaining({ session_ended: true, participants: 1, status: null }) });
+
+      // B's answer is single use; a LogoutResponse to no logout in progress is refused
+      const again = await get(answer.search.slice(1), 'slo');
+      expect([again.status, again.body]).toEqual([400, expect.stringContaining('answers no logout in progress')]);
+      // the session's participants went with it: a second logout of the same session sends nowhere
+      expect(statusOf(await aLogsOut())).toBe('urn:oasis:names:tc:SAML:2.0:status:Success');
+    });
+
+    it.each([
+      ['answers a non-success status', async (b: SAML, req: Record<string, unknown>) => b.getLogoutResponseUrlAsync(req as never, '', {}, false), 'answered urn:oasis:names:tc:SAML:2.0:status:Requester'],
+      ['answers Success signed with another key', async (_b: SAML, req: Record<string, unknown>) => (await spB(otherKey)).getLogoutResponseUrlAsync(req as never, '', {}, true), 'signature does not verify'],
+      ['answers Success unsigned', async (_b: SAML, req: Record<string, unknown>) => {
+        const unsigned = new SAML({ issuer: B.entityId, callbackUrl: B.acs, entryPoint: `${URL_BASE}/oauth/saml/acme/idp/sso`, logoutUrl: `${URL_BASE}/oauth/saml/acme/idp/slo`, idpCert: 'x' });
+        return unsigned.getLogoutResponseUrlAsync(req as never, '', {}, true);
+      }, 'must sign its LogoutResponse'],
+    ])('B %s: A gets PartialLogout (Core §3.7.3.2), the reason audited', async (_name, answerWith, reason) => {
+      session = sessionOf(USER.id, `s-partial-${reason.length}`);
+      const b = await spB();
+      await signIn(await signer(spKey));
+      await signIn(b);
+      const { request } = await atB(await aLogsOut(), b);
+      const done = await get(new URL(await answerWith(b, request as never)).search.slice(1), 'slo');
+      expect([postedForm(done).action, statusOf(done)]).toEqual([SLO, 'urn:oasis:names:tc:SAML:2.0:status:PartialLogout']);
+      expect(auditsOf('saml.idp_logout_propagated').at(-1)).toMatchObject({ metadata: expect.objectContaining({ entity_id: B.entityId, logged_out: false, reason: expect.stringContaining(reason) }) });
+      expect(lastAudit()).toMatchObject({ action: 'saml.idp_logout_propagated' });
+    });
+
+    it('a participant without slo_url cannot be reached: PartialLogout at once', async () => {
+      session = sessionOf(USER.id, 's-unreachable');
+      await signIn(await signer(spKey));
+      await signIn(nodeSamlSp('https://c.example.test/metadata', await publishedCerts()));
+      const done = await aLogsOut();
+      expect(statusOf(done)).toBe('urn:oasis:names:tc:SAML:2.0:status:PartialLogout');
+      expect(auditsOf('saml.idp_logout_propagated').at(-1)).toMatchObject({ metadata: expect.objectContaining({ entity_id: 'https://c.example.test/metadata', logged_out: false, reason: 'the service provider has no slo_url registered' }) });
+    });
+
+    it('a LogoutResponse that is no LogoutResponse, or names no InResponseTo, is refused with 400', async () => {
+      const enc = (xml: string) => encodeURIComponent(deflateRawSync(xml).toString('base64'));
+      const noId = await get(`SAMLResponse=${enc('<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_x" Version="2.0"/>')}`, 'slo');
+      expect([noId.status, noId.body]).toEqual([400, expect.stringContaining('not a LogoutResponse with an InResponseTo')]);
+      const garbage = await get('SAMLResponse=%%%', 'slo');
+      expect([garbage.status, garbage.body]).toEqual([400, expect.stringContaining('the SAML response could not be read')]);
+    });
   });
 
   it('Single Logout is refused for an SP without slo_url', async () => {

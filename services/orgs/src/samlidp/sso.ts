@@ -14,7 +14,13 @@
  * - `GET|POST <url>/oauth/saml/<org name>/idp/slo` (issue 31): SP-initiated Single Logout (SAML
  *   Profiles §4.4): a LogoutRequest (HTTP-Redirect or HTTP-POST) from a registered SP with an `slo_url`
  *   and a signing certificate, signed by it; the browser's Gatehouse session ends (when it is the
- *   NameID's user) and a signed LogoutResponse is POSTed to the SP's `slo_url` (Bindings §3.5).
+ *   NameID's user) and is propagated on the front channel (§4.4.3.3, as Keycloak and Shibboleth IdP do):
+ *   every SP an assertion was issued to in that browser session (its session participants, recorded
+ *   with the NameID and SessionIndex at each sign-on) gets a LogoutRequest signed with the IdP key on
+ *   HTTP-Redirect in turn, and its LogoutResponse comes back here (Issuer, InResponseTo, status and,
+ *   when the SP registered a certificate, its signature checked). Last, a signed LogoutResponse is POSTed
+ *   to the initiator's `slo_url` (Bindings §3.5): `Success`, or `PartialLogout` when a participant
+ *   answered otherwise, failed the checks or could not be reached (Core §3.7.3.2).
  *
  * Issue 31: an SP registered with `sp_cert_pem` must sign its AuthnRequests (HTTP-Redirect: `SigAlg`
  * and `Signature` over the query, Bindings §3.4.4.1; HTTP-POST: an enveloped XML signature over the
@@ -42,7 +48,8 @@ import type { CallContext } from '@gatehouse/rpc';
 import type { SamlIdpDeps } from './deps.ts';
 import { publishedKeys, type SigningKey } from './keys.ts';
 import { NAME_ID_FORMATS } from './providers.ts';
-import type { ServiceProviderRecord } from './storage/ports.ts';
+import type { ServiceProviderRecord, SessionParticipantRecord } from './storage/ports.ts';
+import type { SessionRecord } from '@gatehouse/auth';
 import type { Element as XmlElement } from '@xmldom/xmldom';
 import { parseStrictXml } from './xml.ts';
 import type { OrganizationRecord } from '../storage/ports.ts';
@@ -133,6 +140,8 @@ function idpEntity(d: SamlIdpDeps, org: OrganizationRecord, certs: string[], sig
     // the metadata is the org's, for every SP: which SP must sign is per registration (sp_cert_pem)
     wantAuthnRequestsSigned: Boolean(sp?.spCertPem),
     wantLogoutRequestSigned: true,
+    // issue 31: the LogoutResponses of the SPs this IdP sent a LogoutRequest to (checked when the SP has a certificate)
+    wantLogoutResponseSigned: true,
     requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     ...(sp?.spEncryptionCertPem ? { isAssertionEncrypted: true, dataEncryptionAlgorithm: DATA_ENCRYPTION, keyEncryptionAlgorithm: KEY_ENCRYPTION } : {}),
     nameIDFormat: sp ? [sp.nameIdFormat] : Object.values(NAME_ID_FORMATS),
@@ -141,12 +150,17 @@ function idpEntity(d: SamlIdpDeps, org: OrganizationRecord, certs: string[], sig
   } as never);
 }
 
-/** A samlify ServiceProvider of a registered SP: its ACS, SLO endpoint and certificates. */
+/**
+ * A samlify ServiceProvider of a registered SP: its ACS, SLO endpoint (both bindings: the IdP POSTs its
+ * LogoutResponses and redirects its LogoutRequests there) and certificates. `wantLogoutRequestSigned`:
+ * the LogoutRequests the IdP sends it are signed (issue 31).
+ */
 function spEntity(sp: ServiceProviderRecord) {
   return samlify.ServiceProvider({
     entityID: sp.entityId,
     assertionConsumerService: [{ Binding: BINDING_POST, Location: sp.acsUrl }],
-    ...(sp.sloUrl ? { singleLogoutService: [{ Binding: BINDING_POST, Location: sp.sloUrl }] } : {}),
+    ...(sp.sloUrl ? { singleLogoutService: [{ Binding: BINDING_POST, Location: sp.sloUrl }, { Binding: BINDING_REDIRECT, Location: sp.sloUrl }] } : {}),
+    wantLogoutRequestSigned: true,
     ...(sp.spCertPem ? { signingCert: sp.spCertPem, authnRequestsSigned: true } : {}),
     ...(sp.spEncryptionCertPem ? { encryptCert: sp.spEncryptionCertPem } : {}),
     wantAssertionsSigned: true,
@@ -171,41 +185,49 @@ function rawParam(query: string, name: string): string | null {
   return null;
 }
 
+/** The SP messages whose signatures the IdP checks: AuthnRequests, LogoutRequests and (issue 31) LogoutResponses. */
+type SpMessageKind = 'login' | 'logout' | 'logout-response';
+const MESSAGE_NAMES: Record<SpMessageKind, string> = { login: 'AuthnRequest', logout: 'LogoutRequest', 'logout-response': 'LogoutResponse' };
+
 /**
- * Verifies the signature of an SP's request with its registered signing certificate (samlify):
- * HTTP-Redirect over the octets `SAMLRequest=…[&RelayState=…]&SigAlg=…` as received (Bindings
- * §3.4.4.1), HTTP-POST the enveloped signature of the root element (§3.5.4, XML-DSig §3.2), whose
- * Reference must name the root's ID (no signature of some other element passes for the request's).
- * @param xml the decoded request
+ * Verifies the signature of an SP's message with its registered signing certificate (samlify):
+ * HTTP-Redirect over the octets `SAMLRequest=…[&RelayState=…]&SigAlg=…` (`SAMLResponse=…` for a
+ * LogoutResponse) as received (Bindings §3.4.4.1), HTTP-POST the enveloped signature of the root
+ * element (§3.5.4, XML-DSig §3.2), whose Reference must name the root's ID (no signature of some other
+ * element passes for the message's). samlify also compares a LogoutResponse's Issuer with the SP's
+ * entity ID, and refuses a LogoutResponse whose status is not Success (the caller reads it first).
+ * @param xml the decoded message
  * @throws Refusal 400 with the reason (missing signature, algorithm, verification failure)
  */
 async function verifyRequestSignature(o: {
-  idp: ReturnType<typeof idpEntity>; sp: ServiceProviderRecord; binding: 'redirect' | 'post'; kind: 'login' | 'logout';
+  idp: ReturnType<typeof idpEntity>; sp: ServiceProviderRecord; binding: 'redirect' | 'post'; kind: SpMessageKind;
   xml: string; params: Record<string, string>; rawQuery: string;
 }): Promise<void> {
-  const what = o.kind === 'login' ? 'AuthnRequest' : 'LogoutRequest';
+  const what = MESSAGE_NAMES[o.kind];
+  const [param, noun] = o.kind === 'logout-response' ? ['SAMLResponse', 'response'] : ['SAMLRequest', 'request'];
   const spE = spEntity(o.sp);
+  const parse = (binding: 'redirect' | 'post', message: unknown): Promise<unknown> => o.kind === 'login'
+    ? o.idp.parseLoginRequest(spE, binding, message as never)
+    : o.kind === 'logout' ? o.idp.parseLogoutRequest(spE, binding, message as never) : o.idp.parseLogoutResponse(spE, binding, message as never);
   try {
     if (o.binding === 'redirect') {
       const sigAlg = o.params['SigAlg'];
-      if (!o.params['Signature'] || !sigAlg) throw new Refusal(400, `the service provider must sign its ${what}: the request has no signature`, o.sp);
+      if (!o.params['Signature'] || !sigAlg) throw new Refusal(400, `the service provider must sign its ${what}: the ${noun} has no signature`, o.sp);
       if (!QUERY_SIG_ALGS.has(sigAlg)) throw new Refusal(400, `the ${what} is signed with an algorithm that is not accepted (${sigAlg.slice(0, 80)})`, o.sp);
       const raw = (name: string) => rawParam(o.rawQuery, name);
       const relay = raw('RelayState');
-      const octetString = `SAMLRequest=${raw('SAMLRequest') ?? ''}${relay !== null ? `&RelayState=${relay}` : ''}&SigAlg=${raw('SigAlg') ?? ''}`;
-      const request = { query: { SAMLRequest: o.params['SAMLRequest'], SigAlg: sigAlg, Signature: o.params['Signature'] }, octetString };
-      await (o.kind === 'login' ? o.idp.parseLoginRequest(spE, 'redirect', request) : o.idp.parseLogoutRequest(spE, 'redirect', request));
+      const octetString = `${param}=${raw(param) ?? ''}${relay !== null ? `&RelayState=${relay}` : ''}&SigAlg=${raw('SigAlg') ?? ''}`;
+      await parse('redirect', { query: { [param]: o.params[param], SigAlg: sigAlg, Signature: o.params['Signature'] }, octetString });
       return;
     }
     const root = parseStrictXml(o.xml).documentElement;
     const sig = root ? Array.from(root.childNodes).find((n) => n.nodeType === 1 && (n as XmlElement).localName === 'Signature' && (n as XmlElement).namespaceURI === DSIG_NS) as XmlElement | undefined : undefined;
-    if (!root || !sig) throw new Refusal(400, `the service provider must sign its ${what}: the request has no signature`, o.sp);
+    if (!root || !sig) throw new Refusal(400, `the service provider must sign its ${what}: the ${noun} has no signature`, o.sp);
     const refs = Array.from(sig.getElementsByTagNameNS(DSIG_NS, 'Reference'));
     if (refs.length !== 1 || refs[0]!.getAttribute('URI') !== `#${root.getAttribute('ID') ?? ''}`) {
-      throw new Refusal(400, `the ${what} signature does not cover the request`, o.sp);
+      throw new Refusal(400, `the ${what} signature does not cover the ${noun}`, o.sp);
     }
-    const request = { body: { SAMLRequest: Buffer.from(o.xml, 'utf8').toString('base64') } };
-    await (o.kind === 'login' ? o.idp.parseLoginRequest(spE, 'post', request) : o.idp.parseLogoutRequest(spE, 'post', request));
+    await parse('post', { body: { [param]: Buffer.from(o.xml, 'utf8').toString('base64') } });
   } catch (err) {
     if (err instanceof Refusal) throw err;
     throw new Refusal(400, `the ${what} signature does not verify with the service provider's registered certificate`, o.sp);
@@ -228,8 +250,8 @@ interface AuthnRequestInfo {
  * Decodes a SAMLRequest: HTTP-Redirect is base64 of raw DEFLATE (SAML Bindings §3.4.4.1), HTTP-POST
  * plain base64 (§3.5.4), or deflated as some SPs send it. @throws Refusal 400 when it is not readable XML
  */
-function decodeRequest(encoded: string, binding: 'redirect' | 'post'): string {
-  if (encoded.length > MAX_REQUEST_CHARS) throw new Refusal(400, 'the SAML request is too large');
+function decodeRequest(encoded: string, binding: 'redirect' | 'post', noun: 'request' | 'response' = 'request'): string {
+  if (encoded.length > MAX_REQUEST_CHARS) throw new Refusal(400, `the SAML ${noun} is too large`);
   try {
     const raw = Buffer.from(encoded.replace(/\s+/g, ''), 'base64');
     // HTTP-POST carries plain XML; some SPs (node-saml among them) deflate it as for HTTP-Redirect
@@ -238,7 +260,7 @@ function decodeRequest(encoded: string, binding: 'redirect' | 'post'): string {
     parseStrictXml(xml);
     return xml;
   } catch {
-    throw new Refusal(400, 'the SAML request could not be read');
+    throw new Refusal(400, `the SAML ${noun} could not be read`);
   }
 }
 
@@ -289,7 +311,7 @@ function nameIdOf(sp: ServiceProviderRecord, user: { id: string; email?: string 
 /** The unsigned Response with its Assertion (SAML Core §2.3.3, §3.3.3; Profiles §4.1.4.2). */
 function responseXml(o: {
   idpEntityId: string; sp: ServiceProviderRecord; user: Record<string, unknown> & { id: string; email?: string | null };
-  inResponseTo: string | null; now: number; authTime: number;
+  inResponseTo: string | null; now: number; authTime: number; nameId: string; sessionIndex: string;
 }): string {
   const exp = iso(o.now + ASSERTION_TTL_SECONDS);
   const inResponseTo = o.inResponseTo ? ` InResponseTo="${escapeXml(o.inResponseTo)}"` : '';
@@ -298,10 +320,10 @@ function responseXml(o: {
   return `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${samlId()}" Version="2.0" IssueInstant="${iso(o.now)}" Destination="${acs}"${inResponseTo}>`
     + `${issuer}<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>`
     + `<saml:Assertion xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" ID="${samlId()}" Version="2.0" IssueInstant="${iso(o.now)}">`
-    + `${issuer}<saml:Subject><saml:NameID Format="${escapeXml(o.sp.nameIdFormat)}">${escapeXml(nameIdOf(o.sp, o.user))}</saml:NameID>`
+    + `${issuer}<saml:Subject><saml:NameID Format="${escapeXml(o.sp.nameIdFormat)}">${escapeXml(o.nameId)}</saml:NameID>`
     + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${exp}" Recipient="${acs}"${inResponseTo}/></saml:SubjectConfirmation></saml:Subject>`
     + `<saml:Conditions NotBefore="${iso(o.now)}" NotOnOrAfter="${exp}"><saml:AudienceRestriction><saml:Audience>${escapeXml(o.sp.entityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
-    + `<saml:AuthnStatement AuthnInstant="${iso(o.authTime)}" SessionIndex="${samlId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
+    + `<saml:AuthnStatement AuthnInstant="${iso(o.authTime)}" SessionIndex="${escapeXml(o.sessionIndex)}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
     + `${attributeStatement(o.sp, o.user)}</saml:Assertion></samlp:Response>`;
 }
 
@@ -388,7 +410,9 @@ async function sso(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, re
   const { signing } = await publishedKeys(d, org.id);
   const now = d.now();
   const u = urls(d, org);
-  const xml = responseXml({ idpEntityId: u.entityId, sp, user: user as never, inResponseTo: request?.id ?? null, now, authTime: session.authTime || now });
+  const nameId = nameIdOf(sp, user);
+  const sessionIndex = samlId();
+  const xml = responseXml({ idpEntityId: u.entityId, sp, user: user as never, inResponseTo: request?.id ?? null, now, authTime: session.authTime || now, nameId, sessionIndex });
   const idp = idpEntity(d, org, [signing.certPem], signing, sp);
   // sign the assertion, encrypt it (when the SP registered an encryption certificate), sign the Response
   const signed = await idp.createLoginResponse(spEntity(sp), null as never, 'post', {}, {
@@ -398,30 +422,120 @@ async function sso(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, re
     actor: { type: 'user', id: user.id, email: user.email ?? null }, resourceType: 'saml_service_provider', resourceId: sp.id,
     details: { org_id: org.id, entity_id: sp.entityId, flow: request ? 'sp_initiated' : 'idp_initiated', key_id: signing.id, encrypted: Boolean(sp.spEncryptionCertPem) },
   }));
+  // issue 31: the SP is a participant of this browser session until it ends (Single Logout names it)
+  await d.store.participants.record({
+    orgId: org.id, sessionId: sessionKey(session), spId: sp.id, nameId, nameIdFormat: sp.nameIdFormat, sessionIndex, issuedAt: now, expiresAt: session.expiresAt,
+  });
   return { status: 200, content_type: 'text/html; charset=utf-8', body: autoPost(sp.acsUrl, String(signed.context), relayState) };
 }
 
-/** SAML Core §3.2.2.2 status codes of the LogoutResponse. */
+/** SAML Core §3.2.2.2 and §3.7.3.2 status codes of the LogoutResponse. */
 const STATUS_SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success';
 const STATUS_REQUESTER = 'urn:oasis:names:tc:SAML:2.0:status:Requester';
+const STATUS_PARTIAL_LOGOUT = 'urn:oasis:names:tc:SAML:2.0:status:PartialLogout';
+
+/** How long the IdP waits for one SP's LogoutResponse (seconds): the browser goes there and comes back. */
+export const LOGOUT_HOP_TTL_SECONDS = 300;
+
+/** The browser session the session participants are recorded under: the sign-on session (`sid`), else the session itself. */
+const sessionKey = (session: SessionRecord): string => session.sid ?? session.id;
 
 /**
- * `/idp/slo`: SP-initiated Single Logout (SAML Profiles §4.4.3, §4.4.4). The LogoutRequest's SP must be
- * registered and active, have an `slo_url` and a signing certificate, and have signed the request
- * (§4.4.4.1: the requester authenticates itself; an unsigned request could log anyone out); its
- * `Destination` must be this endpoint. The browser's Gatehouse session ends when its user is the
- * request's NameID (per the SP's NameID format; a transient NameID names the session's user), or there
- * is none: Success; a session of another user stays: `Requester` (Core §3.7.3.2). The answer is a
- * LogoutResponse signed with the current key, POSTed to the SP's `slo_url`, with `InResponseTo`.
- * This IdP sends no LogoutRequests of its own to the other SPs of the session (no propagation).
+ * Issue 31: a Single Logout on its way through the browser (SAML Profiles §4.4.3.4), stored between
+ * hops as {@link PendingLogoutRecord.data} under the ID of the LogoutRequest awaiting its answer.
  */
-async function slo(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, req: IdpHttpRequest, params: Record<string, string>): Promise<IdpHttpResponse> {
+interface LogoutChain {
+  /** the SP whose LogoutRequest started the logout: its id, the request's ID and RelayState */
+  initiator: { spId: string; requestId: string; relayState: string | null };
+  /** the user of the ended session */
+  userId: string | null;
+  /** the SP whose LogoutResponse is awaited */
+  awaiting: string | null;
+  /** the session participants still to visit, in the order they were signed in to */
+  remaining: SessionParticipantRecord[];
+  /** Core §3.7.3.2: some participant answered non-success, could not be reached or could not be verified */
+  partial: boolean;
+}
+
+/**
+ * The signed LogoutResponse to `sp`'s `slo_url` (HTTP-POST, Bindings §3.5; signed with the current key),
+ * answering its request `inResponseTo` with `status`.
+ */
+function logoutResponsePage(d: SamlIdpDeps, org: OrganizationRecord, sp: ServiceProviderRecord & { sloUrl: string }, signing: SigningKey, inResponseTo: string, status: string, relayState: string | null): IdpHttpResponse {
+  const idp = idpEntity(d, org, [signing.certPem], signing, sp);
+  const response = idp.createLogoutResponse(spEntity(sp), { extract: { request: { id: inResponseTo } } } as never, 'post', {
+    relayState: relayState ?? '',
+    customTagReplacement: (template: string) => {
+      const responseId = samlId();
+      // samlify's template with its {Tag} placeholders, filled with XML-escaped values (as samlify's own filler does)
+      const values: Record<string, string> = {
+        ID: responseId, Issuer: urls(d, org).entityId, IssueInstant: iso(d.now()), StatusCode: status, InResponseTo: inResponseTo, Destination: sp.sloUrl,
+      };
+      return { id: responseId, context: template.replace(/\{(\w+)\}/g, (_m, tag: string) => escapeXml(values[tag] ?? '')) };
+    },
+  } as never) as { context: string };
+  return { status: 200, content_type: 'text/html; charset=utf-8', body: autoPost(sp.sloUrl, String(response.context), relayState) };
+}
+
+/**
+ * The next hop of a Single Logout (SAML Profiles §4.4.3.3, Core §3.7.1): a LogoutRequest to the next
+ * remaining participant that has an `slo_url`, signed with the current key on HTTP-Redirect (Bindings
+ * §3.4.4.1), naming the NameID and SessionIndex of its assertion; the chain waits for its answer under
+ * the request's ID. A participant that is inactive or has no `slo_url` cannot be logged out: the logout
+ * becomes partial; one deleted since is no participant any more. With none left, the LogoutResponse to
+ * the initiator: `Success`, or `PartialLogout` (Core §3.7.3.2).
+ */
+async function nextLogoutHop(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, chain: LogoutChain): Promise<IdpHttpResponse> {
+  const { signing } = await publishedKeys(d, org.id);
+  for (let p = chain.remaining.shift(); p; p = chain.remaining.shift()) {
+    const sp = await d.store.providers.get(p.spId);
+    if (!sp || sp.orgId !== org.id) continue;
+    if (!sp.isActive || !sp.sloUrl) {
+      chain.partial = true;
+      await auditPropagation(d, ctx, org, sp, chain, null, sp.isActive ? 'the service provider has no slo_url registered' : 'the service provider is not active');
+      continue;
+    }
+    const requestId = samlId();
+    const values: Record<string, string> = {
+      ID: requestId, Destination: sp.sloUrl, Issuer: urls(d, org).entityId, IssueInstant: iso(d.now()), NameIDFormat: p.nameIdFormat, NameID: p.nameId, SessionIndex: p.sessionIndex,
+    };
+    const out = idpEntity(d, org, [signing.certPem], signing, sp).createLogoutRequest(spEntity(sp), 'redirect', { logoutNameID: p.nameId, sessionIndex: p.sessionIndex } as never, {
+      customTagReplacement: (template: string) => ({ id: requestId, context: template.replace(/\{(\w+)\}/g, (_m, tag: string) => escapeXml(values[tag] ?? '')) }),
+    } as never) as { context: string };
+    await d.store.logouts.put({ requestId, orgId: org.id, data: JSON.stringify({ ...chain, awaiting: sp.id }), expiresAt: d.now() + LOGOUT_HOP_TTL_SECONDS });
+    return { status: 302, content_type: '', body: '', location: String(out.context) };
+  }
+  const status = chain.partial ? STATUS_PARTIAL_LOGOUT : STATUS_SUCCESS;
+  const initiator = await d.store.providers.get(chain.initiator.spId);
+  if (!initiator?.sloUrl) return page(200, 'Signed out', 'You have been signed out.');
+  return logoutResponsePage(d, org, { ...initiator, sloUrl: initiator.sloUrl }, signing, chain.initiator.requestId, status, chain.initiator.relayState);
+}
+
+/** `saml.idp_logout_propagated`: one participant's outcome (its status when it answered; why it failed). */
+async function auditPropagation(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, sp: ServiceProviderRecord, chain: LogoutChain, status: string | null, failure: string | null): Promise<void> {
+  await d.audit(auditRecord(ctx, 'saml.idp_logout_propagated', {
+    actor: { type: 'user', id: chain.userId }, resourceType: 'saml_service_provider', resourceId: sp.id,
+    details: { org_id: org.id, entity_id: sp.entityId, initiator_id: chain.initiator.spId, status, logged_out: failure === null, ...(failure ? { reason: failure } : {}) },
+  }));
+}
+
+/**
+ * `/idp/slo` with a LogoutRequest: SP-initiated Single Logout (SAML Profiles §4.4.3, §4.4.4). The
+ * LogoutRequest's SP must be registered and active, have an `slo_url` and a signing certificate, and
+ * have signed the request (§4.4.4.1: the requester authenticates itself; an unsigned request could log
+ * anyone out); its `Destination` must be this endpoint. The browser's Gatehouse session ends when its
+ * user is the request's NameID (per the SP's NameID format; a transient NameID names the session's
+ * user), or there is none; a session of another user stays: `Requester` (Core §3.7.3.2). Issue 31:
+ * when the session ended, each other participant of it gets a LogoutRequest in turn (see
+ * {@link nextLogoutHop}); at the end the initiator gets a LogoutResponse signed with the current key,
+ * POSTed to its `slo_url`, with `InResponseTo`.
+ */
+async function sloRequest(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, req: IdpHttpRequest, params: Record<string, string>): Promise<IdpHttpResponse> {
   const method = req.method.toUpperCase();
   const relayState = params['RelayState'] ?? null;
   if (relayState !== null && relayState.length > 1024) throw new Refusal(400, 'RelayState is too long');
-  if (!params['SAMLRequest']) throw new Refusal(400, 'SAMLRequest (a LogoutRequest) is required');
   const binding = method === 'POST' ? 'post' : 'redirect';
-  const xml = decodeRequest(params['SAMLRequest'], binding);
+  const xml = decodeRequest(params['SAMLRequest']!, binding);
   const out = samlify.Extractor.extract(xml, samlify.Extractor.logoutRequestFields) as {
     request?: { id?: string; destination?: string } | null; issuer?: string | null; nameID?: string | null;
   };
@@ -439,8 +553,8 @@ async function slo(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, re
 
   const nameId = typeof out.nameID === 'string' ? out.nameID.trim() : '';
   const session = d.authenticator ? await d.authenticator.sessionFromCookies(ctx) : null;
-  let status = STATUS_SUCCESS;
-  let ended: string | null = null;
+  const chain: LogoutChain = { initiator: { spId: sp.id, requestId: id, relayState }, userId: session?.userId ?? null, awaiting: null, remaining: [], partial: false };
+  let sessionEnded = false;
   if (session && session.loginMethod !== 'client_credentials') {
     if (!d.authn) throw new AppError('unavailable', 'authn service unavailable');
     const user = await d.authn.GetUser({ user_id: session.userId }, ctx).catch((err: unknown) => {
@@ -449,33 +563,94 @@ async function slo(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, re
     });
     const named = !user || sp.nameIdFormat === NAME_ID_FORMATS.transient
       || nameId === user.id || (typeof user.email === 'string' && nameId.toLowerCase() === user.email.toLowerCase());
-    if (named) {
-      await d.authn.EndCookieSession({}, ctx);
-      ended = session.userId;
-    } else {
-      status = STATUS_REQUESTER;
+    if (!named) {
+      const { signing } = await publishedKeys(d, org.id);
+      await d.audit(auditRecord(ctx, 'saml.idp_logout', {
+        actor: { type: 'user', id: session.userId }, resourceType: 'saml_service_provider', resourceId: sp.id,
+        details: { org_id: org.id, entity_id: sp.entityId, session_ended: false, participants: 0, status: STATUS_REQUESTER, key_id: signing.id },
+      }));
+      return logoutResponsePage(d, org, { ...sp, sloUrl: sp.sloUrl }, signing, id, STATUS_REQUESTER, relayState);
+    }
+    await d.authn.EndCookieSession({}, ctx);
+    sessionEnded = true;
+    // issue 31: the session's other participants, to be logged out one after another through the browser
+    chain.remaining = (await d.store.participants.take(org.id, sessionKey(session), d.now())).filter((p) => p.spId !== sp.id);
+  }
+  // the logout is recorded when it is accepted (the chain may never come back); its final status, when
+  // other participants are visited, follows from their `saml.idp_logout_propagated` rows
+  const { signing } = await publishedKeys(d, org.id);
+  await d.audit(auditRecord(ctx, 'saml.idp_logout', {
+    actor: { type: 'user', id: chain.userId }, resourceType: 'saml_service_provider', resourceId: sp.id,
+    details: {
+      org_id: org.id, entity_id: sp.entityId, session_ended: sessionEnded, participants: chain.remaining.length,
+      status: chain.remaining.length === 0 ? STATUS_SUCCESS : null, key_id: signing.id,
+    },
+  }));
+  return nextLogoutHop(d, ctx, org, chain);
+}
+
+/**
+ * `/idp/slo` with a LogoutResponse (issue 31): a participant's answer to the LogoutRequest this IdP sent
+ * it (HTTP-Redirect or HTTP-POST). Its `InResponseTo` names the waiting logout (single use, within
+ * {@link LOGOUT_HOP_TTL_SECONDS}; unknown → 400). The participant is logged out when the answer's Issuer
+ * is its entity ID, its `Destination` (when given) this endpoint, its status `Success` (Core §3.7.3.2) and,
+ * when it registered a signing certificate, its signature verifies (samlify); otherwise the logout is
+ * partial. Either way `saml.idp_logout_propagated` records it and the chain goes on.
+ */
+async function sloResponse(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, req: IdpHttpRequest, params: Record<string, string>): Promise<IdpHttpResponse> {
+  const binding = req.method.toUpperCase() === 'POST' ? 'post' : 'redirect';
+  const xml = decodeRequest(params['SAMLResponse']!, binding, 'response');
+  const out = samlify.Extractor.extract(xml, samlify.Extractor.logoutResponseFields) as {
+    response?: { inResponseTo?: string; destination?: string } | null; issuer?: string | null;
+  };
+  const inResponseTo = out.response?.inResponseTo?.trim();
+  if (!inResponseTo || parseStrictXml(xml).documentElement?.localName !== 'LogoutResponse') {
+    throw new Refusal(400, 'the SAML response is not a LogoutResponse with an InResponseTo');
+  }
+  const pending = await d.store.logouts.take(inResponseTo, d.now());
+  if (!pending || pending.orgId !== org.id) throw new Refusal(400, 'this LogoutResponse answers no logout in progress (unknown, already answered or expired)');
+  const chain = JSON.parse(pending.data) as LogoutChain;
+  const sp = chain.awaiting ? await d.store.providers.get(chain.awaiting) : null;
+  if (sp) {
+    const { status, failure } = await checkLogoutResponse(d, org, sp, { xml, binding, params, rawQuery: req.query, issuer: out.issuer, destination: out.response?.destination });
+    if (failure) chain.partial = true;
+    await auditPropagation(d, ctx, org, sp, chain, status, failure);
+  }
+  return nextLogoutHop(d, ctx, org, { ...chain, awaiting: null });
+}
+
+/**
+ * Checks a participant's LogoutResponse (see {@link sloResponse}): its top-level status, and null, or
+ * why the participant does not count as logged out.
+ */
+async function checkLogoutResponse(d: SamlIdpDeps, org: OrganizationRecord, sp: ServiceProviderRecord, m: {
+  xml: string; binding: 'redirect' | 'post'; params: Record<string, string>; rawQuery: string; issuer?: unknown; destination?: string | undefined;
+}): Promise<{ status: string | null; failure: string | null }> {
+  const top = (samlify.Extractor.extract(m.xml, samlify.Extractor.logoutResponseStatusFields) as { top?: string | null }).top;
+  const status = typeof top === 'string' && top ? top : null;
+  const issuer = typeof m.issuer === 'string' ? m.issuer.trim() : '';
+  if (issuer !== sp.entityId) return { status, failure: 'the LogoutResponse Issuer is not the service provider' };
+  if (m.destination !== undefined && m.destination.trim() !== '' && m.destination.trim() !== urls(d, org).slo) {
+    return { status, failure: 'the LogoutResponse Destination is not this endpoint' };
+  }
+  // a failure answer needs no proof: unverified, it counts as a failure all the same
+  if (status !== STATUS_SUCCESS) return { status, failure: `the service provider answered ${status ?? 'no status'}` };
+  if (sp.spCertPem) {
+    try {
+      await verifyRequestSignature({ idp: idpEntity(d, org, [sp.spCertPem], null, sp), sp, binding: m.binding, kind: 'logout-response', xml: m.xml, params: m.params, rawQuery: m.rawQuery });
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      return { status, failure: err.message };
     }
   }
+  return { status, failure: null };
+}
 
-  const { signing } = await publishedKeys(d, org.id);
-  const idp = idpEntity(d, org, [signing.certPem], signing, sp);
-  const spE = spEntity(sp);
-  const response = idp.createLogoutResponse(spE, { extract: { request: { id } } } as never, 'post', {
-    relayState: relayState ?? '',
-    customTagReplacement: (template: string) => {
-      const responseId = samlId();
-      // samlify's template with its {Tag} placeholders, filled with XML-escaped values (as samlify's own filler does)
-      const values: Record<string, string> = {
-        ID: responseId, Issuer: urls(d, org).entityId, IssueInstant: iso(d.now()), StatusCode: status, InResponseTo: id, Destination: sp.sloUrl!,
-      };
-      return { id: responseId, context: template.replace(/\{(\w+)\}/g, (_m, tag: string) => escapeXml(values[tag] ?? '')) };
-    },
-  } as never) as { context: string };
-  await d.audit(auditRecord(ctx, 'saml.idp_logout', {
-    actor: { type: 'user', id: ended ?? session?.userId ?? null }, resourceType: 'saml_service_provider', resourceId: sp.id,
-    details: { org_id: org.id, entity_id: sp.entityId, session_ended: ended !== null, status, key_id: signing.id },
-  }));
-  return { status: 200, content_type: 'text/html; charset=utf-8', body: autoPost(sp.sloUrl, String(response.context), relayState) };
+/** `/idp/slo`: a LogoutRequest (an SP starts Single Logout) or a LogoutResponse (a participant's answer). */
+async function slo(d: SamlIdpDeps, ctx: CallContext, org: OrganizationRecord, req: IdpHttpRequest, params: Record<string, string>): Promise<IdpHttpResponse> {
+  if (params['SAMLResponse']) return sloResponse(d, ctx, org, req, params);
+  if (!params['SAMLRequest']) throw new Refusal(400, 'SAMLRequest (a LogoutRequest) or SAMLResponse (a LogoutResponse) is required');
+  return sloRequest(d, ctx, org, req, params);
 }
 
 /** Reads the query and (POST) the form body: the first value of each parameter wins, the body's first. */

@@ -46,6 +46,39 @@ export interface IdpKeyRecord {
 }
 
 /**
+ * Issue 31: one session participant (SAML Profiles §4.4.1): a service provider an assertion was issued to
+ * in one Gatehouse browser session, with the NameID and SessionIndex of that assertion (the latest one
+ * when the SP asked again). Single Logout names it in the LogoutRequest it sends that SP.
+ */
+export interface SessionParticipantRecord {
+  orgId: string;
+  /** the Gatehouse sign-on session (its `sid`, else its id) */
+  sessionId: string;
+  spId: string;
+  nameId: string;
+  nameIdFormat: string;
+  sessionIndex: string;
+  /** Unix s of the assertion */
+  issuedAt: number;
+  /** Unix s: the session's expiry, after which the row is dropped (the retention sweep) and never read */
+  expiresAt: number;
+}
+
+/**
+ * Issue 31: a Single Logout on its way through the browser (SAML Profiles §4.4.3.4), waiting for the
+ * LogoutResponse of the SP it sent a LogoutRequest to. Single use.
+ */
+export interface PendingLogoutRecord {
+  /** the ID of the LogoutRequest sent (the awaited LogoutResponse's `InResponseTo`) */
+  requestId: string;
+  orgId: string;
+  /** the chain's state (JSON: the initiator, the SP awaited, the SPs still to visit, partial or not) */
+  data: string;
+  /** Unix s */
+  expiresAt: number;
+}
+
+/**
  * Every write takes `events` (its `saml.*` audit row, issue 32 §1): they go to orgs' outbox in the same
  * transaction as the write, and only when the write changed something (nothing is written otherwise).
  */
@@ -87,5 +120,18 @@ export interface SamlIdpStore {
      * it had, or null when missing
      */
     retire(id: string, at: number, events?: readonly OutboxEvent[]): Promise<IdpKeyStatus | null>;
+  };
+  /** issue 31: the session participants (one row per session and SP; the latest assertion's values) */
+  participants: {
+    /** stores `p` in place of the row of the same session and SP, if any */
+    record(p: SessionParticipantRecord): Promise<void>;
+    /** removes every row of the session in the org and returns those not expired at `now`, oldest first */
+    take(orgId: string, sessionId: string, now: number): Promise<SessionParticipantRecord[]>;
+  };
+  /** issue 31: Single Logouts waiting for an SP's LogoutResponse */
+  logouts: {
+    put(p: PendingLogoutRecord): Promise<void>;
+    /** removes and returns it; null when unknown, already taken (by any replica) or expired at `now` */
+    take(requestId: string, now: number): Promise<PendingLogoutRecord | null>;
   };
 }

@@ -1,8 +1,9 @@
 /**
  * @module orgs/samlidp/storage/schema
  * The SAML identity-provider tables of the orgs database (behaviour.md §5.9):
- * `orgs_saml_service_providers` and `orgs_saml_idp_keys`, as MikroORM entities and one migration,
- * appended to the orgs service's schema. Both have an `org_id` column and are registered as
+ * `orgs_saml_service_providers` and `orgs_saml_idp_keys`, and (issue 31, Single Logout)
+ * `orgs_saml_idp_participants` and `orgs_saml_idp_logouts`, as MikroORM entities and their migrations,
+ * appended to the orgs service's schema. All have an `org_id` column and are registered as
  * org-scoped, so `delete_organization` removes them in its transaction (§6.1).
  */
 import { defineEntity, p, type EntitySchema } from '@mikro-orm/core';
@@ -51,8 +52,39 @@ export const SamlIdpKeyEntity = defineEntity({
   },
 });
 
+/** issue 31: the SPs an assertion went to per browser session (SAML Profiles §4.4.1 session participants). */
+export const SamlIdpParticipantEntity = defineEntity({
+  name: 'OrgsSamlIdpParticipant',
+  tableName: 'orgs_saml_idp_participants',
+  properties: {
+    /** SHA-256 hex of `<org id>:<session id>:<sp id>`: one row per session and SP */
+    id: p.string().length(64).primary(),
+    orgId: p.string().length(64).fieldName('org_id'),
+    sessionId: p.string().length(64).fieldName('session_id'),
+    spId: p.string().length(64).fieldName('sp_id'),
+    nameId: p.text().fieldName('name_id'),
+    nameIdFormat: p.string().length(255).fieldName('name_id_format'),
+    sessionIndex: p.string().length(64).fieldName('session_index'),
+    issuedAt: p.bigint('number').fieldName('issued_at'),
+    /** the session's expiry (Unix s) */
+    expiresAt: p.bigint('number').fieldName('expires_at'),
+  },
+});
+
+/** issue 31: a Single Logout waiting for an SP's LogoutResponse (keyed by the sent LogoutRequest's ID). */
+export const SamlIdpLogoutEntity = defineEntity({
+  name: 'OrgsSamlIdpLogout',
+  tableName: 'orgs_saml_idp_logouts',
+  properties: {
+    id: p.string().length(64).primary(),
+    orgId: p.string().length(64).fieldName('org_id'),
+    data: p.text(),
+    expiresAt: p.bigint('number').fieldName('expires_at'),
+  },
+});
+
 /** The SAML IdP entities, for the orgs ServiceSchema. */
-export const samlIdpEntities = [SamlServiceProviderEntity, SamlIdpKeyEntity] as unknown as EntitySchema<any, any>[];
+export const samlIdpEntities = [SamlServiceProviderEntity, SamlIdpKeyEntity, SamlIdpParticipantEntity, SamlIdpLogoutEntity] as unknown as EntitySchema<any, any>[];
 
 /** issue 20: service providers and IdP signing keys. */
 export const samlIdpMigration: MigrationDefinition = {
@@ -101,5 +133,35 @@ export const samlIdpSpSettingsMigration: MigrationDefinition = {
   },
 };
 
+/**
+ * Issue 31, IdP-sent Single Logout: the session participants (one row per browser session and SP, until
+ * the session's expiry) and the logouts waiting for an SP's LogoutResponse; both swept when expired.
+ */
+export const samlIdpSingleLogoutMigration: MigrationDefinition = {
+  name: '0122_orgs_saml_idp_single_logout',
+  async up({ ddl }) {
+    await ddl.createTable('orgs_saml_idp_participants', [
+      { name: 'id', type: 'string', length: 64, primary: true },
+      { name: 'org_id', type: 'string', length: 64 },
+      { name: 'session_id', type: 'string', length: 64 },
+      { name: 'sp_id', type: 'string', length: 64 },
+      { name: 'name_id', type: 'text' },
+      { name: 'name_id_format', type: 'string', length: 255 },
+      { name: 'session_index', type: 'string', length: 64 },
+      { name: 'issued_at', type: 'bigint' },
+      { name: 'expires_at', type: 'bigint' },
+    ]);
+    await ddl.createIndex('orgs_saml_idp_participants', 'orgs_saml_idp_participants_session_idx', ['org_id', 'session_id']);
+    await ddl.createIndex('orgs_saml_idp_participants', 'orgs_saml_idp_participants_expires_idx', ['expires_at']);
+    await ddl.createTable('orgs_saml_idp_logouts', [
+      { name: 'id', type: 'string', length: 64, primary: true },
+      { name: 'org_id', type: 'string', length: 64 },
+      { name: 'data', type: 'text' },
+      { name: 'expires_at', type: 'bigint' },
+    ]);
+    await ddl.createIndex('orgs_saml_idp_logouts', 'orgs_saml_idp_logouts_expires_idx', ['expires_at']);
+  },
+};
+
 /** The SAML IdP migrations in order, for the orgs ServiceSchema and the tests' scratch databases. */
-export const samlIdpMigrations: MigrationDefinition[] = [samlIdpMigration, samlIdpSpSettingsMigration];
+export const samlIdpMigrations: MigrationDefinition[] = [samlIdpMigration, samlIdpSpSettingsMigration, samlIdpSingleLogoutMigration];

@@ -8,12 +8,13 @@ import type { Database } from '@gatehouse/db';
 import { enqueueEvents } from '../../storage/mikro/outbox.ts';
 import { unlessDuplicate } from '../../storage/mikro/unique.ts';
 import type { IdpKeyRecord, IdpKeyStatus, SamlIdpStore, ServiceProviderRecord } from './ports.ts';
-import { SamlIdpKeyEntity, SamlServiceProviderEntity } from './schema.ts';
+import { SamlIdpKeyEntity, SamlIdpLogoutEntity, SamlIdpParticipantEntity, SamlServiceProviderEntity } from './schema.ts';
 
 type SpRow = typeof SamlServiceProviderEntity['~entity'];
 type KeyRow = typeof SamlIdpKeyEntity['~entity'];
 
 const entityKey = (entityId: string): string => createHash('sha256').update(entityId, 'utf8').digest('hex');
+const participantKey = (orgId: string, sessionId: string, spId: string): string => entityKey(`${orgId}:${sessionId}:${spId}`);
 
 const toSp = (r: SpRow): ServiceProviderRecord => ({
   id: r.id, orgId: r.orgId, name: r.name, entityId: r.entityId, acsUrl: r.acsUrl, spCertPem: r.spCertPem ?? null,
@@ -116,6 +117,42 @@ export function createMikroSamlIdpStore(db: Database): SamlIdpStore {
           }
           return retirable ? 'retired' : status;
         });
+      },
+    },
+    participants: {
+      async record(p) {
+        const id = participantKey(p.orgId, p.sessionId, p.spId);
+        await db.transactional(async (em) => {
+          await em.nativeDelete(SamlIdpParticipantEntity, { id });
+          await em.insert(SamlIdpParticipantEntity, { id, ...p });
+        });
+      },
+      async take(orgId, sessionId, now) {
+        const em = db.fork();
+        const rows = await em.find(SamlIdpParticipantEntity, { orgId, sessionId }, { orderBy: { issuedAt: 'asc', id: 'asc' } });
+        const out = [];
+        for (const r of rows) {
+          // the delete decides: of two logouts of one session, each row goes to one of them
+          if ((await em.nativeDelete(SamlIdpParticipantEntity, { id: r.id })) === 0 || Number(r.expiresAt) <= now) continue;
+          out.push({
+            orgId: r.orgId, sessionId: r.sessionId, spId: r.spId, nameId: r.nameId, nameIdFormat: r.nameIdFormat, sessionIndex: r.sessionIndex,
+            issuedAt: Number(r.issuedAt), expiresAt: Number(r.expiresAt),
+          });
+        }
+        return out;
+      },
+    },
+    logouts: {
+      async put(p) {
+        await db.fork().insert(SamlIdpLogoutEntity, { id: p.requestId, orgId: p.orgId, data: p.data, expiresAt: p.expiresAt });
+      },
+      async take(requestId, now) {
+        const em = db.fork();
+        const r = await em.findOne(SamlIdpLogoutEntity, { id: requestId });
+        if (!r) return null;
+        // single use across replicas: the delete decides
+        if ((await em.nativeDelete(SamlIdpLogoutEntity, { id: requestId })) === 0 || Number(r.expiresAt) <= now) return null;
+        return { requestId: r.id, orgId: r.orgId, data: r.data, expiresAt: Number(r.expiresAt) };
       },
     },
   };
