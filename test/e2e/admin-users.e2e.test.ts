@@ -2,7 +2,8 @@
  * @module test/e2e/admin-users
  * The super-admin's user operations (behaviour.md §5.3, §10, §2.2), in both modes: search and
  * pagination compared on REST, GraphQL and gRPC; update_user with each 409 and the roles check;
- * revoke → the user's token and cookie refused at once → enable; invites through the SMTP sink,
+ * revoke → the user's token and cookie refused at once → enable; revoke_user_sessions (issue 35) on
+ * REST, GraphQL and gRPC: signed out everywhere, access kept; invites through the SMTP sink,
  * redeemed; bad input on every route (never a 5xx); and delete_user, after which no row of any
  * service's tables and no relationship tuple names the user, checked in the stores themselves. In
  * split mode authz and mfa are stopped during the delete and started again: their durable consumers
@@ -186,6 +187,33 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
     expect((await raw(`${d.url}/v1/profile`, { headers: { authorization: `Bearer ${again.body.access_token}` } })).status).toBe(200);
   });
 
+  it('revoke_user_sessions signs the user out everywhere on REST, GraphQL and gRPC, keeping access (issue 35)', async () => {
+    const u = await signup('signout');
+    const second = await login(u.user.email, PASSWORD);
+    const other = await signup('signout-other');
+    const profile = async (headers: Record<string, string>) => (await raw(`${d.url}/v1/profile`, { headers })).status;
+    const rest = await post('admin/revoke_user_sessions', { user_id: u.user.id });
+    expect({ status: rest.status, body: rest.body }).toEqual({ status: 200, body: { message: 'User sessions revoked', count: 2 } });
+    for (const h of [{ authorization: `Bearer ${u.token}` }, { cookie: u.cookie }, { authorization: `Bearer ${second.body.access_token}` }]) expect(await profile(h)).toBe(401);
+    expect(await profile({ authorization: `Bearer ${other.token}` })).toBe(200);
+    // not revoke_access: the account is as it was and the user signs in again at once
+    expect((await post('admin/user', { id: u.user.id })).body.revoked_timestamp).toBeNull();
+    const again = await login(u.user.email, PASSWORD);
+    expect(again.status).toBe(200);
+    expect(await profile({ authorization: `Bearer ${again.body.access_token}` })).toBe(200);
+    const g = await gql(d.url, 'mutation($p: RevokeUserSessionsRequest!) { _revoke_user_sessions(params: $p) { message count } }', { p: { user_id: u.user.id } }, admin());
+    expect(g.body).toEqual({ data: { _revoke_user_sessions: { message: 'User sessions revoked', count: 1 } } });
+    expect(await profile({ authorization: `Bearer ${again.body.access_token}` })).toBe(401);
+    const grpc = createGrpcClient(serviceDescriptor('authn'), { address: d.grpcAddress });
+    try {
+      const viaGrpc = await grpc.call('RevokeUserSessions', { user_id: u.user.id }, createCallContext({ protocol: 'grpc', headers: { 'x-service-admin-secret': d.adminSecret } }));
+      expect(viaGrpc).toEqual({ message: 'User sessions revoked', count: 0 });
+    } finally {
+      grpc.close();
+    }
+    expect(await profile({ authorization: `Bearer ${other.token}` })).toBe(200);
+  });
+
   it('invite_members mails a set-password link through the SMTP sink; reset_password redeems it', async () => {
     const existing = await signup('inv-existing');
     const fresh = `invitee-${tag}@example.com`;
@@ -240,6 +268,9 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
       ['admin/revoke_access', { user_id: unknown }, 404, 'user not found'],
       ['admin/revoke_access', { user_id: long }, 400, 'user_id must be at most 64 characters'],
       ['admin/enable_access', {}, 400, 'user ID is missing'],
+      ['admin/revoke_user_sessions', {}, 400, 'user ID is missing'],
+      ['admin/revoke_user_sessions', { user_id: unknown }, 404, 'user not found'],
+      ['admin/revoke_user_sessions', { user_id: long }, 400, 'user_id must be at most 64 characters'],
       ['admin/enable_access', { user_id: [1] }, 400, null],
       ['admin/invite_members', { emails: [] }, 400, 'no valid emails found'],
       ['admin/invite_members', { emails: 'a@example.com' }, 400, null],
@@ -263,6 +294,7 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
       { rpc: 'User', path: 'admin/user', field: '_user', arg: 'params', type: 'GetUserRequest!', req: { id: unknown }, select: '{ id }' },
       { rpc: 'Users', path: 'admin/users', field: '_users', arg: 'params', type: 'ListUsersRequest', req: { pagination: { limit: 1001 } }, select: '{ pagination { total } }' },
       { rpc: 'RevokeAccess', path: 'admin/revoke_access', field: '_revoke_access', arg: 'param', type: 'UpdateAccessRequest!', req: { user_id: '' }, select: '{ message }' },
+      { rpc: 'RevokeUserSessions', path: 'admin/revoke_user_sessions', field: '_revoke_user_sessions', arg: 'params', type: 'RevokeUserSessionsRequest!', req: { user_id: unknown }, select: '{ count }' },
       { rpc: 'DeleteUser', path: 'admin/delete_user', field: '_delete_user', arg: 'params', type: 'DeleteUserRequest!', req: { id: unknown }, select: '{ message }' },
       { rpc: 'UpdateUser', path: 'admin/update_user', field: '_update_user', arg: 'params', type: 'UpdateUserRequest!', req: { id: unknown, roles: ['root'] }, select: '{ id }' },
       { rpc: 'InviteMembers', path: 'admin/invite_members', field: '_invite_members', arg: 'params', type: 'InviteMemberRequest!', req: { emails: ['nope'] }, select: '{ message }' },

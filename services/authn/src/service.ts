@@ -39,6 +39,7 @@ import { deleteUserRpc } from './rpc/delete-user.ts';
 import { enableAccessRpc } from './rpc/enable-access.ts';
 import { inviteMembersRpc } from './rpc/invite-members.ts';
 import { revokeAccessRpc } from './rpc/revoke-access.ts';
+import { revokeUserSessionsRpc } from './rpc/revoke-user-sessions.ts';
 import { updateUserRpc } from './rpc/update-user.ts';
 import { userRpc } from './rpc/user.ts';
 import { usersRpc } from './rpc/users.ts';
@@ -129,6 +130,7 @@ export function createAuthnService(deps: AuthnDeps): AuthnService {
       Sessions: sessionsRpc(c),
       RevokeSession: revokeSessionRpc(c),
       RevokeOtherSessions: revokeOtherSessionsRpc(c),
+      RevokeUserSessions: revokeUserSessionsRpc(c),
       OauthToken: oauthTokenRpc(c),
       Authorize: authorizeRpc(c),
       OauthRevoke: oauthRevokeRpc(c),

@@ -64,6 +64,7 @@ export const ADMIN_OPERATIONS = {
   'retire_saml_idp_key': { method: 'POST', path: '/v1/admin/retire_saml_idp_key' },
   'revoke_access': { method: 'POST', path: '/v1/admin/revoke_access' },
   'revoke_user_consent_grant': { method: 'POST', path: '/v1/admin/revoke_user_consent_grant' },
+  'revoke_user_sessions': { method: 'POST', path: '/v1/admin/revoke_user_sessions' },
   'rotate_client_secret': { method: 'POST', path: '/v1/admin/rotate_client_secret' },
   'rotate_org_saml_sp_key': { method: 'POST', path: '/v1/admin/rotate_org_saml_sp_key' },
   'rotate_saml_idp_cert': { method: 'POST', path: '/v1/admin/rotate_saml_idp_cert' },
@@ -155,6 +156,7 @@ export interface AdminOperations {
   'retire_saml_idp_key': Rpc<'gatehouse.orgs.v1.OrgsService', 'RetireSamlIdpKey'>;
   'revoke_access': Rpc<'gatehouse.authn.v1.AuthnService', 'RevokeAccess'>;
   'revoke_user_consent_grant': Rpc<'gatehouse.authn.v1.AuthnService', 'RevokeUserConsentGrant'>;
+  'revoke_user_sessions': Rpc<'gatehouse.authn.v1.AuthnService', 'RevokeUserSessions'>;
   'rotate_client_secret': Rpc<'gatehouse.authn.v1.AuthnService', 'RotateClientSecret'>;
   'rotate_org_saml_sp_key': Rpc<'gatehouse.orgs.v1.OrgsService', 'RotateOrgSamlSpKey'>;
   'rotate_saml_idp_cert': Rpc<'gatehouse.orgs.v1.OrgsService', 'RotateSamlIdpCert'>;

@@ -490,6 +490,7 @@ export const SUBGRAPH_SDL = {
     _delete_trusted_issuer(params: TrustedIssuerRequest!): Response!
     revoke_session(params: RevokeSessionRequest!): Response!
     revoke_other_sessions: RevokeOtherSessionsResponse!
+    _revoke_user_sessions(params: RevokeUserSessionsRequest!): RevokeUserSessionsResponse!
     revoke_consent_grant(params: ConsentGrantRequest!): Response!
     _revoke_user_consent_grant(params: ConsentGrantRequest!): Response!
   }
@@ -654,6 +655,11 @@ export const SUBGRAPH_SDL = {
   }
 
   type RevokeOtherSessionsResponse {
+    message: String!
+    count: Int64!
+  }
+
+  type RevokeUserSessionsResponse {
     message: String!
     count: Int64!
   }
@@ -939,6 +945,10 @@ export const SUBGRAPH_SDL = {
 
   input RevokeSessionRequest {
     id: ID!
+  }
+
+  input RevokeUserSessionsRequest {
+    user_id: ID!
   }
 
   input ConsentGrantsRequest {

@@ -425,6 +425,19 @@ export interface RevokeOtherSessionsResponse {
   count: number;
 }
 
+/** `_revoke_user_sessions`: whose sessions end. */
+export interface RevokeUserSessionsRequest {
+  /** the user's id (as `_user` and `_users` return it); absent → 400 `user ID is missing`, unknown → 404 `user not found` */
+  user_id: string;
+}
+
+export interface RevokeUserSessionsResponse {
+  /** `User sessions revoked` */
+  message: string;
+  /** how many sessions were ended (0 when the user had none) */
+  count: number;
+}
+
 /** One remembered consent: the user allowed the client the scopes (Unix seconds). */
 export interface ConsentGrant {
   id: string;
@@ -684,6 +697,15 @@ export interface AuthnService {
   Sessions(request: Empty): Promise<SessionsResponse>;
   RevokeSession(request: RevokeSessionRequest): Promise<Response>;
   RevokeOtherSessions(request: Empty): Promise<RevokeOtherSessionsResponse>;
+  /**
+   * Issue 35: an admin signs a user out everywhere without revoking access (the "Sign out" of a user
+   * in Keycloak's admin console), after a lost device or a suspected stolen session: every session
+   * of the user ends before the answer, so its access and refresh tokens and its cookie fail on
+   * their next use (behaviour.md §2.1), and the relying parties of its sign-on sessions are logged
+   * out (OIDC Back-Channel Logout 1.0). Unlike `_revoke_access` the account stays usable: the user
+   * may sign in again at once. Audited as `admin.sessions_revoked` with the count.
+   */
+  RevokeUserSessions(request: RevokeUserSessionsRequest): Promise<RevokeUserSessionsResponse>;
   /**
    * Issue 34: the consents a user gave to OAuth clients at /authorize (one per client and scope
    * set), listed and revoked by the user (the account console) and by an admin. Revoking a consent
