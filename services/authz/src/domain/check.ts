@@ -352,7 +352,8 @@ export class Resolver {
       this.low = Math.min(outerLow, this.low);
       this.reach = Math.max(outerReach, this.reach);
       this.overflow = true;
-      this.cycle = this.cycle || outerCycle;
+      // a failed resolution answers no CycleDetected (OpenFGA returns an error, not a response)
+      this.cycle = outerCycle;
       throw err;
     }
     const myLow = this.low;
@@ -416,11 +417,22 @@ export class Resolver {
   /**
    * One rewrite of a node. A granting rewrite carries no cycle flag: OpenFGA's union returns its granting
    * branch's answer as it stands and only a `false` reports the cycles cut under it (CycleDetected), so a cycle
-   * cut in a sibling that did not decide the answer must not make an enclosing `but not` exclude.
+   * cut in a sibling that did not decide the answer must not make an enclosing `but not` exclude. Nor does a
+   * failing rewrite: OpenFGA's reducers see its error and no metadata, so in `x but not (a and b)` where `a`
+   * fails after cutting a cycle and `b` is false, the intersection is a plain false and `x` is granted.
    */
   private evaluate(r: Rewrite, v: Visited, def: RelationDef, depth: number): boolean {
     const before = this.cycle;
-    if (this.rewrite(r, v, def, depth)) {
+    let granted: boolean;
+    try {
+      granted = this.rewrite(r, v, def, depth);
+    } catch (err) {
+      // an operand that fails reports no cycle either: OpenFGA's reducers get an error, not a response, from
+      // it, so the cycles cut inside it do not reach an enclosing `but not` (differential seed 120)
+      this.cycle = before;
+      throw err;
+    }
+    if (granted) {
       this.cycle = before;
       return true;
     }

@@ -7,7 +7,7 @@ import { ConditionError } from './condition.ts';
 
 /**
  * Conditions for a reverse expansion that evaluates them (list objects, as OpenFGA's reverse expansion does):
- * the request context, and the first condition error met per tuple `type#relation` (filled in).
+ * the request context, and the first condition error met per read (filled in), keyed as {@link readKey}.
  */
 export interface ReachConditions {
   context: Record<string, unknown> | null;
@@ -62,10 +62,11 @@ export function reachableFrom(
   const subtracts = evaluate !== null && !pruned;
   /**
    * Whether the tuple `object#relation@user` of `source` is followed: always without `conditions`, else when its
-   * condition holds; one it cannot evaluate is not followed and its error is recorded under `type#relation`
-   * (OpenFGA's reverse expansion fails on any condition error it meets, unlike check's filtered reads).
+   * condition holds; one it cannot evaluate is not followed and its error is recorded under the read it was met
+   * in, `readKey(type, relation, via)` (OpenFGA's reverse expansion fails on any condition error it meets, unlike
+   * check's filtered reads, but only in the reads its expansion toward the requested relation makes).
    */
-  const follows = (source: TupleSource, object: string, relation: string, user: string): boolean => {
+  const follows = (source: TupleSource, object: string, relation: string, user: string, viaType: string, viaRelation: string): boolean => {
     if (evaluate === null) return true;
     const c = source.node(object)?.rels.get(relation)?.conds?.get(user);
     if (c === undefined) return true;
@@ -75,7 +76,7 @@ export function reachableFrom(
       return compiled.evaluate(`${object}#${relation}@${user}`, evaluate.context, c.context);
     } catch (err) {
       if (!(err instanceof ConditionError)) throw err;
-      const key = `${typeOf(object)}#${relation}`;
+      const key = readKey(typeOf(object), relation, viaType === '' ? '' : `${viaType}#${viaRelation}`);
       if (!evaluate.errors.has(key)) evaluate.errors.set(key, err);
       return false;
     }
@@ -122,21 +123,22 @@ export function reachableFrom(
     const type = typeOf(object);
     reach(object, type, slotOf(type, relation));
   };
-  const fromUser = (user: string): void => {
+  /** Follows the tuples naming `user`: the subject itself (`viaType` '') or the userset of a reached `viaType#viaRelation`. */
+  const fromUser = (user: string, viaType: string, viaRelation: string): void => {
     for (const source of sources) {
-      for (const [relation, objects] of source.byUser(user) ?? []) for (const o of objects) if (follows(source, o, relation, user)) enqueue(o, relation);
+      for (const [relation, objects] of source.byUser(user) ?? []) for (const o of objects) if (follows(source, o, relation, user, viaType, viaRelation)) enqueue(o, relation);
     }
   };
   if (subject.kind === 'userset') enqueue(`${subject.type}:${subject.id}`, subject.relation);
-  else fromUser(subject.key);
-  if (subject.kind === 'object') fromUser(`${subject.type}:*`);
+  else fromUser(subject.key, '', '');
+  if (subject.kind === 'object') fromUser(`${subject.type}:*`, '', '');
   for (let i = 0; i < queueObjects.length && !stopped; i++) {
     const object = queueObjects[i]!;
     const type = queueTypes[i]!;
     const slot = queueSlots[i]!;
     if (slot.parents === null) edges(type, slot);
     for (const parent of slot.parents!) reach(object, type, parent);
-    if (slot.asUser) fromUser(`${object}#${slot.relation}`);
+    if (slot.asUser) fromUser(`${object}#${slot.relation}`, type, slot.relation);
     const ttus = slot.ttus!;
     if (ttus.length === 0) continue;
     for (const source of sources) {
@@ -144,7 +146,7 @@ export function reachableFrom(
       if (byRel === undefined) continue;
       for (const t of ttus) {
         for (const p of byRel.get(t.tupleset) ?? []) {
-          if (p.length > t.parentType.length && p.charCodeAt(t.parentType.length) === 58 && p.startsWith(t.parentType) && follows(source, p, t.tupleset, object)) reach(p, t.parentType, t.slot);
+          if (p.length > t.parentType.length && p.charCodeAt(t.parentType.length) === 58 && p.startsWith(t.parentType) && follows(source, p, t.tupleset, object, type, slot.relation)) reach(p, t.parentType, t.slot);
         }
       }
     }
@@ -153,13 +155,27 @@ export function reachableFrom(
 }
 
 /**
- * The tuple relations (`type#relation`) OpenFGA's list objects reads toward `type#relation`: the direct tuples
- * of each relation on the way and the tupleset tuples of each tuple-to-userset, through userset restrictions,
+ * The key of one read of a reverse expansion: the tuples of `type#relation` naming the subject itself (`via`
+ * '', its wildcard included) or an object reached with `via` (`type#relation` of that object: the userset
+ * `object#relation` as the tuple's user, or the parent of a tuple-to-userset whose computed relation it is).
+ * OpenFGA's reverse expansion makes such a read (ReadStartingWithUser) only from a node its expansion toward
+ * the requested relation reaches, so a condition error counts for a list only when its read does.
+ */
+export function readKey(type: string, relation: string, via: string): string {
+  return `${type}#${relation}@${via}`;
+}
+
+/**
+ * The reads ({@link readKey}) OpenFGA's list objects makes toward `type#relation`: the direct tuples of each
+ * relation on the way, naming the subject or a userset its type restrictions allow, and the tupleset tuples of
+ * each tuple-to-userset, naming a parent reached with the computed relation, through userset restrictions,
  * computed usersets, every child of a union or an intersection and both sides of `but not` (OpenFGA v1.22.1's
  * pipeline, for a concrete subject, fails ListObjects on a condition met under a subtracted side or any
  * intersection child). With `pruned`, only the first child of an intersection and the base of `but not`, as
  * OpenFGA's older algorithm reads them for a userset or `type:*` subject (`GetPrunedRelationshipEdges`). A
- * condition error on a tuple of these relations fails the call.
+ * condition error met in one of these reads fails the call; one met in another read does not (differential
+ * seed 113: `r0: (viewer from parent or owner) and inherited from parent` reads `doc#parent` only for folders
+ * the subject views, so a parent tuple of a folder it only inherits is never evaluated).
  */
 export function reverseReadKeys(ts: TypeSystem, type: string, relation: string, pruned = false, out = new Set<string>(), visited = new Set<string>()): Set<string> {
   const key = `${type}#${relation}`;
@@ -170,15 +186,24 @@ export function reverseReadKeys(ts: TypeSystem, type: string, relation: string, 
   const walk = (rw: Rewrite): void => {
     switch (rw.k) {
       case 'this':
-        out.add(key);
-        for (const d of def.directTypes) if (d.relation !== '') reverseReadKeys(ts, d.type, d.relation, pruned, out, visited);
+        for (const d of def.directTypes) {
+          if (d.relation === '') {
+            out.add(readKey(type, relation, ''));
+          } else {
+            out.add(readKey(type, relation, `${d.type}#${d.relation}`));
+            reverseReadKeys(ts, d.type, d.relation, pruned, out, visited);
+          }
+        }
         return;
       case 'computed':
         reverseReadKeys(ts, type, rw.relation, pruned, out, visited);
         return;
       case 'ttu':
-        out.add(`${type}#${rw.tupleset}`);
-        for (const d of ts.relation(type, rw.tupleset)?.directTypes ?? []) if (d.relation === '' && !d.wildcard) reverseReadKeys(ts, d.type, rw.computed, pruned, out, visited);
+        for (const d of ts.relation(type, rw.tupleset)?.directTypes ?? []) {
+          if (d.relation !== '' || d.wildcard) continue;
+          out.add(readKey(type, rw.tupleset, `${d.type}#${rw.computed}`));
+          reverseReadKeys(ts, d.type, rw.computed, pruned, out, visited);
+        }
         return;
       case 'union':
         rw.children.forEach(walk);
