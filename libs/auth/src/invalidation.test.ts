@@ -264,3 +264,138 @@ describe('postgres LISTEN/NOTIFY: a publish waits for the receivers it knows fro
     }
   });
 });
+
+/**
+ * A writer in a worker thread (an event loop of its own, as another replica has), on the channel the
+ * test names. Resolves once it is subscribed; `publish()` asks it to publish `authz` and returns the
+ * shared flag it sets when that publish resolved (the moment the writer's response would leave).
+ */
+async function workerWriter(kind: 'redis' | 'postgres', url: string, prefix: string, pollMs: number): Promise<{ publish(): Int32Array; close(): Promise<void> }> {
+  const { Worker } = await import('node:worker_threads');
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(`
+    const { parentPort, workerData: w } = require('node:worker_threads');
+    (async () => {
+      const m = await import(w.module);
+      const ch = w.kind === 'redis' ? m.createRedisInvalidation(w.url, w.prefix, { pollMs: w.pollMs }) : m.createPostgresInvalidation({ connectionString: w.url }, { pollMs: w.pollMs });
+      const flag = new Int32Array(w.flag);
+      while (!ch.healthy()) await new Promise((r) => setTimeout(r, 10));
+      parentPort.on('message', async (msg) => {
+        if (msg === 'publish') {
+          await ch.publish('authz');
+          Atomics.store(flag, 0, 1);
+          Atomics.notify(flag, 0);
+        } else {
+          await ch.close();
+          parentPort.postMessage('closed');
+        }
+      });
+      parentPort.postMessage('ready');
+    })();
+  `, { eval: true, workerData: { kind, url, prefix, pollMs, flag: flag.buffer, module: new URL('./invalidation.ts', import.meta.url).href } });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+  });
+  return {
+    publish() {
+      worker.postMessage('publish');
+      return flag;
+    },
+    async close() {
+      const closed = new Promise((resolve) => worker.once('message', resolve));
+      worker.postMessage('close');
+      await closed;
+      await worker.terminate();
+    },
+  };
+}
+
+/**
+ * Blocks this thread (its event loop: timers, sockets, everything) until `flag` is set, at most 20 s:
+ * a replica starved by a loaded machine or a long synchronous task, while another one writes.
+ */
+function stallUntil(flag: Int32Array): void {
+  Atomics.wait(flag, 0, 0, 20_000);
+  if (Atomics.load(flag, 0) !== 1) throw new Error('the writer never answered');
+}
+
+/** Listens to the heartbeat pings (`<id>:<seq>`) of every process on the channel, as one more subscriber. */
+async function pingSpy(kind: 'redis' | 'postgres', url: string, prefix: string): Promise<{ seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  if (kind === 'redis') {
+    const { Redis } = await import('ioredis');
+    const spy = new Redis(url);
+    await spy.subscribe(`${prefix}ping`);
+    spy.on('message', (_channel: string, payload: string) => { seen.push(payload); });
+    return { seen, async close() { spy.disconnect(); } };
+  }
+  const pg = (await import('pg')).default;
+  const spy = new pg.Client({ connectionString: url });
+  await spy.connect();
+  await spy.query('LISTEN gatehouse_invalidate_ping');
+  spy.on('notification', (n) => { seen.push(n.payload ?? ''); });
+  return { seen, async close() { await spy.end(); } };
+}
+
+describe.each([
+  ['redis pub/sub', 'redis' as const, 'redis://127.0.0.1:6379'],
+  ['postgres LISTEN/NOTIFY', 'postgres' as const, 'postgres://postgres@127.0.0.1:5432/test'],
+])('%s: a receiver starved past the publish bound', (_name, kind, url) => {
+  it('does not answer from memory once the write returned, before it read the notification', async () => {
+    const pfx = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
+    const spy = await pingSpy(kind, url, pfx);
+    const reader = kind === 'redis' ? createRedisInvalidation(url, pfx, { pollMs: 200 }) : createPostgresInvalidation({ connectionString: url }, { pollMs: 200 });
+    let writer: Awaited<ReturnType<typeof workerWriter>> | undefined;
+    try {
+      await until(() => reader.healthy() && spy.seen.some((p) => p.endsWith(':1')), 'the reader subscribed and pinged');
+      // its first ping (sent as it subscribed) names it; the writer starts after it
+      const readerId = spy.seen.find((p) => p.endsWith(':1'))!.split(':')[0]!;
+      writer = await workerWriter(kind, url, pfx, 200);
+      // both heard each other's heartbeat (the writer waits for the reader's acknowledgement)
+      await sleep(300);
+      const before = reader.version('authz');
+      // the stall starts just after one of the reader's pings came back (the next is 200 ms away), so
+      // no ping of its own is out while it is starved: its heartbeat timer is starved with it
+      const pings = spy.seen.filter((p) => p.startsWith(`${readerId}:`)).length;
+      await until(() => spy.seen.filter((p) => p.startsWith(`${readerId}:`)).length > pings, 'the reader pinged again');
+      await sleep(20);
+      const answered = writer.publish();
+      // this replica's event loop is blocked from before the notification reached it until after the
+      // writer answered: the notification waits unread in its socket, and this read comes first, as a
+      // request that was sent after the write's response and is served before the socket is read
+      stallUntil(answered);
+      expect(reader.version('authz')).not.toBe(before);
+      // once its loop runs again it reads the notification and its heartbeat, and trusts them again
+      await until(() => reader.healthy(), 'the reader is back up');
+    } finally {
+      await writer?.close();
+      await reader.close();
+      await spy.close();
+    }
+  }, 60_000); // a worker thread loads the module graph first: seconds on a loaded machine
+});
+
+describe('redis pub/sub: a publish waits for the processes heard on the channel', () => {
+  it('waits the bound for a process that pings but that PUBLISH did not count (its subscription is gone, it has not noticed)', async () => {
+    const pfx = `gatehouse:test-${randomBytes(4).toString('hex')}:invalidate:`;
+    const writer = createRedisInvalidation('redis://127.0.0.1:6379', pfx, { pollMs: 200 });
+    const { Redis } = await import('ioredis');
+    const ghost = new Redis('redis://127.0.0.1:6379');
+    let seq = 0;
+    const timer = setInterval(() => void ghost.publish(`${pfx}ping`, `ghost:${++seq}`).catch(() => undefined), 100);
+    try {
+      await until(() => writer.healthy(), 'the writer subscribed');
+      await sleep(300);
+      const t0 = performance.now();
+      await writer.publish('authz');
+      // the whole bound (three 200 ms intervals, measured on the writer's clock): by then the process
+      // that did not acknowledge no longer answers from memory
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(600);
+    } finally {
+      clearInterval(timer);
+      ghost.disconnect();
+      await writer.close();
+    }
+  });
+});

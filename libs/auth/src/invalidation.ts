@@ -7,8 +7,12 @@
  * A channel is a set of counters, one per topic. A writer calls `publish(topic)` after its write commits
  * and before its response is sent; every process on the channel (the writer too) sees that topic's
  * `version()` change, and a cache compares versions to know whether its answers still hold. While
- * notifications cannot be trusted (connection down, not yet subscribed), `version()` changes at least
- * every `pollMs`, so a cache re-reads the database at that rate: bounded staleness instead of silence.
+ * notifications cannot be trusted (connection down, not yet subscribed, or no echo of this process's own
+ * heartbeat read for {@link TRUST_POLLS} intervals, as when its event loop was starved), `version()`
+ * changes at least every `pollMs`, so a cache re-reads the database at that rate: bounded staleness
+ * instead of silence. The next-request guarantee: a publish resolves once every receiver acknowledged,
+ * or after {@link PUBLISH_WAIT_POLLS} intervals, when a receiver that has not read it no longer trusts
+ * its memory (the argument is on {@link TRUST_POLLS}).
  *
  * Transports: Redis pub/sub (`--redis-url`), PostgreSQL LISTEN/NOTIFY (main database on PostgreSQL),
  * or in process only (this process's writes; other processes' writes within `pollMs` unless
@@ -34,18 +38,30 @@ export const INVALIDATION_POLL_MS = 1000;
 export const HEARTBEAT_GRACE_PERIODS = 2;
 
 /**
- * How long, in polling intervals, a publish waits for its receivers' acknowledgements: the period in
- * which a receiver pings plus the grace its own heartbeat allows. A live receiver that has not moved its
- * version by then has a ping out for longer than its grace, so its own next read finds its channel late
- * and polls ({@link Counters.version}); waiting only one interval let a receiver slowed by a loaded
- * machine answer a request with the state from before the write.
+ * How long, in polling intervals, a publish waits for its receivers' acknowledgements, counted on the
+ * writer's clock from the moment the transport accepted the notification. A receiver that has not
+ * acknowledged by then answers from memory no longer ({@link TRUST_POLLS}, shorter), so the writer may
+ * answer: whichever replica the next request reaches, it either read the notification or re-reads the store.
  */
 export const PUBLISH_WAIT_POLLS = 1 + HEARTBEAT_GRACE_PERIODS;
 
 /**
- * A PostgreSQL peer whose heartbeat was heard within this many polling intervals is waited for by a
- * publish (it pings every interval; a stopped one drops out after this many). Longer than the publish
- * wait, so a peer whose pings are delayed as long as its acknowledgements still counts.
+ * How long, in polling intervals, a receiver keeps answering from memory after it SENT the newest ping
+ * whose echo it has read (its lease). The transports deliver in order on the receiver's connection: an
+ * echo read proves that every notification the transport accepted before that ping was read too. A
+ * notification it has not read was therefore accepted before the ping the lease runs from; its writer
+ * waited {@link PUBLISH_WAIT_POLLS} intervals from then, longer than this lease, so by the time that
+ * writer answered, the receiver no longer trusts its memory ({@link Counters.version}). Half an interval
+ * shorter than the wait, a margin for timers and clocks. A healthy receiver pings every interval, so its
+ * lease is at most one interval plus a round trip old.
+ */
+export const TRUST_POLLS = PUBLISH_WAIT_POLLS - 0.5;
+
+/**
+ * A peer whose heartbeat was heard within this many polling intervals is waited for by a publish (it
+ * pings every interval; a stopped one drops out after this many). Longer than {@link TRUST_POLLS}: a
+ * peer not heard for this long sent its last ping longer ago than its lease, so it answers from memory
+ * no longer and need not be waited for.
  */
 export const PEER_TTL_POLLS = PUBLISH_WAIT_POLLS + 0.5;
 
@@ -104,14 +120,30 @@ class Counters {
     this.off = o.notificationsOff === true;
   }
   /**
-   * Set by the heartbeat: the monotonic time its outstanding ping went out, or null when none is out.
-   * A read while a ping has been out longer than the grace marks the channel down at once, not at the
-   * heartbeat timer's next turn: a receiver whose notifications lag must not answer from memory.
+   * The monotonic time this process sent the newest ping whose echo it has read (or subscribed, which
+   * also proves delivery from then on): see {@link TRUST_POLLS}. A read later than the lease marks the
+   * channel down at once, whatever the heartbeat timer says: a starved process's timer is starved too,
+   * and on waking it sends a new ping before it reads the notifications that wait in its socket.
    */
-  pingOutSince: number | null = null;
+  #trustedFrom = Number.NEGATIVE_INFINITY;
+  /**
+   * true once the lease was judged in this turn of the event loop: no socket is read until the turn
+   * ends, so no notification can arrive before then, and the judgement holds for every read of the
+   * turn. Saves a clock read per cached read (≈0.4 µs on a VM whose clock source is a system call).
+   */
+  #judged = false;
+  readonly #unjudge = (): void => { this.#judged = false; };
+  /** The heartbeat read the echo of a ping sent at `sentAt` (monotonic ms), or the transport subscribed then. */
+  delivered(sentAt: number): void {
+    if (sentAt > this.#trustedFrom) this.#trustedFrom = sentAt;
+  }
   version(t: InvalidationTopic): number {
-    if (this.#up && this.pingOutSince !== null && this.#now() - this.pingOutSince > HEARTBEAT_GRACE_PERIODS * this.#pollMs) {
-      this.down(new Error(`a heartbeat did not come back within ${HEARTBEAT_GRACE_PERIODS} polling intervals`));
+    if (this.#up && !this.#judged) {
+      this.#judged = true;
+      queueMicrotask(this.#unjudge);
+      if (this.#now() - this.#trustedFrom > TRUST_POLLS * this.#pollMs) {
+        this.down(new Error(`no heartbeat echo for ${TRUST_POLLS} polling intervals: a notification may be unread`));
+      }
     }
     if (!this.#up) {
       const now = this.#now();
@@ -159,29 +191,40 @@ class Counters {
 interface Heartbeat {
   /** the transport (re)subscribed (true) or lost its subscription (false) */
   subscribed(on: boolean): void;
-  /** a ping came back on the transport */
-  echo(payload: string): void;
+  /** a ping (`<sender id>:<seq>`, this process's or a peer's) came in on the transport */
+  heard(payload: string): void;
+  /** the ids of the other processes whose ping came in within the last {@link PEER_TTL_POLLS} intervals */
+  livePeers(): string[];
+  /** true while the transport is subscribed (this process hears the channel, its own notifications too) */
+  listening(): boolean;
   stop(): void;
 }
 
 /**
  * Proves that the channel delivers, not only that it is connected: every `pollMs` a ping carrying this
- * process's token goes out on the transport; a ping not back after `HEARTBEAT_GRACE_PERIODS` periods
+ * process's id goes out on the transport; a ping not back after `HEARTBEAT_GRACE_PERIODS` periods
  * marks the channel down (a stalled connection, a pooler in transaction mode that swallows
- * notifications), so caches poll; its echo marks it up again (which drops whatever may have been missed).
+ * notifications), so caches poll; its echo marks it up again (which drops whatever may have been missed)
+ * and renews the lease the counters answer from memory under ({@link TRUST_POLLS}, judged on every read).
  * The lateness is judged in the check phase after the timer's turn (`setImmediate`), so an echo that
- * arrived during a stall is read first.
+ * arrived during a stall is read first. Every process hears every other's pings too: that is how a
+ * writer knows its peers ({@link Heartbeat.livePeers}).
+ * @param me this process's id on the channel (the one its acknowledgements carry)
  */
-function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: string) => Promise<unknown>, me = randomBytes(8).toString('hex')): Heartbeat {
+function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: string) => Promise<unknown>, me: string): Heartbeat {
   let seq = 0;
   let awaiting: string | null = null;
+  let sentAt = 0;
   let late = 0;
   let on = false;
+  const pollMs = Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS);
   const now = o.nowMs ?? (() => performance.now());
+  /** other processes on the channel: id → when their last ping came in */
+  const peers = new Map<string, number>();
   const ping = (): void => {
     awaiting = `${me}:${++seq}`;
     late = 0;
-    c.pingOutSince = now();
+    sentAt = now();
     send(awaiting).catch(() => undefined);
   };
   const timer = setInterval(() => {
@@ -192,22 +235,35 @@ function startHeartbeat(c: Counters, o: InvalidationOptions, send: (payload: str
       c.down(new Error(`a heartbeat did not come back within ${HEARTBEAT_GRACE_PERIODS} polling intervals`));
       ping();
     });
-  }, Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
+  }, pollMs);
   timer.unref();
   return {
     subscribed(v) {
       on = v;
       awaiting = null;
-      c.pingOutSince = null;
-      // the first ping at once: peers that count their receivers by heartbeat (PostgreSQL) know this one
+      // whatever the transport accepts from now on reaches this process, in order
+      if (v) c.delivered(now());
+      // the first ping at once: peers that count their receivers by heartbeat know this one
       if (v) ping();
     },
-    echo(payload) {
+    heard(payload) {
+      const from = payload.slice(0, payload.indexOf(':'));
+      if (from !== me && from !== '') peers.set(from, now());
       if (payload !== awaiting) return;
       awaiting = null;
-      c.pingOutSince = null;
+      c.delivered(sentAt);
       if (!c.healthy) c.up();
     },
+    livePeers() {
+      const since = now() - PEER_TTL_POLLS * pollMs;
+      const live: string[] = [];
+      for (const [peer, at] of peers) {
+        if (at >= since) live.push(peer);
+        else peers.delete(peer);
+      }
+      return live;
+    },
+    listening: () => on,
     stop: () => clearInterval(timer),
   };
 }
@@ -217,11 +273,14 @@ type Enough = (count: number, from: ReadonlySet<string>) => boolean;
 
 /**
  * This process's publishes waiting for their receivers' acknowledgements (Redis and PostgreSQL alike).
- * `publish(id, send)` runs `send`, which returns when the acknowledgements suffice (it may need the
- * transport's answer, e.g. Redis's receiver count), and resolves once they do or after `waitMs`;
- * `ack(id, from)` records one acknowledgement of publish `id`.
+ * `publish(id, send)` runs `send`, which returns once the transport accepted the notification, with the
+ * test of whether the acknowledgements suffice (it may need the transport's answer, e.g. Redis's receiver
+ * count); it resolves once they do, or once `waitMs` have passed on the `now` clock since `send` returned
+ * (measured, not trusted to one timer: a timer may fire early by the time its turn was late, and a late
+ * answer here is what the receivers' lease, {@link TRUST_POLLS}, counts on). `ack(id, from)` records one
+ * acknowledgement of publish `id`; the test runs again on each.
  */
-function acknowledgements(waitMs: number): { publish(id: string, send: () => Promise<Enough>): Promise<void>; ack(id: string, from?: string): void } {
+function acknowledgements(waitMs: number, now: () => number): { publish(id: string, send: () => Promise<Enough>): Promise<void>; ack(id: string, from?: string): void } {
   const pending = new Map<string, { count: number; from: Set<string>; enough: Enough | null; done: () => void }>();
   return {
     ack(id, from = '') {
@@ -239,8 +298,12 @@ function acknowledgements(waitMs: number): { publish(id: string, send: () => Pro
       let timer: NodeJS.Timeout | undefined;
       try {
         p.enough = await send();
-        if (p.enough(p.count, p.from)) return;
-        await Promise.race([acked, new Promise<void>((resolve) => { timer = setTimeout(resolve, waitMs); })]);
+        const deadline = now() + waitMs;
+        for (let left = waitMs; left > 0 && !p.enough(p.count, p.from); left = deadline - now()) {
+          const waited = await Promise.race([acked.then(() => true), new Promise<false>((resolve) => { timer = setTimeout(resolve, Math.ceil(left), false); })]);
+          clearTimeout(timer);
+          if (waited) return;
+        }
       } finally {
         clearTimeout(timer);
         pending.delete(id);
@@ -255,6 +318,8 @@ function acknowledgements(waitMs: number): { publish(id: string, send: () => Pro
  */
 export function createLocalInvalidation(o: InvalidationOptions & { soleWriter: boolean }): InvalidationChannel {
   const c = new Counters(o, 'local');
+  // no transport between writers and readers: nothing can be delivered late
+  c.delivered(Number.POSITIVE_INFINITY);
   if (o.soleWriter) c.up();
   return {
     kind: 'local',
@@ -270,11 +335,15 @@ export function createLocalInvalidation(o: InvalidationOptions & { soleWriter: b
 /**
  * Redis pub/sub: one subscriber connection (channels `<prefix><topic>`, `<prefix>ping` and this process's
  * `<prefix>ack:<id>`) and one for PUBLISH. A notification carries `<publisher id>:<seq>`; every receiver
- * moves its version, then acknowledges on the publisher's ack channel. `publish` resolves once as many
- * acknowledgements came back as PUBLISH reported receivers (or after {@link PUBLISH_WAIT_POLLS} intervals, the bound a
- * stalled receiver falls back to): Redis answering the publisher does not mean a receiver has read the
- * message (it may still sit in a socket buffer while that receiver serves a request that was sent after
- * the writer's response), so the writer's response waits for the receivers, not for Redis.
+ * (the publisher too) moves its version, then acknowledges on the publisher's ack channel. `publish`
+ * resolves once as many acknowledgements came back as PUBLISH reported receivers and as processes were
+ * heard on the ping channel within {@link PEER_TTL_POLLS} intervals (this one included: a peer whose
+ * subscription Redis already dropped while it has not noticed yet is not among PUBLISH's receivers), or
+ * after {@link PUBLISH_WAIT_POLLS} intervals, by when a receiver that has not read the notification no
+ * longer answers from memory ({@link TRUST_POLLS}). Redis answering the publisher does not mean a
+ * receiver has read the message (it may still sit in a socket buffer while that receiver serves a
+ * request that was sent after the writer's response), so the writer's response waits for the receivers,
+ * not for Redis.
  * @param prefix channel prefix, e.g. `gatehouse:<client-id>:invalidate:`
  */
 export function createRedisInvalidation(url: string, prefix: string, o: InvalidationOptions = {}): InvalidationChannel {
@@ -285,11 +354,11 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
   const ping = `${prefix}ping`;
   const me = randomBytes(8).toString('hex');
   const ackChannel = `${prefix}ack:${me}`;
-  const acks = acknowledgements(PUBLISH_WAIT_POLLS * Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS));
+  const acks = acknowledgements(PUBLISH_WAIT_POLLS * Math.max(1, o.pollMs ?? INVALIDATION_POLL_MS), o.nowMs ?? (() => performance.now()));
   let seq = 0;
-  const hb = startHeartbeat(c, o, (payload) => pub.publish(ping, payload));
+  const hb = startHeartbeat(c, o, (payload) => pub.publish(ping, payload), me);
   sub.on('message', (channel: string, message: string) => {
-    if (channel === ping) return hb.echo(message);
+    if (channel === ping) return hb.heard(message);
     if (channel === ackChannel) return acks.ack(message);
     const t = channel.slice(prefix.length) as InvalidationTopic;
     if (!TOPICS.includes(t)) return;
@@ -297,12 +366,19 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
     const from = message.slice(0, message.indexOf(':'));
     if (from !== '') pub.publish(`${prefix}ack:${from}`, message).catch(() => undefined);
   });
-  /** PUBLISH, then wait until every receiver Redis counted has acknowledged, at most {@link PUBLISH_WAIT_POLLS} intervals. */
+  /**
+   * PUBLISH, then wait until every receiver Redis counted, and as many as the processes heard on the
+   * channel, have acknowledged (this one's own acknowledgement among them while it is subscribed: once it
+   * came back, every ping Redis sent before the notification has been read here), at most
+   * {@link PUBLISH_WAIT_POLLS} intervals.
+   * Acknowledgements are counted, not named, so receivers of earlier releases count too.
+   */
   const publishAcknowledged = (t: InvalidationTopic): Promise<void> => {
     const id = `${me}:${++seq}`;
     return acks.publish(id, async () => {
       const receivers = Number(await pub.publish(`${prefix}${t}`, id));
-      return (count) => count >= receivers;
+      const self = hb.listening() ? 1 : 0;
+      return (count) => count >= receivers && count >= self + hb.livePeers().length;
     });
   };
   sub.on('ready', () => {
@@ -336,10 +412,14 @@ export function createRedisInvalidation(url: string, prefix: string, o: Invalida
  * when the NOTIFY commits, but each delivers to its client asynchronously: the publisher's statement may
  * return while a receiver has not read the notification yet. So, as on Redis, every receiver moves its
  * version and then acknowledges (`gatehouse_invalidate_ack`, `<publisher id>:<seq>|<receiver id>`), and
- * `publish` resolves once every receiver it knows has (or after {@link PUBLISH_WAIT_POLLS} intervals, the bound a stalled
- * receiver falls back to). PostgreSQL does not say how many sessions listen; a process knows its peers
- * from their heartbeats (each pings on the channel every `pollMs`, and at once when it subscribes), and
- * waits for those heard within the last {@link PEER_TTL_POLLS} intervals.
+ * `publish` resolves once this process read its own notification and every receiver it knows has
+ * acknowledged (or after {@link PUBLISH_WAIT_POLLS} intervals, by when a receiver that has not read the
+ * notification no longer answers from memory: {@link TRUST_POLLS}). PostgreSQL does not say how many
+ * sessions listen; a process knows its peers from their heartbeats (each pings on the channel every
+ * `pollMs`, and at once when it subscribes), and waits for those heard within the last
+ * {@link PEER_TTL_POLLS} intervals, judged once its own notification came back (by then it has read
+ * every ping committed before it, so a peer it has not heard from for that long sent its last ping
+ * longer ago than its lease).
  * @param connection `pg` client config (connection string or parts) of the main database
  */
 export function createPostgresInvalidation(connection: pg.ClientConfig, o: InvalidationOptions = {}): InvalidationChannel {
@@ -352,19 +432,13 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
   const me = randomBytes(8).toString('hex');
   const notify = (channel: string, payload: string): Promise<unknown> => pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
   const hb = startHeartbeat(c, o, (payload) => notify(channelOf('ping'), payload), me);
-  /** other processes on the channel: id → when their last ping arrived */
-  const peers = new Map<string, number>();
-  const acks = acknowledgements(PUBLISH_WAIT_POLLS * pollMs);
+  const acks = acknowledgements(PUBLISH_WAIT_POLLS * pollMs, now);
   let seq = 0;
   let closed = false;
   let listener: pg.Client | null = null;
   let retry: NodeJS.Timeout | null = null;
   const onNotification = (channel: string, payload: string): void => {
-    if (channel === channelOf('ping')) {
-      const from = payload.slice(0, payload.indexOf(':'));
-      if (from !== me && from !== '') peers.set(from, now());
-      return hb.echo(payload);
-    }
+    if (channel === channelOf('ping')) return hb.heard(payload);
     if (channel === channelOf('ack')) {
       const bar = payload.lastIndexOf('|');
       return acks.ack(payload.slice(0, bar), payload.slice(bar + 1));
@@ -373,16 +447,21 @@ export function createPostgresInvalidation(connection: pg.ClientConfig, o: Inval
     if (!t) return;
     c.bump(t);
     const from = payload.slice(0, payload.indexOf(':'));
-    if (from !== me && from !== '') notify(channelOf('ack'), `${payload}|${me}`).catch(() => undefined);
+    if (from === me) acks.ack(payload, me);
+    else if (from !== '') notify(channelOf('ack'), `${payload}|${me}`).catch(() => undefined);
   };
-  /** NOTIFY, then wait until every peer heard recently has acknowledged, at most {@link PUBLISH_WAIT_POLLS} intervals. */
+  /**
+   * NOTIFY, then wait until this process read its own notification and every peer heard recently has
+   * acknowledged, at most {@link PUBLISH_WAIT_POLLS} intervals. While this process's listening connection
+   * is down (at start, or lost) it hears no acknowledgement: it waits the bound when it knows a live peer,
+   * and not at all when it knows none.
+   */
   const publishAcknowledged = (t: InvalidationTopic): Promise<void> => {
-    const since = now() - PEER_TTL_POLLS * pollMs;
-    const expected = [...peers].filter(([, at]) => at >= since).map(([peer]) => peer);
     const id = `${me}:${++seq}`;
     return acks.publish(id, async () => {
+      const self = hb.listening();
       await notify(channelOf(t), id);
-      return (_count, from) => expected.every((peer) => from.has(peer));
+      return (_count, from) => (!self || from.has(me)) && hb.livePeers().every((peer) => from.has(peer));
     });
   };
   const listen = async (): Promise<void> => {

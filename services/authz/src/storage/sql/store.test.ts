@@ -31,3 +31,43 @@ describe('SQL store: rows from before the write-time columns (migration 0005_fga
     }
   });
 });
+
+describe('SQL store: the revision kept in memory under a notification version (issue 22 §1, issue 38)', () => {
+  it('a revision read that started before a notification and answers after a newer read is not kept', async () => {
+    const db = await openSqlite();
+    try {
+      let version = 1;
+      // the revision reads of this replica, each held until the test releases it (answers out of order,
+      // as two pool connections can)
+      const held: Array<() => void> = [];
+      let hold = false;
+      const port = {
+        ...db.port,
+        prepare: (sql: string) => async (params: unknown[]) => {
+          const rows = await db.port.execute(sql, params);
+          if (hold) await new Promise<void>((resolve) => held.push(resolve));
+          return rows;
+        },
+      };
+      const replica = createSqlStore(port, { externalVersion: () => version });
+      const other = createSqlStore(db.port); // another replica, writing
+      const r0 = await replica.revision();
+      version++; // something was written (its notification), so the next read goes to the database
+      hold = true;
+      const early = replica.revision(); // reads r0 now, answers later
+      await new Promise((resolve) => setImmediate(resolve));
+      hold = false;
+      await other.writeTuples([{ user: 'user:anne', relation: 'viewer', object: 'doc:1' }], []);
+      version++; // the write's notification
+      const r1 = await replica.revision(); // reads after the write
+      expect(r1).toBeGreaterThan(r0);
+      held.shift()!();
+      expect(await early).toBe(r0);
+      // the late answer must not replace the newer one under the current version
+      expect(await replica.revision()).toBe(r1);
+      expect(replica.knownRevision!()).toBe(r1);
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -215,16 +215,19 @@ export function createSqlStore(db: SqlPort, options: { externalVersion?: (() => 
     },
 
     async revision() {
-      let at = ownWrites;
-      if (external) {
-        const v = external();
-        if (known !== null && v === seen) return known;
-        seen = v; // read before the query: a commit after this point moves the version again
-        at = ownWrites;
-      }
+      const at = ownWrites;
+      // read before the query: a commit after this point moves the version again
+      const v = external ? external() : Number.NaN;
+      if (known !== null && v === seen) return known;
       const rows = await readRevision(S.revisionParams);
       const revision = Number(rows[0]?.revision ?? 0);
-      if (external && at === ownWrites) known = revision;
+      // kept only while nothing moved during the query: reads overlap (one per pool connection) and may
+      // answer out of order, and an answer from before a notification must not replace a newer one under
+      // the newer version (issue 38: a replica then kept answering from its old snapshot)
+      if (external && at === ownWrites && external() === v) {
+        known = revision;
+        seen = v;
+      }
       return revision;
     },
 
