@@ -11,7 +11,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { fill, placeholders, renderPreview } from '../preview.ts';
 import { t } from '../strings.ts';
-import { Area, Confirm, Field, ListEnd, Messages, Select, Title, useAction, useConsole, useLoad, when } from '../ui.tsx';
+import { Area, Confirm, Field, ListEnd, Messages, Select, Title, useAction, useCall, useConsole, when } from '../ui.tsx';
 
 const LIMIT = 10;
 type Template = Res<'email_templates'>['email_templates'][number];
@@ -30,8 +30,8 @@ const BLANK = { event_name: 'basic_auth_signup', subject: '', template: '' };
 export function EmailTemplates(): JSX.Element {
   const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, loading, reload] = useLoad(() => api.call('email_templates', { page, limit: LIMIT }), [page]);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError, loading } = useCall('email_templates', { page, limit: LIMIT });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState(BLANK);
   const [editing, setEditing] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<Template | null>(null);
