@@ -4,8 +4,9 @@
  * refused model's message names the line and column of the error, and the cursor is put there), the
  * tuples browser with filters and continuation paging (`fga/tuples/read`), writing a tuple (with an
  * optional condition and the condition's own context, a JSON object) and deleting one after a confirmation (`fga/tuples`, `fga/tuples/delete`), and
- * a tester that lists who has a relation on an object (`fga/list_users`) and draws the expansion
- * tree of that relation (`fga/expand`) as nested lists. Also the model's version history
+ * a tester that lists who has a relation on an object (`fga/list_users`, with optional contextual
+ * tuples and a condition context) and draws the expansion tree of that relation (`fga/expand`, from
+ * the stored tuples: the contract's Expand takes neither) as nested lists. Also the model's version history
  * (`fga/models`, newest first, each version's text on demand; an earlier version is made current again
  * by writing its text as a new version, after a confirmation) and a tester of one user's
  * permissions: a check (`POST /v1/check_permissions`) and the objects the user holds a relation on
@@ -336,10 +337,15 @@ function TreeNode({ value, label }: { value: unknown; label?: string }): JSX.Ele
   );
 }
 
+/**
+ * Who has a relation on an object: `fga/list_users` (with the test's contextual tuples and condition
+ * context, OpenFGA's ListUsers) and the expansion tree of `fga/expand` (the contract's Expand takes
+ * neither, so the tree shows the stored tuples only).
+ */
 function Tester(): JSX.Element {
   const { api } = useConsole();
-  const [form, setForm] = useState({ relation: '', object: '', user_type: 'user' });
-  const [answer, setAnswer] = useState<{ users: string[]; tree: unknown } | null>(null);
+  const [form, setForm] = useState({ relation: '', object: '', user_type: 'user', tuples: '', context: '' });
+  const [answer, setAnswer] = useState<{ users: string[]; truncated: boolean; tree: unknown } | null>(null);
   const action = useAction({ invalidate: false });
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
@@ -350,13 +356,15 @@ function Tester(): JSX.Element {
       <form onSubmit={(e) => {
         e.preventDefault();
         action.run(async () => {
+          setAnswer(null);
+          const request = { object: form.object, relation: form.relation, user_type: form.user_type, contextual_tuples: parseTuples(form.tuples), context: parseContext(form.context) };
           const [users, expand] = await Promise.all([
-            api.call('fga/list_users', { object: form.object, relation: form.relation, user_type: form.user_type, contextual_tuples: [] }),
+            api.call('fga/list_users', request),
             api.call('fga/expand', { object: form.object, relation: form.relation }),
           ]);
           let tree: unknown = expand.tree;
           try { tree = JSON.parse(expand.tree); } catch { tree = expand.tree; }
-          setAnswer({ users: users.users, tree });
+          setAnswer({ users: users.users, truncated: users.truncated, tree });
           return '';
         });
       }}>
@@ -365,13 +373,16 @@ function Tester(): JSX.Element {
           <Field id="az-t-object" label={t.authz.testObject} value={form.object} onInput={set('object')} required />
           <Field id="az-t-type" label={t.authz.userType} value={form.user_type} onInput={set('user_type')} required />
         </div>
+        <TestInputs id="az-t" tuples={form.tuples} context={form.context} onTuples={set('tuples')} onContext={set('context')}
+          tuplesLabel={t.authz.accessTuples} contextLabel={t.authz.accessContext} />
         <button type="submit" disabled={action.busy}>{t.authz.test}</button>
       </form>
       {answer ? (
         <div aria-live="polite">
-          <p>{t.authz.users(answer.users.length)}</p>
+          <p>{t.authz.users(answer.users.length)}{answer.truncated ? ` ${t.authz.truncated}` : ''}</p>
           <ul aria-label={t.authz.users(answer.users.length)} data-testid="list-users">{answer.users.map((u) => <li key={u}><code>{u}</code></li>)}</ul>
           <h3>{t.authz.tree}</h3>
+          <p class="hint">{t.authz.treeHint}</p>
           <ul class="tree" data-testid="expand-tree"><TreeNode value={answer.tree} /></ul>
         </div>
       ) : null}
