@@ -8,7 +8,7 @@
  * deliveries, delete), each with an error the server refuses shown to the person; and split mode for
  * the console being served and signing in. Also the console's later tasks: emptying a client's post-logout
  * redirect URIs, making an earlier model version current again, editing a member's org roles in place,
- * and the "Who has access?" tester's contextual tuples and condition context.
+ * the "Who has access?" tester's contextual tuples and condition context, and an email template's design (JSON).
  * Every screen passes axe-core with no serious or critical
  * violation, and the browser reports no violation of the console's CSP.
  */
@@ -562,6 +562,38 @@ describe('the admin console in Chromium (all-in-one)', () => {
     expect(saved.email_templates.map((x) => [x.event_name, x.subject])).toEqual([['forgot_password', 'Your password reset']]);
     expect(saved.email_templates[0]!.template).toContain('{{ .user.given_name }}');
     await drv.page.getByRole('button', { name: 'Delete forgot_password' }).click();
+    await drv.click('Delete template');
+    await drv.page.getByText('No template yet: the built-in mails are sent.').waitFor();
+  }, 90_000);
+
+  it('email templates: the design is edited as JSON text, refused in the page when it is not JSON, and kept by the server', async () => {
+    const drv = await open();
+    await consoleSignIn(drv, d.adminSecret);
+    await openSection(drv, 'Email templates');
+    await drv.page.getByLabel('Event', { exact: true }).selectOption('magic_link_login');
+    await drv.fill('Subject', 'Your sign-in link');
+    await drv.fill('Body (HTML)', '<p><a href="{{.verification_url}}">Sign in</a></p>');
+    await drv.fill('Design (JSON, optional)', '{"body": {"rows": [}');
+    await drv.click('Add template');
+    expect(await drv.alert()).toBe('The design must be JSON, for example {"body": {"rows": []}}, or left empty.');
+    const list = async (): Promise<Array<{ id: string; event_name: string; design: string }>> =>
+      ((await post(d.url, '/v1/admin/email_templates', { page: 1, limit: 10 }, admin(d))).body as { email_templates: Array<{ id: string; event_name: string; design: string }> }).email_templates
+        .filter((x) => x.event_name === 'magic_link_login');
+    expect(await list()).toEqual([]);
+    const design = '{"body": {"rows": [{"cells": [1]}]}}';
+    await drv.fill('Design (JSON, optional)', design);
+    await drv.click('Add template');
+    await drv.page.getByRole('status').filter({ hasText: 'Email template added.' }).waitFor();
+    expect((await list()).map((x) => x.design)).toEqual([design]);
+    // the edit form shows the stored design; a new one replaces it
+    await drv.page.getByRole('button', { name: 'Edit magic_link_login' }).click();
+    expect(await drv.page.getByLabel('Design (JSON, optional)', { exact: true }).inputValue()).toBe(design);
+    await drv.fill('Design (JSON, optional)', '[]');
+    await drv.click('Save template');
+    await drv.page.getByRole('status').filter({ hasText: 'Email template saved.' }).waitFor();
+    expect((await list()).map((x) => x.design)).toEqual(['[]']);
+    await drv.screen(CONSOLE.templates);
+    await drv.page.getByRole('button', { name: 'Delete magic_link_login' }).click();
     await drv.click('Delete template');
     await drv.page.getByText('No template yet: the built-in mails are sent.').waitFor();
   }, 90_000);
