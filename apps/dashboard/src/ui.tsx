@@ -250,6 +250,8 @@ export function usePages<T>(key: QueryKey, read: (token: string | null) => Promi
     queryFn: ({ pageParam }) => read(pageParam),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.token || undefined,
+    // new filters keep the rows on screen until their answer replaces them, as useLoad does
+    placeholderData: keepPreviousData,
   });
   return {
     data: q.data?.pages.flatMap((p) => p.rows), error: q.error ? errorText(q.error) : '', loading: q.isFetching,
