@@ -75,7 +75,9 @@ try {
   await drv.page.getByRole('table', { name: 'Tuples' }).getByRole('cell', { name: 'user:grace', exact: true }).waitFor();
   await drv.fill('Relation to test', 'viewer');
   await drv.fill('Object to test', 'document:roadmap');
+  await drv.fill('Contextual tuples for the access test (optional)', 'user:alan viewer document:roadmap');
   await drv.click('Test');
+  await drv.page.getByTestId('list-users').getByText('user:alan', { exact: true }).waitFor();
   await drv.page.getByTestId('expand-tree').waitFor();
   await drv.screen(CONSOLE.authz, 'authorization');
   await drv.fill('Model (OpenFGA DSL)', model.replace('define editor: [user]', 'define editor: [user'));
@@ -117,6 +119,7 @@ try {
   await drv.page.getByLabel('Event', { exact: true }).selectOption('basic_auth_signup');
   await drv.fill('Subject', 'Welcome to {{.organization.name}}');
   await drv.fill('Body (HTML)', '<h2>Hello {{.user.given_name}}</h2>\n<p>Please confirm your address: <a href="{{.verification_url}}">verify my email</a>.</p>');
+  await drv.fill('Design (JSON, optional)', '{"body": {"rows": [{"cells": [1]}]}}');
   await drv.screen(CONSOLE.templates, 'email-templates');
   await openSection(drv, 'Invitations');
   await drv.fill('Email addresses', 'margaret.hamilton@example.com, radia.perlman@example.com');

@@ -7,7 +7,8 @@
  * metadata; webhooks: add with the secret shown once and copied, test, edit, disable, rotate,
  * deliveries, delete), each with an error the server refuses shown to the person; and split mode for
  * the console being served and signing in. Also the console's later tasks: emptying a client's post-logout
- * redirect URIs, making an earlier model version current again, and editing a member's org roles in place.
+ * redirect URIs, making an earlier model version current again, editing a member's org roles in place,
+ * the "Who has access?" tester's contextual tuples and condition context, and an email template's design (JSON).
  * Every screen passes axe-core with no serious or critical
  * violation, and the browser reports no violation of the console's CSP.
  */
@@ -565,6 +566,38 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await drv.page.getByText('No template yet: the built-in mails are sent.').waitFor();
   }, 90_000);
 
+  it('email templates: the design is edited as JSON text, refused in the page when it is not JSON, and kept by the server', async () => {
+    const drv = await open();
+    await consoleSignIn(drv, d.adminSecret);
+    await openSection(drv, 'Email templates');
+    await drv.page.getByLabel('Event', { exact: true }).selectOption('magic_link_login');
+    await drv.fill('Subject', 'Your sign-in link');
+    await drv.fill('Body (HTML)', '<p><a href="{{.verification_url}}">Sign in</a></p>');
+    await drv.fill('Design (JSON, optional)', '{"body": {"rows": [}');
+    await drv.click('Add template');
+    expect(await drv.alert()).toBe('The design must be JSON, for example {"body": {"rows": []}}, or left empty.');
+    const list = async (): Promise<Array<{ id: string; event_name: string; design: string }>> =>
+      ((await post(d.url, '/v1/admin/email_templates', { page: 1, limit: 10 }, admin(d))).body as { email_templates: Array<{ id: string; event_name: string; design: string }> }).email_templates
+        .filter((x) => x.event_name === 'magic_link_login');
+    expect(await list()).toEqual([]);
+    const design = '{"body": {"rows": [{"cells": [1]}]}}';
+    await drv.fill('Design (JSON, optional)', design);
+    await drv.click('Add template');
+    await drv.page.getByRole('status').filter({ hasText: 'Email template added.' }).waitFor();
+    expect((await list()).map((x) => x.design)).toEqual([design]);
+    // the edit form shows the stored design; a new one replaces it
+    await drv.page.getByRole('button', { name: 'Edit magic_link_login' }).click();
+    expect(await drv.page.getByLabel('Design (JSON, optional)', { exact: true }).inputValue()).toBe(design);
+    await drv.fill('Design (JSON, optional)', '[]');
+    await drv.click('Save template');
+    await drv.page.getByRole('status').filter({ hasText: 'Email template saved.' }).waitFor();
+    expect((await list()).map((x) => x.design)).toEqual(['[]']);
+    await drv.screen(CONSOLE.templates);
+    await drv.page.getByRole('button', { name: 'Delete magic_link_login' }).click();
+    await drv.click('Delete template');
+    await drv.page.getByText('No template yet: the built-in mails are sent.').waitFor();
+  }, 90_000);
+
   it('clients: the logout URIs (front- and back-channel) are refused when not absolute and saved on the client', async () => {
     const drv = await open();
     await consoleSignIn(drv, d.adminSecret);
@@ -788,6 +821,55 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await perms.getByRole('listitem').nth(1).waitFor();
     expect((await perms.getByRole('listitem').allTextContents()).sort()).toEqual(['viewer doc:office', 'viewer doc:plans']);
     expect((await post(d.url, '/v1/admin/fga/tuples/read', { user: kim }, admin(d))).body).toMatchObject({ tuples: [{ object: 'doc:office' }] });
+  }, 90_000);
+
+  it('authorization: who has access, with contextual tuples and a condition context (list_users), the tree from the stored tuples (expand)', async () => {
+    const model = 'model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user, user with in_network]\ncondition in_network(ip: ipaddress, cidr: string) {\n  ip.in_cidr(cidr)\n}\n';
+    expect((await post(d.url, '/v1/admin/fga/model', { dsl: model }, admin(d))).status).toBe(200);
+    const tag = Math.random().toString(36).slice(2, 7);
+    const [lee, zed, room] = [`user:lee${tag}`, `user:zed${tag}`, `doc:room${tag}`];
+    expect((await post(d.url, '/v1/admin/fga/tuples', { tuples: [{ user: lee, relation: 'viewer', object: room, condition: { name: 'in_network', context: { cidr: '10.0.0.0/8' } } }] }, admin(d))).status).toBe(200);
+    const drv = await open();
+    await consoleSignIn(drv, d.adminSecret);
+    await openSection(drv, 'Authorization');
+    const tester = drv.page.getByRole('region', { name: 'Who has access?' });
+    const refusal = tester.getByRole('alert').filter({ hasText: /\S/ });
+    const listed = drv.page.getByTestId('list-users');
+    const users = async (): Promise<string[]> => (await listed.getByRole('listitem').allTextContents()).sort();
+    await drv.fill('Relation to test', 'viewer');
+    await drv.fill('Object to test', room);
+    // a context that is not a JSON object is refused in the page
+    await drv.fill('Condition context for the access test (optional)', '"10.1.2.3"');
+    await drv.click('Test');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toBe('The condition context must be a JSON object, for example {"ip": "10.0.0.1"}.');
+    // the condition's context decides whether the conditioned tuple counts
+    await drv.fill('Condition context for the access test (optional)', '{"ip": "10.1.2.3"}');
+    await drv.click('Test');
+    await listed.getByText(lee, { exact: true }).waitFor();
+    expect(await users()).toEqual([lee]);
+    await drv.fill('Condition context for the access test (optional)', '{"ip": "192.168.0.1"}');
+    await drv.click('Test');
+    await drv.page.getByText('No user has this relation.', { exact: true }).waitFor();
+    // a contextual tuple counts for the test only; a malformed line is refused with its number
+    await drv.fill('Contextual tuples for the access test (optional)', `${zed} viewer`);
+    await drv.click('Test');
+    await refusal.filter({ hasText: 'line 1' }).waitFor();
+    await drv.fill('Contextual tuples for the access test (optional)', `${zed} viewer ${room}\n`);
+    await drv.click('Test');
+    await listed.getByText(zed, { exact: true }).waitFor();
+    expect(await users()).toEqual([zed]);
+    await drv.fill('Condition context for the access test (optional)', '{"ip": "10.9.9.9"}');
+    await drv.click('Test');
+    await listed.getByText(lee, { exact: true }).waitFor();
+    expect(await users()).toEqual([lee, zed].sort());
+    // expand takes neither: its tree holds the stored, conditioned tuple only
+    const tree = drv.page.getByTestId('expand-tree');
+    expect(await tree.textContent()).toContain(lee);
+    expect(await tree.textContent()).not.toContain(zed);
+    await drv.screen(CONSOLE.authz);
+    const stored = (await post(d.url, '/v1/admin/fga/tuples/read', { object: room }, admin(d))).body as { tuples: Array<{ user: string }> };
+    expect(stored.tuples.map((x) => x.user)).toEqual([lee]);
   }, 90_000);
 
   it('organizations: a member\'s roles edited in place (normalised by the server), a cancelled edit, roles emptied, and the server\'s refusal shown', async () => {

@@ -9,12 +9,16 @@
  * `/dashboard/organizations`, `/dashboard/organizations/<id>`, `/dashboard/trusted-issuers`,
  * `/dashboard/email-templates`, `/dashboard/invitations`, `/dashboard/dev-outbox`.
  *
+ * Data: every page reads and writes through TanStack Query (ui.tsx's hooks over api.ts's typed
+ * `call`), one cache per console, emptied when the session ends so the next sign-in starts afresh.
+ *
  * Accessibility: a skip link, a labelled navigation landmark with `aria-current` on the page shown,
  * every input labelled, the heading of a new page focused, errors in `role="alert"` and outcomes in
  * `role="status"`.
  */
 import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createApi } from './api.ts';
 import type { ConsoleConfig } from './config.ts';
 import { t } from './strings.ts';
@@ -33,6 +37,15 @@ import { DevOutbox } from './pages/outbox.tsx';
 
 type Session = 'checking' | 'signed-out' | 'signed-in';
 
+/**
+ * The console's query cache: a refused read is shown at once (no retry), and a read is fetched
+ * again when its page is shown or an action made it stale, not on window focus (a form being typed
+ * into is not reset behind the person's back).
+ */
+function newQueryClient(): QueryClient {
+  return new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false }, mutations: { retry: false } } });
+}
+
 const NAV: ReadonlyArray<[string, string]> = [
   ['/', t.nav.overview], ['/users', t.nav.users], ['/invitations', t.nav.invitations], ['/organizations', t.nav.orgs], ['/clients', t.nav.clients],
   ['/trusted-issuers', t.nav.issuers], ['/webhooks', t.nav.webhooks], ['/email-templates', t.nav.templates], ['/audit-log', t.nav.audit],
@@ -50,6 +63,8 @@ export function App({ config }: { config: ConsoleConfig }): JSX.Element {
   const [session, setSession] = useState<Session>('checking');
   const [notice, setNotice] = useState('');
   const [path, setPath] = useState(() => currentPath(prefix));
+  const queryClient = useMemo(newQueryClient, []);
+  useEffect(() => { if (session === 'signed-out') queryClient.clear(); }, [session]);
   const ctx = useMemo<ConsoleContext>(() => {
     const api = createApi(config.basePath, () => { setNotice(t.signIn.expired); setSession('signed-out'); });
     return {
@@ -78,24 +93,26 @@ export function App({ config }: { config: ConsoleConfig }): JSX.Element {
   };
   const section = path === '/' ? '/' : `/${path.split('/')[1]}`;
   return (
-    <Ctx.Provider value={ctx}>
-      <a class="skip" href="#main">{t.nav.skip}</a>
-      <header class="top">
-        <span class="brand">{t.appName}</span>
-        <nav aria-label={t.nav.label}>
-          <ul>
-            {NAV.map(([p, label]) => (
-              <li key={p}>
-                <a href={ctx.href(p)} aria-current={section === p ? 'page' : undefined}
-                  onClick={(e) => { e.preventDefault(); ctx.navigate(p); }}>{label}</a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <button type="button" class="secondary" onClick={signOut}>{t.nav.signOut}</button>
-      </header>
-      <Page path={path} />
-    </Ctx.Provider>
+    <QueryClientProvider client={queryClient}>
+      <Ctx.Provider value={ctx}>
+        <a class="skip" href="#main">{t.nav.skip}</a>
+        <header class="top">
+          <span class="brand">{t.appName}</span>
+          <nav aria-label={t.nav.label}>
+            <ul>
+              {NAV.map(([p, label]) => (
+                <li key={p}>
+                  <a href={ctx.href(p)} aria-current={section === p ? 'page' : undefined}
+                    onClick={(e) => { e.preventDefault(); ctx.navigate(p); }}>{label}</a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <button type="button" class="secondary" onClick={signOut}>{t.nav.signOut}</button>
+        </header>
+        <Page path={path} />
+      </Ctx.Provider>
+    </QueryClientProvider>
   );
 }
 

@@ -3,12 +3,15 @@
  * The console's shared pieces: the page context (the typed API client and navigation), a page
  * heading that takes the focus when a page opens, labelled fields, the pager, the message regions
  * (`role="alert"` for errors, `role="status"` for outcomes, both announced by screen readers) and
- * the one-time secret box with its copy button.
+ * the one-time secret box with its copy button; and the data hooks every page reads and writes
+ * through (TanStack Query over the typed client's `call`): {@link useCall}, {@link useLoad},
+ * {@link usePages} and {@link useAction}.
  */
 import type { ComponentChildren, JSX } from 'preact';
 import { createContext } from 'preact';
 import { useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Api } from './api.ts';
+import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient, type QueryKey } from '@tanstack/react-query';
+import { ApiError, type AdminOperation, type Api, type Req, type Res } from './api.ts';
 import type { ConsoleConfig } from './config.ts';
 import { t } from './strings.ts';
 
@@ -180,47 +183,78 @@ export function when(seconds: number | null | undefined): string {
 
 /** What {@link useAction} gives a page. */
 export interface Action {
+  /** the last action's refusal, `''` while none */
   error: string;
+  /** the last action's outcome (its text), `''` while none */
   status: string;
+  /** true while an action runs, and while the reads it made stale are fetched again */
   busy: boolean;
-  /** runs `action`: busy meanwhile, then its result (the outcome's text) in `status` or its refusal in `error` */
+  /** runs `action` (a TanStack Query mutation): busy meanwhile, then its result (the outcome's text) in `status` or its refusal in `error` */
   run(action: () => Promise<string>): void;
-  setError(text: string): void;
-  setBusy(busy: boolean): void;
 }
 
 /**
- * A page's runner of server actions (save, revoke, delete, …).
- * @param after called after each action that succeeded (a reload of the page's data)
+ * A page's runner of server actions (save, revoke, delete, …), a TanStack Query mutation. After
+ * an action that succeeded, every cached read is marked stale and the ones on screen are fetched
+ * again (the action stays busy until they are), so the page shows the server's state; a refusal
+ * changes nothing and leaves the form as typed.
+ * @param options.invalidate false for an action that reads only (a permission test): nothing is fetched again
  */
-export function useAction(after: () => void): Action {
-  const [error, setError] = useState('');
-  const [status, setStatus] = useState('');
-  const [busy, setBusy] = useState(false);
-  const run = (action: () => Promise<string>): void => {
-    setBusy(true);
-    setError('');
-    setStatus('');
-    action().then((s) => { setStatus(s); after(); }, (e: unknown) => setError(errorText(e))).finally(() => setBusy(false));
+export function useAction(options: { invalidate?: boolean } = {}): Action {
+  const client = useQueryClient();
+  const m = useMutation<string, unknown, () => Promise<string>>({
+    mutationFn: (action) => action(),
+    onSuccess: () => (options.invalidate === false ? undefined : client.invalidateQueries()),
+  });
+  return { error: m.error ? errorText(m.error) : '', status: m.data ?? '', busy: m.isPending, run: (action) => m.mutate(action) };
+}
+
+/** What {@link useLoad} and {@link useCall} give a page. */
+export interface Loaded<T> {
+  /** the answer, the previous one while the next loads (a page turn keeps the rows on screen), undefined before the first */
+  data: T | undefined;
+  /** the refusal of the last load, `''` while none */
+  error: string;
+  /** true while a load runs (the first one, or a fetch again after an action); the page's `aria-busy` */
+  loading: boolean;
+  /** loads again now */
+  reload(): void;
+}
+
+/**
+ * A cached read (TanStack Query's `useQuery`): loaded when first shown, again whenever `key`
+ * changes, after any action (see {@link useAction}) and when the page is shown again (the cached
+ * answer is shown meanwhile). Failed reads are not retried: the refusal is shown at once.
+ * @param key the cache key: the operation's name and its request
+ */
+export function useLoad<T>(key: QueryKey, load: () => Promise<T>): Loaded<T> {
+  const q = useQuery({ queryKey: key, queryFn: load, placeholderData: keepPreviousData });
+  return { data: q.data, error: q.error ? errorText(q.error) : '', loading: q.isFetching, reload: () => void q.refetch() };
+}
+
+/** {@link useLoad} of one operation of the typed client: `api.call(op, body)`, cached under `[op, body]`. */
+export function useCall<O extends AdminOperation>(op: O, body: Req<O>): Loaded<Res<O>> {
+  const { api } = useConsole();
+  return useLoad<Res<O>>([op, body], () => api.call(op, body));
+}
+
+/**
+ * A list read by continuation tokens (the relationship engine's tuples and model versions), a
+ * TanStack Query infinite query: the pages read so far, flattened, and `more()` to read the next.
+ * @param key the cache key: the operation's name and its filters
+ * @param read one page from `token` (`null` for the first): its rows and the next token (empty or null at the end)
+ */
+export function usePages<T>(key: QueryKey, read: (token: string | null) => Promise<{ rows: T[]; token: string | null | undefined }>): Loaded<T[]> & { hasMore: boolean; more(): void } {
+  const q = useInfiniteQuery({
+    queryKey: key,
+    queryFn: ({ pageParam }) => read(pageParam),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.token || undefined,
+    // new filters keep the rows on screen until their answer replaces them, as useLoad does
+    placeholderData: keepPreviousData,
+  });
+  return {
+    data: q.data?.pages.flatMap((p) => p.rows), error: q.error ? errorText(q.error) : '', loading: q.isFetching,
+    reload: () => void q.refetch(), hasMore: q.hasNextPage, more: () => void q.fetchNextPage(),
   };
-  return { error, status, busy, run, setError, setBusy };
-}
-
-/**
- * Runs `load` when `deps` change and keeps its answer, its error and whether it is loading.
- * @returns `[data, error, loading, reload]`
- */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [T | null, string, boolean, () => void] {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState('');
-  const [loading, setLoading] = useState(true);
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    let live = true;
-    setLoading(true);
-    load().then((d) => { if (live) { setData(d); setError(''); } }, (e: unknown) => { if (live) setError(errorText(e)); })
-      .finally(() => { if (live) setLoading(false); });
-    return () => { live = false; };
-  }, [...deps, tick]);
-  return [data, error, loading, () => setTick((n) => n + 1)];
 }

@@ -8,7 +8,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Req } from '../api.ts';
 import { t } from '../strings.ts';
-import { Field, Messages, ListEnd, Title, useConsole, useLoad, when } from '../ui.tsx';
+import { Field, Messages, ListEnd, Title, useCall, when } from '../ui.tsx';
 
 const LIMIT = 20;
 const EMPTY = { action: '', actor_id: '', resource_type: '', resource_id: '', from: '', to: '' };
@@ -27,20 +27,17 @@ function pretty(metadata: string | null | undefined): string {
 }
 
 export function AuditLog(): JSX.Element {
-  const { api } = useConsole();
   const [form, setForm] = useState(EMPTY);
   const [applied, setApplied] = useState(EMPTY);
   const [page, setPage] = useState(1);
   const [open, setOpen] = useState<string | null>(null);
-  const [data, error, loading] = useLoad(() => {
-    const req: Req<'audit_logs'> = {
-      pagination: { page, limit: LIMIT },
-      action: applied.action || null, actor_id: applied.actor_id || null,
-      resource_type: applied.resource_type || null, resource_id: applied.resource_id || null,
-      from_timestamp: seconds(applied.from), to_timestamp: seconds(applied.to),
-    };
-    return api.call('audit_logs', req);
-  }, [applied, page]);
+  const req: Req<'audit_logs'> = {
+    pagination: { page, limit: LIMIT },
+    action: applied.action || null, actor_id: applied.actor_id || null,
+    resource_type: applied.resource_type || null, resource_id: applied.resource_id || null,
+    from_timestamp: seconds(applied.from), to_timestamp: seconds(applied.to),
+  };
+  const { data, error, loading } = useCall('audit_logs', req);
   const set = (k: keyof typeof EMPTY) => (v: string) => setForm({ ...form, [k]: v });
   return (
     <main id="main" aria-busy={loading ? 'true' : 'false'}>

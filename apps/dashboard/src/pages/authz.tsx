@@ -4,20 +4,22 @@
  * refused model's message names the line and column of the error, and the cursor is put there), the
  * tuples browser with filters and continuation paging (`fga/tuples/read`), writing a tuple (with an
  * optional condition and the condition's own context, a JSON object) and deleting one after a confirmation (`fga/tuples`, `fga/tuples/delete`), and
- * a tester that lists who has a relation on an object (`fga/list_users`) and draws the expansion
- * tree of that relation (`fga/expand`) as nested lists. Also the model's version history
+ * a tester that lists who has a relation on an object (`fga/list_users`, with optional contextual
+ * tuples and a condition context) and draws the expansion tree of that relation (`fga/expand`, from
+ * the stored tuples: the contract's Expand takes neither) as nested lists. Also the model's version history
  * (`fga/models`, newest first, each version's text on demand; an earlier version is made current again
  * by writing its text as a new version, after a confirmation) and a tester of one user's
  * permissions: a check (`POST /v1/check_permissions`) and the objects the user holds a relation on
  * (`POST /v1/list_permissions`), both called with the super-admin session and an explicit `user`, with
  * optional contextual tuples (counted for that call only) and a condition context (OpenFGA schema 1.1
- * conditions).
+ * conditions). Reads are TanStack Query queries (the tuples and versions as infinite queries read by
+ * continuation token); every write fetches them again.
  */
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { t } from '../strings.ts';
-import { Area, Confirm, errorText, Field, Messages, Title, useAction, useConsole, useLoad } from '../ui.tsx';
+import { Area, Confirm, errorText, Field, Messages, Title, useAction, useCall, useConsole, usePages } from '../ui.tsx';
 
 type Tuple = Res<'fga/tuples/read'>['tuples'][number];
 const PAGE = 20;
@@ -69,12 +71,11 @@ function offsetOf(text: string, line: number, column: number): number {
 }
 
 export function Authorization(): JSX.Element {
-  const [saved, setSaved] = useState(0);
   return (
     <main id="main" aria-busy="false">
       <Title>{t.authz.title}</Title>
-      <ModelEditor saved={saved} onSaved={() => setSaved((n) => n + 1)} />
-      <ModelHistory saved={saved} onSaved={() => setSaved((n) => n + 1)} />
+      <ModelEditor />
+      <ModelHistory />
       <TuplesBrowser />
       <PermissionTester />
       <Tester />
@@ -90,26 +91,20 @@ type Model = Res<'fga/models'>['models'][number];
  * current" writes an earlier version's text again (`POST fga/model`): the engine keeps versions
  * immutable, so the restored model is a new version with the old text.
  */
-function ModelHistory({ saved, onSaved }: { saved: number; onSaved(): void }): JSX.Element {
+function ModelHistory(): JSX.Element {
   const { api } = useConsole();
-  const [rows, setRows] = useState<Model[]>([]);
-  const [token, setToken] = useState<string | null>(null);
+  const history = usePages(['fga/models'], async (token) => {
+    const page = await api.call('fga/models', { page_size: HISTORY_PAGE, continuation_token: token });
+    return { rows: page.models, token: page.continuation_token };
+  });
+  const rows = history.data ?? [];
   const [open, setOpen] = useState<string | null>(null);
-  const [error, setError] = useState('');
   const [restore, setRestore] = useState<Model | null>(null);
-  const action = useAction(onSaved);
-  const read = (from: string | null): void => {
-    api.call('fga/models', { page_size: HISTORY_PAGE, continuation_token: from }).then((page) => {
-      setRows((prev) => (from ? [...prev, ...page.models] : page.models));
-      setToken(page.continuation_token || null);
-      setError('');
-    }, (e: unknown) => setError(errorText(e)));
-  };
-  useEffect(() => read(null), [saved]);
+  const action = useAction();
   return (
-    <section aria-labelledby="az-history">
+    <section aria-labelledby="az-history" aria-busy={history.loading ? 'true' : 'false'}>
       <h2 id="az-history">{t.authz.history}</h2>
-      <Messages error={error || action.error} status={action.status} />
+      <Messages error={history.error || action.error} status={action.status} />
       {restore ? (
         <Confirm id="az-restore" text={t.authz.confirmRestore(restore.id)} yes={t.authz.restoreYes} onNo={() => setRestore(null)}
           onYes={() => {
@@ -135,9 +130,22 @@ function ModelHistory({ saved, onSaved }: { saved: number; onSaved(): void }): J
           ))}
         </tbody>
       </table>
-      {rows.length === 0 ? <p>{t.authz.noVersions}</p> : null}
-      {token ? <button type="button" class="secondary" onClick={() => read(token)}>{t.authz.olderVersions}</button> : null}
+      {history.data && rows.length === 0 ? <p>{t.authz.noVersions}</p> : null}
+      {history.hasMore ? <button type="button" class="secondary" onClick={history.more}>{t.authz.olderVersions}</button> : null}
     </section>
+  );
+}
+
+/**
+ * The optional inputs of a test (OpenFGA's contextual tuples and condition context), labelled
+ * after the tester they belong to so each page field has its own name.
+ */
+function TestInputs(props: { id: string; tuples: string; context: string; tuplesLabel: string; contextLabel: string; onTuples(v: string): void; onContext(v: string): void }): JSX.Element {
+  return (
+    <>
+      <Area id={`${props.id}-tuples`} label={props.tuplesLabel} value={props.tuples} onInput={props.onTuples} hint={t.authz.contextualTuplesHint} rows={3} code />
+      <Field id={`${props.id}-context`} label={props.contextLabel} value={props.context} onInput={props.onContext} hint={t.authz.contextHint} />
+    </>
   );
 }
 
@@ -146,7 +154,7 @@ function PermissionTester(): JSX.Element {
   const { api } = useConsole();
   const [form, setForm] = useState({ user: '', relation: '', object: '', object_type: '', tuples: '', context: '' });
   const [answer, setAnswer] = useState<{ kind: 'check'; allowed: boolean } | { kind: 'list'; permissions: Array<{ object: string; relation: string }>; truncated: boolean } | null>(null);
-  const action = useAction(() => undefined);
+  const action = useAction({ invalidate: false });
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
     <section aria-labelledby="az-perm">
@@ -160,8 +168,8 @@ function PermissionTester(): JSX.Element {
           <Field id="az-p-object" label={t.authz.permObject} value={form.object} onInput={set('object')} hint={t.authz.objectHint} />
           <Field id="az-p-type" label={t.authz.permType} value={form.object_type} onInput={set('object_type')} hint={t.authz.permTypeHint} />
         </div>
-        <Area id="az-p-tuples" label={t.authz.contextualTuples} value={form.tuples} onInput={set('tuples')} hint={t.authz.contextualTuplesHint} rows={3} code />
-        <Field id="az-p-context" label={t.authz.context} value={form.context} onInput={set('context')} hint={t.authz.contextHint} />
+        <TestInputs id="az-p" tuples={form.tuples} context={form.context} onTuples={set('tuples')} onContext={set('context')}
+          tuplesLabel={t.authz.contextualTuples} contextLabel={t.authz.context} />
         <div class="row">
           <button type="button" disabled={action.busy} onClick={() => action.run(async () => {
             setAnswer(null);
@@ -194,50 +202,49 @@ function PermissionTester(): JSX.Element {
   );
 }
 
-function ModelEditor({ saved, onSaved }: { saved: number; onSaved(): void }): JSX.Element {
+/** The current model's text (`GET fga/model`), and saving a new version (`POST fga/model`). */
+function ModelEditor(): JSX.Element {
   const { api } = useConsole();
-  // reloaded after every new version, this editor's or a restored one
-  const [model, loadError] = useLoad(() => api.call('GET fga/model', {}), [saved]);
+  // fetched again after every new version, this editor's or a restored one (the action's invalidation)
+  const model = useCall('GET fga/model', {});
   const [dsl, setDsl] = useState('');
-  const [error, setError] = useState('');
   const [where, setWhere] = useState('');
-  const [status, setStatus] = useState('');
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const area = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => { if (model) setDsl(model.dsl); }, [model]);
-  /** a refused model keeps the text as typed (no reload) and puts the cursor at the error */
+  useEffect(() => { if (model.data) setDsl(model.data.dsl); }, [model.data]);
+  /** a refused model keeps the text as typed (nothing is fetched again) and puts the cursor at the error */
   const save = (e: Event): void => {
     e.preventDefault();
-    setError('');
     setWhere('');
-    setStatus('');
-    setBusy(true);
-    api.call('POST fga/model', { dsl }).then((written) => { setStatus(t.authz.modelSaved(written.id)); onSaved(); }, (err: unknown) => {
-      const text = errorText(err);
-      setError(text);
-      const at = errorPosition(text);
-      if (at && area.current) {
-        const offset = offsetOf(dsl, at.line, at.column);
-        area.current.focus();
-        area.current.setSelectionRange(offset, offset);
-        setWhere(t.authz.errorAt(at.line, at.column));
+    action.run(async () => {
+      try {
+        return t.authz.modelSaved((await api.call('POST fga/model', { dsl })).id);
+      } catch (err) {
+        const at = errorPosition(errorText(err));
+        if (at && area.current) {
+          const offset = offsetOf(dsl, at.line, at.column);
+          area.current.focus();
+          area.current.setSelectionRange(offset, offset);
+          setWhere(t.authz.errorAt(at.line, at.column));
+        }
+        throw err;
       }
-    }).finally(() => setBusy(false));
+    });
   };
   return (
-    <section aria-labelledby="az-model">
+    <section aria-labelledby="az-model" aria-busy={model.loading ? 'true' : 'false'}>
       <h2 id="az-model">{t.authz.model}</h2>
-      <Messages error={error || loadError} status={status} />
-      <p class="hint">{t.authz.modelId(model?.id ?? '')}</p>
+      <Messages error={action.error || model.error} status={action.status} />
+      <p class="hint">{t.authz.modelId(model.data?.id ?? '')}</p>
       <form onSubmit={save}>
         <div class="field">
           <label for="az-dsl">{t.authz.dsl}</label>
-          <textarea id="az-dsl" ref={area} class="code" rows={14} spellcheck={false} value={dsl} aria-invalid={error ? 'true' : undefined}
+          <textarea id="az-dsl" ref={area} class="code" rows={14} spellcheck={false} value={dsl} aria-invalid={action.error ? 'true' : undefined}
             aria-describedby="az-dsl-hint az-dsl-where" onInput={(e) => setDsl((e.currentTarget as HTMLTextAreaElement).value)} />
           <p class="hint" id="az-dsl-hint">{t.authz.dslHint}</p>
           <p class="error" id="az-dsl-where">{where}</p>
         </div>
-        <button type="submit" disabled={busy}>{t.authz.saveModel}</button>
+        <button type="submit" disabled={action.busy}>{t.authz.saveModel}</button>
       </form>
     </section>
   );
@@ -247,26 +254,22 @@ function TuplesBrowser(): JSX.Element {
   const { api } = useConsole();
   const [filter, setFilter] = useState({ user: '', relation: '', object: '' });
   const [applied, setApplied] = useState(filter);
-  const [rows, setRows] = useState<Tuple[]>([]);
-  const [token, setToken] = useState<string | null>(null);
-  const [tick, setTick] = useState(0);
+  const tuples = usePages(['fga/tuples/read', applied], async (token) => {
+    const page = await api.call('fga/tuples/read', {
+      user: applied.user || null, relation: applied.relation || null, object: applied.object || null, page_size: PAGE, continuation_token: token,
+    });
+    return { rows: page.tuples, token: page.continuation_token };
+  });
+  const rows = tuples.data ?? [];
   const [form, setForm] = useState({ user: '', relation: '', object: '', condition: '', context: '' });
   const [confirm, setConfirm] = useState<Tuple | null>(null);
-  const action = useAction(() => setTick((n) => n + 1));
-  const read = async (from: string | null): Promise<void> => {
-    const page = await api.call('fga/tuples/read', {
-      user: applied.user || null, relation: applied.relation || null, object: applied.object || null, page_size: PAGE, continuation_token: from,
-    });
-    setRows((prev) => (from ? [...prev, ...page.tuples] : page.tuples));
-    setToken(page.continuation_token || null);
-  };
-  useEffect(() => { read(null).catch((e: unknown) => action.setError(errorText(e))); }, [applied, tick]);
+  const action = useAction();
   const fset = (k: keyof typeof filter) => (v: string) => setFilter({ ...filter, [k]: v });
   const wset = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
-    <section aria-labelledby="az-tuples">
+    <section aria-labelledby="az-tuples" aria-busy={tuples.loading ? 'true' : 'false'}>
       <h2 id="az-tuples">{t.authz.tuples}</h2>
-      <Messages error={action.error} status={action.status} />
+      <Messages error={action.error || tuples.error} status={action.status} />
       <form class="filters" onSubmit={(e) => { e.preventDefault(); setApplied(filter); }}>
         <div class="grid">
           <Field id="az-f-user" label={t.authz.filterUser} value={filter.user} onInput={fset('user')} />
@@ -295,8 +298,8 @@ function TuplesBrowser(): JSX.Element {
           ))}
         </tbody>
       </table>
-      {rows.length === 0 ? <p>{t.authz.empty}</p> : null}
-      {token ? <button type="button" class="secondary" onClick={() => { read(token).catch((e: unknown) => action.setError(errorText(e))); }}>{t.authz.more}</button> : null}
+      {tuples.data && rows.length === 0 ? <p>{t.authz.empty}</p> : null}
+      {tuples.hasMore ? <button type="button" class="secondary" onClick={tuples.more}>{t.authz.more}</button> : null}
       <h3>{t.authz.write}</h3>
       <form onSubmit={(e) => {
         e.preventDefault();
@@ -334,11 +337,16 @@ function TreeNode({ value, label }: { value: unknown; label?: string }): JSX.Ele
   );
 }
 
+/**
+ * Who has a relation on an object: `fga/list_users` (with the test's contextual tuples and condition
+ * context, OpenFGA's ListUsers) and the expansion tree of `fga/expand` (the contract's Expand takes
+ * neither, so the tree shows the stored tuples only).
+ */
 function Tester(): JSX.Element {
   const { api } = useConsole();
-  const [form, setForm] = useState({ relation: '', object: '', user_type: 'user' });
-  const [answer, setAnswer] = useState<{ users: string[]; tree: unknown } | null>(null);
-  const action = useAction(() => undefined);
+  const [form, setForm] = useState({ relation: '', object: '', user_type: 'user', tuples: '', context: '' });
+  const [answer, setAnswer] = useState<{ users: string[]; truncated: boolean; tree: unknown } | null>(null);
+  const action = useAction({ invalidate: false });
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   return (
     <section aria-labelledby="az-tester">
@@ -348,13 +356,15 @@ function Tester(): JSX.Element {
       <form onSubmit={(e) => {
         e.preventDefault();
         action.run(async () => {
+          setAnswer(null);
+          const request = { object: form.object, relation: form.relation, user_type: form.user_type, contextual_tuples: parseTuples(form.tuples), context: parseContext(form.context) };
           const [users, expand] = await Promise.all([
-            api.call('fga/list_users', { object: form.object, relation: form.relation, user_type: form.user_type, contextual_tuples: [] }),
+            api.call('fga/list_users', request),
             api.call('fga/expand', { object: form.object, relation: form.relation }),
           ]);
           let tree: unknown = expand.tree;
           try { tree = JSON.parse(expand.tree); } catch { tree = expand.tree; }
-          setAnswer({ users: users.users, tree });
+          setAnswer({ users: users.users, truncated: users.truncated, tree });
           return '';
         });
       }}>
@@ -363,13 +373,16 @@ function Tester(): JSX.Element {
           <Field id="az-t-object" label={t.authz.testObject} value={form.object} onInput={set('object')} required />
           <Field id="az-t-type" label={t.authz.userType} value={form.user_type} onInput={set('user_type')} required />
         </div>
+        <TestInputs id="az-t" tuples={form.tuples} context={form.context} onTuples={set('tuples')} onContext={set('context')}
+          tuplesLabel={t.authz.accessTuples} contextLabel={t.authz.accessContext} />
         <button type="submit" disabled={action.busy}>{t.authz.test}</button>
       </form>
       {answer ? (
         <div aria-live="polite">
-          <p>{t.authz.users(answer.users.length)}</p>
+          <p>{t.authz.users(answer.users.length)}{answer.truncated ? ` ${t.authz.truncated}` : ''}</p>
           <ul aria-label={t.authz.users(answer.users.length)} data-testid="list-users">{answer.users.map((u) => <li key={u}><code>{u}</code></li>)}</ul>
           <h3>{t.authz.tree}</h3>
+          <p class="hint">{t.authz.treeHint}</p>
           <ul class="tree" data-testid="expand-tree"><TreeNode value={answer.tree} /></ul>
         </div>
       ) : null}

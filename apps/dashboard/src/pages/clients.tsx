@@ -13,7 +13,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { t } from '../strings.ts';
-import { Area, Check, Confirm, Field, lines, Messages, OnceSecret, ListEnd, Title, useAction, useConsole, useLoad } from '../ui.tsx';
+import { Area, Check, Confirm, Field, lines, Messages, OnceSecret, ListEnd, Title, useAction, useCall, useConsole } from '../ui.tsx';
 
 const LIMIT = 10;
 type Client = NonNullable<Res<'create_client'>['client']>;
@@ -29,8 +29,8 @@ const words = (s: string): string[] => s.split(/[\s,]+/).map((w) => w.trim()).fi
 export function Clients(): JSX.Element {
   const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, loading, reload] = useLoad(() => api.call('clients', { pagination: { page, limit: LIMIT } }), [page]);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError, loading } = useCall('clients', { pagination: { page, limit: LIMIT } });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState(BLANK);
   const [editing, setEditing] = useState<string | null>(null);
   const [secret, setSecret] = useState<string | null>(null);

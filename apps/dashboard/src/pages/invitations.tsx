@@ -10,15 +10,15 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { t } from '../strings.ts';
-import { Area, Field, ListEnd, Messages, Title, useAction, useConsole, useLoad, when } from '../ui.tsx';
+import { Area, Field, ListEnd, Messages, Title, useAction, useCall, useConsole, when } from '../ui.tsx';
 
 const LIMIT = 10;
 
 export function Invitations(): JSX.Element {
   const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, loading, reload] = useLoad(() => api.call('verification_requests', { page, limit: LIMIT }), [page]);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError, loading } = useCall('verification_requests', { page, limit: LIMIT });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState({ emails: '', redirect_uri: '' });
   const [invited, setInvited] = useState<Res<'invite_members'>['users']>([]);
   return (

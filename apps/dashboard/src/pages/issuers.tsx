@@ -10,7 +10,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { t } from '../strings.ts';
-import { Check, Confirm, Field, ListEnd, Messages, Select, Title, useAction, useConsole, useLoad } from '../ui.tsx';
+import { Check, Confirm, Field, ListEnd, Messages, Select, Title, useAction, useCall, useConsole } from '../ui.tsx';
 
 const LIMIT = 10;
 type Issuer = Res<'trusted_issuer'>;
@@ -24,9 +24,9 @@ const BLANK = {
 export function TrustedIssuers(): JSX.Element {
   const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, loading, reload] = useLoad(() => api.call('trusted_issuers', { pagination: { page, limit: LIMIT } }), [page]);
-  const [accounts] = useLoad(() => api.call('clients', { pagination: { page: 1, limit: 100 } }), []);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError, loading } = useCall('trusted_issuers', { pagination: { page, limit: LIMIT } });
+  const { data: accounts } = useCall('clients', { pagination: { page: 1, limit: 100 } });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState(BLANK);
   const [editing, setEditing] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<Issuer | null>(null);

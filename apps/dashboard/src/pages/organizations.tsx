@@ -19,7 +19,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Api, Res } from '../api.ts';
 import { t } from '../strings.ts';
 import {
-  Area, Check, Confirm, Field, flash, ListEnd, Messages, notFound, OnceSecret, Title, useAction, useConsole, useLoad, when,
+  Area, Check, Confirm, Field, flash, ListEnd, Messages, notFound, OnceSecret, Title, useAction, useCall, useConsole, useLoad, when,
 } from '../ui.tsx';
 
 const LIMIT = 10;
@@ -31,8 +31,8 @@ const orgLabel = (o: Org): string => o.display_name || o.name;
 export function Organizations(): JSX.Element {
   const { api, href, navigate } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, loading, reload] = useLoad(() => api.call('organizations', { pagination: { page, limit: LIMIT } }), [page]);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError, loading } = useCall('organizations', { pagination: { page, limit: LIMIT } });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState({ name: '', display_name: '' });
   const open = (o: Org): void => navigate(`/organizations/${encodeURIComponent(o.id)}`);
   return (
@@ -81,8 +81,8 @@ export function Organizations(): JSX.Element {
 
 /** One organization: its settings and every org-scoped resource, each section with its own messages. */
 export function OrganizationDetail({ id }: { id: string }): JSX.Element {
-  const { api, href, navigate } = useConsole();
-  const [org, loadError, loading, reload] = useLoad(() => api.call('organization', { id }), [id]);
+  const { href, navigate } = useConsole();
+  const { data: org, error: loadError, loading } = useCall('organization', { id });
   return (
     <main id="main" aria-busy={loading ? 'true' : 'false'}>
       <p><a href={href('/organizations')} onClick={(e) => { e.preventDefault(); navigate('/organizations'); }}>{t.orgs.back}</a></p>
@@ -90,7 +90,7 @@ export function OrganizationDetail({ id }: { id: string }): JSX.Element {
       <Messages error={loadError} status={flash()} />
       {org ? (
         <>
-          <Settings org={org} reload={reload} />
+          <Settings org={org} />
           <Members org={org} />
           <Domains org={org} />
           <OidcConnection org={org} />
@@ -103,9 +103,9 @@ export function OrganizationDetail({ id }: { id: string }): JSX.Element {
   );
 }
 
-function Settings({ org, reload }: { org: Org; reload(): void }): JSX.Element {
+function Settings({ org }: { org: Org }): JSX.Element {
   const { api, navigate } = useConsole();
-  const { error, status, busy, run } = useAction(reload);
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState({ name: org.name, display_name: org.display_name ?? '', enabled: org.enabled });
   const [confirm, setConfirm] = useState(false);
   useEffect(() => setForm({ name: org.name, display_name: org.display_name ?? '', enabled: org.enabled }), [org]);
@@ -147,8 +147,8 @@ async function userIdOf(api: Api, who: string): Promise<string> {
 function Members({ org }: { org: Org }): JSX.Element {
   const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, , reload] = useLoad(() => api.call('org_members', { org_id: org.id, pagination: { page, limit: LIMIT } }), [org.id, page]);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError } = useCall('org_members', { org_id: org.id, pagination: { page, limit: LIMIT } });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState({ who: '', roles: '' });
   const [editing, setEditing] = useState<{ user_id: string; roles: string } | null>(null);
   const roleList = (s: string): string[] => s.split(',').map((r) => r.trim()).filter(Boolean);
@@ -209,8 +209,8 @@ function Members({ org }: { org: Org }): JSX.Element {
 
 function Domains({ org }: { org: Org }): JSX.Element {
   const { api } = useConsole();
-  const [data, loadError, , reload] = useLoad(() => api.call('org_domains', { org_id: org.id, pagination: { page: 1, limit: 100 } }), [org.id]);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError } = useCall('org_domains', { org_id: org.id, pagination: { page: 1, limit: 100 } });
+  const { error, status, busy, run } = useAction();
   const [domain, setDomain] = useState('');
   const [challenge, setChallenge] = useState<Res<'request_org_domain'> | null>(null);
   return (
@@ -273,25 +273,29 @@ function Domains({ org }: { org: Org }): JSX.Element {
   );
 }
 
-/** Loads an org's single resource (a connection, the SCIM endpoint); 404 means "none yet" (null). */
-function useOne<T>(load: () => Promise<T>, deps: unknown[]): [T | null | undefined, string, () => void] {
-  const [data, error, , reload] = useLoad(async () => {
+/**
+ * Loads an org's single resource (a connection, the SCIM endpoint) with {@link useLoad}; 404 means "none yet" (null).
+ * @returns the resource (undefined before the first answer, null when there is none) and the refusal's text
+ */
+function useOne<O extends 'org_oidc_connection' | 'org_saml_connection' | 'scim_endpoint'>(op: O, orgId: string): [Res<O> | null | undefined, string] {
+  const { api } = useConsole();
+  const { data, error } = useLoad([op, { org_id: orgId }], async () => {
     try {
-      return { one: await load() };
+      return { one: await api.call(op, { org_id: orgId }) };
     } catch (err) {
       if (notFound(err)) return { one: null };
       throw err;
     }
-  }, deps);
-  return [data?.one, error, reload];
+  });
+  return [data?.one, error];
 }
 
 const OIDC_BLANK = { name: '', issuer_url: '', client_id: '', client_secret: '', scopes: '', redirect_uri: '', is_active: true };
 
 function OidcConnection({ org }: { org: Org }): JSX.Element {
   const { api } = useConsole();
-  const [conn, loadError, reload] = useOne(() => api.call('org_oidc_connection', { org_id: org.id }), [org.id]);
-  const { error, status, busy, run } = useAction(reload);
+  const [conn, loadError] = useOne('org_oidc_connection', org.id);
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState(OIDC_BLANK);
   const [confirm, setConfirm] = useState(false);
   useEffect(() => {
@@ -343,8 +347,8 @@ const SAML_BLANK = { name: '', idp_entity_id: '', idp_sso_url: '', idp_certifica
 
 function SamlConnection({ org }: { org: Org }): JSX.Element {
   const { api } = useConsole();
-  const [conn, loadError, reload] = useOne(() => api.call('org_saml_connection', { org_id: org.id }), [org.id]);
-  const { error, status, busy, run } = useAction(reload);
+  const [conn, loadError] = useOne('org_saml_connection', org.id);
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState(SAML_BLANK);
   const [confirm, setConfirm] = useState(false);
   useEffect(() => {
@@ -400,8 +404,8 @@ function SamlConnection({ org }: { org: Org }): JSX.Element {
 
 function Scim({ org }: { org: Org }): JSX.Element {
   const { api, config } = useConsole();
-  const [endpoint, loadError, reload] = useOne(() => api.call('scim_endpoint', { org_id: org.id }), [org.id]);
-  const { error, status, busy, run } = useAction(reload);
+  const [endpoint, loadError] = useOne('scim_endpoint', org.id);
+  const { error, status, busy, run } = useAction();
   const [token, setToken] = useState<string | null>(null);
   const [confirm, setConfirm] = useState(false);
   const base = `${location.origin}${config.basePath}/scim/v2`;
@@ -446,9 +450,9 @@ const SP_BLANK = { name: '', entity_id: '', acs_url: '', sp_cert_pem: '', allow_
 
 function SamlIdp({ org }: { org: Org }): JSX.Element {
   const { api, config } = useConsole();
-  const [sps, spError, , reloadSps] = useLoad(() => api.call('saml_service_providers', { org_id: org.id, pagination: { page: 1, limit: 100 } }), [org.id]);
-  const [keys, keyError, , reloadKeys] = useLoad(() => api.call('saml_idp_keys', { org_id: org.id }), [org.id]);
-  const { error, status, busy, run } = useAction(() => { reloadSps(); reloadKeys(); });
+  const { data: sps, error: spError } = useCall('saml_service_providers', { org_id: org.id, pagination: { page: 1, limit: 100 } });
+  const { data: keys, error: keyError } = useCall('saml_idp_keys', { org_id: org.id });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState(SP_BLANK);
   const [xml, setXml] = useState('');
   const set = <K extends keyof typeof SP_BLANK>(k: K) => (v: (typeof SP_BLANK)[K]) => setForm({ ...form, [k]: v });

@@ -8,11 +8,10 @@
 import type { JSX } from 'preact';
 import { linksOf } from '../../../login/src/dev-outbox.tsx';
 import { t } from '../strings.ts';
-import { Messages, Title, useConsole, useLoad, when } from '../ui.tsx';
+import { Messages, Title, useCall, when } from '../ui.tsx';
 
 export function DevOutbox(): JSX.Element {
-  const { api } = useConsole();
-  const [data, error, loading, reload] = useLoad(() => api.call('dev_outbox', {}), []);
+  const { data, error, loading, reload } = useCall('dev_outbox', {});
   return (
     <main id="main" aria-busy={loading ? 'true' : 'false'}>
       <Title>{t.outbox.title}</Title>

@@ -39,10 +39,10 @@ async function counts(api: Api, authz: boolean): Promise<Counts> {
 
 export function Overview(): JSX.Element {
   const { api, config } = useConsole();
-  const [data, error, loading] = useLoad(async (): Promise<{ meta: Res<'meta'>; counts: Counts }> => {
+  const { data, error, loading } = useLoad(['overview'], async (): Promise<{ meta: Res<'meta'>; counts: Counts }> => {
     const meta = await api.call('meta', {});
     return { meta, counts: await counts(api, meta.authorization_engine?.is_enabled === true) };
-  }, []);
+  });
   const meta = data?.meta;
   const features = Object.entries(t.overview.featureNames) as Array<[keyof typeof t.overview.featureNames, string]>;
   return (

@@ -4,14 +4,15 @@
  * `delete_email_template`): at most one per event; the form lists the placeholders the event's mail
  * can use and shows the subject and body rendered with sample values as they are typed (preview.ts);
  * a template the server refuses (an unknown event, a construct other than a placeholder) shows the
- * server's message.
+ * server's message. The template's `design` (the email editor's state, opaque to the server) is
+ * edited as JSON text and checked before it is sent.
  */
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { fill, placeholders, renderPreview } from '../preview.ts';
 import { t } from '../strings.ts';
-import { Area, Confirm, Field, ListEnd, Messages, Select, Title, useAction, useConsole, useLoad, when } from '../ui.tsx';
+import { Area, Confirm, Field, ListEnd, Messages, Select, Title, useAction, useCall, useConsole, when } from '../ui.tsx';
 
 const LIMIT = 10;
 type Template = Res<'email_templates'>['email_templates'][number];
@@ -25,15 +26,31 @@ const EVENTS: Readonly<Record<string, readonly string[]>> = {
   verify_otp: ['otp'],
 };
 const COMMON = ['user.email', 'user.given_name', 'user.family_name', 'organization.name', 'organization.logo'];
-const BLANK = { event_name: 'basic_auth_signup', subject: '', template: '' };
+const BLANK = { event_name: 'basic_auth_signup', subject: '', template: '', design: '' };
+
+/**
+ * Checks a template's `design` (behaviour.md §EmailTemplate: the email editor's state, opaque to
+ * the server, `""` when not given): blank, or JSON text. A design stored elsewhere that is not JSON
+ * is passed back untouched while it is not edited (`stored`).
+ * @throws Error `t.templates.designInvalid` for text that is neither
+ */
+export function checkDesign(design: string, stored: string | null): string {
+  if (design.trim() === '' || design === stored) return design;
+  try {
+    JSON.parse(design);
+  } catch {
+    throw new Error(t.templates.designInvalid);
+  }
+  return design;
+}
 
 export function EmailTemplates(): JSX.Element {
   const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, loading, reload] = useLoad(() => api.call('email_templates', { page, limit: LIMIT }), [page]);
-  const { error, status, busy, run } = useAction(reload);
+  const { data, error: loadError, loading } = useCall('email_templates', { page, limit: LIMIT });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState(BLANK);
-  const [editing, setEditing] = useState<string | null>(null);
+  const [editing, setEditing] = useState<Template | null>(null);
   const [confirm, setConfirm] = useState<Template | null>(null);
   const preview = useRef<HTMLDivElement>(null);
   useEffect(() => { if (preview.current) renderPreview(form.template, preview.current); }, [form.template]);
@@ -51,12 +68,13 @@ export function EmailTemplates(): JSX.Element {
           <form onSubmit={(e) => {
             e.preventDefault();
             run(async () => {
+              const design = checkDesign(form.design, editing ? editing.design : null);
               if (editing) {
-                await api.call('update_email_template', { id: editing, ...form });
+                await api.call('update_email_template', { id: editing.id, ...form, design });
                 reset();
                 return t.templates.updated;
               }
-              await api.call('add_email_template', form);
+              await api.call('add_email_template', { ...form, design });
               reset();
               return t.templates.added;
             });
@@ -64,6 +82,7 @@ export function EmailTemplates(): JSX.Element {
             <Select id="et-event" label={t.templates.event} value={form.event_name} onChange={set('event_name')} options={Object.keys(EVENTS).map((e) => [e, t.templates.events[e as keyof typeof t.templates.events] ?? e] as const)} />
             <Field id="et-subject" label={t.templates.subject} value={form.subject} onInput={set('subject')} required />
             <Area id="et-body" label={t.templates.body} value={form.template} onInput={set('template')} rows={10} code required hint={t.templates.bodyHint} />
+            <Area id="et-design" label={t.templates.design} value={form.design} onInput={set('design')} rows={4} code hint={t.templates.designHint} />
             <p class="hint" id="et-vars">{t.templates.variables} {vars.map((v) => <code key={v}>{`{{.${v}}}`} </code>)}</p>
             {unknown.length ? <p class="hint">{t.templates.unknown(unknown.join(', '))}</p> : null}
             <div class="row">
@@ -96,8 +115,8 @@ export function EmailTemplates(): JSX.Element {
                   <td>{when(x.updated_at ?? x.created_at)}</td>
                   <td class="actions">
                     <button type="button" class="link" aria-label={`${t.templates.editButton} ${x.event_name}`} onClick={() => {
-                      setEditing(x.id);
-                      setForm({ event_name: x.event_name, subject: x.subject, template: x.template });
+                      setEditing(x);
+                      setForm({ event_name: x.event_name, subject: x.subject, template: x.template, design: x.design });
                       document.getElementById('et-subject')?.focus();
                     }}>{t.templates.editButton}</button>
                     <button type="button" class="link danger" aria-label={`${t.templates.delete} ${x.event_name}`} onClick={() => setConfirm(x)}>{t.templates.delete}</button>

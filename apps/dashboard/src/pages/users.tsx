@@ -9,7 +9,7 @@ import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { t } from '../strings.ts';
-import { Check, errorText, Field, flash, Messages, ListEnd, Title, useAction, useConsole, useLoad, when } from '../ui.tsx';
+import { Check, Field, flash, Messages, ListEnd, Title, useAction, useCall, useConsole, when } from '../ui.tsx';
 
 const LIMIT = 10;
 type User = Res<'user'>;
@@ -19,12 +19,12 @@ const who = (u: User): string => u.email || u.phone_number || u.id;
 
 /** The list, with the search box and the pager; `?q=` and `?page=` are kept in the address. */
 export function Users(): JSX.Element {
-  const { api, href, navigate } = useConsole();
+  const { href, navigate } = useConsole();
   const params = new URLSearchParams(location.search);
   const [query, setQuery] = useState(params.get('q') ?? '');
   const [applied, setApplied] = useState(params.get('q') ?? '');
   const [page, setPage] = useState(Math.max(1, Number(params.get('page')) || 1));
-  const [data, error, loading] = useLoad(() => api.call('users', { query: applied || null, pagination: { page, limit: LIMIT } }), [applied, page]);
+  const { data, error, loading } = useCall('users', { query: applied || null, pagination: { page, limit: LIMIT } });
   useEffect(() => {
     const q = new URLSearchParams();
     if (applied) q.set('q', applied);
@@ -66,8 +66,8 @@ export function Users(): JSX.Element {
 /** One user: details, the edit form, access, and delete with a confirmation. */
 export function UserDetail({ id }: { id: string }): JSX.Element {
   const { api, href, navigate } = useConsole();
-  const [user, loadError, loading, reload] = useLoad(() => api.call('user', { id }), [id]);
-  const { error, status, busy, run, setError, setBusy } = useAction(reload);
+  const { data: user, error: loadError, loading } = useCall('user', { id });
+  const { error, status, busy, run } = useAction();
   const [form, setForm] = useState({ given_name: '', family_name: '', roles: '', email_verified: false, phone_number_verified: false, mfa: false, reset_mfa: false });
   const [confirming, setConfirming] = useState(false);
   const confirmRef = useRef<HTMLElement>(null);
@@ -95,9 +95,16 @@ export function UserDetail({ id }: { id: string }): JSX.Element {
   };
   const remove = (): void => {
     if (!user) return;
-    setBusy(true);
-    setError('');
-    api.call('delete_user', { id }).then(() => navigate('/users', t.users.deleted(who(user))), (e: unknown) => { setError(errorText(e)); setBusy(false); setConfirming(false); });
+    run(async () => {
+      try {
+        await api.call('delete_user', { id });
+      } catch (err) {
+        setConfirming(false);
+        throw err;
+      }
+      navigate('/users', t.users.deleted(who(user)));
+      return '';
+    });
   };
   const set = <K extends keyof typeof form>(k: K) => (v: (typeof form)[K]) => setForm({ ...form, [k]: v });
 

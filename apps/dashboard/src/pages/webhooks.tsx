@@ -10,7 +10,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { t } from '../strings.ts';
-import { Check, Confirm, Field, Messages, OnceSecret, ListEnd, Title, useAction, useConsole, useLoad, when } from '../ui.tsx';
+import { Check, Confirm, Field, Messages, OnceSecret, ListEnd, Title, useAction, useCall, useConsole, when } from '../ui.tsx';
 
 const LIMIT = 10;
 type Webhook = Res<'webhook'>;
@@ -19,10 +19,10 @@ const BLANK = { event_name: '', event_description: '', endpoint: '', enabled: tr
 export function Webhooks(): JSX.Element {
   const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, loadError, loading, reload] = useLoad(() => api.call('webhooks', { page, limit: LIMIT }), [page]);
+  const { data, error: loadError, loading } = useCall('webhooks', { page, limit: LIMIT });
   const [form, setForm] = useState(BLANK);
   const [editing, setEditing] = useState<string | null>(null);
-  const { error, status, busy, run } = useAction(reload);
+  const { error, status, busy, run } = useAction();
   const [secret, setSecret] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<Webhook | null>(null);
   const [logsOf, setLogsOf] = useState<Webhook | null>(null);
@@ -111,9 +111,8 @@ export function Webhooks(): JSX.Element {
 
 /** One webhook's deliveries, newest first, with status and attempt. */
 function Logs({ webhook, onClose }: { webhook: Webhook; onClose(): void }): JSX.Element {
-  const { api } = useConsole();
   const [page, setPage] = useState(1);
-  const [data, error] = useLoad(() => api.call('webhook_logs', { webhook_id: webhook.id, pagination: { page, limit: LIMIT } }), [page]);
+  const { data, error } = useCall('webhook_logs', { webhook_id: webhook.id, pagination: { page, limit: LIMIT } });
   return (
     <section aria-labelledby="wh-logs">
       <h2 id="wh-logs" tabIndex={-1}>{t.webhooks.logsFor(webhook.endpoint ?? '')}</h2>
