@@ -194,7 +194,8 @@ describe.each(['all', 'split'] as const)('admin user operations (%s)', (mode) =>
     const profile = async (headers: Record<string, string>) => (await raw(`${d.url}/v1/profile`, { headers })).status;
     const rest = await post('admin/revoke_user_sessions', { user_id: u.user.id });
     expect({ status: rest.status, body: rest.body }).toEqual({ status: 200, body: { message: 'User sessions revoked', count: 2 } });
-    for (const h of [{ authorization: `Bearer ${u.token}` }, { cookie: u.cookie }, { authorization: `Bearer ${second.body.access_token}` }]) expect(await profile(h)).toBe(401);
+    const signedIn: Array<Record<string, string>> = [{ authorization: `Bearer ${u.token}` }, { cookie: u.cookie }, { authorization: `Bearer ${second.body.access_token}` }];
+    for (const h of signedIn) expect(await profile(h)).toBe(401);
     expect(await profile({ authorization: `Bearer ${other.token}` })).toBe(200);
     // not revoke_access: the account is as it was and the user signs in again at once
     expect((await post('admin/user', { id: u.user.id })).body.revoked_timestamp).toBeNull();
