@@ -1,5 +1,5 @@
 /** @module @gatehouse/config/commands: the CLI commands and the flag sets they share (ARCHITECTURE §5-6). */
-import { COMMAND_NAMES, type CommandName } from '@gatehouse/contracts/service-names';
+import { COMMAND_NAMES, SERVICE_SUMMARIES, type CommandName } from '@gatehouse/contracts/service-names';
 
 /**
  * One process per command in split mode; `all` runs every service and the gateway in one process.
@@ -20,14 +20,12 @@ export const CALLERS: readonly CommandName[] = COMMANDS.filter((c) => c !== 'not
 /** Split-mode routing: only the gateway is told where the services listen. */
 export const GATEWAY: readonly CommandName[] = ['gateway'];
 
-/** One line per command for `--help`. */
+/**
+ * One line per command for `--help`: `all` and `gateway` here, each service's from its module's `summary`
+ * (generated into `SERVICE_SUMMARIES` by `npm run generate`, so a new service adds none here).
+ */
 export const COMMAND_SUMMARY: Readonly<Record<CommandName, string>> = Object.freeze({
   all: 'every service and the gateway in one process',
   gateway: 'REST /v1, GraphQL and gRPC entry point in split mode; routes to the services',
-  authn: 'users, sign-up, login, sessions, tokens, JWKS and discovery, email and phone verification, social login, the OAuth 2.0 / OpenID Provider endpoints, clients and trusted issuers',
-  mfa: 'multi-factor authentication: MFA sessions, one-time codes (email, SMS), TOTP with recovery codes, passkeys, and the gate authn asks for',
-  admin: 'super-admin surface: admin sessions and AdminMeta, webhooks, email templates and the audit log',
-  orgs: 'organizations, members, verified domains, SCIM 2.0, org SSO connections (OIDC and SAML) and the SAML identity provider',
-  authz: 'the relationship-based authorization engine (OpenFGA models and tuples; embedded, or an OpenFGA server)',
-  notifications: 'the delivery worker: email, SMS and webhooks',
+  ...SERVICE_SUMMARIES,
 });

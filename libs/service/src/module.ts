@@ -80,6 +80,8 @@ export interface ServiceRuntime {
 /** One service, as the registry lists it. */
 export interface ServiceModule {
   readonly name: ServiceModuleName;
+  /** its one line in `gatehouse --help` (generated into `SERVICE_SUMMARIES`, libs/contracts' service-names.ts) */
+  readonly summary: string;
   /** the descriptor of its public proto service, if it has one (`authn` → gatehouse.authn.v1.AuthnService) */
   readonly publicApi?: ServiceName;
   /** the descriptor of its internal proto service, if it has one */

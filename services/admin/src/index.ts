@@ -10,6 +10,7 @@ import { adminTypeDefs } from './graphql/schema.ts';
 
 export const adminModule: ServiceModule = {
   name: 'admin',
+  summary: 'super-admin surface: admin sessions and AdminMeta, webhooks, email templates and the audit log',
   publicApi: 'admin',
   internalApi: 'admin.internal',
   typeDefs: adminTypeDefs,

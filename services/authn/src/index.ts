@@ -8,6 +8,7 @@ import { authnTypeDefs } from './graphql/schema.ts';
 
 export const authnModule: ServiceModule = {
   name: 'authn',
+  summary: 'users, sign-up, login, sessions, tokens, JWKS and discovery, email and phone verification, social login, the OAuth 2.0 / OpenID Provider endpoints, clients and trusted issuers',
   publicApi: 'authn',
   internalApi: 'authn.internal',
   typeDefs: authnTypeDefs,

@@ -8,6 +8,7 @@ import { authzTypeDefs } from './graphql/schema.ts';
 
 export const authzModule: ServiceModule = {
   name: 'authz',
+  summary: 'the relationship-based authorization engine (OpenFGA models and tuples; embedded, or an OpenFGA server)',
   publicApi: 'authz',
   internalApi: 'authz.internal',
   typeDefs: authzTypeDefs,

@@ -8,6 +8,7 @@ import { mfaTypeDefs } from './graphql/schema.ts';
 
 export const mfaModule: ServiceModule = {
   name: 'mfa',
+  summary: 'multi-factor authentication: MFA sessions, one-time codes (email, SMS), TOTP with recovery codes, passkeys, and the gate authn asks for',
   publicApi: 'mfa',
   internalApi: 'mfa.internal',
   typeDefs: mfaTypeDefs,

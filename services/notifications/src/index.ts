@@ -7,6 +7,7 @@ import type { ServiceModule } from '@gatehouse/service';
 
 export const notificationsModule: ServiceModule = {
   name: 'notifications',
+  summary: 'the delivery worker: email, SMS and webhooks',
   // webhook targets and stored email templates (issue 17, behaviour.md §5.4, §5.5)
   calls: ['admin.internal'],
   requires: [{ key: 'natsUrl', why: 'the worker consumes delivery jobs from NATS JetStream' }],

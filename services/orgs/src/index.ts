@@ -8,6 +8,7 @@ import { orgsTypeDefs } from './graphql/schema.ts';
 
 export const orgsModule: ServiceModule = {
   name: 'orgs',
+  summary: 'organizations, members, verified domains, SCIM 2.0, org SSO connections (OIDC and SAML) and the SAML identity provider',
   publicApi: 'orgs',
   typeDefs: orgsTypeDefs,
   internalApi: 'orgs.internal',

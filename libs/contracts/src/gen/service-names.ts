@@ -27,6 +27,15 @@ export const SERVICE_ROUTES = [
   { name: 'orgs', callers: ['gateway'] as const, replicated: false, subgraph: true },
   { name: 'authz', callers: ['gateway', 'orgs'] as const, replicated: true, subgraph: true },
 ] as const;
+/** Each service's one line for `gatehouse --help`, from its module's `summary`. */
+export const SERVICE_SUMMARIES: Readonly<Record<ServiceModuleName, string>> = {
+  notifications: "the delivery worker: email, SMS and webhooks",
+  authn: "users, sign-up, login, sessions, tokens, JWKS and discovery, email and phone verification, social login, the OAuth 2.0 / OpenID Provider endpoints, clients and trusted issuers",
+  mfa: "multi-factor authentication: MFA sessions, one-time codes (email, SMS), TOTP with recovery codes, passkeys, and the gate authn asks for",
+  admin: "super-admin surface: admin sessions and AdminMeta, webhooks, email templates and the audit log",
+  orgs: "organizations, members, verified domains, SCIM 2.0, org SSO connections (OIDC and SAML) and the SAML identity provider",
+  authz: "the relationship-based authorization engine (OpenFGA models and tuples; embedded, or an OpenFGA server)",
+};
 /** The CLI commands: `all`, `gateway`, then one per service. */
 export const COMMAND_NAMES = ['all', 'gateway', 'authn', 'mfa', 'admin', 'orgs', 'authz', 'notifications'] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
