@@ -67,6 +67,23 @@ describe('RedisRateLimiter (behaviour.md §10: shared through Redis)', () => {
     await redis.del(`gatehouse:rl:${ip}`);
   });
 
+  it('answers a request whose reply waited behind a stalled event loop (a busy gateway is not a Redis outage)', async () => {
+    // the command timeout is a timer on this process's loop: after a stall the loop runs expired timers
+    // before it reads the socket, so a reply already there lost to a short timeout (a 503 seen in CI)
+    const l = new RedisRateLimiter({ rps: 1, burst: 5, redis: 'redis://127.0.0.1:6379', keyPrefix: prefix() });
+    try {
+      expect(await l.take('warm')).toBe(true);
+      const pending = l.take('stalled');
+      const until = Date.now() + 900;
+      while (Date.now() < until) {
+        // a synchronous stall of the gateway's event loop, as under GC or a busy node
+      }
+      expect(await pending).toBe(true);
+    } finally {
+      await l.close();
+    }
+  });
+
   it('fails with unavailable "rate limit store unavailable" when Redis is unreachable', async () => {
     const l = new RedisRateLimiter({ rps: 1, burst: 5, redis: 'redis://127.0.0.1:1', commandTimeoutMs: 200 });
     try {

@@ -37,13 +37,20 @@ return allowed
 const TAKE_SHA = createHash('sha1').update(TAKE_SCRIPT).digest('hex');
 
 export const DEFAULT_RATE_LIMIT_KEY_PREFIX = 'gatehouse:rl:';
+/** ms a limiter command may take before the request is answered 503 `unavailable` */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 
 export interface RedisRateLimiterOptions extends TokenBucketOptions {
   /** `--redis-url`, or an existing client (then `close()` leaves it open) */
   redis: string | Redis;
   /** key prefix; keys are `<prefix><ip>`. Default `gatehouse:rl:` */
   keyPrefix?: string;
-  /** per-command timeout in ms before the store counts as unavailable; default 500 */
+  /**
+   * per-command timeout in ms before the store counts as unavailable; default 2000. The timer runs on
+   * this process's event loop, so a loop stalled past it (GC, a busy node) times out a reply already
+   * in the socket: the default leaves room for that and stays far inside the 30 s request deadline
+   * (behaviour.md §0.1).
+   */
   commandTimeoutMs?: number;
   logger?: Logger;
 }
@@ -71,7 +78,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (typeof options.redis === 'string') {
       this.#redis = newRedis(options.redis, {
         maxRetriesPerRequest: 1,
-        commandTimeout: options.commandTimeoutMs ?? 500,
+        commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
         connectTimeout: 1000,
         retryStrategy: (times) => Math.min(times * 200, 2000),
       });
