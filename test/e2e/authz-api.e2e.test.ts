@@ -144,6 +144,19 @@ describe.each(AUTHZ_CONFIGS)('authz admin API on three surfaces (%s, %s engine)'
     expect(JSON.stringify(tree)).toContain('owner');
     const exMissing = await onAll(d, { op: '_fga_expand', args: { relation: '', object: 'doc:lu' }, creds: admin });
     expectAllError(exMissing, 'invalid_argument', 'relation and object are required');
+
+    // extension: contextual tuples count as stored for this expansion only (OpenFGA ExpandRequest.contextual_tuples)
+    const withCtx = await onAll(d, { op: '_fga_expand', args: { relation: 'editor', object: 'doc:lu', contextual_tuples: [{ user: 'user:ctx-editor', relation: 'editor', object: 'doc:lu' }] }, creds: admin });
+    for (const s of SURFACES) expect({ s, tree: okBody(withCtx[s]).tree as string }).toEqual({ s, tree: expect.stringContaining('"user:ctx-editor"') });
+    expect(okBody(ex.rest).tree).not.toContain('user:ctx-editor');
+    const stored = okBody(await authzPerform('rest', d, { op: '_fga_read_tuples', args: { user: 'user:ctx-editor' }, creds: admin }));
+    expect(stored.tuples).toEqual([]);
+    const badCtx = await onAll(d, { op: '_fga_expand', args: { relation: 'editor', object: 'doc:lu', contextual_tuples: [{ user: 'user:x', relation: 'nope', object: 'doc:lu' }] }, creds: admin });
+    for (const s of SURFACES) {
+      const r = badCtx[s];
+      expect({ s, got: r.ok ? { ok: true } : { code: r.code, message: r.message } })
+        .toEqual({ s, got: { code: 'invalid_argument', message: expect.stringContaining('invalid tuple "user:x nope doc:lu"') } });
+    }
   });
 
   it('a user or an anonymous caller on /v1/admin/fga/* is 401 unauthenticated `unauthorized`', async () => {

@@ -823,7 +823,7 @@ describe('the admin console in Chromium (all-in-one)', () => {
     expect((await post(d.url, '/v1/admin/fga/tuples/read', { user: kim }, admin(d))).body).toMatchObject({ tuples: [{ object: 'doc:office' }] });
   }, 90_000);
 
-  it('authorization: who has access, with contextual tuples and a condition context (list_users), the tree from the stored tuples (expand)', async () => {
+  it('authorization: who has access, with contextual tuples and a condition context (list_users), the tree from the stored and contextual tuples (expand)', async () => {
     const model = 'model\n  schema 1.1\ntype user\ntype doc\n  relations\n    define viewer: [user, user with in_network]\ncondition in_network(ip: ipaddress, cidr: string) {\n  ip.in_cidr(cidr)\n}\n';
     expect((await post(d.url, '/v1/admin/fga/model', { dsl: model }, admin(d))).status).toBe(200);
     const tag = Math.random().toString(36).slice(2, 7);
@@ -863,10 +863,21 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await drv.click('Test');
     await listed.getByText(lee, { exact: true }).waitFor();
     expect(await users()).toEqual([lee, zed].sort());
-    // expand takes neither: its tree holds the stored, conditioned tuple only
+    // expand takes the contextual tuples too (it evaluates no condition): the tree holds both, and
+    // without the contextual line the stored, conditioned tuple only
     const tree = drv.page.getByTestId('expand-tree');
     expect(await tree.textContent()).toContain(lee);
+    expect(await tree.textContent()).toContain(zed);
+    await drv.fill('Contextual tuples for the access test (optional)', '');
+    await drv.click('Test');
+    await listed.getByText(zed, { exact: true }).waitFor({ state: 'detached' });
+    await listed.getByText(lee, { exact: true }).waitFor();
+    expect(await users()).toEqual([lee]);
+    expect(await tree.textContent()).toContain(lee);
     expect(await tree.textContent()).not.toContain(zed);
+    await drv.fill('Contextual tuples for the access test (optional)', `${zed} viewer ${room}\n`);
+    await drv.click('Test');
+    await listed.getByText(zed, { exact: true }).waitFor();
     await drv.screen(CONSOLE.authz);
     const stored = (await post(d.url, '/v1/admin/fga/tuples/read', { object: room }, admin(d))).body as { tuples: Array<{ user: string }> };
     expect(stored.tuples.map((x) => x.user)).toEqual([lee]);

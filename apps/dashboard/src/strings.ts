@@ -521,7 +521,7 @@ export const en = {
     testerHint: 'Lists the users with the relation on the object (list_users), and draws how it is granted (expand).',
     accessTuples: 'Contextual tuples for the access test (optional)',
     accessContext: 'Condition context for the access test (optional)',
-    treeHint: 'The tree is drawn from the stored tuples: expand takes no contextual tuple or condition context.',
+    treeHint: 'The tree is drawn from the stored tuples and the contextual tuples above; expand evaluates no condition, so the context does not apply to it.',
     userType: 'User type',
     testRelation: 'Relation to test',
     testObject: 'Object to test',

@@ -339,8 +339,8 @@ function TreeNode({ value, label }: { value: unknown; label?: string }): JSX.Ele
 
 /**
  * Who has a relation on an object: `fga/list_users` (with the test's contextual tuples and condition
- * context, OpenFGA's ListUsers) and the expansion tree of `fga/expand` (the contract's Expand takes
- * neither, so the tree shows the stored tuples only).
+ * context, OpenFGA's ListUsers) and the expansion tree of `fga/expand` with the same contextual tuples
+ * (OpenFGA's Expand evaluates no condition, so the context does not reach the tree).
  */
 function Tester(): JSX.Element {
   const { api } = useConsole();
@@ -360,7 +360,7 @@ function Tester(): JSX.Element {
           const request = { object: form.object, relation: form.relation, user_type: form.user_type, contextual_tuples: parseTuples(form.tuples), context: parseContext(form.context) };
           const [users, expand] = await Promise.all([
             api.call('fga/list_users', request),
-            api.call('fga/expand', { object: form.object, relation: form.relation }),
+            api.call('fga/expand', { object: form.object, relation: form.relation, contextual_tuples: request.contextual_tuples }),
           ]);
           let tree: unknown = expand.tree;
           try { tree = JSON.parse(expand.tree); } catch { tree = expand.tree; }

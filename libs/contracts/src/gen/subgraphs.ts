@@ -1117,6 +1117,7 @@ export const SUBGRAPH_SDL = {
   input FgaExpandInput {
     relation: String!
     object: String!
+    "Extension: contextual tuples (at most 100)." contextual_tuples: [FgaTupleInput!]
   }
 
   type PermissionCheckResult {

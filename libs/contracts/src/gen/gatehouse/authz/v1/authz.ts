@@ -144,7 +144,15 @@ export interface ListUsersResponse {
 
 export interface ExpandRequest {
   relation?: string | null | undefined;
-  object?: string | null | undefined;
+  object?:
+    | string
+    | null
+    | undefined;
+  /**
+   * Extension: contextual tuples (at most 100), counted as stored for this expansion (OpenFGA's
+   * ExpandRequest.contextual_tuples). Expand evaluates no condition, so it takes no context.
+   */
+  contextual_tuples: Tuple[];
 }
 
 export interface ExpandResponse {
