@@ -96,7 +96,9 @@ describe('custom claims sandbox (QuickJS/WASM on a worker thread)', () => {
     await run(USER, PAYLOAD);
     const elapsed = performance.now() - start;
     expect(elapsed).toBeGreaterThanOrEqual(CUSTOM_CLAIMS_TIMEOUT_MS - 5);
-    expect(elapsed).toBeLessThan(CUSTOM_CLAIMS_TIMEOUT_MS + 300);
+    // stopped at the budget, not left running: the slack is a loaded machine's scheduling delay
+    // (the deadline is read on the wall clock, and a descheduled thread reads it late)
+    expect(elapsed).toBeLessThan(CUSTOM_CLAIMS_TIMEOUT_MS + 1000);
   });
 
   it('no script, no runner', () => {
