@@ -46,6 +46,18 @@ export async function openSection(d: LoginPageDriver, name: (typeof CONSOLE)[Exc
   await d.screen(name, shot);
 }
 
+/**
+ * Ticks (`on`) or clears the console's checkbox named `label` as a person does, by clicking its label
+ * when its state differs (a React Aria `Checkbox`: the native input inside the label is visually
+ * hidden, so a pointer never lands on it), then waits until the checkbox shows that state.
+ * @throws Error (playwright's timeout) when the click does not change it
+ */
+export async function setCheck(d: LoginPageDriver, label: string, on: boolean): Promise<void> {
+  const box = d.page.getByLabel(label, { exact: true });
+  if ((await box.isChecked()) !== on) await d.page.locator('label').filter({ has: box }).click();
+  await box.and(d.page.locator(on ? ':checked' : ':not(:checked)')).waitFor({ timeout: 5_000 });
+}
+
 /** One request a {@link WebhookReceiver} got. */
 export interface Received { headers: http.IncomingHttpHeaders; body: string }
 

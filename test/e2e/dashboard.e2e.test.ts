@@ -18,7 +18,7 @@ import { startDeployment, type Deployment } from '@gatehouse/testing';
 import { launchChromium } from './passkey-browser.ts';
 import { address, get, PASSWORD, post, signup, sleep } from './email-support.ts';
 import { DriverPool, type LoginPageDriver } from './login-page-support.ts';
-import { CONSOLE, CONSOLE_VIEWPORT, consoleSignIn, openSection, startWebhookReceiver, type WebhookReceiver } from './dashboard-support.ts';
+import { CONSOLE, CONSOLE_VIEWPORT, consoleSignIn, openSection, setCheck, startWebhookReceiver, type WebhookReceiver } from './dashboard-support.ts';
 
 const admin = (d: Deployment): Record<string, string> => ({ 'x-service-admin-secret': d.adminSecret });
 
@@ -175,7 +175,7 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await drv.fill('Given name', 'Ada');
     await drv.fill('Family name', 'Lovelace');
     await drv.fill('Roles (comma separated)', 'user, editor');
-    await drv.page.getByLabel('Email verified', { exact: true }).check();
+    await setCheck(drv, 'Email verified', true);
     await drv.click('Save changes');
     await drv.page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const saved = (await post(d.url, '/v1/admin/user', { email: target }, admin(d))).body as { id: string; given_name: string; family_name: string; roles: string[]; email_verified: boolean };
@@ -302,10 +302,10 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await openSection(drv, 'Clients');
     await drv.fill('Name', 'reports worker');
     await drv.fill('Allowed scopes', 'read:reports');
-    await drv.page.getByLabel('Public client (no secret; PKCE required)', { exact: true }).check();
+    await setCheck(drv, 'Public client (no secret; PKCE required)', true);
     await drv.click('Create client');
     expect(await drv.alert()).toBe('a public client cannot use client_credentials');
-    await drv.page.getByLabel('Public client (no secret; PKCE required)', { exact: true }).uncheck();
+    await setCheck(drv, 'Public client (no secret; PKCE required)', false);
     await drv.click('Create client');
     const secret = (await drv.page.getByTestId('secret').textContent()) ?? '';
     await drv.screen(CONSOLE.clients);
@@ -525,7 +525,7 @@ describe('the admin console in Chromium (all-in-one)', () => {
     // edit: audience and deactivation
     await drv.page.getByRole('button', { name: 'Edit cluster' }).click();
     await drv.fill('Expected audience', 'gatehouse-prod');
-    await drv.page.getByLabel('Active', { exact: true }).uncheck();
+    await setCheck(drv, 'Active', false);
     await drv.click('Save trusted issuer');
     await drv.page.getByRole('status').filter({ hasText: 'Trusted issuer saved.' }).waitFor();
     const list = (await post(d.url, '/v1/admin/trusted_issuers', { service_account_id: sa.client.id }, admin(d))).body as { trusted_issuers: Array<{ expected_aud: string; is_active: boolean; issuer_type: string; allowed_subjects: string }> };
@@ -605,14 +605,14 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await drv.fill('Name', 'portal');
     await drv.fill('Allowed scopes', 'openid');
     await drv.fill('Redirect URIs', 'https://portal.example.com/callback');
-    await drv.page.getByLabel('authorization_code', { exact: true }).check();
-    await drv.page.getByLabel('client_credentials', { exact: true }).uncheck();
+    await setCheck(drv, 'authorization_code', true);
+    await setCheck(drv, 'client_credentials', false);
     await drv.fill('Post-logout redirect URIs', 'https://portal.example.com/bye');
     await drv.fill('Back-channel logout URI', 'portal/logout');
     await drv.click('Create client');
     expect(await drv.alert()).toBe('backchannel_logout_uri must be an absolute http(s) URL without a fragment');
     await drv.fill('Back-channel logout URI', 'https://portal.example.com/backchannel');
-    await drv.page.getByLabel('Back-channel logout needs the session ID (sid)', { exact: true }).check();
+    await setCheck(drv, 'Back-channel logout needs the session ID (sid)', true);
     await drv.fill('Front-channel logout URI', 'https://portal.example.com/frontchannel');
     await drv.click('Create client');
     await drv.page.getByTestId('secret').waitFor();

@@ -11,6 +11,7 @@
  *
  * Data: every page reads and writes through TanStack Query (ui.tsx's hooks over api.ts's typed
  * `call`), one cache per console, emptied when the session ends so the next sign-in starts afresh.
+ * Widgets: ui.tsx's fields, checkbox, pager and confirmation are React Aria Components.
  *
  * Accessibility: a skip link, a labelled navigation landmark with `aria-current` on the page shown,
  * every input labelled, the heading of a new page focused, errors in `role="alert"` and outcomes in

@@ -2,15 +2,20 @@
  * @module dashboard/ui
  * The console's shared pieces: the page context (the typed API client and navigation), a page
  * heading that takes the focus when a page opens, labelled fields, the pager, the message regions
- * (`role="alert"` for errors, `role="status"` for outcomes, both announced by screen readers) and
- * the one-time secret box with its copy button; and the data hooks every page reads and writes
- * through (TanStack Query over the typed client's `call`): {@link useCall}, {@link useLoad},
- * {@link usePages} and {@link useAction}.
+ * (`role="alert"` for errors, `role="status"` for outcomes, both announced by screen readers), the
+ * one-time secret box with its copy button and the confirmation of a destructive action; and the
+ * data hooks every page reads and writes through (TanStack Query over the typed client's `call`):
+ * {@link useCall}, {@link useLoad}, {@link usePages} and {@link useAction}.
+ *
+ * The fields, the checkbox, the buttons and the confirmation are React Aria Components
+ * (`react-aria-components`, unstyled: style.css draws them through their classes and `data-*`
+ * states), run on Preact through `preact/compat` as TanStack Query is (vite.config.ts).
  */
 import type { ComponentChildren, JSX } from 'preact';
 import { createContext } from 'preact';
 import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { keepPreviousData, useInfiniteQuery, useMutation, useQuery, useQueryClient, type QueryKey } from '@tanstack/react-query';
+import { Button, Checkbox, Dialog, FieldError, Heading, Input, Label, Text, TextArea, TextField } from 'react-aria-components';
 import { ApiError, type AdminOperation, type Api, type Req, type Res } from './api.ts';
 import type { ConsoleConfig } from './config.ts';
 import { t } from './strings.ts';
@@ -63,33 +68,39 @@ export function Messages({ error, status }: { error: string; status: string }): 
   );
 }
 
-/** A labelled text input. */
+/**
+ * A labelled text input: React Aria's `TextField` (the label, the hint as its description and the
+ * browser's message for a `required` field left empty are tied to the input by `aria-*`).
+ */
 export function Field(props: { label: string; value: string; onInput(v: string): void; type?: string; hint?: string; id: string; required?: boolean; autoComplete?: string }): JSX.Element {
   return (
-    <div class="field">
-      <label for={props.id}>{props.label}</label>
-      <input id={props.id} type={props.type ?? 'text'} value={props.value} required={props.required} autoComplete={props.autoComplete ?? 'off'}
-        aria-describedby={props.hint ? `${props.id}-hint` : undefined}
-        onInput={(e) => props.onInput((e.currentTarget as HTMLInputElement).value)} />
-      {props.hint ? <p class="hint" id={`${props.id}-hint`}>{props.hint}</p> : null}
-    </div>
+    <TextField className="field" id={props.id} type={props.type ?? 'text'} value={props.value} onChange={props.onInput} isRequired={props.required}
+      autoComplete={props.autoComplete ?? 'off'}>
+      <Label>{props.label}</Label>
+      <Input />
+      {props.hint ? <Text slot="description" elementType="p" className="hint">{props.hint}</Text> : null}
+      <FieldError className="field-error" />
+    </TextField>
   );
 }
 
-/** A labelled multi-line text input (a certificate, metadata XML, a template, one URI per line). */
+/** A labelled multi-line text input (a certificate, metadata XML, a template, one URI per line): React Aria's `TextField` with a `TextArea`. */
 export function Area(props: { label: string; value: string; onInput(v: string): void; hint?: string; id: string; rows?: number; required?: boolean; code?: boolean }): JSX.Element {
   return (
-    <div class="field">
-      <label for={props.id}>{props.label}</label>
-      <textarea id={props.id} rows={props.rows ?? 3} value={props.value} required={props.required} class={props.code ? 'code' : undefined} spellcheck={false}
-        aria-describedby={props.hint ? `${props.id}-hint` : undefined}
-        onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)} />
-      {props.hint ? <p class="hint" id={`${props.id}-hint`}>{props.hint}</p> : null}
-    </div>
+    <TextField className="field" id={props.id} value={props.value} onChange={props.onInput} isRequired={props.required}>
+      <Label>{props.label}</Label>
+      <TextArea rows={props.rows ?? 3} className={props.code ? 'code' : undefined} spellcheck={false} />
+      {props.hint ? <Text slot="description" elementType="p" className="hint">{props.hint}</Text> : null}
+      <FieldError className="field-error" />
+    </TextField>
   );
 }
 
-/** A labelled drop-down list of `[value, label]` options. */
+/**
+ * A labelled drop-down list of `[value, label]` options. It stays the browser's own `<select>`:
+ * React Aria's `Select` is a button and a pop-up list box, not a form control the browser (and a
+ * person's assistive technology) already knows.
+ */
 export function Select(props: { label: string; value: string; onChange(v: string): void; id: string; options: ReadonlyArray<readonly [string, string]>; hint?: string }): JSX.Element {
   return (
     <div class="field">
@@ -109,24 +120,28 @@ export const lines = (s: string): string[] => s.split('\n').map((l) => l.trim())
 /** True for an API refusal with HTTP status 404 (a resource that is not there yet: an org's SCIM endpoint, its SSO connection). */
 export const notFound = (err: unknown): boolean => err instanceof ApiError && err.status === 404;
 
-/** A labelled checkbox. */
+/**
+ * A labelled checkbox: React Aria's `Checkbox`, a `<label>` around a visually hidden native
+ * checkbox (the label's text is its name; a click on the label or Space toggles it) and the box
+ * style.css draws from the label's `data-selected` and `data-focus-visible`.
+ */
 export function Check(props: { label: string; checked: boolean; onChange(v: boolean): void; id: string }): JSX.Element {
   return (
-    <div class="check">
-      <input id={props.id} type="checkbox" checked={props.checked} onChange={(e) => props.onChange((e.currentTarget as HTMLInputElement).checked)} />
-      <label for={props.id}>{props.label}</label>
-    </div>
+    <Checkbox className="check" id={props.id} isSelected={props.checked} onChange={props.onChange}>
+      <span class="box" aria-hidden="true" />
+      {props.label}
+    </Checkbox>
   );
 }
 
-/** Previous/next page buttons and the position, for the contract's `Pagination`. */
+/** Previous/next page buttons (React Aria's `Button`) and the position, for the contract's `Pagination`. */
 export function Pager(props: { page: number; limit: number; total: number; noun: string; onPage(page: number): void }): JSX.Element {
   const pages = Math.ceil(props.total / Math.max(props.limit, 1));
   return (
     <nav class="pager" aria-label={props.noun}>
-      <button type="button" class="secondary" disabled={props.page <= 1} onClick={() => props.onPage(props.page - 1)}>{t.common.previous}</button>
+      <Button className="secondary" isDisabled={props.page <= 1} onPress={() => props.onPage(props.page - 1)}>{t.common.previous}</Button>
       <span>{t.common.page(props.page, pages, props.total, props.noun)}</span>
-      <button type="button" class="secondary" disabled={props.page >= pages} onClick={() => props.onPage(props.page + 1)}>{t.common.next}</button>
+      <Button className="secondary" isDisabled={props.page >= pages} onPress={() => props.onPage(props.page + 1)}>{t.common.next}</Button>
     </nav>
   );
 }
@@ -142,7 +157,7 @@ export function ListEnd(props: { rows: number; empty: string; pagination: { page
   );
 }
 
-/** A secret shown once (a webhook signing secret, a client secret), with a copy button. */
+/** A secret shown once (a webhook signing secret, a client secret), with a copy button; it takes the focus when shown. */
 export function OnceSecret(props: { title: string; secret: string; note: string; onDone(): void }): JSX.Element {
   const [copied, setCopied] = useState('');
   const ref = useRef<HTMLElement>(null);
@@ -153,26 +168,36 @@ export function OnceSecret(props: { title: string; secret: string; note: string;
       <p>{props.note}</p>
       <p><code class="secret" data-testid="secret">{props.secret}</code></p>
       <div class="row">
-        <button type="button" class="secondary" onClick={() => {
+        <Button className="secondary" onPress={() => {
           navigator.clipboard.writeText(props.secret).then(() => setCopied(t.common.copied), () => setCopied(''));
-        }}>{t.common.copy}</button>
-        <button type="button" onClick={props.onDone}>{t.common.dismissSecret}</button>
+        }}>{t.common.copy}</Button>
+        <Button onPress={props.onDone}>{t.common.dismissSecret}</Button>
       </div>
       <p role="status" class="status">{copied}</p>
     </section>
   );
 }
 
-/** An inline confirmation of a destructive action; its confirm button takes the focus. */
-export function Confirm(props: { id: string; text: string; yes: string; onYes(): void; onNo(): void }): JSX.Element {
+/**
+ * A confirmation of a destructive action, in the page where it was asked (WAI-ARIA's alert dialog
+ * pattern, not modal): React Aria's `Dialog` with `role="alertdialog"`, named by its title (or by
+ * its text when it has none) and described by its text. Its confirm button takes the focus; Escape
+ * on its buttons is Cancel.
+ * @param props.id the id of the text (and the prefix of the title's)
+ * @param props.busy true while an action runs: the confirm button is disabled
+ */
+export function Confirm(props: { id: string; title?: string; text: string; yes: string; busy?: boolean; onYes(): void; onNo(): void }): JSX.Element {
   return (
-    <div class="confirm" role="alertdialog" aria-labelledby={props.id} aria-modal="false">
-      <p id={props.id}>{props.text}</p>
-      <div class="row">
-        <button type="button" class="danger" autoFocus onClick={props.onYes}>{props.yes}</button>
-        <button type="button" class="secondary" onClick={props.onNo}>{t.common.cancel}</button>
-      </div>
-    </div>
+    <Dialog className="confirm" role="alertdialog" aria-labelledby={props.title ? `${props.id}-title` : props.id} aria-describedby={props.title ? props.id : undefined}>
+      <>
+        {props.title ? <Heading level={3} id={`${props.id}-title`}>{props.title}</Heading> : null}
+        <p id={props.id}>{props.text}</p>
+        <div class="row" onKeyDown={(e) => { if (e.key === 'Escape') props.onNo(); }}>
+          <Button className="danger" autoFocus isDisabled={props.busy} onPress={props.onYes}>{props.yes}</Button>
+          <Button className="secondary" onPress={props.onNo}>{t.common.cancel}</Button>
+        </div>
+      </>
+    </Dialog>
   );
 }
 

@@ -6,10 +6,10 @@
  * confirmation (`delete_user`). A refusal of the server is shown as its message.
  */
 import type { JSX } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Res } from '../api.ts';
 import { t } from '../strings.ts';
-import { Check, Field, flash, Messages, ListEnd, Title, useAction, useCall, useConsole, when } from '../ui.tsx';
+import { Check, Confirm, Field, flash, Messages, ListEnd, Title, useAction, useCall, useConsole, when } from '../ui.tsx';
 
 const LIMIT = 10;
 type User = Res<'user'>;
@@ -70,7 +70,6 @@ export function UserDetail({ id }: { id: string }): JSX.Element {
   const { error, status, busy, run } = useAction();
   const [form, setForm] = useState({ given_name: '', family_name: '', roles: '', email_verified: false, phone_number_verified: false, mfa: false, reset_mfa: false });
   const [confirming, setConfirming] = useState(false);
-  const confirmRef = useRef<HTMLElement>(null);
   useEffect(() => {
     if (user) {
       setForm({
@@ -79,7 +78,6 @@ export function UserDetail({ id }: { id: string }): JSX.Element {
       });
     }
   }, [user]);
-  useEffect(() => { if (confirming) confirmRef.current?.focus(); }, [confirming]);
 
   const save = (e: Event): void => {
     e.preventDefault();
@@ -151,14 +149,8 @@ export function UserDetail({ id }: { id: string }): JSX.Element {
           <section aria-labelledby="danger">
             <h2 id="danger">{t.users.danger}</h2>
             {confirming ? (
-              <div class="confirm" role="group" aria-labelledby="confirm-title" tabIndex={-1} ref={confirmRef as never}>
-                <h3 id="confirm-title">{t.users.confirmTitle}</h3>
-                <p>{t.users.confirmText(who(user))}</p>
-                <div class="row">
-                  <button type="button" class="danger" disabled={busy} onClick={remove}>{t.users.confirmDelete}</button>
-                  <button type="button" class="secondary" onClick={() => setConfirming(false)}>{t.common.cancel}</button>
-                </div>
-              </div>
+              <Confirm id="confirm" title={t.users.confirmTitle} text={t.users.confirmText(who(user))} yes={t.users.confirmDelete} busy={busy}
+                onYes={remove} onNo={() => setConfirming(false)} />
             ) : (
               <button type="button" class="danger" onClick={() => setConfirming(true)}>{t.users.delete}</button>
             )}
