@@ -1,6 +1,7 @@
 /** @module @gatehouse/crypto/job-seal.test — sealing the secrets of delivery jobs (issue 23). */
 import { describe, expect, it } from '@jest/globals';
 import { jobSealKey, openJobSecret, sealJobSecret } from './index.ts';
+import { flipOneBit } from '@gatehouse/testing';
 
 describe('jobSealKey / sealJobSecret / openJobSecret (AES-256-GCM, SP 800-38D)', () => {
   const key = jobSealKey('an-encryption-key-of-32-characters!', 'client-secret');
@@ -19,7 +20,8 @@ describe('jobSealKey / sealJobSecret / openJobSecret (AES-256-GCM, SP 800-38D)',
     expect(() => openJobSecret(key, 'sms.send', '+15550100001', sealed)).toThrow(expect.objectContaining({ code: 'internal' }));
     expect(() => openJobSecret(key, 'email.send', '+15550100000', sealed)).toThrow(expect.objectContaining({ code: 'internal' }));
     expect(() => openJobSecret(jobSealKey('another-key', 'client-secret'), 'sms.send', '+15550100000', sealed)).toThrow(expect.objectContaining({ code: 'internal' }));
-    const flipped = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
+    const flipped = flipOneBit(sealed);
+    expect(flipped).not.toBe(sealed);
     expect(() => openJobSecret(key, 'sms.send', '+15550100000', flipped)).toThrow(expect.objectContaining({ code: 'internal' }));
   });
 

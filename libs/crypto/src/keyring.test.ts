@@ -2,6 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { decrypt, deriveEncryptionKey, encrypt, keyRing, keyTexts, macHex, matchMac, needsReseal, reseal, ringOf } from './index.ts';
+import { flipOneBit } from '@gatehouse/testing';
 
 const OLD = 'old-encryption-key-of-32-characters';
 const NEW = 'new-encryption-key-of-32-characters';
@@ -49,7 +50,8 @@ describe('sealing under a ring (AES-256-GCM, SP 800-38D)', () => {
     const sealed = encrypt(ringOf(OLD), 'x', 'a');
     expect(() => decrypt(ringOf(NEW), sealed, 'a')).toThrow(expect.objectContaining({ code: 'internal' }));
     expect(() => decrypt(ringOf(OLD), sealed, 'b')).toThrow(expect.objectContaining({ code: 'internal' }));
-    const flipped = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
+    const flipped = flipOneBit(sealed);
+    expect(flipped).not.toBe(sealed);
     expect(() => decrypt(ringOf(OLD), flipped, 'a')).toThrow(expect.objectContaining({ code: 'internal' }));
   });
 
