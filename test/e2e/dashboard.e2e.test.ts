@@ -3,7 +3,7 @@
  * The admin console (issue 33 §1) in Debian's chromium driven by playwright-core against a real
  * deployment: all-in-one for every page's main task (sign-in, session expiry and sign-out; the
  * overview and the playground it links to, opened by the cookie alone; users: search, paging, edit,
- * revoke and enable access, delete with a confirmation; the audit log's filters, paging and
+ * sign out everywhere, revoke and enable access, delete with a confirmation; the audit log's filters, paging and
  * metadata; webhooks: add with the secret shown once and copied, test, edit, disable, rotate,
  * deliveries, delete), each with an error the server refuses shown to the person; and split mode for
  * the console being served and signing in. Also the console's later tasks: emptying a client's post-logout
@@ -148,7 +148,7 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await drv.page.locator('.graphiql-container').waitFor({ timeout: 15_000 });
   }, 90_000);
 
-  it('users: search, page, edit (a role the server refuses), revoke and enable access, delete with a confirmation', async () => {
+  it('users: search, page, edit (a role the server refuses), sign out everywhere, revoke and enable access, delete with a confirmation', async () => {
     const tag = `pager${Math.random().toString(36).slice(2, 7)}`;
     const emails = Array.from({ length: 12 }, (_, i) => `${tag}-${String(i).padStart(2, '0')}@example.com`);
     for (const e of emails) expect((await signup(d.url, e)).status).toBe(200);
@@ -180,6 +180,14 @@ describe('the admin console in Chromium (all-in-one)', () => {
     await drv.page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const saved = (await post(d.url, '/v1/admin/user', { email: target }, admin(d))).body as { id: string; given_name: string; family_name: string; roles: string[]; email_verified: boolean };
     expect([saved.given_name, saved.family_name, [...saved.roles].sort(), saved.email_verified]).toEqual(['Ada', 'Lovelace', ['editor', 'user'], true]);
+    // sign out everywhere: the user's tokens stop working, and they may sign in again at once
+    const signedIn = await post(d.url, '/v1/login', { email: target, password: PASSWORD });
+    const token = (signedIn.body as { access_token: string }).access_token;
+    expect((await fetch(`${d.url}/v1/profile`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    await drv.click('Sign out everywhere');
+    expect(await drv.page.getByRole('status').filter({ hasText: 'Signed out of' }).textContent()).toMatch(/^Signed out of [1-9]\d* sessions?; the user can sign in again\.$/);
+    expect((await fetch(`${d.url}/v1/profile`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+    expect((await post(d.url, '/v1/login', { email: target, password: PASSWORD })).status).toBe(200);
     // revoke: the user can no longer sign in; enable: they can again
     await drv.click('Revoke access');
     await drv.page.getByRole('status').filter({ hasText: 'Access revoked' }).waitFor();

@@ -119,6 +119,8 @@ export const en = {
     mfaEnabled: 'Multi-factor authentication on',
     resetMfa: 'Reset MFA (forget every enrolled factor)',
     access: 'Access',
+    signOut: 'Sign out everywhere',
+    signedOut: (count: number) => count === 1 ? 'Signed out of 1 session; the user can sign in again.' : `Signed out of ${count} sessions; the user can sign in again.`,
     revoke: 'Revoke access',
     enable: 'Enable access',
     revokedAt: (when: string) => `Access revoked on ${when}.`,

@@ -2,8 +2,9 @@
  * @module dashboard/pages/users
  * Users: search and page through them (`POST /v1/admin/users`), and one user's page
  * (`/v1/admin/user`): edit names, roles, verified flags, the MFA switch and an MFA reset
- * (`update_user`), revoke or enable access (`revoke_access`, `enable_access`), and delete after a
- * confirmation (`delete_user`). A refusal of the server is shown as its message.
+ * (`update_user`), sign the user out everywhere without revoking access (`revoke_user_sessions`),
+ * revoke or enable access (`revoke_access`, `enable_access`), and delete after a confirmation
+ * (`delete_user`). A refusal of the server is shown as its message.
  */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -143,7 +144,11 @@ export function UserDetail({ id }: { id: string }): JSX.Element {
                 <button type="button" disabled={busy} onClick={() => run(async () => { await api.call('enable_access', { user_id: id }); return t.users.accessEnabled; })}>{t.users.enable}</button>
               </>
             ) : (
-              <button type="button" class="secondary" disabled={busy} onClick={() => run(async () => { await api.call('revoke_access', { user_id: id }); return t.users.accessRevoked; })}>{t.users.revoke}</button>
+              <>
+                <button type="button" class="secondary" disabled={busy} onClick={() => run(async () => t.users.signedOut((await api.call('revoke_user_sessions', { user_id: id })).count))}>{t.users.signOut}</button>
+                {' '}
+                <button type="button" class="secondary" disabled={busy} onClick={() => run(async () => { await api.call('revoke_access', { user_id: id }); return t.users.accessRevoked; })}>{t.users.revoke}</button>
+              </>
             )}
           </section>
           <section aria-labelledby="danger">
