@@ -149,6 +149,24 @@ describe('compact TupleIndex', () => {
     expect(index.size).toBe(2);
   });
 
+  it('holds a tuple whose user is its own object under one id, and forgets it with its last tuple', () => {
+    const index = new TupleIndex();
+    expect(index.add('folder:1', 'folder', 'parent', 'folder:1', null)).toBe(true);
+    expect(index.add('folder:1', 'folder', 'parent', 'folder:1', null)).toBe(false);
+    expect([...index.bucket('folder:1', 'parent').users]).toEqual(['folder:1']);
+    expect([...index.byUser('folder:1')!.get('parent')!]).toEqual(['folder:1']);
+    expect(index.add('doc:2', 'doc', 'parent', 'folder:1', null)).toBe(true);
+    expect(index.remove('folder:1', 'parent', 'folder:1')).toBe(true);
+    expect(index.node('folder:1')).toBeUndefined();
+    expect([...index.byUser('folder:1')!.get('parent')!]).toEqual(['doc:2']);
+    expect(index.remove('doc:2', 'parent', 'folder:1')).toBe(true);
+    expect(index.byUser('folder:1')).toBeUndefined();
+    // the string's id was released: the next new string takes it, and reads stay exact
+    index.add('doc:3', 'doc', 'viewer', 'user:anne', null);
+    expect([...index.bucket('doc:3', 'viewer').users]).toEqual(['user:anne']);
+    expect(index.size).toBe(1);
+  });
+
   it('keeps a wide bucket exact past the switch from an array to a Set', () => {
     const index = new TupleIndex();
     for (let i = 0; i < 100; i++) expect(index.add('org:a', 'org', 'member', `user:${i}`, null)).toBe(true);

@@ -110,10 +110,13 @@ class StringTable {
     return this.ids.get(s) ?? -1;
   }
 
-  /** The id of `s` with one more reference, allocating it on first use. */
-  acquire(s: string): number {
-    let id = this.ids.get(s);
-    if (id === undefined) {
+  /**
+   * The id of `s` with one more reference, allocating it on first use.
+   * @param known `find(s)` when the caller has just looked it up (−1 for absent): saves a second hash lookup
+   */
+  acquire(s: string, known: number = this.find(s)): number {
+    let id = known;
+    if (id < 0) {
       id = this.free.pop() ?? this.strs.length;
       this.ids.set(s, id);
       this.strs[id] = s;
@@ -410,8 +413,8 @@ export class TupleIndex implements TupleSource {
     const uid = this.strings.find(user);
     let b = oid < 0 ? undefined : this.fwd[oid]?.at(rel);
     if (b !== undefined && uid >= 0 && listHas(userset ? b.s : b.u, uid)) return false;
-    const o = this.strings.acquire(object);
-    const u = this.strings.acquire(user);
+    const o = this.strings.acquire(object, oid);
+    const u = this.strings.acquire(user, object === user ? o : uid);
     let node = this.fwd[o];
     if (node === undefined) this.fwd[o] = node = new ForwardNode(this, this.names.id(objectType));
     if (b === undefined) node.put(rel, (b = new BucketData(this)));
