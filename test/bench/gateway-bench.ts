@@ -12,7 +12,8 @@
  * --only=log (only the default log level's cost below),
  * --log-rounds=<n> (4; 0 skips) and --log-round-duration=<s> (3): the default log level's cost (issue 38
  * §4), validate_jwt_token on two copies of each mode, `--log-level=warn` and `--log-level=info` (the
- * access log on), in interleaved rounds (log-level.ts).
+ * access log on), in interleaved rounds (log-level.ts). --log-aa: the same comparison with both copies at
+ * `warn` (an A/A run): what the method itself reads as a cost, to tell a real one from a copy that is slower.
  * --http-workers=<n> (1): start every deployment with `--http-workers=<n>` (issue 38 §0; the server CPU
  * then sums the primary and its workers). Every mode also measures check_permissions with one check
  * (a bearer token, one tuple), right after validate_jwt_token. --node-options=<...>: NODE_OPTIONS for the
@@ -42,13 +43,15 @@ interface Options extends LoadParams {
   onlyLog: boolean;
   logRounds: number;
   logRoundS: number;
+  /** `--log-aa`: both copies of the log-level comparison at warn (an A/A run of the method) */
+  logAa: boolean;
   httpWorkers: number;
   /** NODE_OPTIONS for the Gatehouse processes only (`--node-options=<...>`), e.g. a young-generation size to compare */
   nodeOptions?: string;
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'all-pg', 'all-pg-redis', 'split'], onlyValidate: false, onlyLog: false, logRounds: 4, logRoundS: 3, httpWorkers: 1 };
+  const o: Options = { durationS: 10, warmupS: 2, connections: 50, loginConnections: 16, modes: ['all', 'all-pg', 'all-pg-redis', 'split'], onlyValidate: false, onlyLog: false, logRounds: 4, logRoundS: 3, logAa: false, httpWorkers: 1 };
   for (const arg of argv) {
     const [k, v = ''] = arg.split('=');
     const n = Number(v);
@@ -56,6 +59,7 @@ function parseArgs(argv: readonly string[]): Options {
     else if (k === '--modes') o.modes = v.split(',').filter((m): m is Mode => m in MODES);
     else if (k === '--only' && v === 'validate') o.onlyValidate = true;
     else if (k === '--only' && v === 'log') o.onlyLog = true;
+    else if (k === '--log-aa' && v === '') o.logAa = true;
     else if (!Number.isInteger(n) || n < 0) throw new Error(`bad option ${arg}`);
     else if (k === '--duration' && n > 0) o.durationS = n;
     else if (k === '--warmup') o.warmupS = n;
@@ -278,7 +282,8 @@ async function logLevels(o: Options): Promise<void> {
   if (o.logRounds === 0) return;
   console.log('');
   console.log(`issue 38 §4, the default log level: validate_jwt_token at --log-level=info (one access-log line per request on stdout, a pipe read by this process) against warn, two copies of each mode at once, ${o.logRounds} interleaved rounds of ${o.logRoundS} s, ${o.connections} connections`);
-  for (const mode of o.modes) await compareLogLevels(`validate_jwt_token (${mode})`, (level) => levelCopy(mode, level, o), o.logRounds, { durationS: o.logRoundS, warmupS: o.warmupS });
+  if (o.logAa) console.log('--log-aa: an A/A run, the copy labelled "info" runs at --log-level=warn too; its "cost" is the method\'s own error');
+  for (const mode of o.modes) await compareLogLevels(`validate_jwt_token (${mode})`, (level) => levelCopy(mode, o.logAa ? 'warn' : level, o), o.logRounds, { durationS: o.logRoundS, warmupS: o.warmupS });
 }
 
 /** The rows a mode measured, by name. */
