@@ -13,5 +13,7 @@ export default {
   testPathIgnorePatterns: ['/node_modules/', '/.ci/'],
   transformIgnorePatterns: ['/node_modules/'],
   testTimeout: 30000,
+  // stops the gatehouse processes a test file leaves running (a beforeAll that timed out mid-start)
+  setupFilesAfterEnv: ['<rootDir>/libs/testing/src/jest-abandoned-starts.ts'],
   maxWorkers: 2,
 };

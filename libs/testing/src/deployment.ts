@@ -19,6 +19,7 @@ import { COMMANDS, listFlags, registry, type CommandName, type FlagKey } from '@
 import { deriveInternalToken } from '@gatehouse/rpc';
 import { freePort, waitForHttp } from './ports.ts';
 import { spawnGatehouse, type GatehouseProcess } from './process.ts';
+import { assertStartsAllowed, beginStart, endStart } from './starts.ts';
 
 export const MACHINE = {
   postgresUrl: 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -274,6 +275,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   const specs: Array<{ command: CommandName; flags: string[]; healthUrl: string }> = [];
   const stopped = new Map<CommandName, number>();
   const spawnTracked = (command: CommandName, flags: string[], healthUrl: string): GatehouseProcess => {
+    assertStartsAllowed();
     const p = spawnGatehouse(command, flags, opts.env);
     processes.push(p);
     specs.push({ command, flags, healthUrl });
@@ -288,6 +290,7 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
   };
 
   try {
+    beginStart(processes);
     if (mode === 'all') {
       const p = spawnTracked('all', flagsFor('all', [...common, ...dataFlags, ...redisFlags,
         `--http-port=${httpPort}`, `--grpc-port=${grpcPort}`, `--metrics-port=${metricsPort}`, ...extra, ...own('all', 0)]), `${url}/healthz`);
@@ -353,6 +356,8 @@ export async function startDeployment(mode: Mode, opts: StartOptions = {}): Prom
     const logs = processes.map((p) => `--- ${p.command} ---\n${p.output()}`).join('\n');
     await stopAll();
     throw new Error(`${(err as Error).message}\n${logs}`);
+  } finally {
+    endStart(processes);
   }
 
   const stopProcess = async (command: CommandName): Promise<void> => {

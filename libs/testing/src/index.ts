@@ -16,3 +16,4 @@ export { caAndServer, selfSigned, type KeyPair } from './certs.ts';
 export { createSamlIdp, redirectOctetString, type ResponseOverrides, type SamlIdpOptions, type SamlUser, type TestSamlIdp } from './saml-idp.ts';
 export { startOidcIdp, type OidcIdpClient, type TestOidcIdp } from './oidc-idp.ts';
 export { flipOneBit } from './tamper.ts';
+export { pendingStartProcesses, stopAbandonedStarts } from './starts.ts';
