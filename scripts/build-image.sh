@@ -37,7 +37,18 @@ log() { printf '[build-image] %s\n' "$*" >&2; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-command -v podman >/dev/null || { log "podman is not installed (apt-get install podman buildah)"; exit 1; }
+# The Debian packages the build needs: installed here when missing and running as root (as
+# scripts/kube-up.sh does), otherwise named.
+need=()
+for p in podman:podman buildah:buildah debootstrap:debootstrap runc:runc curl:curl; do
+  command -v "${p%%:*}" >/dev/null || need+=("${p#*:}")
+done
+if ((${#need[@]})); then
+  if [[ $EUID -ne 0 ]]; then log "missing: ${need[*]} (apt-get install ${need[*]})"; exit 1; fi
+  log "apt-get install ${need[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${need[@]}" >/dev/null \
+    || { apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${need[@]}" >/dev/null; }
+fi
 
 pkg_field() { # <package.json> <key>
   # The first `"<key>": "<value>"` line: enough for package.json's flat version and pins.
@@ -68,7 +79,6 @@ registry_reachable() { curl -sS -m 8 -o /dev/null "https://registry-1.docker.io/
 debootstrap_rootfs() {
   local dir="$STATE/bookworm-minbase" mirror t0
   [[ -f "$dir.done" ]] && { log "Debian bookworm minbase cached in $dir"; return; }
-  command -v debootstrap >/dev/null || { log "debootstrap is not installed (apt-get install debootstrap)"; exit 1; }
   mirror=$(debian_mirror)
   rm -rf "$dir"; mkdir -p "$STATE"
   t0=$(now)
