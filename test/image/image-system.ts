@@ -106,7 +106,11 @@ async function main(): Promise<void> {
   }>;
   assert.ok(config, `podman image inspect ${IMAGE}`);
   assert.equal(config.Config.User, 'node', 'the image runs as the node user');
-  assert.deepEqual(config.Config.Entrypoint, ['node', 'bin/gatehouse.mjs']);
+  // the Dockerfile's own ENTRYPOINT line (its exec form is JSON), so the image is checked against its source
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))?.[1];
+  assert.ok(entrypoint, 'the Dockerfile has an exec-form ENTRYPOINT');
+  assert.deepEqual(config.Config.Entrypoint, JSON.parse(entrypoint), 'the image runs the Dockerfile\'s ENTRYPOINT');
+  assert.equal(config.Config.Entrypoint?.at(-1), 'bin/gatehouse.mjs');
   assert.deepEqual(config.Healthcheck?.Test, ['CMD', 'node', 'bin/healthcheck.mjs'], 'the image carries its HEALTHCHECK (Docker format)');
   step(`size ${(config.Size / 1e6).toFixed(0)} MB`);
 
