@@ -16,9 +16,13 @@
  *     answered by a recovery code, the README's sign-up/skip/login/profile, check_permissions after
  *     writing a model and a tuple, and an OAuth 2.0 authorization code flow with PKCE (openid-client);
  *  7. grpc: a pod of the image calls authz's CheckPermissions over gRPC on the headless Service;
- *  8. upgrade: `helm upgrade` with a flag change (--log-level) under a steady load: zero failed requests;
+ *  8. upgrade: `helm upgrade` with flag changes (--log-level, and SMTP pointed at the test's sink on the
+ *     node's address) under a steady load: zero failed requests;
  *  9. hpa: CPU load on authz until its HPA scales from 1 to ≥ 2 replicas, then back to 1 without load;
- * 10. kills: under load, one pod of each service is killed (SIGKILL, no grace): failed requests counted;
+ * 10. kills: under load, one pod of each service is killed (SIGKILL, no grace): failed idempotent requests
+ *     counted (zero allowed); sign-ups run beside the load, and every sign-up answered 200 must reach the
+ *     test's webhook receiver as one `user.signup` delivery (at-least-once, one `delivery_id`) and its
+ *     verification email the SMTP sink (behaviour.md's outbox promise, issue 37 §4);
  * 11. uninstall: `helm uninstall --wait` leaves no object of the release; the database and stream dropped;
  * 12. `scripts/kube-down.sh`.
  *
@@ -38,7 +42,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as oidc from 'openid-client';
 import { PUBLIC_API_NAMES, SERVICE_NAMES } from '@gatehouse/contracts/service-names';
+import { startSmtpSink, type SmtpSink } from '@gatehouse/testing';
 import { generate } from 'otplib';
+import { startReceiver, type Receiver } from '../support/webhook-receiver.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const KUBE_BIN = path.join(ROOT, '.tools/kube/bin');
@@ -52,6 +58,8 @@ const GATEWAY_HOST = `${RELEASE}-gateway.${NS}.svc.cluster.local`;
 const BASE = `http://${GATEWAY_HOST}:${HTTP_PORT}`;
 const PASSWORD = 'Passw0rd!x-k8s';
 const CALLBACK = 'http://127.0.0.1:9/rp/callback';
+/** the node's address (scripts/kube-up.sh): pods reach the test's SMTP sink and webhook receiver there */
+const NODE_IP = '172.31.255.1';
 const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
 const IMAGE = `localhost/gatehouse:${version}`;
 const args = new Set(process.argv.slice(2));
@@ -190,6 +198,8 @@ const TEST_VALUES = [
   `image.repository=localhost/gatehouse`, `image.tag=${version}`, 'image.pullPolicy=Never',
   'config.shared.env=development', 'config.shared.appCookieSecure=false', 'config.shared.appCookieSameSite=lax',
   `config.shared.natsStream=${STREAM}`, 'config.shared.rateLimitRps=5000', 'config.shared.rateLimitBurst=5000',
+  // the test's webhook receiver is on the node's private address
+  'config.shared.allowPrivateWebhookTargets=true',
   'services.authz.autoscaling.minReplicas=1', 'services.authz.autoscaling.maxReplicas=3',
   'services.authz.autoscaling.targetCPUUtilizationPercentage=50',
   'services.authz.resources.requests.cpu=100m',
@@ -206,6 +216,9 @@ function podsOf(component?: string): Array<{ name: string; ready: boolean; phase
     ready: p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false, deleting: Boolean(p.metadata.deletionTimestamp),
   }));
 }
+
+let sink: SmtpSink | undefined;
+let receiver: Receiver | undefined;
 
 // --- load -----------------------------------------------------------------------------------------
 type Load = { stop(): Promise<{ ok: number; failed: number; failures: Map<string, number> }>; ok(): number };
@@ -254,6 +267,28 @@ function startLoad(workers: number, kinds: readonly string[] = PUBLIC_API_NAMES)
     },
   };
 }
+/** Sign-ups one at a time through the gateway Service beside the load, each with a new address; the
+ * addresses answered 200 are the ones whose webhook and email must arrive. */
+function startSignups(prefix: string): { stop(): Promise<{ answered: string[]; other: number }> } {
+  let stopped = false;
+  const answered: string[] = [];
+  let other = 0;
+  const loop = (async () => {
+    for (let i = 0; !stopped; i++) {
+      const email = `${prefix}-${i}-${tag}@example.com`;
+      try {
+        const r = await call('POST', '/v1/signup', { email, password: PASSWORD, confirm_password: PASSWORD });
+        if (r.status === 200) answered.push(email);
+        else other++;
+      } catch {
+        other++; // not idempotent, so not retried: the account may or may not exist
+      }
+      await sleep(200);
+    }
+  })();
+  return { async stop() { stopped = true; await loop; return { answered, other }; } };
+}
+
 const showFailures = (f: Map<string, number>) => [...f].map(([k, n]) => `    ${n} × ${k}`).join('\n');
 
 // --- the run --------------------------------------------------------------------------------------
@@ -279,6 +314,9 @@ async function main(): Promise<void> {
   });
 
   await stage('install', async () => {
+    // the webhook receiver and SMTP sink of the kills stage, on the node's address (up with the cluster)
+    sink = await startSmtpSink({ host: NODE_IP });
+    receiver = await startReceiver(NODE_IP);
     run('createdb', ['-h', '127.0.0.1', '-U', 'postgres', DB]);
     // a namespace left by an earlier run may still be terminating (its deletion waits for every API
     // group, metrics.k8s.io included, to answer discovery)
@@ -422,13 +460,16 @@ async function main(): Promise<void> {
     const load = startLoad(6);
     await sleep(3000);
     const t0 = Date.now();
-    helm(['upgrade', RELEASE, path.join(ROOT, 'charts/gatehouse'), '-n', NS, '--reuse-values', '--set', 'config.shared.logLevel=debug', '--wait', '--timeout', '12m']);
+    // a log level, and email from the development outbox to SMTP (the sink on the node's address)
+    helm(['upgrade', RELEASE, path.join(ROOT, 'charts/gatehouse'), '-n', NS, '--reuse-values', '--set', 'config.shared.logLevel=debug',
+      '--set', `config.shared.smtpHost=${NODE_IP}`, '--set', `config.shared.smtpPort=${sink!.port}`,
+      '--set', 'config.shared.smtpSenderEmail=gatehouse@example.com', '--wait', '--timeout', '12m']);
     const took = (Date.now() - t0) / 1000;
     await sleep(5000);
     const r = await load.stop();
     const args0 = kubectl(['-n', NS, 'get', 'deploy', `${RELEASE}-authn`, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']).stdout;
     assert.match(args0, /--log-level=debug/, 'the new flag is in the rolled pods');
-    note(`helm upgrade (--log-level=debug) under load: ${took.toFixed(1)} s, ${r.ok} requests ok, ${r.failed} failed${r.failed ? `\n${showFailures(r.failures)}` : ''}`);
+    note(`helm upgrade (--log-level=debug, --smtp-*) under load: ${took.toFixed(1)} s, ${r.ok} requests ok, ${r.failed} failed${r.failed ? `\n${showFailures(r.failures)}` : ''}`);
     assert.equal(r.failed, 0, 'zero failed requests during helm upgrade');
   });
 
@@ -459,21 +500,54 @@ async function main(): Promise<void> {
     // a killed pod can only be covered by another replica: authz (HPA minimum 1 so far) runs 2
     kubectl(['-n', NS, 'patch', 'hpa', `${RELEASE}-authz`, '--type=merge', '-p', '{"spec":{"minReplicas":2}}']);
     await until('authz at 2 ready replicas', 300_000, () => podsOf('authz').filter((p) => p.ready && !p.deleting).length >= 2, 2000);
+    // every sign-up answered 200 must be delivered to this webhook (behaviour.md §5.4, §8)
+    const hook = await call('POST', '/v1/admin/add_webhook', { event_name: 'user.signup', endpoint: `${receiver!.url}/signup` }, ADMIN);
+    assert.equal(hook.status, 200, JSON.stringify(hook.body));
+    const signedUp: string[] = [];
+    let signupsOther = 0;
     for (const component of ['gateway', ...SERVICE_NAMES]) {
       const before = podsOf(component).filter((p) => p.ready && !p.deleting);
       const victim = before[0];
       if (!victim) throw new Error(`no ready pod of ${component}`);
       const load = startLoad(6);
+      const signups = startSignups(`k8s-kill-${component}`);
       await sleep(3000);
       // SIGKILL, no grace: the container dies mid-request, as in a node crash or an OOM kill
       kubectl(['-n', NS, 'delete', 'pod', victim.name, '--grace-period=0', '--force', '--wait=false'], { allowFail: true });
       await until(`${component} back to ${before.length} ready pods`, 300_000, () => podsOf(component).filter((p) => p.ready && !p.deleting && p.name !== victim.name).length >= before.length, 2000);
       await sleep(3000);
       const r = await load.stop();
+      const w = await signups.stop();
+      signedUp.push(...w.answered);
+      signupsOther += w.other;
       results.push(`${component} (${before.length} replicas): ${r.ok} ok, ${r.failed} failed`);
       note(`kill one ${component} pod of ${before.length} under load: ${r.ok} requests ok, ${r.failed} failed${r.failed ? `\n${showFailures(r.failures)}` : ''}`);
     }
     const failed = results.filter((r) => !r.endsWith(', 0 failed'));
+
+    // the outbox's promise across the kills: each answered sign-up's user.signup event delivered at
+    // least once under one delivery_id, and its verification email sent (JetStream redelivers what a
+    // killed notifications pod had not acknowledged; retries wait up to 1+2+4+8 s)
+    const t0 = Date.now();
+    const deliveries = () => {
+      const ids = new Map<string, Set<string>>();
+      for (const got of receiver!.at('/signup')) {
+        const email = String(got.body?.user?.email ?? '');
+        ids.set(email, (ids.get(email) ?? new Set()).add(String(got.body?.delivery_id)));
+      }
+      return ids;
+    };
+    const missing = () => signedUp.filter((e) => !deliveries().has(e) || sink!.to(e).length === 0);
+    await until(`every answered sign-up's webhook and email (missing: ${missing().slice(0, 5).join(', ')})`, 180_000, () => missing().length === 0, 2000)
+      .catch((e: Error) => { throw new Error(`${e.message}; still missing ${missing().length} of ${signedUp.length}: ${missing().slice(0, 5).join(', ')}`); });
+    const ids = deliveries();
+    const twice = [...ids].filter(([, set]) => set.size > 1);
+    const requests = receiver!.at('/signup').length;
+    const mails = signedUp.reduce((n, e) => n + sink!.to(e).length, 0);
+    note(`outbox across the kills: ${signedUp.length} sign-ups answered 200 (${signupsOther} not), every one's user.signup webhook delivered `
+      + `(${requests} requests, ${ids.size} accounts, ${requests - [...ids.values()].reduce((n, set) => n + set.size, 0)} repeated deliveries) and verification email sent (${mails} mails), `
+      + `all within ${((Date.now() - t0) / 1000).toFixed(0)} s of the last kill`);
+    assert.deepEqual(twice.map(([e]) => e), [], 'one user.signup event (one delivery_id) per account');
     assert.deepEqual(failed, [], 'zero failed requests when one pod of each service is killed');
   });
 }
@@ -520,6 +594,8 @@ try {
   }
 }
 agent.destroy();
+await sink?.close();
+await receiver?.close();
 if (!failure || !args.has('--keep')) {
   try {
     if (helm(['status', RELEASE, '-n', NS], { allowFail: true }).status === 0) {

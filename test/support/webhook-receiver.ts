@@ -19,7 +19,7 @@ export interface Received {
 export type Script = (n: number) => { status: number; body?: string; headers?: Record<string, string> };
 
 export interface Receiver {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://<host>:<port>` */
   readonly url: string;
   readonly port: number;
   /** requests to `path`, in arrival order */
@@ -36,7 +36,8 @@ export function verifySignature(secret: string, raw: string, signature: string |
   return signature === `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/** Starts the receiver on `host` (default 127.0.0.1; a node address for a cluster's pods), port 0. */
+export async function startReceiver(host = '127.0.0.1'): Promise<Receiver> {
   const received: Received[] = [];
   const scripts = new Map<string, Script>();
   const server: Server = createServer((req, res) => {
@@ -54,10 +55,10 @@ export async function startReceiver(): Promise<Receiver> {
       res.end(answer.body ?? '');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     port,
     at: (path) => received.filter((r) => r.path === path),
     script: (path, s) => { scripts.set(path, s); },

@@ -20,6 +20,8 @@ export interface SinkMail extends ParsedMail {
 export interface SmtpSinkOptions {
   /** refuse the first `n` SMTP sessions at RCPT TO with `451 4.3.0 try again later` (default 0) */
   refuseFirstSessions?: number;
+  /** the address to listen on (default 127.0.0.1), e.g. a node address that a cluster's pods reach */
+  host?: string;
 }
 
 export interface SmtpSink {
@@ -55,7 +57,7 @@ export function extractLinks(text: string): string[] {
   return [...text.matchAll(/https?:\/\/[^\s"'<>]+/g)].map((m) => m[0].replace(/[).,;]+$/, ''));
 }
 
-/** Starts the sink on 127.0.0.1, port 0 (no STARTTLS, no AUTH). Always `close()` it. */
+/** Starts the sink on `options.host` (default 127.0.0.1), port 0 (no STARTTLS, no AUTH). Always `close()` it. */
 export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const messages: SinkMail[] = [];
   let sessions = 0;
@@ -101,13 +103,13 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(0, options.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.server.address() as AddressInfo).port;
   const to = (address: string): SinkMail[] => messages.filter((m) => m.rcptTo.includes(address.toLowerCase()));
 
   return {
-    host: '127.0.0.1',
+    host: options.host ?? '127.0.0.1',
     port,
     messages,
     sessions: () => sessions,
