@@ -10,7 +10,10 @@ export default {
     }],
   },
   testMatch: ['<rootDir>/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/.ci/'],
+  testPathIgnorePatterns: ['/node_modules/', '/.ci/', '<rootDir>/.tools/'],
+  // .tools holds the repo-local tools and, while `npm run test:k8s`'s cluster is up, the root
+  // filesystems of its containers (each a copy of the image's /app): never modules or tests of ours
+  modulePathIgnorePatterns: ['<rootDir>/.tools/'],
   transformIgnorePatterns: ['/node_modules/'],
   testTimeout: 30000,
   // stops the gatehouse processes a test file leaves running (a beforeAll that timed out mid-start)
