@@ -208,6 +208,7 @@ export function chartSchema(meta: ChartFlags = chartFlags()): Schema {
       tolerations: { type: 'array' },
       affinity: { type: 'object' },
       terminationGracePeriodSeconds: { type: 'integer', minimum: 0 },
+      preStopSleepSeconds: { type: 'integer', minimum: 0 },
       podSecurityContext: { type: 'object' },
       securityContext: { type: 'object' },
       probes: obj({ startup: { type: 'object' }, readiness: { type: 'object' }, liveness: { type: 'object' } }),

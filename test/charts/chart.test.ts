@@ -391,6 +391,16 @@ describe('charts/gatehouse values', () => {
     expect(pdbs(renderChart('rel', [EXAMPLE_VALUES], { podDisruptionBudget: { enabled: false } })).size).toBe(0);
   });
 
+  it('keeps every pod serving for preStopSleepSeconds after it is told to stop, below the grace period (issue 37 §3)', () => {
+    const sleeps = (o: readonly K8sObject[]) => new Map([...deployments(o)].map(([name, d]) => [name, d.spec.template.spec.containers[0].lifecycle?.preStop?.sleep?.seconds]));
+    expect(new Set(sleeps(objects0()).values())).toEqual(new Set([5]));
+    expect(sleeps(objects0()).size).toBe(SERVICES.length);
+    expect(new Set(sleeps(renderChart('rel', [EXAMPLE_VALUES], { preStopSleepSeconds: 0 })).values())).toEqual(new Set([undefined]));
+    const tooLong = template('rel', [EXAMPLE_VALUES], { preStopSleepSeconds: 30 });
+    expect(tooLong.ok).toBe(false);
+    expect(tooLong.stderr).toContain('preStopSleepSeconds (30) must be below terminationGracePeriodSeconds (30)');
+  });
+
   it('spreads replicated services over nodes and zones, with preferred pod anti-affinity; single-replica ones get neither (issue 37 §5)', () => {
     const objects = renderChart('rel', [EXAMPLE_VALUES], { services: { authz: { autoscaling: { minReplicas: 1 } } } });
     for (const [name, d] of deployments(objects)) {

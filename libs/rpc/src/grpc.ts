@@ -87,18 +87,32 @@ export interface GrpcClientOptions {
   multiplex?: boolean;
 }
 
+/**
+ * grpc-js channel options for a channel to every replica of one service (a headless Service's DNS
+ * name, or a comma-separated list of addresses): round-robin per call over the connected replicas,
+ * reconnects within 2 s, and re-resolution of the name at most once a second.
+ *
+ * grpc-js re-resolves a DNS name when a connection drops (a replica going away sends GOAWAY), but by
+ * default no sooner than 30 s after the last resolution. In a rolling update every replica of a
+ * service is replaced within seconds, so a channel that resolved at its start knew only replicas that
+ * were gone, and answered UNAVAILABLE until its 30 s ran out (issue 37 §3: `helm upgrade` under load).
+ */
+export const REPLICA_CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  'grpc.keepalive_time_ms': 30000,
+  // a replica that was unreachable (restarted, or a new pod not yet listening) is retried within
+  // 2 s, not after grpc-js's default backoff of up to 120 s, so it gets its share of calls at once
+  'grpc.initial_reconnect_backoff_ms': 250,
+  'grpc.max_reconnect_backoff_ms': 2000,
+  // the replicas of a rolling update are looked up again within a second of a connection dropping
+  'grpc.dns_min_time_between_resolutions_ms': 1000,
+};
+
 /** Split-mode transport: a grpc-js client to the owning service (round-robin over replicas). */
 export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOptions): ServiceClient {
   const addresses = options.address.split(',').map((a) => a.trim()).filter(Boolean);
   const target = addresses.length > 1 ? `ipv4:${addresses.join(',')}` : addresses[0]!;
-  const client = new grpc.Client(target, grpc.credentials.createInsecure(), {
-    'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-    'grpc.keepalive_time_ms': 30000,
-    // a replica that was unreachable (restarted, or a new pod not yet listening) is retried within
-    // 2 s, not after grpc-js's default backoff of up to 120 s, so it gets its share of calls at once
-    'grpc.initial_reconnect_backoff_ms': 250,
-    'grpc.max_reconnect_backoff_ms': 2000,
-  });
+  const client = new grpc.Client(target, grpc.credentials.createInsecure(), REPLICA_CHANNEL_OPTIONS);
   const multiplexer = options.internalToken && options.multiplex !== false ? new CallMultiplexer(client, options.internalToken) : undefined;
   /** One call as a grpc-js unary call: its outcome in the multiplexer's shape. */
   const unary = (path: string, payload: Buffer, entries: FrameEntry[], deadlineMs: number | undefined): Promise<CallOutcome> => new Promise((resolve) => {

@@ -7,7 +7,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { GrpcCallObserver, Logger } from '@gatehouse/observability';
-import { errorToGrpc, lostConnection, observedAnswer, rawServiceDefinition, RETRY_READY_MS, serviceUnavailable } from './grpc.ts';
+import { errorToGrpc, lostConnection, observedAnswer, rawServiceDefinition, REPLICA_CHANNEL_OPTIONS, RETRY_READY_MS, serviceUnavailable } from './grpc.ts';
 import { addReflection } from './reflection.ts';
 import type { ServiceDescriptor } from './proto.ts';
 
@@ -65,9 +65,7 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<{ port: nu
   for (const { desc, address } of opts.upstreams) {
     const addresses = address.split(',').map((a) => a.trim()).filter(Boolean);
     const target = addresses.length > 1 ? `ipv4:${addresses.join(',')}` : addresses[0]!;
-    const client = new grpc.Client(target, grpc.credentials.createInsecure(), {
-      'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
-    });
+    const client = new grpc.Client(target, grpc.credentials.createInsecure(), REPLICA_CHANNEL_OPTIONS);
     clients.push(client);
     const impl: grpc.UntypedServiceImplementation = {};
     for (const method of desc.methods.values()) {
