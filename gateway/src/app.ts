@@ -208,9 +208,25 @@ function traced(req: http.IncomingMessage, res: http.ServerResponse, serve: () =
   });
 }
 
-/** Listens on host:port with `handler` (an Express app or a node:http listener); resolves with the bound port. */
+/**
+ * How long a stopping gateway lets the requests it took finish before it closes their connections, ms
+ * (below the chart's grace period after its preStop sleep).
+ */
+export const HTTP_DRAIN_MS = 10_000;
+
+/**
+ * Listens on host:port with `handler` (an Express app or a node:http listener); resolves with the bound
+ * port. `close()` stops accepting connections and closes the idle ones, answers the requests it already
+ * took (a request arriving on an open connection gets `Connection: close`, RFC 9112 §9.6), closes each
+ * connection once it is answered, and resolves when none is left, cutting what is left after
+ * {@link HTTP_DRAIN_MS}.
+ */
 export async function listen(handler: http.RequestListener, host: string, port: number): Promise<{ port: number; server: http.Server; close(): Promise<void> }> {
-  const server = createGatewayServer(handler);
+  let closing = false;
+  const server = createGatewayServer((req, res) => {
+    if (closing) res.setHeader('Connection', 'close');
+    handler(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   const bound = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);
@@ -220,7 +236,14 @@ export async function listen(handler: http.RequestListener, host: string, port: 
     port: bound,
     server,
     async close() {
-      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      closing = true;
+      await new Promise<void>((resolve) => {
+        const cut = setTimeout(() => server.closeAllConnections(), HTTP_DRAIN_MS);
+        // a keep-alive connection whose request was already running when closing began goes idle
+        // once answered: closed on the next tick of this sweep, not after keepAliveTimeout
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        server.close(() => { clearTimeout(cut); clearInterval(sweep); resolve(); });
+      });
     },
   };
 }

@@ -129,5 +129,7 @@ export async function runGateway(argv: readonly string[]): Promise<void> {
   const closers = await serveGateway(config, services, (admit) => startGrpcProxy({
     host: config.host, port: config.grpcPort, internalToken, logger, admit, upstreams, observe: createGrpcServerMetrics(registry),
   }), { logger, registry, summary: { services: Object.fromEntries(upstreams.map((u) => [u.desc.service, u.address])), sessions: config.redisUrl ? `redis ${redisTarget(config.redisUrl)}` : null } });
-  closeOnSignal([...closers, async () => { for (const c of Object.values(services.clients)) c?.close(); for (const r of readiness) r.close(); }, async () => tracing?.shutdown()], (m) => logger.info(m));
+  // closed in reverse: the listeners first (requests in flight answered through the service
+  // clients, still open), then the clients, then tracing
+  closeOnSignal([async () => tracing?.shutdown(), async () => { for (const c of Object.values(services.clients)) c?.close(); for (const r of readiness) r.close(); }, ...closers], (m) => logger.info(m));
 }

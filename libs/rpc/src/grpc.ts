@@ -14,7 +14,7 @@ import type { CallContext, HandlerMap, Protocol } from './context.ts';
 import type { MethodCodec, ServiceDescriptor } from './proto.ts';
 import { addReflection } from './reflection.ts';
 import {
-  CallMultiplexer, entriesMetadata, INTERNAL_KEY, multiplexImplementation, multiplexServiceDefinition, MultiplexUnsupported, type CallOutcome, type FrameEntry,
+  CallMultiplexer, entriesMetadata, INTERNAL_KEY, MultiplexDrain, multiplexImplementation, multiplexServiceDefinition, MultiplexUnsupported, type CallOutcome, type FrameEntry,
 } from './multiplex.ts';
 import { isServed } from './typed.ts';
 
@@ -193,6 +193,13 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
     waitForReady,
   };
 }
+
+/**
+ * How long a stopping gRPC server lets the calls it took finish before it cuts their connections, ms.
+ * Below the chart's grace period after its preStop sleep (30 − 5 s), with room for the rest of the
+ * shutdown.
+ */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
  * How long a read whose connection was lost waits for a connected replica before its second attempt,
@@ -385,7 +392,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<{ port: 
     for (const m of served.desc.methods.values()) byPath.set(m.path, impl[m.name] as grpc.handleUnaryCall<Buffer, Buffer>);
   }
   // the gateway's and the services' calls to this server, multiplexed on streams (internal token only)
-  if (opts.internalToken) server.addService(multiplexServiceDefinition(), multiplexImplementation(byPath, opts.internalToken));
+  const drain = new MultiplexDrain();
+  if (opts.internalToken) server.addService(multiplexServiceDefinition(), multiplexImplementation(byPath, opts.internalToken, drain));
   if (opts.reflection) addReflection(server, opts.services.map((s) => s.desc));
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
@@ -394,8 +402,11 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<{ port: 
     port,
     server,
     close: () => new Promise<void>((resolve) => {
-      const t = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
+      // GOAWAY to every client (no new calls here), the call streams ended as their calls are
+      // answered, then the connections closed; whatever is still open after SHUTDOWN_GRACE_MS is cut
+      const t = setTimeout(() => { server.forceShutdown(); resolve(); }, SHUTDOWN_GRACE_MS);
       server.tryShutdown(() => { clearTimeout(t); resolve(); });
+      drain.drain();
     }),
   };
 }

@@ -142,6 +142,38 @@ describe('call multiplexing between Gatehouse processes', () => {
     expect(answers).toContain('b');
   });
 
+  it.each([true, false])('a stopping replica (close(), as on SIGTERM) answers every call it took, even one longer than 2 s, and reads go on without a failure (multiplex %s)', async (multiplex) => {
+    const replicas = await Promise.all(['a', 'b'].map((tag) => startGrpcServer({
+      host: '127.0.0.1', port: 0, logger, internalToken: 'tok',
+      services: [{
+        desc, handlers: {
+          async Login(req) { if (req.password === 'slow') await sleep(2500); return { message: tag }; },
+          async Profile() { await sleep(5); return { id: tag }; },
+        },
+      }],
+    })));
+    const closes: Array<Promise<void>> = [];
+    cleanups.push(async () => { await Promise.all(closes); await replicas[1]!.close(); });
+    const c = createGrpcClient(desc, { address: replicas.map((r) => `127.0.0.1:${r.port}`).join(','), internalToken: 'tok', multiplex });
+    cleanups.push(() => c.close());
+    const ids = new Set<unknown>();
+    for (let i = 0; i < 20 && ids.size < 2; i++) ids.add((await c.call('Profile', {}, createCallContext())).id);
+    expect([...ids].sort()).toEqual(['a', 'b']);
+    // non-idempotent calls in flight on both replicas, longer than the old 2 s cut-off
+    const slow = Array.from({ length: 4 }, () => c.call('Login', { password: 'slow' }, createCallContext()).then((r) => r.message, (e: unknown) => e));
+    await sleep(100);
+    closes.push(replicas[0]!.close());
+    // reads while replica a stops
+    const during: unknown[] = [];
+    for (let i = 0; i < 60; i++) during.push(await c.call('Profile', {}, createCallContext()).then((r) => r.id, (e: unknown) => e));
+    const answers = await Promise.all(slow);
+    expect(answers.filter((a) => a !== 'a' && a !== 'b')).toEqual([]);
+    expect(answers).toContain('a');
+    expect(during.filter((a) => a !== 'a' && a !== 'b')).toEqual([]);
+    await closes[0];
+    expect(await c.call('Profile', {}, createCallContext()).then((r) => r.id)).toBe('b');
+  });
+
   it('counts and times the multiplexed calls by method in the server metrics', async () => {
     const registry = createMetricsRegistry({ defaultMetrics: false });
     const c = client(`127.0.0.1:${await server('a', [], { observe: createGrpcServerMetrics(registry) })}`);

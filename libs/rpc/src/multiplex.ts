@@ -94,7 +94,7 @@ export function multiplexServiceDefinition(): grpc.ServiceDefinition {
  * the same peer, with its deadline `timeout_ms` from its arrival. An unknown method answers that call
  * UNIMPLEMENTED; a frame that does not decode ends the stream INVALID_ARGUMENT.
  */
-export function multiplexImplementation(byPath: ReadonlyMap<string, UnaryImpl>, internalToken: string): grpc.UntypedServiceImplementation {
+export function multiplexImplementation(byPath: ReadonlyMap<string, UnaryImpl>, internalToken: string, drain?: MultiplexDrain): grpc.UntypedServiceImplementation {
   return {
     Calls: (stream: grpc.ServerDuplexStream<Buffer, Buffer>) => {
       if (!internalToken || stream.metadata.get(INTERNAL_KEY)[0] !== internalToken) {
@@ -108,15 +108,20 @@ export function multiplexImplementation(byPath: ReadonlyMap<string, UnaryImpl>, 
       const finish = (): void => {
         if (ended && inFlight === 0 && !closed) {
           closed = true;
+          untrack?.();
           stream.end();
         }
       };
+      // a stopping server ends the stream (status OK) once the calls it took are answered; the
+      // client sends later calls elsewhere (its pending ones come back UNAVAILABLE, so reads retry)
+      const untrack = drain?.track(() => { ended = true; finish(); });
       const reply = (frame: CallsResponse): void => {
         inFlight--;
         if (!closed && !stream.cancelled) stream.write(Buffer.from(response.encode(frame).finish()));
         finish();
       };
       stream.on('data', (buf: Buffer) => {
+        if (closed) return; // a call that reached an ended stream is not run: its caller sees UNAVAILABLE
         let frame: CallsRequest;
         try {
           frame = request.decode(buf) as unknown as CallsRequest;
@@ -151,8 +156,37 @@ export function multiplexImplementation(byPath: ReadonlyMap<string, UnaryImpl>, 
       });
       // a cancelled stream drops its answers (the caller is gone); handlers still run to completion
       stream.on('error', () => {});
+      stream.on('close', () => untrack?.());
     },
   };
+}
+
+/**
+ * The open call streams of one server, so that a stopping server can end each of them once the calls
+ * it took are answered ({@link multiplexImplementation}); streams opened after {@link drain} end the
+ * same way. Without this a stream lives until its client retires it, and a shutdown deadline cuts it
+ * with calls in flight.
+ */
+export class MultiplexDrain {
+  private readonly enders = new Set<() => void>();
+  private draining = false;
+
+  /** Registers a stream's `end` (called at once while draining); returns its removal. */
+  track(end: () => void): () => void {
+    if (this.draining) {
+      queueMicrotask(end);
+      return () => {};
+    }
+    this.enders.add(end);
+    return () => { this.enders.delete(end); };
+  }
+
+  /** Ends every open stream once its calls in flight are answered, and every stream opened later. */
+  drain(): void {
+    this.draining = true;
+    for (const end of [...this.enders]) end();
+    this.enders.clear();
+  }
 }
 
 /** The outcome of one call, in the shape a unary call produces. */

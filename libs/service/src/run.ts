@@ -94,11 +94,13 @@ export async function runService(module: ServiceModule, argv: readonly string[])
   }));
   const metrics = await orFatal({ host: config.metricsHost, port: config.metricsPort }, () => startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry }));
   logger.info({ grpc_port: grpc?.port ?? null, http_port: http.port, metrics_port: metrics.port, ...runtime.logFields }, `${module.name} started`);
+  // closed in reverse: first the servers (calls in flight answered, with the peers, stores and bus
+  // they use still open), then what the handlers used, then metrics and tracing
   closeOnSignal([
-    async () => { for (const r of readiness) r.close(); },
+    async () => tracing?.shutdown(), metrics.close,
     async () => bus?.close(), runtime.close, async () => sessions?.close(), async () => channel?.close(),
-    ...(grpc ? [grpc.close] : []), http.close, metrics.close,
     async () => { for (const p of peers) p.close(); },
-    async () => tracing?.shutdown(),
+    async () => { for (const r of readiness) r.close(); },
+    http.close, ...(grpc ? [grpc.close] : []),
   ], (m) => logger.info(m));
 }
