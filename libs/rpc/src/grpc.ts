@@ -160,12 +160,16 @@ export function createGrpcClient(desc: ServiceDescriptor, options: GrpcClientOpt
       return withSpan(method.path, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': desc.service, 'rpc.method': rpc } }, async () => {
         injectTraceContext((key, value) => entries.push({ key, value }));
         let outcome = await send(method.path, payload, entries, ctx.deadlineMs);
-        // a read whose connection was lost goes once more, to a replica that is up (issue 37 §4): the
+        // a read whose connection was lost goes again, to a replica that is up (issue 37 §4): the
         // channel's round-robin picks only connected replicas, and a service that restarted a moment
-        // ago is waited for briefly instead of being refused while the channel is in its backoff
-        if (lostConnection(outcome) && method.idempotent) {
-          const ready = await waitForReady(Math.min(RETRY_READY_MS, ctx.deadlineMs ? ctx.deadlineMs - Date.now() : RETRY_READY_MS)).then(() => true, () => false);
-          if (ready) outcome = await unary(method.path, payload, entries, ctx.deadlineMs);
+        // ago is waited for briefly instead of being refused while the channel is in its backoff. Up
+        // to READ_RETRIES times within RETRY_READY_MS: in a rolling update the next pick can be a
+        // second replica going away at the same moment
+        const lostAt = Date.now();
+        for (let retry = 0; retry < READ_RETRIES && lostConnection(outcome) && method.idempotent; retry++) {
+          const left = Math.min(RETRY_READY_MS - (Date.now() - lostAt), ctx.deadlineMs ? ctx.deadlineMs - Date.now() : RETRY_READY_MS);
+          if (left <= 0 || !(await waitForReady(left).then(() => true, () => false))) break;
+          outcome = await unary(method.path, payload, entries, ctx.deadlineMs);
         }
         for (const c of outcome.trailers.get('set-cookie')) ctx.setCookies.push(String(c));
         if (lostConnection(outcome)) throw serviceUnavailable(desc, outcome);
@@ -208,6 +212,9 @@ export const SHUTDOWN_GRACE_MS = 10_000;
  * of a service that is down answers 503 within about a second.
  */
 export const RETRY_READY_MS = 1000;
+
+/** How many times a read whose connection was lost is sent again (within {@link RETRY_READY_MS}). */
+export const READ_RETRIES = 2;
 
 /**
  * Whether an attempt failed for want of a connection rather than by the service's answer: UNAVAILABLE
