@@ -1,6 +1,6 @@
 /** @module @gatehouse/rpc/proto.test A response that is a whole google.protobuf.Struct stays a plain JSON object. */
 import { describe, it, expect } from '@jest/globals';
-import { serviceDescriptor } from './proto.ts';
+import { serviceDescriptor, servicesWithProto } from './proto.ts';
 
 describe('top-level google.protobuf.Struct responses (GetOpenidConfiguration)', () => {
   const codec = serviceDescriptor('authn').methods.get('GetOpenidConfiguration')!;
@@ -85,5 +85,20 @@ describe('response shaping (what every transport answers)', () => {
     expect(user.roles).not.toBe(roles);
     expect(login.normalizeResponse({ message: 'm', authenticator_recovery_codes: ['a-b'] }).authenticator_recovery_codes).toEqual(['a-b']);
     expect(login.normalizeResponse({ message: 'm' }).user).toBeNull();
+  });
+});
+
+describe('which calls the gateway may send again (idempotency_level)', () => {
+  it('marks every GET route as safe to repeat, but the emailed verify_email link, so a read cut by a replica going away is retried (issue 37 §3)', () => {
+    const notRepeatable: string[] = [];
+    for (const service of servicesWithProto()) {
+      const desc = serviceDescriptor(service);
+      for (const method of desc.methods.values()) {
+        if (method.rest?.method === 'GET' && !method.idempotent) notRepeatable.push(`${method.name} ${method.rest.path}`);
+      }
+    }
+    // verifying an email is a state change carried by a link, not a read
+    expect(notRepeatable).toEqual(['VerifyEmailLink /verify_email']);
+    expect(serviceDescriptor('admin').methods.get('AdminMeta')).toMatchObject({ idempotent: true, readOnly: true });
   });
 });
