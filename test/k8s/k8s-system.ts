@@ -16,8 +16,8 @@
  *     answered by a recovery code, the README's sign-up/skip/login/profile, check_permissions after
  *     writing a model and a tuple, and an OAuth 2.0 authorization code flow with PKCE (openid-client);
  *  7. grpc: a pod of the image calls authz's CheckPermissions over gRPC on the headless Service;
- *  8. upgrade: `helm upgrade` with flag changes (--log-level, and SMTP pointed at the test's sink on the
- *     node's address) under a steady load: zero failed requests;
+ *  8. upgrade: `helm upgrade` with flag changes (--log-level, SMTP pointed at the test's sink on the
+ *     node's address, --enable-email-verification) under a steady load: zero failed requests;
  *  9. hpa: CPU load on authz until its HPA scales from 1 to ≥ 2 replicas, then back to 1 without load;
  * 10. kills: under load, one pod of each service is killed (SIGKILL, no grace): failed idempotent requests
  *     counted (zero allowed); sign-ups run beside the load, and every sign-up answered 200 must reach the
@@ -468,16 +468,18 @@ async function main(): Promise<void> {
     const load = startLoad(6);
     await sleep(3000);
     const t0 = Date.now();
-    // a log level, and email from the development outbox to SMTP (the sink on the node's address)
+    // a log level, and email from the development outbox to SMTP (the sink on the node's address),
+    // with sign-ups verified by email, so that each sign-up of the kills stage sends one
     helm(['upgrade', RELEASE, path.join(ROOT, 'charts/gatehouse'), '-n', NS, '--reuse-values', '--set', 'config.shared.logLevel=debug',
       '--set', `config.shared.smtpHost=${NODE_IP}`, '--set', `config.shared.smtpPort=${sink!.port}`,
-      '--set', 'config.shared.smtpSenderEmail=gatehouse@example.com', '--wait', '--timeout', '12m']);
+      '--set', 'config.shared.smtpSenderEmail=gatehouse@example.com', '--set', 'config.shared.enableEmailVerification=true',
+      '--wait', '--timeout', '12m']);
     const took = (Date.now() - t0) / 1000;
     await sleep(5000);
     const r = await load.stop();
     const args0 = kubectl(['-n', NS, 'get', 'deploy', `${RELEASE}-authn`, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']).stdout;
     assert.match(args0, /--log-level=debug/, 'the new flag is in the rolled pods');
-    note(`helm upgrade (--log-level=debug, --smtp-*) under load: ${took.toFixed(1)} s, ${r.ok} requests ok, ${r.failed} failed, ${r.resent} sent again after a connection error${r.failed ? `\n${showFailures(r.failures)}` : ''}`);
+    note(`helm upgrade (--log-level=debug, --smtp-*, --enable-email-verification) under load: ${took.toFixed(1)} s, ${r.ok} requests ok, ${r.failed} failed, ${r.resent} sent again after a connection error${r.failed ? `\n${showFailures(r.failures)}` : ''}`);
     assert.equal(r.failed, 0, 'zero failed requests during helm upgrade');
   });
 
