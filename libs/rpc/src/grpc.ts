@@ -217,13 +217,22 @@ export const RETRY_READY_MS = 1000;
 export const READ_RETRIES = 2;
 
 /**
- * Whether an attempt failed for want of a connection rather than by the service's answer: UNAVAILABLE
- * (no replica connected, or the connection dropped) or CANCELLED (the server reset the stream as it
- * went down; this client never cancels a call itself), without a Gatehouse error code in the trailers
- * (a service's own `unavailable` answer, such as its OpenFGA server being down, carries one).
+ * grpc-js's words for an HTTP/2 stream that closed (RST_STREAM with NO_ERROR, or the connection ending
+ * under it) before the server sent a gRPC status: reported as INTERNAL, though no service answered.
  */
-export function lostConnection(outcome: Pick<CallOutcome, 'code' | 'trailers'>): boolean {
-  return (outcome.code === grpc.status.UNAVAILABLE || outcome.code === grpc.status.CANCELLED) && outcome.trailers.get(ERROR_CODE_KEY).length === 0;
+const ENDED_WITHOUT_STATUS = 'Call ended without gRPC status';
+
+/**
+ * Whether an attempt failed for want of a connection rather than by the service's answer: UNAVAILABLE
+ * (no replica connected, or the connection dropped), CANCELLED (the server reset the stream as it
+ * went down; this client never cancels a call itself) or grpc-js's INTERNAL for a stream that ended
+ * with no gRPC status (seen from a pod killed under load, issue 37 §4), without a Gatehouse error code
+ * in the trailers (a service's own `unavailable` answer, such as its OpenFGA server being down, carries one).
+ */
+export function lostConnection(outcome: Pick<CallOutcome, 'code' | 'details' | 'trailers'>): boolean {
+  const lost = outcome.code === grpc.status.UNAVAILABLE || outcome.code === grpc.status.CANCELLED
+    || (outcome.code === grpc.status.INTERNAL && outcome.details.includes(ENDED_WITHOUT_STATUS));
+  return lost && outcome.trailers.get(ERROR_CODE_KEY).length === 0;
 }
 
 /** The `unavailable` (HTTP 503, gRPC UNAVAILABLE) answer for a call no replica of `desc`'s service took. */
@@ -231,7 +240,7 @@ export function serviceUnavailable(desc: ServiceDescriptor, outcome: Pick<CallOu
   const service = desc.service.split('.')[0]!;
   return new AppError('unavailable', `the ${service} service is unavailable, please try again later`, {
     headers: { 'Retry-After': '1' },
-    cause: new Error(`${outcome.code === grpc.status.CANCELLED ? 'CANCELLED' : 'UNAVAILABLE'}: ${outcome.details}`),
+    cause: new Error(`${grpc.status[outcome.code] ?? outcome.code}: ${outcome.details}`),
   });
 }
 

@@ -3,6 +3,8 @@
  * stream, the fallback to unary calls against a server without the method, deadlines, a server going
  * away, metrics per method, and calls spreading over replicas (also one that joins later).
  */
+import http2 from 'node:http2';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { AppError } from '@gatehouse/errors';
@@ -140,6 +142,95 @@ describe('call multiplexing between Gatehouse processes', () => {
     const answers = await Promise.all(batch);
     expect(answers.filter((a) => a !== 'a' && a !== 'b')).toEqual([]);
     expect(answers).toContain('b');
+  });
+
+  /**
+   * A TCP relay in front of a server: what a process killed with SIGKILL looks like from the client, the
+   * kernel closing its sockets with no HTTP/2 frame (no GOAWAY, no RST_STREAM), which `cut()` does.
+   */
+  async function relay(port: number): Promise<{ port: number; cut(): void }> {
+    const sockets = new Set<net.Socket>();
+    const front = net.createServer((inbound) => {
+      const outbound = net.connect(port, '127.0.0.1');
+      for (const s of [inbound, outbound]) { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)); }
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); front.close(() => resolve()); }));
+    return {
+      port: (front.address() as net.AddressInfo).port,
+      cut() { front.close(); for (const s of sockets) s.end(); },
+    };
+  }
+
+  it.each([true, false])('a stopping replica killed before it answered (GOAWAY, then the connection ends with no gRPC status): reads answered by the other, a write in flight is 503, never 500 (multiplex %s)', async (multiplex) => {
+    const replicas = await Promise.all(['a', 'b'].map((tag) => startGrpcServer({
+      host: '127.0.0.1', port: 0, logger, internalToken: 'tok',
+      services: [{ desc, handlers: { async Profile() { await sleep(300); return { id: tag }; }, async Login() { await sleep(300); return { message: tag }; } } }],
+    })));
+    cleanups.push(async () => { for (const r of replicas) await r.close(); });
+    const front = await relay(replicas[0]!.port);
+    const c = createGrpcClient(desc, { address: `127.0.0.1:${front.port},127.0.0.1:${replicas[1]!.port}`, internalToken: 'tok', multiplex });
+    cleanups.push(() => c.close());
+    const ids = new Set<unknown>();
+    for (let i = 0; i < 20 && ids.size < 2; i++) ids.add((await c.call('Profile', {}, createCallContext())).id);
+    expect([...ids].sort()).toEqual(['a', 'b']);
+    const reads = Array.from({ length: 8 }, () => c.call('Profile', {}, createCallContext()).then((r) => r.id, (e: unknown) => e));
+    const writes = Array.from({ length: 8 }, () => c.call('Login', {}, createCallContext()).then((r) => r.message, (e: unknown) => e));
+    await sleep(100);
+    // as a pod told to stop and killed before its calls were answered (the kubelet's SIGKILL after
+    // the grace period): a GOAWAY first, then the connection ends
+    replicas[0]!.server.tryShutdown(() => {});
+    await sleep(50);
+    front.cut();
+    const readAnswers = await Promise.all(reads);
+    expect(readAnswers.filter((a) => a !== 'a' && a !== 'b')).toEqual([]);
+    expect(readAnswers).toContain('b');
+    // Login is not idempotent: those that were on a are not sent again, and answer 503 naming the service
+    const writeAnswers = await Promise.all(writes);
+    const failed = writeAnswers.filter((a) => a !== 'b');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const f of failed) expect(f).toMatchObject({ code: 'unavailable', message: 'the authn service is unavailable, please try again later' });
+  });
+
+  /**
+   * A replica that answers every HTTP/2 stream with its response headers and then ends it with
+   * RST_STREAM(NO_ERROR) and no gRPC status: grpc-js reports that as INTERNAL "Received RST_STREAM with
+   * code 0 (Call ended without gRPC status)", what a gateway saw from an admin pod killed under load in
+   * `npm run test:k8s` (issue 37 §4).
+   */
+  async function resettingReplica(): Promise<number> {
+    const h2 = http2.createServer();
+    h2.on('stream', (stream) => {
+      stream.on('error', () => {});
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.once('data', () => stream.close(http2.constants.NGHTTP2_NO_ERROR));
+    });
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => h2.close(() => resolve())));
+    return (h2.address() as net.AddressInfo).port;
+  }
+
+  it.each([true, false])('a call whose stream ends with no gRPC status is a lost connection: a read goes to the other replica, a write answers 503, not 500 (multiplex %s)', async (multiplex) => {
+    const good = await startGrpcServer({
+      host: '127.0.0.1', port: 0, logger, internalToken: 'tok',
+      services: [{ desc, handlers: { async Profile() { return { id: 'b' }; }, async Login() { return { message: 'b' }; } } }],
+    });
+    cleanups.push(() => good.close());
+    const bad = await resettingReplica();
+    // alone, the resetting replica's answer is `unavailable` naming the service, for a read (after its
+    // retries) and for a write (not sent again)
+    const alone = createGrpcClient(desc, { address: `127.0.0.1:${bad}`, internalToken: 'tok', multiplex });
+    cleanups.push(() => alone.close());
+    const unavailable = { code: 'unavailable', message: 'the authn service is unavailable, please try again later' };
+    expect(await alone.call('Login', {}, createCallContext()).catch((e: unknown) => e)).toMatchObject(unavailable);
+    expect(await alone.call('Profile', {}, createCallContext()).catch((e: unknown) => e)).toMatchObject(unavailable);
+    // beside a good replica, every read is answered (by it), one call at a time so round robin alternates
+    const both = createGrpcClient(desc, { address: `127.0.0.1:${bad},127.0.0.1:${good.port}`, internalToken: 'tok', multiplex });
+    cleanups.push(() => both.close());
+    const reads: unknown[] = [];
+    for (let i = 0; i < 20; i++) reads.push(await both.call('Profile', {}, createCallContext()).then((r) => r.id, (e: unknown) => e));
+    expect(reads.filter((r) => r !== 'b')).toEqual([]);
   });
 
   it.each([true, false])('a stopping replica (close(), as on SIGTERM) answers every call it took, even one longer than 2 s, and reads go on without a failure (multiplex %s)', async (multiplex) => {
