@@ -34,6 +34,18 @@ stop() { # <name>: TERM the recorded PID (its process group: kubelet runs under 
 }
 
 stop kubelet
+# Pod network namespaces hidden under a /run/netns stacked onto itself after they were made (see
+# kube-up.sh) cannot be removed by containerd: take the stack down to the directory first, so that it
+# sees them and stopping their sandboxes below succeeds.
+# (such a namespace is listed twice, or its path shows the directory's file system, not nsfs).
+hidden=0
+while read -r n target; do
+  if (( n > 1 )) || [[ $(stat -f -c %T "$target" 2>/dev/null) != nsfs ]]; then hidden=1; fi
+done < <(awk '$5 ~ "^/run/netns/cni-" { print $5 }' /proc/self/mountinfo | sort | uniq -c)
+if (( hidden )); then
+  while mountpoint -q /run/netns; do umount -l /run/netns || break; done
+  log "unstacked /run/netns (pod network namespaces were hidden under a copy)"
+fi
 if [[ -S "$SOCK" ]] && [[ -f "$R/pids/containerd" ]]; then
   # One stopp per pod with a long timeout: the 2 s default is shorter than some pods' grace period.
   for p in $(crictl --runtime-endpoint "unix://$SOCK" pods -q 2>/dev/null); do
@@ -57,6 +69,12 @@ for root in /sys/fs/cgroup/*/ /sys/fs/cgroup/unified/; do
   done
 done
 
+# What containerd could not release: pod network namespaces still mounted, and their files.
+for f in /run/netns/cni-*; do
+  [[ -e "$f" ]] || continue
+  while [[ $(stat -f -c %T "$f" 2>/dev/null) == nsfs ]]; do umount -l "$f" || break; done
+  rm -f "$f"
+done
 ip link show ghkube0 >/dev/null 2>&1 && ip link delete ghkube0
 # What kube-proxy --cleanup leaves: the kubelet's own chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, ...)
 # and the CNI portmap/bridge chains.

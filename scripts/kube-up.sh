@@ -173,6 +173,15 @@ cat > "$R/conf/cni/10-gatehouse.conflist" <<JSON
 }
 JSON
 mkdir -p "$R/run/containerd"
+# A pod's network namespace is a bind mount at /run/netns/cni-*. podman and buildah (build-image.sh,
+# compose) make /run/netns a mount point of its own the first time they need a namespace there, by
+# bind-mounting the directory onto itself with the mounts it holds: a pod started before that then has
+# its namespace under the copy, containerd cannot remove it (unlinkat: device or resource busy), its
+# sandbox never stops, and the next kube-up's kubelet stalls on it. Made a shared mount point here
+# first, nothing stacks another one on it.
+mkdir -p /run/netns
+mountpoint -q /run/netns || mount --bind /run/netns /run/netns
+mount --make-shared /run/netns
 start containerd containerd --config "$R/conf/containerd.toml"
 wait_for containerd 30 ctr --address "$SOCK" version
 
