@@ -549,7 +549,17 @@ async function main(): Promise<void> {
     };
     const missing = () => signedUp.filter((e) => !deliveries().has(e) || sink!.to(e).length === 0);
     await until(`every answered sign-up's webhook and email (missing: ${missing().slice(0, 5).join(', ')})`, 180_000, () => missing().length === 0, 2000)
-      .catch((e: Error) => { throw new Error(`${e.message}; still missing ${missing().length} of ${signedUp.length}: ${missing().slice(0, 5).join(', ')}`); });
+      .catch((e: Error) => {
+        const what = (m: string): string => `${m} (${[...(deliveries().has(m) ? [] : ['webhook']), ...(sink!.to(m).length === 0 ? ['email'] : [])].join(' and ')})`;
+        // what the surviving pods said about it: their warnings and errors, and any line naming a missing account
+        const lost = missing();
+        for (const pod of kubectl(['-n', NS, 'get', 'pods', '-o', 'name'], { allowFail: true }).stdout.split('\n').filter(Boolean)) {
+          const lines = kubectl(['-n', NS, 'logs', pod], { allowFail: true }).stdout.split('\n')
+            .filter((l) => /"level":"(warn|error|fatal)"/.test(l) || lost.some((m) => l.includes(m)));
+          if (lines.length > 0) process.stderr.write(`--- ${pod}: ${lines.length} warnings, errors or lines naming a missing account (last 40) ---\n${lines.slice(-40).join('\n')}\n`);
+        }
+        throw new Error(`${e.message}; still missing ${lost.length} of ${signedUp.length}: ${lost.slice(0, 5).map(what).join(', ')}`);
+      });
     const ids = deliveries();
     const twice = [...ids].filter(([, set]) => set.size > 1);
     const requests = receiver!.at('/signup').length;

@@ -13,6 +13,7 @@ import { combineVersions, countAttempts, createPlatformAuth, createRedisSessionS
 import { orFatal, serviceDescriptor } from '@gatehouse/rpc';
 import type { ServiceRuntime, ServiceShared } from '@gatehouse/service';
 import { createAuthnService, createUserActivityCheck } from './service.ts';
+import { createAfterAnswerQueue } from './domain/deps.ts';
 import { authnSchema, createMikroAuthnStorage } from './storage/mikro/index.ts';
 import { createCachedAuthnStorage } from './storage/cached.ts';
 import { AUTHN_RETENTION } from './storage/mikro/retention.ts';
@@ -63,7 +64,10 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
   const { jwt, authenticator } = createPlatformAuth(config, sessions, { users: activity });
   const mfa = shared.peer('mfa.internal');
   if (!mfa) logger.warn('no --mfa-address: a login with an unverified email is refused instead of sent a code (behaviour.md §3.3 step 8)');
+  // what an answer promised and is written after it (issue 30 §6) is finished before the database closes
+  const afterAnswer = createAfterAnswerQueue(logger);
   const { handlers, internalHandlers } = createAuthnService({
+    afterAnswer: afterAnswer.afterAnswer,
     ...(mfa ? { mfa } : {}),
     activity,
     options: authnOptions(config),
@@ -90,6 +94,7 @@ export async function buildAuthn(config: Config, shared: ServiceShared): Promise
     db,
     readiness: [databaseReadiness(db, dbOptions), ...(redisSessions ? [redisSessions.readiness] : [])],
     async close() {
+      await afterAnswer.drain();
       await relay?.stop();
       await sweeper.stop();
       await resealer.stop();

@@ -166,9 +166,10 @@ export interface DomainDeps {
   logger: Logger;
   /**
    * Runs the part of a request that must not change its timing (issue 30 §6: the account lookup and
-   * link issue of forgot_password, magic_link_login and resend_verify_email) after the answer. The
-   * default starts it at once without waiting and logs a failure; tests pass `(work) => work()` to
-   * wait for it.
+   * link issue of forgot_password, magic_link_login and resend_verify_email, the account of a sign-up
+   * with email verification on) after the answer. The default ({@link createAfterAnswerQueue}) starts
+   * it shortly after without waiting and logs a failure; a process passes a queue's own to wait for it
+   * before closing; tests pass `(work) => work()` to wait for it.
    */
   afterAnswer?: (work: () => Promise<void>) => Promise<void>;
 }
@@ -185,6 +186,41 @@ export interface AuthnContext extends DomainDeps {
   jobKey: KeyRing;
 }
 
+/** Work after the answer ({@link DomainDeps.afterAnswer}) and the wait for all of it before a shutdown. */
+export interface AfterAnswerQueue {
+  /** Starts `work` {@link AFTER_ANSWER_DELAY_MS} after the call, without waiting for it; a failure is logged. */
+  afterAnswer(work: () => Promise<void>): Promise<void>;
+  /** Resolves once every piece of work scheduled so far, started or not, has finished (never rejects). */
+  drain(): Promise<void>;
+}
+
+/**
+ * The production `afterAnswer`: work starts once the answer is on its way (it crosses the gateway
+ * first, in process or not; a synchronous SQLite driver would otherwise hold the loop before it is
+ * written), and a failure is the server's, logged, never the client's. What the answer promised
+ * (a sign-up's account with email verification on, issue 30 §6) is written only then, so a stopping
+ * process must {@link AfterAnswerQueue.drain} before it closes its database: without it a pod told to
+ * stop right after answering a sign-up lost the account (issue 37 §4, `npm run test:k8s`).
+ */
+export function createAfterAnswerQueue(logger: Logger): AfterAnswerQueue {
+  const pending = new Set<Promise<void>>();
+  return {
+    afterAnswer(work) {
+      const done = new Promise<void>((resolve) => {
+        setTimeout(() => {
+          work().catch((err: unknown) => logger.error({ err }, 'work after the answer failed')).finally(resolve);
+        }, AFTER_ANSWER_DELAY_MS);
+      });
+      pending.add(done);
+      void done.then(() => pending.delete(done));
+      return Promise.resolve();
+    },
+    async drain() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+  };
+}
+
 /**
  * @throws AppError `invalid_argument` when the custom access token script does not compile
  */
@@ -193,13 +229,7 @@ export function createAuthnContext(deps: DomainDeps): AuthnContext {
   return {
     ...deps,
     now: clock,
-    afterAnswer: deps.afterAnswer ?? ((work) => {
-      // started once the answer is on its way (it crosses the gateway first, in process or not; a
-      // synchronous SQLite driver would otherwise hold the loop before it is written); a failure is
-      // the server's, logged, never the client's
-      setTimeout(() => { work().catch((err: unknown) => deps.logger.error({ err }, 'work after the answer failed')); }, AFTER_ANSWER_DELAY_MS);
-      return Promise.resolve();
-    }),
+    afterAnswer: deps.afterAnswer ?? createAfterAnswerQueue(deps.logger).afterAnswer,
     customClaims: compileCustomClaims(deps.options.customAccessTokenScript, deps.logger),
     jobKey: jobSealKey(deps.options.encryptionKey, deps.options.clientSecret),
   };
