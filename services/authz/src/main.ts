@@ -122,8 +122,9 @@ function registerEngineMetrics(engine: Engine, registry: Registry): void {
   stat('gatehouse_authz_snapshot_full_loads', 'full snapshot loads since start', (s) => s.full_loads);
   stat('gatehouse_authz_snapshot_catch_ups', 'incremental catch-ups from the change log since start', (s) => s.catch_ups);
   stat('gatehouse_authz_partial_checks', 'check calls answered from the store while a full snapshot load ran, since start', (s) => s.partial_checks);
-  stat('gatehouse_authz_partial_fetches', 'objects and users those checks read from the store, since start', (s) => s.partial_fetches);
-  stat('gatehouse_authz_partial_waits', 'check calls that needed too many fetches and waited for the full snapshot, since start', (s) => s.partial_waits);
+  stat('gatehouse_authz_partial_lists', 'list_permissions, list_users and expand calls answered from the store while a full snapshot load ran, since start', (s) => s.partial_lists);
+  stat('gatehouse_authz_partial_fetches', 'objects and users those calls read from the store, since start', (s) => s.partial_fetches);
+  stat('gatehouse_authz_partial_waits', 'check, list and expand calls that needed too many fetches and waited for the full snapshot, since start', (s) => s.partial_waits);
 }
 
 /**

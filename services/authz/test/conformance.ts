@@ -106,9 +106,10 @@ export function heldStore(store: AuthzStore): { store: AuthzStore; release(): vo
 
 /**
  * Runs one case against a fresh engine on `store`. Each expectation names its stage and input in the failure.
- * With `partial`, the checks are asked of a second engine over the same store whose full snapshot load is
- * held open the whole case ({@link heldStore}), so each answers from the store through the partial index
- * (issue 22 §3); the case then also asserts that engine never loaded its snapshot nor waited for it.
+ * With `partial`, the checks, list_objects, list_users and expand queries are asked of a second engine over
+ * the same store whose full snapshot load is held open the whole case ({@link heldStore}), so each answers
+ * from the store through the partial index (issue 22 §3, issue 38 §1); the case then also asserts that engine
+ * never loaded its snapshot nor waited for it.
  */
 export async function runCase(c: ConformanceCase, store: AuthzStore, options: { partial?: boolean } = {}): Promise<void> {
   if (!options.partial) return runCaseOn(c, createEngine({ store }));
@@ -117,8 +118,12 @@ export async function runCase(c: ConformanceCase, store: AuthzStore, options: { 
   try {
     await runCaseOn(c, createEngine({ store }), undefined, checker);
     const checks = c.stages.reduce((n, s) => n + (s.checks?.length ?? 0), 0);
-    expect({ file: c.file, ...checker.stats() }).toMatchObject({ file: c.file, full_loads: 0, partial_waits: 0, ...(checks > 0 ? {} : { partial_checks: 0 }) });
+    const lists = c.stages.reduce((n, s) => n + (s.list_objects?.length ?? 0) + (s.list_users?.length ?? 0) + (s.expand?.length ?? 0), 0);
+    expect({ file: c.file, ...checker.stats() }).toMatchObject({
+      file: c.file, full_loads: 0, partial_waits: 0, ...(checks > 0 ? {} : { partial_checks: 0 }), ...(lists > 0 ? {} : { partial_lists: 0 }),
+    });
     if (checks > 0) expect(checker.stats().partial_checks).toBeGreaterThan(0);
+    if (lists > 0) expect(checker.stats().partial_lists).toBeGreaterThan(0);
   } finally {
     held.release();
   }
@@ -127,7 +132,7 @@ export async function runCase(c: ConformanceCase, store: AuthzStore, options: { 
 /**
  * Runs one case against any engine on an empty store (the embedded one, or the OpenFGA backend).
  * `sameMessage` decides whether a check refusal's message matches the expected one (default: equal);
- * `checker` is the engine the checks are asked of (default: `engine`, which makes every write).
+ * `checker` is the engine the checks, lists and expands are asked of (default: `engine`, which makes every write).
  */
 export async function runCaseOn(
   c: ConformanceCase,
@@ -162,22 +167,22 @@ export async function runCaseOn(
     for (const lo of stage.list_objects ?? []) {
       const q = { relation: lo.relation, object_type: lo.type, contextual_tuples: lo.contextual_tuples, context: lo.context };
       if (lo.error !== undefined) {
-        const err = await refusal(engine.listPermissions(lo.user, q));
+        const err = await refusal(checker.listPermissions(lo.user, q));
         const message = sameMessage(lo.error, err.message) ? lo.error : err.message;
         expect({ at, lo, code: err.code, message }).toEqual({ at, lo, code: 'invalid_argument', message: lo.error });
         continue;
       }
-      const { objects } = await engine.listPermissions(lo.user, q);
+      const { objects } = await checker.listPermissions(lo.user, q);
       expect({ at, lo, objects }).toEqual({ at, lo, objects: lo.objects });
     }
     for (const lu of stage.list_users ?? []) {
       if (lu.error !== undefined) {
-        const err = await refusal(engine.listUsers(lu));
+        const err = await refusal(checker.listUsers(lu));
         const message = sameMessage(lu.error, err.message) ? lu.error : err.message;
         expect({ at, lu, code: err.code, message }).toEqual({ at, lu, code: 'invalid_argument', message: lu.error });
         continue;
       }
-      const { users } = await engine.listUsers(lu);
+      const { users } = await checker.listUsers(lu);
       expect({ at, lu, users }).toEqual({ at, lu, users: lu.users });
     }
     if (stage.read !== undefined) {
@@ -185,7 +190,7 @@ export async function runCaseOn(
       expect({ at, tuples }).toEqual({ at, tuples: stage.read });
     }
     for (const ex of stage.expand ?? []) {
-      const { tree } = await engine.expand(ex);
+      const { tree } = await checker.expand(ex);
       expect({ at, ex: ex.object, tree: JSON.parse(tree) as unknown }).toEqual({ at, ex: ex.object, tree: ex.tree });
     }
     if (stage.tuple_count !== undefined) expect({ at, count: await countTuples(engine) }).toEqual({ at, count: stage.tuple_count });
@@ -194,10 +199,10 @@ export async function runCaseOn(
 
 /**
  * Registers one test per data file for a backend. `open` returns an empty store and its disposer;
- * `partial` asks the checks through the partial index ({@link runCase}).
+ * `partial` asks the checks, lists and expands through the partial index ({@link runCase}).
  */
 export function describeConformance(backend: string, open: () => Promise<{ store: AuthzStore; close(): Promise<void> }>, options: { partial?: boolean } = {}): void {
-  describe(`OpenFGA conformance data on ${backend}${options.partial ? ', checks through the partial index (full load held)' : ''}`, () => {
+  describe(`OpenFGA conformance data on ${backend}${options.partial ? ', queries through the partial index (full load held)' : ''}`, () => {
     for (const c of loadCases()) {
       it(`${c.title} (${c.file})`, async () => {
         const { store, close } = await open();

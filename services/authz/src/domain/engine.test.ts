@@ -446,7 +446,7 @@ describe('answers remembered across calls (ResolverCache)', () => {
   });
 });
 
-describe('check while the full snapshot loads (issue 22 §3)', () => {
+describe('check, lists, expand and user deletion while the full snapshot loads (issue 22 §3, issue 38 §1)', () => {
   const LAZY_MODEL = `model
   schema 1.1
 type user
@@ -583,6 +583,73 @@ condition level(n: int) {
     expect(replica.stats()).toMatchObject({ partial_checks: 0, partial_fetches: 1, full_loads: 0 });
     held.release();
     expect((await answer)[0]?.allowed).toBe(true);
+    expect(replica.stats()).toMatchObject({ partial_waits: 1, full_loads: 1 });
+  });
+
+  it('answers list_permissions, list_users and expand from the store, as the loaded snapshot does', async () => {
+    const queries = async (engine: Engine): Promise<unknown[]> => [
+      await engine.listPermissions('anne', { object_type: 'doc' }),
+      await engine.listPermissions('bob', { relation: 'can_read', object_type: 'doc' }),
+      await engine.listPermissions('group:eng#member', { relation: 'viewer' }),
+      await engine.listPermissions('carl', { relation: 'viewer', object_type: 'doc', context: { n: 3 } }),
+      await engine.listUsers({ object: 'doc:1', relation: 'can_read', user_type: 'user', context: { n: 0 } }),
+      await engine.listUsers({ object: 'doc:1', relation: 'viewer', user_type: 'group#member', context: { n: 2 } }),
+      await engine.listUsers({ object: 'doc:1', relation: 'viewer', user_type: 'user', context: { n: 0 } }),
+      await engine.expand({ object: 'doc:1', relation: 'viewer' }),
+      await engine.expand({ object: 'group:all', relation: 'member' }),
+    ];
+    const during = await queries(replica);
+    // anne reads doc:1 through two groups; bob views it through its folder but is blocked
+    expect(during[0]).toEqual({ objects: ['doc:1'], permissions: [{ object: 'doc:1', relation: 'can_read' }, { object: 'doc:1', relation: 'viewer' }], truncated: false });
+    expect(during[1]).toEqual({ objects: [], permissions: [], truncated: false });
+    expect(during[4]).toEqual({ users: ['user:anne'], truncated: false });
+    expect(during[5]).toEqual({ users: ['group:all#member', 'group:eng#member'], truncated: false });
+    expect(during[6]).toEqual({ users: ['user:anne', 'user:bob'], truncated: false });
+    expect(replica.stats()).toMatchObject({ full_loads: 0, partial_waits: 0, partial_lists: 9, partial_checks: 0 });
+    expect(replica.stats().partial_fetches).toBeGreaterThan(0);
+    // a condition that cannot be evaluated fails the call while loading as it does after
+    const missing = { code: 'invalid_argument', message: "failed to evaluate relationship condition 'level': tuple 'doc:1#viewer@user:carl' is missing context parameters '[n]'" };
+    expect(await refusal(replica.listUsers({ object: 'doc:1', relation: 'viewer', user_type: 'user' }))).toEqual(missing);
+    // the same answers from the loaded snapshot, which the replica then uses
+    held.release();
+    await replica.warm();
+    expect(await queries(replica)).toEqual(during);
+    expect(await queries(writer)).toEqual(during);
+    expect(await refusal(replica.listUsers({ object: 'doc:1', relation: 'viewer', user_type: 'user' }))).toEqual(missing);
+    expect(replica.stats()).toMatchObject({ full_loads: 1, partial_lists: 10 });
+  });
+
+  it('sees a write made during the load in the next list (read-your-writes)', async () => {
+    expect((await replica.listPermissions('dan', { relation: 'viewer', object_type: 'doc' })).objects).toEqual([]);
+    await writer.writeTuples([{ user: 'user:dan', relation: 'member', object: 'group:eng' }, { user: 'user:dan', relation: 'viewer', object: 'folder:g' }, { user: 'folder:g', relation: 'parent', object: 'doc:2' }]);
+    expect((await replica.listPermissions('dan', { relation: 'viewer', object_type: 'doc' })).objects).toEqual(['doc:1', 'doc:2']);
+    expect((await replica.listUsers({ object: 'doc:2', relation: 'viewer', user_type: 'user' })).users).toEqual(['user:dan']);
+    expect(replica.stats()).toMatchObject({ full_loads: 0, partial_waits: 0 });
+  });
+
+  it('deletes a user\'s tuples without waiting for the load, and the next check and list see it', async () => {
+    expect(await ask('anne', 'viewer', 'doc:1')).toBe(true);
+    // only the held load stands between this call and its answer: it must not wait for it
+    expect(await replica.deleteUserTuples('anne')).toBe(1);
+    expect(await ask('anne', 'viewer', 'doc:1')).toBe(false);
+    expect((await replica.listUsers({ object: 'group:eng', relation: 'member', user_type: 'user' })).users).toEqual([]);
+    expect(replica.stats()).toMatchObject({ full_loads: 0 });
+    held.release();
+    await replica.warm();
+    expect(await ask('anne', 'viewer', 'doc:1')).toBe(false);
+    expect(await ask('bob', 'viewer', 'doc:1')).toBe(true);
+    expect(replica.stats()).toMatchObject({ full_loads: 1, tuples: 6 });
+  });
+
+  it(`waits for the full load rather than fetch more than ${PARTIAL_FETCH_LIMIT} objects for one list`, async () => {
+    const groups = Array.from({ length: 1100 }, (_, i) => ({ user: `group:g${i}#member`, relation: 'viewer', object: 'doc:wide' }));
+    for (let i = 0; i < groups.length; i += 100) await writer.writeTuples(groups.slice(i, i + 100));
+    await writer.writeTuples([{ user: 'user:zoe', relation: 'member', object: 'group:g1099' }]);
+    const answer = replica.listUsers({ object: 'doc:wide', relation: 'viewer', user_type: 'user' });
+    while (replica.stats().partial_waits === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(replica.stats()).toMatchObject({ partial_lists: 0, full_loads: 0 });
+    held.release();
+    expect(await answer).toEqual({ users: ['user:zoe'], truncated: false });
     expect(replica.stats()).toMatchObject({ partial_waits: 1, full_loads: 1 });
   });
 });

@@ -10,7 +10,7 @@ import { parseDsl } from './model-dsl.ts';
 import type { Tuple } from './object-ref.ts';
 import { parseCheckSubject, splitObject, type UserRef } from './object-ref.ts';
 import type { CheckInput, ParsedCheck } from './queries.ts';
-import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubject } from './queries.ts';
+import { checkBatchCount, listedPairs, parseCheck, requireModel, requireRelation, requireSubject } from './queries.ts';
 import { SnapshotCache, guard, typeSystemOf } from './snapshot.ts';
 import { PartialIndex } from './partial.ts';
 import { TupleIndex, type TupleSource } from './tuple-index.ts';
@@ -121,7 +121,8 @@ export interface Engine {
   /**
    * Cache figures for metrics: snapshot revision and indexed tuples (0 before the first load), full loads,
    * change-log catch-ups; and, since start, the check calls answered (or refused) from the store while a
-   * full load ran (`partial_checks`), the objects and users they fetched (`partial_fetches`), and the calls that needed
+   * full load ran (`partial_checks`), the list_permissions, list_users and expand calls answered so
+   * (`partial_lists`), the objects and users they fetched (`partial_fetches`), and the calls that needed
    * more than {@link PARTIAL_FETCH_LIMIT} fetches and waited for the load instead (`partial_waits`).
    */
   stats(): EngineStats;
@@ -134,26 +135,27 @@ export interface EngineStats {
   full_loads: number;
   catch_ups: number;
   partial_checks: number;
+  partial_lists: number;
   partial_fetches: number;
   partial_waits: number;
 }
 
 /**
- * Objects (and users) one check call may fetch from the store while a full load runs; a call that needs
- * more waits for the full snapshot instead of sending more queries (issue 22 §3).
+ * Objects (and users) one check, list or expand call may fetch from the store while a full load runs; a
+ * call that needs more waits for the full snapshot instead of sending more queries (issue 22 §3).
  */
 export const PARTIAL_FETCH_LIMIT = 1000;
 
 /**
- * Check while the full snapshot loads (issue 22 §3): a {@link PartialIndex} at the store's current
- * revision, filled from the store as resolution reaches objects, kept for the next calls while the
- * revision stays (a write anywhere moves it: the index is dropped and started again at the new
- * revision, with that revision's model).
+ * Reads while the full snapshot loads (issue 22 §3 for check, issue 38 §1 for list_permissions, list_users and
+ * expand): a {@link PartialIndex} at the store's current revision, filled from the store as resolution reaches
+ * objects and users, kept for the next calls while the revision stays (a write anywhere moves it: the index
+ * is dropped and started again at the new revision, with that revision's model).
  */
-function lazyChecks(store: AuthzStore, cache: SnapshotCache) {
+function lazyReads(store: AuthzStore, cache: SnapshotCache) {
   let partial: PartialIndex | null = null;
   let starting: { revision: number; index: Promise<PartialIndex> } | null = null;
-  const stats = { checks: 0, fetches: 0, waits: 0 };
+  const stats = { checks: 0, lists: 0, fetches: 0, waits: 0 };
 
   /** The partial index at `revision` (the store's current one, just read). @throws AppError `unavailable`, `internal` */
   async function at(revision: number): Promise<PartialIndex> {
@@ -175,24 +177,30 @@ function lazyChecks(store: AuthzStore, cache: SnapshotCache) {
   }
 
   /**
-   * The answers of one check call at `revision`, resolved against the partial index in rounds (see
-   * {@link PartialIndex}); null when it would need more than {@link PARTIAL_FETCH_LIMIT} fetches: the
-   * caller then waits for the full snapshot. Validation, errors and answers are those of the snapshot path.
-   * @throws AppError as check does
+   * The answer of one call at `revision`, computed against the partial index in rounds: a round that
+   * read only fetched objects and users answers (its value, or its error, is the snapshot path's at the
+   * revisions read); a round that met anything missing is discarded (its error too: a missing object may be
+   * the cause), the missing ones are fetched and the call is computed again. Null when it would need more
+   * than {@link PARTIAL_FETCH_LIMIT} fetches: the caller then waits for the full snapshot.
+   * @param kind which counter an answered call adds to (`partial_checks` or `partial_lists`)
+   * @param compute the call's synchronous work over an index (validation included)
+   * @throws what `compute` throws in a complete round; AppError `unavailable` when a fetch fails
    */
-  async function check(revision: number, s: UserRef, inputs: CheckInput[], callContext: Record<string, unknown> | null): Promise<CheckResult[] | null> {
+  async function answer<T>(revision: number, kind: 'checks' | 'lists', compute: (index: PartialIndex) => T): Promise<{ value: T } | null> {
     let waits = false;
     try {
       const index = await at(revision);
-      const ts = requireModel(index.ts);
-      requireSubject(ts, s);
-      const parsed = inputs.map((c) => parseCheck(ts, c));
       let fetched = 0;
       for (;;) {
         index.beginRound();
-        const results = resolveRound(ts, index, s, parsed, callContext);
+        let value: T | undefined;
+        try {
+          value = compute(index);
+        } catch (err) {
+          if (!index.incomplete) throw err;
+        }
         const missing = index.takeMissing();
-        if (missing.length === 0) return results;
+        if (missing.length === 0) return { value: value as T };
         if (fetched + missing.length > PARTIAL_FETCH_LIMIT) {
           waits = true;
           return null;
@@ -203,13 +211,13 @@ function lazyChecks(store: AuthzStore, cache: SnapshotCache) {
     } finally {
       // answered or refused here, or handed on to the full snapshot
       if (waits) stats.waits++;
-      else stats.checks++;
+      else stats[kind]++;
     }
   }
 
   return {
     at,
-    check,
+    answer,
     stats,
     /** Forgets the partial index (the full snapshot is current). */
     drop(): void {
@@ -311,10 +319,30 @@ function contextualIndex(ts: TypeSystem, raw: unknown): TupleIndex | null {
 export function createEngine(deps: { store: AuthzStore }): Engine {
   const { store } = deps;
   const cache = new SnapshotCache(store);
-  const lazy = lazyChecks(store, cache);
+  const lazy = lazyReads(store, cache);
   const resolvers = new ResolverCache();
   const nextId = monotonicFactory();
   const subjectOf = checkSubjectParser();
+
+  /**
+   * A read query's answer: `compute` over the full snapshot when it is current, else (a full load running)
+   * over the partial index in rounds ({@link lazyReads}), else, when that needs too many fetches, over the
+   * full snapshot once loaded. `compute` validates against the model it is given and is synchronous.
+   * @throws what `compute` throws; AppError `unavailable` on storage failure
+   */
+  async function read<T>(compute: (ts: TypeSystem | null, index: TupleSource) => T): Promise<T> {
+    let snap = cache.currentIfKnown();
+    if (snap === null) {
+      const now = await cache.currentOrLoading();
+      if ('loading' in now) {
+        const answered = await lazy.answer(now.loading, 'lists', (index) => compute(index.ts, index));
+        if (answered !== null) return answered.value;
+        snap = await cache.current();
+      } else snap = now;
+    }
+    lazy.drop();
+    return compute(snap.ts, snap.index);
+  }
 
   /** {@link Engine.write}. @throws AppError as writeTuples and deleteTuples do */
   async function write(writes: Tuple[], deletes: Tuple[], conflicts?: WriteConflicts): Promise<void> {
@@ -422,8 +450,12 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
         const now = await cache.currentOrLoading();
         if ('loading' in now) {
           // behaviour.md §7.3 read-your-writes: the store's current state is at least as fresh as the caller must see
-          const answered = await lazy.check(now.loading, s, inputs, callContext);
-          if (answered !== null) return answered;
+          const answered = await lazy.answer(now.loading, 'checks', (index) => {
+            const ts = requireModel(index.ts);
+            requireSubject(ts, s);
+            return resolveRound(ts, index, s, inputs.map((c) => parseCheck(ts, c)), callContext);
+          });
+          if (answered !== null) return answered.value;
           snap = await cache.current();
         } else snap = now;
       }
@@ -484,54 +516,48 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const s = subjectOf(subject);
       const relation = filter?.relation?.trim() || undefined;
       const objectType = filter?.object_type?.trim() || undefined;
-      const snap = cache.currentIfKnown() ?? await cache.current();
-      const ts = requireModel(snap.ts);
-      requireSubject(ts, s);
-      if (objectType !== undefined && !ts.types.has(objectType)) throw new AppError('invalid_argument', `type "${objectType}" is not defined`);
-      if (objectType !== undefined && relation !== undefined) requireRelation(ts, objectType, relation);
-      const pairs: Array<[string, string]> = [];
-      for (const type of [...ts.types.keys()].sort()) {
-        if (objectType !== undefined && type !== objectType) continue;
-        for (const rel of [...(ts.types.get(type)?.keys() ?? [])].sort()) if (relation === undefined || rel === relation) pairs.push([type, rel]);
-      }
-      if (relation !== undefined && pairs.length === 0) throw new AppError('invalid_argument', `relation "${relation}" is not defined on any type`);
-      const context = requestContext(filter?.context);
-      const ctx = contextualIndex(ts, filter?.contextual_tuples);
-      // conditions are evaluated on the way, as OpenFGA's reverse expansion does: one it cannot evaluate on a
-      // relation the expansion toward a requested type#relation reads fails the call
-      const conditionErrors = new Map<string, ConditionError>();
-      // one past the cap still tells the answer is truncated
-      const only = pairs.length === 1 ? pairs[0]! : null;
-      const stop = filter?.any_first === true && only !== null && ts.conditions.size === 0 && ts.relation(only[0], only[1])?.needsVerify === false
-        ? { type: only[0], relation: only[1], at: LIST_CAP + 1 } : null;
-      // OpenFGA answers a concrete subject with its pipeline (every branch read), a userset or `type:*` one with its
-      // older reverse expansion (pruned branches), and each reads, and fails on, different tuples
-      const pruned = s.kind !== 'object';
-      const found = reachableFrom(ts, snap.index, s, ctx, { context, errors: conditionErrors, pruned }, stop);
-      // one resolver verifies every candidate, so it gets a larger step budget than a single check call
-      const resolver = new Resolver(ts, snap.index, ctx, s, LIST_RESOLUTION_STEPS, context);
-      // a concrete subject's candidates: OpenFGA's pipeline computes them from what it read and runs no check, so
-      // a condition error the check meets off the subject's paths is no error there
-      resolver.conditionErrorsAsFalse = !pruned;
-      const permissions: Array<{ object: string; relation: string }> = [];
-      let truncated = false;
-      try {
-        outer: for (const [type, rel] of pairs) {
-          if (conditionErrors.size > 0) for (const key of reverseReadKeys(ts, type, rel, pruned)) { const err = conditionErrors.get(key); if (err) throw err; }
-          // without conditions no candidate's check can fail the call: verify only up to one past the cap
-          const limit = ts.conditions.size === 0 ? LIST_CAP + 1 - permissions.length : Infinity;
-          for (const object of verifiedObjects(ts, resolver, found, type, rel, stop === null, limit)) {
-            if (permissions.length === LIST_CAP) {
-              truncated = true;
-              break outer;
+      return read((model, index) => {
+        const ts = requireModel(model);
+        requireSubject(ts, s);
+        const pairs = listedPairs(ts, objectType, relation);
+        const context = requestContext(filter?.context);
+        const ctx = contextualIndex(ts, filter?.contextual_tuples);
+        // conditions are evaluated on the way, as OpenFGA's reverse expansion does: one it cannot evaluate on a
+        // relation the expansion toward a requested type#relation reads fails the call
+        const conditionErrors = new Map<string, ConditionError>();
+        // one past the cap still tells the answer is truncated
+        const only = pairs.length === 1 ? pairs[0]! : null;
+        const stop = filter?.any_first === true && only !== null && ts.conditions.size === 0 && ts.relation(only[0], only[1])?.needsVerify === false
+          ? { type: only[0], relation: only[1], at: LIST_CAP + 1 } : null;
+        // OpenFGA answers a concrete subject with its pipeline (every branch read), a userset or `type:*` one with its
+        // older reverse expansion (pruned branches), and each reads, and fails on, different tuples
+        const pruned = s.kind !== 'object';
+        const found = reachableFrom(ts, index, s, ctx, { context, errors: conditionErrors, pruned }, stop);
+        // one resolver verifies every candidate, so it gets a larger step budget than a single check call
+        const resolver = new Resolver(ts, index, ctx, s, LIST_RESOLUTION_STEPS, context);
+        // a concrete subject's candidates: OpenFGA's pipeline computes them from what it read and runs no check, so
+        // a condition error the check meets off the subject's paths is no error there
+        resolver.conditionErrorsAsFalse = !pruned;
+        const permissions: Array<{ object: string; relation: string }> = [];
+        let truncated = false;
+        try {
+          outer: for (const [type, rel] of pairs) {
+            if (conditionErrors.size > 0) for (const key of reverseReadKeys(ts, type, rel, pruned)) { const err = conditionErrors.get(key); if (err) throw err; }
+            // without conditions no candidate's check can fail the call: verify only up to one past the cap
+            const limit = ts.conditions.size === 0 ? LIST_CAP + 1 - permissions.length : Infinity;
+            for (const object of verifiedObjects(ts, resolver, found, type, rel, stop === null, limit)) {
+              if (permissions.length === LIST_CAP) {
+                truncated = true;
+                break outer;
+              }
+              permissions.push({ object, relation: rel });
             }
-            permissions.push({ object, relation: rel });
           }
+        } catch (err) {
+          return tooComplex(err);
         }
-      } catch (err) {
-        return tooComplex(err);
-      }
-      return { objects: [...new Set(permissions.map((p) => p.object))], permissions, truncated };
+        return { objects: [...new Set(permissions.map((p) => p.object))], permissions, truncated };
+      });
     },
 
     /** behaviour.md §7.3 fga/list_users. */
@@ -542,20 +568,21 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       if (!object || !relation || !userType) throw new AppError('invalid_argument', 'object, relation and user_type are required');
       const obj = splitObject(object);
       if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
-      const snap = cache.currentIfKnown() ?? await cache.current();
-      const ts = requireModel(snap.ts);
-      requireRelation(ts, obj.type, relation);
-      const hash = userType.indexOf('#');
-      const filter = hash < 0 ? { type: userType, relation: '' } : { type: userType.slice(0, hash), relation: userType.slice(hash + 1) };
-      if (!ts.types.has(filter.type)) throw new AppError('invalid_argument', `type "${filter.type}" is not defined`);
-      if (filter.relation !== '') requireRelation(ts, filter.type, filter.relation);
-      const context = requestContext(q?.context);
-      const ctx = contextualIndex(ts, q?.contextual_tuples);
-      try {
-        return listUsers(ts, snap.index, object, relation, filter, ctx, context);
-      } catch (err) {
-        return tooComplex(err);
-      }
+      return read((model, index) => {
+        const ts = requireModel(model);
+        requireRelation(ts, obj.type, relation);
+        const hash = userType.indexOf('#');
+        const filter = hash < 0 ? { type: userType, relation: '' } : { type: userType.slice(0, hash), relation: userType.slice(hash + 1) };
+        if (!ts.types.has(filter.type)) throw new AppError('invalid_argument', `type "${filter.type}" is not defined`);
+        if (filter.relation !== '') requireRelation(ts, filter.type, filter.relation);
+        const context = requestContext(q?.context);
+        const ctx = contextualIndex(ts, q?.contextual_tuples);
+        try {
+          return listUsers(ts, index, object, relation, filter, ctx, context);
+        } catch (err) {
+          return tooComplex(err);
+        }
+      });
     },
 
     /** behaviour.md §7.3 fga/expand: the OpenFGA userset tree as a JSON string. */
@@ -565,12 +592,13 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       if (!object || !relation) throw new AppError('invalid_argument', 'relation and object are required');
       const obj = splitObject(object);
       if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
-      const snap = cache.currentIfKnown() ?? await cache.current();
-      const ts = requireModel(snap.ts);
-      requireRelation(ts, obj.type, relation);
-      const def = ts.relation(obj.type, relation);
-      const ctx = contextualIndex(ts, q?.contextual_tuples);
-      return { tree: JSON.stringify(expand(ts, snap.index, object, relation, def!.rewrite, ctx)) };
+      return read((model, index) => {
+          const ts = requireModel(model);
+          requireRelation(ts, obj.type, relation);
+          const def = ts.relation(obj.type, relation);
+          const ctx = contextualIndex(ts, q?.contextual_tuples);
+          return { tree: JSON.stringify(expand(ts, index, object, relation, def!.rewrite, ctx)) };
+      });
     },
 
     async readModels(q) {
@@ -606,7 +634,7 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const snap = cache.peek();
       return {
         revision: snap?.revision ?? 0, tuples: snap?.index.size ?? 0, full_loads: cache.stats.fullLoads, catch_ups: cache.stats.catchUps,
-        partial_checks: lazy.stats.checks, partial_fetches: lazy.stats.fetches, partial_waits: lazy.stats.waits,
+        partial_checks: lazy.stats.checks, partial_lists: lazy.stats.lists, partial_fetches: lazy.stats.fetches, partial_waits: lazy.stats.waits,
       };
     },
 
@@ -614,7 +642,9 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
     async deleteUserTuples(userId) {
       const id = typeof userId === 'string' ? userId.trim() : '';
       if (!id) throw new AppError('invalid_argument', 'user id is required');
-      await cache.current();
+      // a change-log catch-up first, so the delta applies to the snapshot; a full load running is not waited for
+      // (it replays this deletion from the change log before anyone reads it)
+      if (cache.currentIfKnown() === null) await cache.currentOrLoading();
       const { deleted, revision } = await guard(store.deleteUserTuples(`user:${id}`));
       const parsed = deleted.flatMap((t) => {
         try {

@@ -1,5 +1,5 @@
 /** @module expand: one level of the OpenFGA userset tree for `object#relation` (OpenFGA Expand, UsersetTree JSON). */
-import type { TupleIndex } from './tuple-index.ts';
+import type { TupleIndex, TupleSource } from './tuple-index.ts';
 import type { Rewrite, TypeSystem } from './type-system.ts';
 
 /** A node of the OpenFGA userset tree, in OpenFGA's JSON shape. */
@@ -22,12 +22,12 @@ export interface UsersetTreeNode {
  *
  * @returns `{root}` (OpenFGA `UsersetTree`)
  */
-export function expand(ts: TypeSystem, index: TupleIndex, object: string, relation: string, rewrite: Rewrite, ctx: TupleIndex | null = null): { root: UsersetTreeNode } {
+export function expand(ts: TypeSystem, index: TupleSource, object: string, relation: string, rewrite: Rewrite, ctx: TupleIndex | null = null): { root: UsersetTreeNode } {
   const name = `${object}#${relation}`;
   /** the users of `object#rel`, stored and contextual, each once */
   const usersOf = (rel: string, withUsersets: boolean): string[] => {
     const out = new Set<string>();
-    for (const i of ctx ? [index, ctx] : [index]) {
+    for (const i of ctx ? [index, ctx] as TupleSource[] : [index]) {
       const b = i.bucket(object, rel);
       for (const u of b.users) out.add(u);
       if (withUsersets) for (const u of b.usersets.keys()) out.add(u);

@@ -1,7 +1,7 @@
 /** @module list: ListObjects (reverse expansion from the subject) and ListUsers (forward expansion), verified by Check. */
 import { MAX_RESOLUTION_DEPTH, Resolver, ResolutionTooComplex, tupleHolds } from './check.ts';
 import { ConditionError } from './condition.ts';
-import type { Bucket, TupleIndex } from './tuple-index.ts';
+import type { Bucket, TupleIndex, TupleSource } from './tuple-index.ts';
 import { EMPTY_BUCKET } from './tuple-index.ts';
 import type { RelationDef, Rewrite, TypeSystem } from './type-system.ts';
 import { parseUser, typeOf } from './object-ref.ts';
@@ -140,7 +140,7 @@ function hasPossibleEdges(ts: TypeSystem, type: string, relation: string, filter
  */
 export function listUsers(
   ts: TypeSystem,
-  index: TupleIndex,
+  index: TupleSource,
   object: string,
   relation: string,
   filter: UserFilter,

@@ -1,9 +1,10 @@
 /**
- * @module partial: the tuples check reads while the full snapshot loads (issue 22 §3), fetched from the
- * store per object (and per user, for the reverse expansion at the depth limit) as resolution reaches them.
+ * @module partial: the tuples check, list_permissions, list_users and expand read while the full snapshot
+ * loads (issue 22 §3, issue 38 §1), fetched from the store per object (and per user, for the reverse
+ * expansion) as resolution reaches them.
  */
-import type { ObjectNode, TupleSource, UserRelations } from './tuple-index.ts';
-import { TupleIndex } from './tuple-index.ts';
+import type { Bucket, ObjectNode, TupleSource, UserRelations } from './tuple-index.ts';
+import { EMPTY_BUCKET, TupleIndex } from './tuple-index.ts';
 import { indexStored } from './snapshot.ts';
 import type { TypeSystem } from './type-system.ts';
 import type { AuthzStore, StoredModel, TupleFilter } from '../storage/ports.ts';
@@ -54,6 +55,11 @@ export class PartialIndex implements TupleSource {
     if (this.fetchedObjects.has(object)) return this.objects.node(object);
     this.missingObjects.add(object);
     return undefined;
+  }
+
+  /** The users of `object#relation` when the object was fetched; else the empty bucket, and the object is recorded as missing. */
+  bucket(object: string, relation: string): Bucket {
+    return this.node(object)?.rels.get(relation) ?? EMPTY_BUCKET;
   }
 
   /** The user's reverse relations when it was fetched; else undefined, and it is recorded as missing. */

@@ -45,6 +45,24 @@ export function requireRelation(ts: TypeSystem, type: string, relation: string):
   if (!ts.relation(type, relation)) throw bad(`relation "${relation}" is not defined on type "${type}"`);
 }
 
+/**
+ * The (type, relation) pairs a list_permissions filter asks for (behaviour.md §7.3), sorted by type then
+ * relation: every relation of every type, narrowed to `objectType` and/or `relation` when given.
+ * @throws AppError `invalid_argument` `type "…" is not defined`, `relation "…" is not defined on type "…"`
+ *   (both given) or `relation "…" is not defined on any type`
+ */
+export function listedPairs(ts: TypeSystem, objectType: string | undefined, relation: string | undefined): Array<[string, string]> {
+  if (objectType !== undefined && !ts.types.has(objectType)) throw bad(`type "${objectType}" is not defined`);
+  if (objectType !== undefined && relation !== undefined) requireRelation(ts, objectType, relation);
+  const pairs: Array<[string, string]> = [];
+  for (const type of [...ts.types.keys()].sort()) {
+    if (objectType !== undefined && type !== objectType) continue;
+    for (const rel of [...(ts.types.get(type)?.keys() ?? [])].sort()) if (relation === undefined || rel === relation) pairs.push([type, rel]);
+  }
+  if (relation !== undefined && pairs.length === 0) throw bad(`relation "${relation}" is not defined on any type`);
+  return pairs;
+}
+
 /** The subject's type (and userset relation) must exist in the model. @throws AppError `invalid_argument` */
 export function requireSubject(ts: TypeSystem, subject: UserRef): void {
   if (!ts.types.has(subject.type)) throw bad(`type "${subject.type}" is not defined`);

@@ -47,6 +47,8 @@ export interface TupleSource {
   node(object: string): ObjectNode | undefined;
   /** relation → objects for tuples whose user is exactly `user`, or undefined when it is in none. */
   byUser(user: string): UserRelations | undefined;
+  /** The users of `object#relation` (the shared {@link EMPTY_BUCKET} when there are none). */
+  bucket(object: string, relation: string): Bucket;
 }
 
 /** A list of ids: absent, one id inline, a packed array, or a Set once it grows past {@link SET_FROM}. */

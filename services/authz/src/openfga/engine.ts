@@ -12,7 +12,7 @@ import type { CheckResult, Engine } from '../domain/engine.ts';
 import { TupleConflictError } from '../storage/ports.ts';
 import { parseDsl } from '../domain/model-dsl.ts';
 import { parseCheckSubject, splitObject, type Tuple } from '../domain/object-ref.ts';
-import { checkBatchCount, parseCheck, requireModel, requireRelation, requireSubject } from '../domain/queries.ts';
+import { checkBatchCount, listedPairs, parseCheck, requireModel, requireRelation, requireSubject } from '../domain/queries.ts';
 import { LIST_CAP } from '../domain/list.ts';
 import { parseReadQuery, validateDeleteBatch, validateWriteBatch, type ParsedTuple, type TupleInput } from '../domain/tuple.ts';
 import { parseContext } from '../domain/condition.ts';
@@ -218,14 +218,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
       const m = await requireActive();
       const ts = m.ts;
       requireSubject(ts, s);
-      if (objectType !== undefined && !ts.types.has(objectType)) throw new AppError('invalid_argument', `type "${objectType}" is not defined`);
-      if (objectType !== undefined && relation !== undefined) requireRelation(ts, objectType, relation);
-      const pairs: Array<[string, string]> = [];
-      for (const type of [...ts.types.keys()].sort()) {
-        if (objectType !== undefined && type !== objectType) continue;
-        for (const rel of [...(ts.types.get(type)?.keys() ?? [])].sort()) if (relation === undefined || rel === relation) pairs.push([type, rel]);
-      }
-      if (relation !== undefined && pairs.length === 0) throw new AppError('invalid_argument', `relation "${relation}" is not defined on any type`);
+      const pairs = listedPairs(ts, objectType, relation);
       const more = extras(listContextual(ts, filter?.contextual_tuples), requestContext(filter?.context));
       const c = await connect();
       // StreamedListObjects: every object, not the first `--listObjects-max-results` in no order, so the
@@ -350,7 +343,7 @@ export function createOpenFgaEngine(target: OpenFgaTarget): OpenFgaEngine {
 
     /** The snapshot figures of the embedded engine do not apply: the OpenFGA server holds the tuples. */
     stats() {
-      return { revision: 0, tuples: 0, full_loads: 0, catch_ups: 0, partial_checks: 0, partial_fetches: 0, partial_waits: 0 };
+      return { revision: 0, tuples: 0, full_loads: 0, catch_ups: 0, partial_checks: 0, partial_lists: 0, partial_fetches: 0, partial_waits: 0 };
     },
   };
 }
