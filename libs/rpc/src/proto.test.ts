@@ -101,4 +101,9 @@ describe('which calls the gateway may send again (idempotency_level)', () => {
     expect(notRepeatable).toEqual(['VerifyEmailLink /verify_email']);
     expect(serviceDescriptor('admin').methods.get('AdminMeta')).toMatchObject({ idempotent: true, readOnly: true });
   });
+
+  it('marks the reads the notifications worker makes of admin as safe to repeat, so a cut one does not spend a webhook attempt', () => {
+    const internal = serviceDescriptor('admin.internal');
+    expect([...internal.methods.values()].map((m) => [m.name, m.idempotent])).toEqual([['WebhookTarget', true], ['StoredEmailTemplate', true]]);
+  });
 });
