@@ -15,13 +15,16 @@
  *   list_permissions p99 (`can_read` on `repository`, random users and the 1,600-repository power user).
  * `--sqlite-file=<path>` keeps the store in that (new) file instead of in memory, so the process RSS
  * is the replica's, not SQLite's (used at 10M tuples); the generated tuples are dropped after the fill.
+ * `--load-only` with `--sqlite-file` of a store an earlier run filled (same `--scale`): no dataset and no
+ * fill, only the cold start and the memory of the loaded replica, in a process that never held the
+ * generated tuples (the clean RSS figure: a run that generated them keeps V8's freed heap).
  * Not a test: figures depend on the machine and its load (printed first).
  */
 import { loadavg } from 'node:os';
 import { createEngine, type Engine } from '../src/domain/index.ts';
 import { createSqlStore } from '../src/storage/sql/store.ts';
 import { openSqlite } from '../test/sql-adapters.ts';
-import { generateGithubDataset, prng } from './github-dataset.ts';
+import { GITHUB_MODEL, generateGithubDataset, prng, type Dataset } from './github-dataset.ts';
 
 const arg = (name: string, fallback: number): number => {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -48,21 +51,29 @@ async function main(): Promise<void> {
   if (!globalThis.gc) console.log('note: run with --expose-gc (the npm script does) for stable RSS figures');
   console.log(`machine: load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (figures scale with load)`);
   const options = { tuples: scale, users: Math.max(1000, Math.floor(scale / 10)), orgs: Math.max(100, Math.floor(scale / 2000)), teamsPerOrg: 20, reposPerOrg: 200, seed: 42 };
-  const [data, genMs] = await timed(async () => generateGithubDataset(options));
-  console.log(`dataset: ${data.tuples.length} tuples (${options.users} users, ${options.orgs} organizations, ${options.orgs * options.reposPerOrg} repositories) in ${fmt(genMs)}`);
-
   const file = process.argv.find((a) => a.startsWith('--sqlite-file='))?.slice('--sqlite-file='.length);
+  const loadOnly = process.argv.includes('--load-only');
+  if (loadOnly && !file) throw new Error('--load-only reads the store an earlier run left in --sqlite-file=<path>');
+  const data: Pick<Dataset, 'tuples' | 'orgsOf' | 'powerUser'> = loadOnly ? { tuples: [], orgsOf: new Map(), powerUser: '' } : await (async () => {
+    const [generated, genMs] = await timed(async () => generateGithubDataset(options));
+    console.log(`dataset: ${generated.tuples.length} tuples (${options.users} users, ${options.orgs} organizations, ${options.orgs * options.reposPerOrg} repositories) in ${fmt(genMs)}`);
+    return generated;
+  })();
+
   const db = await openSqlite(file);
   const store = createSqlStore(db.port);
-  const writer = createEngine({ store });
-  await writer.writeModel(data.model);
-  const [, fillMs] = await timed(async () => {
-    // 2,500 per call: 7 parameters a tuple stays under SQLite's 32,766 bound variables
-    for (let i = 0; i < data.tuples.length; i += 2500) await store.writeTuples(data.tuples.slice(i, i + 2500), []);
-  });
-  const total = data.tuples.length;
-  console.log(`store fill: ${total} tuples into SQLite${file ? ` (${file})` : ''} in ${fmt(fillMs)}`);
-  data.tuples.length = 0; // a replica never holds the generated list: only the snapshot counts
+  let total = scale;
+  if (!loadOnly) {
+    const writer = createEngine({ store });
+    await writer.writeModel(GITHUB_MODEL);
+    const [, fillMs] = await timed(async () => {
+      // 2,500 per call: 7 parameters a tuple stays under SQLite's 32,766 bound variables
+      for (let i = 0; i < data.tuples.length; i += 2500) await store.writeTuples(data.tuples.slice(i, i + 2500), []);
+    });
+    total = data.tuples.length;
+    console.log(`store fill: ${total} tuples into SQLite${file ? ` (${file})` : ''} in ${fmt(fillMs)}`);
+    data.tuples.length = 0; // a replica never holds the generated list: only the snapshot counts
+  }
 
   const before = rssMiB();
   const replica: Engine = createEngine({ store });
@@ -92,6 +103,10 @@ async function main(): Promise<void> {
   const perMillion = ((after - before) * 1e6) / total;
   console.log(`cold load: ${replica.stats().tuples} tuples in ${fmt(loadMs)} (${((total / loadMs) * 1000).toFixed(0)} tuples/s; started by the first call above)`);
   console.log(`memory: RSS ${before.toFixed(0)} MiB before the load, ${after.toFixed(0)} MiB after: ${perMillion.toFixed(0)} MiB per million tuples (process RSS ${after.toFixed(0)} MiB${file ? ', SQLite on disk' : ' incl. the in-memory SQLite'})`);
+  if (loadOnly) {
+    await db.close();
+    return;
+  }
 
   const rnd = prng(7);
   const pick = (n: number): number => Math.floor(rnd() * n);
