@@ -11,10 +11,9 @@ import type { Tuple } from './object-ref.ts';
 import { parseCheckSubject, splitObject, type UserRef } from './object-ref.ts';
 import type { CheckInput, ParsedCheck } from './queries.ts';
 import { checkBatchCount, listedPairs, parseCheck, requireModel, requireRelation, requireSubject } from './queries.ts';
-import { SnapshotCache, guard, typeSystemOf } from './snapshot.ts';
+import { SnapshotCache, addParsed, guard, typeSystemOf, type Snapshot } from './snapshot.ts';
 import { PartialIndex } from './partial.ts';
 import { TupleIndex, type TupleSource } from './tuple-index.ts';
-import { addParsed } from './snapshot.ts';
 import type { ParsedTuple, ReadQuery, TupleInput } from './tuple.ts';
 import { encodeToken, parseReadQuery, parseTupleForm, validateDeleteBatch, validateWriteBatch } from './tuple.ts';
 import { TypeSystem } from './type-system.ts';
@@ -325,20 +324,30 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
   const subjectOf = checkSubjectParser();
 
   /**
-   * A read query's answer: `compute` over the full snapshot when it is current, else (a full load running)
-   * over the partial index in rounds ({@link lazyReads}), else, when that needs too many fetches, over the
-   * full snapshot once loaded. `compute` validates against the model it is given and is synchronous.
+   * The full snapshot when it is current or a catch-up gets there; while a full load runs, `partial`'s answer
+   * over the partial index in rounds ({@link lazyReads}, counted under `kind`); when that needs too many
+   * fetches, the snapshot once loaded. The caller answers from a snapshot it gets back.
+   * behaviour.md §7.3 read-your-writes: the store's current state is at least as fresh as the caller must see.
+   * @throws what `partial` throws in a complete round; AppError `unavailable` on storage failure
+   */
+  async function snapshotOr<T>(kind: 'checks' | 'lists', partial: (index: PartialIndex) => T): Promise<Snapshot | { value: T }> {
+    const now = await cache.currentOrLoading();
+    if (!('loading' in now)) return now;
+    const answered = await lazy.answer(now.loading, kind, partial);
+    return answered ?? cache.current();
+  }
+
+  /**
+   * A list or expand call's answer: `compute` over the full snapshot, or over the partial index while a full
+   * load runs ({@link snapshotOr}). `compute` validates against the model it is given and is synchronous.
    * @throws what `compute` throws; AppError `unavailable` on storage failure
    */
   async function read<T>(compute: (ts: TypeSystem | null, index: TupleSource) => T): Promise<T> {
     let snap = cache.currentIfKnown();
     if (snap === null) {
-      const now = await cache.currentOrLoading();
-      if ('loading' in now) {
-        const answered = await lazy.answer(now.loading, 'lists', (index) => compute(index.ts, index));
-        if (answered !== null) return answered.value;
-        snap = await cache.current();
-      } else snap = now;
+      const got = await snapshotOr('lists', (index) => compute(index.ts, index));
+      if ('value' in got) return got.value;
+      snap = got;
     }
     lazy.drop();
     return compute(snap.ts, snap.index);
@@ -447,17 +456,16 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const callContext = requestContext(options?.context);
       let snap = cache.currentIfKnown();
       if (snap === null) {
-        const now = await cache.currentOrLoading();
-        if ('loading' in now) {
-          // behaviour.md §7.3 read-your-writes: the store's current state is at least as fresh as the caller must see
-          const answered = await lazy.answer(now.loading, 'checks', (index) => {
-            const ts = requireModel(index.ts);
-            requireSubject(ts, s);
-            return resolveRound(ts, index, s, inputs.map((c) => parseCheck(ts, c)), callContext);
-          });
-          if (answered !== null) return answered.value;
-          snap = await cache.current();
-        } else snap = now;
+        // parsed once per call: every round of one call reads the same partial index, so the same model
+        let parsedChecks: ParsedCheck[] | null = null;
+        const got = await snapshotOr('checks', (index) => {
+          const ts = requireModel(index.ts);
+          requireSubject(ts, s);
+          parsedChecks ??= inputs.map((c) => parseCheck(ts, c));
+          return resolveRound(ts, index, s, parsedChecks, callContext);
+        });
+        if ('value' in got) return got.value;
+        snap = got;
       }
       lazy.drop();
       const ts = requireModel(snap.ts);
@@ -593,11 +601,11 @@ export function createEngine(deps: { store: AuthzStore }): Engine {
       const obj = splitObject(object);
       if (!obj) throw new AppError('invalid_argument', `object must be in type:id form, got "${object}"`);
       return read((model, index) => {
-          const ts = requireModel(model);
-          requireRelation(ts, obj.type, relation);
-          const def = ts.relation(obj.type, relation);
-          const ctx = contextualIndex(ts, q?.contextual_tuples);
-          return { tree: JSON.stringify(expand(ts, index, object, relation, def!.rewrite, ctx)) };
+        const ts = requireModel(model);
+        requireRelation(ts, obj.type, relation);
+        const def = ts.relation(obj.type, relation);
+        const ctx = contextualIndex(ts, q?.contextual_tuples);
+        return { tree: JSON.stringify(expand(ts, index, object, relation, def!.rewrite, ctx)) };
       });
     },
 
